@@ -1,0 +1,1 @@
+"""Method adapters behind one contract (engine.methods.base.Method) and their registry."""

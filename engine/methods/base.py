@@ -1,0 +1,97 @@
+"""The adapter contract every method implements.
+
+A method adapter runs *inside the job's worker process* (see engine.worker), so it may import
+heavy or fragile packages freely: a crash, hang or memory blow-up there is contained by the
+launcher's limits. What it returns crosses back to the driver as data only (strings, numbers,
+arrays), never as pickled objects.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+#: Families shown in `srtui methods list`; "blackbox" methods return no expression.
+FAMILIES = ("sr", "baseline", "blackbox", "probe")
+
+
+@dataclass
+class ParetoPoint:
+    """One model of a method's own accuracy/complexity front."""
+
+    expression: str
+    complexity: float
+    loss: float
+
+
+@dataclass
+class FittedModel:
+    """What a fit hands back to the worker.
+
+    ``expression`` is a string over the task's feature names in the method's ``dialect`` (the
+    engine's safe parser translates dialects; adapters never build sympy objects from strings
+    themselves). ``predict`` is the method's *own* prediction function: the engine scores it and
+    compares it with the parsed expression (the fidelity check).
+    """
+
+    predict: Any  # Callable[[np.ndarray], np.ndarray]
+    expression: str | None = None
+    dialect: str = "python"
+    pareto: list[ParetoPoint] = field(default_factory=list)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+class Method(ABC):
+    """Base class of a method adapter. Subclasses set the class attributes and implement fit."""
+
+    name: ClassVar[str]
+    family: ClassVar[str] = "sr"
+    licence: ClassVar[str] = ""
+    #: does the method stop by itself within the time budget it is given?
+    honours_time_limit: ClassVar[bool] = False
+    #: Python distribution(s) the method needs; used for "installed or why not" and the version.
+    requires: ClassVar[tuple[str, ...]] = ()
+    default_params: ClassVar[dict[str, Any]] = {}
+    #: at most 4 configurations besides the defaults (SRBench 2.0's proposal)
+    hyper_params: ClassVar[list[dict[str, Any]]] = []
+    #: shown in `methods list` for optional methods: how to install
+    install_hint: ClassVar[str] = ""
+
+    def version(self) -> str:
+        from importlib.metadata import PackageNotFoundError, version
+
+        parts = []
+        for dist in self.requires:
+            try:
+                parts.append(f"{dist}=={version(dist)}")
+            except PackageNotFoundError:
+                parts.append(f"{dist} (missing)")
+        return ",".join(parts) or "builtin"
+
+    def availability(self) -> tuple[bool, str]:
+        """(installed, reason-if-not). Must be cheap: no import of the method's package."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        for dist in self.requires:
+            try:
+                version(dist)
+            except PackageNotFoundError:
+                return False, f"{dist} is not installed" + (
+                    f" ({self.install_hint})" if self.install_hint else ""
+                )
+        return True, ""
+
+    @abstractmethod
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
+        """Fit on (X, y) within ``time_budget`` seconds and return the fitted model."""

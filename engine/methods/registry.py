@@ -1,0 +1,53 @@
+"""Method registry: name -> adapter class, imported lazily.
+
+Listing methods must not import their packages (pyoperon, jax, ...): the driver stays light and
+a broken optional install cannot take the CLI down. Each entry names ``module:Class``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from engine.methods.base import Method
+
+
+class MethodError(ValueError):
+    """An unknown or unloadable method; the message is one line for the CLI."""
+
+
+BUILTIN: dict[str, str] = {
+    # probes: self-tests of the engine, runnable by name, in no default suite
+    "probe-noop": "engine.methods.probes:Noop",
+    "probe-sleep": "engine.methods.probes:Sleep",
+    "probe-memhog": "engine.methods.probes:MemHog",
+    "probe-crash": "engine.methods.probes:Crash",
+    "probe-escape": "engine.methods.probes:Escape",
+    "probe-badmodel": "engine.methods.probes:BadModel",
+    # scikit-learn baselines
+    "linear": "engine.methods.sklearn_baselines:Linear",
+}
+
+#: prefix of methods loaded from an SRBench method folder (``--method-dir``)
+SRBENCH_PREFIX = "srbench:"
+
+
+def names(include_probes: bool = False) -> list[str]:
+    return [n for n in BUILTIN if include_probes or not n.startswith("probe-")]
+
+
+def load(name: str) -> Method:
+    """Instantiate the adapter of ``name`` (imports its module)."""
+    if name.startswith(SRBENCH_PREFIX):
+        from engine.methods.srbench_dir import SRBenchMethod  # one adapter for every folder
+
+        return SRBenchMethod(Path(name[len(SRBENCH_PREFIX):]))
+    target = BUILTIN.get(name)
+    if target is None:
+        raise MethodError(f"unknown method {name!r} (see `srtui methods list`)")
+    module_name, _, cls_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise MethodError(f"method {name!r} cannot be loaded: {exc}") from None
+    return getattr(module, cls_name)()

@@ -1,0 +1,1 @@
+"""The results layer: the SQLite store, metrics, scoring rules and exports."""

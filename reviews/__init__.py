@@ -1,0 +1,1 @@
+"""Blinded expert trust-scoring sessions."""

@@ -1,0 +1,1 @@
+"""The task catalogue: generators, loaders, ground truth and suites."""

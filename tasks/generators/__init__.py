@@ -1,0 +1,1 @@
+"""Task generators: deterministic by seed, offline."""

@@ -1,0 +1,108 @@
+"""Suites: a benchmark is data (tasks x methods x seeds x limits x scoring rule) in a TOML file.
+
+Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their own. Example::
+
+    name = "smoke"
+    description = "..."
+    tasks = ["srbench2022-easier"]
+    methods = ["linear", "gplearn"]
+    seeds = [2082, 3946]        # or: n_seeds = 3 (the first n competition seeds)
+    scoring = "srbench2022-synthetic"
+
+    [limits]
+    time_s = 60          # wall time of one job
+    mem_mb = 2000        # memory of the whole job process tree
+    cpu_s = 120          # CPU time (RLIMIT_CPU); default 2 x time_s + 30
+    grace_s = 5          # SIGTERM -> SIGKILL grace period
+
+    [params.gplearn]     # optional per-method parameter overrides
+    generations = 20
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SUITES_DIR = Path(__file__).parent / "suites"
+
+#: the SRBench 2022 competition's seeds, in its order; suites that say n_seeds take the first n
+COMPETITION_SEEDS = (2082, 3946, 5847, 6087, 6589, 7102, 7884, 8674, 9023, 9900)
+
+
+class SuiteError(ValueError):
+    """A suite that cannot be found or read; the message is one line for the CLI."""
+
+
+@dataclass
+class Suite:
+    name: str
+    tasks: list[str]
+    methods: list[str]
+    seeds: list[int]
+    limits: dict[str, float] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scoring: str | None = None
+    description: str = ""
+    path: Path | None = None
+
+
+def builtin_suite_names() -> list[str]:
+    return sorted(p.stem for p in SUITES_DIR.glob("*.toml"))
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """Load a built-in suite by name or a user suite from a ``.toml`` path."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".toml") or path.is_file():
+        if not path.is_file():
+            raise SuiteError(f"suite file not found: {name_or_path}")
+    else:
+        path = SUITES_DIR / f"{name_or_path}.toml"
+        if not path.is_file():
+            known = ", ".join(builtin_suite_names())
+            raise SuiteError(f"unknown suite {name_or_path!r} (built-in suites: {known})")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"suite file {path} is not valid TOML: {exc}") from None
+    return suite_from_dict(data, default_name=path.stem, path=path)
+
+
+def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None = None) -> Suite:
+    where = str(path or default_name)
+
+    def str_list(key: str) -> list[str]:
+        value = data.get(key)
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise SuiteError(f"suite {where}: '{key}' must be a non-empty list of names")
+        return list(value)
+
+    if "seeds" in data:
+        seeds = data["seeds"]
+        if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) for s in seeds):
+            raise SuiteError(f"suite {where}: 'seeds' must be a non-empty list of integers")
+    else:
+        n = data.get("n_seeds", 1)
+        if not isinstance(n, int) or not 1 <= n <= len(COMPETITION_SEEDS):
+            raise SuiteError(f"suite {where}: 'n_seeds' must be 1..{len(COMPETITION_SEEDS)}")
+        seeds = list(COMPETITION_SEEDS[:n])
+    limits = data.get("limits", {})
+    if not isinstance(limits, dict):
+        raise SuiteError(f"suite {where}: [limits] must be a table")
+    params = data.get("params", {})
+    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+        raise SuiteError(f"suite {where}: [params.METHOD] must be tables")
+    return Suite(
+        name=str(data.get("name", default_name)),
+        tasks=str_list("tasks"),
+        methods=str_list("methods"),
+        seeds=list(seeds),
+        limits=dict(limits),
+        params=params,
+        scoring=data.get("scoring"),
+        description=str(data.get("description", "")),
+        path=path,
+    )
