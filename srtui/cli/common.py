@@ -1,0 +1,36 @@
+"""Options and error handling shared by the CLI commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+class CliError(Exception):
+    """An expected failure (bad input, missing data): printed as one line, exit code 2."""
+
+
+WorkspaceOption = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--workspace",
+        "-w",
+        help="Workspace directory (default: $SRTUI_WORKSPACE, else ./srtui-workspace).",
+        show_default=False,
+    ),
+]
+
+
+def resolve_workspace_path(path: Path | None) -> Path:
+    if path is not None:
+        return path
+    env = os.environ.get("SRTUI_WORKSPACE")
+    return Path(env) if env else Path("srtui-workspace")
+
+
+def fail(message: str) -> None:
+    """Raise the one-line error the entry point prints."""
+    raise CliError(message)
