@@ -32,6 +32,12 @@ class TaskContext:
 
     cache_dir: Path | None = None
     data_dir: Path | None = None
+    #: the workspace root, where user tasks live (``<workspace>/tasks/NAME/``)
+    workspace: Path | None = None
+
+    @classmethod
+    def for_workspace(cls, workspace: Path, data_dir: Path | None = None) -> "TaskContext":
+        return cls(cache_dir=workspace / "cache", data_dir=data_dir, workspace=workspace)
 
 
 _REGISTRY: dict[str, TaskEntry] = {}
@@ -49,21 +55,48 @@ def _load_builtin() -> None:
     if _LOADED:
         return
     _LOADED = True
-    from tasks.generators import smoke  # noqa: F401  (registers on import)
+    # each module registers its tasks on import; registration never builds data
+    from tasks.generators import (  # noqa: F401
+        epidemic,
+        firstprinciples,
+        groundtruth,
+        nsr,
+        smoke,
+        srbench2022,
+    )
+    from tasks.loaders import pmlb, realworld  # noqa: F401
 
 
-def entries() -> list[TaskEntry]:
+def _user_entries(context: TaskContext | None) -> dict[str, TaskEntry]:
+    if context is None or context.workspace is None:
+        return {}
+    from tasks.loaders.user import user_entries
+
+    return {e.name: e for e in user_entries(context.workspace)}
+
+
+def entries(context: TaskContext | None = None) -> list[TaskEntry]:
+    """Every built-in task, plus the workspace's user tasks when ``context.workspace`` is set."""
     _load_builtin()
-    return sorted(_REGISTRY.values(), key=lambda e: (e.track, e.name))
+    merged = {**_user_entries(context), **_REGISTRY}
+    return sorted(merged.values(), key=lambda e: (e.track, e.name))
 
 
-def entry(name: str) -> TaskEntry:
+def builtin_names() -> list[str]:
     _load_builtin()
-    try:
+    return sorted(_REGISTRY)
+
+
+def entry(name: str, context: TaskContext | None = None) -> TaskEntry:
+    _load_builtin()
+    if name in _REGISTRY:
         return _REGISTRY[name]
-    except KeyError:
-        raise TaskError(f"unknown task {name!r} (see `srtui tasks list`)") from None
+    user = _user_entries(context)
+    if name in user:
+        return user[name]
+    raise TaskError(f"unknown task {name!r} (see `srtui tasks list`)")
 
 
 def get_task(name: str, context: TaskContext | None = None) -> Task:
-    return entry(name).build(context or TaskContext())
+    context = context or TaskContext()
+    return entry(name, context).build(context)

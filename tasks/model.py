@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,7 +59,7 @@ class Task:
         if len(self.y_train) != len(self.X_train) or len(self.y_test) != len(self.X_test):
             raise ValueError(f"task {self.name}: X and y row counts differ")
 
-    @property
+    @builtins.property  # the field `property` shadows the builtin inside this class body
     def n_features(self) -> int:
         return len(self.feature_names)
 

@@ -1,0 +1,80 @@
+"""Cache of built tasks in the workspace (``<cache>/tasks/NAME-vVERSION.npz``).
+
+A builder's version string goes into the file name, so changing a generator means bumping its
+version and the old cache file is simply never read again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from tasks.catalogue import TaskContext
+from tasks.model import Task
+
+_ARRAYS = ("X_train", "y_train", "X_test", "y_test", "train_index", "test_index")
+_OPTIONAL = ("dates_train", "dates_test")
+
+
+def cache_path(context: TaskContext, name: str, version: str) -> Path | None:
+    if context.cache_dir is None:
+        return None
+    return Path(context.cache_dir) / "tasks" / f"{name}-v{version}.npz"
+
+
+def _meta(task: Task) -> dict:
+    return {
+        "name": task.name,
+        "track": task.track,
+        "feature_names": list(task.feature_names),
+        "target_name": task.target_name,
+        "difficulty": task.difficulty,
+        "ground_truth": task.ground_truth,
+        "irrelevant_features": sorted(task.irrelevant_features),
+        "shortcut_features": sorted(task.shortcut_features),
+        "split": task.split,
+        "noise": task.noise,
+        "property": task.property,
+        "provenance": task.provenance,
+        "description": task.description,
+    }
+
+
+def save(task: Task, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {k: getattr(task, k) for k in _ARRAYS}
+    for k in _OPTIONAL:
+        value = getattr(task, k)
+        if value is not None:
+            arrays[k] = np.asarray(value, dtype=str)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
+    np.savez(tmp, meta=np.array(json.dumps(_meta(task))), **arrays)
+    tmp.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
+
+
+def load(path: Path) -> Task:
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"]))
+        arrays = {k: data[k] for k in _ARRAYS}
+        optional = {k: data[k] if k in data.files else None for k in _OPTIONAL}
+    meta["irrelevant_features"] = frozenset(meta["irrelevant_features"])
+    meta["shortcut_features"] = frozenset(meta["shortcut_features"])
+    return Task(**meta, **arrays, **optional)
+
+
+def cached(context: TaskContext, name: str, version: str, build: Callable[[], Task]) -> Task:
+    """Load ``name`` from the cache, or build it and store it there."""
+    path = cache_path(context, name, version)
+    if path is not None and path.is_file():
+        try:
+            return load(path)
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache file is rebuilt, never trusted
+    task = build()
+    if path is not None:
+        save(task, path)
+    return task

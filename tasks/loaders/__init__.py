@@ -1,0 +1,1 @@
+"""Task loaders: real data read from files (downloaded once, cached, checksummed)."""
