@@ -1,0 +1,68 @@
+"""Reading tabular data files into checked numeric arrays (shared by the PMLB and user loaders)."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tasks.catalogue import TaskError
+
+
+def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
+    """A CSV/TSV (optionally gzipped) as a DataFrame; one-line TaskError if unreadable."""
+    if not Path(path).is_file():
+        raise TaskError(f"file not found: {path}")
+    if sep is None:
+        sep = "\t" if ".tsv" in Path(path).name else ","
+    try:
+        return pd.read_csv(path, sep=sep)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TaskError(f"{path}: not a readable table ({first})") from None
+
+
+def sanitise_names(columns: list[str]) -> dict[str, str]:
+    """Map column names to distinct Python identifiers (ground truth is written over them)."""
+    mapping: dict[str, str] = {}
+    used: set[str] = set()
+    for col in columns:
+        name = re.sub(r"\W", "_", str(col).strip()) or "x"
+        if name[0].isdigit():
+            name = f"x_{name}"
+        if keyword.iskeyword(name) or name in {"pi", "E", "e", "I"}:
+            name += "_"
+        base, k = name, 2
+        while name in used:
+            name, k = f"{base}_{k}", k + 1
+        used.add(name)
+        mapping[str(col)] = name
+    return mapping
+
+
+def numeric_xy(df: pd.DataFrame, target: str, where: str, min_rows: int = 2) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Feature columns, X and y of a table, refusing anything a regression method cannot take."""
+    if target not in df.columns:
+        raise TaskError(f"{where}: no target column {target!r} (columns: {', '.join(map(str, df.columns[:12]))})")
+    features = [c for c in df.columns if c != target]
+    if not features:
+        raise TaskError(f"{where}: no feature columns besides the target {target!r}")
+    if len(df) < min_rows:
+        raise TaskError(f"{where}: {len(df)} row(s); need at least {min_rows}")
+    for col in df.columns:
+        values = pd.to_numeric(df[col], errors="coerce")
+        bad = values.isna() & df[col].notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise TaskError(f"{where}: column {col!r} is not numeric (row {row + 2}: {df[col].iloc[row]!r})")
+        if values.isna().any():
+            row = int(np.flatnonzero(values.isna().to_numpy())[0])
+            raise TaskError(f"{where}: column {col!r} has a missing value (row {row + 2})")
+        if not np.isfinite(values.to_numpy(dtype=float)).all():
+            raise TaskError(f"{where}: column {col!r} has an infinite value")
+    X = df[features].apply(pd.to_numeric).to_numpy(dtype=float)
+    y = pd.to_numeric(df[target]).to_numpy(dtype=float)
+    return [str(f) for f in features], X, y

@@ -1,0 +1,1 @@
+"""Maintenance tools (run by hand, not at run time)."""
