@@ -1,0 +1,91 @@
+"""Turn a finished job's outcome into its record: accuracy from the method's own predictions,
+the model string read through the one safe parser, and the fidelity check.
+
+Runs in the driver (the data are there, whatever the backend). The model string is untrusted:
+it is only ever read by ``engine.expression.parse_expression``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.launcher import JobOutcome
+
+
+@dataclass
+class TaskArrays:
+    """The data of one task as the driver holds it (from the npz in the workspace cache)."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    train_index: np.ndarray
+    test_index: np.ndarray
+    feature_names: list[str]
+
+    @classmethod
+    def load(cls, path: str) -> "TaskArrays":
+        with np.load(path, allow_pickle=False) as z:
+            return cls(
+                X_train=z["X_train"], y_train=z["y_train"], X_test=z["X_test"], y_test=z["y_test"],
+                train_index=z["train_index"], test_index=z["test_index"],
+                feature_names=[str(n) for n in z["feature_names"]],
+            )
+
+
+def r2(y: np.ndarray, yhat: np.ndarray) -> float | None:
+    """Coefficient of determination; None when predictions are not all finite."""
+    if yhat is None or len(yhat) != len(y) or not np.all(np.isfinite(yhat)):
+        return None
+    ss_res = float(np.sum((y - yhat) ** 2))
+    ss_tot = float(np.sum((y - np.mean(y)) ** 2))
+    if ss_tot == 0.0:
+        return 1.0 if ss_res == 0.0 else 0.0  # sklearn's convention for a constant target
+    return 1.0 - ss_res / ss_tot
+
+
+def _errors(y: np.ndarray, yhat: np.ndarray | None) -> tuple[float | None, float | None]:
+    if yhat is None or len(yhat) != len(y) or not np.all(np.isfinite(yhat)):
+        return None, None
+    diff = y - yhat
+    return float(np.mean(diff**2)), float(np.mean(np.abs(diff)))
+
+
+def evaluate_outcome(outcome: JobOutcome, data: TaskArrays) -> dict[str, Any]:
+    """Metric fields of the job record; may turn an ok outcome into invalid_model."""
+    fields: dict[str, Any] = {}
+    if outcome.status != "ok" or outcome.train_pred is None or outcome.test_pred is None:
+        return fields
+    if len(outcome.train_pred) != len(data.y_train) or len(outcome.test_pred) != len(data.y_test):
+        outcome.status, outcome.error = "error", "predictions do not match the data's row counts"
+        return fields
+    fields["r2_train"] = r2(data.y_train, outcome.train_pred)
+    fields["r2_test"] = r2(data.y_test, outcome.test_pred)
+    fields["mse_train"], fields["mae_train"] = _errors(data.y_train, outcome.train_pred)
+    fields["mse_test"], fields["mae_test"] = _errors(data.y_test, outcome.test_pred)
+    if outcome.model is None:
+        return fields  # black-box: scored on accuracy only
+
+    from engine.expression import ExpressionError, fidelity_check, parse_expression
+
+    try:
+        parsed = parse_expression(outcome.model, data.feature_names, outcome.dialect)
+    except ExpressionError as exc:
+        outcome.status = "invalid_model"
+        fields["model_error"] = str(exc)
+        outcome.error = f"model rejected by the safe parser: {exc}"
+        return fields
+    if parsed.too_large:
+        fields["model_too_large"] = 1
+        return fields
+    fields["model_too_large"] = 0
+    check = fidelity_check(parsed, data.X_test, data.y_test, outcome.test_pred)
+    fields["r2_test_expr"] = check.get("r2_test_expr")
+    fields["fidelity_r2"] = check.get("fidelity_r2")
+    fields["max_abs_diff"] = check.get("max_abs_diff")
+    fields["expression_mismatch"] = int(bool(check.get("expression_mismatch")))
+    return fields

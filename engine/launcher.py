@@ -1,0 +1,346 @@
+"""The job function: run one job as a hard-limited subprocess and return its outcome as data.
+
+``run_job`` is backend-independent: the local scheduler calls it from a slot thread, the Dask
+backend calls it inside a Dask worker on another machine. It reads nothing from and writes
+nothing to the workspace store; the driver records the returned ``JobOutcome``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from engine import proctree
+from engine.spec import JobSpec
+
+LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
+TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
+STDERR_TAIL_CHARS = 2000
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "JULIA_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+)
+
+
+@dataclass
+class JobPayload:
+    """Everything a job needs, as plain data (it may travel to a Dask worker)."""
+
+    spec: dict[str, Any]
+    job_id: str
+    attempt: int
+    workspace_token: str  # prefix of the job token: sweeps find this workspace's processes
+    data_path: str | None = None  # local backend: the npz in the workspace cache
+    data_bytes: bytes | None = None  # remote backends: the npz itself
+    method_ref: str | None = None  # how to load the method if not by spec name (srbench folders)
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class JobOutcome:
+    job_id: str
+    attempt: int
+    status: str
+    host: str
+    started_at: str
+    ended_at: str
+    wall_s: float
+    cpu_s: float | None = None
+    returncode: int | None = None
+    signal: int | None = None
+    peak_rss_mb: float | None = None
+    limit_detail: str | None = None
+    error: str | None = None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    model: str | None = None
+    dialect: str = "python"
+    pareto: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[str, Any] = field(default_factory=dict)
+    fit_s: float | None = None
+    train_pred: np.ndarray | None = None
+    test_pred: np.ndarray | None = None
+    leftover_pids: list[int] = field(default_factory=list)
+
+    @property
+    def stderr_tail(self) -> str:
+        return self.stderr[-STDERR_TAIL_CHARS * 2 :].decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
+
+
+class CappedReader(threading.Thread):
+    """Drains a pipe, keeping the first LOG_CAP - TAIL_KEEP bytes and the last TAIL_KEEP bytes."""
+
+    def __init__(self, pipe) -> None:
+        super().__init__(daemon=True)
+        self.pipe = pipe
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_len = 0
+        self.dropped = 0
+
+    def run(self) -> None:
+        head_cap = LOG_CAP - TAIL_KEEP
+        while chunk := self.pipe.read1(65536) if hasattr(self.pipe, "read1") else self.pipe.read(65536):
+            room = head_cap - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail.append(chunk)
+                self.tail_len += len(chunk)
+                while self.tail_len - len(self.tail[0]) >= TAIL_KEEP:
+                    self.dropped += len(self.tail[0])
+                    self.tail_len -= len(self.tail.popleft())
+        self.pipe.close()
+
+    def value(self) -> bytes:
+        tail = b"".join(self.tail)
+        if len(tail) > TAIL_KEEP:
+            self.dropped += len(tail) - TAIL_KEEP
+            tail = tail[-TAIL_KEEP:]
+        marker = f"\n[srtui: {self.dropped} bytes dropped]\n".encode() if self.dropped else b""
+        return bytes(self.head) + marker + tail
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def time_budget(time_s: float) -> float:
+    """The fit budget handed to the method: the wall limit minus room to start, predict, write."""
+    return max(time_s * 0.5, time_s - min(0.1 * time_s, 30.0) - 1.0)
+
+
+_CGROUP_BASE: Path | None | bool = False
+
+
+def _cgroup_base() -> Path | None:
+    global _CGROUP_BASE
+    if _CGROUP_BASE is False:
+        _CGROUP_BASE = None if os.environ.get("SRTUI_NO_CGROUP") else proctree.cgroup_v2_base()
+    return _CGROUP_BASE  # type: ignore[return-value]
+
+
+def run_job(
+    payload: JobPayload,
+    scratch: Path,
+    *,
+    core: int | None = None,
+    cancel: threading.Event | None = None,
+    force: threading.Event | None = None,
+    on_start: Callable[[int], None] | None = None,
+    poll_s: float = 0.25,
+) -> JobOutcome:
+    """Run one job under its limits; always returns an outcome, never raises for job failures."""
+    spec = JobSpec.from_dict(payload.spec)
+    limits = spec.limits
+    scratch.mkdir(parents=True, exist_ok=True)
+    for stale in ("result.json", "predictions.npz"):
+        (scratch / stale).unlink(missing_ok=True)
+    data_path = payload.data_path
+    if payload.data_bytes is not None:
+        data_path = str(scratch / "data.npz")
+        Path(data_path).write_bytes(payload.data_bytes)
+    job = {
+        "spec": payload.spec,
+        "data": data_path,
+        "time_budget": time_budget(limits.time_s),
+        "method_ref": payload.method_ref,
+    }
+    (scratch / "job.json").write_text(json.dumps(job))
+
+    proctree.become_subreaper()
+    token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"
+    env = dict(os.environ)
+    env.update({var: "1" for var in THREAD_VARS})
+    env.update(payload.extra_env)
+    env.update(
+        {
+            proctree.TOKEN_ENV: token,
+            proctree.DRIVER_ENV: proctree.driver_identity(),
+            "SRTUI_PARENT_PID": str(os.getpid()),
+            "SRTUI_CPU_S": str(limits.effective_cpu_s),
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
+        }
+    )
+    if core is not None:
+        env["SRTUI_CORE"] = str(core)
+    host = socket.gethostname()
+    started_at = now_iso()
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engine.worker", str(scratch)],
+            cwd=scratch,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        return JobOutcome(payload.job_id, payload.attempt, "error", host, started_at, now_iso(), 0.0, error=f"cannot start worker: {exc}")
+    proctree.claim_root(proc.pid)
+    cgroup = None
+    base = _cgroup_base()
+    if base is not None:
+        try:
+            cgroup = proctree.JobCgroup(base, f"job-{payload.job_id}-{payload.attempt}-{proc.pid}", int(limits.mem_mb * 2**20))
+            cgroup.add(proc.pid)
+        except OSError:
+            cgroup = None
+    readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
+    for r in readers:
+        r.start()
+    if on_start is not None:
+        on_start(proc.pid)
+
+    tracker = proctree.TreeTracker(proc.pid, token)
+    reason: str | None = None  # why we stopped it: timeout / oom / interrupted
+    detail: str | None = None
+    kill_at: float | None = None
+    mem_limit = limits.mem_mb * 2**20
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    poller = select.poll()
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    status_word = rusage = None
+    try:
+        while True:
+            # wake at once when the worker exits (pidfd), else every poll_s to check limits
+            if pidfd is not None:
+                poller.poll(int(poll_s * 1000))
+            else:
+                time.sleep(min(poll_s, 0.05))
+            pid, status_word, rusage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                break
+            status_word = rusage = None
+            elapsed = time.monotonic() - t0
+            rss = tracker.poll()
+            if reason is None:
+                if rss > mem_limit:
+                    reason, detail = "oom", f"tree RSS {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
+                    kill_at = time.monotonic()  # memory blow-ups are stopped at once
+                elif elapsed > limits.time_s:
+                    reason, detail = "timeout", f"wall time {elapsed:.2f} s > limit {limits.time_s:g} s"
+                    kill_at = time.monotonic() + limits.grace_s
+                    tracker.signal_all(signal.SIGTERM)
+                elif cancel is not None and cancel.is_set():
+                    reason, detail = "interrupted", "stopped by the driver (Ctrl-C)"
+                    kill_at = time.monotonic() + limits.grace_s
+                    tracker.signal_all(signal.SIGTERM)
+            if force is not None and force.is_set() and kill_at is not None:
+                kill_at = time.monotonic()
+            if kill_at is not None and time.monotonic() >= kill_at:
+                if cgroup is not None:
+                    cgroup.kill()
+                tracker.signal_all(signal.SIGKILL)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+    wall_s = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status_word)  # keep Popen consistent
+    proctree.release_root(proc.pid)
+    # the root is gone; whatever of its tree is left (children, escapees) goes now
+    leftover = tracker.kill_all()
+    if cgroup is not None:
+        cgroup.kill()
+    for r in readers:
+        r.join(timeout=2.0)
+    peak = max(tracker.peak_rss, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
+    if cgroup is not None:
+        if reason is None and cgroup.oom_killed():
+            reason, detail = "oom", f"the kernel's cgroup OOM killer stopped the job (memory.max {limits.mem_mb:.0f} MB)"
+        cgroup.remove()
+    rc = proc.returncode
+    outcome = JobOutcome(
+        job_id=payload.job_id,
+        attempt=payload.attempt,
+        status="ok",
+        host=host,
+        started_at=started_at,
+        ended_at=now_iso(),
+        wall_s=wall_s,
+        cpu_s=rusage.ru_utime + rusage.ru_stime,
+        returncode=rc,
+        signal=-rc if rc < 0 else None,
+        peak_rss_mb=peak / 2**20,
+        limit_detail=detail,
+        stdout=readers[0].value(),
+        stderr=readers[1].value(),
+        leftover_pids=leftover,
+    )
+    outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
+    if outcome.status == "ok":
+        _read_result(scratch, outcome)
+    return outcome
+
+
+def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:
+    if reason is not None:
+        return reason
+    rc = outcome.returncode or 0
+    if rc == -signal.SIGXCPU or (rc == -signal.SIGKILL and (outcome.cpu_s or 0) >= cpu_limit):
+        outcome.limit_detail = f"CPU time {outcome.cpu_s:.1f} s reached limit {cpu_limit} s"
+        return "cpu_timeout"
+    if rc < 0:
+        return "crashed"
+    if rc > 0:
+        outcome.error = _last_line(outcome.stderr) or f"worker exited with code {rc}"
+        return "error"
+    return "ok"
+
+
+def _last_line(data: bytes) -> str:
+    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def _read_result(scratch: Path, outcome: JobOutcome) -> None:
+    """Read the worker's files as data. A missing or malformed result is an error, not a crash."""
+    try:
+        result = json.loads((scratch / "result.json").read_text())
+        with np.load(scratch / "predictions.npz", allow_pickle=False) as preds:
+            outcome.train_pred = np.asarray(preds["train_pred"], dtype=np.float64)
+            outcome.test_pred = np.asarray(preds["test_pred"], dtype=np.float64)
+    except (OSError, ValueError, KeyError) as exc:
+        outcome.status, outcome.error = "error", f"worker result unreadable: {exc}"
+        return
+    model = result.get("model")
+    outcome.model = model if isinstance(model, str) else None
+    outcome.dialect = str(result.get("dialect") or "python")
+    outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
+    outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}
+    fit_s = result.get("fit_s")
+    outcome.fit_s = float(fit_s) if isinstance(fit_s, (int, float)) else None
+
+
+def _source_root() -> str:
+    """The directory holding the engine package, so workers import the same code as the driver."""
+    return str(Path(__file__).resolve().parent.parent)

@@ -1,0 +1,117 @@
+"""Probe methods: misbehaving on purpose, to prove the engine's limits. In no default suite."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from engine.methods.base import FittedModel, Method
+
+
+def _constant(value: float) -> FittedModel:
+    return FittedModel(predict=lambda X: np.full(len(X), value), expression=repr(value))
+
+
+class _Probe(Method):
+    family = "probe"
+    licence = "part of srtui"
+    honours_time_limit = False
+
+
+class Noop(_Probe):
+    name = "probe-noop"
+    honours_time_limit = True
+
+    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+        return _constant(float(np.mean(y)))
+
+
+class Sleep(_Probe):
+    """Sleeps (default: forever) and ignores SIGTERM, so only SIGKILL ends it."""
+
+    name = "probe-sleep"
+
+    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        deadline = time.monotonic() + float(params.get("seconds", 1e9))
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+        return _constant(0.0)
+
+
+class MemHog(_Probe):
+    """Allocates and touches memory at a steady rate (default 500 MB/s) until stopped."""
+
+    name = "probe-memhog"
+
+    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+        chunk = int(params.get("chunk_mb", 10)) * 2**20
+        pause = float(params.get("pause_s", 0.02))
+        hoard = []
+        while True:
+            block = bytearray(chunk)
+            block[:: 4096] = b"\x01" * len(range(0, chunk, 4096))  # touch every page: RSS grows
+            hoard.append(block)
+            time.sleep(pause)
+
+
+class Crash(_Probe):
+    """Dies by a signal (default SIGSEGV) in the middle of the fit."""
+
+    name = "probe-crash"
+
+    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+        sys.stdout.flush()
+        sys.stderr.write("probe-crash: raising signal\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), int(params.get("signal", signal.SIGSEGV)))
+        time.sleep(5)
+        raise RuntimeError("signal did not kill the process")
+
+
+_ESCAPEE = r"""
+import os, sys, time
+if os.fork():            # first child exits at once: the grandchild is orphaned
+    os._exit(0)
+os.setsid()              # and leaves the job's session
+path = os.environ.get("SRTUI_PROBE_PIDFILE")
+if path:
+    with open(path + ".tmp", "w") as fh:
+        fh.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)
+while True:
+    time.sleep(1)
+"""
+
+
+class Escape(_Probe):
+    """Starts a setsid, double-forked grandchild that sleeps forever, then returns at once."""
+
+    name = "probe-escape"
+
+    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+        child = subprocess.Popen([sys.executable, "-c", _ESCAPEE], start_new_session=True)
+        child.wait()
+        path = os.environ.get("SRTUI_PROBE_PIDFILE")
+        deadline = time.monotonic() + 10
+        while path and not os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return _constant(float(np.mean(y)))
+
+
+class BadModel(_Probe):
+    """Returns a model string that would run a shell command if anyone evaluated it."""
+
+    name = "probe-badmodel"
+    honours_time_limit = True
+
+    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+        fitted = _constant(float(np.mean(y)))
+        fitted.expression = "__import__('os').system('touch PWNED')"
+        return fitted

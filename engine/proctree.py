@@ -1,0 +1,307 @@
+"""Process-tree control for job limits: subreaper, tree accounting, escapee sweep, cgroup v2.
+
+Why not just kill the process group: a method may ``setsid`` or double-fork out of it. We catch
+those three ways: (1) the driver is a *child subreaper*, so orphaned descendants re-parent to it
+instead of init; (2) every poll records the job's descendants (pid + create time, so a recycled
+pid is never hit); (3) every job process inherits ``SRTUI_JOB_TOKEN`` in its environment, which a
+final sweep (and a later driver, after a crash) matches. Where cgroup v2 is delegated to us, the
+job also gets its own cgroup with ``memory.max`` and ``cgroup.kill``, which no escape evades.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+TOKEN_ENV = "SRTUI_JOB_TOKEN"
+DRIVER_ENV = "SRTUI_DRIVER"  # "<pid>:<create_time>" of the driver that owns the job
+
+_libc = None
+_subreaper_lock = threading.Lock()
+_subreaper_set = False
+
+
+def _prctl(option: int, arg: int) -> bool:
+    global _libc
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        return _libc.prctl(option, arg, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def become_subreaper() -> bool:
+    """Make this process adopt orphaned descendants (Linux >= 3.4). Idempotent."""
+    global _subreaper_set
+    with _subreaper_lock:
+        if not _subreaper_set:
+            _subreaper_set = _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        return _subreaper_set
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> bool:
+    """Ask the kernel to signal this process when the thread that spawned it dies."""
+    return _prctl(PR_SET_PDEATHSIG, int(sig))
+
+
+def driver_identity() -> str:
+    me = psutil.Process()
+    return f"{me.pid}:{me.create_time():.3f}"
+
+
+def identity_alive(identity: str) -> bool:
+    """Is the process named by ``driver_identity()`` still running (not a recycled pid)?"""
+    try:
+        pid_s, ctime_s = identity.split(":")
+        proc = psutil.Process(int(pid_s))
+        return abs(proc.create_time() - float(ctime_s)) < 0.01 and proc.status() != psutil.STATUS_ZOMBIE
+    except (ValueError, psutil.Error):
+        return False
+
+
+@dataclass
+class TreeTracker:
+    """Everything ever seen in one job's process tree."""
+
+    root_pid: int
+    token: str
+    seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
+    peak_rss: int = 0
+
+    def poll(self) -> int:
+        """Record the live tree and return its current total RSS in bytes."""
+        total = 0
+        procs: list[psutil.Process] = []
+        try:
+            root = psutil.Process(self.root_pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            pass
+        # orphans adopted by us (the subreaper) that carry this job's token
+        for child in psutil.Process().children():
+            if child.pid not in self.seen and child.pid != self.root_pid and _has_token(child, self.token):
+                procs.append(child)
+                try:
+                    procs.extend(child.children(recursive=True))
+                except psutil.Error:
+                    pass
+        for proc in procs:
+            try:
+                self.seen.setdefault(proc.pid, proc.create_time())
+                total += proc.memory_info().rss
+            except psutil.Error:
+                continue
+        self.peak_rss = max(self.peak_rss, total)
+        return total
+
+    def live(self) -> list[psutil.Process]:
+        """Processes still alive that belong to the job (recorded, or found by token)."""
+        found: dict[int, psutil.Process] = {}
+        for pid, ctime in self.seen.items():
+            try:
+                proc = psutil.Process(pid)
+                if abs(proc.create_time() - ctime) < 0.01 and proc.status() != psutil.STATUS_ZOMBIE:
+                    found[pid] = proc
+            except psutil.Error:
+                continue
+        for proc in processes_with_token(self.token):
+            found.setdefault(proc.pid, proc)
+        return list(found.values())
+
+    def signal_all(self, sig: int) -> None:
+        try:
+            os.killpg(self.root_pid, sig)  # the job's own session/process group
+        except OSError:
+            pass
+        for proc in self.live():
+            try:
+                proc.send_signal(sig)
+            except psutil.Error:
+                pass
+
+    def kill_all(self, wait_s: float = 2.0) -> list[int]:
+        """SIGKILL every remaining job process; reap adopted zombies. Returns pids still alive."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            procs = [p for p in self.live() if p.pid != os.getpid()]
+            for proc in procs:
+                try:
+                    self.seen.setdefault(proc.pid, proc.create_time())
+                    proc.kill()
+                except psutil.Error:
+                    pass
+            reap_adopted(set(self.seen) - {self.root_pid})
+            if not procs or time.monotonic() > deadline:
+                return [p.pid for p in procs if _alive(p)]
+            time.sleep(0.05)
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _has_token(proc: psutil.Process, token: str) -> bool:
+    try:
+        return proc.environ().get(TOKEN_ENV) == token
+    except psutil.Error:
+        return False
+
+
+def processes_with_token(token: str | None = None, prefix: str | None = None) -> list[psutil.Process]:
+    """Live processes whose environment has the job token (exact, or starting with prefix)."""
+    out = []
+    me = os.getpid()
+    for proc in psutil.process_iter():
+        if proc.pid == me:
+            continue
+        try:
+            value = proc.environ().get(TOKEN_ENV)
+            if value is None or proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+        except psutil.Error:
+            continue
+        if (token is not None and value == token) or (prefix is not None and value.startswith(prefix)):
+            out.append(proc)
+    return out
+
+
+#: pids of job roots this process spawned and will wait4 itself; never reaped by reap_adopted
+_own_roots: set[int] = set()
+_own_roots_lock = threading.Lock()
+
+
+def claim_root(pid: int) -> None:
+    with _own_roots_lock:
+        _own_roots.add(pid)
+
+
+def release_root(pid: int) -> None:
+    with _own_roots_lock:
+        _own_roots.discard(pid)
+
+
+def reap_adopted(candidates: set[int]) -> None:
+    """Collect exit statuses of a job's orphans the kernel re-parented to us (the subreaper).
+
+    Only pids seen in that job's tree are candidates, and job roots are skipped: their launcher
+    waits for them with wait4 to read their rusage, and a reap here would steal that status.
+    """
+    with _own_roots_lock:
+        own = set(_own_roots)
+    for pid in candidates - own:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except (ChildProcessError, OSError):
+            pass  # not our child (still parented elsewhere) or already reaped
+
+
+def sweep_orphans(workspace_prefix: str) -> list[int]:
+    """Kill job processes of this workspace whose driver is gone (after a driver crash)."""
+    killed = []
+    for proc in processes_with_token(prefix=workspace_prefix):
+        try:
+            driver = proc.environ().get(DRIVER_ENV, "")
+        except psutil.Error:
+            continue
+        if driver and identity_alive(driver):
+            continue
+        try:
+            proc.kill()
+            killed.append(proc.pid)
+        except psutil.Error:
+            pass
+    return killed
+
+
+# --- cgroup v2 ---------------------------------------------------------------------------------
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def cgroup_v2_base() -> Path | None:
+    """A cgroup v2 directory we may create job cgroups in, with the memory controller, or None.
+
+    Detected once at start-up: unified hierarchy mounted, our own cgroup writable, and memory
+    enabled for its children. Containers and cgroup v1 hosts (like many CI machines) get None,
+    and the engine falls back to polling the tree's RSS.
+    """
+    try:
+        if not (CGROUP_ROOT / "cgroup.controllers").is_file():
+            return None
+        rel = ""
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            if line.startswith("0::"):
+                rel = line[3:].lstrip("/")
+        base = CGROUP_ROOT / rel if rel else CGROUP_ROOT
+        # a process may not live in a cgroup with children that have controllers ("no internal
+        # processes"), so job cgroups go in a sibling-free sub-tree we create: <base>/srtui
+        parent = base / "srtui-jobs"
+        parent.mkdir(exist_ok=True)
+        if "memory" not in (base / "cgroup.subtree_control").read_text().split():
+            (base / "cgroup.subtree_control").write_text("+memory")
+        if "memory" not in (parent / "cgroup.controllers").read_text().split():
+            return None
+        if "memory" not in (parent / "cgroup.subtree_control").read_text().split():
+            (parent / "cgroup.subtree_control").write_text("+memory")
+        return parent
+    except OSError:
+        return None
+
+
+class JobCgroup:
+    """One job's cgroup: memory.max, membership, and cgroup.kill for the whole tree."""
+
+    def __init__(self, base: Path, name: str, mem_bytes: int) -> None:
+        self.path = base / name
+        self.path.mkdir(exist_ok=True)
+        (self.path / "memory.max").write_text(str(mem_bytes))
+        try:
+            (self.path / "memory.swap.max").write_text("0")
+        except OSError:
+            pass
+
+    def add(self, pid: int) -> None:
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def oom_killed(self) -> bool:
+        try:
+            for line in (self.path / "memory.events").read_text().splitlines():
+                key, value = line.split()
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        except (OSError, ValueError):
+            pass
+        return False
+
+    def peak_bytes(self) -> int:
+        try:
+            return int((self.path / "memory.peak").read_text())
+        except (OSError, ValueError):
+            return 0
+
+    def kill(self) -> None:
+        try:
+            (self.path / "cgroup.kill").write_text("1")
+        except OSError:
+            pass
+
+    def remove(self) -> None:
+        for _ in range(20):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.05)

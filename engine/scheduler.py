@@ -1,0 +1,173 @@
+"""Scheduling jobs on a backend, with live run state for progress displays.
+
+The local backend runs ``--jobs N`` slot threads, each pinned to one usable core, each running
+the backend-independent job function (engine.launcher.run_job) and handing the outcome to a
+sink (the store). Slot threads live for the whole run: a job's parent-death signal fires when
+the *thread* that spawned it exits, so short-lived spawning threads would kill healthy jobs.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from pathlib import Path
+from typing import Callable, Protocol
+
+from engine.evaluate import TaskArrays, evaluate_outcome
+from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
+from engine.spec import JobSpec
+
+
+@dataclass
+class PlannedJob:
+    spec: JobSpec
+    job_id: str
+    attempt: int
+    payload: JobPayload
+    data_path: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec.method} / {self.spec.task} / seed {self.spec.seed}"
+
+
+class JobSink(Protocol):
+    """Where job lifecycle events go (the store). Called from backend threads."""
+
+    def claim(self, job: PlannedJob, started_at: str, host: str) -> bool: ...
+    def started(self, job: PlannedJob, pid: int) -> None: ...
+    def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None: ...
+
+
+@dataclass
+class RunState:
+    """Live counters of a run, for progress displays. Thread-safe through its lock."""
+
+    total: int
+    counts: Counter = field(default_factory=Counter)
+    running: dict[str, tuple[PlannedJob, float]] = field(default_factory=dict)
+    recent_failures: list[tuple[PlannedJob, JobOutcome]] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def done(self) -> int:
+        return sum(self.counts.values())
+
+    def throughput(self) -> float:
+        """Finished jobs per minute."""
+        elapsed = time.monotonic() - self.started
+        return self.done / elapsed * 60 if elapsed > 0 else 0.0
+
+    def eta_s(self) -> float | None:
+        rate = self.done / max(time.monotonic() - self.started, 1e-9)
+        return (self.total - self.done) / rate if self.done else None
+
+
+def interleave(jobs: list[PlannedJob]) -> list[PlannedJob]:
+    """Round-robin over methods, so partial results cover every method evenly."""
+    by_method: dict[str, list[PlannedJob]] = defaultdict(list)
+    for job in jobs:
+        by_method[job.spec.method].append(job)
+    return [job for batch in zip_longest(*by_method.values()) for job in batch if job is not None]
+
+
+def usable_cores() -> list[int]:
+    """The cores this process may run on (cpuset/affinity aware, unlike os.cpu_count())."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # non-Linux
+        return list(range(os.cpu_count() or 1))
+
+
+class _DataCache:
+    """Task arrays for evaluation, loaded once per data file."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data: dict[str, TaskArrays] = {}
+
+    def get(self, path: str) -> TaskArrays:
+        with self._lock:
+            if path not in self._data:
+                self._data[path] = TaskArrays.load(path)
+            return self._data[path]
+
+
+def evaluate(job: PlannedJob, outcome: JobOutcome, cache: _DataCache) -> dict:
+    try:
+        return evaluate_outcome(outcome, cache.get(job.data_path))
+    except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
+        outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
+        return {}
+
+
+class LocalBackend:
+    """N slot threads on this machine, one core each."""
+
+    name = "local"
+
+    def __init__(self, n_slots: int, scratch_root: Path) -> None:
+        self.n_slots = max(1, n_slots)
+        self.scratch_root = scratch_root
+        self.cores = usable_cores()
+
+    def run(
+        self,
+        jobs: list[PlannedJob],
+        sink: JobSink,
+        state: RunState,
+        cancel: threading.Event,
+        force: threading.Event,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        todo: "queue.SimpleQueue[PlannedJob]" = queue.SimpleQueue()
+        for job in interleave(jobs):
+            todo.put(job)
+        data_cache = _DataCache()
+
+        def slot(index: int) -> None:
+            core = self.cores[index % len(self.cores)] if self.cores else None
+            while not cancel.is_set():
+                try:
+                    job = todo.get_nowait()
+                except queue.Empty:
+                    return
+                started_at = now_iso()
+                if not sink.claim(job, started_at, os.uname().nodename):
+                    with state.lock:
+                        state.total -= 1  # another driver runs it
+                    continue
+                with state.lock:
+                    state.running[job.job_id] = (job, time.monotonic())
+                if on_change:
+                    on_change()
+                outcome = run_job(
+                    job.payload,
+                    self.scratch_root / f"{job.job_id}-a{job.attempt}",
+                    core=core,
+                    cancel=cancel,
+                    force=force,
+                    on_start=lambda pid, job=job: sink.started(job, pid),
+                )
+                fields = evaluate(job, outcome, data_cache)
+                sink.finished(job, outcome, fields)
+                with state.lock:
+                    state.running.pop(job.job_id, None)
+                    state.counts[outcome.status] += 1
+                    if outcome.status not in ("ok",):
+                        state.recent_failures = (state.recent_failures + [(job, outcome)])[-10:]
+                if on_change:
+                    on_change()
+
+        threads = [threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True) for i in range(self.n_slots)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C

@@ -1,0 +1,117 @@
+"""Job specifications: what a job is, and the stable id that names it.
+
+A job is one (suite, task, method + params, seed) under given limits on given data with a given
+method version. ``job_id`` hashes all of it, so re-running the same spec is recognised (resume)
+while any change - noise level (it changes the data fingerprint), params, limits, a method
+upgrade - makes a new job instead of overwriting an old result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: every status a job record can have
+STATUSES = (
+    "pending",
+    "running",
+    "ok",
+    "error",
+    "timeout",
+    "cpu_timeout",
+    "oom",
+    "crashed",
+    "interrupted",
+    "lost",
+    "invalid_model",
+)
+TERMINAL = frozenset({"ok", "error", "timeout", "cpu_timeout", "oom", "crashed", "invalid_model"})
+#: re-run only with --retry-failed
+RETRY_ON_REQUEST = frozenset({"error", "timeout", "cpu_timeout", "oom", "crashed"})
+#: re-run automatically (the job never got a fair chance), up to MAX_AUTO_ATTEMPTS attempts
+RETRY_AUTOMATIC = frozenset({"interrupted", "lost"})
+MAX_AUTO_ATTEMPTS = 3
+
+
+class SpecError(ValueError):
+    """Invalid limits or spec fields; one line for the CLI."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Hard limits of one job. Memory is of the whole process tree; CPU time is per process."""
+
+    time_s: float = 3600.0
+    mem_mb: float = 10_000.0
+    cpu_s: float | None = None  # None: derived from time_s (see effective_cpu_s)
+    grace_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        for name in ("time_s", "mem_mb", "grace_s"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise SpecError(f"limit {name} must be a positive number, got {value!r}")
+        if self.cpu_s is not None and (not math.isfinite(self.cpu_s) or self.cpu_s <= 0):
+            raise SpecError(f"limit cpu_s must be a positive number, got {self.cpu_s!r}")
+
+    @property
+    def effective_cpu_s(self) -> int:
+        # One core per job, so CPU time tracks wall time; the margin keeps RLIMIT_CPU a backstop
+        # for runaway threads rather than a second, earlier wall clock.
+        return int(math.ceil(self.cpu_s if self.cpu_s is not None else self.time_s * 1.5 + 10))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Limits":
+        known = {k: data[k] for k in ("time_s", "mem_mb", "cpu_s", "grace_s") if k in data}
+        unknown = set(data) - set(known)
+        if unknown:
+            raise SpecError(f"unknown limit(s): {', '.join(sorted(unknown))}")
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    suite: str
+    task: str
+    method: str  # registry name (or "srbench:/path" for an SRBench method folder)
+    seed: int
+    limits: Limits
+    data_fingerprint: str
+    method_version: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite,
+            "task": self.task,
+            "method": self.method,
+            "params": self.params,
+            "seed": self.seed,
+            "limits": self.limits.to_dict(),
+            "data_fingerprint": self.data_fingerprint,
+            "method_version": self.method_version,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "JobSpec":
+        return cls(
+            suite=data["suite"],
+            task=data["task"],
+            method=data["method"],
+            params=dict(data.get("params") or {}),
+            seed=int(data["seed"]),
+            limits=Limits.from_dict(data["limits"]),
+            data_fingerprint=data["data_fingerprint"],
+            method_version=data["method_version"],
+        )
+
+    @property
+    def job_id(self) -> str:
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]

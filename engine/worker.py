@@ -1,0 +1,107 @@
+"""The job worker: runs one method fit in a fresh interpreter (``python -m engine.worker JOBDIR``).
+
+Everything the method could break stays in this process tree. The limits that only the process
+itself can set without ``preexec_fn`` are applied first, before numpy (or anything that starts
+threads) is imported: parent-death signal, CPU-time rlimit, one-core affinity. Thread-count
+variables arrive already set in the environment.
+
+Output contract (read by engine.launcher as data, never unpickled):
+    JOBDIR/predictions.npz   train_pred, test_pred (float64)
+    JOBDIR/result.json       written last and atomically: its presence means the fit completed
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _harden() -> None:
+    import ctypes
+    import resource
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the launching thread
+    parent = os.environ.get("SRTUI_PARENT_PID")
+    if parent and os.getppid() != int(parent):
+        sys.exit(70)  # the driver died before we armed the death signal
+    cpu = int(os.environ.get("SRTUI_CPU_S", "0"))
+    if cpu > 0:
+        # soft limit -> SIGXCPU (recorded as cpu_timeout), hard limit a little later -> SIGKILL
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    core = os.environ.get("SRTUI_CORE")
+    if core:
+        try:
+            os.sched_setaffinity(0, {int(core)})
+        except OSError:
+            pass  # the core left our allowed set (cpuset change): run unpinned, the driver notes it
+
+
+def _write_atomic(path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def run(jobdir_arg: str) -> int:
+    import io
+    import json
+    import time
+    from pathlib import Path
+
+    import numpy as np
+
+    from engine.methods import registry
+
+    jobdir = Path(jobdir_arg)
+    job = json.loads((jobdir / "job.json").read_text())
+    spec = job["spec"]
+    with np.load(job["data"], allow_pickle=False) as data:
+        X_train, y_train, X_test = data["X_train"], data["y_train"], data["X_test"]
+        feature_names = [str(n) for n in data["feature_names"]]
+
+    method = registry.load(job.get("method_ref") or spec["method"])
+    params = {**method.default_params, **(spec.get("params") or {})}
+    t0 = time.monotonic()
+    fitted = method.fit(X_train, y_train, feature_names, int(spec["seed"]), float(job["time_budget"]), params)
+    fit_s = time.monotonic() - t0
+
+    def predict(X: np.ndarray) -> np.ndarray:
+        out = np.asarray(fitted.predict(X), dtype=np.float64).reshape(-1)
+        if out.shape[0] != X.shape[0]:
+            raise ValueError(f"predict returned {out.shape[0]} values for {X.shape[0]} rows")
+        return out
+
+    train_pred, test_pred = predict(X_train), predict(X_test)
+    buf = io.BytesIO()
+    np.savez(buf, train_pred=train_pred, test_pred=test_pred)
+    _write_atomic(jobdir / "predictions.npz", buf.getvalue())
+    result = {
+        "model": fitted.expression,
+        "dialect": fitted.dialect,
+        "pareto": [
+            {"expression": p.expression, "complexity": float(p.complexity), "loss": float(p.loss)}
+            for p in fitted.pareto
+        ],
+        "notes": fitted.notes,
+        "fit_s": fit_s,
+        "method_version": method.version(),
+    }
+    _write_atomic(jobdir / "result.json", json.dumps(result, default=str).encode())
+    return 0
+
+
+def main() -> None:
+    _harden()
+    if len(sys.argv) != 2:
+        print("usage: python -m engine.worker JOBDIR", file=sys.stderr)
+        sys.exit(64)
+    sys.exit(run(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    main()

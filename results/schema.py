@@ -1,0 +1,85 @@
+"""Schema of the workspace database, as numbered migrations (``PRAGMA user_version``).
+
+To change the schema, append a migration; never edit a released one. A database written by a
+newer srtui (a higher version than we know) is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Callable
+
+
+class SchemaError(Exception):
+    pass
+
+
+def _script(c: sqlite3.Connection, sql: str) -> None:
+    # not executescript(): it COMMITs first, and migrations must stay inside our transaction
+    for statement in sql.split(";"):
+        if statement.strip():
+            c.execute(statement)
+
+
+def _v1(c: sqlite3.Connection) -> None:
+    _script(
+        c,
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY, suite TEXT, driver TEXT, host TEXT, argv TEXT,
+            started_at TEXT, ended_at TEXT, status TEXT
+        );
+        CREATE TABLE jobs (
+            job_id TEXT PRIMARY KEY,
+            suite TEXT NOT NULL, task TEXT NOT NULL, method TEXT NOT NULL, params TEXT NOT NULL,
+            seed INTEGER NOT NULL, limits TEXT NOT NULL, data_fingerprint TEXT NOT NULL,
+            method_version TEXT NOT NULL, spec TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending','running','ok','error','timeout',
+                'cpu_timeout','oom','crashed','interrupted','lost','invalid_model')),
+            attempt INTEGER NOT NULL DEFAULT 0,
+            run_id TEXT, returncode INTEGER, signal INTEGER, wall_s REAL, cpu_s REAL,
+            peak_rss_mb REAL, host TEXT, started_at TEXT, ended_at TEXT, stderr_tail TEXT,
+            error TEXT, limit_detail TEXT, worker_pid INTEGER,
+            model TEXT, dialect TEXT, model_error TEXT, model_too_large INTEGER, pareto TEXT,
+            fit_s REAL, r2_train REAL, r2_test REAL, mse_train REAL, mse_test REAL,
+            mae_train REAL, mae_test REAL, r2_test_expr REAL, fidelity_r2 REAL,
+            max_abs_diff REAL, expression_mismatch INTEGER
+        );
+        CREATE INDEX jobs_status ON jobs (status);
+        CREATE INDEX jobs_suite ON jobs (suite, task, method);
+        CREATE TABLE attempts (
+            job_id TEXT NOT NULL REFERENCES jobs (job_id), attempt INTEGER NOT NULL,
+            status TEXT NOT NULL, run_id TEXT, started_at TEXT, ended_at TEXT, returncode INTEGER,
+            signal INTEGER, wall_s REAL, cpu_s REAL, peak_rss_mb REAL, host TEXT, error TEXT,
+            PRIMARY KEY (job_id, attempt)
+        );
+        CREATE TABLE predictions (
+            job_id TEXT PRIMARY KEY REFERENCES jobs (job_id), attempt INTEGER, data BLOB NOT NULL
+        );
+        """
+    )
+    c.execute("INSERT INTO meta (key, value) VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+VERSION = len(MIGRATIONS)
+
+
+def check_version(version: int, path: Path) -> None:
+    if version > VERSION:
+        raise SchemaError(
+            f"{path} has schema version {version}, newer than this srtui understands ({VERSION}); "
+            "upgrade srtui to open it"
+        )
+
+
+def migrate(c: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to VERSION inside the caller's transaction."""
+    version = c.execute("PRAGMA user_version").fetchone()[0]
+    check_version(version, path)
+    for step in range(version, VERSION):
+        MIGRATIONS[step](c)
+        c.execute(f"PRAGMA user_version = {step + 1}")

@@ -1,0 +1,282 @@
+"""The one store: the workspace's SQLite database (WAL mode), its schema and migrations.
+
+The driver is the only writer of job records; readers (`srtui status`, the TUI, another shell)
+can read at any time thanks to WAL. Every write is a short ``BEGIN IMMEDIATE`` transaction with
+a busy timeout, so concurrent writers (several expert sessions, a run and a rescore) queue
+instead of failing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import threading
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import sqlite_utils
+
+from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
+from engine.workspace import Workspace
+from results import schema
+
+
+class StoreError(Exception):
+    """The store cannot be opened or used; one line for the CLI."""
+
+
+JOB_RESULT_COLUMNS = (
+    "status", "attempt", "run_id", "returncode", "signal", "wall_s", "cpu_s", "peak_rss_mb", "host",
+    "started_at", "ended_at", "stderr_tail", "error", "limit_detail", "model", "dialect",
+    "model_error", "model_too_large", "pareto", "fit_s", "r2_train", "r2_test", "mse_train",
+    "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
+    "expression_mismatch", "worker_pid",
+)
+
+
+class Store:
+    """A handle on ``<workspace>/srtui.db``. Thread-safe: one connection, writes under a lock."""
+
+    def __init__(self, workspace: Workspace, *, create: bool = False, readonly: bool = False) -> None:
+        self.workspace = workspace
+        path = workspace.db_path
+        if not path.exists() and not create:
+            raise StoreError(f"no srtui workspace at {workspace.root} (run `srtui run SUITE` to create one)")
+        try:
+            if readonly:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+            else:
+                conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+            conn.execute("PRAGMA busy_timeout = 30000")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {path}: {exc}") from None
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn)
+        self.lock = threading.RLock()
+        try:
+            if readonly:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                schema.check_version(version, path)
+            else:
+                self._prepare()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path} is not a usable srtui database: {exc}") from None
+        except schema.SchemaError as exc:
+            conn.close()
+            raise StoreError(str(exc)) from None
+
+    # --- setup -----------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode.lower() != "wal":
+            self.db.enable_wal()
+        self.conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL; durable at checkpoints
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        with self.transaction():
+            schema.migrate(self.conn, self.workspace.db_path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``: takes the write lock up front, never deadlocks."""
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    @property
+    def workspace_id(self) -> str:
+        value = self.meta("workspace_id")
+        assert value, "migration 1 sets workspace_id"
+        return value
+
+    # --- runs --------------------------------------------------------------------------------
+
+    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str) -> str:
+        run_id = uuid.uuid4().hex[:12]
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status) VALUES (?,?,?,?,?,?,?)",
+                (run_id, suite, driver, host, json.dumps(argv), started_at, "running"),
+            )
+        return run_id
+
+    def end_run(self, run_id: str, status: str, ended_at: str) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?", (status, ended_at, run_id))
+
+    # --- jobs --------------------------------------------------------------------------------
+
+    def plan(self, specs: Iterable[JobSpec]) -> dict[str, tuple[str, int]]:
+        """Insert new jobs as pending; return {job_id: (status, attempt)} for every given spec."""
+        rows = []
+        for spec in specs:
+            d = spec.to_dict()
+            rows.append((
+                spec.job_id, spec.suite, spec.task, spec.method, json.dumps(d["params"], sort_keys=True),
+                spec.seed, json.dumps(d["limits"], sort_keys=True), spec.data_fingerprint,
+                spec.method_version, json.dumps(d, sort_keys=True),
+            ))
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO jobs (job_id, suite, task, method, params, seed, limits, "
+                "data_fingerprint, method_version, spec, status, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,'pending',0)",
+                rows,
+            )
+        states: dict[str, tuple[str, int]] = {}
+        ids = [r[0] for r in rows]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            q = f"SELECT job_id, status, attempt FROM jobs WHERE job_id IN ({','.join('?' * len(chunk))})"
+            for job_id, status, attempt in self.conn.execute(q, chunk):
+                states[job_id] = (status, attempt)
+        return states
+
+    def running_jobs(self) -> list[dict[str, Any]]:
+        cur = self.conn.execute(
+            "SELECT j.job_id, j.suite, j.task, j.method, j.seed, j.attempt, j.started_at, j.limits, "
+            "j.worker_pid, r.driver FROM jobs j LEFT JOIN runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
+        )
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row)) for row in cur]
+
+    def mark_lost(self, job_id: str, attempt: int, ended_at: str, why: str) -> bool:
+        """A running job whose driver is gone: record the attempt as lost (it will be retried)."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "UPDATE jobs SET status = 'lost', ended_at = ?, error = ?, worker_pid = NULL "
+                "WHERE job_id = ? AND status = 'running' AND attempt = ?",
+                (ended_at, why, job_id, attempt),
+            )
+            if cur.rowcount:
+                c.execute(
+                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, ended_at, error) VALUES (?,?,?,?,?)",
+                    (job_id, attempt, "lost", ended_at, why),
+                )
+            return bool(cur.rowcount)
+
+    def claim(self, job_id: str, attempt: int, run_id: str, started_at: str, host: str) -> bool:
+        """Atomically mark a job running for this run; False if another driver has it."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "UPDATE jobs SET status = 'running', attempt = ?, run_id = ?, started_at = ?, host = ?, "
+                "ended_at = NULL, worker_pid = NULL WHERE job_id = ? AND status != 'running'",
+                (attempt, run_id, started_at, host, job_id),
+            )
+            if cur.rowcount:
+                c.execute(
+                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
+                    (job_id, attempt, "running", run_id, started_at, host),
+                )
+            return bool(cur.rowcount)
+
+    def set_worker_pid(self, job_id: str, pid: int) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE jobs SET worker_pid = ? WHERE job_id = ?", (pid, job_id))
+
+    def record(self, job_id: str, fields: dict[str, Any], predictions: bytes | None) -> None:
+        """Write a finished attempt: the job row, its attempt row and its predictions, at once."""
+        values = {k: fields.get(k) for k in JOB_RESULT_COLUMNS}
+        values["worker_pid"] = None
+        if isinstance(values["pareto"], list):
+            values["pareto"] = json.dumps(values["pareto"])
+        assignments = ", ".join(f"{k} = ?" for k in values)
+        with self.transaction() as c:
+            c.execute(f"UPDATE jobs SET {assignments} WHERE job_id = ?", (*values.values(), job_id))
+            c.execute(
+                "INSERT OR REPLACE INTO attempts (job_id, attempt, status, run_id, started_at, ended_at, "
+                "returncode, signal, wall_s, cpu_s, peak_rss_mb, host, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    job_id, values["attempt"], values["status"], values["run_id"], values["started_at"],
+                    values["ended_at"], values["returncode"], values["signal"], values["wall_s"],
+                    values["cpu_s"], values["peak_rss_mb"], values["host"], values["error"],
+                ),
+            )
+            if predictions is not None:
+                c.execute(
+                    "INSERT OR REPLACE INTO predictions (job_id, attempt, data) VALUES (?,?,?)",
+                    (job_id, values["attempt"], predictions),
+                )
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def status_counts(self, suite: str | None = None) -> dict[str, int]:
+        q, args = "SELECT status, count(*) FROM jobs", ()
+        if suite:
+            q, args = q + " WHERE suite = ?", (suite,)
+        return dict(self.conn.execute(q + " GROUP BY status", args).fetchall())
+
+    def jobs(self, suite: str | None = None, columns: str = "*") -> list[dict[str, Any]]:
+        q, args = f"SELECT {columns} FROM jobs", ()
+        if suite:
+            q, args = q + " WHERE suite = ?", (suite,)
+        cur = self.conn.execute(q + " ORDER BY suite, task, method, seed, job_id", args)
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row)) for row in cur]
+
+    def attempts(self, job_id: str) -> list[dict[str, Any]]:
+        cur = self.conn.execute("SELECT * FROM attempts WHERE job_id = ? ORDER BY attempt", (job_id,))
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row)) for row in cur]
+
+    def predictions(self, job_id: str) -> dict[str, Any] | None:
+        """{train_index, train_pred, test_index, test_pred} as numpy arrays, or None."""
+        import numpy as np
+
+        row = self.conn.execute("SELECT data FROM predictions WHERE job_id = ?", (job_id,)).fetchone()
+        if row is None:
+            return None
+        with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+
+
+def pack_predictions(train_index, train_pred, test_index, test_pred) -> bytes:
+    """Predictions with their row numbers, compressed (float64 kept exact for re-scoring)."""
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf,
+        train_index=np.asarray(train_index, dtype=np.int64),
+        train_pred=np.asarray(train_pred, dtype=np.float64),
+        test_index=np.asarray(test_index, dtype=np.int64),
+        test_pred=np.asarray(test_pred, dtype=np.float64),
+    )
+    return buf.getvalue()
+
+
+def needs_run(status: str, attempt: int, retry_failed: bool) -> bool:
+    """Resume rule: skip terminal jobs (unless retrying failures); retry lost/interrupted up to 3."""
+    from engine.spec import MAX_AUTO_ATTEMPTS, RETRY_ON_REQUEST
+
+    if status in ("pending",):
+        return True
+    if status in RETRY_AUTOMATIC:
+        return attempt < MAX_AUTO_ATTEMPTS
+    if status in TERMINAL:
+        return retry_failed and status in RETRY_ON_REQUEST
+    return False  # running under a live driver
+
+
+def open_store(workspace: Workspace, *, create: bool = False) -> Store:
+    if create:
+        workspace.ensure()
+    return Store(workspace, create=create)
+
+
+__all__ = ["Store", "StoreError", "open_store", "pack_predictions", "needs_run", "Path"]

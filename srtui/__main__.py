@@ -1,0 +1,3 @@
+from srtui.cli import main
+
+main()

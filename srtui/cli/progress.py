@@ -1,0 +1,103 @@
+"""Live progress of `srtui run`: counts per status, running jobs against their limit, ETA.
+
+On a terminal it is a rich Live panel; otherwise (CI, a pipe) one plain line per finished job.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from engine.scheduler import RunState
+
+STATUS_STYLE = {
+    "ok": "green", "error": "red", "timeout": "yellow", "cpu_timeout": "yellow", "oom": "magenta",
+    "crashed": "red", "interrupted": "cyan", "lost": "cyan", "invalid_model": "red",
+}
+
+
+def _fmt_s(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class RunProgress:
+    def __init__(self, plan) -> None:
+        self.plan = plan
+        self.console = Console(stderr=True)
+        self.live: Live | None = None
+        self.state: RunState | None = None
+        self._printed = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "RunProgress":
+        if self.console.is_terminal:
+            self.live = Live(Text("starting..."), console=self.console, refresh_per_second=4, transient=False, get_renderable=self._render)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def notify(self, message: str) -> None:
+        self.console.print(Text(f"srtui: {message}", style="bold yellow"))
+
+    def update(self, state: RunState) -> None:
+        self.state = state
+        if self.live is None:
+            self._print_new_lines(state)
+
+    def _print_new_lines(self, state: RunState) -> None:
+        with self._lock, state.lock:
+            done = state.done
+            if done > self._printed:
+                self._printed = done
+                counts = ", ".join(f"{k} {v}" for k, v in sorted(state.counts.items()))
+                print(f"[{done}/{state.total}] {counts}", file=sys.stderr, flush=True)
+
+    def _render(self):
+        state = self.state
+        if state is None:
+            return Text(f"planning {self.plan.n_jobs} jobs...")
+        with state.lock:
+            counts = dict(state.counts)
+            running = list(state.running.values())
+            failures = list(state.recent_failures[-3:])
+            done, total = state.done, state.total
+        head = Text()
+        head.append(f"{self.plan.suite.name}: {done}/{total} done  ", style="bold")
+        for name, n in sorted(counts.items()):
+            head.append(f"{name} {n}  ", style=STATUS_STYLE.get(name, ""))
+        head.append(f"  {state.throughput():.1f} jobs/min  ETA {_fmt_s(state.eta_s())}")
+        table = Table(box=None, pad_edge=False, show_header=bool(running))
+        table.add_column("running")
+        table.add_column("elapsed / limit", justify="right")
+        now = time.monotonic()
+        for job, started in sorted(running, key=lambda r: r[1]):
+            table.add_row(Text(job.label), f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}")
+        parts = [head, table]
+        for job, outcome in failures:
+            line = Text(f"{outcome.status}: {job.label}", style=STATUS_STYLE.get(outcome.status, ""))
+            tail = (outcome.error or outcome.limit_detail or outcome.stderr_tail or "").strip().splitlines()
+            if tail:
+                line.append(f"  {tail[-1][:120]}", style="dim")  # Text(): untrusted, never markup
+            parts.append(line)
+        return Group(*parts)
+
+    def summary(self, result) -> None:
+        state = result.state
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(state.counts.items())) or "nothing to run"
+        extra = f"; {result.skipped} already done" if result.skipped else ""
+        extra += f"; {result.lost_recovered} lost jobs of a dead driver recovered" if result.lost_recovered else ""
+        self.console.print(Text(f"run {result.run_id}: {counts}{extra} ({_fmt_s(time.monotonic() - state.started)})"))

@@ -1,0 +1,178 @@
+"""`srtui run`, `srtui status`, `srtui results`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from srtui.cli.common import WorkspaceOption, fail
+
+
+def _split(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        fail("an empty list of names was given")
+    return names
+
+
+def run(
+    suite: Annotated[str, typer.Argument(help="Built-in suite name or path to a suite .toml file.")],
+    workspace: WorkspaceOption = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel jobs (default: usable cores).")] = None,
+    methods: Annotated[Optional[str], typer.Option(help="Comma-separated methods (default: the suite's).")] = None,
+    tasks: Annotated[Optional[str], typer.Option(help="Comma-separated tasks (default: the suite's).")] = None,
+    seeds: Annotated[Optional[int], typer.Option(help="Number of seeds (default: the suite's).")] = None,
+    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="Wall-time limit per job, seconds.")] = None,
+    mem_limit: Annotated[Optional[float], typer.Option("--mem-limit", help="Memory limit of a job's process tree, MB.")] = None,
+    cpu_limit: Annotated[Optional[float], typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
+    grace: Annotated[Optional[float], typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
+    method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
+) -> None:
+    """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
+    import threading
+
+    from engine.workspace import WorkspaceError, resolve
+    from srtui import runner
+    from srtui.cli.progress import RunProgress
+
+    ws = resolve(workspace)
+    req = runner.RunRequest(
+        suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
+        mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
+        method_dirs=list(method_dir or []),
+    )
+    try:
+        if not dry_run:
+            ws.ensure()  # an unwritable place fails here, before anything else
+        plan = runner.plan_run(ws, req, write_data=not dry_run)
+    except (runner.RunError, WorkspaceError) as exc:
+        fail(str(exc))
+    if dry_run:
+        _print_dry_run(plan, req)
+        return
+    cancel, force = threading.Event(), threading.Event()
+    progress = RunProgress(plan)
+    runner.install_interrupt_handlers(cancel, force, progress.notify)
+    try:
+        with progress:
+            result = runner.execute(plan, req, cancel=cancel, force=force, on_state=progress.update)
+    except runner.RunError as exc:
+        fail(str(exc))
+    progress.summary(result)
+    if result.interrupted:
+        raise typer.Exit(130)
+
+
+def _print_dry_run(plan, req) -> None:
+    from results.store import Store, StoreError, needs_run
+
+    states: dict[str, tuple[str, int]] = {}
+    if plan.workspace.exists():
+        try:
+            store = Store(plan.workspace, readonly=True)
+            ids = [s.job_id for s in plan.specs]
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                q = f"SELECT job_id, status, attempt FROM jobs WHERE job_id IN ({','.join('?' * len(chunk))})"
+                states.update({j: (s, a) for j, s, a in store.conn.execute(q, chunk)})
+            store.close()
+        except StoreError as exc:
+            fail(str(exc))
+    would = [s for s in plan.specs if needs_run(*states.get(s.job_id, ("pending", 0)), req.retry_failed)]
+    limits = plan.specs[0].limits if plan.specs else None
+    print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, {len(plan.specs) - len(would)} already done")
+    if limits:
+        print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU {limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.n_slots} slots")
+    for spec in would:
+        print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
+
+
+def status(
+    workspace: WorkspaceOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+) -> None:
+    """Counts per status and running jobs; safe to call from another shell during a run."""
+    from engine.workspace import resolve
+    from results.store import Store, StoreError
+
+    ws = resolve(workspace)
+    try:
+        store = Store(ws, readonly=True)
+    except StoreError as exc:
+        fail(str(exc))
+    counts = store.status_counts(suite)
+    running = store.running_jobs()
+    store.close()
+    if as_json:
+        out = {
+            "workspace": str(ws.root),
+            "total": sum(counts.values()),
+            "counts": counts,
+            "running": [
+                {k: r[k] for k in ("job_id", "suite", "task", "method", "seed", "attempt", "started_at")}
+                | {"time_limit_s": json.loads(r["limits"]).get("time_s")}
+                for r in running
+            ],
+        }
+        print(json.dumps(out, indent=2))
+        return
+    total = sum(counts.values())
+    print(f"workspace {ws.root}: {total} jobs")
+    for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:<14} {n}")
+    for r in running:
+        print(f"  running: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']})")
+
+
+RESULT_COLUMNS = (
+    "job_id", "suite", "task", "method", "params", "seed", "status", "attempt", "returncode", "signal",
+    "wall_s", "cpu_s", "peak_rss_mb", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
+    "mse_train", "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
+    "expression_mismatch", "model_error", "error", "limit_detail", "stderr_tail", "data_fingerprint",
+    "method_version",
+)
+
+
+def results(
+    workspace: WorkspaceOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
+    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+) -> None:
+    """One row per job, with its status, resources and accuracy."""
+    import csv
+
+    from engine.workspace import resolve
+    from results.store import Store, StoreError
+
+    if fmt not in ("csv", "json"):
+        fail(f"--format must be csv or json, got {fmt!r}")
+    try:
+        store = Store(resolve(workspace), readonly=True)
+    except StoreError as exc:
+        fail(str(exc))
+    rows = store.jobs(suite, columns=", ".join(RESULT_COLUMNS))
+    store.close()
+    if fmt == "json":
+        for row in rows:
+            row["params"] = json.loads(row["params"])
+        json.dump(rows, sys.stdout, indent=1)
+        print()
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=RESULT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(run)
+    app.command()(status)
+    app.command()(results)

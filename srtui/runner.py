@@ -1,0 +1,287 @@
+"""Planning and driving a run: suite -> tasks and job specs -> backend -> store.
+
+Used by `srtui run` and by the app's "start a run". No Textual here. Everything that can fail
+on user input (names, limits, workspace) is checked in ``plan_run`` before the store is touched.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import socket
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from engine import proctree
+from engine.launcher import JobOutcome, JobPayload, now_iso
+from engine.methods import registry
+from engine.scheduler import LocalBackend, PlannedJob, RunState
+from engine.spec import JobSpec, Limits, SpecError
+from engine.workspace import Workspace, WorkspaceError
+from results.store import Store, StoreError, needs_run, open_store, pack_predictions
+from tasks.catalogue import TaskContext, TaskError, entry, get_task
+from tasks.suites import Suite, SuiteError, load_suite
+
+
+class RunError(Exception):
+    """Bad run request; one line for the CLI."""
+
+
+@dataclass
+class RunRequest:
+    suite: str
+    methods: list[str] | None = None
+    tasks: list[str] | None = None
+    seeds: int | None = None
+    time_limit: float | None = None
+    mem_limit: float | None = None
+    cpu_limit: float | None = None
+    grace: float | None = None
+    jobs: int | None = None
+    retry_failed: bool = False
+    method_dirs: list[Path] = field(default_factory=list)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class RunPlan:
+    suite: Suite
+    workspace: Workspace
+    specs: list[JobSpec]
+    method_refs: dict[str, str]  # method name -> how the worker loads it
+    data_paths: dict[str, str]  # task name -> npz
+    n_slots: int
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.specs)
+
+
+def _limits(suite: Suite, req: RunRequest) -> Limits:
+    base = dict(suite.limits)
+    for key, value in (("time_s", req.time_limit), ("mem_mb", req.mem_limit), ("cpu_s", req.cpu_limit), ("grace_s", req.grace)):
+        if value is not None:
+            base[key] = value
+    try:
+        return Limits.from_dict(base)
+    except (SpecError, TypeError) as exc:
+        raise RunError(str(exc)) from None
+
+
+def _select(kind: str, wanted: list[str] | None, available: list[str]) -> list[str]:
+    if not wanted:
+        return available
+    return list(dict.fromkeys(wanted))  # keep order, drop repeats; existence checked by caller
+
+
+def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) -> RunPlan:
+    try:
+        suite = load_suite(req.suite)
+    except SuiteError as exc:
+        raise RunError(str(exc)) from None
+    limits = _limits(suite, req)
+    if req.jobs is not None and req.jobs < 1:
+        raise RunError(f"--jobs must be at least 1, got {req.jobs}")
+    if req.seeds is not None and req.seeds < 1:
+        raise RunError(f"--seeds must be at least 1, got {req.seeds}")
+
+    method_refs: dict[str, str] = {}
+    for folder in req.method_dirs:
+        folder = folder.resolve()
+        if not (folder / "regressor.py").is_file():
+            raise RunError(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
+        method_refs[folder.name] = registry.SRBENCH_PREFIX + str(folder)
+    methods = _select("method", req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
+    versions: dict[str, str] = {}
+    for name in methods:
+        ref = method_refs.get(name, name)
+        try:
+            method = registry.load(ref)
+        except registry.MethodError as exc:
+            raise RunError(str(exc)) from None
+        ok, why = method.availability()
+        if not ok:
+            raise RunError(f"method {name!r} is not available: {why}")
+        method_refs[name] = ref
+        versions[name] = method.version()
+
+    task_names = _select("task", req.tasks, suite.tasks)
+    context = TaskContext(cache_dir=workspace.cache, data_dir=_data_dir())
+    try:
+        for name in task_names:
+            entry(name)  # unknown names fail here, before any data is built
+        built = {name: get_task(name, context) for name in task_names}
+    except TaskError as exc:
+        raise RunError(str(exc)) from None
+
+    seeds = suite.seeds
+    if req.seeds is not None:
+        from tasks.suites import COMPETITION_SEEDS
+
+        pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
+        seeds = pool[: req.seeds] if req.seeds <= len(pool) else pool + list(range(1, req.seeds - len(pool) + 1))
+    specs = []
+    for task_name in task_names:
+        fingerprint = built[task_name].fingerprint()
+        for method in methods:
+            params = {**suite.params.get(method, {}), **req.params.get(method, {})}
+            for seed in seeds:
+                specs.append(JobSpec(suite.name, task_name, method, int(seed), limits, fingerprint, versions[method], params))
+
+    data_paths = {}
+    for name, task in built.items():
+        path = workspace.data_cache / f"{task.fingerprint()}.npz"
+        data_paths[name] = str(path)
+        if write_data and not path.exists():
+            workspace.ensure()
+            _write_task_data(task, path)
+    n_slots = req.jobs or len(_usable())
+    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots)
+
+
+def _usable() -> list[int]:
+    from engine.scheduler import usable_cores
+
+    return usable_cores()
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("SRTUI_DATA_DIR")
+    return Path(env) if env else None
+
+
+def _write_task_data(task, path: Path) -> None:
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(
+        buf,
+        X_train=task.X_train, y_train=task.y_train, X_test=task.X_test, y_test=task.y_test,
+        train_index=task.train_index, test_index=task.test_index,
+        feature_names=np.array(task.feature_names, dtype=str),
+    )
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+
+
+class StoreSink:
+    """Writes job lifecycle events into the store and job logs into the workspace."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.logs = store.workspace.logs
+
+    def claim(self, job: PlannedJob, started_at: str, host: str) -> bool:
+        return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
+
+    def started(self, job: PlannedJob, pid: int) -> None:
+        self.store.set_worker_pid(job.job_id, pid)
+
+    def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
+        stem = self.logs / f"{job.job_id}.a{job.attempt}"
+        for suffix, data in ((".stdout", outcome.stdout), (".stderr", outcome.stderr)):
+            if data:
+                stem.with_suffix(suffix).write_bytes(data)
+        record = {
+            "status": outcome.status, "attempt": job.attempt, "run_id": self.run_id,
+            "returncode": outcome.returncode, "signal": outcome.signal, "wall_s": outcome.wall_s,
+            "cpu_s": outcome.cpu_s, "peak_rss_mb": outcome.peak_rss_mb, "host": outcome.host,
+            "started_at": outcome.started_at, "ended_at": outcome.ended_at,
+            "stderr_tail": outcome.stderr_tail or None, "error": outcome.error,
+            "limit_detail": outcome.limit_detail, "model": outcome.model, "dialect": outcome.dialect,
+            "pareto": outcome.pareto or None, "fit_s": outcome.fit_s, **fields,
+        }
+        predictions = None
+        if outcome.train_pred is not None and outcome.test_pred is not None:
+            import numpy as np
+
+            with np.load(job.data_path, allow_pickle=False) as z:
+                train_index, test_index = z["train_index"], z["test_index"]
+            predictions = pack_predictions(train_index, outcome.train_pred, test_index, outcome.test_pred)
+        self.store.record(job.job_id, record, predictions)
+
+
+def recover(store: Store) -> tuple[int, int]:
+    """After a driver crash: running jobs of dead drivers become lost; their orphans are killed."""
+    lost = 0
+    for job in store.running_jobs():
+        driver = job.get("driver") or ""
+        if driver and proctree.identity_alive(driver):
+            continue
+        if store.mark_lost(job["job_id"], job["attempt"], now_iso(), "the driver running this job died"):
+            lost += 1
+    killed = proctree.sweep_orphans(store.workspace_id + ":")
+    return lost, len(killed)
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    state: RunState
+    skipped: int
+    lost_recovered: int
+    interrupted: bool
+
+
+def execute(
+    plan: RunPlan,
+    req: RunRequest,
+    *,
+    cancel: threading.Event | None = None,
+    force: threading.Event | None = None,
+    on_state: Callable[[RunState], None] | None = None,
+    backend=None,
+) -> RunResult:
+    """Run the plan to completion (or until cancelled); every job ends with a record."""
+    try:
+        store = open_store(plan.workspace, create=True)
+    except (StoreError, WorkspaceError) as exc:
+        raise RunError(str(exc)) from None
+    cancel = cancel or threading.Event()
+    force = force or threading.Event()
+    try:
+        lost, _ = recover(store)
+        states = store.plan(plan.specs)
+        todo: list[PlannedJob] = []
+        for spec in plan.specs:
+            job_id = spec.job_id
+            status, attempt = states[job_id]
+            if not needs_run(status, attempt, req.retry_failed):
+                continue
+            payload = JobPayload(
+                spec=spec.to_dict(), job_id=job_id, attempt=attempt + 1, workspace_token=store.workspace_id,
+                data_path=plan.data_paths[spec.task], method_ref=plan.method_refs.get(spec.method),
+            )
+            todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_paths[spec.task]))
+        state = RunState(total=len(todo))
+        run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
+        sink = StoreSink(store, run_id)
+        backend = backend or LocalBackend(plan.n_slots, plan.workspace.jobs_dir)
+        try:
+            backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
+        finally:
+            store.end_run(run_id, "interrupted" if cancel.is_set() else "done", now_iso())
+        return RunResult(run_id, state, len(plan.specs) - len(todo), lost, cancel.is_set())
+    finally:
+        store.close()
+
+
+def install_interrupt_handlers(cancel: threading.Event, force: threading.Event, notify: Callable[[str], None]) -> None:
+    """First Ctrl-C: stop scheduling and terminate running jobs; second: kill them at once."""
+
+    def handler(signum, frame):  # noqa: ARG001
+        if not cancel.is_set():
+            cancel.set()
+            notify("stopping: no new jobs; running jobs are being terminated (Ctrl-C again to force)")
+        else:
+            force.set()
+            notify("forcing: killing running jobs now")
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
