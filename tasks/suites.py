@@ -17,10 +17,17 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
 
     [params.gplearn]     # optional per-method parameter overrides
     generations = 20
+
+Task names may be shell-style patterns over the built-in catalogue (``"srbench2022-exact-*"``),
+expanded when the suite is read. ``seed_from_task = true`` runs each task once, with the data seed
+its name ends in (``-s2082``), as the SRBench 2022 competition did; ``Suite.jobs()`` gives the
+(task, seed) pairs either way.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +54,40 @@ class Suite:
     scoring: str | None = None
     description: str = ""
     path: Path | None = None
+    seed_from_task: bool = False
+
+    def jobs(self) -> list[tuple[str, int]]:
+        """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
+        if not self.seed_from_task:
+            return [(t, s) for t in self.tasks for s in self.seeds]
+        return [(t, task_seed(t)) for t in self.tasks]
+
+
+_SEED_RE = re.compile(r"-s(\d+)(?:-|$)")
+
+
+def task_seed(task: str) -> int:
+    m = _SEED_RE.search(task)
+    if m is None:
+        raise SuiteError(f"task {task!r} has no '-sSEED' in its name (needed by seed_from_task)")
+    return int(m.group(1))
+
+
+def expand_tasks(patterns: list[str], where: str) -> list[str]:
+    """Expand shell-style patterns against the built-in catalogue; plain names pass through."""
+    from tasks.catalogue import builtin_names
+
+    names = builtin_names()
+    out: list[str] = []
+    for pat in patterns:
+        if any(ch in pat for ch in "*?["):
+            hits = fnmatch.filter(names, pat)
+            if not hits:
+                raise SuiteError(f"suite {where}: task pattern {pat!r} matches no task")
+            out.extend(h for h in hits if h not in out)
+        elif pat not in out:
+            out.append(pat)
+    return out
 
 
 def builtin_suite_names() -> list[str]:
@@ -95,9 +136,16 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     params = data.get("params", {})
     if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
         raise SuiteError(f"suite {where}: [params.METHOD] must be tables")
+    seed_from_task = data.get("seed_from_task", False)
+    if not isinstance(seed_from_task, bool):
+        raise SuiteError(f"suite {where}: 'seed_from_task' must be true or false")
+    tasks = expand_tasks(str_list("tasks"), where)
+    if seed_from_task:
+        for t in tasks:
+            task_seed(t)
     return Suite(
         name=str(data.get("name", default_name)),
-        tasks=str_list("tasks"),
+        tasks=tasks,
         methods=str_list("methods"),
         seeds=list(seeds),
         limits=dict(limits),
@@ -105,4 +153,5 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         scoring=data.get("scoring"),
         description=str(data.get("description", "")),
         path=path,
+        seed_from_task=seed_from_task,
     )

@@ -1,0 +1,122 @@
+"""User tasks: ``srtui tasks add NAME FILE.csv --target COL [--test FILE] [--truth EXPR]``.
+
+Stored as files in the workspace, ``<workspace>/tasks/NAME/{train.csv,test.csv,task.json}``, with
+features renamed to Python identifiers. Everything is validated before anything is written, and the
+folder appears in one atomic rename, so a failed ``add`` leaves the workspace as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tasks.build import make_task, shuffled_split, stable_seed
+from tasks.catalogue import TaskEntry, TaskError
+from tasks.datafiles import sha256_file
+from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
+from tasks.model import Task
+
+TRACK = "user"
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+def user_dir(workspace: Path) -> Path:
+    return Path(workspace) / "tasks"
+
+
+def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path | None = None,
+                  truth: str | None = None) -> Task:
+    """Validate the files and store the task; returns the Task as it will be loaded."""
+    from tasks.catalogue import builtin_names
+
+    if not NAME_RE.match(name):
+        raise TaskError(f"task name {name!r} must be kebab-case: lower-case letters, digits, '-', '.', '_'")
+    if name in builtin_names():
+        raise TaskError(f"task name {name!r} is a built-in task; choose another")
+    folder = user_dir(workspace) / name
+    if folder.exists():
+        raise TaskError(f"user task {name!r} already exists at {folder}")
+    train_df = read_table(Path(csv), sep=",")
+    columns, X, y = numeric_xy(train_df, target, str(csv))
+    if test is not None:
+        test_df = read_table(Path(test), sep=",")
+        test_cols, X_test, y_test = numeric_xy(test_df, target, str(test), min_rows=1)
+        if test_cols != columns:
+            raise TaskError(f"{test}: columns differ from {csv} (expected {', '.join(columns)})")
+    elif len(y) < 4:
+        raise TaskError(f"{csv}: {len(y)} rows are too few to split into train and test; give --test")
+    mapping = sanitise_names(columns)
+    features = [mapping[c] for c in columns]
+    if truth is not None:
+        from tasks.truth import parse_truth
+
+        parse_truth(truth, features)
+    meta = {
+        "name": name, "target": target, "features": features, "columns": columns, "ground_truth": truth,
+        "train_file": str(Path(csv).resolve()), "train_sha256": sha256_file(Path(csv)),
+        "test_file": str(Path(test).resolve()) if test is not None else None,
+        "test_sha256": sha256_file(Path(test)) if test is not None else None,
+    }
+    user_dir(workspace).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=user_dir(workspace)))
+    try:
+        out = pd.DataFrame(X, columns=features).assign(**{"__target__": y})
+        out.rename(columns={"__target__": target}).to_csv(staging / "train.csv", index=False)
+        if test is not None:
+            pd.DataFrame(X_test, columns=features).assign(**{target: y_test}).to_csv(staging / "test.csv", index=False)
+        (staging / "task.json").write_text(json.dumps(meta, indent=1))
+        os.replace(staging, folder)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise TaskError(f"cannot store user task {name!r}: {exc}") from None
+    return load_user_task(folder)
+
+
+def load_user_task(folder: Path) -> Task:
+    try:
+        meta = json.loads((folder / "task.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise TaskError(f"user task at {folder} is damaged: {exc}") from None
+    target, features = meta["target"], meta["features"]
+    train = pd.read_csv(folder / "train.csv")
+    X = train[features].to_numpy(dtype=float)
+    y = train[target].to_numpy(dtype=float)
+    if (folder / "test.csv").is_file():
+        test = pd.read_csv(folder / "test.csv")
+        X = np.vstack([X, test[features].to_numpy(dtype=float)])
+        y = np.concatenate([y, test[target].to_numpy(dtype=float)])
+        idx = np.arange(len(y))
+        tr, te = idx[: len(train)], idx[len(train):]
+        split = "the given train and test files"
+    else:
+        tr, te = shuffled_split(len(y), 0.75, stable_seed(meta["name"], "split"))
+        split = "random 75/25 (seeded by the task name)"
+    renamed = {c: f for c, f in zip(meta["columns"], features) if c != f}
+    return make_task(
+        meta["name"], TRACK, features, target, X, y, tr, te, ground_truth=meta.get("ground_truth"),
+        split=split, property="exact_rediscovery" if meta.get("ground_truth") else "accuracy",
+        provenance={"source": "user", "train_file": meta["train_file"], "train_sha256": meta["train_sha256"],
+                    "test_file": meta["test_file"], "test_sha256": meta["test_sha256"],
+                    "renamed_columns": renamed},
+        description=f"User task from {Path(meta['train_file']).name}",
+    )
+
+
+def user_entries(workspace: Path) -> list[TaskEntry]:
+    folder = user_dir(workspace)
+    if not folder.is_dir():
+        return []
+    found = []
+    for meta in sorted(folder.glob("*/task.json")):
+        path = meta.parent
+        found.append(TaskEntry(path.name, TRACK, lambda ctx, p=path: load_user_task(p),
+                               description=f"user task ({path})"))
+    return found
+
