@@ -154,10 +154,11 @@ def run_job(
     """Run one job under its limits; always returns an outcome, never raises for job failures."""
     spec = JobSpec.from_dict(payload.spec)
     limits = spec.limits
+    scratch = scratch.absolute()
     scratch.mkdir(parents=True, exist_ok=True)
     for stale in ("result.json", "predictions.npz"):
         (scratch / stale).unlink(missing_ok=True)
-    data_path = payload.data_path
+    data_path = os.path.abspath(payload.data_path) if payload.data_path else None
     if payload.data_bytes is not None:
         data_path = str(scratch / "data.npz")
         Path(data_path).write_bytes(payload.data_bytes)

@@ -89,4 +89,4 @@ def resolve(path: str | os.PathLike[str] | None) -> Workspace:
     """``--workspace``, else ``$SRTUI_WORKSPACE``, else ``./srtui-workspace``."""
     if path is None:
         path = os.environ.get("SRTUI_WORKSPACE") or "srtui-workspace"
-    return Workspace(Path(path))
+    return Workspace(Path(path).absolute())  # jobs run with another cwd

@@ -19,7 +19,8 @@ from typing import Any, Callable
 from engine import proctree
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
-from engine.scheduler import LocalBackend, PlannedJob, RunState
+from engine.backends import BackendError, BackendOptions, make_backend
+from engine.scheduler import PlannedJob, RunState
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
@@ -45,6 +46,10 @@ class RunRequest:
     retry_failed: bool = False
     method_dirs: list[Path] = field(default_factory=list)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    backend: str = "local"
+    scheduler: str | None = None
+    cluster: str | None = None
+    cluster_config: Path | None = None
 
 
 @dataclass
@@ -262,7 +267,12 @@ def execute(
         state = RunState(total=len(todo))
         run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
         sink = StoreSink(store, run_id)
-        backend = backend or LocalBackend(plan.n_slots, plan.workspace.jobs_dir)
+        if backend is None:
+            options = BackendOptions(req.backend, plan.n_slots, req.scheduler, req.cluster, req.cluster_config)
+            try:
+                backend = make_backend(options, plan.workspace.jobs_dir)
+            except BackendError as exc:
+                raise RunError(str(exc)) from None
         try:
             backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
         finally:

@@ -35,6 +35,10 @@ def run(
     method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
+    backend: Annotated[str, typer.Option(help="local (subprocesses here) or dask.")] = "local",
+    scheduler: Annotated[Optional[str], typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
+    cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
+    cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML).")] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -47,7 +51,8 @@ def run(
     req = runner.RunRequest(
         suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
-        method_dirs=list(method_dir or []),
+        method_dirs=list(method_dir or []), backend=backend, scheduler=scheduler, cluster=cluster,
+        cluster_config=cluster_config,
     )
     try:
         if not dry_run:

@@ -1,0 +1,37 @@
+"""Backends run planned jobs: the same job function (engine.launcher.run_job) everywhere.
+
+``local``: slot threads on this machine (engine.scheduler.LocalBackend).
+``dask``: Dask distributed futures (engine.backends.dask_backend), loaded only when asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class BackendError(ValueError):
+    """A backend that cannot be set up; one line for the CLI."""
+
+
+@dataclass
+class BackendOptions:
+    kind: str = "local"
+    n_slots: int = 1
+    scheduler: str | None = None  # dask: tcp://HOST:8786 of a running scheduler
+    cluster: str | None = None  # dask: local | ssh | slurm
+    cluster_config: Path | None = None  # dask: TOML with the cluster's settings
+
+
+def make_backend(options: BackendOptions, scratch_root: Path):
+    if options.kind == "local":
+        from engine.scheduler import LocalBackend
+
+        return LocalBackend(options.n_slots, scratch_root)
+    if options.kind == "dask":
+        try:
+            from engine.backends.dask_backend import DaskBackend
+        except ImportError as exc:
+            raise BackendError(f"the dask backend needs dask[distributed]: {exc}") from None
+        return DaskBackend(options, scratch_root)
+    raise BackendError(f"unknown backend {options.kind!r} (choose local or dask)")
