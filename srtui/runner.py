@@ -244,6 +244,12 @@ def execute(
     backend=None,
 ) -> RunResult:
     """Run the plan to completion (or until cancelled); every job ends with a record."""
+    if backend is None:  # set up first: a bad backend request must not touch the store
+        options = BackendOptions(req.backend, plan.n_slots, req.scheduler, req.cluster, req.cluster_config)
+        try:
+            backend = make_backend(options, plan.workspace.jobs_dir)
+        except BackendError as exc:
+            raise RunError(str(exc)) from None
     try:
         store = open_store(plan.workspace, create=True)
     except (StoreError, WorkspaceError) as exc:
@@ -267,12 +273,6 @@ def execute(
         state = RunState(total=len(todo))
         run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
         sink = StoreSink(store, run_id)
-        if backend is None:
-            options = BackendOptions(req.backend, plan.n_slots, req.scheduler, req.cluster, req.cluster_config)
-            try:
-                backend = make_backend(options, plan.workspace.jobs_dir)
-            except BackendError as exc:
-                raise RunError(str(exc)) from None
         try:
             backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
         finally:
