@@ -24,6 +24,7 @@ def _register() -> None:
     from srtui.cli import run_cmd
 
     run_cmd.register(app)
+    from srtui.cli import tasks_cmd; tasks_cmd.register(app)
 
 
 _register()

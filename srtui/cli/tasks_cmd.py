@@ -1,0 +1,136 @@
+"""`srtui tasks`: list, show, export and add tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from srtui.cli.common import CliError, WorkspaceOption, resolve_workspace_path
+
+DataDirOption = Annotated[
+    Optional[Path],
+    typer.Option("--data-dir", help="Folder holding downloaded data files (else $SRTUI_DATA_DIR, else the workspace cache).",
+                 show_default=False),
+]
+
+
+def _context(workspace: Path | None, data_dir: Path | None):
+    from tasks.catalogue import TaskContext
+
+    return TaskContext.for_workspace(resolve_workspace_path(workspace), data_dir=data_dir)
+
+
+def _task(name: str, workspace: Path | None, data_dir: Path | None):
+    from tasks.catalogue import TaskError, get_task
+
+    try:
+        return get_task(name, _context(workspace, data_dir))
+    except TaskError as exc:
+        raise CliError(str(exc)) from None
+
+
+def register(app: typer.Typer) -> None:
+    tasks_app = typer.Typer(help="The task catalogue: list, show, export and add tasks.", no_args_is_help=True)
+    app.add_typer(tasks_app, name="tasks")
+
+    @tasks_app.command("list")
+    def list_(
+        workspace: WorkspaceOption = None,
+        track: Annotated[Optional[str], typer.Option("--track", help="Only tasks of this track.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Every task srtui knows (built in, and the workspace's own)."""
+        from tasks.catalogue import entries
+
+        rows = [e for e in entries(_context(workspace, None)) if track is None or e.track == track]
+        if as_json:
+            typer.echo(json.dumps([{"name": e.name, "track": e.track, "offline": e.offline,
+                                    "description": e.description.strip()} for e in rows], indent=1))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("task", "track", "data", "description", box=None, pad_edge=False)
+        for e in rows:
+            table.add_row(e.name, e.track, "offline" if e.offline else "download",
+                          e.description.strip().splitlines()[0] if e.description.strip() else "")
+        console = Console()
+        console.print(table)
+        console.print(f"{len(rows)} tasks")
+
+    @tasks_app.command("show")
+    def show(
+        name: str,
+        workspace: WorkspaceOption = None,
+        data_dir: DataDirOption = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Shape, features, ground truth, properties and provenance of one task."""
+        task = _task(name, workspace, data_dir)
+        info = task.summary()
+        info["fingerprint"] = task.fingerprint()
+        if task.dates_train is not None:
+            dates = sorted([*task.dates_train, *task.dates_test])
+            info["dates"] = [dates[0], dates[-1]]
+        if as_json:
+            typer.echo(json.dumps(info, indent=1, default=str))
+            return
+        from rich.console import Console
+
+        console = Console()
+        console.print(f"[bold]{task.name}[/]  ({task.track}, {task.difficulty or '-'})")
+        console.print(f"rows: {info['n_train']} train / {info['n_test']} test; split: {task.split}")
+        console.print(f"features ({task.n_features}): {', '.join(task.feature_names)}")
+        console.print(f"target: {task.target_name}")
+        console.print(f"ground truth: {task.ground_truth or 'unknown'}")
+        console.print(f"property scored: {task.property}; noise: {task.noise:g}")
+        if task.irrelevant_features:
+            console.print(f"irrelevant features: {', '.join(sorted(task.irrelevant_features))}")
+        if task.shortcut_features:
+            console.print(f"shortcut features: {', '.join(sorted(task.shortcut_features))}")
+        if "dates" in info:
+            console.print(f"dates: {info['dates'][0]} .. {info['dates'][1]}")
+        console.print(f"fingerprint: {info['fingerprint']}")
+        console.print("provenance: " + json.dumps(task.provenance, default=str))
+        if task.description:
+            console.print(task.description)
+
+    @tasks_app.command("export")
+    def export(
+        name: str,
+        out: Annotated[Path, typer.Option("--out", help="Folder for train.csv, test.csv and task.json.")],
+        workspace: WorkspaceOption = None,
+        data_dir: DataDirOption = None,
+    ) -> None:
+        """Write a task as CSV files (features then target; a date column for time series)."""
+        from tasks.export import export_task
+
+        task = _task(name, workspace, data_dir)
+        try:
+            paths = export_task(task, out)
+        except OSError as exc:
+            raise CliError(f"cannot write to {out}: {exc}") from None
+        typer.echo("wrote " + ", ".join(str(p) for p in paths))
+
+    @tasks_app.command("add")
+    def add(
+        name: str,
+        csv: Path,
+        target: Annotated[str, typer.Option("--target", help="Name of the target column.")],
+        test: Annotated[Optional[Path], typer.Option("--test", help="A separate test CSV (else a 75/25 split).")] = None,
+        truth: Annotated[Optional[str], typer.Option("--truth", help="Known ground-truth formula over the features.")] = None,
+        workspace: WorkspaceOption = None,
+    ) -> None:
+        """Add a CSV file as a task of this workspace (validated before anything is written)."""
+        from tasks.catalogue import TaskError
+        from tasks.loaders.user import add_user_task
+
+        try:
+            task = add_user_task(resolve_workspace_path(workspace), name, csv, target, test, truth)
+        except TaskError as exc:
+            raise CliError(str(exc)) from None
+        typer.echo(f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
+                   f"{task.n_features} features")
