@@ -63,7 +63,7 @@ def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
             wane = omega * R / steps
             S, E, I, R = S - new_e + wane, E + new_e - new_i, I + new_i - new_r, R + new_r - wane
             infections[day] += new_i
-    weekday = (np.arange(DAYS) + pd.Timestamp(START).dayofweek) % 7
+    weekday = (np.arange(DAYS) + pd.Timestamp(START).day_of_week) % 7
     reporting = np.where(weekday >= 5, 0.6, 1.08)  # fewer reports at weekends
     cases_mean = 0.3 * infections * reporting
     hosp_mean = np.convolve(0.04 * infections, _delay_kernel(7), mode="full")[:DAYS]
