@@ -1,0 +1,10 @@
+"""The parser's one error type."""
+
+from __future__ import annotations
+
+
+class ExpressionError(ValueError):
+    """A model string the safe parser refuses; the message is one human-readable line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))

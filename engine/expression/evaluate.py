@@ -1,0 +1,114 @@
+"""Numeric evaluation of parsed expressions with ``sympy.lambdify`` (numpy + scipy.special).
+
+The printer writes every number as a numpy float64 with its exact ``repr``, so constant
+sub-expressions follow IEEE rules (``1/0`` -> inf, ``10**400`` -> inf) instead of raising Python
+errors, and no constant loses digits in printing. ``Max``/``Min`` broadcast scalars against
+arrays. Compiled functions are cached per (expression, features).
+"""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+from sympy.printing.numpy import SciPyPrinter
+
+from engine.expression.errors import ExpressionError
+from engine.expression.parser import feature_symbol
+
+
+def _num(value: float) -> str:
+    return f"float64({value!r})" if np.isfinite(value) else f"float64('{value!r}')"
+
+
+class _Printer(SciPyPrinter):
+    def _print_Float(self, expr):
+        return _num(float(expr))
+
+    def _print_Integer(self, expr):
+        try:
+            return _num(float(int(expr)))
+        except OverflowError:
+            return _num(float("inf") if expr > 0 else float("-inf"))
+
+    def _print_Rational(self, expr):
+        return f"({self._print_Integer(sp.Integer(expr.p))}/{self._print_Integer(sp.Integer(expr.q))})"
+
+    def _print_Half(self, expr):
+        return self._print_Rational(expr)
+
+    def _print_Piecewise(self, expr):
+        # sympy's version runs simplify_logic on every condition: slow, and it can raise
+        conds = ", ".join(f"numpy.asarray({self._print(c)}, dtype=bool)" for _, c in expr.args)
+        exprs = ", ".join(self._print(e) for e, _ in expr.args)
+        return f"numpy.select([{conds}], [{exprs}], default=numpy.nan)"
+
+    def _print_Max(self, expr):
+        return self._fold("maximum", expr.args)
+
+    def _print_Min(self, expr):
+        return self._fold("minimum", expr.args)
+
+    def _fold(self, fn: str, args) -> str:
+        out = self._print(args[0])
+        for a in args[1:]:
+            out = f"{fn}({out}, {self._print(a)})"
+        return out
+
+
+_MODULES = ["scipy", "numpy", {"float64": np.float64, "maximum": np.maximum, "minimum": np.minimum}]
+_reserved: frozenset[str] | None = None
+
+
+def _reserved_names() -> frozenset[str]:
+    """Names the generated code may reference; a feature with such a name needs dummy args."""
+    global _reserved
+    if _reserved is None:
+        import scipy.special
+
+        _reserved = frozenset(dir(np)) | frozenset(dir(scipy.special)) | frozenset(dir(builtins)) | {
+            "numpy", "scipy", "float64", "reduce", "select", "nan", "inf", "math", "mpmath", "sympy",
+        }
+    return _reserved
+
+
+@lru_cache(maxsize=4096)
+def compile_expression(expr: sp.Expr, features: tuple[str, ...]) -> Callable[..., object]:
+    """``f(*columns)`` for ``expr``; cached, so re-scoring a stored model does not re-lambdify."""
+    args = [feature_symbol(f) for f in features]
+    dummify = any(f in _reserved_names() or f.startswith("_") for f in features)
+    try:
+        return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, dummify=dummify, docstring_limit=0)
+    except (SyntaxError, RecursionError, MemoryError) as exc:
+        raise ExpressionError(f"cannot compile expression: {type(exc).__name__}") from None
+
+
+def evaluate_expr(expr: sp.Expr, features: tuple[str, ...], X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1 and len(features) == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[1] != len(features):
+        raise ExpressionError(f"X has shape {X.shape}, expected (n, {len(features)}) for features {list(features)}")
+    n = X.shape[0]
+    f = compile_expression(expr, features)
+    cols = [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = f(*cols)
+        except ArithmeticError:
+            return np.full(n, np.nan)
+        except (TypeError, ValueError, NameError) as exc:
+            raise ExpressionError(f"cannot evaluate expression: {exc}") from None
+        out = np.asarray(out)
+        if np.iscomplexobj(out):
+            out = np.where(out.imag == 0, out.real, np.nan)
+        try:
+            res = np.broadcast_to(out.astype(np.float64, copy=False), (n,))
+        except ValueError:
+            raise ExpressionError(f"expression evaluated to shape {out.shape}, expected ({n},)") from None
+    return np.array(res, dtype=np.float64)
