@@ -116,6 +116,8 @@ def user_entries(workspace: Path) -> list[TaskEntry]:
     found = []
     for meta in sorted(folder.glob("*/task.json")):
         path = meta.parent
+        if path.name.startswith("."):
+            continue  # an `add` still being written
         found.append(TaskEntry(path.name, TRACK, lambda ctx, p=path: load_user_task(p),
                                description=f"user task ({path})"))
     return found
