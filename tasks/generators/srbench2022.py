@@ -17,7 +17,7 @@ from scipy.special import erf
 
 from tasks import cache
 from tasks.build import make_task
-from tasks.catalogue import TaskContext, TaskEntry, register
+from tasks.catalogue import TaskEntry, register
 from tasks.model import Task
 from tasks.noise import add_srbench2022_noise, srbench2022_sigma
 from tasks.suites import COMPETITION_SEEDS
