@@ -24,9 +24,32 @@ BUILTIN: dict[str, str] = {
     "probe-crash": "engine.methods.probes:Crash",
     "probe-escape": "engine.methods.probes:Escape",
     "probe-badmodel": "engine.methods.probes:BadModel",
-    # scikit-learn baselines
+    # scikit-learn baselines: exported symbolically ...
+    "dummy": "engine.methods.sklearn_baselines:Dummy",
     "linear": "engine.methods.sklearn_baselines:Linear",
+    "lasso": "engine.methods.sklearn_baselines:Lasso",
+    "ridge": "engine.methods.sklearn_baselines:Ridge",
+    "poly2": "engine.methods.sklearn_baselines:Poly2",
+    # ... and black-box (accuracy only)
+    "rf": "engine.methods.sklearn_baselines:RandomForest",
+    "gbr": "engine.methods.sklearn_baselines:GradientBoosting",
+    "mlp": "engine.methods.sklearn_baselines:MLP",
+    "knn": "engine.methods.sklearn_baselines:KNN",
+    # symbolic regression, installed with srtui
+    "pyoperon": "engine.methods.operon:Operon",
+    "gplearn": "engine.methods.gplearn_adapter:Gplearn",
+    "ffx": "engine.methods.ffx_adapter:FFX",
+    # optional extras (`srtui methods install NAME`); their packages are imported only in fit
+    "rils-rols": "engine.methods.optional:RilsRols",
+    "hroch": "engine.methods.optional:Hroch",
+    "feyn": "engine.methods.optional:Feyn",
+    "bingo": "engine.methods.optional:Bingo",
+    "itea": "engine.methods.optional:Itea",
 }
+
+#: the SR methods installed with srtui (the default SR set of suites and of the acceptance check)
+DEFAULT_SR = ("pyoperon", "gplearn", "ffx")
+OPTIONAL = ("rils-rols", "hroch", "feyn", "bingo", "itea")
 
 #: prefix of methods loaded from an SRBench method folder (``--method-dir``)
 SRBENCH_PREFIX = "srbench:"

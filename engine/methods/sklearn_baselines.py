@@ -1,4 +1,8 @@
-"""scikit-learn baselines. Linear models are exported symbolically from their coefficients."""
+"""scikit-learn baselines. Linear models are exported symbolically from their coefficients.
+
+The black-box ones (random forest, gradient boosting, MLP, KNN) return no expression and are
+scored on accuracy only. All are deterministic given ``seed`` and single-threaded (``n_jobs=1``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from engine.methods.base import FittedModel, Method
+
+_SKLEARN_LICENCE = "BSD-3-Clause (scikit-learn)"
 
 
 def linear_expression(coef: np.ndarray, intercept: float, terms: Sequence[str]) -> str:
@@ -18,16 +24,172 @@ def linear_expression(coef: np.ndarray, intercept: float, terms: Sequence[str]) 
     return " + ".join(parts).replace("+ -", "- ")
 
 
-class Linear(Method):
-    name = "linear"
+def monomial(powers: Sequence[int], names: Sequence[str]) -> str:
+    """``x0*x1**2`` for the exponent row ``(1, 2)`` (python dialect); ``1`` for all-zero."""
+    factors = [n if p == 1 else f"{n}**{int(p)}" for n, p in zip(names, powers) if p]
+    return "*".join(factors) or "1"
+
+
+class _Sklearn(Method):
+    """Shared plumbing: merge params over the defaults, build, fit, wrap."""
+
     family = "baseline"
-    licence = "BSD-3-Clause (scikit-learn)"
-    honours_time_limit = True  # closed form; finishes at once
+    licence = _SKLEARN_LICENCE
     requires = ("scikit-learn",)
+
+    def _params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {**self.default_params, **(params or {})}
+
+
+class Dummy(_Sklearn):
+    """Predicts the training mean: the floor every method must beat."""
+
+    name = "dummy"
+    honours_time_limit = True
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from sklearn.dummy import DummyRegressor
+
+        est = DummyRegressor(strategy="mean").fit(X, y)
+        return FittedModel(predict=est.predict, expression=repr(float(est.constant_[0][0])))
+
+
+class Linear(_Sklearn):
+    name = "linear"
+    honours_time_limit = True  # closed form; finishes at once
 
     def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
         from sklearn.linear_model import LinearRegression
 
-        est = LinearRegression(**params).fit(X, y)
+        est = LinearRegression(**self._params(params)).fit(X, y)
         expr = linear_expression(est.coef_, est.intercept_, feature_names)
         return FittedModel(predict=est.predict, expression=expr)
+
+
+class Lasso(_Sklearn):
+    name = "lasso"
+    honours_time_limit = True  # a short regularisation path; finishes in seconds
+    default_params = {"cv": 5, "max_iter": 10000}
+    hyper_params = [{"cv": 5, "max_iter": 10000, "n_alphas": 50}]
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from sklearn.linear_model import LassoCV
+
+        est = LassoCV(random_state=seed, n_jobs=1, **self._params(params)).fit(X, y)
+        expr = linear_expression(est.coef_, est.intercept_, feature_names)
+        return FittedModel(predict=est.predict, expression=expr, notes={"alpha": float(est.alpha_)})
+
+
+class Ridge(_Sklearn):
+    name = "ridge"
+    honours_time_limit = True
+    default_params = {"alphas": (0.1, 1.0, 10.0)}
+    hyper_params = [{"alphas": (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)}]
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from sklearn.linear_model import RidgeCV
+
+        est = RidgeCV(**self._params(params)).fit(X, y)
+        expr = linear_expression(est.coef_, est.intercept_, feature_names)
+        return FittedModel(predict=est.predict, expression=expr, notes={"alpha": float(est.alpha_)})
+
+
+class Poly2(_Sklearn):
+    """Degree-2 polynomial features + least squares, exported term by term."""
+
+    name = "poly2"
+    honours_time_limit = True
+    default_params = {"degree": 2}
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from sklearn.linear_model import LinearRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import PolynomialFeatures
+
+        p = self._params(params)
+        poly = PolynomialFeatures(degree=int(p.get("degree", 2)), include_bias=False)
+        est = make_pipeline(poly, LinearRegression()).fit(X, y)
+        lin = est[-1]
+        terms = [monomial(row, feature_names) for row in poly.powers_]
+        expr = linear_expression(lin.coef_, lin.intercept_, terms)
+        return FittedModel(predict=est.predict, expression=expr)
+
+
+class _BlackBox(_Sklearn):
+    family = "blackbox"
+    honours_time_limit = False  # no internal clock; the launcher's wall limit applies
+
+    def _make(self, seed: int, p: dict[str, Any]):
+        raise NotImplementedError
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        est = self._make(seed, self._params(params)).fit(X, y)
+        return FittedModel(predict=est.predict, expression=None)
+
+
+class RandomForest(_BlackBox):
+    name = "rf"
+    default_params = {"n_estimators": 100}
+    hyper_params = [
+        {"n_estimators": 100, "max_features": 1.0, "min_samples_leaf": 1},
+        {"n_estimators": 100, "max_features": 0.5, "min_samples_leaf": 1},
+        {"n_estimators": 100, "max_features": 1.0, "min_samples_leaf": 5},
+        {"n_estimators": 100, "max_features": 0.5, "min_samples_leaf": 5},
+    ]
+
+    def _make(self, seed, p):
+        from sklearn.ensemble import RandomForestRegressor
+
+        return RandomForestRegressor(random_state=seed, n_jobs=1, **p)
+
+
+class GradientBoosting(_BlackBox):
+    name = "gbr"
+    default_params = {"n_estimators": 100, "learning_rate": 0.1}
+    hyper_params = [
+        {"n_estimators": 100, "learning_rate": 0.1, "max_depth": 3},
+        {"n_estimators": 500, "learning_rate": 0.05, "max_depth": 3},
+        {"n_estimators": 100, "learning_rate": 0.1, "max_depth": 5},
+        {"n_estimators": 500, "learning_rate": 0.05, "max_depth": 5},
+    ]
+
+    def _make(self, seed, p):
+        from sklearn.ensemble import GradientBoostingRegressor
+
+        return GradientBoostingRegressor(random_state=seed, **p)
+
+
+class MLP(_BlackBox):
+    name = "mlp"
+    default_params = {"hidden_layer_sizes": (100,), "max_iter": 2000}
+    hyper_params = [
+        {"hidden_layer_sizes": (100,), "alpha": 1e-4, "max_iter": 2000},
+        {"hidden_layer_sizes": (100,), "alpha": 1e-2, "max_iter": 2000},
+        {"hidden_layer_sizes": (100, 100), "alpha": 1e-4, "max_iter": 2000},
+        {"hidden_layer_sizes": (100, 100), "alpha": 1e-2, "max_iter": 2000},
+    ]
+
+    def _make(self, seed, p):
+        from sklearn.neural_network import MLPRegressor
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        # an MLP on unscaled inputs is a poor baseline; scaling is part of the model
+        return make_pipeline(StandardScaler(), MLPRegressor(random_state=seed, **p))
+
+
+class KNN(_BlackBox):
+    name = "knn"
+    default_params = {"n_neighbors": 5}
+    hyper_params = [
+        {"n_neighbors": 3, "weights": "distance"},
+        {"n_neighbors": 10, "weights": "uniform"},
+        {"n_neighbors": 10, "weights": "distance"},
+    ]
+
+    def _make(self, seed, p):
+        from sklearn.neighbors import KNeighborsRegressor
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        return make_pipeline(StandardScaler(), KNeighborsRegressor(n_jobs=1, **p))

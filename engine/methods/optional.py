@@ -1,0 +1,177 @@
+"""Optional SR methods: not installed with srtui; `srtui methods install NAME` runs their steps.
+
+Their packages are imported only inside ``fit`` (listing methods must not import them). Each
+class carries ``install_steps``: the commands, in order, that install it into the running
+Python (run by ``srtui methods install``). Model strings that number variables from 0 as
+``x0, x1, ...`` with ``^`` for powers are read in the parser's ``pysr`` dialect, which has
+exactly that numbering.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, ClassVar
+
+import numpy as np
+
+from engine.methods.base import FittedModel, Method, ParetoPoint
+
+_PIP = [sys.executable, "-m", "pip", "install"]
+#: dialect for "x0.."-numbered infix strings (see the module doc)
+X0_DIALECT = "pysr"
+
+
+def _mse(pred: Any, y: np.ndarray) -> float:
+    return float(np.mean((np.asarray(pred, dtype=float).reshape(-1) - y) ** 2))
+
+
+class _Optional(Method):
+    family = "sr"
+    install_steps: ClassVar[list[list[str]]] = []
+    #: printed before installing (licence terms the user must accept)
+    install_notice: ClassVar[str] = ""
+
+    def _params(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        return {**self.default_params, **(params or {})}
+
+
+class RilsRols(_Optional):
+    """RILS-ROLS (Kartelj & Djukanovic 2023): iterated local search + ordinary least squares."""
+
+    name = "rils-rols"
+    licence = "MIT (rils-rols)"
+    honours_time_limit = True
+    requires = ("rils-rols",)
+    install_hint = "srtui methods install rils-rols (pybind11, then a --no-build-isolation build)"
+    install_steps = [_PIP + ["pybind11"], _PIP + ["--no-build-isolation", "rils-rols"]]
+    default_params: ClassVar[dict[str, Any]] = {"max_fit_calls": 100000, "complexity_penalty": 0.001}
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from rils_rols.rils_rols import RILSROLSRegressor
+
+        est = RILSROLSRegressor(
+            max_seconds=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params)
+        )
+        est.fit(X, y)
+        return FittedModel(predict=est.predict, expression=str(est.model_string()), dialect=X0_DIALECT)
+
+
+class Hroch(_Optional):
+    """HROCH (Hrochovy): fast hill-climbing SR in native code, scikit-learn interface."""
+
+    name = "hroch"
+    licence = "MIT (HROCH)"
+    honours_time_limit = True
+    requires = ("HROCH",)
+    install_hint = "srtui methods install hroch"
+    install_steps = [_PIP + ["HROCH"]]
+    default_params: ClassVar[dict[str, Any]] = {"problem": "math", "iter_limit": 0}
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from HROCH import SymbolicRegressor
+        from sklearn.utils.validation import validate_data
+
+        class _Shimmed(SymbolicRegressor):
+            # scikit-learn >= 1.6 removed BaseEstimator._validate_data and _estimator_type,
+            # which HROCH 1.4 still calls
+            _estimator_type = "regressor"
+
+            def _validate_data(self, *args, **kwargs):
+                return validate_data(self, *args, **kwargs)
+
+        est = _Shimmed(
+            time_limit=max(1.0, time_budget - 1.0), random_state=seed, num_threads=1, **self._params(params)
+        )
+        est.fit(X, y)
+        return FittedModel(predict=est.predict, expression=str(est.sexpr_), dialect=X0_DIALECT)
+
+
+class Feyn(_Optional):
+    """Feyn / QLattice (Abzu): graph search over interaction networks."""
+
+    name = "feyn"
+    licence = "proprietary: free for non-commercial use only (Abzu feyn licence)"
+    honours_time_limit = False
+    requires = ("feyn",)
+    install_hint = "srtui methods install feyn (non-commercial licence)"
+    install_steps = [_PIP + ["feyn"]]
+    install_notice = (
+        "feyn (QLattice) is proprietary software by Abzu, free for non-commercial use only; "
+        "read its licence at https://www.abzu.ai before using it."
+    )
+    default_params: ClassVar[dict[str, Any]] = {"n_epochs": 10, "max_complexity": 10}
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        import feyn
+        import pandas as pd
+
+        target = "_target"
+        data = pd.DataFrame(np.asarray(X), columns=list(feature_names))
+        data[target] = y
+        ql = feyn.QLattice(random_seed=seed)
+        models = ql.auto_run(data, output_name=target, kind="regression", threads=1, **self._params(params))
+        best = models[0]
+
+        def predict(Xn):
+            return best.predict(pd.DataFrame(np.asarray(Xn), columns=list(feature_names)))
+
+        def expression(m) -> str:
+            # a sympy object built by feyn itself; str() prints it in Python syntax
+            return str(m.sympify(signif=17))
+
+        pareto = [ParetoPoint(expression(m), float(m.edge_count), _mse(m.predict(data), y)) for m in models]
+        return FittedModel(predict=predict, expression=expression(best), pareto=pareto)
+
+
+class Bingo(_Optional):
+    """Bingo (NASA): GP with acyclic graphs and local constant optimisation."""
+
+    name = "bingo"
+    licence = "Apache-2.0 (bingo-nasa)"
+    honours_time_limit = True
+    requires = ("bingo-nasa",)
+    install_hint = "srtui methods install bingo (needs the mpich system library)"
+    install_steps = [_PIP + ["bingo-nasa"]]
+    install_notice = "bingo needs MPI: install mpich first (e.g. `apt-get install mpich`)."
+    default_params: ClassVar[dict[str, Any]] = {"population_size": 100, "stack_size": 24}
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from bingo.symbolic_regression.symbolic_regressor import SymbolicRegressor
+
+        est = SymbolicRegressor(
+            max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params)
+        )
+        est.fit(X, y)
+        best = est.get_best_individual()
+        pareto = [
+            ParetoPoint(m.get_formatted_string("console"), float(m.get_complexity()), float(m.fitness))
+            for m in est.get_pareto_front()
+        ]
+        return FittedModel(
+            predict=est.predict, expression=best.get_formatted_string("console"), dialect="bingo", pareto=pareto
+        )
+
+
+class Itea(_Optional):
+    """ITEA (Aldeia & de Franca): Interaction-Transformation evolutionary algorithm (pulls jax)."""
+
+    name = "itea"
+    licence = "BSD-3-Clause (itea)"
+    honours_time_limit = False
+    requires = ("itea",)
+    install_hint = "srtui methods install itea (pulls jax)"
+    install_steps = [_PIP + ["itea"]]
+    default_params: ClassVar[dict[str, Any]] = {"gens": 100, "popsize": 100, "max_terms": 5}
+
+    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        from itea.regression import ITEA_regressor
+
+        # `id` is the identity (the parser's itea dialect knows it)
+        tfuncs = {"id": lambda x: x, "sin": np.sin, "cos": np.cos, "log": np.log, "exp": np.exp}
+        est = ITEA_regressor(
+            tfuncs=tfuncs, labels=list(feature_names), random_state=seed, verbose=False, **self._params(params)
+        )
+        est.fit(np.asarray(X), np.asarray(y))
+        expression = est.bestsol_.to_str(places=17, term_separator=" + ")
+        return FittedModel(predict=est.predict, expression=expression, dialect="itea")
