@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tasks.catalogue import TaskContext, get_task
-from tasks.generators import epidemic, firstprinciples, groundtruth, nsr, srbench2022
+from tasks.generators import firstprinciples, groundtruth, nsr, srbench2022
 from tasks.suites import COMPETITION_SEEDS
 
 try:
