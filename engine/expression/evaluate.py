@@ -25,6 +25,15 @@ def _num(value: float) -> str:
     return f"float64({value!r})" if np.isfinite(value) else f"float64('{value!r}')"
 
 
+_FLAT = 32
+
+
+def _balanced(parts: list[str], op: str) -> str:
+    while len(parts) > 1:
+        parts = [f"({parts[i]}) {op} ({parts[i + 1]})" if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
 class _Printer(SciPyPrinter):
     def _print_Float(self, expr):
         return _num(float(expr))
@@ -46,6 +55,18 @@ class _Printer(SciPyPrinter):
         conds = ", ".join(f"numpy.asarray({self._print(c)}, dtype=bool)" for _, c in expr.args)
         exprs = ", ".join(self._print(e) for e, _ in expr.args)
         return f"numpy.select([{conds}], [{exprs}], default=numpy.nan)"
+
+    # Python's compiler recurses once per operator of a flat chain: print long sums and products
+    # as balanced trees (depth log2(n)) so a 4,000-term ffx model still compiles.
+    def _print_Add(self, expr, order=None):
+        if len(expr.args) <= _FLAT:
+            return super()._print_Add(expr, order)
+        return _balanced([self._print(a) for a in expr.args], "+")
+
+    def _print_Mul(self, expr):
+        if len(expr.args) <= _FLAT:
+            return super()._print_Mul(expr)
+        return _balanced([self._print(a) for a in expr.args], "*")
 
     def _print_Max(self, expr):
         return self._fold("maximum", expr.args)
@@ -80,9 +101,14 @@ def _reserved_names() -> frozenset[str]:
 def compile_expression(expr: sp.Expr, features: tuple[str, ...]) -> Callable[..., object]:
     """``f(*columns)`` for ``expr``; cached, so re-scoring a stored model does not re-lambdify."""
     args = [feature_symbol(f) for f in features]
-    dummify = any(f in _reserved_names() or f.startswith("_") for f in features)
+    if any(f in _reserved_names() or f.startswith("_") for f in features):
+        # lambdify puts every symbol into the function's globals by name, so a feature called
+        # ``abs`` or ``select`` would shadow the function; rename (numerically the same tree)
+        safe = [sp.Symbol(f"srtui_x{i}", real=True) for i in range(len(args))]
+        expr = expr.xreplace(dict(zip(args, safe)))
+        args = safe
     try:
-        return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, dummify=dummify, docstring_limit=0)
+        return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0)
     except (SyntaxError, RecursionError, MemoryError) as exc:
         raise ExpressionError(f"cannot compile expression: {type(exc).__name__}") from None
 
