@@ -64,7 +64,25 @@ def _v1(c: sqlite3.Connection) -> None:
     c.execute("INSERT INTO meta (key, value) VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+def _v2_metrics(c: sqlite3.Connection) -> None:
+    """Metrics per job (results.metrics), the expression-operation cache, task descriptions."""
+    _script(
+        c,
+        """
+        CREATE TABLE metrics (
+            job_id TEXT NOT NULL REFERENCES jobs (job_id), name TEXT NOT NULL, value REAL,
+            detail TEXT, PRIMARY KEY (job_id, name)
+        );
+        CREATE TABLE expr_cache (
+            key TEXT PRIMARY KEY, op TEXT NOT NULL, status TEXT NOT NULL, result TEXT,
+            timeout REAL, seconds REAL
+        );
+        CREATE TABLE task_info (task TEXT PRIMARY KEY, info TEXT NOT NULL)
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2_metrics]
 VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,210 @@
+"""Metrics of every run, computed after the fit and stored in the ``metrics`` table.
+
+``compute_for_store`` is what `srtui run` calls at its end and `srtui rescore` calls on demand.
+Accuracy metrics come from the stored predictions (with their row indices) against the task's
+data file in the workspace cache; expression metrics from :mod:`results.expr_batch` (process pool,
+per-operation deadline, cache by expression hash).
+
+Accuracy metrics (hand-checked in tests/test_metrics.py):
+
+- ``r2_*`` coefficient of determination; ``r2_test_3`` rounded to 3 decimals (SRBench 2022 rules);
+- ``mse_*``, ``mae_*``; ``nmse_*`` = mean((y - yhat)^2 / (|y| + 1e-5));
+- ``solved_r2_095/099/0999``: test R2 above 0.95 / 0.99 / 0.999;
+- ``isclose_frac``: share of test points with ``np.isclose(yhat, y, atol=1e-3, rtol=0.05)``;
+  ``isclose_acc`` = 1 when that share is at least 95 %;
+- ``r2_extrapolation``: the test R2 of a task whose property is extrapolation (out-of-range test);
+- ``noise_robustness``: test R2 divided by the median test R2 of the same method on the task's
+  noiseless twin (``provenance.noiseless_task``), when that is positive;
+- ``nonfinite_predictions`` = 1 when any prediction is nan/inf (the accuracy metrics are then
+  missing, and rank worst).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from engine.evaluate import TaskArrays, r2
+from results.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
+
+#: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
+METRICS_VERSION = 1
+ISCLOSE = {"atol": 1e-3, "rtol": 0.05, "share": 0.95}
+
+
+def nmse(y: np.ndarray, yhat: np.ndarray) -> float:
+    return float(np.mean((y - yhat) ** 2 / (np.abs(y) + 1e-5)))
+
+
+def isclose_frac(y: np.ndarray, yhat: np.ndarray) -> float:
+    return float(np.mean(np.isclose(yhat, y, atol=ISCLOSE["atol"], rtol=ISCLOSE["rtol"])))
+
+
+def accuracy_metrics(y: np.ndarray, yhat: np.ndarray, part: str) -> dict[str, float | None]:
+    """The accuracy metrics of one split (``part`` is train or test); None when not finite."""
+    y = np.asarray(y, dtype=float)
+    yhat = np.asarray(yhat, dtype=float)
+    if yhat.shape != y.shape or not np.all(np.isfinite(yhat)):
+        return {f"r2_{part}": None, f"mse_{part}": None, f"mae_{part}": None, f"nmse_{part}": None}
+    d = y - yhat
+    return {f"r2_{part}": r2(y, yhat), f"mse_{part}": float(np.mean(d**2)),
+            f"mae_{part}": float(np.mean(np.abs(d))), f"nmse_{part}": nmse(y, yhat)}
+
+
+def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, float | None]:
+    m: dict[str, float | None] = {}
+    m.update(accuracy_metrics(y_train, train_pred, "train"))
+    m.update(accuracy_metrics(y_test, test_pred, "test"))
+    finite = all(p is not None and np.all(np.isfinite(p)) for p in (train_pred, test_pred))
+    m["nonfinite_predictions"] = 0 if finite else 1
+    r = m["r2_test"]
+    m["r2_test_3"] = None if r is None else round(r, 3)
+    for name, thr in (("solved_r2_095", 0.95), ("solved_r2_099", 0.99), ("solved_r2_0999", 0.999)):
+        m[name] = None if r is None else int(r > thr)
+    if m["mse_test"] is None:
+        m["isclose_frac"] = m["isclose_acc"] = None
+    else:
+        m["isclose_frac"] = isclose_frac(np.asarray(y_test, float), np.asarray(test_pred, float))
+        m["isclose_acc"] = int(m["isclose_frac"] >= ISCLOSE["share"])
+    return m
+
+
+# --- the store ------------------------------------------------------------------------------
+
+def _task_info(name: str, context) -> dict[str, Any]:
+    from tasks.catalogue import get_task
+
+    try:
+        task = get_task(name, context)
+    except Exception as exc:  # a task that cannot be rebuilt still gets its accuracy metrics
+        return {"name": name, "unavailable": " ".join(str(exc).split())[:200]}
+    info = task.summary()
+    info["noiseless_task"] = (task.provenance or {}).get("noiseless_task")
+    return info
+
+
+def _store_task_info(store, names: list[str], data_dir: Path | None) -> dict[str, dict[str, Any]]:
+    from tasks.catalogue import TaskContext
+
+    have = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
+    missing = [n for n in names if n not in have or "unavailable" in have[n]]
+    if missing:
+        context = TaskContext.for_workspace(store.workspace.root, data_dir)
+        new = {n: _task_info(n, context) for n in missing}
+        with store.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO task_info (task, info) VALUES (?, ?)",
+                          [(n, json.dumps(i, default=str)) for n, i in new.items()])
+        have.update(new)
+    return have
+
+
+def _arrays(store, fingerprint: str, cache: dict) -> TaskArrays | None:
+    if fingerprint not in cache:
+        path = store.workspace.data_cache / f"{fingerprint}.npz"
+        cache[fingerprint] = TaskArrays.load(str(path)) if path.is_file() else None
+    return cache[fingerprint]
+
+
+def _write(store, rows: dict[str, dict[str, Any]]) -> None:
+    with store.transaction() as c:
+        for job_id, metrics in rows.items():
+            c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
+            notes = metrics.pop("_notes", [])
+            vals = [(job_id, k, None if v is None else float(v), None) for k, v in metrics.items()]
+            vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
+            c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
+
+
+def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, only_missing: bool = True,
+                      suite: str | None = None, data_dir: Path | None = None,
+                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Compute (or recompute) the metrics of the finished jobs of a workspace; returns a summary.
+
+    ``only_missing`` skips jobs whose metrics exist at the current METRICS_VERSION. Expression
+    operations run in ``workers`` processes (default: usable cores), each under ``timeout``
+    seconds, cached in the ``expr_cache`` table.
+    """
+    if data_dir is None and os.environ.get("SRTUI_DATA_DIR"):
+        data_dir = Path(os.environ["SRTUI_DATA_DIR"])
+    say = progress or (lambda _m: None)
+    jobs = [j for j in store.jobs(suite, columns="job_id, suite, task, method, seed, status, model, dialect, data_fingerprint")
+            if j["status"] in ("ok", "invalid_model")]
+    if only_missing:
+        done = {r[0] for r in store.conn.execute(
+            "SELECT job_id FROM metrics WHERE name = '_version' AND value >= ?", (METRICS_VERSION,))}
+        todo = [j for j in jobs if j["job_id"] not in done]
+    else:
+        todo = jobs
+    infos = _store_task_info(store, sorted({j["task"] for j in jobs}), data_dir)
+    rows: dict[str, dict[str, Any]] = {}
+    arrays: dict[str, TaskArrays | None] = {}
+    items: list[tuple[str, ModelItem]] = []
+    say(f"accuracy metrics of {len(todo)} job(s)")
+    for j in todo:
+        info = infos.get(j["task"], {})
+        m: dict[str, Any] = {"_notes": []}
+        data = _arrays(store, j["data_fingerprint"], arrays)
+        pred = store.predictions(j["job_id"])
+        if data is not None and pred is not None:
+            # predictions are stored with row numbers: line them up with the data's rows
+            tr = _aligned(data.train_index, pred["train_index"], pred["train_pred"])
+            te = _aligned(data.test_index, pred["test_index"], pred["test_pred"])
+            m.update(prediction_metrics(data.y_train, tr, data.y_test, te))
+            if info.get("property") == "extrapolation":
+                m["r2_extrapolation"] = m["r2_test"]
+        elif pred is None:
+            m["_notes"].append("no predictions stored")
+        else:
+            m["_notes"].append("task data file missing from the workspace cache")
+        features = tuple(data.feature_names) if data is not None else tuple(info.get("features") or ())
+        if j["model"] and features:
+            unwanted = tuple(sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ())))
+            items.append((j["job_id"], ModelItem(j["model"], features, j["dialect"] or "python",
+                                                 info.get("ground_truth"), unwanted)))
+        rows[j["job_id"]] = m
+    stats = BatchStats()
+    if items:
+        say(f"expression metrics of {len(items)} model(s), {timeout:g} s per operation")
+        results, stats = expression_metrics([it for _, it in items], ExprCache(store.conn, store.lock),
+                                            workers=workers, timeout=timeout)
+        for (job_id, _), em in zip(items, results):
+            notes = em.pop("_notes", [])
+            rows[job_id].update(em)
+            rows[job_id]["_notes"] += notes
+    _noise_robustness(store, rows, {j["job_id"]: j for j in jobs}, infos)
+    _write(store, rows)
+    return {"jobs": len(todo), "models": len(items), "computed": stats.computed, "cached": stats.cached,
+            "timeouts": stats.timeouts, "errors": stats.errors}
+
+
+def _aligned(data_index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -> np.ndarray | None:
+    if len(pred_index) != len(data_index):
+        return None
+    if np.array_equal(pred_index, data_index):
+        return pred
+    pos = {int(i): k for k, i in enumerate(pred_index)}
+    try:
+        return np.asarray([pred[pos[int(i)]] for i in data_index])
+    except KeyError:
+        return None
+
+
+def _noise_robustness(store, rows, jobs, infos) -> None:
+    """Needs the twin's test R2: read it from rows just computed or from the stored metrics."""
+    need = [(jid, infos[jobs[jid]["task"]].get("noiseless_task")) for jid in rows
+            if infos.get(jobs[jid]["task"], {}).get("property") == "noise_robustness"]
+    need = [(jid, twin) for jid, twin in need if twin and rows[jid].get("r2_test") is not None]
+    if not need:
+        return
+    stored = dict(store.conn.execute("SELECT job_id, value FROM metrics WHERE name = 'r2_test'"))
+    for jid, twin in need:
+        method = jobs[jid]["method"]
+        r2s = [rows[t]["r2_test"] if t in rows else stored.get(t) for t, j in jobs.items()
+               if j["task"] == twin and j["method"] == method]
+        r2s = [r for r in r2s if r is not None]
+        base = float(np.median(r2s)) if r2s else None
+        rows[jid]["noise_robustness"] = rows[jid]["r2_test"] / base if base and base > 0 else None

@@ -1,0 +1,157 @@
+"""A process pool with a real per-task deadline: a worker that overruns is killed and replaced.
+
+``concurrent.futures`` cannot cancel a running task, and SIGALRM cannot interrupt sympy's C-level
+loops (nor work off the main thread), so each worker is a plain process fed through its own pipe;
+the parent waits on all pipes with the nearest deadline as timeout and ``kill``s a late worker.
+Workers start from a forkserver that has the expression code preloaded, so a replacement is cheap
+and no thread state of the parent is inherited.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable, Hashable, Iterable, Iterator
+
+#: memory cap of one worker (address space), so a runaway simplify cannot take the machine
+DEFAULT_MEM_MB = 4000
+
+
+@dataclass
+class TaskResult:
+    key: Hashable
+    status: str  # "ok" | "timeout" | "error" | "crashed"
+    value: Any = None  # the function's return value when ok, else a one-line reason
+    seconds: float = 0.0
+
+
+def _worker_main(fn: Callable[[Any], Any], conn: Connection, mem_mb: int | None) -> None:
+    if mem_mb:
+        try:
+            import resource
+
+            limit = int(mem_mb) * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ImportError, ValueError, OSError):
+            pass  # no rlimit on this platform: the deadline still applies
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        key, payload = msg
+        try:
+            out = ("ok", fn(payload))
+        except MemoryError:
+            out = ("error", "out of memory")
+        except RecursionError:
+            out = ("error", "recursion too deep")
+        except Exception as exc:  # a failing metric must not kill the pool
+            out = ("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+        conn.send((key, out))
+
+
+class _Slot:
+    def __init__(self, ctx, fn, mem_mb):
+        self.parent, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_worker_main, args=(fn, child, mem_mb), daemon=True)
+        self.proc.start()
+        child.close()
+        self.key: Hashable | None = None
+        self.started = 0.0
+
+    def stop(self, kill: bool = False) -> None:
+        if kill:
+            self.proc.kill()
+        else:
+            try:
+                self.parent.send(None)
+            except (BrokenPipeError, OSError):
+                self.proc.kill()
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.parent.close()
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+class TimedPool:
+    """``run(tasks)`` yields a :class:`TaskResult` per ``(key, payload)`` as each finishes."""
+
+    def __init__(self, fn: Callable[[Any], Any], workers: int | None = None, timeout: float = 10.0,
+                 mem_mb: int | None = DEFAULT_MEM_MB, preload: tuple[str, ...] = ()) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        self.fn, self.timeout, self.mem_mb = fn, float(timeout), mem_mb
+        self.n = workers or default_workers()
+        methods = mp.get_all_start_methods()
+        self.ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if "forkserver" in methods and preload:
+            self.ctx.set_forkserver_preload(list(preload))
+        self.slots: list[_Slot] = []
+        self.replaced = 0
+
+    def __enter__(self) -> "TimedPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for s in self.slots:
+            s.stop(kill=s.key is not None)
+        self.slots = []
+
+    def run(self, tasks: Iterable[tuple[Hashable, Any]]) -> Iterator[TaskResult]:
+        queue = deque(tasks)
+        while len(self.slots) < min(self.n, len(queue)):
+            self.slots.append(_Slot(self.ctx, self.fn, self.mem_mb))
+        busy: dict[Connection, _Slot] = {}
+        while queue or busy:
+            for slot in self.slots:
+                if slot.key is None and queue:
+                    key, payload = queue.popleft()
+                    slot.key, slot.started = key, time.monotonic()
+                    slot.parent.send((key, payload))
+                    busy[slot.parent] = slot
+            if not busy:
+                break
+            now = time.monotonic()
+            nearest = min(s.started + self.timeout for s in busy.values())
+            for conn in wait(list(busy), timeout=max(0.0, nearest - now)):
+                slot = busy.pop(conn)
+                key, slot.key = slot.key, None
+                try:
+                    _, (status, value) = conn.recv()
+                except (EOFError, OSError):
+                    yield TaskResult(key, "crashed", f"worker died (exit code {slot.proc.exitcode})",
+                                     time.monotonic() - slot.started)
+                    self._replace(slot)
+                    continue
+                yield TaskResult(key, status, value, time.monotonic() - slot.started)
+            now = time.monotonic()
+            for conn, slot in list(busy.items()):
+                if now >= slot.started + self.timeout:
+                    del busy[conn]
+                    key, slot.key = slot.key, None
+                    self._replace(slot, kill=True)
+                    yield TaskResult(key, "timeout", f"exceeded {self.timeout:g} s", now - slot.started)
+
+    def _replace(self, slot: _Slot, kill: bool = True) -> None:
+        slot.stop(kill=kill)
+        i = self.slots.index(slot)
+        self.slots[i] = _Slot(self.ctx, self.fn, self.mem_mb)
+        self.replaced += 1
