@@ -115,31 +115,36 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         versions[name] = method.version()
 
     task_names = _select("task", req.tasks, suite.tasks)
-    context = TaskContext(cache_dir=workspace.cache, data_dir=_data_dir())
+    context = TaskContext.for_workspace(workspace.root, data_dir=_data_dir())
     try:
         for name in task_names:
-            entry(name)  # unknown names fail here, before any data is built
+            entry(name, context)  # unknown names fail here, before any data is built
         built = {name: get_task(name, context) for name in task_names}
     except TaskError as exc:
         raise RunError(str(exc)) from None
 
-    seeds = suite.seeds
-    if req.seeds is not None:
+    if req.seeds is None:
+        try:
+            pairs = [(t, seed) for t, seed in suite.jobs() if t in built]
+        except SuiteError as exc:
+            raise RunError(str(exc)) from None
+        pairs += [(t, seed) for t in task_names if t not in suite.tasks for seed in suite.seeds]
+    else:
         from tasks.suites import COMPETITION_SEEDS
 
         pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
         seeds = pool[: req.seeds] if req.seeds <= len(pool) else pool + list(range(1, req.seeds - len(pool) + 1))
+        pairs = [(t, seed) for t in task_names for seed in seeds]
     specs = []
-    for task_name in task_names:
-        fingerprint = built[task_name].fingerprint()
+    fingerprints = {name: task.fingerprint() for name, task in built.items()}
+    for task_name, seed in pairs:
         for method in methods:
             params = {**suite.params.get(method, {}), **req.params.get(method, {})}
-            for seed in seeds:
-                specs.append(JobSpec(suite.name, task_name, method, int(seed), limits, fingerprint, versions[method], params))
+            specs.append(JobSpec(suite.name, task_name, method, int(seed), limits, fingerprints[task_name], versions[method], params))
 
     data_paths = {}
     for name, task in built.items():
-        path = workspace.data_cache / f"{task.fingerprint()}.npz"
+        path = workspace.data_cache / f"{fingerprints[name]}.npz"
         data_paths[name] = str(path)
         if write_data and not path.exists():
             workspace.ensure()
@@ -189,10 +194,9 @@ class StoreSink:
         self.store.set_worker_pid(job.job_id, pid)
 
     def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
-        stem = self.logs / f"{job.job_id}.a{job.attempt}"
-        for suffix, data in ((".stdout", outcome.stdout), (".stderr", outcome.stderr)):
+        for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
             if data:
-                stem.with_suffix(suffix).write_bytes(data)
+                (self.logs / f"{job.job_id}.a{job.attempt}.{stream}").write_bytes(data)
         record = {
             "status": outcome.status, "attempt": job.attempt, "run_id": self.run_id,
             "returncode": outcome.returncode, "signal": outcome.signal, "wall_s": outcome.wall_s,
