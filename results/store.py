@@ -17,8 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-import sqlite_utils
-
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace
 from results import schema
@@ -54,7 +52,7 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {path}: {exc}") from None
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
+        self._db = None
         self.lock = threading.RLock()
         try:
             if readonly:
@@ -70,6 +68,16 @@ class Store:
             raise StoreError(str(exc)) from None
 
     # --- setup -----------------------------------------------------------------------------
+
+    @property
+    def db(self):
+        """A sqlite-utils view of the same connection (imported lazily: it pulls in pandas,
+        which read-only commands like `srtui status` must not pay for)."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
 
     def _prepare(self) -> None:
         mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
