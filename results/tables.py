@@ -1,0 +1,149 @@
+"""The runs table every scoring rule reads: one row per job, from the store or from a CSV file.
+
+Columns (``--from-csv`` files use the same names; only ``task``, ``method`` and ``r2_test`` are
+required, the others are used by the rules that need them):
+
+=====================  ==========================================================================
+task, method           dataset and method names (SRBench's ``dataset``/``algorithm`` accepted)
+seed                   run seed (``random_state`` accepted); default 0
+status                 ``ok`` or a failure (error, timeout, oom, ...); default ``ok``; a run that
+                       is not ok counts as the worst value in every rule
+r2_test, r2_train      coefficient of determination
+r2_test_3              test R2 rounded to 3 decimals (computed from r2_test when absent)
+mse_test, mae_test     errors; nmse_test = mean((y - yhat)^2 / (|y| + 1e-5))
+size                   node count of the unsimplified sympy tree (``model_size`` accepted)
+size_simplified        node count after sympy simplify (``simplified_complexity`` accepted)
+simplicity             round(-log5(size_simplified), 1) (computed when absent)
+symbolic_solution      1 if the model is a symbolic solution, else 0
+feature_absence        share of irrelevant/shortcut features the model leaves out (0..1)
+r2_extrapolation       test R2 of an extrapolation task
+noise_robustness       test R2 relative to the noiseless twin task
+track, difficulty      the task's track and difficulty (per-difficulty breakdowns)
+property               the task's scored property: exact_rediscovery, feature_absence,
+                       extrapolation, noise_robustness, trust or accuracy
+noise                  the task's noise level (solution rate per noise level)
+truth_size             node count of the ground truth's unsimplified tree (Pareto fronts)
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ALIASES = {
+    "dataset": "task", "algorithm": "method", "random_state": "seed",
+    "model_size": "size", "simplified_complexity": "size_simplified",
+}
+REQUIRED = ("task", "method", "r2_test")
+JOB_COLUMNS = ("job_id", "suite", "task", "method", "seed", "status", "model", "dialect", "wall_s",
+               "fit_s", "r2_train", "r2_test", "mse_test", "mae_test", "fidelity_r2", "max_abs_diff",
+               "expression_mismatch", "model_too_large", "error")
+TASK_FIELDS = ("track", "difficulty", "property", "noise")
+
+
+class TablesError(ValueError):
+    """A runs table that cannot be read; one line for the CLI."""
+
+
+def normalise(runs: pd.DataFrame) -> pd.DataFrame:
+    """Fill derived columns and defaults so every rule sees the same shape."""
+    runs = runs.rename(columns={k: v for k, v in ALIASES.items() if k in runs.columns and v not in runs.columns})
+    missing = [c for c in REQUIRED if c not in runs.columns]
+    if missing:
+        raise TablesError(f"runs table lacks column(s) {', '.join(missing)} (see `srtui score --help`)")
+    runs = runs.copy()
+    if "seed" not in runs.columns:
+        runs["seed"] = 0
+    if "status" not in runs.columns:
+        runs["status"] = "ok"
+    runs["status"] = runs["status"].fillna("ok").astype(str)
+    runs["task"], runs["method"] = runs["task"].astype(str), runs["method"].astype(str)
+    for col in runs.columns:
+        if col not in ("task", "method", "status", "suite", "job_id", "model", "dialect", "track",
+                       "difficulty", "property", "error", "notes", "ground_truth"):
+            if runs[col].dtype == object:
+                conv = pd.to_numeric(runs[col], errors="coerce")
+                if conv.notna().sum() >= runs[col].notna().sum():
+                    runs[col] = conv
+    # non-finite accuracy is no accuracy (a run with nan/inf predictions ranks worst)
+    for col in [c for c in runs.columns if c.startswith(("r2_", "mse_", "mae_", "nmse_"))]:
+        if pd.api.types.is_numeric_dtype(runs[col]):
+            runs.loc[~np.isfinite(runs[col].astype(float)), col] = np.nan
+    if "r2_test_3" not in runs.columns:
+        runs["r2_test_3"] = runs["r2_test"].round(3)
+    if "simplicity" not in runs.columns:
+        size = runs["size_simplified"] if "size_simplified" in runs.columns else runs.get("size")
+        if size is not None:
+            runs["simplicity"] = [(_simplicity(s)) for s in size]
+    return runs
+
+
+def _simplicity(size) -> float:
+    try:
+        size = float(size)
+    except (TypeError, ValueError):
+        return np.nan
+    return round(-math.log(size, 5), 1) + 0.0 if size >= 1 else np.nan
+
+
+def read_runs_csv(path: str | Path) -> pd.DataFrame:
+    path = Path(path)
+    if not path.is_file():
+        raise TablesError(f"no such file: {path}")
+    skip = 0  # srtui's own CSV output starts with '# rule ...' comment lines
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.startswith("#"):
+                break
+            skip += 1
+    try:
+        df = pd.read_csv(path, skiprows=skip)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise TablesError(f"{path} is not a readable CSV file: {' '.join(str(exc).split())}") from None
+    return normalise(df)
+
+
+def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
+    """Every job of the workspace (or of one suite) with its metrics and its task's description."""
+    jobs = pd.DataFrame(store.jobs(suite, columns=", ".join(JOB_COLUMNS)), columns=list(JOB_COLUMNS))
+    q = "SELECT m.job_id, m.name, m.value FROM metrics m"
+    args: tuple = ()
+    if suite:
+        q, args = q + " JOIN jobs j ON j.job_id = m.job_id WHERE j.suite = ?", (suite,)
+    long = pd.DataFrame(store.conn.execute(q, args).fetchall(), columns=["job_id", "name", "value"])
+    if len(long):
+        long = long[long["name"] != "_version"]
+        wide = long.pivot(index="job_id", columns="name", values="value").reset_index()
+        wide.columns.name = None
+        # metrics recomputed from the predictions take precedence over the job record's copies
+        dup = [c for c in wide.columns if c in jobs.columns and c != "job_id"]
+        jobs = jobs.merge(wide, on="job_id", how="left", suffixes=("_job", ""))
+        for c in dup:
+            jobs[c] = jobs[c].fillna(jobs.pop(f"{c}_job")) if f"{c}_job" in jobs else jobs[c]
+        notes = dict(store.conn.execute("SELECT job_id, detail FROM metrics WHERE name = '_version'"))
+        jobs["notes"] = jobs["job_id"].map(notes)
+    infos = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
+    for field in TASK_FIELDS:
+        jobs[field] = jobs["task"].map(lambda t, f=field: infos.get(t, {}).get(f))
+    jobs["truth_size"] = jobs["task"].map(_truth_sizes(infos))
+    return normalise(jobs) if len(jobs) else jobs
+
+
+def _truth_sizes(infos: dict) -> dict[str, float]:
+    from results.expr_metrics import ExpressionError, node_count, parse
+
+    out = {}
+    for task, info in infos.items():
+        truth, feats = info.get("ground_truth"), info.get("features") or []
+        if truth:
+            try:
+                p = parse(truth, feats, "python")
+                out[task] = float(node_count(p.expr)) if not p.too_large else np.nan
+            except ExpressionError:
+                out[task] = np.nan
+    return out
