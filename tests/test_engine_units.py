@@ -1,0 +1,131 @@
+"""Fast unit tests of the engine's pieces: specs, resume rules, the store's schema, log capping."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine import launcher
+from engine.scheduler import PlannedJob, interleave
+from engine.spec import JobSpec, Limits, SpecError
+from engine.workspace import Workspace, WorkspaceError, resolve
+from results.store import Store, StoreError, needs_run
+
+
+def spec(**changes) -> JobSpec:
+    base = dict(suite="s", task="t", method="m", seed=1, limits=Limits(time_s=10), data_fingerprint="abc", method_version="1", params={"a": 1})
+    base.update(changes)
+    return JobSpec(**base)
+
+
+def test_job_id_is_stable_and_covers_every_field() -> None:
+    assert spec().job_id == spec().job_id == JobSpec.from_dict(spec().to_dict()).job_id
+    assert spec(params={"a": 1}).job_id == JobSpec(**{**spec().__dict__, "params": {"a": 1}}).job_id
+    variants = [
+        spec(suite="s2"), spec(task="t2"), spec(method="m2"), spec(seed=2), spec(limits=Limits(time_s=11)),
+        spec(data_fingerprint="abd"), spec(method_version="2"), spec(params={"a": 2}),
+    ]
+    ids = {v.job_id for v in variants} | {spec().job_id}
+    assert len(ids) == len(variants) + 1
+
+
+@pytest.mark.parametrize("bad", [dict(time_s=-1), dict(mem_mb=0), dict(grace_s=float("nan")), dict(cpu_s=-5)])
+def test_limits_reject_nonsense(bad) -> None:
+    with pytest.raises(SpecError):
+        Limits(**bad)
+
+
+def test_cpu_limit_defaults_to_a_backstop_above_wall_time() -> None:
+    assert Limits(time_s=100).effective_cpu_s == 160
+    assert Limits(time_s=100, cpu_s=7).effective_cpu_s == 7
+
+
+@pytest.mark.parametrize(
+    "status, attempt, retry_failed, expected",
+    [
+        ("pending", 0, False, True),
+        ("ok", 1, True, False),
+        ("invalid_model", 1, True, False),
+        ("timeout", 1, False, False),
+        ("timeout", 1, True, True),
+        ("oom", 2, True, True),
+        ("lost", 1, False, True),
+        ("interrupted", 2, False, True),
+        ("lost", 3, False, False),  # three attempts and out
+        ("running", 1, True, False),
+    ],
+)
+def test_resume_rules(status, attempt, retry_failed, expected) -> None:
+    assert needs_run(status, attempt, retry_failed) is expected
+
+
+def test_interleave_round_robins_methods() -> None:
+    jobs = [PlannedJob(spec(method=m, seed=i), f"{m}{i}", 1, None, "") for m in ("a", "b") for i in range(3)]  # type: ignore[arg-type]
+    assert [j.spec.method for j in interleave(jobs)] == ["a", "b", "a", "b", "a", "b"]
+
+
+def test_store_refuses_a_newer_schema(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "ws").ensure()
+    Store(ws, create=True).close()
+    with sqlite3.connect(ws.db_path) as conn:
+        conn.execute("PRAGMA user_version = 999")
+    with pytest.raises(StoreError, match="newer than this srtui understands"):
+        Store(ws)
+    with pytest.raises(StoreError, match="newer than this srtui understands"):
+        Store(ws, readonly=True)
+
+
+def test_store_is_wal_and_records_attempts(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "ws").ensure()
+    store = Store(ws, create=True)
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    s = spec()
+    assert store.plan([s]) == {s.job_id: ("pending", 0)}
+    assert store.claim(s.job_id, 1, "run1", "t0", "host")
+    assert not store.claim(s.job_id, 1, "run2", "t0", "host")  # a second driver cannot take it
+    store.record(s.job_id, {"status": "timeout", "attempt": 1, "run_id": "run1", "wall_s": 3.0}, None)
+    assert store.plan([s]) == {s.job_id: ("timeout", 1)}
+    assert [a["status"] for a in store.attempts(s.job_id)] == ["timeout"]
+    store.close()
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "ws").ensure()
+    ws.db_path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a usable srtui database"):
+        Store(ws)
+
+
+def test_workspace_resolution(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("SRTUI_WORKSPACE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert resolve(None).root == tmp_path / "srtui-workspace"
+    monkeypatch.setenv("SRTUI_WORKSPACE", str(tmp_path / "env"))
+    assert resolve(None).root == tmp_path / "env"
+    assert resolve(tmp_path / "flag").root == tmp_path / "flag"
+
+
+def test_network_filesystem_is_refused(monkeypatch, tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    monkeypatch.setattr(Workspace, "filesystem_type", lambda self: "nfs4")
+    with pytest.raises(WorkspaceError, match="network file system"):
+        ws.refuse_network_filesystem()
+
+
+def test_capped_reader_keeps_head_and_tail() -> None:
+    data = b"H" * (launcher.LOG_CAP) + b"M" * 500_000 + b"T" * (launcher.TAIL_KEEP)
+    reader = launcher.CappedReader(io.BufferedReader(io.BytesIO(data)))
+    reader.run()
+    out = reader.value()
+    assert len(out) <= launcher.LOG_CAP + 100
+    assert out.startswith(b"H" * 1000) and out.endswith(b"T" * launcher.TAIL_KEEP)
+    assert b"bytes dropped]" in out
+
+
+def test_time_budget_leaves_room() -> None:
+    assert launcher.time_budget(10) == pytest.approx(8.0)
+    assert launcher.time_budget(3600) == pytest.approx(3569.0)
+    assert 0 < launcher.time_budget(1) < 1
