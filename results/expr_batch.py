@@ -177,6 +177,7 @@ def _assemble(it: ModelItem, b: dict, simp: dict, pairs: dict) -> dict[str, Any]
     status, val = simp.get(_cache_key("simplify", it.key), ("missing", None))
     if status == "ok":
         m["size_simplified"], m["simplify_timeout"], m["constant_model"] = val["size_simplified"], 0, int(val["constant"])
+        m["_simplified"] = val.get("simplified")
     else:
         m["size_simplified"], m["simplify_timeout"] = b["size"], int(status == "timeout")
         notes.append(f"simplify {status}: {val}; size_simplified falls back to the unsimplified size")
@@ -190,6 +191,8 @@ def _assemble(it: ModelItem, b: dict, simp: dict, pairs: dict) -> dict[str, Any]
         status, val = pairs.get(_cache_key("ted", it.key, it.truth_key), ("missing", None))
         m["ted_norm"] = val["ted_norm"] if status == "ok" else None
         m["ted_timeout"] = int(status == "timeout")
+        t_status, t_val = simp.get(_cache_key("simplify", it.truth_key), ("missing", None))
+        m["_truth_simplified"] = t_val.get("simplified") if t_status == "ok" else None
         if status != "ok":
             notes.append(f"tree edit distance {status}")
     m["_notes"] = notes

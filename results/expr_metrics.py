@@ -115,7 +115,8 @@ def simplify_op(text: str, features: Sequence[str], dialect: str) -> dict[str, A
     if p.too_large:
         return {"too_large": True}
     s = sp.simplify(p.expr)
-    return {"size_simplified": node_count(s), "tree": to_tree(s), "constant": _is_constant(s)}
+    return {"size_simplified": node_count(s), "tree": to_tree(s), "constant": _is_constant(s),
+            "simplified": str(s)}
 
 
 def solution_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dict[str, Any]:

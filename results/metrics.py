@@ -114,7 +114,8 @@ def _write(store, rows: dict[str, dict[str, Any]]) -> None:
         for job_id, metrics in rows.items():
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
             notes = metrics.pop("_notes", [])
-            vals = [(job_id, k, None if v is None else float(v), None) for k, v in metrics.items()]
+            vals = [(job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
+                    if not k.startswith("_")]  # _simplified etc.: text for `srtui expr`, not metrics
             vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
 

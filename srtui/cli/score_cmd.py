@@ -1,0 +1,245 @@
+"""`srtui score`, `srtui expr`, `srtui export`, `srtui rescore`."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from srtui.cli.common import WorkspaceOption, fail
+
+CSV_HELP = (
+    "Score runs produced elsewhere (e.g. SRBench JSON results collated to CSV): one row per run; "
+    "columns task (or dataset), method (or algorithm), r2_test required; seed (random_state), "
+    "status, size (model_size), size_simplified (simplified_complexity), simplicity, "
+    "symbolic_solution, feature_absence, r2_extrapolation, noise_robustness, property, "
+    "difficulty, noise, truth_size used when present (see results/tables.py)."
+)
+
+
+def _store(workspace, readonly: bool = True):
+    from engine.workspace import resolve
+    from results.store import Store, StoreError
+
+    try:
+        return Store(resolve(workspace), readonly=readonly)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def _options(pairs: list[str] | None) -> dict[str, str]:
+    out = {}
+    for p in pairs or []:
+        key, sep, value = p.partition("=")
+        if not sep or not key.strip():
+            fail(f"--option takes KEY=VALUE, got {p!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _trust(path: Path | None):
+    if path is None:
+        return None
+    import pandas as pd
+
+    from results.scoring import ScoreError, load_expert_scores
+
+    if path.suffix.lower() == ".json":
+        try:
+            return load_expert_scores(path)
+        except ScoreError as exc:
+            fail(str(exc))
+    try:
+        df = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        fail(f"cannot read trust ratings {path}: {exc}")
+    if not {"task", "method", "trust"} <= set(df.columns):
+        fail(f"{path}: trust ratings need columns task, method, trust")
+    return df
+
+
+def _emit(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    print(f"wrote {out}", file=sys.stderr)
+
+
+def score(
+    rule: Annotated[str, typer.Argument(help="Scoring rule, e.g. srbench2022-synthetic (see --list).")] = "",
+    suite: Annotated[Optional[str], typer.Option(help="Score only this suite's runs.")] = None,
+    from_csv: Annotated[Optional[Path], typer.Option("--from-csv", help=CSV_HELP)] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. agg=mean.")] = None,
+    trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
+    list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Score the runs of the workspace (or of a CSV file) with a named rule."""
+    from results.export import ExportError, render_score
+    from results.scoring import RULES, ScoreError
+    from results.scoring import score as apply_rule
+    from results.tables import TablesError, read_runs_csv, runs_frame
+
+    if list_rules or not rule:
+        for r in RULES.values():
+            opts = ", ".join(f"{k}={d}" for k, (d, _) in r.options.items())
+            first = " ".join((r.doc or "").split())
+            print(f"{r.name}  [{opts}]\n    {first}")
+        return
+    if suite and from_csv:
+        fail("give --suite or --from-csv, not both")
+    try:
+        if from_csv:
+            runs = read_runs_csv(from_csv)
+        else:
+            store = _store(workspace)
+            runs = runs_frame(store, suite)
+            if runs.empty:
+                fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
+        result = apply_rule(rule, runs, trust=_trust(trust), **_options(option))
+        text = render_score(result, fmt)
+    except (ScoreError, TablesError, ExportError) as exc:
+        fail(str(exc))
+    _emit(text, out)
+
+
+def _guess_features(*texts: str) -> list[str]:
+    """Names used as variables (not called, not pi/e): only to list features for the safe parser."""
+    names: dict[str, None] = {}
+    for text in texts:
+        try:
+            tree = ast.parse(text, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # the safe parser reports the error properly
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and id(n) not in called and n.id not in ("pi", "e"):
+                names.setdefault(n.id)
+    return sorted(names)
+
+
+def expr(
+    expression: Annotated[str, typer.Argument(help="A model string.")],
+    truth: Annotated[Optional[str], typer.Option(help="Ground-truth expression to compare with.")] = None,
+    features: Annotated[Optional[str], typer.Option(help="Comma-separated feature names (default: the names used).")] = None,
+    dialect: Annotated[str, typer.Option(help="How the model is printed (python, gplearn, operon, ...).")] = "python",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds per sympy operation.")] = 10.0,
+) -> None:
+    """Pretty-print an expression and report every expression metric (vs --truth if given)."""
+    import sympy as sp
+
+    from results.expr_batch import ExprCache, ModelItem, expression_metrics
+    from results.expr_metrics import ExpressionError, parse
+
+    feats = [f.strip() for f in features.split(",") if f.strip()] if features else _guess_features(expression, *([truth] if truth else []))
+    try:
+        parsed = parse(expression, feats, dialect)
+        if truth:
+            parse(truth, feats, "python")
+    except ExpressionError as exc:
+        fail(str(exc))
+    if timeout <= 0:
+        fail("--timeout must be positive")
+    item = ModelItem(expression, tuple(feats), dialect, truth)
+    [m], _ = expression_metrics([item], ExprCache(), workers=1, timeout=timeout)
+    notes = m.pop("_notes", [])
+    simplified, truth_simplified = m.pop("_simplified", None), m.pop("_truth_simplified", None)
+    if as_json:
+        print(json.dumps({"expression": expression, "features": feats, "dialect": dialect, "parsed": str(parsed),
+                          "simplified": simplified, "truth": truth, "truth_simplified": truth_simplified,
+                          "metrics": m, "notes": notes}, indent=1))
+        return
+    print(f"features: {', '.join(feats) or '(none)'}   dialect: {dialect}")
+    if parsed.expr is not None:
+        print(sp.pretty(parsed.expr, use_unicode=True))
+    if simplified:
+        print(f"simplified: {simplified}")
+    if truth:
+        print(f"truth:      {truth}" + (f"   (simplified: {truth_simplified})" if truth_simplified else ""))
+    width = max(len(k) for k in m) if m else 0
+    for key, value in m.items():
+        shown = f"{value:.4g}" if isinstance(value, float) else ("-" if value is None else str(value))
+        print(f"  {key:<{width}}  {shown}")
+    for note in notes:
+        print(f"  note: {note}")
+    if truth and m.get("symbolic_solution"):
+        print("symbolic solution: yes")
+    elif truth:
+        print("symbolic solution: no")
+
+
+def export(
+    fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
+    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Export all runs with their metrics, and each suite's leaderboard under its scoring rule."""
+    from results.export import ExportError, render_score, render_tables
+    from results.scoring import ScoreError
+    from results.scoring import score as apply_rule
+    from results.tables import runs_frame
+    from tasks.suites import SuiteError, load_suite
+
+    if fmt not in ("csv", "md", "latex", "json"):
+        fail(f"unknown format {fmt!r} (formats: csv, md, latex, json)")
+    ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
+    store = _store(workspace)
+    runs = runs_frame(store, suite)
+    docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"})}
+    trust_df = _trust(trust)
+    for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
+        try:
+            rule = load_suite(name).scoring
+        except SuiteError:
+            rule = None
+        if not rule:
+            print(f"srtui: suite {name}: no scoring rule, no leaderboard", file=sys.stderr)
+            continue
+        try:
+            docs[f"leaderboard-{name}"] = render_score(apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt)
+        except (ScoreError, ExportError) as exc:
+            print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
+    for key, text in docs.items():
+        _emit(text, None if out is None else out / f"{key}.{ext}")
+
+
+def rescore(
+    suite: Annotated[Optional[str], typer.Option(help="Only this suite's jobs.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Recompute every job's metrics, not only missing ones.")] = False,
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: usable cores).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per sympy operation (simplify, solution check, edit distance).")] = 10.0,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """(Re)compute the metrics of finished jobs from their stored predictions and models."""
+    from results.metrics import compute_for_store
+
+    if timeout <= 0:
+        fail("--timeout must be positive")
+    if workers is not None and workers < 1:
+        fail("--workers must be at least 1")
+    store = _store(workspace, readonly=False)
+    summary = compute_for_store(store, workers=workers, timeout=timeout, only_missing=not force, suite=suite,
+                                progress=lambda m: print(m, file=sys.stderr))
+    print(f"metrics of {summary['jobs']} job(s), {summary['models']} model(s): {summary['computed']} operation(s) "
+          f"computed, {summary['cached']} from the cache, {summary['timeouts']} timeout(s), {summary['errors']} error(s)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score)
+    app.command("expr")(expr)
+    app.command("export")(export)
+    app.command("rescore")(rescore)
