@@ -1,0 +1,13 @@
+"""The srtui Textual app. Only this package (and srtui.cli) may import Textual."""
+
+from __future__ import annotations
+
+
+def run_app(workspace_path=None, *, theme: str | None = None, ascii: bool | None = None) -> int:
+    """Open the app on a workspace (``--workspace``, ``$SRTUI_WORKSPACE`` or ./srtui-workspace)."""
+    from engine.workspace import resolve
+    from srtui.app.app import SrtuiApp
+
+    app = SrtuiApp(resolve(workspace_path), theme=theme, ascii=ascii)
+    app.run()
+    return app.return_code or 0

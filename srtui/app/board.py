@@ -1,0 +1,125 @@
+"""Leaderboard data for the app: a suite's runs scored by a rule of ``results.scoring``.
+
+No Textual here. Plain rows so the screen shows them as text and exports them as CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srtui.app.data import Reader
+
+
+class BoardError(ValueError):
+    """A leaderboard that cannot be computed; one line."""
+
+
+@dataclass(frozen=True)
+class Board:
+    suite: str
+    rule: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    method_column: int
+    breakdown_columns: tuple[str, ...] = ()
+    breakdown: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    note: str = ""
+
+
+def _scoring():
+    try:
+        from results import scoring
+    except ImportError:
+        raise BoardError("the scoring rules (results.scoring) are not part of this build") from None
+    return scoring
+
+
+def rule_names() -> list[str]:
+    try:
+        return list(_scoring().RULES)
+    except BoardError:
+        return []
+
+
+def suite_rule(suite: str) -> str | None:
+    """The rule a built-in suite names in its TOML (``scoring = ...``), if any."""
+    from tasks.suites import SuiteError, load_suite
+
+    try:
+        return load_suite(suite).scoring
+    except SuiteError:
+        return None
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _frame_rows(frame) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
+    if any(name is not None for name in frame.index.names):
+        frame = frame.reset_index()
+    columns = tuple(str(c) for c in frame.columns)
+    rows = tuple(tuple(_plain(v) for v in row) for row in frame.itertuples(index=False, name=None))
+    return columns, rows
+
+
+def load_board(reader: Reader, suite: str, rule: str) -> Board:
+    """Score the suite's runs with ``rule``; the per-dataset breakdown is grouped by method."""
+    from results.tables import runs_frame
+
+    scoring = _scoring()
+    with reader.lock:
+        store = reader.store()
+        if store is None:
+            raise BoardError("no workspace yet")
+        runs = runs_frame(store, suite)
+    if runs.empty:
+        raise BoardError(f"suite {suite} has no runs")
+    try:
+        result = scoring.score(rule, runs)
+    except scoring.ScoreError as exc:
+        raise BoardError(str(exc)) from None
+    columns, rows = _frame_rows(result.main)
+    at = columns.index("method") if "method" in columns else -1
+    breakdown: dict[str, tuple[tuple[Any, ...], ...]] = {}
+    b_columns: tuple[str, ...] = ()
+    per = result.tables.get("per_task")
+    if per is None:  # else the first other table that has one row per (task, method)
+        per = next((t for t in list(result.tables.values())[1:] if {"task", "method"} <= set(t.columns)), None)
+    if per is not None and not per.empty and at >= 0:
+        b_columns, b_rows = _frame_rows(per)
+        if "method" in b_columns:
+            m = b_columns.index("method")
+            grouped: dict[str, list[tuple[Any, ...]]] = {}
+            for row in b_rows:
+                grouped.setdefault(str(row[m]), []).append(row)
+            breakdown = {k: tuple(v) for k, v in grouped.items()}
+    return Board(suite, rule, columns, rows, at, b_columns, breakdown, "; ".join(result.notes))
+
+
+def export_board(board: Board, folder: Path) -> list[Path]:
+    """Write the leaderboard and its breakdown as CSV; returns the paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", f"leaderboard-{board.suite}-{board.rule}")
+    paths = [folder / f"{stem}.csv"]
+    with open(paths[0], "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(board.columns)
+        writer.writerows(board.rows)
+    if board.breakdown_columns:
+        paths.append(folder / f"{stem}-per-dataset.csv")
+        with open(paths[1], "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(board.breakdown_columns)
+            for rows in board.breakdown.values():
+                writer.writerows(rows)
+    return paths

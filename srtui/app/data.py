@@ -1,0 +1,307 @@
+"""What the app reads, as plain data: monitor snapshots and pages of the results explorer.
+
+No Textual here: screens call these functions from thread workers and post the returned
+dataclasses as messages. Everything is read through ``results.store.Store`` opened read-only
+(WAL lets us read while a run in another process writes). Each ``Reader`` owns one connection
+guarded by a lock, so a screen's workers never share a cursor across threads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from engine.spec import TERMINAL
+from engine.workspace import Workspace
+from results.store import Store, StoreError
+
+FAILED = tuple(sorted(TERMINAL - {"ok"}))
+#: columns the explorer may filter, sort and group on (names are whitelisted, values bound)
+TEXT_COLUMNS = ("suite", "task", "method", "status", "job_id", "host", "model", "dialect")
+NUMBER_COLUMNS = (
+    "seed", "attempt", "r2_test", "r2_train", "mse_test", "mae_test", "r2_test_expr", "fidelity_r2",
+    "wall_s", "cpu_s", "peak_rss_mb", "fit_s",
+)
+GROUP_COLUMNS = ("suite", "task", "method", "status")
+#: what a page of the explorer shows, in order
+PAGE_COLUMNS = ("task", "method", "seed", "status", "r2_test", "wall_s", "model", "suite", "job_id")
+
+
+class QueryError(ValueError):
+    """A filter the explorer cannot read; one line for the status bar."""
+
+
+def parse_time(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+class Reader:
+    """A read-only connection to one workspace, opened lazily (the workspace may not exist yet)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.lock = threading.Lock()
+        self._store: Store | None = None
+
+    def store(self) -> Store | None:
+        if self._store is None:
+            if not self.workspace.exists():
+                return None
+            self._store = Store(self.workspace, readonly=True)
+        return self._store
+
+    def close(self) -> None:
+        with self.lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def data_version(self) -> int | None:
+        """Changes whenever another connection commits: lets an idle poll skip its queries."""
+        store = self.store()
+        return None if store is None else store.conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+# --- monitor ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    job_id: str
+    label: str
+    started: float | None  # epoch seconds
+    limit_s: float | None
+    host: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    job_id: str
+    status: str
+    label: str
+    ended_at: str
+    tail: str
+
+
+@dataclass(frozen=True)
+class MonitorSnapshot:
+    exists: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    running: tuple[RunningJob, ...] = ()
+    failures: tuple[Failure, ...] = ()
+    active_runs: int = 0
+    throughput: float | None = None  # finished jobs per minute in the active runs
+    eta_s: float | None = None
+    version: int | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def remaining(self) -> int:
+        return self.counts.get("pending", 0) + self.counts.get("running", 0)
+
+
+def _label(row: dict[str, Any]) -> str:
+    return f"{row['method']} / {row['task']} / seed {row['seed']}"
+
+
+def _tail(row: dict[str, Any], lines: int = 3) -> str:
+    text = row.get("error") or row.get("limit_detail") or ""
+    stderr = (row.get("stderr_tail") or "").strip()
+    if stderr:
+        text = (text + "\n" if text else "") + "\n".join(stderr.splitlines()[-lines:])
+    return text.strip()
+
+
+def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, now: Callable[[], float] = time.time) -> MonitorSnapshot:
+    """Counts, running jobs, throughput/ETA and recent failures; cheap when nothing changed."""
+    with reader.lock:
+        try:
+            store = reader.store()
+        except StoreError:
+            return MonitorSnapshot(exists=False)
+        if store is None:
+            return MonitorSnapshot(exists=False)
+        version = reader.data_version()
+        if previous is not None and previous.exists and previous.version == version:
+            return previous
+        conn = store.conn
+        counts = store.status_counts()
+        running = tuple(
+            RunningJob(r["job_id"], _label(r), parse_time(r["started_at"]), json.loads(r["limits"]).get("time_s"), r.get("host") or "")
+            for r in _rows(conn, "SELECT job_id, task, method, seed, started_at, limits, host FROM jobs WHERE status = 'running' ORDER BY started_at, job_id")
+        )
+        marks = ",".join("?" * len(FAILED))
+        failures = tuple(
+            Failure(r["job_id"], r["status"], _label(r), r["ended_at"] or "", _tail(r))
+            for r in _rows(
+                conn,
+                f"SELECT job_id, task, method, seed, status, ended_at, error, limit_detail, stderr_tail FROM jobs "
+                f"WHERE status IN ({marks}) ORDER BY ended_at DESC LIMIT 5",
+                FAILED,
+            )
+        )
+        runs = _rows(conn, "SELECT run_id, started_at FROM runs WHERE status = 'running'")
+        throughput = eta = None
+        if runs:
+            ids = [r["run_id"] for r in runs]
+            first = min(t for t in (parse_time(r["started_at"]) for r in runs) if t is not None) if any(r["started_at"] for r in runs) else None
+            done = conn.execute(
+                f"SELECT count(*) FROM jobs WHERE run_id IN ({','.join('?' * len(ids))}) AND status NOT IN ('running', 'pending')", ids
+            ).fetchone()[0]
+            if first is not None:
+                elapsed = max(now() - first, 1e-6)
+                throughput = done / elapsed * 60
+                remaining = counts.get("pending", 0) + counts.get("running", 0)
+                eta = remaining / (done / elapsed) if done else None
+        return MonitorSnapshot(True, counts, running, failures, len(runs), throughput, eta, version)
+
+
+def _rows(conn, sql: str, args=()) -> list[dict[str, Any]]:
+    cur = conn.execute(sql, args)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur]
+
+
+# --- results explorer -------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"^(?P<col>[a-z_0-9]+)(?P<op>!=|>=|<=|=|~|>|<)(?P<value>.*)$")
+
+
+@dataclass(frozen=True)
+class ResultsQuery:
+    """Filter, sort and grouping of the explorer. ``filter_text`` is the user's typed filter."""
+
+    filter_text: str = ""
+    sort: str = "job_id"
+    descending: bool = False
+    group_by: tuple[str, ...] = ()
+    offset: int = 0
+    limit: int = 100
+
+
+def where_clause(filter_text: str) -> tuple[str, list[Any]]:
+    """``method=linear status!=ok r2_test>0.9 task~feyn free words`` -> SQL and bound values.
+
+    ``=``/``!=`` take comma-separated alternatives; ``~`` is a substring match; a bare word
+    matches suite, task or method as a substring. Unknown columns or non-numbers are refused.
+    """
+    parts: list[str] = []
+    args: list[Any] = []
+    for token in filter_text.split():
+        m = _TOKEN.match(token)
+        if m is None:
+            parts.append("(suite LIKE ? OR task LIKE ? OR method LIKE ?)")
+            args += [f"%{token}%"] * 3
+            continue
+        col, op, value = m["col"], m["op"], m["value"]
+        if col not in TEXT_COLUMNS and col not in NUMBER_COLUMNS:
+            raise QueryError(f"unknown column {col!r} in filter (known: {', '.join(TEXT_COLUMNS + NUMBER_COLUMNS)})")
+        if op == "~":
+            parts.append(f"{col} LIKE ?")
+            args.append(f"%{value}%")
+            continue
+        if col in NUMBER_COLUMNS:
+            try:
+                values = [float(v) for v in value.split(",")]
+            except ValueError:
+                raise QueryError(f"{col} needs a number, got {value!r}") from None
+        else:
+            values = value.split(",")
+        if op in ("=", "!="):
+            marks = ",".join("?" * len(values))
+            parts.append(f"{col} {'NOT ' if op == '!=' else ''}IN ({marks})")
+            args += values
+        elif len(values) != 1 or col not in NUMBER_COLUMNS:
+            raise QueryError(f"{op} needs one number: {token!r}")
+        else:
+            parts.append(f"{col} {op} ?")
+            args.append(values[0])
+    return (" WHERE " + " AND ".join(parts)) if parts else "", args
+
+
+@dataclass(frozen=True)
+class ResultsPage:
+    query: ResultsQuery
+    total: int
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    seconds: float = 0.0
+
+
+def results_page(reader: Reader, query: ResultsQuery) -> ResultsPage:
+    """One window of jobs (never all of them), or one row per group when grouping."""
+    started = time.perf_counter()
+    where, args = where_clause(query.filter_text)
+    sort = query.sort
+    with reader.lock:
+        store = reader.store()
+        if store is None:
+            return ResultsPage(query, 0, PAGE_COLUMNS, ())
+        conn = store.conn
+        if query.group_by:
+            for col in query.group_by:
+                if col not in GROUP_COLUMNS:
+                    raise QueryError(f"cannot group by {col!r} (one of: {', '.join(GROUP_COLUMNS)})")
+            keys = ", ".join(query.group_by)
+            columns = (*query.group_by, "jobs", "ok", "failed", "median_r2_test", "mean_r2_test", "best_r2_test", "mean_wall_s")
+            sort = sort if sort in columns else query.group_by[0]
+            total = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM jobs{where} GROUP BY {keys})", args).fetchone()[0]
+            order = f"{sort} {'DESC' if query.descending else 'ASC'}"
+            # median over a window: rank r2_test inside each group, then pick the middle rows
+            sql = f"""
+                WITH base AS (SELECT * FROM jobs{where}),
+                ranked AS (
+                    SELECT {keys}, r2_test,
+                        row_number() OVER (PARTITION BY {keys} ORDER BY r2_test) AS i,
+                        count(r2_test) OVER (PARTITION BY {keys}) AS n
+                    FROM base WHERE r2_test IS NOT NULL),
+                med AS (SELECT {keys}, avg(r2_test) AS median_r2_test FROM ranked
+                        WHERE i IN ((n + 1) / 2, (n + 2) / 2) GROUP BY {keys}),
+                agg AS (SELECT {keys}, count(*) AS jobs, sum(status = 'ok') AS ok,
+                        sum(status NOT IN ('ok', 'pending', 'running')) AS failed,
+                        avg(r2_test) AS mean_r2_test, max(r2_test) AS best_r2_test, avg(wall_s) AS mean_wall_s
+                        FROM base GROUP BY {keys})
+                SELECT {', '.join('agg.' + k for k in query.group_by)}, jobs, ok, failed, median_r2_test,
+                    mean_r2_test, best_r2_test, mean_wall_s
+                FROM agg LEFT JOIN med USING ({keys})
+                ORDER BY {order} NULLS LAST LIMIT ? OFFSET ?"""
+            rows = conn.execute(sql, [*args, query.limit, query.offset]).fetchall()
+        else:
+            columns = PAGE_COLUMNS
+            if sort not in TEXT_COLUMNS and sort not in NUMBER_COLUMNS:
+                raise QueryError(f"cannot sort by {sort!r}")
+            total = conn.execute(f"SELECT count(*) FROM jobs{where}", args).fetchone()[0]
+            order = f"{sort} {'DESC' if query.descending else 'ASC'} NULLS LAST, job_id"
+            sql = f"SELECT {', '.join(columns)} FROM jobs{where} ORDER BY {order} LIMIT ? OFFSET ?"
+            rows = conn.execute(sql, [*args, query.limit, query.offset]).fetchall()
+    return ResultsPage(query, total, columns, tuple(rows), time.perf_counter() - started)
+
+
+def suites(reader: Reader) -> list[str]:
+    with reader.lock:
+        store = reader.store()
+        if store is None:
+            return []
+        return [r[0] for r in store.conn.execute("SELECT DISTINCT suite FROM jobs ORDER BY suite")]
+
+
+def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
+    with reader.lock:
+        store = reader.store()
+        if store is None:
+            return None
+        rows = _rows(store.conn, "SELECT * FROM jobs WHERE job_id = ?", (job_id,))
+        return rows[0] if rows else None

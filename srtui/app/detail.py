@@ -1,0 +1,300 @@
+"""One run in depth (expression, ground truth, predictions) and suite-level aggregates for plots.
+
+No Textual here; called from thread workers. Model strings are untrusted: they are only read by
+``engine.expression.parse_expression`` and shown as plain text, never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.workspace import Workspace
+from srtui.app.data import Reader, job_row
+
+#: at or above this many characters a model is shown as text, not pretty-printed
+PRETTY_MAX_CHARS = 1000
+EXPRESSION_METRICS = (
+    ("r2_test", "R² test (method's predictions)"),
+    ("r2_train", "R² train"),
+    ("mse_test", "MSE test"),
+    ("mae_test", "MAE test"),
+    ("r2_test_expr", "R² test of the parsed expression"),
+    ("fidelity_r2", "fidelity R² (expression vs method)"),
+    ("max_abs_diff", "max |expression - method|"),
+    ("expression_mismatch", "expression mismatch"),
+    ("model_too_large", "model too large"),
+)
+
+
+class DetailError(ValueError):
+    """The run cannot be shown (unknown job, no data); one line."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """An expression in every form the view offers."""
+
+    text: str  # as the method printed it
+    unicode: str | None = None  # 2-D pretty print, None when not pretty-printed
+    ascii: str | None = None
+    latex: str | None = None
+    plain: str | None = None  # sympy's one-line form
+    n_nodes: int | None = None
+    error: str | None = None
+
+    @property
+    def pretty(self) -> bool:
+        return self.unicode is not None
+
+
+@dataclass(frozen=True)
+class ExpressionDetail:
+    job: dict[str, Any]
+    model: Rendered | None
+    truth: Rendered | None
+    metrics: tuple[tuple[str, str], ...]
+    pareto: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """Parse with the one safe parser, then print 2-D (unicode and ASCII), LaTeX and plain."""
+    import sympy as sp
+
+    from engine.expression import ExpressionError, parse_expression
+
+    try:
+        parsed = parse_expression(text, features, dialect or "python")
+    except ExpressionError as exc:
+        return Rendered(text, error=str(exc))
+    if parsed.expr is None:
+        return Rendered(text, error=f"too large to parse ({len(text)} characters)")
+    latex = sp.latex(parsed.expr)
+    plain = sp.sstr(parsed.expr)
+    if len(text) >= PRETTY_MAX_CHARS:
+        return Rendered(text, latex=latex, plain=plain, n_nodes=parsed.n_nodes)
+    uni = sp.pretty(parsed.expr, use_unicode=True, wrap_line=False)
+    asc = sp.pretty(parsed.expr, use_unicode=False, wrap_line=False)
+    return Rendered(text, uni, asc, latex, plain, parsed.n_nodes)
+
+
+def _data_path(workspace: Workspace, fingerprint: str) -> Path:
+    return workspace.data_cache / f"{fingerprint}.npz"
+
+
+def task_arrays(workspace: Workspace, fingerprint: str) -> dict[str, np.ndarray] | None:
+    path = _data_path(workspace, fingerprint)
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+@lru_cache(maxsize=32)
+def _task(root: str, name: str):
+    """The built task (ground truth, dates), or None. Tasks that need a download are read only
+    from the workspace's task cache: looking at results never touches the network."""
+    from tasks import cache
+    from tasks.catalogue import TaskContext, TaskError, entry, get_task
+
+    context = TaskContext.for_workspace(Path(root))
+    try:
+        if entry(name, context).offline:
+            return get_task(name, context)
+        files = sorted((Path(root) / "cache" / "tasks").glob(f"{name}-v*.npz"), key=lambda p: p.stat().st_mtime)
+        return cache.load(files[-1]) if files else None
+    except (TaskError, OSError, ValueError, KeyError):
+        return None
+
+
+def features_of(workspace: Workspace, job: dict[str, Any]) -> tuple[str, ...] | None:
+    arrays = task_arrays(workspace, job["data_fingerprint"])
+    if arrays is not None:
+        return tuple(str(f) for f in arrays["feature_names"])
+    task = _task(str(workspace.root), job["task"])
+    return tuple(task.feature_names) if task is not None else None
+
+
+def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
+    job = job_row(reader, job_id)
+    if job is None:
+        raise DetailError(f"no job {job_id} in this workspace")
+    ws = reader.workspace
+    notes: list[str] = []
+    features = features_of(ws, job)
+    model = None
+    if job.get("model"):
+        if features is None:
+            model = Rendered(job["model"], error="the task's data is not in this workspace's cache")
+        else:
+            model = render(job["model"], features, job.get("dialect") or "python")
+    task = _task(str(ws.root), job["task"])
+    truth = None
+    if task is not None and task.ground_truth:
+        truth = render(task.ground_truth, tuple(task.feature_names), "python")
+    elif task is None:
+        notes.append("ground truth unavailable: the task cannot be built here")
+    metrics = []
+    for key, label in EXPRESSION_METRICS:
+        value = job.get(key)
+        metrics.append((label, _fmt(value)))
+    if model is not None and model.n_nodes is not None:
+        metrics.append(("model size (nodes)", str(model.n_nodes)))
+    if job.get("model_error"):
+        metrics.append(("model error", job["model_error"]))
+    for name, value, detail in stored_metrics(reader, job_id):
+        metrics.append((name, _fmt(value) + (f"  ({detail})" if detail else "")))
+    pareto: tuple[dict[str, Any], ...] = ()
+    if job.get("pareto"):
+        try:
+            pareto = tuple(p for p in json.loads(job["pareto"]) if isinstance(p, dict))
+        except ValueError:
+            notes.append("the stored Pareto front is not valid JSON")
+    return ExpressionDetail(job, model, truth, tuple(metrics), pareto, tuple(notes))
+
+
+def stored_metrics(reader: Reader, job_id: str) -> list[tuple[str, float | None, str | None]]:
+    """Rows of the ``metrics`` table (results.metrics) for one job; empty before scoring."""
+    import sqlite3
+
+    with reader.lock:
+        try:
+            return [
+                tuple(r) for r in reader.store().conn.execute(
+                    "SELECT name, value, detail FROM metrics WHERE job_id = ? AND name != '_version' ORDER BY name", (job_id,)
+                )
+            ]
+        except sqlite3.OperationalError:  # a workspace from before schema v2
+            return []
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+# --- plots ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PredictionSeries:
+    job_id: str
+    label: str
+    y_train: np.ndarray
+    pred_train: np.ndarray
+    y_test: np.ndarray
+    pred_test: np.ndarray
+    dates_train: tuple[str, ...] | None = None
+    dates_test: tuple[str, ...] | None = None
+
+
+def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
+    job = job_row(reader, job_id)
+    if job is None:
+        raise DetailError(f"no job {job_id} in this workspace")
+    with reader.lock:
+        preds = reader.store().predictions(job_id)
+    if preds is None:
+        raise DetailError(f"job {job_id} has no stored predictions (status {job['status']})")
+    arrays = task_arrays(reader.workspace, job["data_fingerprint"])
+    if arrays is None:
+        raise DetailError("the task's data is not in this workspace's cache")
+    task = _task(str(reader.workspace.root), job["task"])
+    dates_train = dates_test = None
+    if task is not None and task.dates_train is not None and task.dates_test is not None:
+        dates_train, dates_test = tuple(map(str, task.dates_train)), tuple(map(str, task.dates_test))
+    label = f"{job['method']} / {job['task']} / seed {job['seed']}"
+    return PredictionSeries(
+        job_id, label, arrays["y_train"], preds["train_pred"], arrays["y_test"], preds["test_pred"], dates_train, dates_test
+    )
+
+
+@dataclass(frozen=True)
+class SuiteAggregate:
+    suite: str
+    methods: tuple[str, ...]
+    n_tasks: int
+    thresholds: tuple[float, ...]
+    #: method -> share of tasks whose median test R² reaches each threshold
+    profiles: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: method -> (median model size, median test R²) over its ok runs
+    points: dict[str, tuple[float, float]] = field(default_factory=dict)
+    front: tuple[str, ...] = ()
+
+
+def _stored_sizes(reader: Reader, suite: str) -> dict[str, float]:
+    import sqlite3
+
+    with reader.lock:
+        try:
+            return dict(reader.store().conn.execute(
+                "SELECT m.job_id, m.value FROM metrics m JOIN jobs j USING (job_id) WHERE j.suite = ? AND m.name = 'size' AND m.value IS NOT NULL",
+                (suite,),
+            ))
+        except sqlite3.OperationalError:
+            return {}
+
+
+def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000) -> SuiteAggregate:
+    """Performance profiles (share of tasks solved at each R² threshold) and the size/accuracy
+    Pareto front of the methods, from the medians over seeds (failed runs count as R² = -inf)."""
+    with reader.lock:
+        store = reader.store()
+        if store is None:
+            raise DetailError("no workspace yet")
+        rows = store.conn.execute(
+            "SELECT job_id, method, task, status, r2_test, model, dialect, data_fingerprint FROM jobs WHERE suite = ? AND status NOT IN ('pending', 'running')",
+            (suite,),
+        ).fetchall()
+    if not rows:
+        raise DetailError(f"suite {suite} has no finished runs")
+    per: dict[tuple[str, str], list[float]] = {}
+    sizes: dict[str, list[float]] = {}
+    features: dict[str, tuple[str, ...] | None] = {}
+    parsed = 0
+    stored = _stored_sizes(reader, suite)
+    from engine.expression import ExpressionError
+    from results.expr_metrics import node_count, parse
+
+    for job_id, method, task, status, r2, model, dialect, fp in rows:
+        ok = status == "ok" and r2 is not None and math.isfinite(r2)
+        per.setdefault((method, task), []).append(r2 if ok else -math.inf)
+        if ok and job_id in stored:
+            sizes.setdefault(method, []).append(stored[job_id])
+        elif ok and model and parsed < max_parse:  # not scored yet: same size definition, computed here
+            if fp not in features:
+                arrays = task_arrays(reader.workspace, fp)
+                features[fp] = tuple(str(f) for f in arrays["feature_names"]) if arrays is not None else None
+            if features[fp] is not None:
+                parsed += 1
+                try:
+                    parsed_expr = parse(model, features[fp], dialect or "python")
+                    if parsed_expr.expr is not None:
+                        sizes.setdefault(method, []).append(node_count(parsed_expr.expr))
+                except ExpressionError:
+                    pass
+    methods = tuple(sorted({m for m, _ in per}))
+    tasks = sorted({t for _, t in per})
+    thresholds = tuple(float(t) for t in np.round(np.linspace(0.0, 1.0, 21), 2))
+    profiles, points = {}, {}
+    for m in methods:
+        med = np.array([np.median(per[(m, t)]) if (m, t) in per else -np.inf for t in tasks])
+        profiles[m] = tuple(float(np.mean(med >= th)) for th in thresholds)
+        finite = med[np.isfinite(med)]
+        if sizes.get(m) and finite.size:
+            points[m] = (float(np.median(sizes[m])), float(np.median(finite)))
+    front = tuple(
+        m for m, (s, a) in points.items()
+        if not any((s2 <= s and a2 >= a) and (s2 < s or a2 > a) for m2, (s2, a2) in points.items() if m2 != m)
+    )
+    return SuiteAggregate(suite, methods, len(tasks), thresholds, profiles, points, tuple(sorted(front, key=lambda m: points[m][0])))

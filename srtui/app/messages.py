@@ -1,0 +1,53 @@
+"""Typed messages that thread workers post back to the screens (the UI thread applies them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+from srtui.app.data import MonitorSnapshot, ResultsPage
+from srtui.app.detail import ExpressionDetail, PredictionSeries, SuiteAggregate
+
+
+@dataclass
+class SnapshotReady(Message):
+    """A monitor poll finished."""
+
+    snapshot: MonitorSnapshot
+
+
+@dataclass
+class PageReady(Message):
+    """A page (or grouped summary) of the results explorer was read."""
+
+    page: ResultsPage
+
+
+@dataclass
+class DetailReady(Message):
+    detail: ExpressionDetail
+
+
+@dataclass
+class SeriesReady(Message):
+    series: PredictionSeries
+
+
+@dataclass
+class AggregateReady(Message):
+    aggregate: SuiteAggregate
+
+
+@dataclass
+class LeaderboardReady(Message):
+    board: Any  # srtui.app.board.Board
+
+
+@dataclass
+class RunFinished(Message):
+    """A run started from the app ended (or failed to start: ``error``)."""
+
+    summary: str
+    error: str | None = None

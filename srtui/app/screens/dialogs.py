@@ -1,0 +1,115 @@
+"""Modal screens: F1 help (what the keys of the current screen do) and the start-a-run form."""
+
+from __future__ import annotations
+
+import re
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
+
+APP_HELP = """\
+srtui benchmarks symbolic regression methods. Screens: 1 monitor (live runs), 2 results
+explorer, 3 leaderboards, 4 suite plots; from a run in the explorer, Enter opens its expression
+and p its plots. Escape goes back. ctrl+p opens the command palette (screens, start/stop a run,
+themes). Tables take j/k (down/up), g/G (top/bottom) and ctrl+d/ctrl+u (page).
+"""
+
+
+def _reflow(text: str) -> str:
+    """Join hard-wrapped lines into paragraphs (indented lines stay as they are)."""
+    return re.sub(r"(?<!\n)\n(?![\n ])", " ", text.strip())
+
+
+class HelpScreen(ModalScreen[None]):
+    """What the current screen shows and every key it answers to."""
+
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+
+    def __init__(self, screen_help: str, bindings: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.screen_help = screen_help
+        self.bindings = bindings
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, show_header=True, header_style="bold", expand=False)
+        table.add_column("key")
+        table.add_column("does")
+        for key, description in self.bindings:
+            table.add_row(Text(key, style="bold"), Text(description))
+        with VerticalScroll(id="help-box"):
+            yield Static(Text("Help  (Escape closes)", style="bold"), markup=False)
+            yield Static(Text(_reflow(self.screen_help) + "\n"), markup=False)
+            yield Static(table)
+            yield Static(Text("\n" + _reflow(APP_HELP), style="dim"), markup=False)
+
+
+class StartRunScreen(ModalScreen):
+    """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def __init__(self, suites: list[str], default_jobs: int) -> None:
+        super().__init__()
+        self.suites = suites
+        self.default_jobs = default_jobs
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="start-box"):
+            yield Static(Text("Start a run (like `srtui run`; blank means the suite's default)", style="bold"), markup=False)
+            with Grid(id="start-form"):
+                yield Label("suite")
+                yield Select([(s, s) for s in self.suites], value=self.suites[0] if self.suites else Select.BLANK, id="suite", allow_blank=False)
+                yield Label("methods")
+                yield Input(placeholder="comma-separated, e.g. linear,ffx", id="methods")
+                yield Label("tasks")
+                yield Input(placeholder="comma-separated", id="tasks")
+                yield Label("seeds")
+                yield Input(placeholder="number of seeds", id="seeds", type="integer")
+                yield Label("time limit s")
+                yield Input(placeholder="per job", id="time", type="number")
+                yield Label("memory MB")
+                yield Input(placeholder="per job", id="mem", type="number")
+                yield Label("parallel jobs")
+                yield Input(value=str(self.default_jobs), id="jobs", type="integer")
+            yield Static(id="start-error", markup=False)
+            with Horizontal(id="start-buttons"):
+                yield Button("Start", variant="primary", id="start")
+                yield Button("Cancel", id="cancel")
+
+    @on(Button.Pressed, "#cancel")
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#start")
+    @on(Input.Submitted)
+    def _start(self) -> None:
+        from srtui.runner import RunRequest
+
+        def names(widget_id: str) -> list[str] | None:
+            value = self.query_one(widget_id, Input).value
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            return items or None
+
+        def number(widget_id: str, kind=float):
+            value = self.query_one(widget_id, Input).value.strip()
+            return kind(value) if value else None
+
+        suite = self.query_one("#suite", Select).value
+        if not isinstance(suite, str):
+            self.query_one("#start-error", Static).update(Text("choose a suite", style="red"))
+            return
+        try:
+            req = RunRequest(
+                suite=suite, methods=names("#methods"), tasks=names("#tasks"), seeds=number("#seeds", int),
+                time_limit=number("#time"), mem_limit=number("#mem"), jobs=number("#jobs", int),
+            )
+        except ValueError as exc:
+            self.query_one("#start-error", Static).update(Text(f"not a number: {exc}", style="red"))
+            return
+        self.dismiss(req)

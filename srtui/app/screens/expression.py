@@ -1,0 +1,167 @@
+"""Expression view of one run: 2-D pretty print beside the ground truth, metrics, Pareto front.
+
+Models are untrusted text: only the safe parser reads them, and every piece is shown through
+``rich.text.Text`` (never markup). Copy goes through OSC 52, so it works over SSH.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import Worker, WorkerState
+
+from srtui.app.detail import ExpressionDetail, Rendered, expression_detail
+from srtui.app.data import Reader
+from srtui.app.messages import DetailReady
+from srtui.app.widgets import VimTable, cell, status_cell
+
+HELP = """\
+One run's model. The expression is parsed by srtui's safe parser and pretty-printed in 2-D
+(unicode; a toggles ASCII), with the task's ground truth beside it when it is known. Models of
+1,000 characters or more are shown as text. Below: every expression metric, then the Pareto
+front when the method gave one (Enter on a front row shows that expression).
+c copies the model as plain text, l as LaTeX (OSC 52: works over SSH in most terminals).
+"""
+
+
+class ExpressionScreen(Screen):
+    HELP = HELP
+    AUTO_FOCUS = "#metrics"
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back", id="expression.back"),
+        Binding("c", "copy('plain')", "Copy text", id="expression.copy"),
+        Binding("l", "copy('latex')", "Copy LaTeX", id="expression.latex"),
+        Binding("a", "toggle_ascii", "ASCII", id="expression.ascii"),
+        Binding("p", "plots", "Plots", id="expression.plots"),
+        Binding("j", "scroll('down')", "Down", show=False),
+        Binding("k", "scroll('up')", "Up", show=False),
+    ]
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.detail: ExpressionDetail | None = None
+        self.shown: Rendered | None = None  # model or a Pareto member
+        self.ascii = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text(f"run {self.job_id}: loading...", style="bold"), id="job-title", markup=False)
+        with VerticalScroll(id="expression-body"):
+            with Horizontal(id="expressions"):
+                with Vertical(classes="expr-box"):
+                    yield Static(Text("Model", style="bold"), classes="section")
+                    with ScrollableContainer(classes="expr-scroll"):
+                        yield Static(id="model", markup=False, classes="expr")
+                with Vertical(classes="expr-box", id="truth-box"):
+                    yield Static(Text("Ground truth", style="bold"), classes="section")
+                    with ScrollableContainer(classes="expr-scroll"):
+                        yield Static(id="truth", markup=False, classes="expr")
+            yield Static(Text("Metrics", style="bold"), classes="section")
+            yield VimTable(id="metrics", cursor_type="none", show_header=False)
+            yield Static(Text("Pareto front", style="bold"), classes="section", id="pareto-title")
+            yield VimTable(id="pareto", cursor_type="row")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.ascii = not self.app.unicode_ok
+        self.reader = Reader(self.app.workspace)
+        self.load()
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+    @work(thread=True, exclusive=True, group="expression", exit_on_error=False)
+    def load(self) -> None:
+        self.post_message(DetailReady(expression_detail(self.reader, self.job_id)))
+
+    @on(Worker.StateChanged)
+    def _failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "expression" and event.state == WorkerState.ERROR:
+            self.query_one("#job-title", Static).update(Text(f"run {self.job_id}: {event.worker.error}", style="red"))
+
+    def on_detail_ready(self, message: DetailReady) -> None:
+        d = self.detail = message.detail
+        job = d.job
+        title = Text(f"{job['method']} / {job['task']} / seed {job['seed']}  ", style="bold")
+        title.append_text(status_cell(job["status"]))
+        title.append(f"  {job['suite']}  {job['job_id']}", style="dim")
+        self.query_one("#job-title", Static).update(title)
+        self.shown = d.model
+        self._show_expressions()
+        metrics = self.query_one("#metrics", DataTable)
+        metrics.clear(columns=True)
+        metrics.add_columns("metric", "value")
+        for label, value in d.metrics:
+            metrics.add_row(cell(label), cell(value))
+        for note in d.notes:
+            metrics.add_row(cell("note"), cell(note))
+        pareto = self.query_one("#pareto", DataTable)
+        pareto.clear(columns=True)
+        has_front = bool(d.pareto)
+        self.query_one("#pareto-title").display = has_front
+        pareto.display = has_front
+        if has_front:
+            pareto.add_columns("complexity", "loss", "expression")
+            for i, p in enumerate(d.pareto):
+                pareto.add_row(cell(p.get("complexity")), cell(p.get("loss")), cell(p.get("expression"), 200), key=str(i))
+
+    def _show_expressions(self) -> None:
+        d = self.detail
+        self.query_one("#model", Static).update(self._body(self.shown, "the run has no model" + (f" ({d.job['status']})" if d else "")))
+        self.query_one("#truth", Static).update(self._body(d.truth if d else None, "no ground truth for this task"))
+
+    def _body(self, rendered: Rendered | None, missing: str) -> Text:
+        if rendered is None:
+            return Text(missing, style="dim")
+        if rendered.pretty:
+            return Text(rendered.ascii if self.ascii else rendered.unicode, no_wrap=True)
+        body = Text(rendered.text)  # raw model: scrollable text, wrapped, never markup
+        if rendered.error:
+            body.append(f"\n\n(not parsed: {rendered.error})", style="italic dim")
+        elif len(rendered.text) >= 1000:
+            body.append(f"\n\n({len(rendered.text):,} characters: shown as text, not pretty-printed)", style="italic dim")
+        return body
+
+    def action_toggle_ascii(self) -> None:
+        self.ascii = not self.ascii
+        if self.detail is not None:
+            self._show_expressions()
+
+    def action_copy(self, form: str) -> None:
+        r = self.shown
+        if r is None:
+            self.notify("nothing to copy", severity="warning")
+            return
+        if form == "latex":
+            if r.latex is None:
+                self.notify("no LaTeX: the model could not be parsed", severity="warning", markup=False)
+                return
+            text = r.latex
+        else:
+            text = r.text
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied {'LaTeX' if form == 'latex' else 'text'} ({len(text):,} characters)", markup=False)
+
+    @on(DataTable.RowSelected, "#pareto")
+    def _pareto_selected(self, event: DataTable.RowSelected) -> None:
+        from srtui.app.detail import features_of, render
+
+        p = self.detail.pareto[event.cursor_row]
+        features = features_of(self.reader.workspace, self.detail.job)
+        text = str(p.get("expression") or "")
+        self.shown = render(text, features, self.detail.job.get("dialect") or "python") if features else Rendered(text)
+        self._show_expressions()
+        self.notify(f"showing Pareto member {event.cursor_row + 1} (complexity {p.get('complexity')})", markup=False)
+
+    def action_scroll(self, direction: str) -> None:
+        body = self.query_one("#expression-body", VerticalScroll)
+        body.scroll_down() if direction == "down" else body.scroll_up()
+
+    def action_plots(self) -> None:
+        self.app.open_plots(self.job_id)

@@ -1,0 +1,142 @@
+"""Leaderboards: a suite scored by one of the scoring rules, with the per-dataset breakdown.
+
+The scores come from ``results.scoring`` (the rules `srtui score RULE` uses); this screen only
+chooses the suite and rule, shows the tables and exports them.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Select, Static
+from textual.worker import Worker, WorkerState
+
+from srtui.app.board import Board, export_board, load_board, rule_names, suite_rule
+from srtui.app.data import Reader, suites
+from srtui.app.messages import LeaderboardReady
+from srtui.app.widgets import VimTable, cell
+
+HELP = """\
+A suite ranked by a scoring rule (the suite's own rule is chosen first; the selector offers every
+rule). The top table is the leaderboard; the bottom one breaks it down per dataset for the
+method highlighted above. e exports both as CSV into <workspace>/exports/.
+"""
+
+
+class LeaderboardScreen(Screen):
+    HELP = HELP
+    AUTO_FOCUS = "#board"
+    BINDINGS = [
+        Binding("e", "export", "Export", id="board.export"),
+        Binding("tab", "focus_next", "Next", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.board: Board | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="toolbar"):
+            yield Select([], prompt="suite", id="board-suite")
+            yield Select([(r, r) for r in rule_names()], prompt="rule", id="board-rule")
+        yield Static(id="board-info", markup=False)
+        yield VimTable(id="board", cursor_type="row", zebra_stripes=True)
+        yield VimTable(id="breakdown", cursor_type="row")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.reader = Reader(self.app.workspace)
+        self.query_one("#board-info", Static).update(Text("reading suites...", style="dim"))
+        self.load_suites()
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+    def on_screen_resume(self) -> None:
+        if self.board is None and hasattr(self, "reader"):
+            self.load_suites()
+
+    @work(thread=True, exclusive=True, group="board-suites", exit_on_error=False)
+    def load_suites(self) -> None:
+        names = suites(self.reader)
+        self.app.call_from_thread(self._set_suites, names)
+
+    def _set_suites(self, names: list[str]) -> None:
+        select = self.query_one("#board-suite", Select)
+        select.set_options([(n, n) for n in names])
+        if names:
+            select.value = names[0]
+        else:
+            self.query_one("#board-info", Static).update(Text("no runs in this workspace yet", style="dim"))
+
+    @on(Select.Changed, "#board-suite")
+    def _suite_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            rule = suite_rule(event.value)
+            rule_select = self.query_one("#board-rule", Select)
+            if rule and rule != rule_select.value:
+                rule_select.value = rule  # its Changed event loads the board
+            else:
+                self._reload()
+
+    @on(Select.Changed, "#board-rule")
+    def _rule_changed(self, event: Select.Changed) -> None:
+        self._reload()
+
+    def _reload(self) -> None:
+        suite = self.query_one("#board-suite", Select).value
+        rule = self.query_one("#board-rule", Select).value
+        if isinstance(suite, str) and isinstance(rule, str):
+            self.query_one("#board-info", Static).update(Text(f"scoring {suite} by {rule}...", style="dim"))
+            self.load(suite, rule)
+
+    @work(thread=True, exclusive=True, group="board", exit_on_error=False)
+    def load(self, suite: str, rule: str) -> None:
+        self.post_message(LeaderboardReady(load_board(self.reader, suite, rule)))
+
+    @on(Worker.StateChanged)
+    def _failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "board" and event.state == WorkerState.ERROR:
+            self.query_one("#board-info", Static).update(Text(str(event.worker.error), style="red"))
+
+    def on_leaderboard_ready(self, message: LeaderboardReady) -> None:
+        b = self.board = message.board
+        info = Text(f"{b.suite} by {b.rule}: {len(b.rows)} rows", style="bold")
+        if b.note:
+            info.append(f"  {b.note}", style="dim")
+        self.query_one("#board-info", Static).update(info)
+        table = self.query_one("#board", DataTable)
+        table.clear(columns=True)
+        for col in b.columns:
+            table.add_column(col, key=col)
+        for i, row in enumerate(b.rows):
+            table.add_row(*(cell(v) for v in row), key=str(i))
+        self._show_breakdown(0)
+
+    @on(DataTable.RowHighlighted, "#board")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_breakdown(event.cursor_row)
+
+    def _show_breakdown(self, index: int) -> None:
+        b = self.board
+        table = self.query_one("#breakdown", DataTable)
+        table.clear(columns=True)
+        if b is None or b.method_column < 0 or not (0 <= index < len(b.rows)):
+            return
+        method = b.rows[index][b.method_column]
+        for col in b.breakdown_columns:
+            table.add_column(col, key=col)
+        for row in b.breakdown.get(method, ()):
+            table.add_row(*(cell(v) for v in row))
+
+    def action_export(self) -> None:
+        if self.board is None:
+            self.notify("nothing to export yet", severity="warning")
+            return
+        paths = export_board(self.board, self.app.workspace.root / "exports")
+        self.notify("exported " + ", ".join(str(p) for p in paths), markup=False, timeout=8)

@@ -1,0 +1,196 @@
+"""Plots (plotext through textual-plotext): one run's predictions, and a suite's profiles/front."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Header, Select, Static
+from textual.worker import Worker, WorkerState
+from textual_plotext import PlotextPlot
+
+from srtui.app.data import Reader, suites
+from srtui.app.detail import PredictionSeries, SuiteAggregate, prediction_series, suite_aggregate
+from srtui.app.messages import AggregateReady, SeriesReady
+
+JOB_HELP = """\
+Predicted against true values of one run, with the identity line (a perfect model lies on it);
+train and test points in two colours. For time-series tasks, t switches to the series over
+dates: training truth, test truth and the predictions.
+"""
+
+SUITE_HELP = """\
+A suite's methods compared. Performance profile: for each R² threshold, the share of tasks whose
+median test R² (over seeds; failed runs count as unsolved) reaches it - higher and further
+right is better. Pareto front: median model size against median test R²; methods on the front
+(no other is both smaller and more accurate) are joined by the line. t switches the plot,
+the selector above picks the suite.
+"""
+
+
+def _downsample(n: int, limit: int = 2000) -> np.ndarray:
+    """Plotting every point of a large task only slows the terminal: keep an even sample."""
+    return np.arange(n) if n <= limit else np.linspace(0, n - 1, limit).astype(int)
+
+
+class JobPlotsScreen(Screen):
+    HELP = JOB_HELP
+    AUTO_FOCUS = ""
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back", id="plots.back"),
+        Binding("t", "toggle", "Switch plot", id="plots.toggle"),
+    ]
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.series: PredictionSeries | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text(f"run {self.job_id}: loading...", style="bold"), id="plot-title", markup=False)
+        with ContentSwitcher(initial="scatter", id="switcher"):
+            yield PlotextPlot(id="scatter")
+            yield PlotextPlot(id="timeseries")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.reader = Reader(self.app.workspace)
+        self.load()
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+    @work(thread=True, exclusive=True, group="plots", exit_on_error=False)
+    def load(self) -> None:
+        self.post_message(SeriesReady(prediction_series(self.reader, self.job_id)))
+
+    @on(Worker.StateChanged)
+    def _failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "plots" and event.state == WorkerState.ERROR:
+            self.query_one("#plot-title", Static).update(Text(str(event.worker.error), style="red"))
+
+    def on_series_ready(self, message: SeriesReady) -> None:
+        s = self.series = message.series
+        hint = "  (t: time series)" if s.dates_train else ""
+        self.query_one("#plot-title", Static).update(Text(s.label + hint, style="bold"))
+        plt = self.query_one("#scatter", PlotextPlot).plt
+        plt.clear_data()
+        for name, y, pred, color in (("train", s.y_train, s.pred_train, "blue"), ("test", s.y_test, s.pred_test, "orange")):
+            keep = _downsample(len(y))
+            finite = np.isfinite(pred[keep])
+            plt.scatter(y[keep][finite].tolist(), pred[keep][finite].tolist(), label=name, color=color, marker="dot")
+        lo = float(min(np.min(s.y_train), np.min(s.y_test)))
+        hi = float(max(np.max(s.y_train), np.max(s.y_test)))
+        plt.plot([lo, hi], [lo, hi], label="identity", color="gray")
+        plt.title("predicted vs true")
+        plt.xlabel("true")
+        plt.ylabel("predicted")
+        self.query_one("#scatter", PlotextPlot).refresh()
+        if s.dates_train and s.dates_test:
+            ts = self.query_one("#timeseries", PlotextPlot).plt
+            ts.clear_data()
+            ts.date_form("Y-m-d")
+            ts.plot(list(s.dates_train), s.y_train.tolist(), label="train truth", color="blue")
+            ts.plot(list(s.dates_test), s.y_test.tolist(), label="test truth", color="green")
+            dates = list(s.dates_train) + list(s.dates_test)
+            ts.plot(dates, np.concatenate([s.pred_train, s.pred_test]).tolist(), label="predicted", color="orange")
+            ts.title("over dates")
+            self.query_one("#timeseries", PlotextPlot).refresh()
+
+    def action_toggle(self) -> None:
+        if self.series is None or not self.series.dates_train:
+            self.notify("this task is not a time series", markup=False)
+            return
+        switcher = self.query_one("#switcher", ContentSwitcher)
+        switcher.current = "timeseries" if switcher.current == "scatter" else "scatter"
+
+
+class SuitePlotsScreen(Screen):
+    HELP = SUITE_HELP
+    AUTO_FOCUS = ""  # keys go to the screen; Tab reaches the suite selector
+    BINDINGS = [Binding("t", "toggle", "Switch plot", id="suite-plots.toggle")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.aggregate: SuiteAggregate | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="toolbar"):
+            yield Select([], prompt="suite", id="suite", allow_blank=True)
+            yield Static(id="suite-info", markup=False)
+        with ContentSwitcher(initial="profile", id="switcher"):
+            yield PlotextPlot(id="profile")
+            yield PlotextPlot(id="front")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.reader = Reader(self.app.workspace)
+        self.load_suites()
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+    def on_screen_resume(self) -> None:
+        if self.aggregate is None and hasattr(self, "reader"):
+            self.load_suites()
+
+    @work(thread=True, exclusive=True, group="suite-list", exit_on_error=False)
+    def load_suites(self) -> None:
+        names = suites(self.reader)
+        self.app.call_from_thread(self._set_suites, names)
+
+    def _set_suites(self, names: list[str]) -> None:
+        select = self.query_one("#suite", Select)
+        select.set_options([(n, n) for n in names])
+        if names:
+            select.value = names[0]
+        else:
+            self.query_one("#suite-info", Static).update(Text("no runs in this workspace yet", style="dim"))
+
+    @on(Select.Changed, "#suite")
+    def _suite_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self.query_one("#suite-info", Static).update(Text("computing...", style="dim"))
+            self.load(event.value)
+
+    @work(thread=True, exclusive=True, group="suite-plots", exit_on_error=False)
+    def load(self, suite: str) -> None:
+        self.post_message(AggregateReady(suite_aggregate(self.reader, suite)))
+
+    @on(Worker.StateChanged)
+    def _failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group in ("suite-plots", "suite-list") and event.state == WorkerState.ERROR:
+            self.query_one("#suite-info", Static).update(Text(str(event.worker.error), style="red"))
+
+    def on_aggregate_ready(self, message: AggregateReady) -> None:
+        a = self.aggregate = message.aggregate
+        self.query_one("#suite-info", Static).update(Text(f"{len(a.methods)} methods x {a.n_tasks} tasks  (t: switch plot)"))
+        plt = self.query_one("#profile", PlotextPlot).plt
+        plt.clear_data()
+        for m in a.methods:
+            plt.plot(list(a.thresholds), list(a.profiles[m]), label=m, marker="braille")
+        plt.title("performance profile")
+        plt.xlabel("R² threshold")
+        plt.ylabel("share of tasks")
+        plt.ylim(0, 1.05)
+        self.query_one("#profile", PlotextPlot).refresh()
+        front = self.query_one("#front", PlotextPlot).plt
+        front.clear_data()
+        for m, (size, acc) in a.points.items():
+            front.scatter([size], [acc], label=m, marker="hd" if m in a.front else "dot")
+        if len(a.front) > 1:
+            front.plot([a.points[m][0] for m in a.front], [a.points[m][1] for m in a.front], color="gray")
+        front.title("Pareto front: model size vs median R²")
+        front.xlabel("median model size (nodes)")
+        front.ylabel("median test R²")
+        self.query_one("#front", PlotextPlot).refresh()
+
+    def action_toggle(self) -> None:
+        switcher = self.query_one("#switcher", ContentSwitcher)
+        switcher.current = "front" if switcher.current == "profile" else "profile"

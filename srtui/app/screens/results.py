@@ -1,0 +1,220 @@
+"""Results explorer: runs filtered, sorted, grouped; per-method summaries; a page at a time.
+
+Never loads every run: SQLite does the filter, sort, grouping (with medians) and the window,
+so the screen stays responsive with 100,000 runs in the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.worker import get_current_worker
+
+from srtui.app.data import NUMBER_COLUMNS, TEXT_COLUMNS, QueryError, Reader, ResultsPage, ResultsQuery, results_page
+from srtui.app.messages import PageReady
+from srtui.app.widgets import VimTable, cell, status_cell
+
+GROUPINGS: tuple[tuple[str, ...], ...] = ((), ("method",), ("suite", "method"), ("task",), ("task", "method"), ("status",), ("method", "status"))
+SORTS = ("task", "method", "seed", "status", "r2_test", "wall_s", "suite", "job_id")
+HEADERS = {"r2_test": "R² test", "wall_s": "wall s", "median_r2_test": "median R²", "mean_r2_test": "mean R²",
+           "best_r2_test": "best R²", "mean_wall_s": "mean wall s"}
+
+HELP = """\
+Every run in the workspace, a page at a time. Type a filter and press Enter:
+  method=linear,ffx   status!=ok   r2_test>0.9   task~feynman   free words
+
+(= and != take comma-separated values, ~ is a substring, words match suite/task/method).
+o / r change the sort column / direction (or select a column header); b cycles the grouping
+(per-method summaries with median R²); [ and ] page. Enter opens the run's expression,
+p its plots; on a grouped row Enter drills into that group.
+"""
+
+
+class ResultsScreen(Screen):
+    HELP = HELP
+    AUTO_FOCUS = "#results"
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", id="results.filter"),
+        Binding("o", "cycle_sort", "Sort", id="results.sort"),
+        Binding("r", "reverse", "Reverse", show=False, id="results.reverse"),
+        Binding("b", "cycle_group", "Group", id="results.group"),
+        Binding("right_square_bracket", "page(1)", "Next page", show=False),
+        Binding("left_square_bracket", "page(-1)", "Prev page", show=False),
+        Binding("p", "plots", "Plots", id="results.plots"),
+        Binding("escape", "focus_table", "Table", show=False),
+    ]
+    PAGE = 100
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_state = ResultsQuery(sort="task", limit=self.PAGE)
+        self.page: ResultsPage | None = None
+        self._group_index = 0
+        self._debounce = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="filter: method=linear status!=ok r2_test>0.9 task~feyn (Enter)", id="filter")
+        yield Static(id="info", markup=False)
+        yield VimTable(id="results", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.reader = Reader(self.app.workspace)
+        self.query_one("#info", Static).update(Text("loading..."))
+        self.load()
+        self.query_one("#results").focus()
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def load(self, query: ResultsQuery | None = None) -> None:
+        if query is not None:
+            self.query_state = query
+        self.read_page(self.query_state)
+
+    @work(thread=True, exclusive=True, group="results-page", exit_on_error=False)
+    def read_page(self, query: ResultsQuery) -> None:
+        page = results_page(self.reader, query)
+        if not get_current_worker().is_cancelled:  # a newer query superseded this one
+            self.post_message(PageReady(page))
+
+    def on_page_ready(self, message: PageReady) -> None:
+        page = message.page
+        self.page = page
+        table = self.query_one("#results", DataTable)
+        table.clear(columns=True)
+        for col in page.columns:
+            label = HEADERS.get(col, col)
+            if col == page.query.sort:
+                label += " ↓" if page.query.descending else " ↑"
+            table.add_column(label, key=col)
+        model_at = page.columns.index("model") if "model" in page.columns else -1
+        status_at = page.columns.index("status") if "status" in page.columns else -1
+        id_at = page.columns.index("job_id") if "job_id" in page.columns else -1
+        for i, row in enumerate(page.rows):
+            cells = [
+                status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
+                for j, v in enumerate(row)
+            ]
+            key = row[id_at] if id_at >= 0 else f"group-{i}"
+            table.add_row(*cells, key=key)
+        self._show_info()
+
+    def _show_info(self) -> None:
+        page = self.page
+        q = page.query
+        first = q.offset + 1 if page.rows else 0
+        text = Text()
+        text.append(f"{first}-{q.offset + len(page.rows)} of {page.total:,}", style="bold")
+        text.append(" groups" if q.group_by else " runs")
+        text.append(f"  sort {q.sort} {'desc' if q.descending else 'asc'}")
+        if q.group_by:
+            text.append(f"  by {'+'.join(q.group_by)}")
+        if q.filter_text:
+            text.append("  filter: ")
+            text.append(q.filter_text, style="italic")
+        text.append(f"  ({page.seconds * 1000:.0f} ms)", style="dim")
+        self.query_one("#info", Static).update(text)
+
+    # --- filter / sort / group -----------------------------------------------------------------
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._apply_filter(event.value)
+        self.query_one("#results").focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(0.3, lambda: self._apply_filter(event.value, quiet=True))
+
+    def _apply_filter(self, text: str, quiet: bool = False) -> None:
+        from srtui.app.data import where_clause
+
+        text = text.strip()
+        if text == self.query_state.filter_text:
+            return
+        try:
+            where_clause(text)
+        except QueryError as exc:
+            if not quiet:
+                self.notify(str(exc), severity="error", markup=False)
+            return
+        self.load(replace(self.query_state, filter_text=text, offset=0))
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter").focus()
+
+    def action_focus_table(self) -> None:
+        self.query_one("#results").focus()
+
+    def _sorts(self) -> tuple[str, ...]:
+        if self.query_state.group_by:
+            return self.page.columns if self.page and self.page.query.group_by else self.query_state.group_by
+        return SORTS
+
+    def action_cycle_sort(self) -> None:
+        sorts = self._sorts()
+        i = sorts.index(self.query_state.sort) if self.query_state.sort in sorts else -1
+        sort = sorts[(i + 1) % len(sorts)]
+        self.load(replace(self.query_state, sort=sort, offset=0, descending=sort in NUMBER_COLUMNS or sort.endswith("r2_test")))
+
+    def action_reverse(self) -> None:
+        self.load(replace(self.query_state, descending=not self.query_state.descending, offset=0))
+
+    def action_cycle_group(self) -> None:
+        self._group_index = (self._group_index + 1) % len(GROUPINGS)
+        group = GROUPINGS[self._group_index]
+        sort = "median_r2_test" if group else "task"
+        self.load(replace(self.query_state, group_by=group, sort=sort, descending=bool(group), offset=0))
+
+    @on(DataTable.HeaderSelected, "#results")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        col = str(event.column_key.value)
+        if not self.query_state.group_by and col not in TEXT_COLUMNS + NUMBER_COLUMNS:
+            return
+        descending = not self.query_state.descending if col == self.query_state.sort else False
+        self.load(replace(self.query_state, sort=col, descending=descending, offset=0))
+
+    def action_page(self, step: int) -> None:
+        total = self.page.total if self.page else 0
+        offset = self.query_state.offset + step * self.PAGE
+        if 0 <= offset < max(total, 1):
+            self.load(replace(self.query_state, offset=offset))
+
+    # --- opening a run -------------------------------------------------------------------------
+
+    def _selected(self) -> tuple[str, ...] | None:
+        table = self.query_one("#results", DataTable)
+        if not table.row_count or self.page is None:
+            return None
+        return tuple(self.page.rows[table.cursor_row]) if table.cursor_row < len(self.page.rows) else None
+
+    @on(DataTable.RowSelected, "#results")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        row = self._selected()
+        if row is None:
+            return
+        q = self.query_state
+        if q.group_by:  # drill into the group: filter on its keys, show its runs
+            extra = " ".join(f"{col}={row[i]}" for i, col in enumerate(q.group_by) if row[i] is not None and " " not in str(row[i]))
+            self._group_index = 0
+            self.query_one("#filter", Input).value = f"{q.filter_text} {extra}".strip()
+            self.load(replace(q, filter_text=f"{q.filter_text} {extra}".strip(), group_by=(), sort="task", descending=False, offset=0))
+        else:
+            self.app.open_expression(row[self.page.columns.index("job_id")])
+
+    def action_plots(self) -> None:
+        row = self._selected()
+        if row is not None and not self.query_state.group_by:
+            self.app.open_plots(row[self.page.columns.index("job_id")])

@@ -1,0 +1,33 @@
+"""`srtui tui`, and bare `srtui` (no subcommand): open the Textual app on the workspace."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from srtui.cli.common import WorkspaceOption
+
+
+def tui(
+    workspace: WorkspaceOption = None,
+    theme: Annotated[Optional[str], typer.Option(help="Textual theme, e.g. textual-light, nord, gruvbox.")] = None,
+    ascii: Annotated[bool, typer.Option("--ascii", help="Draw expressions with ASCII only.")] = False,
+) -> None:
+    """Open the terminal app: monitor, results explorer, expressions, plots, leaderboards."""
+    from srtui.app import run_app
+
+    code = run_app(workspace, theme=theme, ascii=True if ascii else None)
+    if code:
+        raise typer.Exit(code)
+
+
+def _default(ctx: typer.Context, workspace: WorkspaceOption = None) -> None:
+    """With no subcommand, open the app (as `srtui tui`)."""
+    if ctx.invoked_subcommand is None:
+        tui(workspace=workspace)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(tui)
+    app.callback(invoke_without_command=True)(_default)
