@@ -50,6 +50,7 @@ class RunRequest:
     scheduler: str | None = None
     cluster: str | None = None
     cluster_config: Path | None = None
+    metrics: bool = True  # compute the results metrics at the end of the run
 
 
 @dataclass
@@ -245,6 +246,7 @@ def execute(
     cancel: threading.Event | None = None,
     force: threading.Event | None = None,
     on_state: Callable[[RunState], None] | None = None,
+    on_metrics: Callable[[str], None] | None = None,
     backend=None,
 ) -> RunResult:
     """Run the plan to completion (or until cancelled); every job ends with a record."""
@@ -279,6 +281,14 @@ def execute(
         sink = StoreSink(store, run_id)
         try:
             backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
+            if not cancel.is_set() and req.metrics:
+                # the published metrics (sizes, symbolic solution, ...) for the finished jobs, in a
+                # process pool with per-operation timeouts; cached, so a resumed run only adds
+                from results.metrics import compute_for_store
+
+                if on_metrics:
+                    on_metrics("computing metrics")
+                compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
         finally:
             store.end_run(run_id, "interrupted" if cancel.is_set() else "done", now_iso())
         return RunResult(run_id, state, len(plan.specs) - len(todo), lost, cancel.is_set())

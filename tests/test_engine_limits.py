@@ -115,8 +115,6 @@ def test_cpu_time_limit(workspace: Path, tmp_path: Path) -> None:
     )
     proc = srtui("run", "smoke", "--methods", "busy", "--method-dir", str(folder), "--tasks", "smoke-linear",
                  "--time-limit", "30", "--cpu-limit", "2", "--workspace", str(workspace))
-    if "srbench_dir" in proc.stderr and "No module" in proc.stderr:
-        pytest.skip("SRBench folder adapter not present yet")
     assert proc.returncode == 0, proc.stderr
     row = one(results_json(workspace), method="busy")
     assert row["status"] == "cpu_timeout", row

@@ -68,7 +68,7 @@ def run(
     runner.install_interrupt_handlers(cancel, force, progress.notify)
     try:
         with progress:
-            result = runner.execute(plan, req, cancel=cancel, force=force, on_state=progress.update)
+            result = runner.execute(plan, req, cancel=cancel, force=force, on_state=progress.update, on_metrics=progress.notify)
     except runner.RunError as exc:
         fail(str(exc))
     progress.summary(result)
