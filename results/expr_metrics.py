@@ -13,7 +13,7 @@ Definitions (hand-checked in tests/test_metrics_expr.py):
 - simplicity = round(-log5(size), 1) (SRBench 2022).
 - symbolic solution (SRBench 2021): the model is not a constant, and ``truth - model`` is a
   constant or ``truth / model`` is a non-zero constant, after ``simplify`` and SRBench's rounding
-  of floats (|c| < 1e-4 -> 0, else 3 decimals).
+  of floats (|c| < 1e-4 -> 0, else ``Float(round(c, 3), 3)``).
 - tree edit distance: ordered trees, unit costs (APTED), between the simplified trees, divided by
   the truth's node count and capped at 1 (the normalised edit distance of SRSD, Matsubara et al.).
 - diversity: Shannon entropy (natural log) of the node labels of the parsed tree, numbers all
@@ -96,7 +96,7 @@ def feature_absence(used: set[str], unwanted: Sequence[str]) -> float | None:
 
 
 def round_floats(expr: sp.Basic) -> sp.Basic:
-    """SRBench's ``round_floats``: tiny floats become 0, the others keep 3 decimals."""
+    """SRBench's ``round_floats``: tiny floats become 0, the others ``Float(round(c, 3), 3)``."""
     subs = {}
     for a in sp.preorder_traversal(expr):
         if isinstance(a, sp.Float):

@@ -3,14 +3,16 @@
 ``concurrent.futures`` cannot cancel a running task, and SIGALRM cannot interrupt sympy's C-level
 loops (nor work off the main thread), so each worker is a plain process fed through its own pipe;
 the parent waits on all pipes with the nearest deadline as timeout and ``kill``s a late worker.
-Workers start from a forkserver that has the expression code preloaded, so a replacement is cheap
-and no thread state of the parent is inherited.
+Workers are forked from a single-threaded parent (they inherit the imported sympy); a parent with
+threads (a run's driver) uses a forkserver with the expression code preloaded instead, so no
+thread state is inherited.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -98,9 +100,13 @@ class TimedPool:
         self.fn, self.timeout, self.mem_mb = fn, float(timeout), mem_mb
         self.n = workers or default_workers()
         methods = mp.get_all_start_methods()
-        self.ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if "forkserver" in methods and preload:
-            self.ctx.set_forkserver_preload(list(preload))
+        if "fork" in methods and threading.active_count() == 1:
+            # single-threaded parent: fork is safe, and workers inherit the imported sympy
+            self.ctx = mp.get_context("fork")
+        else:
+            self.ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+            if "forkserver" in methods and preload:
+                self.ctx.set_forkserver_preload(list(preload))
         self.slots: list[_Slot] = []
         self.replaced = 0
 

@@ -1,0 +1,158 @@
+"""Metrics per run: hand-computed accuracy and expression metrics, the timed pool, the cache and
+compute_for_store on a real workspace."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from results import expr_metrics as em
+from results.expr_batch import ExprCache, ModelItem, expression_metrics
+from results.metrics import accuracy_metrics, prediction_metrics
+from results.pool import TimedPool
+
+BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
+BINGO_TRUTH = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
+
+
+# --- accuracy -------------------------------------------------------------------------------
+
+def test_accuracy_hand_computed():
+    y, yhat = np.array([1.0, 2, 3, 4]), np.array([1.0, 2, 3, 5])
+    m = accuracy_metrics(y, yhat, "test")
+    # ss_res = 1, ss_tot = 5 (mean 2.5: 2.25 + .25 + .25 + 2.25)
+    assert m["r2_test"] == pytest.approx(0.8)
+    assert m["mse_test"] == pytest.approx(0.25)
+    assert m["mae_test"] == pytest.approx(0.25)
+    assert m["nmse_test"] == pytest.approx(0.25 / (4 + 1e-5))
+
+
+def test_solved_flags_rounding_and_isclose():
+    y = np.full(20, 100.0)
+    yhat = y * 1.04  # within rtol 0.05 everywhere
+    yhat[0] = 200.0  # one miss: 19/20 = 95 % -> still accurate
+    m = prediction_metrics(y, y, y, yhat)
+    assert m["isclose_frac"] == pytest.approx(0.95) and m["isclose_acc"] == 1
+    yhat[1] = 200.0
+    assert prediction_metrics(y, y, y, yhat)["isclose_acc"] == 0
+    yt = np.arange(10.0)
+    yp = yt.copy()
+    yp[0] += math.sqrt(0.99 * 82.5 * 0.01 * 10 / 10)  # r2 = 1 - 0.0099 = 0.9901
+    m = prediction_metrics(yt, yt, yt, yp)
+    assert m["r2_test"] == pytest.approx(0.9901)
+    assert (m["solved_r2_095"], m["solved_r2_099"], m["solved_r2_0999"]) == (1, 1, 0)
+    assert m["r2_test_3"] == 0.99
+
+
+def test_nonfinite_predictions_give_no_accuracy():
+    y = np.arange(5.0)
+    m = prediction_metrics(y, y, y, np.array([0, 1, np.nan, 3, np.inf]))
+    assert m["nonfinite_predictions"] == 1
+    assert m["r2_test"] is None and m["mse_test"] is None and m["solved_r2_095"] is None
+    assert m["r2_train"] == 1.0
+
+
+# --- expression metrics -----------------------------------------------------------------------
+
+def test_size_simplicity_diversity():
+    p = em.parse("x1*x2 + 1", ["x1", "x2"])
+    assert em.node_count(p.expr) == 5  # Add, Mul, x1, x2, 1
+    assert em.diversity(p.expr) == pytest.approx(math.log(5))  # five labels, once each
+    p2 = em.parse("x1 + x1", ["x1"])
+    # labels Add, x1, x1: -(1/3 ln 1/3 + 2/3 ln 2/3)
+    assert em.diversity(p2.expr) == pytest.approx(-(1 / 3 * math.log(1 / 3) + 2 / 3 * math.log(2 / 3)))
+    assert em.simplicity(5) == -1.0 and em.simplicity(25) == -2.0 and em.simplicity(1) == 0.0
+    assert em.simplicity(10) == -1.4  # log5(10) = 1.43
+
+
+def test_symbolic_solution_cases():
+    f = ["x1", "x2"]
+    assert em.solution_op(BINGO, BINGO_TRUTH, f, "python")["symbolic_solution"]  # the SRBench++ example
+    assert em.solution_op("2*x1*x2", "x1*x2", f, "python")["symbolic_solution"]  # ratio 1/2
+    assert em.solution_op("x1*x2 + 7.5", "x1*x2", f, "python")["symbolic_solution"]  # offset
+    assert not em.solution_op("3.0", "3.0", f, "python")["symbolic_solution"]  # a constant never is
+    assert not em.solution_op("x1 + x2", "x1*x2", f, "python")["symbolic_solution"]
+    assert not em.solution_op("0*x1 + 2", "x1*x2", f, "python")["symbolic_solution"]
+
+
+def test_tree_edit_distance_and_feature_absence():
+    m = em.simplify_op("x1*x2 + 1", ["x1", "x2"], "python")["tree"]
+    t = em.simplify_op("x1*x2", ["x1", "x2"], "python")["tree"]
+    # delete Add and the constant 1: 2 edits over the truth's 3 nodes
+    assert em.ted_op(m, t) == {"ted": 2, "ted_norm": pytest.approx(2 / 3)}
+    assert em.ted_op(t, t)["ted_norm"] == 0.0
+    far = em.simplify_op("sin(x1) + cos(x2) + x1**3", ["x1", "x2"], "python")["tree"]
+    assert em.ted_op(far, t)["ted_norm"] == 1.0  # capped at 1
+    assert em.feature_absence({"x1"}, ["x2", "x3"]) == 1.0
+    assert em.feature_absence({"x1", "x2"}, ["x2", "x3"]) == 0.5
+    assert em.feature_absence({"x1"}, []) is None
+
+
+def test_round_floats_like_srbench():
+    x = em.parse("x1", ["x1"]).expr
+    # SRBench: Float(round(a, 3), 3), i.e. 3 decimals then 3 significant digits; tiny terms vanish
+    r = em.round_floats(0.00005 * x + 2.123456)
+    assert not r.free_symbols and float(r) == pytest.approx(2.12, abs=1e-3)
+
+
+# --- the pool ---------------------------------------------------------------------------------
+
+def _sleepy(payload):
+    time.sleep(payload)
+    return payload
+
+
+def test_pool_kills_a_late_worker_and_carries_on():
+    t0 = time.monotonic()
+    with TimedPool(_sleepy, workers=1, timeout=0.5) as pool:
+        res = {r.key: r for r in pool.run([("slow", 30), ("fast", 0), ("fast2", 0.01)])}
+        assert pool.replaced == 1
+    assert res["slow"].status == "timeout"
+    assert res["fast"].status == "ok" and res["fast2"].value == 0.01
+    assert time.monotonic() - t0 < 10
+
+
+def test_pool_reports_errors():
+    with TimedPool(_sleepy, workers=1, timeout=5) as pool:
+        [r] = list(pool.run([("bad", "not a number")]))
+    assert r.status == "error" and "TypeError" in r.value
+
+
+# --- batches: timeouts, cache, pathological input ---------------------------------------------
+
+NESTED = "*".join(f"(x1 + {i}*x2 + exp(x1*{i}))" for i in range(1, 9)) + " - " + "*".join(
+    f"(x2 + {i}*x1 + exp(x2*{i}))" for i in range(1, 9))
+
+
+def test_simplify_timeout_falls_back_and_says_so():
+    item = ModelItem(NESTED, ("x1", "x2"), "python", "x1*x2")
+    [m], stats = expression_metrics([item], ExprCache(), workers=1, timeout=0.05)
+    assert m["simplify_timeout"] == 1 and m["size_simplified"] == m["size"]
+    assert any("falls back" in n for n in m["_notes"])
+    assert stats.timeouts >= 1
+
+
+def test_cache_serves_second_pass_and_retries_timeouts_with_longer_deadline():
+    cache = ExprCache()
+    items = [ModelItem(BINGO, ("x1", "x2"), "python", BINGO_TRUTH), ModelItem("x1", ("x1", "x2"), "python", BINGO_TRUTH)]
+    first, s1 = expression_metrics(items, cache, workers=1, timeout=30)
+    assert first[0]["symbolic_solution"] == 1 and first[1]["symbolic_solution"] == 0
+    second, s2 = expression_metrics(items, cache, workers=1, timeout=30)
+    assert s2.computed == 0 and s2.cached == s1.computed
+    assert [{k: v for k, v in m.items()} for m in second] == first
+    # a timeout is cached with its deadline: a longer deadline tries again
+    cache.put_many([("k", "simplify", "timeout", "exceeded", 1.0, 1.0)])
+    assert cache.get_many(["k"], 1.0) and not cache.get_many(["k"], 2.0)
+
+
+def test_too_large_constant_and_unparsable_models():
+    big = " + ".join(["x1"] * 6000)  # over the parser's 20,000 characters
+    items = [ModelItem(big, ("x1",), "python", "x1"), ModelItem("2.5", ("x1",), "python", "x1"),
+             ModelItem("x1 +", ("x1",), "python", "x1")]
+    big_m, const_m, bad_m = expression_metrics(items, ExprCache(), workers=1, timeout=30)[0]
+    assert big_m["too_large"] == 1 and big_m["symbolic_solution"] == 0
+    assert const_m["constant_model"] == 1 and const_m["symbolic_solution"] == 0 and const_m["size"] == 1
+    assert bad_m["parse_error"] == 1
