@@ -170,6 +170,8 @@ class DaskBackend:
         self.client = None
         self.keep_open = False  # tests and benchmarks reuse one cluster across runs
         self.poll_s = 0.2
+        if self.config is None or self.config.kind != "slurm":
+            self._connect()  # set up now, before the store is touched; SLURM waits for prepare()
 
     @property
     def address(self) -> str:
@@ -178,7 +180,9 @@ class DaskBackend:
     # set-up ------------------------------------------------------------------------------------
 
     def prepare(self, specs: list[JobSpec]) -> None:
-        """Check the jobs fit the cluster and connect; BackendError before anything is stored."""
+        """Check the jobs fit the cluster (SLURM walltime and memory), then start it if not yet
+        up; BackendError before any job is submitted (before anything is stored if called
+        before the store is opened)."""
         if self.config is not None:
             check_limits(self.config, [s.limits for s in specs])
         if self.client is None:
