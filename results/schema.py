@@ -82,7 +82,67 @@ def _v2_metrics(c: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2_metrics]
+def _v3_reviews(c: sqlite3.Connection) -> None:
+    """Blinded expert review sessions (reviews/): frozen items, per-expert orders, ratings with
+    timing, an append-only audit log and session events. Triggers enforce what must never
+    change: audit and events are append-only, items are frozen, ratings are never deleted and
+    only written while their session is open."""
+    statements = [
+        """CREATE TABLE review_sessions (
+            name TEXT PRIMARY KEY, suite TEXT, created_at TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+            closed_at TEXT, unblinded_at TEXT, settings TEXT NOT NULL
+        )""",
+        """CREATE TABLE review_items (
+            item_id TEXT PRIMARY KEY, session TEXT NOT NULL REFERENCES review_sessions (name),
+            task TEXT NOT NULL, method TEXT NOT NULL, job_id TEXT, seed INTEGER,
+            content TEXT NOT NULL, UNIQUE (session, task, method)
+        )""",
+        """CREATE TABLE review_assignments (
+            assignment_id TEXT PRIMARY KEY, session TEXT NOT NULL REFERENCES review_sessions (name),
+            expert TEXT NOT NULL, position INTEGER NOT NULL,
+            item_id TEXT NOT NULL REFERENCES review_items (item_id),
+            is_repeat INTEGER NOT NULL DEFAULT 0 CHECK (is_repeat IN (0, 1)),
+            UNIQUE (session, expert, position)
+        )""",
+        """CREATE TABLE review_ratings (
+            assignment_id TEXT PRIMARY KEY REFERENCES review_assignments (assignment_id),
+            session TEXT NOT NULL, expert TEXT NOT NULL, item_id TEXT NOT NULL,
+            rating INTEGER NOT NULL CHECK (typeof(rating) = 'integer' AND rating BETWEEN 1 AND 5),
+            comment TEXT, shown_at TEXT NOT NULL, submitted_at TEXT NOT NULL, elapsed_s REAL,
+            revisions INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX review_ratings_expert ON review_ratings (session, expert)",
+        """CREATE TABLE review_audit (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL, expert TEXT NOT NULL,
+            assignment_id TEXT NOT NULL, action TEXT NOT NULL CHECK (action IN ('rate', 'revise', 'skip')),
+            rating INTEGER CHECK (rating IS NULL OR (typeof(rating) = 'integer' AND rating BETWEEN 1 AND 5)),
+            comment TEXT, shown_at TEXT, at TEXT NOT NULL, elapsed_s REAL,
+            CHECK ((action = 'skip') = (rating IS NULL))
+        )""",
+        """CREATE TABLE review_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('create', 'close', 'unblind')),
+            actor TEXT, at TEXT NOT NULL, detail TEXT
+        )""",
+    ]
+    for table, what in (("review_audit", "UPDATE"), ("review_audit", "DELETE"), ("review_events", "UPDATE"),
+                        ("review_events", "DELETE"), ("review_items", "UPDATE"), ("review_ratings", "DELETE")):
+        statements.append(
+            f"CREATE TRIGGER {table}_no_{what.lower()} BEFORE {what} ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, '{table} rows cannot be {'updated' if what == 'UPDATE' else 'deleted'}'); END"
+        )
+    for what in ("INSERT", "UPDATE"):
+        statements.append(
+            f"CREATE TRIGGER review_ratings_open_{what.lower()} BEFORE {what} ON review_ratings "
+            "WHEN (SELECT status FROM review_sessions WHERE name = NEW.session) IS NOT 'open' "
+            "BEGIN SELECT RAISE(ABORT, 'the review session is not open'); END"
+        )
+    for statement in statements:  # one by one: trigger bodies hold ';', which _script splits on
+        c.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2_metrics, _v3_reviews]
 VERSION = len(MIGRATIONS)
 
 
