@@ -1,0 +1,200 @@
+"""What an expert rates: one representative model per (task, method), frozen at creation.
+
+The representative is the run the ``srbench2022-realworld`` rule itself uses (closest to the
+median test R2, the competition's rule, or the best run, the paper's), so the R2 and simplicity
+shown are the ones the leaderboard ranks. The frozen content holds everything the screen shows
+and nothing that names the method: the expression is re-printed by sympy from the safe parser's
+tree with constants rounded to 3 significant digits (so a method's own print style does not give
+it away), and the plot data are copied in, so later re-runs cannot change what was rated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from engine.workspace import Workspace
+from results.scoring.srbench2022 import _representative as representative
+from results.store import Store
+from reviews.storage import FrozenItem, ReviewError
+
+#: at or above this many characters (of the rounded one-line form) a model is shown as "black-box"
+BLACK_BOX_CHARS = 1000
+BLACK_BOX = "black-box"
+SIGNIFICANT = 3
+SELECT = ("median", "best")
+
+
+def _round_sig(x: float, digits: int) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+@lru_cache(maxsize=1)
+def _verbatim_class():
+    import sympy as sp
+    from sympy.printing.pretty.stringpict import prettyForm
+
+    class Verbatim(sp.Symbol):
+        """A symbol the 2-D printer writes as its name (no subscripts made of '_' or digits)."""
+
+        def _pretty(self, printer):
+            return prettyForm(self.name)
+
+    return Verbatim
+
+
+def _verbatim_symbol(name: str):
+    return _verbatim_class()(name, real=True)
+
+
+def rounded_expression(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
+    """{expression, expression_ascii, plain, black_box}: the model for display, constants rounded."""
+    import sympy as sp
+
+    from engine.expression import ExpressionError, parse_expression
+
+    black = {"expression": BLACK_BOX, "expression_ascii": BLACK_BOX, "plain": BLACK_BOX, "black_box": True}
+    if not text or len(text) >= 20 * BLACK_BOX_CHARS:
+        return black
+    try:
+        parsed = parse_expression(text, features, dialect or "python")
+    except ExpressionError:
+        return black
+    if parsed.expr is None:
+        return black
+    expr = parsed.expr.xreplace({f: sp.Float(_round_sig(float(f), SIGNIFICANT), SIGNIFICANT)
+                                 for f in parsed.expr.atoms(sp.Float)})
+    plain = sp.sstr(expr)
+    if len(plain) >= BLACK_BOX_CHARS:
+        return black
+    # feature names as written: sympy would print value_hosp_tot as value with subscripts
+    expr = expr.xreplace({s: _verbatim_symbol(s.name) for s in expr.free_symbols})
+    return {"expression": sp.pretty(expr, use_unicode=True, wrap_line=False),
+            "expression_ascii": sp.pretty(expr, use_unicode=False, wrap_line=False),
+            "plain": plain, "black_box": False}
+
+
+def _num(v: Any, digits: int = 6) -> float | None:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return _round_sig(v, digits) if math.isfinite(v) else None
+
+
+def _horizon(task) -> str | None:
+    text = " ".join(str(v) for v in (task.provenance or {}).values()) + " " + (task.description or "")
+    m = re.search(r"horizon (\d+)", text) or re.search(r"(\d+) days? ahead", text)
+    return f"{m.group(1)} days" if m else None
+
+
+def _task(workspace: Workspace, name: str):
+    from tasks.catalogue import TaskContext, TaskError, get_task
+
+    try:
+        return get_task(name, TaskContext.for_workspace(workspace.root))
+    except (TaskError, OSError, ValueError, KeyError):
+        return None
+
+
+def _aligned(index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    lookup = dict(zip(pred_index.tolist(), pred.tolist()))
+    return np.array([lookup.get(i, np.nan) for i in index.tolist()], dtype=float)
+
+
+def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dict[str, Any]:
+    """The content of one item: task, horizon, R2, simplicity, the expression, plot data."""
+    ws = store.workspace
+    path = ws.data_cache / f"{rep['data_fingerprint']}.npz"
+    if not path.is_file():
+        raise ReviewError(f"the data of task {rep['task']} (job {rep['job_id']}) is not in the workspace cache at {path}")
+    with np.load(path, allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    features = tuple(str(f) for f in data["feature_names"])
+    preds = store.predictions(rep["job_id"])
+    if preds is None:
+        raise ReviewError(f"job {rep['job_id']} ({rep['method']} on {rep['task']}) has no stored predictions")
+    if rep["task"] not in task_cache:
+        task_cache[rep["task"]] = _task(ws, rep["task"])
+    task = task_cache[rep["task"]]
+    dates_train = dates_test = None
+    if task is not None and task.dates_train is not None and task.fingerprint() == rep["data_fingerprint"]:
+        dates_train, dates_test = [str(d) for d in task.dates_train], [str(d) for d in task.dates_test]
+    series = {
+        "dates_train": dates_train, "dates_test": dates_test,
+        "y_train": [_num(v) for v in data["y_train"]], "y_test": [_num(v) for v in data["y_test"]],
+        "pred_train": [_num(v) for v in _aligned(data["train_index"], preds["train_index"], preds["train_pred"])],
+        "pred_test": [_num(v) for v in _aligned(data["test_index"], preds["test_index"], preds["test_pred"])],
+    }
+    return {
+        "task": rep["task"],
+        "target": task.target_name if task is not None else None,
+        "description": task.description if task is not None else "",
+        "horizon": _horizon(task) if task is not None else None,
+        "r2_test": _num(rep["r2_test"], 3),
+        "simplicity": _num(rep.get("simplicity"), 3),
+        **rounded_expression(rep.get("model") or "", features, rep.get("dialect") or "python"),
+        "series": series,
+    }
+
+
+def _is_baseline(method: str) -> bool:
+    from engine.methods.registry import MethodError, load
+
+    try:
+        return load(method).family == "baseline"
+    except MethodError:
+        return False
+
+
+def build_items(store: Store, suite: str | None = None, tasks: list[str] | None = None, select: str = "median",
+                include_baseline: bool = False, say=lambda _m: None) -> list[FrozenItem]:
+    """One frozen item per (task, method) of the workspace's finished runs."""
+    from results.tables import runs_frame
+
+    if select not in SELECT:
+        raise ReviewError(f"--select must be median or best, got {select!r}")
+    runs = runs_frame(store, suite)
+    if runs.empty:
+        raise ReviewError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
+    if "simplicity" not in runs.columns:
+        from results.metrics import compute_for_store
+
+        say("computing the runs' metrics first (as `srtui rescore`)")
+        compute_for_store(store, suite=suite)
+        runs = runs_frame(store, suite)
+    if "simplicity" not in runs.columns:
+        runs["simplicity"] = np.nan
+    if tasks:
+        unknown = sorted(set(tasks) - set(runs["task"]))
+        if unknown:
+            raise ReviewError(f"no runs of task(s) {', '.join(unknown)} (tasks: {', '.join(sorted(runs['task'].unique()))})")
+        runs = runs[runs["task"].isin(tasks)]
+    methods = sorted(runs["method"].unique())
+    if not include_baseline:
+        kept = [m for m in methods if not _is_baseline(m)]
+        if not kept:
+            raise ReviewError(f"every method here is a baseline ({', '.join(methods)}): add --include-baseline to review them")
+        runs = runs[runs["method"].isin(kept)]
+    fps = dict(store.conn.execute("SELECT job_id, data_fingerprint FROM jobs"))
+    items, task_cache, missing = [], {}, []
+    for (task, method), frame in runs.groupby(["task", "method"]):
+        rep = representative(frame, select)
+        if rep is None:
+            missing.append(f"{method} on {task}")
+            continue
+        rep = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rep.to_dict().items()}
+        rep["data_fingerprint"] = fps[rep["job_id"]]
+        items.append(FrozenItem(task, method, freeze(store, rep, task_cache), rep["job_id"], int(rep["seed"])))
+    if missing:
+        say(f"no successful run to review for: {', '.join(missing)}")
+    if not items:
+        raise ReviewError("no successful runs to review")
+    return items
+
+
+__all__ = ["BLACK_BOX", "BLACK_BOX_CHARS", "build_items", "freeze", "rounded_expression"]

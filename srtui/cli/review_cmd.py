@@ -1,0 +1,213 @@
+"""`srtui review ...`: blinded expert trust-scoring sessions (organiser commands and the expert's `open`).
+
+`review open` is what an expert's SSH key is forced to run: its help and its errors never name a
+method, and it only reaches that expert's own assignments.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from srtui.cli.common import WorkspaceOption, fail
+
+review_app = typer.Typer(
+    help="Blinded expert trust ratings of models (SRBench 2022 real-world track): create, open, status, close, unblind, report.",
+    no_args_is_help=True,
+)
+
+SessionArg = Annotated[str, typer.Argument(help="Review session name.", show_default=False)]
+
+
+def _workspace(workspace):
+    from engine.workspace import resolve
+
+    return resolve(workspace)
+
+
+def _store(workspace):
+    from engine.workspace import WorkspaceError
+    from results.store import Store, StoreError
+
+    ws = _workspace(workspace)
+    try:
+        ws.refuse_network_filesystem()
+        return Store(ws)
+    except (StoreError, WorkspaceError) as exc:
+        fail(str(exc))
+
+
+def _actor() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _run(fn, *args, **kwargs):
+    from reviews import ReviewError
+
+    try:
+        return fn(*args, **kwargs)
+    except ReviewError as exc:
+        fail(str(exc))
+
+
+@review_app.command("create")
+def create(
+    name: SessionArg,
+    suite: Annotated[Optional[str], typer.Option(help="Review this suite's runs (default: every run of the workspace).")] = None,
+    tasks: Annotated[Optional[str], typer.Option(help="Comma-separated tasks (default: every task with runs).")] = None,
+    select: Annotated[str, typer.Option(help="Representative run per (task, method): median (closest to the median test R2, the competition's rule) or best (the paper's).")] = "median",
+    experts: Annotated[str, typer.Option(help="Comma-separated expert names, each gets an own random order.")] = "expert",
+    repeats: Annotated[int, typer.Option(help="Hidden repeat items per expert (self-consistency; left out of scores).")] = 0,
+    include_baseline: Annotated[bool, typer.Option("--include-baseline", help="Also review baseline methods' models (disguised like the rest, as SRBench 2022 did with its linear baseline).")] = False,
+    seed: Annotated[Optional[int], typer.Option(help="Seed of the experts' orders (default: random, stored).")] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Create a session: one representative model per (task, method), frozen, with opaque ids."""
+    from reviews import create_session
+    from reviews.items import build_items
+
+    store = _store(workspace)
+    say = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    task_list = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    items = _run(build_items, store, suite, task_list, select, include_baseline, say)
+    expert_list = [e.strip() for e in experts.split(",") if e.strip()]
+    info = _run(create_session, store, name, items, expert_list, repeats=repeats, seed=seed, suite=suite,
+                settings={"select": select, "include_baseline": include_baseline, "tasks": task_list},
+                actor=_actor())
+    print(f"review {name}: {info['items']} items, {len(info['experts'])} expert(s) ({', '.join(info['experts'])}), "
+          f"{info['repeats']} hidden repeat(s) each, order seed {info['seed']}")
+    print(f"experts rate with: srtui review open {name} --expert NAME --workspace {store.workspace.root}")
+
+
+@review_app.command("open")
+def open_(
+    name: SessionArg,
+    expert: Annotated[str, typer.Option(help="Your expert name, as given by the organiser.", show_default=False)],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Rate the models of a review session (1 = strongly distrust ... 5 = strongly trust)."""
+    from engine.workspace import WorkspaceError
+    from results.store import Store, StoreError
+    from reviews import ExpertError, ExpertSession
+
+    ws = _workspace(workspace)
+    try:
+        ws.refuse_network_filesystem()
+        session = ExpertSession.open(Store(ws), name, expert)
+    except WorkspaceError as exc:
+        fail(str(exc))
+    except StoreError:
+        fail("this review cannot be opened: the workspace is not available; please tell the organiser")
+    except ExpertError as exc:
+        fail(str(exc))
+    from srtui.app.review.expert import run_expert
+
+    code = run_expert(session)
+    if code:
+        raise typer.Exit(code)
+
+
+@review_app.command("list")
+def list_(workspace: WorkspaceOption = None) -> None:
+    """The review sessions of the workspace."""
+    from reviews import sessions
+
+    rows = sessions(_store(workspace))
+    if not rows:
+        print("no review sessions (create one with `srtui review create NAME --suite SUITE`)")
+    for r in rows:
+        blind = "unblinded" if r["unblinded_at"] else "blinded"
+        print(f"{r['name']}  {r['status']}, {blind}  suite {r['suite'] or '-'}  {r['items']} items  "
+              f"{r['experts']} experts  {r['rated']}/{r['assigned']} rated")
+
+
+@review_app.command("status")
+def status_(
+    name: SessionArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Progress per expert."""
+    from reviews import session_row, status
+
+    store = _store(workspace)
+    row = _run(session_row, store, name)
+    rows = _run(status, store, name)
+    if as_json:
+        print(json.dumps({"session": name, "status": row["status"], "unblinded_at": row["unblinded_at"], "experts": rows}, indent=1))
+        return
+    print(f"review {name}: {row['status']}, {'unblinded ' + row['unblinded_at'] if row['unblinded_at'] else 'blinded'}")
+    for r in rows:
+        med = f"{r['median_s_per_item']:.1f} s/item" if r["median_s_per_item"] is not None else "-"
+        print(f"  {r['expert']:<16} {r['rated']:>4}/{r['assigned']:<4} rated  {r['skipped']:>3} skipped  "
+              f"{r['remaining']:>4} left  {med}  last {r['last_rating'] or '-'}")
+
+
+@review_app.command("close")
+def close_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
+    """Close a session: no more ratings (kept as they are)."""
+    from reviews import close
+
+    _run(close, _store(workspace), name, _actor())
+    print(f"review {name} closed")
+
+
+@review_app.command("unblind")
+def unblind_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
+    """Reveal the methods behind the items (only after close; logged)."""
+    from reviews import unblind
+
+    _run(unblind, _store(workspace), name, _actor())
+    print(f"review {name} unblinded (logged); see `srtui review report {name}`")
+
+
+@review_app.command("report")
+def report_(
+    name: SessionArg,
+    fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Scores per expert and pooled, agreement, self-consistency, time per item, leaderboard."""
+    from reviews import report
+
+    text = _run(report.render, _store(workspace), name, fmt)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    print(f"wrote {out}", file=sys.stderr)
+
+
+@review_app.command("ssh-setup")
+def ssh_setup(
+    name: SessionArg,
+    expert: Annotated[str, typer.Option(help="The expert this key belongs to.", show_default=False)],
+    key: Annotated[str, typer.Option(help="The expert's public key, e.g. \"ssh-ed25519 AAAA... alice@laptop\".", show_default=False)],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Print the authorized_keys line that lets this key only rate this expert's items."""
+    from reviews import session_row
+    from reviews.ssh import authorized_keys_line
+
+    store = _store(workspace)
+    row = _run(session_row, store, name)
+    experts = row["settings"].get("experts", [])
+    if expert not in experts:
+        fail(f"{expert!r} is not an expert of review {name} (experts: {', '.join(experts)})")
+    print(_run(authorized_keys_line, name, expert, key, store.workspace.root))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(review_app, name="review")
