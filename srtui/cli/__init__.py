@@ -28,6 +28,7 @@ def _register() -> None:
     from srtui.cli import score_cmd; score_cmd.register(app)
     from srtui.cli import tui_cmd; tui_cmd.register(app)
     from srtui.cli import review_cmd; review_cmd.register(app)
+    from srtui.cli import methods_cmd; methods_cmd.register(app)
 
 
 _register()

@@ -1,0 +1,195 @@
+"""`srtui methods`: list, check and install methods.
+
+``list`` never imports a method's package (availability is read from installed distribution
+metadata), so a broken optional install cannot take the command down. ``check`` runs one tiny fit
+through the real engine (suite ``smoke``, task ``smoke-interaction``) in a throw-away workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from srtui.cli.common import fail
+
+methods_app = typer.Typer(help="List, check and install symbolic regression methods.", no_args_is_help=True)
+
+CHECK_SUITE = "smoke"
+CHECK_TASK = "smoke-interaction"
+
+
+def _load(name: str):
+    from engine.methods import registry
+
+    try:
+        return registry.load(name)
+    except registry.MethodError as exc:
+        fail(str(exc))
+
+
+def method_rows(include_probes: bool = False) -> list[dict[str, Any]]:
+    """One row per registered method: what `methods list` shows (also for the TUI)."""
+    import importlib
+
+    from engine.methods import registry
+
+    rows = []
+    for name in registry.names(include_probes=include_probes):
+        module_name, _, cls_name = registry.BUILTIN[name].partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), cls_name)
+        except ImportError as exc:  # our own adapter module is broken: show it, do not crash
+            rows.append({"name": name, "installed": False, "why_not": f"adapter fails to import: {exc}"})
+            continue
+        method = cls()
+        ok, why = method.availability()
+        rows.append(
+            {
+                "name": name,
+                "installed": ok,
+                "why_not": "" if ok else why,
+                "version": method.version() if ok else "",
+                "family": method.family,
+                "licence": method.licence,
+                "time_limit": bool(method.honours_time_limit),
+                "optional": name in registry.OPTIONAL,
+            }
+        )
+    return rows
+
+
+@methods_app.command("list")
+def list_methods(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    probes: Annotated[bool, typer.Option("--probes", help="Also list the engine's probe methods.")] = False,
+) -> None:
+    """Every method: installed or why not, version, family, licence, time-limit support."""
+    rows = method_rows(include_probes=probes)
+    if as_json:
+        json.dump(rows, sys.stdout, indent=1)
+        print()
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("method", "installed", "version", "family", "licence", "time limit"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        installed = "yes" if r["installed"] else f"no: {r['why_not']}"
+        table.add_row(
+            r["name"], installed, r.get("version", ""), r.get("family", ""), r.get("licence", ""),
+            "yes" if r.get("time_limit") else "no",
+        )
+    Console(width=max(120, Console().width)).print(table)
+
+
+@methods_app.command("install")
+def install(
+    name: Annotated[str, typer.Argument(help="An optional method, e.g. hroch.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Accept licence notices without asking.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps; run nothing.")] = False,
+) -> None:
+    """Run the install steps of an optional method into this Python (uses pip)."""
+    from engine.methods import registry
+
+    if name not in registry.BUILTIN or name.startswith("probe-"):
+        fail(f"unknown method {name!r} (see `srtui methods list`)")
+    method = _load(name)
+    steps = getattr(method, "install_steps", [])
+    if not steps:
+        ok, why = method.availability()
+        if ok:
+            print(f"{name} is installed with srtui; nothing to do")
+            return
+        fail(f"{name} has no install recipe: {why}")
+    notice = getattr(method, "install_notice", "")
+    if notice:
+        print(f"Notice: {notice}")
+        print(f"Licence: {method.licence}")
+        if not (yes or dry_run) and not typer.confirm("Continue?", default=False):
+            raise typer.Exit(1)
+    for step in steps:
+        print("$ " + " ".join(step))
+        if dry_run:
+            continue
+        rc = subprocess.call(step)
+        if rc != 0:
+            fail(f"installing {name}: `{' '.join(step)}` exited with code {rc}")
+    if dry_run:
+        return
+    # a fresh interpreter: this process has cached the old distribution metadata
+    probe = "from engine.methods import registry; m = registry.load(%r); print(m.availability())" % name
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    print(f"{name}: installed ({out.stdout.strip()})" if out.returncode == 0 else out.stderr.strip())
+
+
+def check_rows(name: str, workspace: Path, time_limit: float) -> list[dict[str, Any]]:
+    """Run NAME on the check task through srtui's runner and return the stored job rows."""
+    from engine.workspace import WorkspaceError, resolve
+    from engine.methods import registry
+    from results.store import Store
+    from srtui import runner
+
+    method_dirs: list[Path] = []
+    if name.startswith(registry.SRBENCH_PREFIX):
+        folder = Path(name[len(registry.SRBENCH_PREFIX):])
+        method_dirs, name = [folder], folder.resolve().name
+    elif Path(name).is_dir():
+        method_dirs, name = [Path(name)], Path(name).resolve().name
+    req = runner.RunRequest(
+        suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_limit=time_limit, jobs=1,
+        method_dirs=method_dirs,
+    )
+    try:
+        ws = resolve(workspace)
+        ws.ensure()
+        plan = runner.plan_run(ws, req)
+        runner.execute(plan, req)
+    except (runner.RunError, WorkspaceError) as exc:
+        fail(str(exc))
+    store = Store(ws, readonly=True)
+    try:
+        return [r for r in store.jobs(CHECK_SUITE) if r["method"] == name]
+    finally:
+        store.close()
+
+
+@methods_app.command("check")
+def check(
+    name: Annotated[str, typer.Argument(help="A method name, or an SRBench method folder.")],
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-w", help="Keep the check's workspace here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """A tiny fit through the real engine: status, R2, expression and fidelity."""
+    if workspace is None:
+        with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
+            rows = check_rows(name, Path(tmp), time_limit)
+    else:
+        rows = check_rows(name, workspace, time_limit)
+    if not rows:
+        fail(f"method {name!r}: the check ran no job")
+    row = rows[-1]
+    keys = ("method", "status", "r2_train", "r2_test", "fidelity_r2", "max_abs_diff", "wall_s", "model",
+            "model_error", "error", "limit_detail")
+    out = {k: row.get(k) for k in keys}
+    if as_json:
+        json.dump(out, sys.stdout, indent=1)
+        print()
+    else:
+        for k in keys:
+            if out[k] not in (None, ""):
+                print(f"{k:>13}: {out[k]}")
+    if row.get("status") != "ok":
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(methods_app, name="methods")

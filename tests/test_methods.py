@@ -1,0 +1,204 @@
+"""Method adapters, called directly on tiny data: accuracy, exact expressions, determinism."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from engine.expression import parse_expression
+from engine.methods import registry
+from engine.methods.base import FittedModel, Method
+
+NAMES = ["a", "b", "c"]
+
+
+def _data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, size=(n, 3))
+    y = 0.4 * X[:, 0] * X[:, 1] - 1.5 * X[:, 0] + 2.5 * X[:, 2] + 1
+    return X, y
+
+
+def _r2(y, p):
+    return 1 - np.sum((y - p) ** 2) / np.sum((y - np.mean(y)) ** 2)
+
+
+def _fit(name, X, y, budget=10.0, seed=3, **params) -> FittedModel:
+    method = registry.load(name)
+    return method.fit(X, y, NAMES, seed, budget, {**method.default_params, **params})
+
+
+def _expr_pred(fitted: FittedModel, X):
+    return parse_expression(fitted.expression, NAMES, fitted.dialect).evaluate(X)
+
+
+def test_registry_lists_every_decided_name_and_loads_lazily():
+    expected = {"linear", "lasso", "ridge", "poly2", "dummy", "rf", "gbr", "mlp", "knn", "pyoperon", "gplearn",
+                "ffx", "rils-rols", "hroch", "feyn", "bingo", "itea"}
+    assert expected <= set(registry.names())
+    assert not any(n.startswith("probe-") for n in registry.names())
+    for name in registry.names():
+        m = registry.load(name)
+        assert isinstance(m, Method) and m.name == name
+        assert m.family in ("sr", "baseline", "blackbox")
+        assert len(m.hyper_params) <= 4, name  # SRBench 2.0: at most 4 besides the defaults
+        assert m.licence
+
+
+def test_unknown_method_is_a_one_line_error():
+    with pytest.raises(registry.MethodError, match="unknown method 'nope'"):
+        registry.load("nope")
+
+
+@pytest.mark.parametrize("name", ["dummy", "linear", "lasso", "ridge", "poly2"])
+def test_symbolic_baselines_export_their_exact_model(name):
+    X, y = _data()
+    fitted = _fit(name, X, y)
+    Xt, _ = _data(seed=1)
+    np.testing.assert_allclose(_expr_pred(fitted, Xt), fitted.predict(Xt), rtol=1e-9, atol=1e-9)
+
+
+def test_poly2_recovers_the_interaction_and_linear_does_not():
+    X, y = _data()
+    Xt, yt = _data(seed=1)
+    assert _r2(yt, _fit("poly2", X, y).predict(Xt)) > 0.999999
+    assert _r2(yt, _fit("linear", X, y).predict(Xt)) < 0.99
+
+
+@pytest.mark.parametrize("name", ["rf", "gbr", "mlp", "knn"])
+def test_black_box_baselines_return_no_expression_and_are_seeded(name):
+    X, y = _data()
+    a, b = _fit(name, X, y, seed=5), _fit(name, X, y, seed=5)
+    assert a.expression is None and registry.load(name).family == "blackbox"
+    assert _r2(y, a.predict(X)) > 0.8
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_pyoperon_fits_uses_feature_names_keeps_front_and_is_deterministic():
+    X, y = _data()
+    a = _fit("pyoperon", X, y, generations=10, population_size=200, pool_size=200)
+    b = _fit("pyoperon", X, y, generations=10, population_size=200, pool_size=200)
+    assert a.expression == b.expression
+    assert "X1" not in a.expression and any(n in a.expression for n in NAMES)
+    assert _r2(y, a.predict(X)) > 0.99
+    expr = _expr_pred(a, X)
+    assert _r2(a.predict(X), expr) > 0.999999
+    assert len(a.pareto) >= 2
+    for p in a.pareto:
+        parse_expression(p.expression, NAMES, a.dialect)
+        assert p.complexity > 0 and p.loss >= 0
+
+
+def test_pyoperon_honours_its_time_budget():
+    X, y = _data(n=300)
+    t0 = time.monotonic()
+    fitted = _fit("pyoperon", X, y, budget=2.0, generations=100000, max_evaluations=10**9)
+    assert time.monotonic() - t0 < 4.0
+    assert fitted.notes["max_time"] == 1
+
+
+def test_ffx_prints_its_model_exactly_and_keeps_the_front():
+    X, y = _data(n=60)
+    a, b = _fit("ffx", X, y), _fit("ffx", X, y)
+    assert a.expression == b.expression
+    assert _r2(y, a.predict(X)) > 0.99
+    np.testing.assert_allclose(_expr_pred(a, X), a.predict(X), rtol=1e-9, atol=1e-9)
+    assert len(a.pareto) >= 2 and a.pareto[-1].expression == a.expression
+
+
+def test_ffx_basis_printer_covers_every_operator():
+    from ffx.core.bases import OperatorBase, ProductBase, SimpleBase
+    from ffx.core.constants import OP_ABS, OP_GTH, OP_LOG10, OP_LTH, OP_MAX0, OP_MIN0
+    from ffx.core.models import FFXModel
+
+    from engine.methods.ffx_adapter import model_expression
+
+    x0, x1 = SimpleBase(0, 1), SimpleBase(1, 0.5)
+    bases_n = [
+        OperatorBase(x0, OP_ABS), OperatorBase(x0, OP_MAX0), OperatorBase(x0, OP_MIN0),
+        OperatorBase(SimpleBase(2, 1), OP_LOG10), OperatorBase(x0, OP_GTH, thr=0.123456789),
+        OperatorBase(x0, OP_LTH, thr=-1.987654321), ProductBase(x0, x1), SimpleBase(1, -1.0),
+    ]
+    model = FFXModel([0.5] + [1.1 + i for i in range(len(bases_n))], bases_n, [0.25], [SimpleBase(2, 1)], NAMES)
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(-2, 2, 50), rng.uniform(0.5, 2, 50), rng.uniform(0.5, 2, 50)])
+    expr = model_expression(model, NAMES)
+    np.testing.assert_allclose(parse_expression(expr, NAMES, "python").evaluate(X), model.simulate(X), rtol=1e-12)
+
+
+def test_gplearn_translates_every_program_of_a_population_exactly():
+    """All built-in operators, data near gplearn's 0.001 protection threshold: exact agreement."""
+    from gplearn.genetic import SymbolicRegressor
+
+    from engine.methods.gplearn_adapter import program_to_expression
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(200, 3))
+    X[:20] = rng.uniform(-0.002, 0.002, size=(20, 3))  # both sides of |x| > 0.001
+    y = X[:, 0] / (X[:, 1] + 2) + np.log(np.abs(X[:, 2]) + 1)
+    ops = ("add", "sub", "mul", "div", "sqrt", "log", "abs", "neg", "inv", "max", "min", "sin", "cos", "tan")
+    est = SymbolicRegressor(population_size=300, generations=2, function_set=ops, random_state=0, n_jobs=1)
+    est.fit(X, y)
+    checked = 0
+    for prog in est._programs[-1]:
+        expr = program_to_expression(prog.program, NAMES)
+        got = parse_expression(expr, NAMES, "gplearn").evaluate(X)
+        want = prog.execute(X)
+        ok = np.isfinite(want)
+        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-9, atol=1e-9, err_msg=expr)
+        checked += 1
+    assert checked == 300
+
+
+def test_gplearn_translation_keeps_full_precision_constants():
+    from gplearn.functions import _function_map
+
+    from engine.methods.gplearn_adapter import GplearnError, program_to_expression
+
+    prog = [_function_map["add"], 0, _function_map["div"], 0.123456789012345, 2]
+    assert program_to_expression(prog, NAMES) == "add(a, div(0.123456789012345, c))"
+    assert program_to_expression([1], NAMES) == "b"
+    with pytest.raises(GplearnError):
+        program_to_expression([_function_map["add"], 0], NAMES)
+
+
+def test_gplearn_adapter_is_deterministic_and_stops_within_budget():
+    X, y = _data(n=80)
+    kw = dict(population_size=200, generations=4)
+    a, b = _fit("gplearn", X, y, **kw), _fit("gplearn", X, y, **kw)
+    assert a.expression == b.expression and a.notes["generations"] == 4
+    assert _r2(a.predict(X), _expr_pred(a, X)) > 0.999999
+    assert a.pareto and all(p.complexity >= 1 for p in a.pareto)
+    t0 = time.monotonic()
+    slow = _fit("gplearn", X, y, budget=1.5, population_size=300, generations=10000)
+    assert time.monotonic() - t0 < 3.0
+    assert 1 <= slow.notes["generations"] < 10000
+
+
+def test_gplearn_warm_start_growth_equals_one_fit():
+    """Growing generations under the budget must not change the result (reproducibility)."""
+    from gplearn.genetic import SymbolicRegressor
+
+    from engine.methods.gplearn_adapter import program_to_expression
+
+    from engine.methods.gplearn_adapter import Gplearn
+
+    X, y = _data(n=80)
+    params = {**Gplearn.default_params, "population_size": 200, "generations": 4}
+    one = SymbolicRegressor(random_state=3, n_jobs=1, **params).fit(X, y)
+    grown = _fit("gplearn", X, y, population_size=200, generations=4, seed=3)
+    assert grown.expression == program_to_expression(one._program.program, NAMES)
+
+
+def test_listing_does_not_import_method_packages():
+    import subprocess
+
+    code = (
+        "import sys; from srtui.cli.methods_cmd import method_rows; method_rows(); "
+        "print(sorted(m for m in ('pyoperon', 'gplearn', 'ffx', 'sklearn', 'jax') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
