@@ -1,4 +1,4 @@
-"""The Dask backend through the real CLI on an in-process-free LocalCluster (loopback only):
+"""The Dask backend through the real CLI on a LocalCluster (loopback only):
 same records as the local backend, limits enforced on the worker, a killed worker's job retried,
 Ctrl-C, and a running scheduler given by address."""
 
@@ -40,11 +40,14 @@ def by_job(rows: list[dict]) -> dict[tuple, dict]:
 
 @pytest.mark.slow
 def test_smoke_suite_matches_the_local_backend(tmp_path: Path) -> None:
+    # the smoke suite's deterministic methods; the SR methods stop on a time budget, so their
+    # expressions depend on machine load, not on the backend
     local, dask = tmp_path / "local", tmp_path / "dask"
-    srtui("run", "smoke", "--jobs", "2", "--workspace", str(local), check=True)
-    srtui("run", "smoke", *DASK, "--jobs", "2", "--workspace", str(dask), check=True)
+    args = ("smoke", "--methods", "linear,poly2", "--jobs", "2", "--time-limit", "120")
+    srtui("run", *args, "--workspace", str(local), check=True)
+    srtui("run", *args, *DASK, "--workspace", str(dask), check=True)
     a, b = by_job(results_json(local)), by_job(results_json(dask))
-    assert a.keys() == b.keys() and len(a) >= 2
+    assert a.keys() == b.keys() and len(a) == 4
     for key, row in a.items():
         other = b[key]
         assert row["job_id"] == other["job_id"] and row["status"] == other["status"] == "ok"
