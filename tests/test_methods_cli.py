@@ -1,0 +1,100 @@
+"""`srtui methods list/install/check`, and the default SR methods through `srtui run`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from srtui.cli import app
+
+runner = CliRunner()
+
+
+def _srtui(*args: str, ws=None, timeout=600) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if ws is not None:
+        env["SRTUI_WORKSPACE"] = str(ws)
+    return subprocess.run([sys.executable, "-m", "srtui", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+def test_list_json_names_every_method_with_status_and_licence():
+    res = runner.invoke(app, ["methods", "list", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["name"]: r for r in json.loads(res.output)}
+    for name in ("linear", "poly2", "pyoperon", "gplearn", "ffx", "rf"):
+        assert rows[name]["installed"] and rows[name]["version"], name
+    assert rows["pyoperon"]["time_limit"] and not rows["ffx"]["time_limit"]
+    assert rows["rf"]["family"] == "blackbox" and rows["gplearn"]["family"] == "sr"
+    assert "non-commercial" in rows["feyn"]["licence"]
+    for name in ("rils-rols", "hroch", "feyn", "bingo", "itea"):
+        assert rows[name]["optional"]
+        if not rows[name]["installed"]:
+            assert f"srtui methods install {name}" in rows[name]["why_not"]
+    assert not any(n.startswith("probe-") for n in rows)
+
+
+def test_list_table_shows_licence_and_install_hint():
+    res = runner.invoke(app, ["methods", "list"])
+    assert res.exit_code == 0
+    assert "non-commercial" in res.output and "pyoperon" in res.output
+
+
+def test_install_dry_run_shows_notice_and_steps_and_runs_nothing():
+    res = runner.invoke(app, ["methods", "install", "feyn", "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "non-commercial" in res.output and "pip install feyn" in res.output
+    res = runner.invoke(app, ["methods", "install", "rils-rols", "--dry-run"])
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("$ ")]
+    assert lines[0].endswith("pip install pybind11") and "--no-build-isolation rils-rols" in lines[1]
+
+
+def test_install_of_builtin_and_unknown_methods():
+    res = runner.invoke(app, ["methods", "install", "pyoperon"])
+    assert res.exit_code == 0 and "installed with srtui" in res.output
+    proc = _srtui("methods", "install", "nope")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "srtui: error: unknown method 'nope' (see `srtui methods list`)"
+
+
+@pytest.mark.slow
+def test_check_runs_a_tiny_fit_through_the_engine(tmp_path):
+    proc = _srtui("methods", "check", "poly2", "--json", "--workspace", str(tmp_path / "ws"))
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["status"] == "ok" and out["r2_test"] > 0.999999 and out["fidelity_r2"] > 0.999999
+    assert "x0*x1" in out["model"]
+
+
+@pytest.mark.slow
+def test_check_of_unknown_method_fails_cleanly(tmp_path):
+    proc = _srtui("methods", "check", "nope", "--workspace", str(tmp_path / "ws"))
+    assert proc.returncode == 2 and "unknown method 'nope'" in proc.stderr
+
+
+DETERMINISTIC = ("linear", "poly2", "gplearn", "pyoperon", "ffx")
+DEFAULT_SR = ("pyoperon", "gplearn", "ffx")
+
+
+@pytest.mark.slow
+def test_default_sr_methods_on_the_issue_task_through_srtui_run(tmp_path):
+    """Issue "Methods", done-when: 10 s budget, R2 >= 0.99, fidelity >= 0.999, same seed same model."""
+    models = []
+    for ws in (tmp_path / "a", tmp_path / "b"):
+        run = _srtui("run", "smoke", "--methods", ",".join(DETERMINISTIC), "--tasks", "smoke-interaction",
+                     "--time-limit", "10", "--jobs", "1", "--workspace", str(ws), ws=ws)
+        assert run.returncode == 0, run.stderr
+        out = _srtui("results", "--format", "json", "--workspace", str(ws), ws=ws)
+        rows = {r["method"]: r for r in json.loads(out.stdout)}
+        for name in DETERMINISTIC:
+            assert rows[name]["status"] == "ok", rows[name]
+            assert rows[name]["fidelity_r2"] >= 0.999, rows[name]
+        for name in DEFAULT_SR:
+            assert rows[name]["r2_test"] >= 0.99, (name, rows[name]["r2_test"], rows[name]["model"])
+        models.append({n: rows[n]["model"] for n in DETERMINISTIC})
+    assert models[0] == models[1]
