@@ -4,7 +4,8 @@ For tests and benchmarks of real processes (SIGKILL right after a submit, severa
 once) - not an expert entry point (the SSH key forces `srtui review open`).
 
     python -m reviews.headless WORKSPACE SESSION EXPERT            # commands on stdin
-    python -m reviews.headless WORKSPACE SESSION EXPERT --auto N   # rate N items, report JSON
+    python -m reviews.headless WORKSPACE SESSION EXPERT --auto N [--start-at EPOCH] [--think MS]
+        # rate N items (from EPOCH, waiting MS between items like a reader), report JSON
 
 stdin commands: ``current`` -> ``item POS ASSIGNMENT`` or ``done``; ``rate R [comment]`` rates
 the current item, prints ``saved ASSIGNMENT`` once committed, then shows the next unrated item
@@ -36,12 +37,18 @@ def _open(workspace: str, session: str, expert: str) -> ExpertSession:
     return ExpertSession.open(Store(ws), session, expert)
 
 
-def run_auto(es: ExpertSession, n: int) -> dict:
+def run_auto(es: ExpertSession, n: int, start_at: float | None = None, think_ms: float = 0.0) -> dict:
+    """Rate ``n`` items; the latency is from the submit to the next item's content being ready."""
     latencies, done = [], 0
     pos = es.first_unrated()
     if pos is not None:
         es.show(pos)
+    if start_at is not None:  # several processes start rating at the same moment
+        time.sleep(max(0.0, start_at - time.time()))
+    started = time.time()
     while pos is not None and done < n:
+        if think_ms:
+            time.sleep(think_ms / 1000)
         t0 = time.perf_counter()
         es.rate(pos, auto_rating(es.order[pos]))
         pos = es.next_unrated(pos)
@@ -49,7 +56,7 @@ def run_auto(es: ExpertSession, n: int) -> dict:
             es.show(pos)
         latencies.append((time.perf_counter() - t0) * 1000)
         done += 1
-    return {"rated": done, "latencies_ms": latencies}
+    return {"rated": done, "latencies_ms": latencies, "started": started, "ended": time.time()}
 
 
 def run_stdin(es: ExpertSession) -> None:
@@ -82,18 +89,20 @@ def run_stdin(es: ExpertSession) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    auto = None
-    if "--auto" in args:
-        i = args.index("--auto")
-        auto = int(args[i + 1])
-        del args[i:i + 2]
+    opts = {}
+    for flag in ("--auto", "--start-at", "--think"):
+        if flag in args:
+            i = args.index(flag)
+            opts[flag] = float(args[i + 1])
+            del args[i:i + 2]
+    auto = int(opts["--auto"]) if "--auto" in opts else None
     if len(args) != 3:
         print(__doc__, file=sys.stderr)
         return 2
     try:
         es = _open(*args)
         if auto is not None:
-            print(json.dumps(run_auto(es, auto)), flush=True)
+            print(json.dumps(run_auto(es, auto, opts.get("--start-at"), opts.get("--think", 0.0))), flush=True)
         else:
             run_stdin(es)
     except (ExpertError, WorkspaceError, StoreError) as exc:
