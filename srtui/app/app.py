@@ -66,6 +66,11 @@ class SrtuiApp(App):
         self._force = threading.Event()
         self._quit_armed = False
         self._last_error: tuple[str, float] | None = None
+        # multiprocessing's resource tracker starts with sys.stderr's fd, which Textual replaces
+        # while it runs (fileno() -1): start it now, so the metrics pool of a run started here works
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
 
     def on_mount(self) -> None:
         try:  # the terminal went away (ssh dropped, tmux killed): stop cleanly instead of spinning
@@ -168,6 +173,12 @@ class SrtuiApp(App):
         except (runner.RunError, WorkspaceError) as exc:
             self.post_message(RunFinished("", error=str(exc)))
             return
+        except BaseException as exc:  # still end the run's state; the notice names the failure
+            import traceback
+
+            self.log.error(traceback.format_exc())
+            self.post_message(RunFinished("", error=f"the run failed: {type(exc).__name__}: {exc}"))
+            raise
         counts = ", ".join(f"{k} {v}" for k, v in sorted(result.state.counts.items())) or "nothing to run"
         how = "interrupted" if result.interrupted else "finished"
         self.post_message(RunFinished(f"run {result.run_id} {how}: {counts}; {result.skipped} already done"))

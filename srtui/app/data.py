@@ -57,7 +57,11 @@ class Reader:
         if self._store is None:
             if not self.workspace.exists():
                 return None
-            self._store = Store(self.workspace, readonly=True)
+            store = Store(self.workspace, readonly=True)
+            if store.conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+                store.close()  # a run is creating the database right now: not ready yet
+                return None
+            self._store = store
         return self._store
 
     def close(self) -> None:

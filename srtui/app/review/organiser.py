@@ -1,0 +1,176 @@
+"""The organiser's review views inside the main app: the sessions of the workspace, and one
+session's progress per expert, its report, close and unblind (each asks to be pressed twice).
+
+Both screens read ``self.app.workspace`` (or a workspace given to them) and open their own store;
+reads that can take seconds (the report imports pingouin) run in thread workers.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from engine.workspace import Workspace
+from results.store import Store, StoreError
+from reviews import ReviewError, close, session_row, sessions, status, unblind
+from srtui.app.widgets import VimTable, cell
+
+SESSIONS_HELP = """\
+The blinded expert review sessions of this workspace (create them with `srtui review create`).
+Enter opens a session: progress per expert, the report (agreement, self-consistency, time per
+item and, once unblinded, the srbench2022-realworld leaderboard with the trust scores).
+"""
+
+SESSION_HELP = """\
+One review session. c closes it (no more ratings), u unblinds it (only after closing; logged),
+each after a second press within 3 seconds. r reloads the progress and the report.
+"""
+
+CSS = """
+ReviewSessionsScreen #sessions { height: 1fr; }
+ReviewSessionScreen #experts { height: auto; max-height: 12; }
+ReviewSessionScreen #report-box { height: 1fr; }
+ReviewSessionScreen .title { padding: 0 1; }
+"""
+
+
+def _open_store(workspace: Workspace) -> Store:
+    workspace.refuse_network_filesystem()
+    return Store(workspace)
+
+
+class _ReviewScreen(Screen):
+    DEFAULT_CSS = CSS
+
+    def __init__(self, workspace: Workspace | None = None) -> None:
+        super().__init__()
+        self._workspace = workspace
+        self.store: Store | None = None
+
+    @property
+    def workspace(self) -> Workspace:
+        return self._workspace or self.app.workspace
+
+    def on_mount(self) -> None:
+        try:
+            self.store = _open_store(self.workspace)
+        except (StoreError, ValueError) as exc:
+            self.query_one(".title", Static).update(Text(str(exc), style="red"))
+            return
+        self.reload()
+
+    def on_unmount(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+
+    def reload(self) -> None:  # pragma: no cover - overridden
+        pass
+
+    def action_reload(self) -> None:
+        self.reload()
+
+
+class ReviewSessionsScreen(_ReviewScreen):
+    HELP = SESSIONS_HELP
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", id="reviews.back"),
+        Binding("r", "reload", "Reload", id="reviews.reload"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text("Review sessions", style="bold"), classes="title", markup=False)
+        yield VimTable(id="sessions", cursor_type="row")
+        yield Footer(compact=True)
+
+    def reload(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        table.clear(columns=True)
+        table.add_columns("session", "suite", "status", "blinding", "items", "experts", "rated")
+        rows = sessions(self.store)
+        for r in rows:
+            table.add_row(cell(r["name"]), cell(r["suite"]), cell(r["status"]),
+                          cell("unblinded" if r["unblinded_at"] else "blinded"), cell(r["items"]), cell(r["experts"]),
+                          cell(f"{r['rated']}/{r['assigned']}"), key=r["name"])
+        if not rows:
+            self.query_one(".title", Static).update(Text("No review sessions: create one with `srtui review create NAME --suite SUITE`"))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.app.push_screen(ReviewSessionScreen(str(event.row_key.value), self._workspace))
+
+
+class ReviewSessionScreen(_ReviewScreen):
+    HELP = SESSION_HELP
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", id="review-session.back"),
+        Binding("r", "reload", "Reload", id="review-session.reload"),
+        Binding("c", "arm('close')", "Close", id="review-session.close"),
+        Binding("u", "arm('unblind')", "Unblind", id="review-session.unblind"),
+    ]
+
+    def __init__(self, name: str, workspace: Workspace | None = None) -> None:
+        super().__init__(workspace)
+        self.session = name
+        self._armed: tuple[str, float] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text(f"Review {self.session}", style="bold"), classes="title", id="session-title", markup=False)
+        yield VimTable(id="experts", cursor_type="row")
+        with VerticalScroll(id="report-box"):
+            yield Static(Text("report: loading...", style="dim"), id="report", markup=False)
+        yield Footer(compact=True)
+
+    def reload(self) -> None:
+        try:
+            row = session_row(self.store, self.session)
+            progress = status(self.store, self.session)
+        except ReviewError as exc:
+            self.query_one("#session-title", Static).update(Text(str(exc), style="red"))
+            return
+        blind = f"unblinded {row['unblinded_at']}" if row["unblinded_at"] else "blinded"
+        self.query_one("#session-title", Static).update(Text(
+            f"Review {self.session}: {row['status']}, {blind}, suite {row['suite'] or '-'}", style="bold"))
+        table = self.query_one("#experts", DataTable)
+        table.clear(columns=True)
+        table.add_columns("expert", "rated", "assigned", "skipped", "left", "median s/item", "last rating")
+        for r in progress:
+            table.add_row(cell(r["expert"]), cell(r["rated"]), cell(r["assigned"]), cell(r["skipped"]),
+                          cell(r["remaining"]), cell(r["median_s_per_item"]), cell(r["last_rating"]))
+        self.load_report()
+
+    @work(thread=True, exclusive=True, group="review-report", exit_on_error=False)
+    def load_report(self) -> None:
+        from reviews.report import render
+
+        try:
+            text = Text(render(self.store, self.session, "table"))
+        except ReviewError as exc:
+            text = Text(str(exc), style="red")
+        self.app.call_from_thread(self.query_one("#report", Static).update, text)
+
+    def action_arm(self, what: str) -> None:
+        now = time.monotonic()
+        if self._armed is None or self._armed[0] != what or now - self._armed[1] > 3:
+            self._armed = (what, now)
+            self.notify(f"press {what[0]} again to {what} review {self.session}", markup=False)
+            return
+        self._armed = None
+        try:
+            (close if what == "close" else unblind)(self.store, self.session, "tui")
+        except ReviewError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        self.notify(f"review {self.session}: {what}d", markup=False)
+        self.reload()
