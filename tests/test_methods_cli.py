@@ -83,8 +83,12 @@ DEFAULT_SR = ("pyoperon", "gplearn", "ffx")
 
 @pytest.mark.slow
 def test_default_sr_methods_on_the_issue_task_through_srtui_run(tmp_path):
-    """Issue "Methods", done-when: 10 s budget, R2 >= 0.99, fidelity >= 0.999, same seed same model."""
-    models = []
+    """Issue "Methods", done-when: 10 s budget, R2 >= 0.99, fidelity >= 0.999, same seed same model.
+
+    Timing-sensitive by nature (a 10 s wall limit that includes interpreter start-up): run it
+    on an otherwise idle machine.
+    """
+    models, problems = [], []
     for ws in (tmp_path / "a", tmp_path / "b"):
         run = _srtui("run", "smoke", "--methods", ",".join(DETERMINISTIC), "--tasks", "smoke-interaction",
                      "--time-limit", "10", "--jobs", "1", "--workspace", str(ws), ws=ws)
@@ -92,9 +96,11 @@ def test_default_sr_methods_on_the_issue_task_through_srtui_run(tmp_path):
         out = _srtui("results", "--format", "json", "--workspace", str(ws), ws=ws)
         rows = {r["method"]: r for r in json.loads(out.stdout)}
         for name in DETERMINISTIC:
-            assert rows[name]["status"] == "ok", rows[name]
-            assert rows[name]["fidelity_r2"] >= 0.999, rows[name]
-        for name in DEFAULT_SR:
-            assert rows[name]["r2_test"] >= 0.99, (name, rows[name]["r2_test"], rows[name]["model"])
+            r = rows[name]
+            if r["status"] != "ok" or (r["fidelity_r2"] or 0) < 0.999:
+                problems.append((name, r["status"], r["wall_s"], r["cpu_s"], r["fidelity_r2"], r["limit_detail"]))
+            elif name in DEFAULT_SR and r["r2_test"] < 0.99:
+                problems.append((name, "r2_test", r["r2_test"], r["model"]))
         models.append({n: rows[n]["model"] for n in DETERMINISTIC})
+    assert not problems, problems
     assert models[0] == models[1]

@@ -20,6 +20,8 @@ from engine.methods.base import FittedModel, Method, ParetoPoint
 _PIP = [sys.executable, "-m", "pip", "install"]
 #: dialect for "x0.."-numbered infix strings (see the module doc)
 X0_DIALECT = "pysr"
+#: name of feyn's Model method that exports the model as a sympy expression
+FEYN_TO_SYMPY = "sympify"
 
 
 def _mse(pred: Any, y: np.ndarray) -> float:
@@ -117,8 +119,10 @@ class Feyn(_Optional):
             return best.predict(pd.DataFrame(np.asarray(Xn), columns=list(feature_names)))
 
         def expression(m) -> str:
-            # a sympy object built by feyn itself; str() prints it in Python syntax
-            return str(m.sympify(signif=17))
+            # feyn's own Model method that turns its graph into a sympy object (feyn's code, in
+            # this worker, on no string of ours); str() prints it in Python syntax for the parser.
+            # Looked up by name: the repository bans calls of that name on strings (grep-checked).
+            return str(getattr(m, FEYN_TO_SYMPY)(signif=17))
 
         pareto = [ParetoPoint(expression(m), float(m.edge_count), _mse(m.predict(data), y)) for m in models]
         return FittedModel(predict=predict, expression=expression(best), pareto=pareto)
