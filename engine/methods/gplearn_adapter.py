@@ -107,6 +107,7 @@ class Gplearn(Method):
     ]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        start = time.monotonic()  # the budget includes importing gplearn (scikit-learn, joblib)
         from gplearn.genetic import SymbolicRegressor
 
         p = {**self.default_params, **(params or {})}
@@ -114,9 +115,8 @@ class Gplearn(Method):
         max_gens = generation_cap(time_budget) if gens_param is None else int(gens_param)
         p["function_set"] = tuple(p["function_set"])
         est = SymbolicRegressor(
-            generations=1, warm_start=True, n_jobs=1, random_state=seed, low_memory=True, **p
+            generations=1, warm_start=True, n_jobs=1, random_state=int(seed) % 2**32, low_memory=True, **p
         )
-        start = time.monotonic()
         slowest = 0.0
         gens = 0
         while gens < max_gens:

@@ -75,7 +75,7 @@ class Lasso(_Sklearn):
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         from sklearn.linear_model import LassoCV
 
-        est = LassoCV(random_state=seed, n_jobs=1, **self._params(params)).fit(X, y)
+        est = LassoCV(random_state=int(seed) % 2**32, n_jobs=1, **self._params(params)).fit(X, y)
         expr = linear_expression(est.coef_, est.intercept_, feature_names)
         return FittedModel(predict=est.predict, expression=expr, notes={"alpha": float(est.alpha_)})
 
@@ -123,7 +123,8 @@ class _BlackBox(_Sklearn):
         raise NotImplementedError
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
-        est = self._make(seed, self._params(params)).fit(X, y)
+        # numpy's RandomState takes seeds below 2**32
+        est = self._make(int(seed) % 2**32, self._params(params)).fit(X, y)
         return FittedModel(predict=est.predict, expression=None)
 
 
