@@ -1,0 +1,69 @@
+"""The core (engine, tasks, results, reviews) never imports Textual; the import layers hold.
+
+Two independent proofs, as Harlequin does it: import-linter's contracts from pyproject.toml
+(static, every import statement), and each core module imported in a fresh interpreter with
+``textual`` absent from ``sys.modules`` afterwards (dynamic, catches lazy and indirect imports).
+"""
+
+from __future__ import annotations
+
+import pkgutil
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORE = ("engine", "tasks", "results", "reviews")
+
+
+def test_import_linter_contracts_are_kept():
+    exe = shutil.which("lint-imports")
+    if exe is None:
+        pytest.skip("import-linter is not installed (pip install import-linter; it is in the test extra)")
+    proc = subprocess.run([exe, "--config", str(REPO / "pyproject.toml")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "The core never imports Textual KEPT" in proc.stdout
+    assert "broken" in proc.stdout and " 0 broken" in proc.stdout
+
+
+def core_modules() -> list[str]:
+    names = []
+    for package in CORE:
+        folder = REPO / package
+        if not (folder / "__init__.py").is_file():
+            continue
+        names.append(package)
+        names += [m.name for m in pkgutil.walk_packages([str(folder)], prefix=f"{package}.")]
+    return names
+
+
+def test_core_modules_do_not_load_textual_at_run_time():
+    modules = core_modules()
+    assert "engine.launcher" in modules and "results.store" in modules
+    script = (
+        "import importlib, sys\n"
+        "bad = []\n"
+        f"for name in {modules!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError as exc:\n"
+        "        if 'textual' in str(exc): raise\n"  # a missing optional extra is fine; textual is not
+        "    if 'textual' in sys.modules or 'textual_plotext' in sys.modules:\n"
+        "        bad.append(name); break\n"
+        "print('LOADED-TEXTUAL:' + ','.join(bad))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "LOADED-TEXTUAL:\n" in proc.stdout, f"first core module that pulled in Textual: {proc.stdout}"
+
+
+def test_the_app_package_is_the_one_that_loads_textual():
+    """The check above can fail: importing the app does load Textual."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, srtui.app.app; print('textual' in sys.modules)"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.stdout.strip() == "True", proc.stderr[-2000:]

@@ -1,0 +1,84 @@
+"""The app's data layer (no Textual): explorer queries, monitor snapshots, expression rendering."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from srtui.app.data import QueryError, Reader, ResultsQuery, monitor_snapshot, results_page, where_clause
+from srtui.app.detail import PRETTY_MAX_CHARS, expression_detail, render
+from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory):
+    r = Reader(seed_demo(tmp_path_factory.mktemp("data") / "ws"))
+    yield r
+    r.close()
+
+
+def test_where_clause_binds_values_and_refuses_unknown_columns():
+    sql, args = where_clause("method=linear,ffx status!=ok r2_test>0.5 task~feyn free")
+    assert "method IN (?,?)" in sql and "status NOT IN (?)" in sql and "r2_test > ?" in sql
+    assert args[:2] == ["linear", "ffx"] and 0.5 in args and "%feyn%" in args and "%free%" in args
+    for bad in ("nosuch=1", "r2_test>abc", "task>3", "seed=1,x"):
+        with pytest.raises(QueryError):
+            where_clause(bad)
+    # values never reach the SQL text
+    sql, args = where_clause("method=x');DROP")
+    assert "DROP" not in sql and args == ["x');DROP"]
+    sql, args = where_clause("';DROP-TABLE-jobs;--=1")  # not a column: a bound free word
+    assert "DROP" not in sql and args[0] == "%';DROP-TABLE-jobs;--=1%"
+
+
+def test_results_page_filters_sorts_and_windows(reader):
+    page = results_page(reader, ResultsQuery("status=ok", sort="r2_test", descending=True, limit=3))
+    assert page.total == 4 and len(page.rows) == 3
+    r2 = [row[page.columns.index("r2_test")] for row in page.rows]
+    assert r2 == sorted(r2, reverse=True)
+    second = results_page(reader, ResultsQuery("status=ok", sort="r2_test", descending=True, limit=3, offset=3))
+    assert len(second.rows) == 1
+    assert results_page(reader, ResultsQuery("r2_test>2")).total == 0
+
+
+def test_grouped_summary_medians_match_python(reader):
+    page = results_page(reader, ResultsQuery(group_by=("method",), sort="method"))
+    by = {row[0]: dict(zip(page.columns, row)) for row in page.rows}
+    assert set(by) == {"linear", "ridge", "probe-noop", "probe-crash", "probe-sleep"}
+    assert by["probe-sleep"]["jobs"] == 2 and by["probe-sleep"]["ok"] == 0
+    assert by["ridge"]["median_r2_test"] == pytest.approx(statistics.median([0.97, 0.97]))
+    assert by["probe-crash"]["median_r2_test"] is None and by["probe-crash"]["failed"] == 2
+    with pytest.raises(QueryError):
+        results_page(reader, ResultsQuery(group_by=("model",)))
+
+
+def test_monitor_snapshot_counts_and_skips_work_when_unchanged(reader):
+    snap = monitor_snapshot(reader, now=lambda: FIXED_NOW)
+    assert snap.counts["running"] == 1 and snap.remaining == 2 and snap.total == 10
+    assert snap.active_runs == 1 and snap.throughput is not None and snap.eta_s is not None
+    assert [f.status for f in snap.failures].count("crashed") == 2
+    assert monitor_snapshot(reader, snap, now=lambda: FIXED_NOW) is snap  # PRAGMA data_version unchanged
+
+
+def test_render_pretty_long_and_bad_expressions():
+    r = render("x0**2 + sin(x1)/3", ("x0", "x1"))
+    assert r.pretty and "x₀" in r.unicode and "x0" in r.ascii and r.latex and r.n_nodes
+    long = " + ".join(f"{i}.5*x0" for i in range(200))
+    assert len(long) >= PRETTY_MAX_CHARS
+    r = render(long, ("x0",))
+    assert not r.pretty and r.latex is not None and r.text == long
+    r = render(MARKUP_MODEL, ("x0", "x1"))
+    assert not r.pretty and r.error and r.text == MARKUP_MODEL
+    r = render("__import__('os').system('true')", ("x0",))
+    assert r.error and not r.pretty
+
+
+def test_expression_detail_has_truth_metrics_and_pareto(reader):
+    store = reader.store()
+    ridge = next(j["job_id"] for j in store.jobs() if j["method"] == "ridge")
+    d = expression_detail(reader, ridge)
+    assert d.truth is not None and d.truth.pretty
+    assert len(d.pareto) == 2
+    names = [label for label, _ in d.metrics]
+    assert "fidelity R² (expression vs method)" in names and "size" in names  # results.metrics rows too
