@@ -167,6 +167,7 @@ def run_job(
         "data": data_path,
         "time_budget": time_budget(limits.time_s),
         "method_ref": payload.method_ref,
+        "spawned_at": time.time(),  # the worker takes its own start-up time out of the budget
     }
     (scratch / "job.json").write_text(json.dumps(job))
 
