@@ -9,13 +9,11 @@ import os
 import re
 import shlex
 import sqlite3
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from engine.workspace import Workspace
 from results.store import Store
 from reviews import ExpertError, ExpertSession, ReviewError, close, create_session, status, unblind
 from reviews.agreement import agreement, icc2k, krippendorff_alpha, matrix, pairwise_kappa
