@@ -35,6 +35,10 @@ def _balanced(parts: list[str], op: str) -> str:
 
 
 class _Printer(SciPyPrinter):
+    # terms in the order the method wrote them: sorting is slow and can evaluate constants
+    def __init__(self, settings=None):
+        super().__init__({**(settings or {}), "order": "none"})
+
     def _print_Float(self, expr):
         return _num(float(expr))
 
@@ -56,17 +60,40 @@ class _Printer(SciPyPrinter):
         exprs = ", ".join(self._print(e) for e, _ in expr.args)
         return f"numpy.select([{conds}], [{exprs}], default=numpy.nan)"
 
-    # Python's compiler recurses once per operator of a flat chain: print long sums and products
-    # as balanced trees (depth log2(n)) so a 4,000-term ffx model still compiles.
+    # Add/Mul/Pow are printed directly from the unevaluated tree: sympy's own printers re-sort
+    # and re-multiply coefficients (slow, and they can evaluate constants). Long chains print as
+    # balanced trees (depth log2(n)) because Python's compiler recurses once per operator.
+    @staticmethod
+    def _compound(e) -> bool:
+        return isinstance(e, (sp.Add, sp.Mul, sp.Pow))
+
+    def _p(self, e) -> str:
+        s = self._print(e)
+        return f"({s})" if self._compound(e) else s
+
     def _print_Add(self, expr, order=None):
-        if len(expr.args) <= _FLAT:
-            return super()._print_Add(expr, order)
-        return _balanced([self._print(a) for a in expr.args], "+")
+        parts = [self._print(a) for a in expr.args]
+        return _balanced(parts, "+") if len(parts) > _FLAT else " + ".join(parts)
 
     def _print_Mul(self, expr):
-        if len(expr.args) <= _FLAT:
-            return super()._print_Mul(expr)
-        return _balanced([self._print(a) for a in expr.args], "*")
+        if len(expr.args) > _FLAT:
+            return _balanced([self._p(a) for a in expr.args], "*")
+        num, den = [], []
+        for a in expr.args:
+            if isinstance(a, sp.Pow) and a.exp == -1:
+                den.append(self._p(a.base))  # print x/y, not x*y**-1: same rounding as the method
+            else:
+                num.append(self._p(a))
+        out = " * ".join(num) if num else "float64(1.0)"
+        return out + "".join(f" / {d}" for d in den)
+
+    def _print_Pow(self, expr, rational=False):
+        base, exp = expr.args
+        if exp == sp.S.Half:
+            return f"numpy.sqrt({self._print(base)})"
+        if exp == -1:
+            return f"float64(1.0) / {self._p(base)}"
+        return f"{self._p(base)}**{self._p(exp)}"
 
     def _print_Max(self, expr):
         return self._fold("maximum", expr.args)
@@ -108,8 +135,12 @@ def compile_expression(expr: sp.Expr, features: tuple[str, ...]) -> Callable[...
         expr = expr.xreplace(dict(zip(args, safe)))
         args = safe
     try:
-        return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0)
-    except (SyntaxError, RecursionError, MemoryError) as exc:
+        try:
+            return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0)
+        except (SyntaxError, RecursionError):
+            # too many nested parentheses for Python's compiler: flatten with common subexpressions
+            return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0, cse=True)
+    except (SyntaxError, RecursionError, MemoryError, ArithmeticError, ValueError, TypeError, KeyError) as exc:
         raise ExpressionError(f"cannot compile expression: {type(exc).__name__}") from None
 
 
