@@ -52,11 +52,13 @@ class SrtuiApp(App):
         clock: Callable[[], float] = time.time,
         theme: str | None = None,
         ascii: bool | None = None,
+        timings: bool = True,
     ) -> None:
         super().__init__()
         self.workspace = workspace
         self.workspace_label = label or _short(workspace.root)
         self.clock = clock
+        self.timings = timings  # query times in the explorer's status line (off for snapshots)
         self.unicode_ok = (not ascii) if ascii is not None else (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
         self.sub_title = self.workspace_label
         if theme:

@@ -38,6 +38,8 @@ class LeaderboardScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self.board: Board | None = None
+        self._requested: tuple[str, str] | None = None
+        self._breakdown_of: tuple[int, object] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -58,8 +60,10 @@ class LeaderboardScreen(Screen):
         self.reader.close()
 
     def on_screen_resume(self) -> None:
-        if self.board is None and hasattr(self, "reader"):
+        # suites that appeared since (a run started meanwhile); not on the first show
+        if self.board is None and getattr(self, "_suites_shown", False):
             self.load_suites()
+        self._suites_shown = True
 
     @work(thread=True, exclusive=True, group="board-suites", exit_on_error=False)
     def load_suites(self) -> None:
@@ -91,7 +95,8 @@ class LeaderboardScreen(Screen):
     def _reload(self) -> None:
         suite = self.query_one("#board-suite", Select).value
         rule = self.query_one("#board-rule", Select).value
-        if isinstance(suite, str) and isinstance(rule, str):
+        if isinstance(suite, str) and isinstance(rule, str) and (suite, rule) != self._requested:
+            self._requested = (suite, rule)  # Select posts Changed more than once: load once
             self.query_one("#board-info", Static).update(Text(f"scoring {suite} by {rule}...", style="dim"))
             self.load(suite, rule)
 
@@ -124,14 +129,18 @@ class LeaderboardScreen(Screen):
 
     def _show_breakdown(self, index: int) -> None:
         b = self.board
+        ok = b is not None and b.method_column >= 0 and 0 <= index < len(b.rows)
+        key = (id(b), b.rows[index][b.method_column]) if ok else None
+        if key is not None and key == self._breakdown_of:
+            return  # RowHighlighted repeats the row just filled in
+        self._breakdown_of = key
         table = self.query_one("#breakdown", DataTable)
         table.clear(columns=True)
-        if b is None or b.method_column < 0 or not (0 <= index < len(b.rows)):
+        if key is None:
             return
-        method = b.rows[index][b.method_column]
         for col in b.breakdown_columns:
             table.add_column(col, key=col)
-        for row in b.breakdown.get(method, ()):
+        for row in b.breakdown.get(key[1], ()):
             table.add_row(*(cell(v) for v in row))
 
     def action_export(self) -> None:

@@ -118,6 +118,7 @@ class SuitePlotsScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self.aggregate: SuiteAggregate | None = None
+        self._requested: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -137,8 +138,10 @@ class SuitePlotsScreen(Screen):
         self.reader.close()
 
     def on_screen_resume(self) -> None:
-        if self.aggregate is None and hasattr(self, "reader"):
+        # suites that appeared since (a run started meanwhile); not on the first show
+        if self.aggregate is None and getattr(self, "_suites_shown", False):
             self.load_suites()
+        self._suites_shown = True
 
     @work(thread=True, exclusive=True, group="suite-list", exit_on_error=False)
     def load_suites(self) -> None:
@@ -155,7 +158,8 @@ class SuitePlotsScreen(Screen):
 
     @on(Select.Changed, "#suite")
     def _suite_changed(self, event: Select.Changed) -> None:
-        if isinstance(event.value, str):
+        if isinstance(event.value, str) and event.value != self._requested:
+            self._requested = event.value  # Select posts Changed more than once: load once
             self.query_one("#suite-info", Static).update(Text("computing...", style="dim"))
             self.load(event.value)
 

@@ -122,7 +122,8 @@ class ResultsScreen(Screen):
         if q.filter_text:
             text.append("  filter: ")
             text.append(q.filter_text, style="italic")
-        text.append(f"  ({page.seconds * 1000:.0f} ms)", style="dim")
+        if self.app.timings:
+            text.append(f"  ({page.seconds * 1000:.0f} ms)", style="dim")
         self.query_one("#info", Static).update(text)
 
     # --- filter / sort / group -----------------------------------------------------------------

@@ -1,0 +1,114 @@
+"""Snapshot tests of the main screens at 80x24 and 120x40, on fixed data with a fixed clock.
+
+Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+and look at the report it writes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from srtui.app.app import SrtuiApp
+from test_tui_seed import FIXED_NOW, seed_demo
+
+SIZES = [(80, 24), (120, 40)]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return seed_demo(tmp_path_factory.mktemp("snap") / "ws")
+
+
+def make_app(ws) -> SrtuiApp:
+    return SrtuiApp(ws, label="demo", clock=lambda: FIXED_NOW, theme="textual-dark", ascii=False, timings=False)
+
+
+def until(condition, timeout: float = 20.0):
+    async def run_before(pilot) -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while not condition(pilot.app):
+            if loop.time() > end:
+                raise AssertionError("screen never finished loading")
+            await pilot.pause(0.05)
+        for widget in pilot.app.screen.query(Input):
+            widget.cursor_blink = False
+        await pilot.pause(0.1)
+
+    return run_before
+
+
+def _job(ws, method: str) -> str:
+    from results.store import Store
+
+    store = Store(ws, readonly=True)
+    try:
+        return next(j["job_id"] for j in store.jobs() if j["method"] == method and j["task"] == "smoke-linear")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_monitor(snap_compare, demo, size):
+    assert snap_compare(make_app(demo), terminal_size=size, run_before=until(lambda app: getattr(app.screen, "snapshot", None) is not None))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_results(snap_compare, demo, size):
+    async def run_before(pilot):
+        await pilot.press("2")
+        await until(lambda app: getattr(app.screen, "page", None) is not None)(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=size, run_before=run_before)
+
+
+def test_results_grouped_by_method(snap_compare, demo):
+    async def run_before(pilot):
+        await pilot.press("2")
+        await until(lambda app: getattr(app.screen, "page", None) is not None)(pilot)
+        await pilot.press("b")
+        await until(lambda app: app.screen.page.query.group_by == ("method",))(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_expression(snap_compare, demo, size):
+    job = _job(demo, "ridge")
+
+    async def run_before(pilot):
+        pilot.app.open_expression(job)
+        await until(lambda app: getattr(app.screen, "detail", None) is not None)(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_leaderboard(snap_compare, demo, size):
+    async def run_before(pilot):
+        await pilot.press("3")
+        await until(lambda app: getattr(app.screen, "board", None) is not None)(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=size, run_before=run_before)
+
+
+def test_job_plot(snap_compare, demo):
+    job = _job(demo, "linear")
+
+    async def run_before(pilot):
+        pilot.app.open_plots(job)
+        await until(lambda app: getattr(app.screen, "series", None) is not None)(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_help(snap_compare, demo):
+    async def run_before(pilot):
+        await pilot.press("2")
+        await until(lambda app: getattr(app.screen, "page", None) is not None)(pilot)
+        await pilot.press("f1")
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
