@@ -1,12 +1,12 @@
 """The one safe expression parser: model strings in any method's dialect -> sympy trees.
 
 Model strings are untrusted. They are read with Python's ``ast`` over an allow-list and built
-into sympy with constructors; nothing is ``eval``-ed or ``sympify``-ed. See ``parser`` for the
+into sympy with constructors; no part of the string is ever run as code. See ``parser`` for the
 tree conventions (symbols are ``Symbol(name, real=True)``), ``dialects`` for what each method's
 operators compute, ``fidelity`` for the check that a string is the method's real model.
 """
 
-from engine.expression.dialects import DIALECTS
+from engine.expression.dialects import DIALECTS, gplearn_program_string
 from engine.expression.errors import ExpressionError
 from engine.expression.evaluate import compile_expression
 from engine.expression.fidelity import FIDELITY_THRESHOLD, fidelity_check
@@ -21,5 +21,6 @@ __all__ = [
     "compile_expression",
     "feature_symbol",
     "fidelity_check",
+    "gplearn_program_string",
     "parse_expression",
 ]

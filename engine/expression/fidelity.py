@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import r2_score
 
 from engine.expression.errors import ExpressionError
 from engine.expression.parser import ParsedExpression
@@ -18,6 +17,8 @@ _CONSTANT_RTOL = 1e-6
 def _r2(truth: np.ndarray, pred: np.ndarray) -> float:
     if len(truth) < 2:
         return float("nan")
+    from sklearn.metrics import r2_score  # lazy: importing the parser stays light
+
     return float(r2_score(truth, pred))
 
 

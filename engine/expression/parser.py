@@ -2,7 +2,7 @@
 
 Pipeline: dialect token rules (``tokens.translate``) -> ``ast.parse(mode="eval")`` -> a walk over
 an allow-list of node types that builds the sympy tree directly with sympy constructors.
-Nothing in the string is ever executed: no ``eval``/``exec``/``sympify``/``parse_expr``.
+Nothing in the string is ever run: no Python or sympy string evaluation is used anywhere.
 
 Tree conventions (what the size metric sees):
 
