@@ -16,6 +16,7 @@ jobs through ``client.run`` (a per-run flag the job polls), never by killing wor
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import os
 import re
@@ -236,10 +237,9 @@ class DaskBackend:
             raise BackendError("--cluster slurm needs dask-jobqueue (pip install dask-jobqueue)") from None
         kwargs, scale = slurm_kwargs(config)
         cluster = SLURMCluster(**kwargs)
-        if "jobs" in scale:
-            cluster.scale(jobs=scale["jobs"])
-        else:
-            cluster.adapt(minimum_jobs=scale["minimum_jobs"], maximum_jobs=scale["maximum_jobs"])
+        # adaptive even at a fixed size: workers that reach their lifetime are replaced
+        low, high = (scale["jobs"], scale["jobs"]) if "jobs" in scale else (scale["minimum_jobs"], scale["maximum_jobs"])
+        cluster.adapt(minimum_jobs=low, maximum_jobs=high)
         return cluster
 
     def close(self) -> None:
@@ -275,7 +275,8 @@ class DaskBackend:
 
 
 class _DaskRun:
-    """One run's bookkeeping on the driver; every sink call happens on the calling thread."""
+    """One run's bookkeeping on the driver: the calling thread claims and submits, one recorder
+    thread scores and records finished attempts (lost ones are recorded before their retry)."""
 
     def __init__(self, backend: DaskBackend, sink: JobSink, state: RunState, cancel, force, on_change) -> None:
         self.backend, self.client = backend, backend.client
@@ -287,6 +288,10 @@ class _DaskRun:
         self.claimed_at: dict[str, str] = {}
         self.started: deque = deque()  # (job_id, attempt, pid) from the workers' start events
         self.started_keys: set[tuple[str, int]] = set()
+        # one recorder thread: scoring (the first parse imports sympy) and SQLite writes happen
+        # beside the loop that feeds the workers; the sink is thread-safe (LocalBackend's slots)
+        self.recorder = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="srtui-dask-record")
+        self.recording: list[concurrent.futures.Future] = []
 
     def run(self, jobs: list[PlannedJob]) -> None:
         from distributed import as_completed, wait
@@ -301,8 +306,7 @@ class _DaskRun:
                 if time.monotonic() - slots_checked > 5:  # clusters grow and shrink (adaptive SLURM)
                     slots, slots_checked = self.backend._slots(), time.monotonic()
                 limit = self.backend.config.max_in_flight if self.backend.config and self.backend.config.max_in_flight else slots
-                while todo and not self.cancel.is_set() and len(self.in_flight) < limit:
-                    self._submit(todo.popleft(), completed)
+                self._fill(todo, completed, limit)
                 self._drain_started()
                 if self.cancel.is_set() and not cancel_sent:
                     cancel_sent = True
@@ -316,15 +320,40 @@ class _DaskRun:
                     wait(list(self.in_flight), timeout=self.backend.poll_s, return_when="FIRST_COMPLETED")
                 except TimeoutError:
                     pass
-                for future in completed.next_batch(block=False):
-                    job = self.in_flight.pop(future, None)
-                    if job is not None:  # None: cancelled by us and already recorded
-                        self._collect(future, job, todo)
+                done = [(f, self.in_flight.pop(f)) for f in completed.next_batch(block=False) if f in self.in_flight]
+                outcomes = [(job, self._outcome(future, job)) for future, job in done]  # not in_flight: cancelled, recorded
+                for job, outcome in outcomes:
+                    if outcome.status == "lost":  # recorded before its retry claims the job again
+                        self._finish(job, outcome)
+                        self._queue_retry(job, todo)
+                self._fill(todo, completed, limit)
+                for job, outcome in outcomes:
+                    if outcome.status != "lost":  # scored and stored off this loop: workers never wait for it
+                        self.recording.append(self.recorder.submit(self._finish, job, outcome))
+                self._check_recording()
         finally:
+            self.recorder.shutdown(wait=True)
+            self._check_recording()
             self.client.unsubscribe_topic(TOPIC_PREFIX + self.token)
             for future in self.in_flight:  # only after an unexpected error: leave nothing running
                 future.cancel()
             self._tell_workers("forget")
+
+    def _check_recording(self) -> None:
+        """Re-raise here a failure to record (a store error must stop the run, as locally)."""
+        for future in [f for f in self.recording if f.done()]:
+            self.recording.remove(future)
+            future.result()
+
+    def _fill(self, todo: deque, completed, limit: int) -> None:
+        while todo and not self.cancel.is_set() and len(self.in_flight) < limit:
+            self._submit(todo.popleft(), completed)
+
+    def _queue_retry(self, job: PlannedJob, todo: deque) -> None:
+        if job.attempt < MAX_AUTO_ATTEMPTS and not self.cancel.is_set():
+            with self.state.lock:
+                self.state.total += 1  # each attempt is a unit of work in the progress
+            todo.appendleft(PlannedJob(job.spec, job.job_id, job.attempt + 1, replace(job.payload, attempt=job.attempt + 1), job.data_path))
 
     def _submit(self, job: PlannedJob, completed) -> None:
         started_at = now_iso()
@@ -344,23 +373,15 @@ class _DaskRun:
         self.in_flight[future] = job
         completed.add(future)
 
-    def _collect(self, future, job: PlannedJob, todo: deque) -> None:
+    def _outcome(self, future, job: PlannedJob) -> JobOutcome:
         try:
-            outcome = future.result()
+            return future.result()
         except Exception as exc:  # noqa: BLE001 - a task failure is a record, never a crash
             started_at = self.claimed_at.get(job.job_id, now_iso())
             if _is_lost(exc):
-                outcome = synthetic_outcome(job.job_id, job.attempt, "lost", f"the dask worker running it died: {type(exc).__name__}: {exc}", started_at)
-            else:
-                outcome = synthetic_outcome(job.job_id, job.attempt, "error", f"dask task failed: {type(exc).__name__}: {exc}", started_at)
-        self._finish(job, outcome)
-        if outcome.status == "lost":
-            self._sweep(job)
-            if job.attempt < MAX_AUTO_ATTEMPTS and not self.cancel.is_set():
-                retry = PlannedJob(job.spec, job.job_id, job.attempt + 1, replace(job.payload, attempt=job.attempt + 1), job.data_path)
-                with self.state.lock:
-                    self.state.total += 1  # each attempt is a unit of work in the progress
-                todo.appendleft(retry)
+                self._sweep(job)
+                return synthetic_outcome(job.job_id, job.attempt, "lost", f"the dask worker running it died: {type(exc).__name__}: {exc}", started_at)
+            return synthetic_outcome(job.job_id, job.attempt, "error", f"dask task failed: {type(exc).__name__}: {exc}", started_at)
 
     def _finish(self, job: PlannedJob, outcome: JobOutcome) -> None:
         """Score, record, count: what LocalBackend does after run_job (see finish_job proposal)."""
