@@ -18,6 +18,7 @@ from engine.expression import (
     feature_symbol,
     fidelity_check,
     parse_expression,
+    to_sympy_tree,
 )
 
 F = ["x0", "x1", "x2"]
@@ -284,3 +285,9 @@ def test_parsed_expression_is_frozen():
     assert isinstance(p, ParsedExpression)
     with pytest.raises(AttributeError):
         p.text = "x1"  # type: ignore[misc]
+
+
+def test_to_sympy_tree():
+    assert to_sympy_tree("x0*x1", F) == parse_expression("x0*x1", F).expr
+    with pytest.raises(ExpressionError, match="too large"):
+        to_sympy_tree("x0 + " * 5000 + "x0", F)

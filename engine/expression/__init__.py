@@ -10,7 +10,7 @@ from engine.expression.dialects import DIALECTS, gplearn_program_string
 from engine.expression.errors import ExpressionError
 from engine.expression.evaluate import compile_expression
 from engine.expression.fidelity import FIDELITY_THRESHOLD, fidelity_check
-from engine.expression.parser import MAX_DEPTH, ParsedExpression, feature_symbol, parse_expression
+from engine.expression.parser import MAX_DEPTH, ParsedExpression, feature_symbol, parse_expression, to_sympy_tree
 
 __all__ = [
     "DIALECTS",
@@ -23,4 +23,5 @@ __all__ = [
     "fidelity_check",
     "gplearn_program_string",
     "parse_expression",
+    "to_sympy_tree",
 ]

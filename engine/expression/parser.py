@@ -294,3 +294,11 @@ def parse_expression(
     builder = _Builder(feats, d, _numbering(tree, feats, d))
     expr = builder.build(tree.body, 0)
     return ParsedExpression(text, expr, feats, dialect=dialect, n_nodes=builder.nodes)
+
+
+def to_sympy_tree(text: str, features: Sequence[str], dialect: str = "python") -> sp.Expr:
+    """Just the sympy tree of ``text`` (ExpressionError if it cannot be had, e.g. too large)."""
+    parsed = parse_expression(text, features, dialect)
+    if parsed.expr is None:
+        raise ExpressionError(f"expression of {len(text)} characters is too large to parse")
+    return parsed.expr
