@@ -58,20 +58,23 @@ def test_smoke_suite_matches_the_local_backend(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_limits_on_a_dask_worker(workspace: Path, suite_file) -> None:
+def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path) -> None:
     suite = suite_file(
-        name="limits", methods=("probe-sleep", "probe-memhog", "probe-noop"),
+        name="limits", methods=("probe-sleep", "probe-memhog", "probe-escape", "probe-noop"),
         limits={"time_s": 3, "grace_s": 1, "mem_mb": 300},
     )
+    pidfile = tmp_path / "escapee.pid"
     t0 = time.monotonic()
-    proc = srtui("run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace))
+    proc = srtui("run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace), env={"SRTUI_PROBE_PIDFILE": str(pidfile)})
     assert proc.returncode == 0, proc.stderr
     rows = {r["method"]: r for r in results_json(workspace)}
     sleep, hog = rows["probe-sleep"], rows["probe-memhog"]
     assert sleep["status"] == "timeout" and sleep["signal"] == 9 and sleep["wall_s"] <= 3 + 1 + 2, sleep
     assert "wall time" in sleep["limit_detail"]
     assert hog["status"] == "oom" and hog["wall_s"] < 3, hog
-    assert rows["probe-noop"]["status"] == "ok"
+    assert rows["probe-noop"]["status"] == rows["probe-escape"]["status"] == "ok"
+    escapee = int(pidfile.read_text())  # setsid + double fork on the worker: swept all the same
+    assert not psutil.pid_exists(escapee) or psutil.Process(escapee).status() == psutil.STATUS_ZOMBIE
     assert time.monotonic() - t0 < 120
     assert not left_behind(workspace)
 
@@ -162,3 +165,24 @@ def test_running_scheduler_by_address(workspace: Path, suite_file) -> None:
             assert len(cluster.scheduler.workers) == 2  # the driver leaves a shared cluster running
     rows = results_json(workspace)
     assert [r["status"] for r in rows] == ["ok", "ok"]
+
+
+@pytest.mark.slow
+def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
+    """SLURM workers get a lifetime below the walltime; one too old for a job hands it back."""
+    from distributed import Client, LocalCluster
+
+    from engine.backends.dask_backend import run_on_worker
+    from engine.launcher import JobPayload
+    from engine.spec import JobSpec, Limits
+
+    spec = JobSpec("s", "smoke-linear", "probe-noop", 1, Limits(time_s=7200), "fp", "v")
+    payload = JobPayload(spec=spec.to_dict(), job_id=spec.job_id, attempt=1, workspace_token="retire-test")
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, lifetime="1h") as cluster:
+        with Client(cluster) as client:
+            future = client.submit(run_on_worker, payload, "token", key="srtui-retire-test", pure=False)
+            deadline = time.monotonic() + 30
+            while cluster.scheduler.workers and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not cluster.scheduler.workers, "the worker kept running although a 2 h job cannot fit in its 1 h"
+            assert future.status == "pending"  # rescheduled, waiting for a younger worker; never run
