@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+import pandas as pd
+
 from engine.spec import TERMINAL
 from engine.workspace import Workspace
 from results.store import Store, StoreError
@@ -52,6 +54,8 @@ class Reader:
         self.workspace = workspace
         self.lock = threading.Lock()
         self._store: Store | None = None
+        #: grouped summaries by (data_version, filter, grouping): re-sorting and paging are free
+        self.group_cache: dict[tuple, Any] = {}
 
     def store(self) -> Store | None:
         if self._store is None:
@@ -250,48 +254,67 @@ def results_page(reader: Reader, query: ResultsQuery) -> ResultsPage:
     started = time.perf_counter()
     where, args = where_clause(query.filter_text)
     sort = query.sort
+    if query.group_by:
+        for col in query.group_by:
+            if col not in GROUP_COLUMNS:
+                raise QueryError(f"cannot group by {col!r} (one of: {', '.join(GROUP_COLUMNS)})")
+        columns = (*query.group_by, "jobs", "ok", "failed", "median_r2_test", "mean_r2_test", "best_r2_test", "mean_wall_s")
+    elif sort not in TEXT_COLUMNS and sort not in NUMBER_COLUMNS:
+        raise QueryError(f"cannot sort by {sort!r}")
+    else:
+        columns = PAGE_COLUMNS
     with reader.lock:
         store = reader.store()
         if store is None:
-            return ResultsPage(query, 0, PAGE_COLUMNS, ())
+            return ResultsPage(query, 0, columns, ())
         conn = store.conn
         if query.group_by:
-            for col in query.group_by:
-                if col not in GROUP_COLUMNS:
-                    raise QueryError(f"cannot group by {col!r} (one of: {', '.join(GROUP_COLUMNS)})")
-            keys = ", ".join(query.group_by)
-            columns = (*query.group_by, "jobs", "ok", "failed", "median_r2_test", "mean_r2_test", "best_r2_test", "mean_wall_s")
-            sort = sort if sort in columns else query.group_by[0]
-            total = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM jobs{where} GROUP BY {keys})", args).fetchone()[0]
-            order = f"{sort} {'DESC' if query.descending else 'ASC'}"
-            # median over a window: rank r2_test inside each group, then pick the middle rows
-            sql = f"""
-                WITH base AS (SELECT * FROM jobs{where}),
-                ranked AS (
-                    SELECT {keys}, r2_test,
-                        row_number() OVER (PARTITION BY {keys} ORDER BY r2_test) AS i,
-                        count(r2_test) OVER (PARTITION BY {keys}) AS n
-                    FROM base WHERE r2_test IS NOT NULL),
-                med AS (SELECT {keys}, avg(r2_test) AS median_r2_test FROM ranked
-                        WHERE i IN ((n + 1) / 2, (n + 2) / 2) GROUP BY {keys}),
-                agg AS (SELECT {keys}, count(*) AS jobs, sum(status = 'ok') AS ok,
-                        sum(status NOT IN ('ok', 'pending', 'running')) AS failed,
-                        avg(r2_test) AS mean_r2_test, max(r2_test) AS best_r2_test, avg(wall_s) AS mean_wall_s
-                        FROM base GROUP BY {keys})
-                SELECT {', '.join('agg.' + k for k in query.group_by)}, jobs, ok, failed, median_r2_test,
-                    mean_r2_test, best_r2_test, mean_wall_s
-                FROM agg LEFT JOIN med USING ({keys})
-                ORDER BY {order} NULLS LAST LIMIT ? OFFSET ?"""
-            rows = conn.execute(sql, [*args, query.limit, query.offset]).fetchall()
+            key = (reader.data_version(), where, tuple(args), query.group_by)
+            groups = reader.group_cache.get(key)
+            if groups is None:
+                # one pass over the filtered rows (4 small columns); medians by pandas, SQLite has none
+                raw = conn.execute(f"SELECT {', '.join(query.group_by)}, status, r2_test, wall_s FROM jobs{where}", args).fetchall()
+                groups = _summarise(pd.DataFrame(raw, columns=[*query.group_by, "status", "r2_test", "wall_s"]), query.group_by)
+                if len(reader.group_cache) >= 8:
+                    reader.group_cache.clear()
+                reader.group_cache[key] = groups
         else:
-            columns = PAGE_COLUMNS
-            if sort not in TEXT_COLUMNS and sort not in NUMBER_COLUMNS:
-                raise QueryError(f"cannot sort by {sort!r}")
             total = conn.execute(f"SELECT count(*) FROM jobs{where}", args).fetchone()[0]
             order = f"{sort} {'DESC' if query.descending else 'ASC'} NULLS LAST, job_id"
             sql = f"SELECT {', '.join(columns)} FROM jobs{where} ORDER BY {order} LIMIT ? OFFSET ?"
-            rows = conn.execute(sql, [*args, query.limit, query.offset]).fetchall()
-    return ResultsPage(query, total, columns, tuple(rows), time.perf_counter() - started)
+            rows = tuple(conn.execute(sql, [*args, query.limit, query.offset]).fetchall())
+    if query.group_by:
+        rows, total = _window(groups, query, columns, sort if sort in columns else query.group_by[0])
+    return ResultsPage(query, total, columns, rows, time.perf_counter() - started)
+
+
+def _summarise(frame: "pd.DataFrame", group_by: tuple[str, ...]) -> "pd.DataFrame":
+    if frame.empty:
+        return frame
+    frame["ok"] = frame["status"] == "ok"
+    frame["failed"] = ~frame["status"].isin(("ok", "pending", "running"))
+    frame["r2_test"] = pd.to_numeric(frame["r2_test"], errors="coerce")
+    frame["wall_s"] = pd.to_numeric(frame["wall_s"], errors="coerce")
+    g = frame.groupby(list(group_by), sort=False, dropna=False)
+    return pd.DataFrame({
+        "jobs": g.size(), "ok": g["ok"].sum(), "failed": g["failed"].sum(),
+        "median_r2_test": g["r2_test"].median(), "mean_r2_test": g["r2_test"].mean(),
+        "best_r2_test": g["r2_test"].max(), "mean_wall_s": g["wall_s"].mean(),
+    }).reset_index()
+
+
+def _window(groups: "pd.DataFrame", query: ResultsQuery, columns: tuple[str, ...], sort: str):
+    if groups.empty:
+        return (), 0
+    ordered = groups.sort_values(
+        [sort, *query.group_by], ascending=[not query.descending] + [True] * len(query.group_by), na_position="last", kind="stable"
+    )
+    window = ordered.iloc[query.offset : query.offset + query.limit]
+    rows = tuple(
+        tuple(None if (isinstance(v, float) and v != v) else (v.item() if hasattr(v, "item") else v) for v in row)
+        for row in window[list(columns)].itertuples(index=False, name=None)
+    )
+    return rows, len(ordered)
 
 
 def suites(reader: Reader) -> list[str]:
