@@ -78,6 +78,8 @@ async def test_monitor_counts_running_and_failures(demo):
         # the crashed jobs' stderr is markup-like: it shows literally
         crashed = [f for f in app.screen.snapshot.failures if f.status == "crashed"]
         assert any("[bold red]boom[/]" in f.tail for f in crashed)
+        await pilot.press("enter")  # the highlighted failure opens as a run
+        assert isinstance(app.screen, ExpressionScreen)
 
 
 @sync

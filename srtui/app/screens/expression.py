@@ -113,6 +113,9 @@ class ExpressionScreen(Screen):
 
     def _show_expressions(self) -> None:
         d = self.detail
+        for widget_id, rendered in (("#model", self.shown), ("#truth", d.truth if d else None)):
+            # 2-D prints keep their lines (scroll sideways); plain text wraps in its panel
+            self.query_one(widget_id, Static).styles.width = "auto" if rendered is not None and rendered.pretty else "100%"
         self.query_one("#model", Static).update(self._body(self.shown, "the run has no model" + (f" ({d.job['status']})" if d else "")))
         self.query_one("#truth", Static).update(self._body(d.truth if d else None, "no ground truth for this task"))
 

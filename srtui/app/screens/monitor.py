@@ -26,7 +26,8 @@ or on another machine. It reads the store twice a second in the background.
 
 Counts: jobs per status. Throughput and ETA are over the runs still going.
 Running: each running job with its elapsed wall time against its time limit.
-Failures: the latest failed jobs; highlight one to see its error and stderr tail below.
+Failures: the latest failed jobs; highlight one to see its error and stderr tail below, Enter
+opens the run. s starts a run from here (suite, methods, limits); x stops it.
 """
 
 
@@ -36,7 +37,6 @@ class MonitorScreen(Screen):
     BINDINGS = [
         Binding("s", "app.start_run", "Start run", id="monitor.start"),
         Binding("x", "app.stop_run", "Stop run", id="monitor.stop"),
-        Binding("enter", "open_failure", "Open", show=False),
     ]
     POLL_S = 0.5
 
@@ -161,8 +161,6 @@ class MonitorScreen(Screen):
         else:
             panel.update(Text("no failures", style="dim"))
 
-    def action_open_failure(self) -> None:
-        table = self.query_one("#failures", DataTable)
-        if table.has_focus and table.row_count:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            self.app.open_expression(key)
+    @on(DataTable.RowSelected, "#failures")
+    def _open_failure(self, event: DataTable.RowSelected) -> None:
+        self.app.open_expression(event.row_key.value)
