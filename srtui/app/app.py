@@ -41,6 +41,7 @@ class SrtuiApp(App):
         Binding("2", "switch_mode('results')", "Results", id="app.results"),
         Binding("3", "switch_mode('leaderboard')", "Board", id="app.leaderboard"),
         Binding("4", "switch_mode('plots')", "Plots", id="app.plots"),
+        Binding("5", "reviews", "Reviews", id="app.reviews"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
@@ -102,6 +103,12 @@ class SrtuiApp(App):
     def open_plots(self, job_id: str) -> None:
         self.push_screen(JobPlotsScreen(job_id))
 
+    def action_reviews(self) -> None:
+        from srtui.app.review.organiser import ReviewSessionsScreen
+
+        if not isinstance(self.screen, ReviewSessionsScreen):
+            self.push_screen(ReviewSessionsScreen())
+
     def action_help(self) -> None:
         screen = self.screen
         if isinstance(screen, HelpScreen):
@@ -122,6 +129,7 @@ class SrtuiApp(App):
         yield SystemCommand("Results explorer", "Filter, sort and group every run (2)", lambda: self.switch_mode("results"))
         yield SystemCommand("Leaderboards", "Scoring rules per suite, with the per-dataset breakdown (3)", lambda: self.switch_mode("leaderboard"))
         yield SystemCommand("Suite plots", "Performance profiles and Pareto fronts (4)", lambda: self.switch_mode("plots"))
+        yield SystemCommand("Review sessions", "Blinded expert sessions: progress, report, close, unblind (5)", self.action_reviews)
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)
         if self.run_active:
             yield SystemCommand("Stop the run", "Stop the run started here (running jobs are terminated)", self.action_stop_run)
