@@ -85,7 +85,7 @@ def usable_cores() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
-class _DataCache:
+class DataCache:
     """Task arrays for evaluation, loaded once per data file."""
 
     def __init__(self) -> None:
@@ -99,12 +99,32 @@ class _DataCache:
             return self._data[path]
 
 
-def evaluate(job: PlannedJob, outcome: JobOutcome, cache: _DataCache) -> dict:
+def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict:
     try:
         return evaluate_outcome(outcome, cache.get(job.data_path))
     except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
         outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
         return {}
+
+
+def finish_job(
+    job: PlannedJob,
+    outcome: JobOutcome,
+    sink: JobSink,
+    state: RunState,
+    cache: DataCache,
+    on_change: Callable[[], None] | None = None,
+) -> None:
+    """What every backend does with a returned outcome: score it, record it, count it."""
+    fields = evaluate(job, outcome, cache)
+    sink.finished(job, outcome, fields)
+    with state.lock:
+        state.running.pop(job.job_id, None)
+        state.counts[outcome.status] += 1
+        if outcome.status != "ok":
+            state.recent_failures = (state.recent_failures + [(job, outcome)])[-10:]
+    if on_change:
+        on_change()
 
 
 class LocalBackend:
@@ -129,7 +149,7 @@ class LocalBackend:
         todo: "queue.SimpleQueue[PlannedJob]" = queue.SimpleQueue()
         for job in interleave(jobs):
             todo.put(job)
-        data_cache = _DataCache()
+        data_cache = DataCache()
 
         def slot(index: int) -> None:
             core = self.cores[index % len(self.cores)] if self.cores else None
@@ -155,15 +175,7 @@ class LocalBackend:
                     force=force,
                     on_start=lambda pid, job=job: sink.started(job, pid),
                 )
-                fields = evaluate(job, outcome, data_cache)
-                sink.finished(job, outcome, fields)
-                with state.lock:
-                    state.running.pop(job.job_id, None)
-                    state.counts[outcome.status] += 1
-                    if outcome.status not in ("ok",):
-                        state.recent_failures = (state.recent_failures + [(job, outcome)])[-10:]
-                if on_change:
-                    on_change()
+                finish_job(job, outcome, sink, state, data_cache, on_change)
 
         threads = [threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True) for i in range(self.n_slots)]
         for t in threads:

@@ -254,6 +254,9 @@ def execute(
         options = BackendOptions(req.backend, plan.n_slots, req.scheduler, req.cluster, req.cluster_config)
         try:
             backend = make_backend(options, plan.workspace.jobs_dir)
+            prepare = getattr(backend, "prepare", None)
+            if prepare is not None:
+                prepare(plan.specs)  # e.g. SLURM walltime/memory against the limits, before the store
         except BackendError as exc:
             raise RunError(str(exc)) from None
     try:
@@ -280,7 +283,10 @@ def execute(
         run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
         sink = StoreSink(store, run_id)
         try:
-            backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
+            try:
+                backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
+            except BackendError as exc:
+                raise RunError(str(exc)) from None
             if not cancel.is_set() and req.metrics:
                 # the published metrics (sizes, symbolic solution, ...) for the finished jobs, in a
                 # process pool with per-operation timeouts; cached, so a resumed run only adds
@@ -291,6 +297,9 @@ def execute(
                 compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
         finally:
             store.end_run(run_id, "interrupted" if cancel.is_set() else "done", now_iso())
+            close = getattr(backend, "close", None)
+            if close is not None:
+                close()
         return RunResult(run_id, state, len(plan.specs) - len(todo), lost, cancel.is_set())
     finally:
         store.close()

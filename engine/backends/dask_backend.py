@@ -43,7 +43,7 @@ from engine.backends.dask_config import (
     ssh_kwargs,
 )
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
-from engine.scheduler import JobSink, PlannedJob, RunState, _DataCache, evaluate, interleave, usable_cores
+from engine.scheduler import DataCache, JobSink, PlannedJob, RunState, finish_job, interleave, usable_cores
 from engine.spec import MAX_AUTO_ATTEMPTS, JobSpec, Limits
 
 TOPIC_PREFIX = "srtui-started-"
@@ -283,7 +283,7 @@ class _DaskRun:
         self.sink, self.state, self.cancel, self.force = sink, state, cancel, force
         self.on_change = on_change or (lambda: None)
         self.token = uuid.uuid4().hex
-        self.data_cache = _DataCache()
+        self.data_cache = DataCache()
         self.in_flight: dict[Any, PlannedJob] = {}  # future -> job
         self.claimed_at: dict[str, str] = {}
         self.started: deque = deque()  # (job_id, attempt, pid) from the workers' start events
@@ -384,15 +384,7 @@ class _DaskRun:
             return synthetic_outcome(job.job_id, job.attempt, "error", f"dask task failed: {type(exc).__name__}: {exc}", started_at)
 
     def _finish(self, job: PlannedJob, outcome: JobOutcome) -> None:
-        """Score, record, count: what LocalBackend does after run_job (see finish_job proposal)."""
-        fields = evaluate(job, outcome, self.data_cache)
-        self.sink.finished(job, outcome, fields)
-        with self.state.lock:
-            self.state.running.pop(job.job_id, None)
-            self.state.counts[outcome.status] += 1
-            if outcome.status != "ok":
-                self.state.recent_failures = (self.state.recent_failures + [(job, outcome)])[-10:]
-        self.on_change()
+        finish_job(job, outcome, self.sink, self.state, self.data_cache, self.on_change)
 
     def _drain_started(self) -> None:
         while self.started:
