@@ -40,8 +40,12 @@ def test_organiser_flow(ws):
     assert "is blinded" in blinded and not any(m in blinded for m in SRBENCH_METHODS)
     bad = srtui("review", "unblind", "r1", *w)
     assert bad.returncode == 2 and "close it first" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    early = srtui("score", "srbench2022-realworld", "--review", "r1", *w)
+    assert early.returncode == 2 and "still blinded" in early.stderr
     srtui("review", "close", "r1", *w, check=True)
     srtui("review", "unblind", "r1", *w, check=True)
+    scored = json.loads(srtui("score", "srbench2022-realworld", "--review", "r1", "--format", "json", *w, check=True).stdout)
+    assert scored["rule"] == "srbench2022-realworld"
     report = json.loads(srtui("review", "report", "r1", "--format", "json", *w, check=True).stdout)
     tables = report["tables"]
     board = tables["leaderboard (srbench2022-realworld)"]

@@ -82,6 +82,7 @@ def score(
     out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of stdout.")] = None,
     option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. agg=mean.")] = None,
     trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
+    review: Annotated[Optional[str], typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -107,11 +108,30 @@ def score(
             runs = runs_frame(store, suite)
             if runs.empty:
                 fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-        result = apply_rule(rule, runs, trust=_trust(trust), **_options(option))
+        if trust and review:
+            fail("give --trust or --review, not both")
+        trust_df = _review_trust(workspace, review) if review else _trust(trust)
+        result = apply_rule(rule, runs, trust=trust_df, **_options(option))
         text = render_score(result, fmt)
     except (ScoreError, TablesError, ExportError) as exc:
         fail(str(exc))
     _emit(text, out)
+
+
+def _review_trust(workspace, name: str):
+    """Pooled trust of a review session; only once unblinded (before, methods stay hidden)."""
+    from reviews import ReviewError
+    from reviews.report import trust_frame
+    from reviews.storage import session_row
+
+    store = _store(workspace)
+    try:
+        row = session_row(store, name)
+    except ReviewError as exc:
+        fail(str(exc))
+    if not row["unblinded_at"]:
+        fail(f"review {name!r} is still blinded: close and unblind it first (srtui review close/unblind)")
+    return trust_frame(store, name)
 
 
 def _guess_features(*texts: str) -> list[str]:
