@@ -99,7 +99,7 @@ def main() -> None:
     a = ap.parse_args()
     models = make_models(a.n, a.seed)
     chars = np.mean([len(m) for m in models])
-    print(f"{a.n} random models, 10-200 nodes, mean {chars:.0f} characters (seed {a.seed})")
+    print(f"{a.n} random models, 10-200 nodes, mean {chars:.0f} characters (seed {a.seed})", flush=True)
     run_srtui(models[:20])  # warm imports and caches of both sides first
     run_sympy(models[:20], a.limit)
     t_srtui, srtui_failed = run_srtui(models)
