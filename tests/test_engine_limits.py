@@ -102,8 +102,10 @@ def test_cpu_time_limit(workspace: Path, tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "regressor.py").write_text(
         "import numpy as np\n"
-        "class Busy:\n"
-        "    max_time = 100\n"
+        "from sklearn.base import BaseEstimator, RegressorMixin\n"
+        "class Busy(RegressorMixin, BaseEstimator):  # SRBench clones its estimators\n"
+        "    def __init__(self, max_time=100):\n"
+        "        self.max_time = max_time\n"
         "    def fit(self, X, y):\n"
         "        while True:\n"
         "            pass\n"
