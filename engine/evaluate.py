@@ -39,13 +39,11 @@ class TaskArrays:
 
 def r2(y: np.ndarray, yhat: np.ndarray) -> float | None:
     """Coefficient of determination; None when predictions are not all finite."""
+    from engine.expression.fidelity import r2_score
+
     if yhat is None or len(yhat) != len(y) or not np.all(np.isfinite(yhat)):
         return None
-    ss_res = float(np.sum((y - yhat) ** 2))
-    ss_tot = float(np.sum((y - np.mean(y)) ** 2))
-    if ss_tot == 0.0:
-        return 1.0 if ss_res == 0.0 else 0.0  # sklearn's convention for a constant target
-    return 1.0 - ss_res / ss_tot
+    return r2_score(np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64))
 
 
 def _errors(y: np.ndarray, yhat: np.ndarray | None) -> tuple[float | None, float | None]:

@@ -54,6 +54,38 @@ def die_with_parent(sig: int = signal.SIGKILL) -> bool:
     return _prctl(PR_SET_PDEATHSIG, int(sig))
 
 
+def child_pids(pid: int) -> list[int]:
+    """Direct children of ``pid`` from /proc/PID/task/*/children (walks only this process, not
+    every process on the machine as psutil's children() does); psutil where that file is absent."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        tasks = []
+    out: list[int] = []
+    try:
+        for tid in tasks:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out.extend(int(p) for p in fh.read().split())
+        return out
+    except FileNotFoundError:
+        try:
+            return [c.pid for c in psutil.Process(pid).children()]
+        except psutil.Error:
+            return []
+    except (OSError, ValueError):
+        return out
+
+
+def tree_pids(pid: int) -> list[int]:
+    """``pid``'s descendants, depth first."""
+    out, stack = [], child_pids(pid)
+    while stack:
+        child = stack.pop()
+        out.append(child)
+        stack.extend(child_pids(child))
+    return out
+
+
 def driver_identity() -> str:
     me = psutil.Process()
     return f"{me.pid}:{me.create_time():.3f}"
@@ -81,23 +113,22 @@ class TreeTracker:
     def poll(self) -> int:
         """Record the live tree and return its current total RSS in bytes."""
         total = 0
-        procs: list[psutil.Process] = []
-        try:
-            root = psutil.Process(self.root_pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            pass
+        pids = [self.root_pid, *tree_pids(self.root_pid)]
         # orphans adopted by us (the subreaper) that carry this job's token
-        for child in psutil.Process().children():
-            if child.pid not in self.seen and child.pid != self.root_pid and _has_token(child, self.token):
-                procs.append(child)
-                try:
-                    procs.extend(child.children(recursive=True))
-                except psutil.Error:
-                    pass
-        for proc in procs:
+        for child in child_pids(os.getpid()):
+            if child in self.seen or child == self.root_pid:
+                continue
             try:
-                self.seen.setdefault(proc.pid, proc.create_time())
+                adopted = _has_token(psutil.Process(child), self.token)
+            except psutil.Error:
+                continue
+            if adopted:
+                pids.append(child)
+                pids.extend(tree_pids(child))
+        for pid in pids:
+            try:
+                proc = psutil.Process(pid)
+                self.seen.setdefault(pid, proc.create_time())
                 total += proc.memory_info().rss
             except psutil.Error:
                 continue
@@ -114,7 +145,10 @@ class TreeTracker:
                     found[pid] = proc
             except psutil.Error:
                 continue
-        for proc in processes_with_token(self.token):
+        # escapees: with the subreaper set, every orphan of the job is re-parented to us, so our
+        # own children (and their trees) are where to look; without it, scan every process
+        candidates = adopted_with_token(self.token) if _subreaper_set else processes_with_token(self.token)
+        for proc in candidates:
             found.setdefault(proc.pid, proc)
         return list(found.values())
 
@@ -158,6 +192,20 @@ def _has_token(proc: psutil.Process, token: str) -> bool:
         return proc.environ().get(TOKEN_ENV) == token
     except psutil.Error:
         return False
+
+
+def adopted_with_token(token: str) -> list[psutil.Process]:
+    """Our children carrying the job token, with their whole trees (escapees we adopted)."""
+    out = []
+    for pid in child_pids(os.getpid()):
+        try:
+            child = psutil.Process(pid)
+            if _has_token(child, token):
+                out.append(child)
+                out.extend(psutil.Process(p) for p in tree_pids(pid))
+        except psutil.Error:
+            continue
+    return out
 
 
 def processes_with_token(token: str | None = None, prefix: str | None = None) -> list[psutil.Process]:

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LAGS = range(14, 28)
 HORIZON = 14
@@ -62,6 +66,8 @@ def chunk_split(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def forecast_table(counts: pd.DataFrame, target: str, flags: pd.DataFrame | None = None) -> FeatureTable:
     """``counts``: daily counts, DatetimeIndex, one column per series (``target`` among them)."""
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     if target not in counts.columns:
         raise PipelineError(f"target {target!r} is not one of the count columns {list(counts.columns)}")
     if not isinstance(counts.index, pd.DatetimeIndex):

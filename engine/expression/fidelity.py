@@ -14,12 +14,18 @@ FIDELITY_THRESHOLD = 0.999
 _CONSTANT_RTOL = 1e-6
 
 
-def _r2(truth: np.ndarray, pred: np.ndarray) -> float:
+def r2_score(truth: np.ndarray, pred: np.ndarray) -> float:
+    """Coefficient of determination, scikit-learn's definition and its convention for a constant
+    target (1.0 if predicted exactly, else 0.0), in numpy: the driver scores every job with it,
+    and importing scikit-learn there would cost more than all the scoring."""
     if len(truth) < 2:
         return float("nan")
-    from sklearn.metrics import r2_score  # lazy: importing the parser stays light
+    ss_res = float(np.sum((truth - pred) ** 2))
+    ss_tot = float(np.sum((truth - np.mean(truth)) ** 2))
+    if ss_tot == 0.0:
+        return 1.0 if ss_res == 0.0 else 0.0
+    return 1.0 - ss_res / ss_tot
 
-    return float(r2_score(truth, pred))
 
 
 def fidelity_check(parsed: ParsedExpression, X: np.ndarray, y: np.ndarray, method_pred: np.ndarray) -> dict:
@@ -42,7 +48,7 @@ def fidelity_check(parsed: ParsedExpression, X: np.ndarray, y: np.ndarray, metho
     fin_e = np.isfinite(expr_pred)
     fin_m = np.isfinite(m)
     n_nonfinite = int(n - fin_e.sum())
-    r2_test = _r2(y, expr_pred) if n_nonfinite == 0 and np.isfinite(y).all() else float("nan")
+    r2_test = r2_score(y, expr_pred) if n_nonfinite == 0 and np.isfinite(y).all() else float("nan")
 
     both = fin_e & fin_m
     if np.any(fin_e != fin_m):
@@ -56,7 +62,7 @@ def fidelity_check(parsed: ParsedExpression, X: np.ndarray, y: np.ndarray, metho
         elif np.ptp(mm) <= _CONSTANT_RTOL * max(1.0, scale):
             fidelity = 1.0 if max_diff <= _CONSTANT_RTOL * max(1.0, scale) else 0.0
         else:
-            fidelity = _r2(mm, e)
+            fidelity = r2_score(mm, e)
     return {
         "r2_test_expr": r2_test,
         "fidelity_r2": fidelity,

@@ -11,7 +11,6 @@ and a few back-log dumps make outliers for the pipeline's 4-sigma rule. Determin
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from tasks import cache
 from tasks.build import make_task
@@ -43,6 +42,7 @@ def _delay_kernel(mean: float, shape: float = 3.0, length: int = 40) -> np.ndarr
 
 def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Daily counts (cases, hosp, deaths) and policy flags, indexed by date."""
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
     rng = np.random.default_rng(seed)
     flags = np.zeros((DAYS, len(INTERVENTIONS)))
     factor = np.ones(DAYS)

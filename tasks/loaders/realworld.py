@@ -8,7 +8,6 @@ counts put through ``tasks.pipeline`` (the same features, built here).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from tasks import cache
 from tasks.build import make_task
@@ -32,6 +31,7 @@ def official_file(target: str, part: str) -> RemoteFile:
 
 
 def official(target: str, context: TaskContext) -> Task:
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
     parts, prov = {}, {}
     for part in ("train", "test"):
         path, prov[part] = locate(official_file(target, part), context)
@@ -57,6 +57,7 @@ def official(target: str, context: TaskContext) -> Task:
 
 
 def nyc_counts(context: TaskContext) -> tuple[pd.DataFrame, dict]:
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
     path, prov = locate(NYC, context)
     raw = pd.read_csv(path)
     missing = [c for c in ["date_of_interest", *NYC_COLUMNS] if c not in raw.columns]

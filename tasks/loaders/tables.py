@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from tasks.catalogue import TaskError
 
 
 def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
     """A CSV/TSV (optionally gzipped) as a DataFrame; one-line TaskError if unreadable."""
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
     if not Path(path).is_file():
         raise TaskError(f"file not found: {path}")
     if sep is None:
@@ -45,6 +45,7 @@ def sanitise_names(columns: list[str]) -> dict[str, str]:
 
 def numeric_xy(df: pd.DataFrame, target: str, where: str, min_rows: int = 2) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Feature columns, X and y of a table, refusing anything a regression method cannot take."""
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
     if target not in df.columns:
         raise TaskError(f"{where}: no target column {target!r} (columns: {', '.join(map(str, df.columns[:12]))})")
     features = [c for c in df.columns if c != target]

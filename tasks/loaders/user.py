@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from tasks.build import make_task, shuffled_split, stable_seed
 from tasks.catalogue import TaskEntry, TaskError
@@ -34,6 +33,7 @@ def user_dir(workspace: Path) -> Path:
 def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path | None = None,
                   truth: str | None = None) -> Task:
     """Validate the files and store the task; returns the Task as it will be loaded."""
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
     from tasks.catalogue import builtin_names
 
     if not NAME_RE.match(name):
@@ -80,6 +80,7 @@ def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path
 
 
 def load_user_task(folder: Path) -> Task:
+    import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
     try:
         meta = json.loads((folder / "task.json").read_text())
     except (OSError, ValueError) as exc:
