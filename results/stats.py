@@ -17,7 +17,14 @@ import scikit_posthocs as sph
 from scipy import stats as sstats
 from statsmodels.stats.multitest import multipletests
 
-from results.scoring.base import Score, ScoreError, aggregate, complete, rank_per_task, require
+from results.scoring.base import (
+    Score,
+    ScoreError,
+    aggregate,
+    complete,
+    rank_per_task,
+    require,
+)
 
 LOWER_IS_BETTER = ("mse_", "mae_", "nmse_", "size", "ted_norm")
 

@@ -6,8 +6,20 @@ expert's assignments, in their own seeded order, no method names). SSH: :mod:`re
 """
 
 from reviews.storage import (
-    LIKERT, ExpertError, ExpertSession, FrozenItem, ReviewError, audit, check_name, close, create_session,
-    events, session_row, sessions, status, unblind,
+    LIKERT,
+    ExpertError,
+    ExpertSession,
+    FrozenItem,
+    ReviewError,
+    audit,
+    check_name,
+    close,
+    create_session,
+    events,
+    session_row,
+    sessions,
+    status,
+    unblind,
 )
 
 __all__ = [

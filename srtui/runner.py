@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from engine import proctree
+from engine.backends import BackendError, BackendOptions, make_backend
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
-from engine.backends import BackendError, BackendOptions, make_backend
 from engine.scheduler import PlannedJob, RunState
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError

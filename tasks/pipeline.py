@@ -17,7 +17,6 @@ Dates stay with the rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 import numpy as np

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from conftest import results_json, srtui
+
 from engine.proctree import processes_with_token
 
 pytest.importorskip("distributed", reason="the dask backend needs dask[distributed]")

@@ -7,10 +7,9 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
-
 from conftest import results_json, srtui
-from engine.proctree import TOKEN_ENV, processes_with_token
+
+from engine.proctree import processes_with_token
 
 
 def job_processes_alive() -> list[psutil.Process]:

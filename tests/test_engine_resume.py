@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import results_json, srtui
+
 from engine.proctree import processes_with_token
 
 

@@ -10,7 +10,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from results.export import latex_body, latex_escape, render_score, render_tables, srtui_version
+from results.export import (
+    latex_body,
+    latex_escape,
+    render_score,
+    render_tables,
+    srtui_version,
+)
 from results.scoring import score
 from results.tables import normalise, read_runs_csv
 from srtui.cli import app

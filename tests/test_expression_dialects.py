@@ -10,7 +10,10 @@ import warnings
 import numpy as np
 import pytest
 
-from engine.expression import DIALECTS, ExpressionError, gplearn_program_string, parse_expression
+from engine.expression import DIALECTS, ExpressionError, parse_expression
+from engine.methods.gplearn_adapter import (
+    program_to_expression,  # the one gplearn printer
+)
 from tasks.generators import smoke
 
 NAMES = ["a", "b", "c"]
@@ -82,7 +85,7 @@ def test_gplearn_programs_match_predict_exactly():
             est.fit(X, y)
         prog = est._program
         # full-precision printing of the unrounded program is the model itself
-        full = gplearn_program_string(prog.program, NAMES)
+        full = program_to_expression(prog.program, NAMES)
         np.testing.assert_allclose(parse_expression(full, NAMES, "gplearn").evaluate(X), est.predict(X), rtol=0, atol=1e-12)
         # gplearn prints constants with '%.3f': round the program's constants the same way so
         # the printed string *is* the model, then demand exact agreement with predict

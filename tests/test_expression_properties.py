@@ -11,7 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.expression import DIALECTS, ExpressionError, ParsedExpression, parse_expression
+from engine.expression import (
+    DIALECTS,
+    ExpressionError,
+    ParsedExpression,
+    parse_expression,
+)
 
 FEATURES = ["x0", "x1", "x2"]
 X = np.random.default_rng(0).uniform(-2, 2, size=(7, 3))

@@ -188,9 +188,7 @@ def test_gplearn_warm_start_growth_equals_one_fit():
     """Growing generations under the budget must not change the result (reproducibility)."""
     from gplearn.genetic import SymbolicRegressor
 
-    from engine.methods.gplearn_adapter import program_to_expression
-
-    from engine.methods.gplearn_adapter import Gplearn
+    from engine.methods.gplearn_adapter import Gplearn, program_to_expression
 
     X, y = _data(n=80)
     params = {**Gplearn.default_params, "population_size": 200, "generations": 4}

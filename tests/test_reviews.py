@@ -15,8 +15,22 @@ import pandas as pd
 import pytest
 
 from results.store import Store
-from reviews import ExpertError, ExpertSession, ReviewError, close, create_session, status, unblind
-from reviews.agreement import agreement, icc2k, krippendorff_alpha, matrix, pairwise_kappa
+from reviews import (
+    ExpertError,
+    ExpertSession,
+    ReviewError,
+    close,
+    create_session,
+    status,
+    unblind,
+)
+from reviews.agreement import (
+    agreement,
+    icc2k,
+    krippendorff_alpha,
+    matrix,
+    pairwise_kappa,
+)
 from reviews.items import BLACK_BOX, build_items, rounded_expression
 from reviews.storage import expert_order
 from tests.conftest import shared_data_dir
@@ -274,8 +288,8 @@ def _dense_rank(values: dict) -> dict:
 
 
 def test_srbench2022_expert_ratings_fill_the_realworld_leaderboard(store, items):
-    from reviews.report import build, trust_frame
     from results.tables import runs_frame
+    from reviews.report import build, trust_frame
 
     data = shared_data_dir()
     if data is None or not (data / "srbench2022" / "expert_scores.json").is_file():

@@ -6,13 +6,13 @@ import asyncio
 import csv
 
 import pytest
+from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
 from textual.widgets import DataTable, Input, Static
 
 from srtui.app.app import SrtuiApp
 from srtui.app.screens.dialogs import HelpScreen
 from srtui.app.screens.expression import ExpressionScreen
 from srtui.app.screens.plots import JobPlotsScreen
-from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
 
 
 @pytest.fixture(scope="module")

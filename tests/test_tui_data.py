@@ -5,10 +5,17 @@ from __future__ import annotations
 import statistics
 
 import pytest
-
-from srtui.app.data import QueryError, Reader, ResultsQuery, monitor_snapshot, results_page, where_clause
-from srtui.app.detail import PRETTY_MAX_CHARS, expression_detail, render
 from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
+
+from srtui.app.data import (
+    QueryError,
+    Reader,
+    ResultsQuery,
+    monitor_snapshot,
+    results_page,
+    where_clause,
+)
+from srtui.app.detail import PRETTY_MAX_CHARS, expression_detail, render
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ and look at the report it writes.
 from __future__ import annotations
 
 import pytest
+from test_tui_seed import FIXED_NOW, seed_demo
 from textual.widgets import Input
 
 from srtui.app.app import SrtuiApp
-from test_tui_seed import FIXED_NOW, seed_demo
 
 SIZES = [(80, 24), (120, 40)]
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import os
 import re
 import shutil
 import socket
@@ -43,7 +42,15 @@ from engine.backends.dask_config import (
     ssh_kwargs,
 )
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
-from engine.scheduler import DataCache, JobSink, PlannedJob, RunState, finish_job, interleave, usable_cores
+from engine.scheduler import (
+    DataCache,
+    JobSink,
+    PlannedJob,
+    RunState,
+    finish_job,
+    interleave,
+    usable_cores,
+)
 from engine.spec import MAX_AUTO_ATTEMPTS, JobSpec, Limits
 
 TOPIC_PREFIX = "srtui-started-"

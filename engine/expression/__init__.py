@@ -6,11 +6,17 @@ tree conventions (symbols are ``Symbol(name, real=True)``), ``dialects`` for wha
 operators compute, ``fidelity`` for the check that a string is the method's real model.
 """
 
-from engine.expression.dialects import DIALECTS, gplearn_program_string
+from engine.expression.dialects import DIALECTS
 from engine.expression.errors import ExpressionError
 from engine.expression.evaluate import compile_expression
 from engine.expression.fidelity import FIDELITY_THRESHOLD, fidelity_check
-from engine.expression.parser import MAX_DEPTH, ParsedExpression, feature_symbol, parse_expression, to_sympy_tree
+from engine.expression.parser import (
+    MAX_DEPTH,
+    ParsedExpression,
+    feature_symbol,
+    parse_expression,
+    to_sympy_tree,
+)
 
 __all__ = [
     "DIALECTS",
@@ -21,7 +27,6 @@ __all__ = [
     "compile_expression",
     "feature_symbol",
     "fidelity_check",
-    "gplearn_program_string",
     "parse_expression",
     "to_sympy_tree",
 ]

@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
 import sympy as sp
 
 Builder = Callable[..., sp.Expr]
@@ -208,28 +207,3 @@ DIALECT_TABLE: dict[str, Dialect] = {
 }
 
 DIALECTS: tuple[str, ...] = tuple(DIALECT_TABLE)
-
-
-def gplearn_program_string(program: list, feature_names: list[str]) -> str:
-    """A gplearn program (``est._program.program``) printed with full-precision constants.
-
-    gplearn's own ``str`` rounds constants to 3 decimals, so its string is not the fitted
-    model; this prints the same prefix form with ``repr`` floats, for the "gplearn" dialect.
-    Functions are recognised by their ``name``/``arity`` attributes (no gplearn import).
-    """
-    out: list[str] = []
-    pending: list[int] = []  # arguments still to print for each open call
-    for node in program:
-        if hasattr(node, "arity"):
-            out.append(f"{node.name}(")
-            pending.append(node.arity)
-            continue
-        out.append(feature_names[node] if isinstance(node, (int, np.integer)) else repr(float(node)))
-        while pending:
-            pending[-1] -= 1
-            if pending[-1]:
-                out.append(", ")
-                break
-            pending.pop()
-            out.append(")")
-    return "".join(out)

@@ -64,7 +64,7 @@ AGG = {"median": np.median, "mean": np.mean}
 def require(runs: pd.DataFrame, *cols: str, rule: str) -> None:
     missing = [c for c in cols if c not in runs.columns]
     if missing:
-        raise ScoreError(f"rule {rule!r} needs column(s) {', '.join(missing)} in the runs table")
+        raise ScoreError(f"rule {rule!r} needs column(s) {', '.join(missing)} in the runs table (metrics not computed yet? run `srtui rescore`)")
     if runs.empty:
         raise ScoreError(f"rule {rule!r}: no runs to score")
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from results.scoring.base import Score, aggregate, complete, failures, rank_per_task, require, shown
+from results.scoring.base import (
+    Score,
+    aggregate,
+    complete,
+    failures,
+    rank_per_task,
+    require,
+    shown,
+)
 
 
 def pareto_ranks(points: pd.DataFrame, maximise: dict[str, bool]) -> pd.Series:

@@ -9,7 +9,15 @@ import numpy as np
 import pandas as pd
 
 from results.scoring.base import (
-    Score, ScoreError, aggregate, complete, dense_rank, failures, hmean, rank_per_task, require, shown,
+    Score,
+    ScoreError,
+    aggregate,
+    complete,
+    failures,
+    hmean,
+    rank_per_task,
+    require,
+    shown,
 )
 
 #: the column holding each task property's value (SRBench 2022 synthetic track)

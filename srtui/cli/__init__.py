@@ -21,14 +21,18 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from srtui.cli import run_cmd
+    # command groups, each in its own module; imported here, their own imports stay lazy
+    from srtui.cli import (
+        methods_cmd,
+        review_cmd,
+        run_cmd,
+        score_cmd,
+        tasks_cmd,
+        tui_cmd,
+    )
 
-    run_cmd.register(app)
-    from srtui.cli import tasks_cmd; tasks_cmd.register(app)
-    from srtui.cli import score_cmd; score_cmd.register(app)
-    from srtui.cli import tui_cmd; tui_cmd.register(app)
-    from srtui.cli import review_cmd; review_cmd.register(app)
-    from srtui.cli import methods_cmd; methods_cmd.register(app)
+    for module in (run_cmd, tasks_cmd, methods_cmd, score_cmd, review_cmd, tui_cmd):
+        module.register(app)
 
 
 _register()

@@ -132,8 +132,8 @@ def install(
 
 def check_rows(name: str, workspace: Path, time_limit: float) -> list[dict[str, Any]]:
     """Run NAME on the check task through srtui's runner and return the stored job rows."""
-    from engine.workspace import WorkspaceError, resolve
     from engine.methods import registry
+    from engine.workspace import WorkspaceError, resolve
     from results.store import Store
     from srtui import runner
 

@@ -10,7 +10,12 @@ and a few back-log dumps make outliers for the pipeline's 4-sigma rule. Determin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
+    import pandas as pd
 
 from tasks import cache
 from tasks.build import make_task

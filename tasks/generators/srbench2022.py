@@ -142,7 +142,9 @@ def localopt(n_terms: int, seed: int) -> Task:
 
 
 def extrap(r: float, seed: int, clean_test: bool = False) -> Task:
-    from scipy.special import erf  # lazy: keeps `tasks list` and `srtui run` start-up light
+    from scipy.special import (
+        erf,  # lazy: keeps `tasks list` and `srtui run` start-up light
+    )
     x = np.round(np.arange(-150, 401) * 0.1, 10)  # -15..40 step 0.1, exact grid
     y = erf(0.22 * x) + 0.17 * np.sin(5.5 * x)
     idx = np.arange(len(x))

@@ -7,7 +7,12 @@ counts put through ``tasks.pipeline`` (the same features, built here).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
+    import pandas as pd
 
 from tasks import cache
 from tasks.build import make_task

@@ -5,8 +5,12 @@ from __future__ import annotations
 import keyword
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
+    import pandas as pd
 
 from tasks.catalogue import TaskError
 

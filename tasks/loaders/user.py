@@ -34,6 +34,7 @@ def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path
                   truth: str | None = None) -> Task:
     """Validate the files and store the task; returns the Task as it will be loaded."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     from tasks.catalogue import builtin_names
 
     if not NAME_RE.match(name):

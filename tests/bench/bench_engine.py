@@ -64,7 +64,7 @@ def bench_overhead(tmp: Path) -> None:
     xargs_s = time.perf_counter() - t0
     print(f"engine overhead: {N_JOBS} probe-noop jobs, srtui run --jobs 2: {srtui_s:.2f} s; "
           f"xargs -P 2 on the same worker: {xargs_s:.2f} s; ratio {srtui_s / xargs_s:.2f} (target <= 1.3)")
-    print(f"  (srtui's figure includes interpreter start-up of the driver, planning, the store and scoring)")
+    print("  (srtui's figure includes interpreter start-up of the driver, planning, the store and scoring)")
 
 
 def bench_status(tmp: Path) -> None:

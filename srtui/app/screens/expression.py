@@ -15,8 +15,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
-from srtui.app.detail import ExpressionDetail, Rendered, expression_detail
 from srtui.app.data import Reader
+from srtui.app.detail import ExpressionDetail, Rendered, expression_detail
 from srtui.app.messages import DetailReady
 from srtui.app.widgets import VimTable, cell, status_cell
 

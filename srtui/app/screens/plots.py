@@ -14,7 +14,12 @@ from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
 from srtui.app.data import Reader, suites
-from srtui.app.detail import PredictionSeries, SuiteAggregate, prediction_series, suite_aggregate
+from srtui.app.detail import (
+    PredictionSeries,
+    SuiteAggregate,
+    prediction_series,
+    suite_aggregate,
+)
 from srtui.app.messages import AggregateReady, SeriesReady
 
 JOB_HELP = """\

@@ -16,7 +16,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
-from srtui.app.data import NUMBER_COLUMNS, TEXT_COLUMNS, QueryError, Reader, ResultsPage, ResultsQuery, results_page
+from srtui.app.data import (
+    NUMBER_COLUMNS,
+    TEXT_COLUMNS,
+    QueryError,
+    Reader,
+    ResultsPage,
+    ResultsQuery,
+    results_page,
+)
 from srtui.app.messages import PageReady
 from srtui.app.widgets import VimTable, cell, status_cell
 
