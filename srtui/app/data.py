@@ -272,10 +272,8 @@ def results_page(reader: Reader, query: ResultsQuery) -> ResultsPage:
             key = (reader.data_version(), where, tuple(args), query.group_by)
             groups = reader.group_cache.get(key)
             if groups is None:
-                # one pass over the filtered rows (4 small columns); medians by pandas, SQLite has none
-                raw = conn.execute(f"SELECT {', '.join(query.group_by)}, status, r2_test, wall_s FROM jobs{where}", args).fetchall()
-                groups = _summarise(pd.DataFrame(raw, columns=[*query.group_by, "status", "r2_test", "wall_s"]), query.group_by)
-                if len(reader.group_cache) >= 8:
+                groups = _summarise(_group_frame(reader, conn, where, args).copy(), query.group_by)
+                if len(reader.group_cache) >= 16:
                     reader.group_cache.clear()
                 reader.group_cache[key] = groups
         else:
@@ -286,6 +284,30 @@ def results_page(reader: Reader, query: ResultsQuery) -> ResultsPage:
     if query.group_by:
         rows, total = _window(groups, query, columns, sort if sort in columns else query.group_by[0])
     return ResultsPage(query, total, columns, rows, time.perf_counter() - started)
+
+
+_FRAME_COLUMNS = (*GROUP_COLUMNS, "r2_test", "wall_s")
+
+
+def _group_frame(reader: Reader, conn, where: str, args: list[Any]) -> "pd.DataFrame":
+    """The filtered rows' grouping columns, read once per data version and filter: any grouping
+    is then a pandas group-by (medians: SQLite has none), not another pass over the table."""
+    key = ("frame", reader.data_version(), where, tuple(args))
+    frame = reader.group_cache.get(key)
+    if frame is None:
+        raw = conn.execute(f"SELECT {', '.join(_FRAME_COLUMNS)} FROM jobs{where}", args).fetchall()
+        frame = pd.DataFrame(raw, columns=list(_FRAME_COLUMNS))
+        reader.group_cache[key] = frame
+    return frame
+
+
+def prefetch_groups(reader: Reader, filter_text: str) -> None:
+    """Read the grouping columns ahead (in a worker), so the first grouping is a cache hit."""
+    where, args = where_clause(filter_text)
+    with reader.lock:
+        store = reader.store()
+        if store is not None:
+            _group_frame(reader, store.conn, where, args)
 
 
 def _summarise(frame: "pd.DataFrame", group_by: tuple[str, ...]) -> "pd.DataFrame":

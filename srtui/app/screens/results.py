@@ -23,6 +23,7 @@ from srtui.app.data import (
     Reader,
     ResultsPage,
     ResultsQuery,
+    prefetch_groups,
     results_page,
 )
 from srtui.app.messages import PageReady
@@ -95,9 +96,15 @@ class ResultsScreen(Screen):
         if not get_current_worker().is_cancelled:  # a newer query superseded this one
             self.post_message(PageReady(page))
 
+    @work(thread=True, exclusive=True, group="results-prefetch", exit_on_error=False)
+    def prefetch(self, filter_text: str) -> None:
+        prefetch_groups(self.reader, filter_text)
+
     def on_page_ready(self, message: PageReady) -> None:
         page = message.page
         self.page = page
+        if not page.query.group_by:
+            self.prefetch(page.query.filter_text)  # so that grouping this view is instant
         table = self.query_one("#results", DataTable)
         table.clear(columns=True)
         for col in page.columns:
