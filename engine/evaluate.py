@@ -46,7 +46,8 @@ def r2(y: np.ndarray, yhat: np.ndarray) -> float | None:
     return r2_score(np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64))
 
 
-def _errors(y: np.ndarray, yhat: np.ndarray | None) -> tuple[float | None, float | None]:
+def errors(y: np.ndarray, yhat: np.ndarray | None) -> tuple[float | None, float | None]:
+    """(MSE, MAE); None for both when predictions are missing or not all finite."""
     if yhat is None or len(yhat) != len(y) or not np.all(np.isfinite(yhat)):
         return None, None
     diff = y - yhat
@@ -63,8 +64,8 @@ def evaluate_outcome(outcome: JobOutcome, data: TaskArrays) -> dict[str, Any]:
         return fields
     fields["r2_train"] = r2(data.y_train, outcome.train_pred)
     fields["r2_test"] = r2(data.y_test, outcome.test_pred)
-    fields["mse_train"], fields["mae_train"] = _errors(data.y_train, outcome.train_pred)
-    fields["mse_test"], fields["mae_test"] = _errors(data.y_test, outcome.test_pred)
+    fields["mse_train"], fields["mae_train"] = errors(data.y_train, outcome.train_pred)
+    fields["mse_test"], fields["mae_test"] = errors(data.y_test, outcome.test_pred)
     if outcome.model is None:
         return fields  # black-box: scored on accuracy only
 

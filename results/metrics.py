@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from engine.evaluate import TaskArrays, r2
+from engine.evaluate import TaskArrays, errors, r2
 from results.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
 
 #: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
@@ -50,9 +50,8 @@ def accuracy_metrics(y: np.ndarray, yhat: np.ndarray, part: str) -> dict[str, fl
     yhat = np.asarray(yhat, dtype=float)
     if yhat.shape != y.shape or not np.all(np.isfinite(yhat)):
         return {f"r2_{part}": None, f"mse_{part}": None, f"mae_{part}": None, f"nmse_{part}": None}
-    d = y - yhat
-    return {f"r2_{part}": r2(y, yhat), f"mse_{part}": float(np.mean(d**2)),
-            f"mae_{part}": float(np.mean(np.abs(d))), f"nmse_{part}": nmse(y, yhat)}
+    mse, mae = errors(y, yhat)
+    return {f"r2_{part}": r2(y, yhat), f"mse_{part}": mse, f"mae_{part}": mae, f"nmse_{part}": nmse(y, yhat)}
 
 
 def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, float | None]:

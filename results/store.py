@@ -146,10 +146,13 @@ class Store:
                 "data_fingerprint, method_version, spec, status, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,'pending',0)",
                 rows,
             )
+        return self.states([r[0] for r in rows])
+
+    def states(self, job_ids: list[str]) -> dict[str, tuple[str, int]]:
+        """{job_id: (status, attempt)} of the given jobs that are in the store."""
         states: dict[str, tuple[str, int]] = {}
-        ids = [r[0] for r in rows]
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
+        for i in range(0, len(job_ids), 500):  # SQLite caps the number of bound parameters
+            chunk = job_ids[i : i + 500]
             q = f"SELECT job_id, status, attempt FROM jobs WHERE job_id IN ({','.join('?' * len(chunk))})"
             for job_id, status, attempt in self.conn.execute(q, chunk):
                 states[job_id] = (status, attempt)

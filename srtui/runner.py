@@ -6,6 +6,7 @@ on user input (names, limits, workspace) is checked in ``plan_run`` before the s
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import signal
@@ -20,7 +21,7 @@ from engine import proctree
 from engine.backends import BackendError, BackendOptions, make_backend
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
-from engine.scheduler import PlannedJob, RunState
+from engine.scheduler import PlannedJob, RunState, usable_cores
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
@@ -78,7 +79,7 @@ def _limits(suite: Suite, req: RunRequest) -> Limits:
         raise RunError(str(exc)) from None
 
 
-def _select(kind: str, wanted: list[str] | None, available: list[str]) -> list[str]:
+def _select(wanted: list[str] | None, available: list[str]) -> list[str]:
     if not wanted:
         return available
     return list(dict.fromkeys(wanted))  # keep order, drop repeats; existence checked by caller
@@ -101,7 +102,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if not (folder / "regressor.py").is_file():
             raise RunError(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
         method_refs[folder.name] = registry.SRBENCH_PREFIX + str(folder)
-    methods = _select("method", req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
+    methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
     versions: dict[str, str] = {}
     for name in methods:
         ref = method_refs.get(name, name)
@@ -115,7 +116,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         method_refs[name] = ref
         versions[name] = method.version()
 
-    task_names = _select("task", req.tasks, suite.tasks)
+    task_names = _select(req.tasks, suite.tasks)
     context = TaskContext.for_workspace(workspace.root, data_dir=_data_dir())
     try:
         for name in task_names:
@@ -150,14 +151,8 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if write_data and not path.exists():
             workspace.ensure()
             _write_task_data(task, path)
-    n_slots = req.jobs or len(_usable())
+    n_slots = req.jobs or len(usable_cores())
     return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots)
-
-
-def _usable() -> list[int]:
-    from engine.scheduler import usable_cores
-
-    return usable_cores()
 
 
 def _data_dir() -> Path | None:
@@ -178,6 +173,15 @@ def _write_task_data(task, path: Path) -> None:
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     tmp.write_bytes(buf.getvalue())
     os.replace(tmp, path)
+
+
+@functools.lru_cache(maxsize=64)
+def _row_indices(data_path: str):
+    """A task's train/test row numbers, read once per data file rather than once per job."""
+    import numpy as np
+
+    with np.load(data_path, allow_pickle=False) as z:
+        return z["train_index"], z["test_index"]
 
 
 class StoreSink:
@@ -209,10 +213,7 @@ class StoreSink:
         }
         predictions = None
         if outcome.train_pred is not None and outcome.test_pred is not None:
-            import numpy as np
-
-            with np.load(job.data_path, allow_pickle=False) as z:
-                train_index, test_index = z["train_index"], z["test_index"]
+            train_index, test_index = _row_indices(job.data_path)
             predictions = pack_predictions(train_index, outcome.train_pred, test_index, outcome.test_pred)
         self.store.record(job.job_id, record, predictions)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -22,13 +21,6 @@ WorkspaceOption = Annotated[
         show_default=False,
     ),
 ]
-
-
-def resolve_workspace_path(path: Path | None) -> Path:
-    if path is not None:
-        return path
-    env = os.environ.get("SRTUI_WORKSPACE")
-    return Path(env) if env else Path("srtui-workspace")
 
 
 def fail(message: str) -> None:

@@ -83,11 +83,7 @@ def _print_dry_run(plan, req) -> None:
     if plan.workspace.exists():
         try:
             store = Store(plan.workspace, readonly=True)
-            ids = [s.job_id for s in plan.specs]
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                q = f"SELECT job_id, status, attempt FROM jobs WHERE job_id IN ({','.join('?' * len(chunk))})"
-                states.update({j: (s, a) for j, s, a in store.conn.execute(q, chunk)})
+            states = store.states([s.job_id for s in plan.specs])
             store.close()
         except StoreError as exc:
             fail(str(exc))

@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import CliError, WorkspaceOption, resolve_workspace_path
+from engine.workspace import resolve
+from srtui.cli.common import CliError, WorkspaceOption
 
 DataDirOption = Annotated[
     Optional[Path],
@@ -20,7 +21,7 @@ DataDirOption = Annotated[
 def _context(workspace: Path | None, data_dir: Path | None):
     from tasks.catalogue import TaskContext
 
-    return TaskContext.for_workspace(resolve_workspace_path(workspace), data_dir=data_dir)
+    return TaskContext.for_workspace(resolve(workspace).root, data_dir=data_dir)
 
 
 def _task(name: str, workspace: Path | None, data_dir: Path | None):
@@ -129,7 +130,7 @@ def register(app: typer.Typer) -> None:
         from tasks.loaders.user import add_user_task
 
         try:
-            task = add_user_task(resolve_workspace_path(workspace), name, csv, target, test, truth)
+            task = add_user_task(resolve(workspace).root, name, csv, target, test, truth)
         except TaskError as exc:
             raise CliError(str(exc)) from None
         typer.echo(f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
