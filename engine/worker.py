@@ -56,6 +56,7 @@ def run(jobdir_arg: str) -> int:
     import numpy as np
 
     from engine.methods import registry
+    from engine.methods.base import FitBudget
 
     jobdir = Path(jobdir_arg)
     job = json.loads((jobdir / "job.json").read_text())
@@ -69,7 +70,8 @@ def run(jobdir_arg: str) -> int:
     # interpreter start-up and imports count against the wall limit: on a loaded machine they
     # take seconds, so the method gets what is left of its budget, not the nominal figure
     startup = max(0.0, time.time() - float(job.get("spawned_at", time.time())))
-    budget = max(0.1 * float(job["time_budget"]), float(job["time_budget"]) - startup)
+    nominal = float(job["time_budget"])
+    budget = FitBudget(max(0.1 * nominal, nominal - startup), nominal=nominal)
     t0 = time.monotonic()
     fitted = method.fit(X_train, y_train, feature_names, int(spec["seed"]), budget, params)
     fit_s = time.monotonic() - t0

@@ -142,7 +142,12 @@ def _v3_reviews(c: sqlite3.Connection) -> None:
         c.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2_metrics, _v3_reviews]
+def _v4_method_notes(c: sqlite3.Connection) -> None:
+    """What the method said about its own fit (JSON), e.g. gplearn's generations and why it stopped."""
+    c.execute("ALTER TABLE jobs ADD COLUMN method_notes TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2_metrics, _v3_reviews, _v4_method_notes]
 VERSION = len(MIGRATIONS)
 
 

@@ -31,7 +31,7 @@ JOB_RESULT_COLUMNS = (
     "started_at", "ended_at", "stderr_tail", "error", "limit_detail", "model", "dialect",
     "model_error", "model_too_large", "pareto", "fit_s", "r2_train", "r2_test", "mse_train",
     "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "worker_pid",
+    "expression_mismatch", "worker_pid", "method_notes",
 )
 
 
@@ -204,8 +204,9 @@ class Store:
         """Write a finished attempt: the job row, its attempt row and its predictions, at once."""
         values = {k: fields.get(k) for k in JOB_RESULT_COLUMNS}
         values["worker_pid"] = None
-        if isinstance(values["pareto"], list):
-            values["pareto"] = json.dumps(values["pareto"])
+        for key in ("pareto", "method_notes"):
+            if isinstance(values[key], (list, dict)):
+                values[key] = json.dumps(values[key], default=str)
         assignments = ", ".join(f"{k} = ?" for k in values)
         with self.transaction() as c:
             c.execute(f"UPDATE jobs SET {assignments} WHERE job_id = ?", (*values.values(), job_id))

@@ -209,7 +209,8 @@ class StoreSink:
             "started_at": outcome.started_at, "ended_at": outcome.ended_at,
             "stderr_tail": outcome.stderr_tail or None, "error": outcome.error,
             "limit_detail": outcome.limit_detail, "model": outcome.model, "dialect": outcome.dialect,
-            "pareto": outcome.pareto or None, "fit_s": outcome.fit_s, **fields,
+            "pareto": outcome.pareto or None, "method_notes": outcome.notes or None, "fit_s": outcome.fit_s,
+            **fields,
         }
         predictions = None
         if outcome.train_pred is not None and outcome.test_pred is not None:

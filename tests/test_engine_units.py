@@ -78,6 +78,27 @@ def test_store_refuses_a_newer_schema(tmp_path: Path) -> None:
         Store(ws, readonly=True)
 
 
+def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) -> None:
+    """v3 (before method_notes): `srtui results` reads it read-only as is; a writer migrates it."""
+    import json
+    import subprocess
+    import sys
+
+    from results import schema
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    Store(ws, create=True).close()
+    with sqlite3.connect(ws.db_path) as conn:
+        conn.execute("ALTER TABLE jobs DROP COLUMN method_notes")
+        conn.execute("PRAGMA user_version = 3")
+    out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws.root)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and json.loads(out.stdout) == [], out.stderr
+    store = Store(ws)
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
+    assert "method_notes" in {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
+
+
 def test_store_is_wal_and_records_attempts(tmp_path: Path) -> None:
     ws = Workspace(tmp_path / "ws").ensure()
     store = Store(ws, create=True)

@@ -186,15 +186,80 @@ def test_gplearn_adapter_is_deterministic_and_stops_within_budget():
 
 def test_gplearn_warm_start_growth_equals_one_fit():
     """Growing generations under the budget must not change the result (reproducibility)."""
+    from gplearn.fitness import make_fitness
     from gplearn.genetic import SymbolicRegressor
 
-    from engine.methods.gplearn_adapter import Gplearn, program_to_expression
+    from engine.methods.gplearn_adapter import (
+        Gplearn,
+        affine_fit,
+        linear_scaling_mse,
+        program_to_expression,
+        scaled_expression,
+    )
 
     X, y = _data(n=80)
-    params = {**Gplearn.default_params, "population_size": 200, "generations": 4}
-    one = SymbolicRegressor(random_state=3, n_jobs=1, **params).fit(X, y)
+    params = {k: v for k, v in Gplearn.default_params.items() if k != "linear_scaling"}
+    params.update(population_size=200, generations=4)
+    metric = make_fitness(function=linear_scaling_mse, greater_is_better=False, wrap=False)
+    one = SymbolicRegressor(random_state=3, n_jobs=1, metric=metric, **params).fit(X, y)
     grown = _fit("gplearn", X, y, population_size=200, generations=4, seed=3)
-    assert grown.expression == program_to_expression(one._program.program, NAMES)
+    text = program_to_expression(one._program.program, NAMES)
+    assert grown.expression == scaled_expression(*affine_fit(y, one.predict(X)), text)
+
+
+def test_affine_fit_and_linear_scaling_mse_by_hand():
+    from engine.methods.gplearn_adapter import (
+        affine_fit,
+        linear_scaling_mse,
+        scaled_expression,
+    )
+
+    f = np.array([0.0, 1.0, 2.0, 3.0])
+    a, b = affine_fit(3 + 2 * f, f)
+    assert (a, b) == pytest.approx((3.0, 2.0))
+    # y = [0, 1, 1, 3] on f = [0, 1, 2, 3]: cov 1.125 / var 1.25 = slope 0.9, intercept
+    # 1.25 - 0.9*1.5 = -0.1; residuals 0.1, 0.2, -0.7, 0.4
+    y = np.array([0.0, 1.0, 1.0, 3.0])
+    assert affine_fit(y, f) == pytest.approx((-0.1, 0.9))
+    assert linear_scaling_mse(y, f, np.ones(4)) == pytest.approx((0.01 + 0.04 + 0.49 + 0.16) / 4)
+    # weights: a zero weight drops the row (here the outlier), leaving an exact line
+    assert linear_scaling_mse(np.array([0.0, 1.0, 9.0, 3.0]), f, np.array([1.0, 1.0, 0.0, 1.0])) == pytest.approx(0)
+    # a constant or non-finite program is scaled to the mean of y, never to NaN
+    assert affine_fit(y, np.full(4, 7.0)) == (1.25, 0.0)
+    assert affine_fit(y, np.array([0.0, np.inf, 1.0, 2.0])) == (1.25, 0.0)
+    assert linear_scaling_mse(y, np.full(4, 7.0), np.ones(4)) == pytest.approx(np.var(y))
+    assert scaled_expression(1.25, 0.0, "add(a, b)") == "1.25"
+    assert scaled_expression(0.5, -2.0, "add(a, b)") == "0.5 + -2.0*add(a, b)"
+
+
+def test_gplearn_scaled_model_front_and_plain_mode_are_exact():
+    """The model and every front point are their affine fit of a program; losses are their MSE."""
+    X, y = _data(n=80)
+    fitted = _fit("gplearn", X, y, population_size=200, generations=5)
+    np.testing.assert_allclose(_expr_pred(fitted, X), fitted.predict(X), rtol=1e-12, atol=1e-12)
+    assert fitted.notes["scale"] != 0 and " + " in fitted.expression
+    for point in fitted.pareto:
+        pred = parse_expression(point.expression, NAMES, "gplearn").evaluate(X)
+        assert np.mean((y - pred) ** 2) == pytest.approx(point.loss, rel=1e-9, abs=1e-12)
+    plain = _fit("gplearn", X, y, population_size=200, generations=3, linear_scaling=False)
+    assert "scale" not in plain.notes and not plain.expression.startswith(tuple("0123456789-"))
+    np.testing.assert_allclose(_expr_pred(plain, X), plain.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def test_gplearn_generation_cap_follows_the_nominal_budget():
+    """Start-up taken out of the budget must not change the work done (same job, same model)."""
+    from engine.methods.base import FitBudget
+    from engine.methods.gplearn_adapter import (
+        MIN_GENERATIONS,
+        PROGRAMS_PER_SECOND,
+        generation_cap,
+    )
+
+    expected = int(8.0 * PROGRAMS_PER_SECOND / 400)
+    assert generation_cap(8.0, 400) == expected
+    assert generation_cap(FitBudget(6.3, nominal=8.0), 400) == expected
+    assert generation_cap(FitBudget(7.1, nominal=8.0), 400) == expected
+    assert generation_cap(0.5, 1000) == MIN_GENERATIONS
 
 
 def test_listing_does_not_import_method_packages():

@@ -78,10 +78,7 @@ def test_check_of_unknown_method_fails_cleanly(tmp_path):
 
 
 DETERMINISTIC = ("linear", "poly2", "gplearn", "pyoperon", "ffx")
-# gplearn is left out of the R2 >= 0.99 check: with no constant optimisation it finds the linear
-# part (R2 ~0.94) but not 0.4*x0*x1 within 10 s on seed 2082 (best of the settings tried: 0.97);
-# test_gplearn_accuracy_at_10s below keeps that known gap visible in every run
-DEFAULT_SR = ("pyoperon", "ffx")
+DEFAULT_SR = ("gplearn", "pyoperon", "ffx")
 
 
 def _issue_task_runs(tmp_path, methods, names=("a", "b")):
@@ -98,13 +95,6 @@ def _issue_task_runs(tmp_path, methods, names=("a", "b")):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="known gap: gplearn reaches test R2 ~0.94 (not 0.99) on the issue task in 10 s", strict=False)
-def test_gplearn_accuracy_at_10s(tmp_path):
-    (rows,) = _issue_task_runs(tmp_path, ["gplearn"], names=("g",))
-    assert rows["gplearn"]["status"] == "ok" and rows["gplearn"]["r2_test"] >= 0.99
-
-
-@pytest.mark.slow
 def test_default_sr_methods_on_the_issue_task_through_srtui_run(tmp_path):
     """Issue "Methods", done-when: 10 s budget, R2 >= 0.99, fidelity >= 0.999, same seed same model.
 
@@ -117,6 +107,9 @@ def test_default_sr_methods_on_the_issue_task_through_srtui_run(tmp_path):
             r = rows[name]
             if r["status"] != "ok" or (r["fidelity_r2"] or 0) < 0.999:
                 problems.append((name, r["status"], r["wall_s"], r["cpu_s"], r["fidelity_r2"], r["limit_detail"]))
+            elif name == "gplearn" and r["method_notes"]["stopped_by"] != "cap":
+                # a budget stop is legitimate but not reproducible: say why the models may differ
+                problems.append((name, "stopped by the budget, not the generation cap", r["method_notes"]))
             elif name in DEFAULT_SR and r["r2_test"] < 0.99:
                 problems.append((name, "r2_test", r["r2_test"], r["model"]))
         models.append({n: rows[n]["model"] for n in DETERMINISTIC})

@@ -18,6 +18,27 @@ import numpy as np
 FAMILIES = ("sr", "baseline", "blackbox", "probe")
 
 
+class FitBudget(float):
+    """Seconds a fit may take: what is left once the worker has started.
+
+    ``nominal`` is the job's budget before the worker's start-up was taken out. A method that
+    sizes a fixed amount of work from its budget (gplearn's generation cap) reads ``nominal``,
+    so the same job does the same work, and returns the same model, however long start-up took.
+    """
+
+    nominal: float
+
+    def __new__(cls, seconds: float, nominal: float | None = None) -> "FitBudget":
+        obj = super().__new__(cls, seconds)
+        obj.nominal = float(seconds if nominal is None else nominal)
+        return obj
+
+
+def nominal_budget(time_budget: float) -> float:
+    """The budget before start-up was taken out (plain floats are their own nominal)."""
+    return float(getattr(time_budget, "nominal", time_budget))
+
+
 @dataclass
 class ParetoPoint:
     """One model of a method's own accuracy/complexity front."""

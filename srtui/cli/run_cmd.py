@@ -139,7 +139,7 @@ RESULT_COLUMNS = (
     "wall_s", "cpu_s", "peak_rss_mb", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
     "mse_train", "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
     "expression_mismatch", "model_error", "error", "limit_detail", "stderr_tail", "data_fingerprint",
-    "method_version",
+    "method_version", "method_notes",
 )
 
 
@@ -160,15 +160,20 @@ def results(
         store = Store(resolve(workspace), readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    rows = store.jobs(suite, columns=", ".join(RESULT_COLUMNS))
+    # a workspace of an older schema (opened read-only, so not migrated) lacks the newer columns
+    present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
+    columns = [c for c in RESULT_COLUMNS if c in present]
+    rows = store.jobs(suite, columns=", ".join(columns))
     store.close()
     if fmt == "json":
         for row in rows:
             row["params"] = json.loads(row["params"])
+            if row.get("method_notes"):
+                row["method_notes"] = json.loads(row["method_notes"])
         json.dump(rows, sys.stdout, indent=1)
         print()
         return
-    writer = csv.DictWriter(sys.stdout, fieldnames=RESULT_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
 
