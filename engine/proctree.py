@@ -86,9 +86,10 @@ def tree_pids(pid: int) -> list[int]:
     return out
 
 
-def driver_identity() -> str:
-    me = psutil.Process()
-    return f"{me.pid}:{me.create_time():.3f}"
+def driver_identity(pid: int | None = None) -> str:
+    """``pid:start-time`` of this process (or ``pid``): names it even after the pid is reused."""
+    proc = psutil.Process(pid)
+    return f"{proc.pid}:{proc.create_time():.3f}"
 
 
 def identity_alive(identity: str) -> bool:

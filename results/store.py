@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
-from engine.workspace import Workspace
+from engine.workspace import Workspace, WorkspaceError
 from results import schema
 
 
@@ -43,6 +43,11 @@ class Store:
         path = workspace.db_path
         if not path.exists() and not create:
             raise StoreError(f"no srtui workspace at {workspace.root} (run `srtui run SUITE` to create one)")
+        if not readonly:
+            try:  # WAL needs every reader and writer on one host, with working locks
+                workspace.refuse_network_filesystem()
+            except WorkspaceError as exc:
+                raise StoreError(str(exc)) from None
         try:
             if readonly:
                 conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=30)

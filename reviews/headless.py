@@ -32,9 +32,7 @@ def auto_rating(assignment: str) -> int:
 
 
 def _open(workspace: str, session: str, expert: str) -> ExpertSession:
-    ws = Workspace(Path(workspace).absolute())
-    ws.refuse_network_filesystem()
-    return ExpertSession.open(Store(ws), session, expert)
+    return ExpertSession.open(Store(Workspace(Path(workspace).absolute())), session, expert)
 
 
 def run_auto(es: ExpertSession, n: int, start_at: float | None = None, think_ms: float = 0.0) -> dict:

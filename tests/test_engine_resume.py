@@ -65,6 +65,9 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file) -> None
     while processes_with_token(prefix="") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not processes_with_token(prefix="")
+    # until the next run, the jobs left "running" are reported with their driver gone
+    status = json.loads(srtui("status", "--json", "--workspace", str(workspace), check=True).stdout)
+    assert status["running"] and not any(r["driver_alive"] for r in status["running"])
 
     proc = srtui("run", str(suite), "--jobs", "2", "--workspace", str(workspace), check=True)
     rows = results_json(workspace)
@@ -97,6 +100,7 @@ def test_status_json_answers_during_a_run(workspace: Path, suite_file) -> None:
             assert out.returncode == 0, out.stderr
             status = json.loads(out.stdout)
             seen_running = status["counts"].get("running", 0) >= 1 and len(status["running"]) >= 1
+            assert all(r["driver_alive"] for r in status["running"])
         assert seen_running
     finally:
         driver.wait(timeout=60)

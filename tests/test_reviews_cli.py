@@ -86,7 +86,13 @@ def test_network_filesystem_is_refused(tmp_path, monkeypatch, capsys):
         main(["review", "open", "r", "--expert", "alice", "--workspace", str(ws.root)])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "network file system (nfs4)" in err and "WAL" in err
+    assert "network file system (nfs4)" in err and "WAL" in err and "tell the organiser" in err
+    # every writer refuses it, `srtui run` included; the store is left as it was
+    before = ws.db_path.read_bytes()
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "smoke", "--methods", "linear", "--workspace", str(ws.root)])
+    assert exc.value.code == 2 and "network file system (nfs4)" in capsys.readouterr().err
+    assert ws.db_path.read_bytes() == before
 
 
 @pytest.mark.slow

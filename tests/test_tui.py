@@ -83,6 +83,21 @@ async def test_monitor_counts_running_and_failures(demo):
 
 
 @sync
+async def test_monitor_says_when_a_runs_driver_is_gone(tmp_path):
+    import sqlite3
+
+    ws = seed_demo(tmp_path / "ws")
+    with sqlite3.connect(ws.db_path) as conn:  # the run's driver died (a pid that does not exist)
+        conn.execute("UPDATE runs SET driver = '999999999:0.000'")
+    app = make_app(ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.screen.snapshot is not None)
+        counts = text_of(app.screen.query_one("#counts"))
+        assert "no run in progress" in counts and "1 run(s) lost their driver" in counts
+        assert str(app.screen.query_one("#running", DataTable).get_row_at(0)[2]) == "driver gone"
+
+
+@sync
 async def test_monitor_polls_without_overlap(demo):
     app = make_app(demo)
     async with app.run_test(size=(80, 24)) as pilot:

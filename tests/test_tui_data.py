@@ -68,6 +68,32 @@ def test_monitor_snapshot_counts_and_skips_work_when_unchanged(reader):
     assert monitor_snapshot(reader, snap, now=lambda: FIXED_NOW) is snap  # PRAGMA data_version unchanged
 
 
+def test_monitor_flags_the_running_jobs_of_a_dead_driver(tmp_path):
+    """A driver killed with no write of its own: the next poll says its job is not running."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from engine.proctree import driver_identity
+
+    ws = seed_demo(tmp_path / "ws")
+    driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with sqlite3.connect(ws.db_path) as conn:
+            conn.execute("UPDATE runs SET driver = ?", (driver_identity(driver.pid),))
+        reader = Reader(ws)
+        live = monitor_snapshot(reader, now=lambda: FIXED_NOW)
+        assert live.active_runs == 1 and live.gone_runs == 0 and not live.running[0].driver_gone
+        assert monitor_snapshot(reader, live, now=lambda: FIXED_NOW) is live
+    finally:
+        driver.kill()
+        driver.wait()
+    gone = monitor_snapshot(reader, live, now=lambda: FIXED_NOW)  # same data version, dead driver
+    assert gone is not live and gone.gone_runs == 1 and gone.active_runs == 0
+    assert [job.driver_gone for job in gone.running] == [True] and gone.throughput is None
+    assert monitor_snapshot(reader, gone, now=lambda: FIXED_NOW) is gone
+
+
 def test_render_pretty_long_and_bad_expressions():
     r = render("x0**2 + sin(x1)/3", ("x0", "x1"))
     assert r.pretty and "x₀" in r.unicode and "x0" in r.ascii and r.latex and r.n_nodes

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine import proctree
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
 from results.store import Store, pack_predictions
@@ -48,7 +49,9 @@ def seed_demo(root: Path) -> Workspace:
     methods = ("linear", "ridge", "probe-noop", "probe-crash", "probe-sleep")
     specs = [JobSpec("smoke", t, m, 2082, LIMITS, fps[t], "1.0") for t in tasks for m in methods]
     store.plan(specs)
-    run_id = store.begin_run("smoke", "demo-driver", "demo-host", ["srtui", "run", "smoke"], "2025-01-02T10:00:00+00:00")
+    # the run's driver is this (test) process, so the running job's driver is alive
+    run_id = store.begin_run("smoke", proctree.driver_identity(), "demo-host", ["srtui", "run", "smoke"],
+                             "2025-01-02T10:00:00+00:00")
     minute = 0
     for spec in specs:
         task = tasks[spec.task]

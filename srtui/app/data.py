@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from engine.proctree import identity_alive
 from engine.spec import TERMINAL
 from engine.workspace import Workspace
 from results.store import Store, StoreError
@@ -90,6 +91,9 @@ class RunningJob:
     started: float | None  # epoch seconds
     limit_s: float | None
     host: str
+    #: the driver of its run is dead: the job is not running any more and becomes ``lost`` (and
+    #: is retried) when the next ``srtui run`` starts
+    driver_gone: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,10 @@ class MonitorSnapshot:
     throughput: float | None = None  # finished jobs per minute in the active runs
     eta_s: float | None = None
     version: int | None = None
+    #: runs still marked running whose driver process is dead (killed, machine rebooted)
+    gone_runs: int = 0
+    #: driver identities of the live runs, re-checked at every poll even when no data changed
+    live_drivers: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -143,13 +151,28 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
         if store is None:
             return MonitorSnapshot(exists=False)
         version = reader.data_version()
-        if previous is not None and previous.exists and previous.version == version:
-            return previous
+        if (
+            previous is not None
+            and previous.exists
+            and previous.version == version
+            and all(identity_alive(d) for d in previous.live_drivers)
+        ):
+            return previous  # nothing written and no driver died since the last poll
         conn = store.conn
         counts = store.status_counts()
+        runs = _rows(conn, "SELECT run_id, started_at, driver FROM runs WHERE status = 'running'")
+        gone = {r["run_id"] for r in runs if not identity_alive(r["driver"] or "")}
+        runs = [r for r in runs if r["run_id"] not in gone]
         running = tuple(
-            RunningJob(r["job_id"], _label(r), parse_time(r["started_at"]), json.loads(r["limits"]).get("time_s"), r.get("host") or "")
-            for r in _rows(conn, "SELECT job_id, task, method, seed, started_at, limits, host FROM jobs WHERE status = 'running' ORDER BY started_at, job_id")
+            RunningJob(
+                r["job_id"], _label(r), parse_time(r["started_at"]), json.loads(r["limits"]).get("time_s"),
+                r.get("host") or "", driver_gone=r["run_id"] in gone or not r["run_id"],
+            )
+            for r in _rows(
+                conn,
+                "SELECT job_id, task, method, seed, started_at, limits, host, run_id FROM jobs "
+                "WHERE status = 'running' ORDER BY started_at, job_id",
+            )
         )
         marks = ",".join("?" * len(FAILED))
         failures = tuple(
@@ -161,7 +184,6 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
                 FAILED,
             )
         )
-        runs = _rows(conn, "SELECT run_id, started_at FROM runs WHERE status = 'running'")
         throughput = eta = None
         if runs:
             ids = [r["run_id"] for r in runs]
@@ -172,9 +194,12 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
             if first is not None:
                 elapsed = max(now() - first, 1e-6)
                 throughput = done / elapsed * 60
-                remaining = counts.get("pending", 0) + counts.get("running", 0)
+                remaining = counts.get("pending", 0) + sum(not job.driver_gone for job in running)
                 eta = remaining / (done / elapsed) if done else None
-        return MonitorSnapshot(True, counts, running, failures, len(runs), throughput, eta, version)
+        return MonitorSnapshot(
+            True, counts, running, failures, len(runs), throughput, eta, version,
+            gone_runs=len(gone), live_drivers=tuple(r["driver"] for r in runs),
+        )
 
 
 def _rows(conn, sql: str, args=()) -> list[dict[str, Any]]:

@@ -36,7 +36,6 @@ def _store(workspace):
 
     ws = _workspace(workspace)
     try:
-        ws.refuse_network_filesystem()
         return Store(ws)
     except (StoreError, WorkspaceError) as exc:
         fail(str(exc))
@@ -100,12 +99,9 @@ def open_(
 
     ws = _workspace(workspace)
     try:
-        ws.refuse_network_filesystem()
         session = ExpertSession.open(Store(ws), name, expert)
-    except WorkspaceError as exc:
-        fail(str(exc))
-    except StoreError:
-        fail("this review cannot be opened: the workspace is not available; please tell the organiser")
+    except (StoreError, WorkspaceError) as exc:
+        fail(f"this review cannot be opened ({exc}); please tell the organiser")
     except ExpertError as exc:
         fail(str(exc))
     from srtui.app.review.expert import run_expert

@@ -110,16 +110,20 @@ def status(
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
+    from engine.proctree import identity_alive
+
     counts = store.status_counts(suite)
     running = store.running_jobs()
     store.close()
+    for r in running:  # a dead driver's jobs are not running: the next `srtui run` retries them
+        r["driver_alive"] = identity_alive(r.get("driver") or "")
     if as_json:
         out = {
             "workspace": str(ws.root),
             "total": sum(counts.values()),
             "counts": counts,
             "running": [
-                {k: r[k] for k in ("job_id", "suite", "task", "method", "seed", "attempt", "started_at")}
+                {k: r[k] for k in ("job_id", "suite", "task", "method", "seed", "attempt", "started_at", "driver_alive")}
                 | {"time_limit_s": json.loads(r["limits"]).get("time_s")}
                 for r in running
             ],
@@ -131,7 +135,8 @@ def status(
     for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<14} {n}")
     for r in running:
-        print(f"  running: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']})")
+        gone = "" if r["driver_alive"] else "; its driver is gone: `srtui run` again retries it"
+        print(f"  running: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']}{gone})")
 
 
 RESULT_COLUMNS = (

@@ -41,11 +41,6 @@ ReviewSessionScreen .title { padding: 0 1; }
 """
 
 
-def _open_store(workspace: Workspace) -> Store:
-    workspace.refuse_network_filesystem()
-    return Store(workspace)
-
-
 class _ReviewScreen(Screen):
     DEFAULT_CSS = CSS
 
@@ -60,7 +55,7 @@ class _ReviewScreen(Screen):
 
     def on_mount(self) -> None:
         try:
-            self.store = _open_store(self.workspace)
+            self.store = Store(self.workspace)
         except (StoreError, ValueError) as exc:
             self.query_one(".title", Static).update(Text(str(exc), style="red"))
             return

@@ -22,10 +22,13 @@ from srtui.app.widgets import STATUS_STYLE, VimTable, cell, fmt_duration, status
 
 HELP = """\
 The monitor follows every run writing this workspace, including a `srtui run` in another shell
-or on another machine. It reads the store twice a second in the background.
+(runs with `--backend dask` included: their driver is on this machine). It reads the store twice
+a second in the background.
 
 Counts: jobs per status. Throughput and ETA are over the runs still going.
-Running: each running job with its elapsed wall time against its time limit.
+Running: each running job with its elapsed wall time against its time limit. "driver gone": the
+`srtui run` that started the job died (killed, machine restarted); the job is not running, and
+the next `srtui run` of the workspace records it as lost and runs it again.
 Failures: the latest failed jobs; highlight one to see its error and stderr tail below, Enter
 opens the run. s starts a run from here (suite, methods, limits); x stops it.
 """
@@ -116,6 +119,12 @@ class MonitorScreen(Screen):
             text.append(f"{snap.active_runs} active run(s)  {rate} jobs/min  ETA {fmt_duration(snap.eta_s)}")
         else:
             text.append("no run in progress", style="dim")
+        if snap.gone_runs:
+            text.append(
+                f"\n{snap.gone_runs} run(s) lost their driver: their jobs are not running; "
+                "`srtui run` again retries them",
+                style="bold yellow",
+            )
         if self.app.run_active:
             text.append("  (a run started here is going: x stops it)", style="italic")
         return text
@@ -130,7 +139,10 @@ class MonitorScreen(Screen):
         for job_id, job in wanted.items():
             elapsed = None if job.started is None else now - job.started
             over = elapsed is not None and job.limit_s is not None and elapsed > job.limit_s
-            value = Text(f"{fmt_duration(elapsed)} / {fmt_duration(job.limit_s)}", style="bold red" if over else "")
+            if job.driver_gone:
+                value = Text("driver gone", style="bold yellow")
+            else:
+                value = Text(f"{fmt_duration(elapsed)} / {fmt_duration(job.limit_s)}", style="bold red" if over else "")
             if job_id in table.rows:
                 table.update_cell(job_id, "elapsed", value)
             else:
