@@ -1,19 +1,24 @@
 """The organiser's review views inside the main app: the sessions of the workspace, and one
 session's progress per expert, its report, close and unblind (each asks to be pressed twice).
 
-Both screens read ``self.app.workspace`` (or a workspace given to them) and open their own store;
-reads that can take seconds (the report imports pingouin) run in thread workers.
+Both screens read ``self.app.workspace`` (or a workspace given to them) and open their own store.
+Nothing touches the store on the UI thread: opening it, every read, close and unblind run in
+thread workers that post typed messages back (the report, which imports pingouin, too).
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -41,6 +46,36 @@ ReviewSessionScreen .title { padding: 0 1; }
 """
 
 
+@dataclass
+class SessionsRead(Message):
+    """The workspace's review sessions were read (or could not be: ``error``)."""
+
+    rows: list[dict[str, Any]]
+    error: str | None = None
+
+
+@dataclass
+class SessionRead(Message):
+    """One session's row and progress per expert were read (or could not be: ``error``)."""
+
+    row: dict[str, Any] | None
+    progress: list[dict[str, Any]]
+    error: str | None = None
+
+
+@dataclass
+class ReportRead(Message):
+    text: Text
+
+
+@dataclass
+class SessionChanged(Message):
+    """close or unblind finished (``error`` if it was refused)."""
+
+    what: str
+    error: str | None = None
+
+
 class _ReviewScreen(Screen):
     DEFAULT_CSS = CSS
 
@@ -48,22 +83,26 @@ class _ReviewScreen(Screen):
         super().__init__()
         self._workspace = workspace
         self.store: Store | None = None
+        self._opening = threading.Lock()
 
     @property
     def workspace(self) -> Workspace:
         return self._workspace or self.app.workspace
 
     def on_mount(self) -> None:
-        try:
-            self.store = Store(self.workspace)
-        except (StoreError, ValueError) as exc:
-            self.query_one(".title", Static).update(Text(str(exc), style="red"))
-            return
         self.reload()
 
     def on_unmount(self) -> None:
         if self.store is not None:
-            self.store.close()
+            with self.store.lock:  # after a worker's read in progress, not under it
+                self.store.close()
+
+    def open_store(self) -> Store:
+        """The screen's store, opened on first use; called from workers only."""
+        with self._opening:
+            if self.store is None:
+                self.store = Store(self.workspace)
+            return self.store
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:
@@ -89,17 +128,30 @@ class ReviewSessionsScreen(_ReviewScreen):
         yield VimTable(id="sessions", cursor_type="row")
         yield Footer(compact=True)
 
+    @work(thread=True, exclusive=True, group="reviews-read", exit_on_error=False)
     def reload(self) -> None:
+        try:
+            store = self.open_store()
+            with store.lock:
+                message = SessionsRead(sessions(store))
+        except (StoreError, ValueError) as exc:
+            message = SessionsRead([], str(exc))
+        self.post_message(message)
+
+    def on_sessions_read(self, message: SessionsRead) -> None:
+        title = self.query_one(".title", Static)
+        if message.error:
+            title.update(Text(message.error, style="red"))
+            return
         table = self.query_one("#sessions", DataTable)
         table.clear(columns=True)
         table.add_columns("session", "suite", "status", "blinding", "items", "experts", "rated")
-        rows = sessions(self.store)
-        for r in rows:
+        for r in message.rows:
             table.add_row(cell(r["name"]), cell(r["suite"]), cell(r["status"]),
                           cell("unblinded" if r["unblinded_at"] else "blinded"), cell(r["items"]), cell(r["experts"]),
                           cell(f"{r['rated']}/{r['assigned']}"), key=r["name"])
-        if not rows:
-            self.query_one(".title", Static).update(Text("No review sessions: create one with `srtui review create NAME --suite SUITE`"))
+        if not message.rows:
+            title.update(Text("No review sessions: create one with `srtui review create NAME --suite SUITE`"))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.app.push_screen(ReviewSessionScreen(str(event.row_key.value), self._workspace))
@@ -127,20 +179,28 @@ class ReviewSessionScreen(_ReviewScreen):
             yield Static(Text("report: loading...", style="dim"), id="report", markup=False)
         yield Footer(compact=True)
 
+    @work(thread=True, exclusive=True, group="review-read", exit_on_error=False)
     def reload(self) -> None:
         try:
-            row = session_row(self.store, self.session)
-            progress = status(self.store, self.session)
-        except ReviewError as exc:
-            self.query_one("#session-title", Static).update(Text(str(exc), style="red"))
+            store = self.open_store()
+            with store.lock:
+                message = SessionRead(session_row(store, self.session), status(store, self.session))
+        except (StoreError, ReviewError, ValueError) as exc:
+            message = SessionRead(None, [], str(exc))
+        self.post_message(message)
+
+    def on_session_read(self, message: SessionRead) -> None:
+        title = self.query_one("#session-title", Static)
+        if message.error or message.row is None:
+            title.update(Text(message.error or "no such session", style="red"))
             return
+        row = message.row
         blind = f"unblinded {row['unblinded_at']}" if row["unblinded_at"] else "blinded"
-        self.query_one("#session-title", Static).update(Text(
-            f"Review {self.session}: {row['status']}, {blind}, suite {row['suite'] or '-'}", style="bold"))
+        title.update(Text(f"Review {self.session}: {row['status']}, {blind}, suite {row['suite'] or '-'}", style="bold"))
         table = self.query_one("#experts", DataTable)
         table.clear(columns=True)
         table.add_columns("expert", "rated", "assigned", "skipped", "left", "median s/item", "last rating")
-        for r in progress:
+        for r in message.progress:
             table.add_row(cell(r["expert"]), cell(r["rated"]), cell(r["assigned"]), cell(r["skipped"]),
                           cell(r["remaining"]), cell(r["median_s_per_item"]), cell(r["last_rating"]))
         self.load_report()
@@ -150,10 +210,15 @@ class ReviewSessionScreen(_ReviewScreen):
         from reviews.report import render
 
         try:
-            text = Text(render(self.store, self.session, "table"))
-        except ReviewError as exc:
+            store = self.open_store()
+            with store.lock:
+                text = Text(render(store, self.session, "table"))
+        except (StoreError, ReviewError) as exc:
             text = Text(str(exc), style="red")
-        self.app.call_from_thread(self.query_one("#report", Static).update, text)
+        self.post_message(ReportRead(text))
+
+    def on_report_read(self, message: ReportRead) -> None:
+        self.query_one("#report", Static).update(message.text)
 
     def action_arm(self, what: str) -> None:
         now = time.monotonic()
@@ -162,10 +227,20 @@ class ReviewSessionScreen(_ReviewScreen):
             self.notify(f"press {what[0]} again to {what} review {self.session}", markup=False)
             return
         self._armed = None
+        self.change(what)
+
+    @work(thread=True, exclusive=True, group="review-change", exit_on_error=False)
+    def change(self, what: str) -> None:
         try:
-            (close if what == "close" else unblind)(self.store, self.session, "tui")
-        except ReviewError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            (close if what == "close" else unblind)(self.open_store(), self.session, "tui")
+        except (StoreError, ReviewError) as exc:
+            self.post_message(SessionChanged(what, str(exc)))
             return
-        self.notify(f"review {self.session}: {what}d", markup=False)
+        self.post_message(SessionChanged(what))
+
+    def on_session_changed(self, message: SessionChanged) -> None:
+        if message.error:
+            self.notify(message.error, severity="error", markup=False)
+            return
+        self.notify(f"review {self.session}: {message.what}d", markup=False)
         self.reload()
