@@ -102,8 +102,13 @@ def _basic(item: ModelItem) -> dict[str, Any]:
             "used": sorted(em.used_features(p.expr))}
 
 
-def _run(ops: dict[str, tuple[str, dict]], cache: ExprCache, pool_args: dict, stats: BatchStats) -> dict[str, tuple[str, Any]]:
-    """Resolve {cache_key: (op, payload)} through the cache, then the pool."""
+def _run(ops: dict[str, tuple[str, dict]], cache: ExprCache, pool_args: dict, stats: BatchStats,
+         exprs: dict[str, Any] | None = None) -> dict[str, tuple[str, Any]]:
+    """Resolve {cache_key: (op, payload)} through the cache, then the pool.
+
+    Sympy trees a fresh result carries under ``"_expr"`` go to ``exprs`` (for the next phase),
+    never into the cache or the returned values.
+    """
     keys = list(ops)
     done = cache.get_many(keys, pool_args["timeout"])
     stats.cached += len(done)
@@ -112,6 +117,10 @@ def _run(ops: dict[str, tuple[str, dict]], cache: ExprCache, pool_args: dict, st
         new = []
         with TimedPool(em.run_op, preload=("results.expr_metrics",), **pool_args) as pool:
             for r in pool.run(todo):
+                if isinstance(r.value, dict) and "_expr" in r.value:
+                    expr = r.value.pop("_expr")
+                    if exprs is not None:
+                        exprs[r.key] = expr
                 done[r.key] = (r.status, r.value)
                 stats.computed += 1
                 stats.timeouts += r.status == "timeout"
@@ -148,18 +157,27 @@ def expression_metrics(items: Sequence[ModelItem], cache: ExprCache | None = Non
             simp_ops[_cache_key("simplify", k)] = ("simplify", {"op": "simplify", "text": it.text, "features": list(it.features), "dialect": it.dialect})
     for k, it in truths.items():
         simp_ops[_cache_key("simplify", k)] = ("simplify", {"op": "simplify", "text": it.truth, "features": list(it.features), "dialect": "python"})
-    simp = _run(simp_ops, cache, pool_args, stats)
+    simplified: dict[str, Any] = {}  # simplify key -> sympy tree, for results computed in this pass
+    simp = _run(simp_ops, cache, pool_args, stats, simplified)
 
     pair_ops: dict[str, tuple[str, dict]] = {}
+    skipped: dict[str, tuple[str, Any]] = {}
     for it in items:
         if not it.truth or "size" not in basic[_cache_key("basic", it.key)][1]:
             continue
-        pair_ops[_cache_key("solution", it.key, it.truth_key)] = ("solution", {
-            "op": "solution", "text": it.text, "truth": it.truth, "features": list(it.features), "dialect": it.dialect})
-        ms, ts = simp.get(_cache_key("simplify", it.key)), simp.get(_cache_key("simplify", it.truth_key))
+        model_key, solution_key = _cache_key("simplify", it.key), _cache_key("solution", it.key, it.truth_key)
+        ms, ts = simp.get(model_key), simp.get(_cache_key("simplify", it.truth_key))
+        if ms and ms[0] == "timeout":
+            # the check starts by simplifying the model: it would only time out again
+            skipped[solution_key] = ("timeout", "not run: simplifying the model timed out")
+        else:
+            pair_ops[solution_key] = ("solution", {
+                "op": "solution", "text": it.text, "truth": it.truth, "features": list(it.features),
+                "dialect": it.dialect, "simplified": simplified.get(model_key)})
         if ms and ts and ms[0] == "ok" and ts[0] == "ok" and "tree" in ms[1] and "tree" in ts[1]:
             pair_ops[_cache_key("ted", it.key, it.truth_key)] = ("ted", {"op": "ted", "model_tree": ms[1]["tree"], "truth_tree": ts[1]["tree"]})
     pairs = _run(pair_ops, cache, pool_args, stats)
+    pairs.update(skipped)
 
     out = [_assemble(it, basic[_cache_key("basic", it.key)][1], simp, pairs) for it in items]
     return out, stats

@@ -115,16 +115,21 @@ def simplify_op(text: str, features: Sequence[str], dialect: str) -> dict[str, A
     if p.too_large:
         return {"too_large": True}
     s = sp.simplify(p.expr)
+    # "_expr" travels back through the pool's pipe only (never into the cache): the symbolic-
+    # solution check of the same model starts from it instead of simplifying the model again
     return {"size_simplified": node_count(s), "tree": to_tree(s), "constant": _is_constant(s),
-            "simplified": str(s)}
+            "simplified": str(s), "_expr": s}
 
 
-def solution_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dict[str, Any]:
+def solution_op(
+    text: str, truth: str, features: Sequence[str], dialect: str, simplified: sp.Basic | None = None
+) -> dict[str, Any]:
+    """SRBench 2022's check; ``simplified`` is the model's simplified tree when already known."""
     model = parse(text, features, dialect)
     if model.too_large:
         return {"symbolic_solution": False, "why": "model too large"}
     true = parse(truth, features, "python").expr
-    m = sp.simplify(model.expr)
+    m = simplified if simplified is not None else sp.simplify(model.expr)
     if _is_constant(round_floats(m)):
         return {"symbolic_solution": False, "why": "constant model"}
     diff = round_floats(sp.simplify(true - m))
@@ -156,7 +161,8 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     if op == "simplify":
         return simplify_op(payload["text"], payload["features"], payload["dialect"])
     if op == "solution":
-        return solution_op(payload["text"], payload["truth"], payload["features"], payload["dialect"])
+        return solution_op(payload["text"], payload["truth"], payload["features"], payload["dialect"],
+                           payload.get("simplified"))
     if op == "ted":
         return ted_op(tuple_tree(payload["model_tree"]), tuple_tree(payload["truth_tree"]))
     raise ValueError(f"unknown operation {op!r}")

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+import sympy as sp
 
 from results import expr_metrics as em
 from results.expr_batch import ExprCache, ModelItem, expression_metrics
@@ -76,6 +77,12 @@ def test_symbolic_solution_cases():
     assert not em.solution_op("3.0", "3.0", f, "python")["symbolic_solution"]  # a constant never is
     assert not em.solution_op("x1 + x2", "x1*x2", f, "python")["symbolic_solution"]
     assert not em.solution_op("0*x1 + 2", "x1*x2", f, "python")["symbolic_solution"]
+    # started from the model's simplified tree (as the batch does), the verdict is the same ...
+    pre = sp.simplify(em.parse(BINGO, f).expr)
+    assert em.solution_op(BINGO, BINGO_TRUTH, f, "python", pre)["symbolic_solution"]
+    # ... and that tree is what is checked: the model is not simplified a second time
+    x1, x2 = sp.symbols("x1 x2", **dict(em.parse("x1", f).expr.assumptions0))
+    assert em.solution_op("x1 + x2", "x1*x2", f, "python", x1 * x2)["symbolic_solution"]
 
 
 def test_tree_edit_distance_and_feature_absence():
@@ -133,6 +140,9 @@ def test_simplify_timeout_falls_back_and_says_so():
     assert m["simplify_timeout"] == 1 and m["size_simplified"] == m["size"]
     assert any("falls back" in n for n in m["_notes"])
     assert stats.timeouts >= 1
+    # the symbolic-solution check, which starts by simplifying the model, is not run to time out again
+    assert m["solution_timeout"] == 1 and m["symbolic_solution"] == 0
+    assert any("not run: simplifying the model timed out" in n for n in m["_notes"])
 
 
 def test_cache_serves_second_pass_and_retries_timeouts_with_longer_deadline():
