@@ -128,10 +128,7 @@ def _v3_reviews(c: sqlite3.Connection) -> None:
     ]
     for table, what in (("review_audit", "UPDATE"), ("review_audit", "DELETE"), ("review_events", "UPDATE"),
                         ("review_events", "DELETE"), ("review_items", "UPDATE"), ("review_ratings", "DELETE")):
-        statements.append(
-            f"CREATE TRIGGER {table}_no_{what.lower()} BEFORE {what} ON {table} "
-            f"BEGIN SELECT RAISE(ABORT, '{table} rows cannot be {'updated' if what == 'UPDATE' else 'deleted'}'); END"
-        )
+        statements.append(_append_only_trigger(table, what))
     for what in ("INSERT", "UPDATE"):
         statements.append(
             f"CREATE TRIGGER review_ratings_open_{what.lower()} BEFORE {what} ON review_ratings "
@@ -142,12 +139,40 @@ def _v3_reviews(c: sqlite3.Connection) -> None:
         c.execute(statement)
 
 
+def _append_only_trigger(table: str, what: str) -> str:
+    return (
+        f"CREATE TRIGGER {table}_no_{what.lower()} BEFORE {what} ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, '{table} rows cannot be {'updated' if what == 'UPDATE' else 'deleted'}'); END"
+    )
+
+
 def _v4_method_notes(c: sqlite3.Connection) -> None:
     """What the method said about its own fit (JSON), e.g. gplearn's generations and why it stopped."""
     c.execute("ALTER TABLE jobs ADD COLUMN method_notes TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2_metrics, _v3_reviews, _v4_method_notes]
+def _v5_add_expert_event(c: sqlite3.Connection) -> None:
+    """Session events may be 'add_expert' (an expert joins an open session). SQLite cannot
+    change a CHECK in place: the append-only table is copied into a new one, row for row (a
+    DROP TABLE fires no trigger), and its triggers are made again."""
+    c.execute(
+        """CREATE TABLE review_events_v5 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('create', 'close', 'unblind', 'add_expert')),
+            actor TEXT, at TEXT NOT NULL, detail TEXT
+        )"""
+    )
+    c.execute("INSERT INTO review_events_v5 (seq, session, event, actor, at, detail) "
+              "SELECT seq, session, event, actor, at, detail FROM review_events")
+    c.execute("DROP TABLE review_events")
+    c.execute("ALTER TABLE review_events_v5 RENAME TO review_events")
+    for what in ("UPDATE", "DELETE"):
+        c.execute(_append_only_trigger("review_events", what))
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _v1, _v2_metrics, _v3_reviews, _v4_method_notes, _v5_add_expert_event,
+]
 VERSION = len(MIGRATIONS)
 
 

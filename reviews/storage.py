@@ -124,6 +124,30 @@ def create_session(store: Store, name: str, items: list[FrozenItem], experts: li
     return {"name": name, "items": len(items), "experts": experts, "repeats": repeats, "seed": seed}
 
 
+def add_expert(store: Store, name: str, expert: str, actor: str | None = None) -> dict[str, Any]:
+    """An expert joins an open session with an own seeded order over the same frozen items."""
+    expert = check_name(expert, "expert name")
+    with store.transaction() as c:
+        row = session_row(store, name)
+        if row["status"] != "open":
+            raise ReviewError(f"review {name!r} is closed: experts can only join an open session")
+        settings = row["settings"]
+        if c.execute("SELECT 1 FROM review_assignments WHERE session = ? AND expert = ?", (name, expert)).fetchone():
+            raise ReviewError(f"{expert!r} is already an expert of review {name!r}")
+        # the items in the order create_session numbered them (by task, then method)
+        ids = [r[0] for r in c.execute("SELECT item_id FROM review_items WHERE session = ? ORDER BY task, method", (name,))]
+        taken = {r[0] for r in c.execute("SELECT assignment_id FROM review_assignments")}
+        order = expert_order(len(ids), int(settings["repeats"]), int(settings["seed"]), expert)
+        c.executemany(
+            "INSERT INTO review_assignments (assignment_id, session, expert, position, item_id, is_repeat) VALUES (?,?,?,?,?,?)",
+            [(_token(taken), name, expert, pos, ids[k], int(rep)) for pos, (k, rep) in enumerate(order)],
+        )
+        settings["experts"] = [*settings.get("experts", []), expert]
+        c.execute("UPDATE review_sessions SET settings = ? WHERE name = ?", (json.dumps(settings, sort_keys=True), name))
+        _event(c, name, "add_expert", actor, {"expert": expert})
+    return {"name": name, "expert": expert, "assigned": len(order)}
+
+
 # --- organiser -------------------------------------------------------------------------------
 
 def session_row(store: Store, name: str) -> dict[str, Any]:

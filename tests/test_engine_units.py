@@ -99,6 +99,33 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
     assert "method_notes" in {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
 
 
+def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> None:
+    """v4 -> v5 rebuilds review_events (a wider CHECK): rows, numbering and triggers survive."""
+    from results import schema
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    with sqlite3.connect(ws.db_path) as conn:
+        for step in schema.MIGRATIONS[:4]:
+            step(conn)
+        conn.execute("PRAGMA user_version = 4")
+        conn.execute("INSERT INTO review_sessions (name, created_at, status, settings) VALUES ('s', 't', 'open', '{}')")
+        for event in ("create", "close"):
+            conn.execute("INSERT INTO review_events (session, event, at) VALUES ('s', ?, 't')", (event,))
+    store = Store(ws)
+    with store.transaction() as c:
+        c.execute("INSERT INTO review_events (session, event, at) VALUES ('s', 'add_expert', 't')")
+    assert store.conn.execute("SELECT seq, event FROM review_events").fetchall() == [
+        (1, "create"), (2, "close"), (3, "add_expert")]
+    for sql in ("UPDATE review_events SET actor = 'x'", "DELETE FROM review_events"):
+        with pytest.raises(sqlite3.IntegrityError, match="cannot be"):
+            with store.transaction() as c:
+                c.execute(sql)
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        with store.transaction() as c:
+            c.execute("INSERT INTO review_events (session, event, at) VALUES ('s', 'rename', 't')")
+    store.close()
+
+
 def test_store_is_wal_and_records_attempts(tmp_path: Path) -> None:
     ws = Workspace(tmp_path / "ws").ensure()
     store = Store(ws, create=True)

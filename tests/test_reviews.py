@@ -19,6 +19,7 @@ from reviews import (
     ExpertError,
     ExpertSession,
     ReviewError,
+    add_expert,
     close,
     create_session,
     status,
@@ -55,6 +56,35 @@ def _session(store, items, name="s1", experts=("alice", "bob"), repeats=2, seed=
 
 
 # --- the database's own rules ------------------------------------------------------------------
+
+def test_an_expert_joins_an_open_session_with_an_own_order(store, items):
+    _session(store, items)
+    ExpertSession.open(store, "s1", "alice").rate(0, 4)
+    info = add_expert(store, "s1", "carol", actor="organiser")
+    carol, alice = ExpertSession.open(store, "s1", "carol"), ExpertSession.open(store, "s1", "alice")
+    assert info["assigned"] == len(carol) == len(alice)  # the same items, the same number of hidden repeats
+    # carol's order is what create_session would have given her; it is her own
+    def items_of(es):
+        return [es._items[a] for a in es.order]
+    assert items_of(carol) != items_of(alice) and set(items_of(carol)) == set(items_of(alice))
+    fresh = Store(seeded_copy(store.workspace.root.parent / "fresh"))
+    _session(fresh, build_items(fresh, include_baseline=True), experts=("alice", "bob", "carol"))
+    content = lambda es: [es.content(i)["expression"] for i in range(len(es))]  # noqa: E731
+    assert content(ExpertSession.open(fresh, "s1", "carol")) == content(carol)
+    fresh.close()
+    carol.rate(0, 5)
+    assert {r["expert"]: r["rated"] for r in status(store, "s1")} == {"alice": 1, "bob": 0, "carol": 1}
+    events = store.conn.execute("SELECT event, actor, detail FROM review_events ORDER BY seq").fetchall()
+    assert events[-1] == ("add_expert", "organiser", json.dumps({"expert": "carol"}))
+    with pytest.raises(ReviewError, match="already an expert"):
+        add_expert(store, "s1", "alice")
+    with pytest.raises(ReviewError, match="expert name"):
+        add_expert(store, "s1", "no spaces allowed")
+    close(store, "s1")
+    with pytest.raises(ReviewError, match="closed"):
+        add_expert(store, "s1", "dave")
+    assert store.conn.execute("SELECT count(*) FROM review_assignments WHERE expert = 'dave'").fetchone()[0] == 0
+
 
 def test_rating_out_of_range_is_rejected_by_the_database(store, items):
     _session(store, items)

@@ -34,8 +34,13 @@ def test_organiser_flow(ws):
         es = ExpertSession.open(store, "r1", expert)
         for i in range(len(es)):
             es.rate(i, 1 + (i * 7 + len(expert)) % 5)
+    added = srtui("review", "add-expert", "r1", "carol", *w, check=True)
+    assert "carol added with 20 item(s)" in added.stdout and "--expert carol" in added.stdout
+    twice = srtui("review", "add-expert", "r1", "carol", *w)
+    assert twice.returncode == 2 and twice.stderr.strip() == "srtui: error: 'carol' is already an expert of review 'r1'"
     status = json.loads(srtui("review", "status", "r1", "--json", *w, check=True).stdout)
-    assert [(e["expert"], e["rated"], e["assigned"]) for e in status["experts"]] == [("alice", 20, 20), ("bob", 20, 20)]
+    assert [(e["expert"], e["rated"], e["assigned"]) for e in status["experts"]] == [
+        ("alice", 20, 20), ("bob", 20, 20), ("carol", 0, 20)]
     blinded = srtui("review", "report", "r1", "--format", "md", *w, check=True).stdout
     assert "is blinded" in blinded and not any(m in blinded for m in SRBENCH_METHODS)
     bad = srtui("review", "unblind", "r1", *w)

@@ -147,6 +147,21 @@ def status_(
               f"{r['remaining']:>4} left  {med}  last {r['last_rating'] or '-'}")
 
 
+@review_app.command("add-expert")
+def add_expert_(
+    name: SessionArg,
+    expert: Annotated[str, typer.Argument(help="The new expert's name.", show_default=False)],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Add an expert to an open session: an own seeded order over the same frozen items."""
+    from reviews import add_expert
+
+    store = _store(workspace)
+    info = _run(add_expert, store, name, expert, _actor())
+    print(f"review {name}: {expert} added with {info['assigned']} item(s) to rate")
+    print(f"they rate with: srtui review open {name} --expert {expert} --workspace {store.workspace.root}")
+
+
 @review_app.command("close")
 def close_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
     """Close a session: no more ratings (kept as they are)."""
