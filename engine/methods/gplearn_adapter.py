@@ -7,7 +7,7 @@ budget. The program is translated from ``_program.program`` (prefix list of ``_F
 objects, ints = features, floats = constants) so constants keep full precision; the protected
 operators keep gplearn's names (dialect ``gplearn``) for the safe parser.
 
-Defaults (measured on the issue task y = 0.4*x0*x1 - 1.5*x0 + 2.5*x2 + 1, 24 seeds; see
+Defaults (measured on the issue task y = 0.4*x0*x1 - 1.5*x0 + 2.5*x2 + 1 over 32 seeds; see
 ``tests/bench/bench_gplearn.py``):
 
 * **linear scaling** (Keijzer 2003) through gplearn's public ``make_fitness``: a program is

@@ -160,18 +160,27 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
             return previous  # nothing written and no driver died since the last poll
         conn = store.conn
         counts = store.status_counts()
+        alive: dict[str, bool] = {}  # driver identity -> is it running (one check per driver)
+
+        def driver_alive(identity: str | None) -> bool:
+            key = identity or ""
+            if key not in alive:
+                alive[key] = identity_alive(key)
+            return alive[key]
+
         runs = _rows(conn, "SELECT run_id, started_at, driver FROM runs WHERE status = 'running'")
-        gone = {r["run_id"] for r in runs if not identity_alive(r["driver"] or "")}
+        gone = {r["run_id"] for r in runs if not driver_alive(r["driver"])}
         runs = [r for r in runs if r["run_id"] not in gone]
+        # the same rule as the next `srtui run` applies (runner.recover): the job's driver is dead
         running = tuple(
             RunningJob(
                 r["job_id"], _label(r), parse_time(r["started_at"]), json.loads(r["limits"]).get("time_s"),
-                r.get("host") or "", driver_gone=r["run_id"] in gone or not r["run_id"],
+                r.get("host") or "", driver_gone=not driver_alive(r["driver"]),
             )
             for r in _rows(
                 conn,
-                "SELECT job_id, task, method, seed, started_at, limits, host, run_id FROM jobs "
-                "WHERE status = 'running' ORDER BY started_at, job_id",
+                "SELECT j.job_id, j.task, j.method, j.seed, j.started_at, j.limits, j.host, r.driver FROM jobs j "
+                "LEFT JOIN runs r ON r.run_id = j.run_id WHERE j.status = 'running' ORDER BY j.started_at, j.job_id",
             )
         )
         marks = ",".join("?" * len(FAILED))
@@ -198,7 +207,7 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
                 eta = remaining / (done / elapsed) if done else None
         return MonitorSnapshot(
             True, counts, running, failures, len(runs), throughput, eta, version,
-            gone_runs=len(gone), live_drivers=tuple(r["driver"] for r in runs),
+            gone_runs=len(gone), live_drivers=tuple(d for d, ok in alive.items() if ok),
         )
 
 
