@@ -36,7 +36,11 @@ def until(condition, timeout: float = 20.0):
             await pilot.pause(0.05)
         for widget in pilot.app.screen.query(Input):
             widget.cursor_blink = False
+        # let what the loaded data set off settle (highlight events, follow-up workers, a refresh),
+        # also on a loaded machine
+        await pilot.app.workers.wait_for_complete()
         await pilot.pause(0.1)
+        await pilot.pause()
 
     return run_before
 
