@@ -115,17 +115,9 @@ class TreeTracker:
         """Record the live tree and return its current total RSS in bytes."""
         total = 0
         pids = [self.root_pid, *tree_pids(self.root_pid)]
-        # orphans adopted by us (the subreaper) that carry this job's token
-        for child in child_pids(os.getpid()):
-            if child in self.seen or child == self.root_pid:
-                continue
-            try:
-                adopted = _has_token(psutil.Process(child), self.token)
-            except psutil.Error:
-                continue
-            if adopted:
-                pids.append(child)
-                pids.extend(tree_pids(child))
+        # orphans adopted by us (the subreaper) that carry this job's token: at every poll, so
+        # an escapee's memory counts for as long as it lives, not only when first seen
+        pids.extend(p.pid for p in adopted_with_token(self.token, skip=self.root_pid))
         for pid in pids:
             try:
                 proc = psutil.Process(pid)
@@ -195,10 +187,13 @@ def _has_token(proc: psutil.Process, token: str) -> bool:
         return False
 
 
-def adopted_with_token(token: str) -> list[psutil.Process]:
-    """Our children carrying the job token, with their whole trees (escapees we adopted)."""
+def adopted_with_token(token: str, skip: int | None = None) -> list[psutil.Process]:
+    """Our children carrying the job token, with their whole trees (escapees we adopted);
+    ``skip`` leaves out one child (the job's root, whose tree the caller walks itself)."""
     out = []
     for pid in child_pids(os.getpid()):
+        if pid == skip:
+            continue
         try:
             child = psutil.Process(pid)
             if _has_token(child, token):

@@ -177,3 +177,29 @@ def test_time_budget_leaves_room() -> None:
     assert launcher.time_budget(10) == pytest.approx(8.0)
     assert launcher.time_budget(3600) == pytest.approx(3569.0)
     assert 0 < launcher.time_budget(1) < 1
+
+
+def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
+    """A child of ours with the job's token (an orphan the subreaper adopted) holding 200 MB:
+    its memory must count at every poll, not only the first one that sees it."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from engine import proctree
+
+    env = {**os.environ, proctree.TOKEN_ENV: "ws:test-escapee"}
+    root = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
+    hog = subprocess.Popen([sys.executable, "-c", "b = bytearray(200 * 2**20); print(flush=True); import time; time.sleep(30)"],
+                           env=env, stdout=subprocess.PIPE)
+    try:
+        hog.stdout.readline()  # the 200 MB are allocated
+        tracker = proctree.TreeTracker(root.pid, "ws:test-escapee")
+        polls = [tracker.poll() for _ in range(3) if not time.sleep(0.05)]
+        assert all(total > 200 * 2**20 for total in polls), polls
+        assert hog.pid in tracker.seen and root.pid in tracker.seen
+    finally:
+        for p in (root, hog):
+            p.kill()
+            p.wait()
