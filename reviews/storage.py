@@ -80,6 +80,18 @@ def expert_order(n_items: int, repeats: int, seed: int, expert: str) -> list[tup
     return order
 
 
+def _assign(c: sqlite3.Connection, name: str, expert: str, item_ids: list[str], repeats: int, seed: int,
+            taken: set[str]) -> int:
+    """Insert ``expert``'s seeded order over the session's items (``item_ids`` in item-number
+    order: sorted by task, then method); returns the number of assignments."""
+    order = expert_order(len(item_ids), repeats, seed, expert)
+    c.executemany(
+        "INSERT INTO review_assignments (assignment_id, session, expert, position, item_id, is_repeat) VALUES (?,?,?,?,?,?)",
+        [(_token(taken), name, expert, pos, item_ids[k], int(rep)) for pos, (k, rep) in enumerate(order)],
+    )
+    return len(order)
+
+
 def create_session(store: Store, name: str, items: list[FrozenItem], experts: list[str], *, repeats: int = 0,
                    seed: int | None = None, suite: str | None = None, settings: dict[str, Any] | None = None,
                    actor: str | None = None) -> dict[str, Any]:
@@ -111,12 +123,8 @@ def create_session(store: Store, name: str, items: list[FrozenItem], experts: li
                 [(i, name, it.task, it.method, it.job_id, it.seed, json.dumps(it.content, sort_keys=True))
                  for i, it in zip(ids, items)],
             )
-            rows = []
             for expert in experts:
-                for pos, (k, rep) in enumerate(expert_order(len(items), repeats, seed, expert)):
-                    rows.append((_token(taken), name, expert, pos, ids[k], int(rep)))
-            c.executemany("INSERT INTO review_assignments (assignment_id, session, expert, position, item_id, is_repeat) "
-                          "VALUES (?,?,?,?,?,?)", rows)
+                _assign(c, name, expert, ids, repeats, seed, taken)
             c.execute("INSERT INTO review_events (session, event, actor, at, detail) VALUES (?,?,?,?,?)",
                       (name, "create", actor, at, json.dumps({"items": len(items), "experts": experts, "repeats": repeats})))
     except sqlite3.IntegrityError as exc:
@@ -137,15 +145,11 @@ def add_expert(store: Store, name: str, expert: str, actor: str | None = None) -
         # the items in the order create_session numbered them (by task, then method)
         ids = [r[0] for r in c.execute("SELECT item_id FROM review_items WHERE session = ? ORDER BY task, method", (name,))]
         taken = {r[0] for r in c.execute("SELECT assignment_id FROM review_assignments")}
-        order = expert_order(len(ids), int(settings["repeats"]), int(settings["seed"]), expert)
-        c.executemany(
-            "INSERT INTO review_assignments (assignment_id, session, expert, position, item_id, is_repeat) VALUES (?,?,?,?,?,?)",
-            [(_token(taken), name, expert, pos, ids[k], int(rep)) for pos, (k, rep) in enumerate(order)],
-        )
+        assigned = _assign(c, name, expert, ids, int(settings["repeats"]), int(settings["seed"]), taken)
         settings["experts"] = [*settings.get("experts", []), expert]
         c.execute("UPDATE review_sessions SET settings = ? WHERE name = ?", (json.dumps(settings, sort_keys=True), name))
         _event(c, name, "add_expert", actor, {"expert": expert})
-    return {"name": name, "expert": expert, "assigned": len(order)}
+    return {"name": name, "expert": expert, "assigned": assigned}
 
 
 # --- organiser -------------------------------------------------------------------------------

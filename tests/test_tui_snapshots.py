@@ -45,6 +45,16 @@ def until(condition, timeout: float = 20.0):
     return run_before
 
 
+def after_key(key: str, loaded: str):
+    """Press ``key`` (a mode), then wait until the new screen's ``loaded`` attribute is set."""
+
+    async def run_before(pilot) -> None:
+        await pilot.press(key)
+        await until(lambda app: getattr(app.screen, loaded, None) is not None)(pilot)
+
+    return run_before
+
+
 def _job(ws, method: str) -> str:
     from results.store import Store
 
@@ -62,17 +72,12 @@ def test_monitor(snap_compare, demo, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_results(snap_compare, demo, size):
-    async def run_before(pilot):
-        await pilot.press("2")
-        await until(lambda app: getattr(app.screen, "page", None) is not None)(pilot)
-
-    assert snap_compare(make_app(demo), terminal_size=size, run_before=run_before)
+    assert snap_compare(make_app(demo), terminal_size=size, run_before=after_key("2", "page"))
 
 
 def test_results_grouped_by_method(snap_compare, demo):
     async def run_before(pilot):
-        await pilot.press("2")
-        await until(lambda app: getattr(app.screen, "page", None) is not None)(pilot)
+        await after_key("2", "page")(pilot)
         await pilot.press("b")
         await until(lambda app: app.screen.page.query.group_by == ("method",))(pilot)
 
@@ -92,11 +97,7 @@ def test_expression(snap_compare, demo, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_leaderboard(snap_compare, demo, size):
-    async def run_before(pilot):
-        await pilot.press("3")
-        await until(lambda app: getattr(app.screen, "board", None) is not None)(pilot)
-
-    assert snap_compare(make_app(demo), terminal_size=size, run_before=run_before)
+    assert snap_compare(make_app(demo), terminal_size=size, run_before=after_key("3", "board"))
 
 
 def test_job_plot(snap_compare, demo):

@@ -27,7 +27,6 @@ def r2_score(truth: np.ndarray, pred: np.ndarray) -> float:
     return 1.0 - ss_res / ss_tot
 
 
-
 def fidelity_check(parsed: ParsedExpression, X: np.ndarray, y: np.ndarray, method_pred: np.ndarray) -> dict:
     """Compare the expression's predictions on ``X`` with ``y`` and with the method's own.
 

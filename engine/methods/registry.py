@@ -62,9 +62,8 @@ def names(include_probes: bool = False) -> list[str]:
 def load(name: str) -> Method:
     """Instantiate the adapter of ``name`` (imports its module)."""
     if name.startswith(SRBENCH_PREFIX):
-        from engine.methods.srbench_dir import (
-            SRBenchMethod,  # one adapter for every folder
-        )
+        # one adapter for every folder
+        from engine.methods.srbench_dir import SRBenchMethod
 
         return SRBenchMethod(Path(name[len(SRBENCH_PREFIX):]))
     target = BUILTIN.get(name)

@@ -40,6 +40,7 @@ class LeaderboardScreen(Screen):
         self.board: Board | None = None
         self._requested: tuple[str, str] | None = None
         self._breakdown_of: tuple[int, object] | None = None
+        self._suites_shown = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -61,7 +62,7 @@ class LeaderboardScreen(Screen):
 
     def on_screen_resume(self) -> None:
         # suites that appeared since (a run started meanwhile); not on the first show
-        if self.board is None and getattr(self, "_suites_shown", False):
+        if self.board is None and self._suites_shown:
             self.load_suites()
         self._suites_shown = True
 
