@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from test_tui_seed import FIXED_NOW, seed_demo
-from textual.widgets import Input
+from textual.widgets import DataTable, Input
 
 from srtui.app.app import SrtuiApp
 
@@ -37,8 +37,13 @@ def until(condition, timeout: float = 20.0):
         for widget in pilot.app.screen.query(Input):
             widget.cursor_blink = False
         # let what the loaded data set off settle (highlight events, follow-up workers, a refresh),
-        # also on a loaded machine
+        # also on a loaded machine; a DataTable sizes its columns to new rows only when its own
+        # message queue is idle, so wait for that too (else a busy run captures narrow columns)
         await pilot.app.workers.wait_for_complete()
+        while any(t._require_update_dimensions or t._updated_cells for t in pilot.app.screen.query(DataTable)):
+            if loop.time() > end:
+                raise AssertionError("tables never finished sizing their columns")
+            await pilot.pause(0.05)
         await pilot.pause(0.1)
         await pilot.pause()
 
