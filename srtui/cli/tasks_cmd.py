@@ -123,15 +123,33 @@ def register(app: typer.Typer) -> None:
         target: Annotated[str, typer.Option("--target", help="Name of the target column.")],
         test: Annotated[Optional[Path], typer.Option("--test", help="A separate test CSV (else a 75/25 split).")] = None,
         truth: Annotated[Optional[str], typer.Option("--truth", help="Known ground-truth formula over the features.")] = None,
+        prop: Annotated[Optional[str], typer.Option(
+            "--property", help="Property scored beside accuracy: exact_rediscovery, feature_absence, extrapolation, "
+                               "noise or accuracy (default: feature_absence with --irrelevant/--shortcut, "
+                               "exact_rediscovery with --truth, else accuracy).")] = None,
+        irrelevant: Annotated[Optional[str], typer.Option("--irrelevant", help="Comma-separated irrelevant feature columns.")] = None,
+        shortcut: Annotated[Optional[str], typer.Option("--shortcut", help="Comma-separated shortcut (deceptive) feature columns.")] = None,
+        noiseless_task: Annotated[Optional[str], typer.Option(
+            "--noiseless-task", help="For --property noise: the noiseless twin task whose test R2 it is compared with.")] = None,
         workspace: WorkspaceOption = None,
     ) -> None:
         """Add a CSV file as a task of this workspace (validated before anything is written)."""
         from tasks.catalogue import TaskError
-        from tasks.loaders.user import add_user_task
+        from tasks.loaders.user import Declared, add_user_task
 
+        declared = Declared(truth=truth, property=prop, irrelevant=_names(irrelevant), shortcut=_names(shortcut),
+                            noiseless_task=noiseless_task)
         try:
-            task = add_user_task(resolve(workspace).root, name, csv, target, test, truth)
+            task = add_user_task(resolve(workspace).root, name, csv, target, test, declared)
         except TaskError as exc:
             raise CliError(str(exc)) from None
         typer.echo(f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
-                   f"{task.n_features} features")
+                   f"{task.n_features} features; property {task.property}")
+        renamed = task.provenance.get("renamed_columns") or {}
+        if renamed:
+            typer.echo("renamed columns: " + ", ".join(f"{old!r} -> {new}" for old, new in renamed.items()))
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    """``"a, b"`` -> ``("a", "b")``: a comma-separated option."""
+    return tuple(n.strip() for n in (text or "").split(",") if n.strip())
