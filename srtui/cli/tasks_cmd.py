@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Every task srtui knows (built in, and the workspace's own)."""
-        from tasks.catalogue import entries
+        from tasks.catalogue import entries, notes
 
         rows = [e for e in entries(_context(workspace, None)) if track is None or e.track == track]
         if as_json:
@@ -61,6 +61,8 @@ def register(app: typer.Typer) -> None:
         console = Console()
         console.print(table)
         console.print(f"{len(rows)} tasks")
+        for note in notes():
+            console.print(f"note: {note}", highlight=False)
 
     @tasks_app.command("show")
     def show(
