@@ -90,10 +90,9 @@ def register(app: typer.Typer) -> None:
         console.print(f"target: {task.target_name}")
         console.print(f"ground truth: {task.ground_truth or 'unknown'}")
         console.print(f"property scored: {task.property}; noise: {task.noise:g}")
-        if task.irrelevant_features:
-            console.print(f"irrelevant features: {', '.join(sorted(task.irrelevant_features))}")
-        if task.shortcut_features:
-            console.print(f"shortcut features: {', '.join(sorted(task.shortcut_features))}")
+        for label, chosen in (("irrelevant", task.irrelevant_features), ("shortcut", task.shortcut_features)):
+            if chosen:  # in the table's column order (x2, x4, ..., x20, not x10, x12, ...)
+                console.print(f"{label} features: {', '.join(f for f in task.feature_names if f in chosen)}")
         if "dates" in info:
             console.print(f"dates: {info['dates'][0]} .. {info['dates'][1]}")
         console.print(f"fingerprint: {info['fingerprint']}")

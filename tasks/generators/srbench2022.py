@@ -229,7 +229,9 @@ def noise(r: float, seed: int, clean_test: bool = False) -> Task:
         split="train x = -10..10 step 0.4 (51 rows), test 949 rows uniform [-10, 10]", noise=r,
         property="noise_robustness",
         provenance=_provenance("noise", seed, NOISE_LEVEL.get(r) and f"noise_{NOISE_LEVEL[r]}", **_noise_note(y, r, clean_test),
-                               noiseless_task=f"srbench2022-noise-r0.0-s{seed}"),
+                               noiseless_task=f"srbench2022-noise-r0.0-s{seed}",
+                               judge="metrics/evaluation.py scores the noise tasks by test accuracy alone; srtui's "
+                                     "noise_robustness divides the test R2 by the r = 0 twin's"),
         description=f"Noise robustness: {NOISE} with r = {r}; scored against the r = 0 twin.",
     )
 
