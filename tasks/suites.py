@@ -20,9 +20,9 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
 
 Task names may be shell-style patterns (``"srbench2022-exact-*"``), expanded when the suite is
 read: over the built-in catalogue for built-in suites, and over the workspace's own tasks
-(``srtui tasks add``) too for a suite file of the user's (``tasks = ["off-*"]``). ``seed_from_task = true`` runs each task once, with the data seed
-its name ends in (``-s2082``), as the SRBench 2022 competition did; ``Suite.jobs()`` gives the
-(task, seed) pairs either way.
+(``srtui tasks add``) too for a suite file of the user's (``tasks = ["off-*"]``).
+``seed_from_task = true`` runs each task once, with the data seed its name ends in (``-s2082``),
+as the SRBench 2022 competition did; ``Suite.jobs()`` gives the (task, seed) pairs either way.
 """
 
 from __future__ import annotations
