@@ -87,7 +87,7 @@ def _select(wanted: list[str] | None, available: list[str]) -> list[str]:
 
 def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) -> RunPlan:
     try:
-        suite = load_suite(req.suite)
+        suite = load_suite(req.suite, workspace.root)
     except SuiteError as exc:
         raise RunError(str(exc)) from None
     limits = _limits(suite, req)

@@ -41,6 +41,8 @@ class TaskContext:
 
 
 _REGISTRY: dict[str, TaskEntry] = {}
+#: one line each about what the catalogue cannot do (`tasks list` prints them)
+_NOTES: list[str] = []
 _LOADED = False
 
 
@@ -48,6 +50,15 @@ def register(entry: TaskEntry) -> None:
     if entry.name in _REGISTRY:
         raise RuntimeError(f"task {entry.name!r} registered twice")
     _REGISTRY[entry.name] = entry
+
+
+def register_note(text: str) -> None:
+    _NOTES.append(text)
+
+
+def notes() -> list[str]:
+    _load_builtin()
+    return list(_NOTES)
 
 
 def _load_builtin() -> None:
@@ -64,7 +75,7 @@ def _load_builtin() -> None:
         smoke,
         srbench2022,
     )
-    from tasks.loaders import pmlb, realworld  # noqa: F401
+    from tasks.loaders import pmlb, realworld, srbench2022_seir  # noqa: F401
 
 
 def _user_entries(context: TaskContext | None) -> dict[str, TaskEntry]:

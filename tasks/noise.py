@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
-def srbench2022_sigma(y: np.ndarray, r: float) -> float:
-    """The competition's noise scale: N(0, s) with s = std(y) * sqrt(r / (1 - r)).
+def srbench2022_sigma(y: np.ndarray, r: float, ddof: int = 1) -> float:
+    """The competition's noise scale: s = std(y) * sqrt(r / (1 - r)), so the noise is a share r of
+    the noisy target's variance.
 
-    With this s the noise makes up a share r of the noisy target's variance (var_n / var_total = r).
+    ``ddof = 1`` is what the competition's files use (``pandas.Series.std`` over the whole
+    noiseless target, train rows then test rows); its shortcut features use numpy's ``ddof = 0``.
+    Computed the way each of those computes it, so the files are reproduced to the last bit.
     """
     if not 0 <= r < 1:
         raise ValueError(f"noise ratio must be in [0, 1), got {r}")
-    return float(np.std(y) * np.sqrt(r / (1 - r)))
+    if ddof == 1:
+        import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
+        spread = float(pd.Series(y).std())
+    else:
+        spread = float(np.std(y))
+    return spread * math.sqrt(r / (1.0 - r))
 
 
-def add_srbench2022_noise(y: np.ndarray, r: float, rng: np.random.Generator) -> np.ndarray:
+def add_srbench2022_noise(y: np.ndarray, r: float, seed: int) -> np.ndarray:
+    """The competition's target noise: ``y + default_rng(seed).normal(0, s, len(y))``, a *fresh*
+    generator from the task's seed (the one that drew the inputs starts the same way)."""
     if r == 0:
         return y.copy()
-    return y + rng.normal(0.0, srbench2022_sigma(y, r), size=y.shape)
+    return y + np.random.default_rng(seed).normal(0.0, srbench2022_sigma(y, r), len(y))
 
 
 def add_rms_noise(y: np.ndarray, level: float, rng: np.random.Generator) -> np.ndarray:

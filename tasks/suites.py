@@ -18,10 +18,11 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     [params.gplearn]     # optional per-method parameter overrides
     generations = 20
 
-Task names may be shell-style patterns over the built-in catalogue (``"srbench2022-exact-*"``),
-expanded when the suite is read. ``seed_from_task = true`` runs each task once, with the data seed
-its name ends in (``-s2082``), as the SRBench 2022 competition did; ``Suite.jobs()`` gives the
-(task, seed) pairs either way.
+Task names may be shell-style patterns (``"srbench2022-exact-*"``), expanded when the suite is
+read: over the built-in catalogue for built-in suites, and over the workspace's own tasks
+(``srtui tasks add``) too for a suite file of the user's (``tasks = ["off-*"]``).
+``seed_from_task = true`` runs each task once, with the data seed its name ends in (``-s2082``),
+as the SRBench 2022 competition did; ``Suite.jobs()`` gives the (task, seed) pairs either way.
 """
 
 from __future__ import annotations
@@ -73,11 +74,15 @@ def task_seed(task: str) -> int:
     return int(m.group(1))
 
 
-def expand_tasks(patterns: list[str], where: str) -> list[str]:
-    """Expand shell-style patterns against the built-in catalogue; plain names pass through."""
-    from tasks.catalogue import builtin_names
+def expand_tasks(patterns: list[str], where: str, workspace: Path | None = None) -> list[str]:
+    """Expand shell-style patterns against the built-in catalogue and, given ``workspace``, its
+    user tasks; plain names pass through."""
+    from tasks.catalogue import TaskContext, builtin_names, entries
 
-    names = builtin_names()
+    if workspace is None:
+        names = builtin_names()
+    else:
+        names = sorted(e.name for e in entries(TaskContext.for_workspace(Path(workspace))))
     out: list[str] = []
     for pat in patterns:
         if any(ch in pat for ch in "*?["):
@@ -94,13 +99,15 @@ def builtin_suite_names() -> list[str]:
     return sorted(p.stem for p in SUITES_DIR.glob("*.toml"))
 
 
-def load_suite(name_or_path: str) -> Suite:
-    """Load a built-in suite by name or a user suite from a ``.toml`` path."""
+def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
+    """Load a built-in suite by name or a user suite from a ``.toml`` path (whose task patterns
+    also match the tasks of ``workspace``, if given)."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml") or path.is_file():
         if not path.is_file():
             raise SuiteError(f"suite file not found: {name_or_path}")
     else:
+        workspace = None  # a built-in suite means the built-in tasks only
         path = SUITES_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(builtin_suite_names())
@@ -109,10 +116,11 @@ def load_suite(name_or_path: str) -> Suite:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SuiteError(f"suite file {path} is not valid TOML: {exc}") from None
-    return suite_from_dict(data, default_name=path.stem, path=path)
+    return suite_from_dict(data, default_name=path.stem, path=path, workspace=workspace)
 
 
-def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None = None) -> Suite:
+def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None = None,
+                    workspace: Path | None = None) -> Suite:
     where = str(path or default_name)
 
     def str_list(key: str) -> list[str]:
@@ -139,7 +147,7 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     seed_from_task = data.get("seed_from_task", False)
     if not isinstance(seed_from_task, bool):
         raise SuiteError(f"suite {where}: 'seed_from_task' must be true or false")
-    tasks = expand_tasks(str_list("tasks"), where)
+    tasks = expand_tasks(str_list("tasks"), where, workspace)
     if seed_from_task:
         for t in tasks:
             task_seed(t)

@@ -31,8 +31,9 @@ def test_show_json(tmp_path, capsys):
     code, out, _ = run(["tasks", "show", "srbench2022-featsel-r0.1-s2082", "--json", "-w", str(tmp_path)], capsys)
     info = json.loads(out)
     assert code == 0 and info["n_train"] == 500 and info["property"] == "feature_absence"
-    assert info["irrelevant_features"] == sorted(f"x{i}" for i in range(2, 21, 2))
+    assert info["irrelevant_features"] == sorted(f"x{i}" for i in range(11, 21))
     assert info["provenance"]["seed"] == 2082
+    assert info["provenance"]["official_files"].endswith("2082_featureselection_hard_data_{train,test}.csv")
 
 
 def test_show_unknown_task_is_one_line(tmp_path, capsys):

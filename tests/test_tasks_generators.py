@@ -59,8 +59,14 @@ def test_featsel_layout_and_irrelevant_set():
     t = srbench2022.featsel(0.025, 2082)
     assert t.X_train.shape == (500, 20) and t.X_test.shape == (500, 20)
     assert np.abs(np.vstack([t.X_train, t.X_test])).max() <= 10
-    assert t.irrelevant_features == frozenset(f"x{i}" for i in range(2, 21, 2))
+    assert t.irrelevant_features == frozenset(f"x{i}" for i in range(11, 21))  # as the files define it
     assert t.property == "feature_absence"
+    judge = get_task("srbench2022-featsel-r0.025-s2082-judgeset")
+    assert judge.irrelevant_features == frozenset(f"x{i}" for i in range(2, 21, 2))  # the judge's set
+    assert judge.fingerprint() == t.fingerprint()  # the same data, scored another way
+    for task in (t, judge):
+        assert "x2, x4, ..., x20" in task.provenance["irrelevant_by_judge"]
+        assert "x11..x20" in task.provenance["irrelevant_in_files"]
 
 
 @pytest.mark.parametrize("kind,levels", [("featsel", srbench2022.FEATSEL_R), ("extrap", srbench2022.EXTRAP_R),
@@ -101,6 +107,7 @@ def test_localopt_shortcuts():
 
 def test_extrapolation_split():
     t = srbench2022.extrap(0.05, 2082)
+    assert t.feature_names == ["x"]  # as the competition's files name it
     assert len(t.y_train) + len(t.y_test) == 551
     assert t.X_train.max() == pytest.approx(15) and t.X_train.min() == pytest.approx(-15)
     assert t.X_test.min() > 15 and t.X_test.max() == pytest.approx(40)

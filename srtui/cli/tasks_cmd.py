@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Every task srtui knows (built in, and the workspace's own)."""
-        from tasks.catalogue import entries
+        from tasks.catalogue import entries, notes
 
         rows = [e for e in entries(_context(workspace, None)) if track is None or e.track == track]
         if as_json:
@@ -61,6 +61,8 @@ def register(app: typer.Typer) -> None:
         console = Console()
         console.print(table)
         console.print(f"{len(rows)} tasks")
+        for note in notes():
+            console.print(f"note: {note}", highlight=False)
 
     @tasks_app.command("show")
     def show(
@@ -88,10 +90,9 @@ def register(app: typer.Typer) -> None:
         console.print(f"target: {task.target_name}")
         console.print(f"ground truth: {task.ground_truth or 'unknown'}")
         console.print(f"property scored: {task.property}; noise: {task.noise:g}")
-        if task.irrelevant_features:
-            console.print(f"irrelevant features: {', '.join(sorted(task.irrelevant_features))}")
-        if task.shortcut_features:
-            console.print(f"shortcut features: {', '.join(sorted(task.shortcut_features))}")
+        for label, chosen in (("irrelevant", task.irrelevant_features), ("shortcut", task.shortcut_features)):
+            if chosen:  # in the table's column order (x2, x4, ..., x20, not x10, x12, ...)
+                console.print(f"{label} features: {', '.join(f for f in task.feature_names if f in chosen)}")
         if "dates" in info:
             console.print(f"dates: {info['dates'][0]} .. {info['dates'][1]}")
         console.print(f"fingerprint: {info['fingerprint']}")
@@ -123,15 +124,33 @@ def register(app: typer.Typer) -> None:
         target: Annotated[str, typer.Option("--target", help="Name of the target column.")],
         test: Annotated[Optional[Path], typer.Option("--test", help="A separate test CSV (else a 75/25 split).")] = None,
         truth: Annotated[Optional[str], typer.Option("--truth", help="Known ground-truth formula over the features.")] = None,
+        prop: Annotated[Optional[str], typer.Option(
+            "--property", help="Property scored beside accuracy: exact_rediscovery, feature_absence, extrapolation, "
+                               "noise or accuracy (default: feature_absence with --irrelevant/--shortcut, "
+                               "exact_rediscovery with --truth, else accuracy).")] = None,
+        irrelevant: Annotated[Optional[str], typer.Option("--irrelevant", help="Comma-separated irrelevant feature columns.")] = None,
+        shortcut: Annotated[Optional[str], typer.Option("--shortcut", help="Comma-separated shortcut (deceptive) feature columns.")] = None,
+        noiseless_task: Annotated[Optional[str], typer.Option(
+            "--noiseless-task", help="For --property noise: the noiseless twin task whose test R2 it is compared with.")] = None,
         workspace: WorkspaceOption = None,
     ) -> None:
         """Add a CSV file as a task of this workspace (validated before anything is written)."""
         from tasks.catalogue import TaskError
-        from tasks.loaders.user import add_user_task
+        from tasks.loaders.user import Declared, add_user_task
 
+        declared = Declared(truth=truth, property=prop, irrelevant=_names(irrelevant), shortcut=_names(shortcut),
+                            noiseless_task=noiseless_task)
         try:
-            task = add_user_task(resolve(workspace).root, name, csv, target, test, truth)
+            task = add_user_task(resolve(workspace).root, name, csv, target, test, declared)
         except TaskError as exc:
             raise CliError(str(exc)) from None
         typer.echo(f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
-                   f"{task.n_features} features")
+                   f"{task.n_features} features; property {task.property}")
+        renamed = task.provenance.get("renamed_columns") or {}
+        if renamed:
+            typer.echo("renamed columns: " + ", ".join(f"{old!r} -> {new}" for old, new in renamed.items()))
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    """``"a, b"`` -> ``("a", "b")``: a comma-separated option."""
+    return tuple(n.strip() for n in (text or "").split(",") if n.strip())

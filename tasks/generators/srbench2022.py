@@ -1,16 +1,27 @@
-"""The SRBench 2022 competition's synthetic track, regenerated offline and deterministic by seed.
+"""The SRBench 2022 competition's synthetic track (stage 1), regenerated offline, equal to its files.
 
 One task per (generator, setting, seed): ``srbench2022-exact-easier-s2082``,
 ``srbench2022-featsel-r0.05-s3946``, ``srbench2022-localopt-n4-s5847``,
-``srbench2022-extrap-r0.1-s6087``, ``srbench2022-noise-r0.15-s6589``. The competition's files add
-the noise to every row; the ``-cleantest`` variants keep the test targets noiseless (the paper).
-Layout as the competition's: features ``x1..xn``, target ``y``.
+``srbench2022-extrap-r0.1-s6087``, ``srbench2022-noise-r0.15-s6589``: the 170 top-level datasets
+of ``competition-2022/experiment/data/stage1/data/`` (cavalab/srbench, branch srcomp), value for
+value. Layout as the competition's: features ``x1..xn`` (``x`` for extrapolation), target ``y``.
 
-Randomness: ``default_rng(seed)`` draws the inputs and ``default_rng([seed, 1])`` the noise, so the
-settings of one seed share their inputs (the noise track compares against its r = 0 twin).
+The competition's recipe, followed step by step (its files are the reference):
+
+- inputs from ``default_rng(seed)``; targets evaluated row by row on Python floats with ``math``,
+  in the script's order of operations (numpy's vectorised log/sin/pow may round the last bit
+  differently);
+- target noise ``sigma = pandas.Series(y).std() * sqrt(r / (1 - r))`` (ddof = 1, over every row,
+  train then test) and ``y + default_rng(seed).normal(0, sigma, len(y))`` from a *fresh* generator;
+- local-optimum shortcut features drawn from the generator that drew the inputs, numpy std.
+
+Variants of srtui's own: ``-cleantest`` keeps the test targets noiseless (the paper's intent);
+``-judgeset`` scores feature selection with the judge's irrelevant set (see ``featsel``).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -21,8 +32,9 @@ from tasks.model import Task
 from tasks.noise import add_srbench2022_noise, srbench2022_sigma
 from tasks.suites import COMPETITION_SEEDS
 
-VERSION = "1"
+VERSION = "2"
 TRACK = "srbench2022-synthetic"
+STAGE1 = "cavalab/srbench@srcomp:competition-2022/experiment/data/stage1/data/"
 F1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 
 #: difficulty -> (formula, number of features)
@@ -32,49 +44,78 @@ EXACT = {
     "medium": (f"({F1}) / (1 + 0.2*(x1**2 + x2**2))", 5),
     "hard": (f"(({F1}) + 5.5*sin(x1 + x2)) / (1 + 0.2*(x1**2 + x2**2))", 2),
 }
-FEATSEL = "0.11*x1**3 + 0.91*x3*x5 + 0.68*x7*x9 + 0.26*x11**2*x13 + 0.16*x15*x17*x19"
+#: the function the official files hold (consecutive indices), not the committed script's
+FEATSEL = "0.11*x1**3 + 0.91*x2*x3 + 0.68*x4*x5 + 0.26*x6**2*x7 + 0.13*x8*x9*x10"
+FEATSEL_IRRELEVANT = frozenset(f"x{i}" for i in range(11, 21))
+#: what the competition's judge (metrics/evaluation.py) calls irrelevant: x2, x4, ..., x20
+JUDGE_IRRELEVANT = frozenset(f"x{i}" for i in range(2, 21, 2))
 FEATSEL_R = (0.025, 0.05, 0.1)
 LOCALOPT_TERMS = ("0.77*x1*x2", "1.52*x2*x3", "1.2*x4**2", "0.31*x1*x4*x5", "0.23*x3*x4*x5")
 LOCALOPT_N = (3, 4, 5)
-EXTRAP = "erf(0.22*x1) + 0.17*sin(5.5*x1)"
+EXTRAP = "erf(0.22*x) + 0.17*sin(5.5*x)"
 EXTRAP_R = (0.025, 0.05, 0.1)
 NOISE = "(0.11*x1**4 - 1.4*x1**3) / (0.68*x1**2 + 1)"
 NOISE_R = (0.0, 0.05, 0.1, 0.15)
+#: the official files' word for each setting
+LEVEL = dict(zip(FEATSEL_R, ("easy", "medium", "hard")))  # featsel and extrap share the levels
+NOISE_LEVEL = dict(zip(NOISE_R, ("base", "easy", "medium", "hard")))
+LOCALOPT_LEVEL = dict(zip(LOCALOPT_N, ("easy", "medium", "hard")))
 
 
 def _names(n: int) -> list[str]:
     return [f"x{i}" for i in range(1, n + 1)]
 
 
-def _exact_target(difficulty: str, X: np.ndarray) -> np.ndarray:
-    x1, x2 = X[:, 0], X[:, 1]
-    f1 = 0.4 * x1 * x2 - 1.5 * x1 + 2.5 * x2 + 1
-    if difficulty == "easier":
-        return f1
-    if difficulty == "easy":
-        return f1 + np.log(30 * X[:, 2] ** 2)
-    denom = 1 + 0.2 * (x1**2 + x2**2)
-    if difficulty == "medium":
-        return f1 / denom
-    return (f1 + 5.5 * np.sin(x1 + x2)) / denom
+def _by_row(fn, X: np.ndarray) -> np.ndarray:
+    """``fn`` over the rows of ``X`` on Python floats: the competition's arithmetic, bit for bit."""
+    return np.array([fn(*row) for row in X.tolist()], dtype=float)
 
 
-def _provenance(kind: str, seed: int, **extra: object) -> dict:
+def _f1(x1: float, x2: float) -> float:
+    return 0.4 * x1 * x2 + (-1.5 * x1 + 2.5 * x2 + 1)
+
+
+EXACT_ROW = {
+    "easier": lambda x1, x2, *_: _f1(x1, x2),
+    "easy": lambda x1, x2, x3, *_: _f1(x1, x2) + math.log(30 * x3**2),
+    "medium": lambda x1, x2, *_: _f1(x1, x2) / (1 + 0.2 * (x1**2 + x2**2)),
+    "hard": lambda x1, x2: (5.5 * math.sin(x1 + x2) + 0.4 * x1 * x2 + (-1.5 * x1 + 2.5 * x2 + 1))
+    / (1 + 0.2 * (x1**2 + x2**2)),
+}
+LOCALOPT_ROW = (
+    lambda x1, x2, x3, x4, x5: 0.77 * x1 * x2,
+    lambda x1, x2, x3, x4, x5: 1.52 * x2 * x3,
+    lambda x1, x2, x3, x4, x5: 1.2 * x4**2,
+    lambda x1, x2, x3, x4, x5: 0.31 * x1 * x4 * x5,
+    lambda x1, x2, x3, x4, x5: 0.23 * x3 * x4 * x5,
+)
+
+
+def _featsel_row(x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, *_irrelevant) -> float:
+    return 0.11 * x1**3 + 0.91 * x2 * x3 + 0.68 * x4 * x5 + 0.26 * x6**2 * x7 + 0.13 * x8 * x9 * x10
+
+
+def _noise_row(x: float) -> float:
+    return (0.11 * x**4 - 1.4 * x**3) / (0.68 * x**2 + 1)
+
+
+def _provenance(kind: str, seed: int, official: str | None, **extra: object) -> dict:
     return {
         "source": "generated",
         "generator": f"tasks.generators.srbench2022.{kind}",
         "version": VERSION,
         "seed": seed,
-        "reference": "SRBench 2022 competition (cavalab/srbench, branch srcomp), synthetic track",
+        "reference": "SRBench 2022 competition (cavalab/srbench, branch srcomp), synthetic track, stage 1",
+        "official_files": f"{STAGE1}{seed}_{official}_data_{{train,test}}.csv" if official
+        else "none (not one of the competition's settings)",
         **extra,
     }
 
 
 def exact(difficulty: str, seed: int) -> Task:
     formula, n_feat = EXACT[difficulty]
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-5, 5, size=(2000, n_feat))
-    y = _exact_target(difficulty, X)
+    X = np.random.default_rng(seed).uniform(-5.0, 5.0, size=(2000, n_feat))
+    y = _by_row(EXACT_ROW[difficulty], X)
     used = {"easier": 2, "easy": 3, "medium": 2, "hard": 2}[difficulty]
     idx = np.arange(2000)
     return make_task(
@@ -82,51 +123,65 @@ def exact(difficulty: str, seed: int) -> Task:
         difficulty=difficulty, ground_truth=formula,
         irrelevant_features=frozenset(_names(n_feat)[used:]),
         split="first 1000 rows train, last 1000 test", noise=0.0, property="exact_rediscovery",
-        provenance=_provenance("exact", seed, sampling="uniform [-5, 5]", rows=2000),
+        provenance=_provenance("exact", seed, f"exact_formula_{difficulty}", sampling="uniform [-5, 5]", rows=2000),
         description=f"Exact rediscovery ({difficulty}): {formula}; {n_feat} features uniform on [-5, 5].",
     )
 
 
 def _noisy(y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray):
-    noisy = add_srbench2022_noise(y, r, np.random.default_rng([seed, 1]))
-    return noisy, (y[test_index] if clean_test else None)
+    return add_srbench2022_noise(y, r, seed), (y[test_index] if clean_test else None)
 
 
-def _noise_note(r: float, clean_test: bool) -> str:
+def _noise_note(y: np.ndarray, r: float, clean_test: bool) -> dict:
     if r == 0:
-        return "no noise"
-    where = "training rows only (test targets noiseless)" if clean_test else "every row"
-    return f"N(0, std(y)*sqrt(r/(1-r))) with r = {r} on {where}"
+        return {"noise": "no noise"}
+    where = "training rows only (test targets noiseless, srtui's -cleantest variant)" if clean_test else "every row"
+    return {"noise": f"y + default_rng(seed).normal(0, sigma) on {where}; "
+                     f"sigma = pandas std (ddof 1) of the noiseless y over all rows * sqrt(r/(1-r)), r = {r}",
+            "sigma": srbench2022_sigma(y, r)}
 
 
-def featsel(r: float, seed: int, clean_test: bool = False) -> Task:
-    X = np.random.default_rng(seed).uniform(-10, 10, size=(1000, 20))
-    c = X.T
-    y = 0.11 * c[0] ** 3 + 0.91 * c[2] * c[4] + 0.68 * c[6] * c[8] + 0.26 * c[10] ** 2 * c[12] + 0.16 * c[14] * c[16] * c[18]
+def featsel(r: float, seed: int, clean_test: bool = False, judge_set: bool = False) -> Task:
+    """Feature selection as the official files define it: y uses x1..x10, x11..x20 are irrelevant.
+
+    The judge calls x2, x4, ..., x20 irrelevant (its code and the committed script use
+    x1, x3, ..., x19); under that set an exact model scores feature absence 0.5.
+    ``judge_set=True`` (task suffix ``-judgeset``) scores with the judge's set on the same data.
+    """
+    X = np.random.default_rng(seed).uniform(-10.0, 10.0, size=(1000, 20))
+    y = _by_row(_featsel_row, X)
     idx = np.arange(1000)
     y_noisy, y_test = _noisy(y, r, seed, clean_test, idx[500:])
-    names = _names(20)
+    name = f"srbench2022-featsel-r{r}-s{seed}" + ("-cleantest" if clean_test else "") + ("-judgeset" if judge_set else "")
+    irrelevant = JUDGE_IRRELEVANT if judge_set else FEATSEL_IRRELEVANT
+    which = "the judge's (x2, x4, ..., x20)" if judge_set else "the files' (x11..x20)"
     return make_task(
-        f"srbench2022-featsel-r{r}-s{seed}" + ("-cleantest" if clean_test else ""), TRACK, names, "y",
-        X, y_noisy, idx[:500], idx[500:], y_test_override=y_test,
-        difficulty="feature-selection", ground_truth=FEATSEL,
-        irrelevant_features=frozenset(names[1::2]),
+        name, TRACK, _names(20), "y", X, y_noisy, idx[:500], idx[500:], y_test_override=y_test,
+        difficulty="feature-selection", ground_truth=FEATSEL, irrelevant_features=irrelevant,
         split="first 500 rows train, last 500 test", noise=r, property="feature_absence",
-        provenance=_provenance("featsel", seed, sampling="uniform [-10, 10]", rows=1000,
-                               noise=_noise_note(r, clean_test), sigma=srbench2022_sigma(y, r)),
-        description=f"Feature selection: 20 features, the even-indexed ones irrelevant; {FEATSEL}.",
+        provenance=_provenance(
+            "featsel", seed, LEVEL.get(r) and f"featureselection_{LEVEL[r]}", sampling="uniform [-10, 10]", rows=1000,
+            **_noise_note(y, r, clean_test),
+            irrelevant_features=f"scored with {which} set",
+            irrelevant_in_files="x11..x20: the files' target uses x1..x10 only (srtui's default)",
+            irrelevant_by_judge="x2, x4, ..., x20 (metrics/evaluation.py): an exact model scores 0.5 there; "
+                                "task suffix -judgeset",
+            committed_script="create_data.py writes 0.91*x3*x5 + ... + 0.13*x15*x17*x19; the files hold "
+                             f"{FEATSEL} (reproduced to the last bit)"),
+        description=f"Feature selection: 20 features, {which} irrelevant; {FEATSEL}.",
     )
 
 
 def localopt(n_terms: int, seed: int) -> Task:
-    X5 = np.random.default_rng(seed).uniform(-5, 5, size=(1000, 5))
-    x1, x2, x3, x4, x5 = X5.T
-    g = [0.77 * x1 * x2, 1.52 * x2 * x3, 1.2 * x4**2, 0.31 * x1 * x4 * x5, 0.23 * x3 * x4 * x5][:n_terms]
-    y = np.sum(g, axis=0)
-    noise_rng = np.random.default_rng([seed, 1])
-    # the shortcut features: each term with its own r = 0.1 noise (s from that term's std)
-    shortcuts = np.column_stack([add_srbench2022_noise(gi, 0.1, noise_rng) for gi in g])
-    X = np.hstack([X5, shortcuts])
+    rng = np.random.default_rng(seed)
+    X5 = rng.uniform(-5.0, 5.0, size=(1000, 5))
+    terms = [_by_row(f, X5) for f in LOCALOPT_ROW[:n_terms]]
+    # each shortcut: its term plus r = 0.1 noise, numpy std (ddof 0), from the inputs' generator
+    shortcuts = [g + rng.normal(0.0, srbench2022_sigma(g, 0.1, ddof=0), len(g)) for g in terms]
+    y = terms[0]
+    for g in terms[1:]:
+        y = y + g
+    X = np.column_stack([X5, *shortcuts])
     names = _names(5 + n_terms)
     idx = np.arange(1000)
     formula = " + ".join(LOCALOPT_TERMS[:n_terms])
@@ -135,37 +190,35 @@ def localopt(n_terms: int, seed: int) -> Task:
         difficulty=f"localopt-{n_terms}", ground_truth=formula,
         shortcut_features=frozenset(names[5:]),
         split="first 100 rows train, last 900 test", noise=0.0, property="feature_absence",
-        provenance=_provenance("localopt", seed, sampling="uniform [-5, 5]", rows=1000,
-                               shortcuts="x6.. = the target's terms g1..gn, each with r = 0.1 noise"),
+        provenance=_provenance("localopt", seed, f"localopt_{LOCALOPT_LEVEL[n_terms]}", sampling="uniform [-5, 5]",
+                               rows=1000, shortcuts="x6.. = the target's terms g1..gn, each + N(0, std(g) * "
+                               "sqrt(0.1/0.9)) drawn after the inputs from the same generator"),
         description=f"Deceptive shortcuts: y = {formula}; x6..x{5 + n_terms} are its noisy terms.",
     )
 
 
 def extrap(r: float, seed: int, clean_test: bool = False) -> Task:
-    from scipy.special import (
-        erf,  # lazy: keeps `tasks list` and `srtui run` start-up light
-    )
-    x = np.round(np.arange(-150, 401) * 0.1, 10)  # -15..40 step 0.1, exact grid
-    y = erf(0.22 * x) + 0.17 * np.sin(5.5 * x)
+    x = np.arange(-15.0, 40.01, 0.1)  # the competition's grid, float steps and all (551 points)
+    y = _by_row(lambda v: math.erf(0.22 * v) + 0.17 * math.sin(5.5 * v), x[:, None])
     idx = np.arange(len(x))
     train, test = idx[x <= 15], idx[x > 15]
     y_noisy, y_test = _noisy(y, r, seed, clean_test, test)
     return make_task(
-        f"srbench2022-extrap-r{r}-s{seed}" + ("-cleantest" if clean_test else ""), TRACK, ["x1"], "y",
+        f"srbench2022-extrap-r{r}-s{seed}" + ("-cleantest" if clean_test else ""), TRACK, ["x"], "y",
         x[:, None], y_noisy, train, test, y_test_override=y_test,
         difficulty="extrapolation", ground_truth=EXTRAP,
         split="train x <= 15, test x > 15", noise=r, property="extrapolation",
-        provenance=_provenance("extrap", seed, sampling="grid -15..40 step 0.1", rows=len(x),
-                               noise=_noise_note(r, clean_test)),
+        provenance=_provenance("extrap", seed, LEVEL.get(r) and f"extrapolation_{LEVEL[r]}", sampling="numpy.arange(-15, 40.01, 0.1)",
+                               rows=len(x), **_noise_note(y, r, clean_test)),
         description=f"Extrapolation: {EXTRAP} on x = -15..40; train x <= 15, test beyond.",
     )
 
 
 def noise(r: float, seed: int, clean_test: bool = False) -> Task:
-    x_train = np.round(np.arange(-25, 26) * 0.4, 10)  # -10..10 step 0.4
-    x_test = np.random.default_rng(seed).uniform(-10, 10, size=949)
+    x_train = np.arange(-10.0, 10.01, 0.4)  # 51 points, the competition's float steps
+    x_test = np.random.default_rng(seed).uniform(-10.0, 10.0, size=(1000 - len(x_train), 1)).ravel()
     x = np.concatenate([x_train, x_test])
-    y = (0.11 * x**4 - 1.4 * x**3) / (0.68 * x**2 + 1)
+    y = _by_row(_noise_row, x[:, None])
     idx = np.arange(len(x))
     train, test = idx[: len(x_train)], idx[len(x_train):]
     y_noisy, y_test = _noisy(y, r, seed, clean_test, test)
@@ -175,8 +228,10 @@ def noise(r: float, seed: int, clean_test: bool = False) -> Task:
         difficulty="noise", ground_truth=NOISE,
         split="train x = -10..10 step 0.4 (51 rows), test 949 rows uniform [-10, 10]", noise=r,
         property="noise_robustness",
-        provenance=_provenance("noise", seed, noise=_noise_note(r, clean_test),
-                               noiseless_task=f"srbench2022-noise-r0.0-s{seed}"),
+        provenance=_provenance("noise", seed, NOISE_LEVEL.get(r) and f"noise_{NOISE_LEVEL[r]}", **_noise_note(y, r, clean_test),
+                               noiseless_task=f"srbench2022-noise-r0.0-s{seed}",
+                               judge="metrics/evaluation.py scores the noise tasks by test accuracy alone; srtui's "
+                                     "noise_robustness divides the test R2 by the r = 0 twin's"),
         description=f"Noise robustness: {NOISE} with r = {r}; scored against the r = 0 twin.",
     )
 
@@ -196,8 +251,10 @@ def _register_all() -> None:
                 _register(f"srbench2022-{kind}-r{r}-s{seed}", lambda f=fn, r=r, s=seed: f(r, s), f"{kind}, r = {r}")
                 if r > 0:
                     _register(f"srbench2022-{kind}-r{r}-s{seed}-cleantest", lambda f=fn, r=r, s=seed: f(r, s, True),
-                              f"{kind}, r = {r}, noiseless test targets")
+                              f"{kind}, r = {r}, noiseless test targets (srtui's variant)")
+        for r in FEATSEL_R:
+            _register(f"srbench2022-featsel-r{r}-s{seed}-judgeset", lambda r=r, s=seed: featsel(r, s, judge_set=True),
+                      f"featsel, r = {r}, scored with the judge's irrelevant set x2, x4, ..., x20")
 
 
 _register_all()
-

@@ -1,4 +1,5 @@
-"""User tasks: ``srtui tasks add NAME FILE.csv --target COL [--test FILE] [--truth EXPR]``.
+"""User tasks: ``srtui tasks add NAME FILE.csv --target COL [--test FILE] [--truth EXPR]
+[--property P] [--irrelevant a,b] [--shortcut c,d] [--noiseless-task NAME]``.
 
 Stored as files in the workspace, ``<workspace>/tasks/NAME/{train.csv,test.csv,task.json}``, with
 features renamed to Python identifiers. Everything is validated before anything is written, and the
@@ -12,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,18 +22,65 @@ from tasks.build import make_task, shuffled_split, stable_seed
 from tasks.catalogue import TaskEntry, TaskError
 from tasks.datafiles import sha256_file
 from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
-from tasks.model import Task
+from tasks.model import PROPERTIES, Task
 
 TRACK = "user"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+#: what ``--property`` accepts: the task properties, ``noise`` short for noise_robustness
+PROPERTY_ALIASES = {**{p: p for p in PROPERTIES}, "noise": "noise_robustness"}
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What the user says about a task beyond its data (``tasks add`` options)."""
+
+    truth: str | None = None
+    property: str | None = None
+    irrelevant: tuple[str, ...] = ()
+    shortcut: tuple[str, ...] = ()
+    noiseless_task: str | None = None
 
 
 def user_dir(workspace: Path) -> Path:
     return Path(workspace) / "tasks"
 
 
+def _feature_list(option: str, names: tuple[str, ...], mapping: dict[str, str], csv: Path) -> list[str]:
+    """Column names (as in the file, or as renamed) -> the stored feature names."""
+    renamed = set(mapping.values())
+    out = []
+    for name in names:
+        if name in mapping:
+            out.append(mapping[name])
+        elif name in renamed:
+            out.append(name)
+        else:
+            raise TaskError(f"--{option}: no feature column {name!r} in {csv} (columns: {', '.join(mapping)})")
+    return sorted(set(out))
+
+
+def _property(declared: Declared, has_test: bool) -> str:
+    """The property to score, checked against what it needs."""
+    if declared.property is None:
+        if declared.irrelevant or declared.shortcut:
+            return "feature_absence"
+        return "exact_rediscovery" if declared.truth else "accuracy"
+    prop = PROPERTY_ALIASES.get(declared.property)
+    if prop is None:
+        raise TaskError(f"--property {declared.property!r}: choose one of {', '.join(PROPERTY_ALIASES)}")
+    needs = {
+        "exact_rediscovery": (declared.truth, "--truth EXPR (the formula to rediscover)"),
+        "feature_absence": (declared.irrelevant or declared.shortcut, "--irrelevant and/or --shortcut columns"),
+        "extrapolation": (has_test, "--test FILE (the out-of-range rows)"),
+        "noise_robustness": (declared.noiseless_task, "--noiseless-task NAME (the noiseless twin it is compared with)"),
+    }
+    if prop in needs and not needs[prop][0]:
+        raise TaskError(f"--property {declared.property} needs {needs[prop][1]}")
+    return prop
+
+
 def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path | None = None,
-                  truth: str | None = None) -> Task:
+                  declared: Declared = Declared()) -> Task:
     """Validate the files and store the task; returns the Task as it will be loaded."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
@@ -55,12 +104,16 @@ def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path
         raise TaskError(f"{csv}: {len(y)} rows are too few to split into train and test; give --test")
     mapping = sanitise_names(columns)
     features = [mapping[c] for c in columns]
-    if truth is not None:
+    if declared.truth is not None:
         from tasks.truth import parse_truth
 
-        parse_truth(truth, features)
+        parse_truth(declared.truth, features)
+    prop = _property(declared, test is not None)
     meta = {
-        "name": name, "target": target, "features": features, "columns": columns, "ground_truth": truth,
+        "name": name, "target": target, "features": features, "columns": columns, "ground_truth": declared.truth,
+        "property": prop, "irrelevant_features": _feature_list("irrelevant", declared.irrelevant, mapping, csv),
+        "shortcut_features": _feature_list("shortcut", declared.shortcut, mapping, csv),
+        "noiseless_task": declared.noiseless_task,
         "train_file": str(Path(csv).resolve()), "train_sha256": sha256_file(Path(csv)),
         "test_file": str(Path(test).resolve()) if test is not None else None,
         "test_sha256": sha256_file(Path(test)) if test is not None else None,
@@ -101,13 +154,17 @@ def load_user_task(folder: Path) -> Task:
         tr, te = shuffled_split(len(y), 0.75, stable_seed(meta["name"], "split"))
         split = "random 75/25 (seeded by the task name)"
     renamed = {c: f for c, f in zip(meta["columns"], features) if c != f}
+    default = "exact_rediscovery" if meta.get("ground_truth") else "accuracy"  # task.json of older srtui
+    provenance = {"source": "user", "train_file": meta["train_file"], "train_sha256": meta["train_sha256"],
+                  "test_file": meta["test_file"], "test_sha256": meta["test_sha256"], "renamed_columns": renamed}
+    if meta.get("noiseless_task"):
+        provenance["noiseless_task"] = meta["noiseless_task"]
     return make_task(
         meta["name"], TRACK, features, target, X, y, tr, te, ground_truth=meta.get("ground_truth"),
-        split=split, property="exact_rediscovery" if meta.get("ground_truth") else "accuracy",
-        provenance={"source": "user", "train_file": meta["train_file"], "train_sha256": meta["train_sha256"],
-                    "test_file": meta["test_file"], "test_sha256": meta["test_sha256"],
-                    "renamed_columns": renamed},
-        description=f"User task from {Path(meta['train_file']).name}",
+        split=split, property=meta.get("property") or default,
+        irrelevant_features=frozenset(meta.get("irrelevant_features") or ()),
+        shortcut_features=frozenset(meta.get("shortcut_features") or ()),
+        provenance=provenance, description=f"User task from {Path(meta['train_file']).name}",
     )
 
 

@@ -31,6 +31,28 @@ def main() -> None:
             _, warm = timed(lambda: get_task(name, ctx))
             print(f"{name:36s} {task.X_train.shape[0]:6d}+{task.X_test.shape[0]:<6d} rows  "
                   f"cold {cold * 1000:7.1f} ms  cached {warm * 1000:6.1f} ms  ratio {cold / warm:6.1f}x")
+    stage1_all()
+
+
+def stage1_all() -> None:
+    """The 170 SRBench 2022 stage-1 datasets built cold (no cache): what the fingerprint test does."""
+    from tasks.generators import srbench2022 as s22
+    from tasks.suites import COMPETITION_SEEDS
+
+    def build_all() -> int:
+        n = 0
+        for seed in COMPETITION_SEEDS:
+            builds = [lambda d=d: s22.exact(d, seed) for d in s22.EXACT]
+            builds += [lambda r=r, f=f: f(r, seed) for f, levels in
+                       ((s22.featsel, s22.FEATSEL_R), (s22.extrap, s22.EXTRAP_R), (s22.noise, s22.NOISE_R)) for r in levels]
+            builds += [lambda k=k: s22.localopt(k, seed) for k in s22.LOCALOPT_N]
+            for build in builds:
+                build()
+                n += 1
+        return n
+
+    n, secs = timed(build_all)
+    print(f"SRBench 2022 stage 1: {n} datasets built cold in {secs:.2f} s ({secs / n * 1000:.1f} ms each)")
 
 
 if __name__ == "__main__":
