@@ -172,7 +172,7 @@ def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
     """SLURM workers get a lifetime below the walltime; one too old for a job hands it back."""
     from distributed import Client, LocalCluster
 
-    from engine.backends.dask_backend import run_on_worker
+    from engine.backends.dask_worker import run_on_worker
     from engine.launcher import JobPayload
     from engine.spec import JobSpec, Limits
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends import BackendError, BackendOptions
-from engine.backends.dask_backend import DaskBackend, worker_core
+from engine.backends.dask_backend import DaskBackend
 from engine.backends.dask_config import (
     check_limits,
     load_cluster_config,
@@ -156,9 +156,26 @@ def test_option_combinations() -> None:
         DaskBackend(BackendOptions("dask", 1, cluster="ssh", cluster_config=Path("/nonexistent.toml")), Path("."))
 
 
-def test_worker_core_is_distinct_per_local_worker() -> None:
-    from engine.scheduler import usable_cores
+def test_config_names_its_cluster_and_the_backend_is_implied(tmp_path: Path) -> None:
+    from engine.backends import backend_kind
 
-    cores = usable_cores()
-    assert worker_core(0) == cores[0] and worker_core("SLURMCluster-2-1") == cores[1 % len(cores)]
-    assert worker_core("tcp://no-number-here/x") is None
+    assert load_cluster_config(None, write(tmp_path, SSH)).kind == "ssh"
+    assert load_cluster_config(None, None).kind == "local"
+    assert backend_kind(None, None, "slurm", None) == backend_kind(None, "tcp://127.0.0.1:8786", None, None) == "dask"
+    assert backend_kind(None, None, None, None) == "local"
+    with pytest.raises(BackendError, match="need --backend dask"):
+        backend_kind("local", None, None, write(tmp_path, SSH))
+
+
+def test_memory_is_in_mib() -> None:
+    from engine.backends.dask_config import parse_memory_mb
+
+    assert parse_memory_mb("32GiB") / 8 == 4096 and round(parse_memory_mb("32GB") / 8) == 3815
+
+
+def test_ssh_scheduler_listens_on_its_host_and_slurm_pins_hosts(tmp_path: Path) -> None:
+    assert ssh_kwargs(load_cluster_config("ssh", write(tmp_path, SSH)))["scheduler_options"]["host"] == "head"
+    local = SLURM + 'host = "127.0.0.1"\nworker_host = "127.0.0.1"\nscheduler_port = 18786\n'
+    kwargs, _ = slurm_kwargs(load_cluster_config("slurm", write(tmp_path, local)))
+    assert kwargs["scheduler_options"] == {"host": "127.0.0.1", "port": 18786, "dashboard_address": None}
+    assert kwargs["worker_extra_args"][-2:] == ["--host", "127.0.0.1"] and kwargs["n_workers"] == 0
