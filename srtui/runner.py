@@ -228,7 +228,7 @@ class StoreSink:
 
     def workers(self, live: int, expected: int) -> None:
         """A cluster run's workers, 'live/expected', for `srtui status` (cleared at the end)."""
-        self.store.set_meta(workers_key(self.run_id), f"{live}/{expected}")
+        self.store.set_meta(workers_key(self.run_id), f"{live}/{expected or '?'}")
 
     def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
         for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):

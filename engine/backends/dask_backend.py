@@ -76,6 +76,9 @@ def _is_lost(exc: BaseException) -> bool:
 
 
 def _first_line(exc: BaseException) -> str:
+    """The innermost cause, in one line (Dask wraps it: 'Cluster failed to start: ...')."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
@@ -134,7 +137,7 @@ class DaskBackend:
         timeout = self.config.start_timeout if self.config else 60.0
         try:
             start_within(lambda: self._start(token), what=self.where, timeout=timeout, cancel=self.options.cancel,
-                         cause=self.recent.cause, abandon=lambda: self._abandon(token))
+                         cause=self._start_cause, abandon=lambda: self._abandon(token))
             if self.kind == "slurm":
                 self._submit_slurm_jobs()
         except BackendError:
@@ -144,7 +147,7 @@ class DaskBackend:
             self.close()
             cause = self.recent.cause() if self.recent else ""
             detail = _first_line(exc)
-            if cause and ("failed to start" in detail or not detail.split(":", 1)[-1].strip()):
+            if cause and (detail.endswith("Worker failed to start") or ":" not in detail):
                 detail = cause  # Dask's 'Worker failed to start' hides the remote error
             raise BackendError(f"cannot use the {self.where}: {detail}") from None
         self.started = time.monotonic()
@@ -207,6 +210,13 @@ class DaskBackend:
         self.slurm = SlurmJobs(self.cluster.job_script(), log_dir, scale.get("jobs", scale.get("minimum_jobs", 1)),
                                self.config.worker_timeout, f"srtui-{uuid.uuid4().hex[:6]}")
         self.slurm.fill()
+
+    def _start_cause(self) -> str:
+        cause = self.recent.cause() if self.recent else ""
+        if cause or self.config is None or self.config.kind != "ssh":
+            return cause
+        s = self.config.settings
+        return f"no answer from {', '.join(dict.fromkeys(s['hosts']))} (is remote_python {s.get('remote_python', sys.executable)} right?)"
 
     def _abandon(self, token: str) -> None:
         """A start that never returned: sweep what it spawned on the SSH hosts."""

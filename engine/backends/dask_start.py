@@ -59,6 +59,8 @@ def _clean(line: str) -> str:
 def route_dask_logs(log_path: Path | None) -> RecentLines:
     """Send Dask's loggers to ``log_path`` (not the terminal) and to memory; errors reach the
     CLI as one line through BackendError instead."""
+    import distributed  # noqa: F401 - its import installs its own stderr handler: replace it after
+
     recent = RecentLines()
     handlers: list[logging.Handler] = [recent]
     if log_path is not None:
@@ -105,8 +107,8 @@ def start_within(
             abandon()
             raise StartInterrupted(f"interrupted while starting the {what}; nothing was run")
         if time.monotonic() > deadline and thread.is_alive():
+            why = cause()  # before abandon(): tidying up logs errors of its own
             abandon()
-            why = cause()
             raise BackendError(f"the {what} did not start within {timeout:g} s" + (f": {why}" if why else ""))
     if "error" in box:
         raise box["error"]
