@@ -179,3 +179,27 @@ def test_ssh_scheduler_listens_on_its_host_and_slurm_pins_hosts(tmp_path: Path) 
     kwargs, _ = slurm_kwargs(load_cluster_config("slurm", write(tmp_path, local)))
     assert kwargs["scheduler_options"] == {"host": "127.0.0.1", "port": 18786, "dashboard_address": None}
     assert kwargs["worker_extra_args"][-2:] == ["--host", "127.0.0.1"] and kwargs["n_workers"] == 0
+
+
+def test_interrupt_handler_survives_a_library_that_replaces_it() -> None:
+    """dask_jobqueue sets SIGINT to sys.exit() on import; the run's handler must stay."""
+    import subprocess
+    import sys
+
+    code = (
+        "import signal, threading\n"
+        "from srtui import runner\n"
+        "cancel, force = threading.Event(), threading.Event()\n"
+        "runner.install_interrupt_handlers(cancel, force, print)\n"
+        "ours = signal.getsignal(signal.SIGINT)\n"
+        "signal.signal(signal.SIGINT, lambda *_: None)\n"
+        "import dask_jobqueue\n"
+        "assert signal.getsignal(signal.SIGINT) is ours and signal.getsignal(signal.SIGTERM) is ours\n"
+        "signal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
+        "assert signal.getsignal(signal.SIGUSR1) is signal.SIG_IGN\n"
+        "signal.raise_signal(signal.SIGINT)\n"
+        "assert cancel.is_set()\n"
+    )
+    pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
