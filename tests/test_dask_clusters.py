@@ -308,14 +308,15 @@ def test_slurm_failure_paths_end_with_one_line(slurm, tmp_path: Path, suite_file
 
 
 def test_slurm_lifetime_rollover_replaces_the_worker_job(slurm, tmp_path: Path, suite_file, workspace: Path) -> None:
-    # walltime 4 min: workers live 108 s (stagger 12 s) and start no job that could outlive
-    # them (20 + 1 + 60 s), so they retire after ~25 s and srtui submits a new SLURM job
-    suite = suite_file(name="roll", methods=("probe-sleep",), seeds=tuple(range(1, 9)),
-                       limits={"time_s": 20, "grace_s": 1}, params={"probe-sleep": {"seconds": 8}})
+    # walltime 4 min: Dask draws each worker's life in 108 +- 12 s, and a worker starts no job
+    # that could outlive it (25 + 1 + 60 s): it retires at an age between 10 and 34 s, while
+    # five rounds of 8 s jobs need ~40 s, so srtui must submit a new SLURM job to finish
+    suite = suite_file(name="roll", methods=("probe-sleep",), seeds=tuple(range(1, 11)),
+                       limits={"time_s": 25, "grace_s": 1}, params={"probe-sleep": {"seconds": 8}})
     proc = srtui("run", str(suite), "--cluster-config", str(slurm_config(tmp_path, walltime="00:04:00")),
                  "--workspace", str(workspace), "--mem-limit", "500", timeout=400)
     assert proc.returncode == 0, proc.stderr
     rows = results_json(workspace)
-    assert [r["status"] for r in rows] == ["ok"] * 8 and {r["attempt"] for r in rows} == {1}, rows  # no attempt spent
+    assert [r["status"] for r in rows] == ["ok"] * 10 and {r["attempt"] for r in rows} == {1}, rows  # no attempt spent
     scripts = list((workspace / "cache" / "jobs" / "slurm").glob("*.sh"))
     assert len(scripts) >= 2, scripts  # a replacement job was submitted

@@ -181,7 +181,7 @@ class DaskBackend:
         kwargs, scale = slurm_kwargs(self.config)
         log_dir = Path(self.config.settings.get("log_directory") or default_log_dir(self.scratch_root))
         self.slurm = SlurmJobs(self.cluster.job_script(), log_dir, scale.get("jobs", scale.get("minimum_jobs", 1)),
-                               self.config.worker_timeout, f"srtui-{uuid.uuid4().hex[:6]}")
+                               self.config.worker_timeout, f"srtui-{uuid.uuid4().hex[:6]}", int(kwargs["processes"]))
         self.slurm.fill()
 
     def _start_cause(self) -> str:
@@ -229,7 +229,7 @@ class DaskBackend:
             cores = int(kwargs["cores"])
             low, high = (scale["jobs"], scale["jobs"]) if "jobs" in scale else (scale["minimum_jobs"], scale["maximum_jobs"])
             self.slurm.target = min(high, max(low, math.ceil(remaining / cores))) if remaining else 0
-            self.slurm.tend(sorted(self.seen_workers), remaining > 0)
+            self.slurm.tend(sorted(self.seen_workers), live, remaining > 0)
         elif not self.seen_workers and time.monotonic() - self.started > (self.config.worker_timeout if self.config else 60.0):
             raise BackendError(f"no worker joined the {self.where} within {self.config.worker_timeout if self.config else 60:g} s")
         return len(live), expected

@@ -34,6 +34,7 @@ class SlurmJob:
     state: str = "PENDING"
     reason: str = ""
     joined: bool = False  # one of its workers reached the scheduler
+    winding_down: bool = False  # joined, and some of its workers have left (lifetime): replace it now
 
 
 @dataclass
@@ -43,6 +44,7 @@ class SlurmJobs:
     target: int  # SLURM jobs to keep alive while work remains
     worker_timeout: float  # seconds to wait for a first worker
     prefix: str  # worker names are PREFIX-<index>-<process>
+    processes: int = 1  # worker processes per SLURM job
     jobs: dict[str, SlurmJob] = field(default_factory=dict)
     next_index: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -72,21 +74,26 @@ class SlurmJobs:
         return self.log_dir / f"{self.prefix}-{index}.log"
 
     def fill(self) -> None:
-        while len(self.jobs) < self.target:
+        while sum(not job.winding_down for job in self.jobs.values()) < self.target:
             self.submit()
 
-    def tend(self, worker_names: list[str], work_remains: bool, force: bool = False) -> None:
-        """Poll squeue (every few seconds): mark joined jobs, replace ended ones while work
-        remains, and raise BackendError when no worker will ever come."""
+    def _job_index(self, worker_name: str) -> int | None:
+        match = re.match(re.escape(self.prefix) + r"-(\d+)(?:-\d+)?$", worker_name)
+        return int(match.group(1)) if match else None
+
+    def tend(self, seen: list[str], live: list[str], work_remains: bool, force: bool = False) -> None:
+        """Poll squeue (every few seconds): mark joined jobs (a worker ``seen``), count a job
+        whose ``live`` workers are fewer than it started as winding down and replace it while
+        work remains, and raise BackendError when no worker will ever come."""
         if not force and time.monotonic() - self.last_poll < SQUEUE_EVERY_S:
             return
         self.last_poll = time.monotonic()
-        for name in worker_names:
-            match = re.match(re.escape(self.prefix) + r"-(\d+)-\d+$", str(name)) or re.match(re.escape(self.prefix) + r"-(\d+)$", str(name))
-            if match:
-                for job in self.jobs.values():
-                    if job.index == int(match.group(1)):
-                        job.joined = self.ever_joined = True
+        joined = {self._job_index(str(name)) for name in seen}
+        alive = [self._job_index(str(name)) for name in live]
+        for job in self.jobs.values():
+            if job.index in joined:
+                job.joined = self.ever_joined = True
+                job.winding_down = alive.count(job.index) < self.processes and _seen_all(job.index, seen, self)
         queue = self._squeue()
         for slurm_id, job in list(self.jobs.items()):
             if slurm_id in queue:
@@ -143,6 +150,11 @@ class SlurmJobs:
             except (OSError, subprocess.TimeoutExpired):
                 pass
             self.jobs.clear()
+
+
+def _seen_all(index: int, seen: list[str], jobs: SlurmJobs) -> bool:
+    """Did all of the job's worker processes join once (so a missing one has left)?"""
+    return sum(jobs._job_index(str(name)) == index for name in seen) >= jobs.processes
 
 
 def _last_line(text: str) -> str:
