@@ -24,8 +24,11 @@ DASK = ("--backend", "dask", "--cluster", "local")
 
 
 def db_rows(workspace: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(workspace / "srtui.db") as conn:
+    conn = sqlite3.connect(f"file:{workspace / 'srtui.db'}?mode=ro", uri=True)  # never creates it
+    try:
         return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
 
 
 def left_behind(workspace: Path) -> list[psutil.Process]:

@@ -21,9 +21,9 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import results_json, srtui
+from test_dask_backend import db_rows, left_behind
 
 import clusters
-from engine.proctree import processes_with_token
 
 pytest.importorskip("distributed", reason="the dask backend needs dask[distributed]")
 pytestmark = pytest.mark.slow
@@ -96,14 +96,6 @@ def slurm_config(tmp_path: Path, walltime: str = "00:10:00", python: str = PYTHO
     return path
 
 
-def db_rows(workspace: Path, sql: str) -> list[tuple]:
-    conn = sqlite3.connect(f"file:{workspace / 'srtui.db'}?mode=ro", uri=True)  # never creates it
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
 def start_driver(suite: Path, workspace: Path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
     return subprocess.Popen([PYTHON, "-m", "srtui", "run", str(suite), *args, "--workspace", str(workspace)], env=env,
@@ -124,11 +116,6 @@ def wait_running(workspace: Path, n: int, driver: subprocess.Popen, timeout: flo
         if len(rows) >= n:
             return rows
     raise AssertionError(f"{n} jobs did not start within {timeout} s")
-
-
-def left_behind(workspace: Path) -> list[psutil.Process]:
-    (token,) = db_rows(workspace, "SELECT value FROM meta WHERE key = 'workspace_id'")[0]
-    return processes_with_token(prefix=token + ":")
 
 
 def one_line_error(proc, started: float, within: float, *fragments: str) -> None:
