@@ -26,6 +26,7 @@ from typing import Callable
 from engine.backends import BackendError, BackendOptions
 from engine.backends.dask_config import (
     SCHEDULER_CONFIG,
+    START_TIMEOUT_S,
     ClusterConfig,
     check_limits,
     load_cluster_config,
@@ -90,6 +91,10 @@ class DaskBackend:
     def where(self) -> str:
         return f"dask scheduler at {self.options.scheduler}" if self.options.scheduler else f"dask {self.kind} cluster"
 
+    @property
+    def worker_timeout(self) -> float:
+        return self.config.worker_timeout if self.config else START_TIMEOUT_S
+
     def expected_slots(self) -> int:
         return self.config.expected_slots() if self.config else 0
 
@@ -107,7 +112,7 @@ class DaskBackend:
     def _connect(self) -> None:
         self.recent = route_dask_logs(self.options.log_path)
         token = uuid.uuid4().hex
-        timeout = self.config.start_timeout if self.config else 60.0
+        timeout = self.config.start_timeout if self.config else START_TIMEOUT_S
         try:
             start_within(lambda: self._start(token), what=self.where, timeout=timeout, cancel=self.options.cancel,
                          cause=self._start_cause, abandon=lambda: self._abandon(token))
@@ -230,8 +235,8 @@ class DaskBackend:
             low, high = (scale["jobs"], scale["jobs"]) if "jobs" in scale else (scale["minimum_jobs"], scale["maximum_jobs"])
             self.slurm.target = min(high, max(low, math.ceil(remaining / cores))) if remaining else 0
             self.slurm.tend(sorted(self.seen_workers), live, remaining > 0)
-        elif not self.seen_workers and time.monotonic() - self.started > (self.config.worker_timeout if self.config else 60.0):
-            raise BackendError(f"no worker joined the {self.where} within {self.config.worker_timeout if self.config else 60:g} s")
+        elif not self.seen_workers and time.monotonic() - self.started > self.worker_timeout:
+            raise BackendError(f"no worker joined the {self.where} within {self.worker_timeout:g} s")
         return len(live), expected
 
     # the run -----------------------------------------------------------------------------------
