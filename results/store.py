@@ -112,6 +112,13 @@ class Store:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self.transaction() as c:
+            if value is None:
+                c.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     @property
     def workspace_id(self) -> str:
         value = self.meta("workspace_id")
@@ -166,7 +173,7 @@ class Store:
     def running_jobs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(
             "SELECT j.job_id, j.suite, j.task, j.method, j.seed, j.attempt, j.started_at, j.limits, "
-            "j.worker_pid, r.driver FROM jobs j LEFT JOIN runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
+            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
         )
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, row)) for row in cur]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from engine import proctree
-from engine.backends import BackendError, BackendOptions, make_backend
+from engine.backends import BackendError, BackendOptions, backend_kind, make_backend
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
 from engine.scheduler import PlannedJob, RunState, usable_cores
@@ -31,6 +31,10 @@ from tasks.suites import Suite, SuiteError, load_suite
 
 class RunError(Exception):
     """Bad run request; one line for the CLI."""
+
+
+class RunInterrupted(RunError):
+    """Ctrl-C before any job was claimed (while a cluster started): exit 130, nothing stored."""
 
 
 @dataclass
@@ -47,7 +51,7 @@ class RunRequest:
     retry_failed: bool = False
     method_dirs: list[Path] = field(default_factory=list)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    backend: str = "local"
+    backend: str | None = None  # None: dask if a cluster option is given, else local
     scheduler: str | None = None
     cluster: str | None = None
     cluster_config: Path | None = None
@@ -61,7 +65,12 @@ class RunPlan:
     specs: list[JobSpec]
     method_refs: dict[str, str]  # method name -> how the worker loads it
     data_paths: dict[str, str]  # task name -> npz
-    n_slots: int
+    n_slots: int  # local slots (and LocalCluster workers, metrics processes)
+    backend: str = "local"
+    slots_text: str = ""  # the slots the run will have, for --dry-run
+
+    def __post_init__(self) -> None:
+        self.slots_text = self.slots_text or f"{self.n_slots} slots"
 
     @property
     def n_jobs(self) -> int:
@@ -152,7 +161,26 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
             workspace.ensure()
             _write_task_data(task, path)
     n_slots = req.jobs or len(usable_cores())
-    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots)
+    kind, slots_text = _check_backend(req, specs, n_slots)
+    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text)
+
+
+def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple[str, str]:
+    """The backend the request implies, its cluster config checked against the jobs' limits
+    (nothing started), and the slots the run will have, said in words."""
+    try:
+        kind = backend_kind(req.backend, req.scheduler, req.cluster, req.cluster_config)
+        if kind != "dask" or req.scheduler:
+            return kind, (f"slots: those of the workers of {req.scheduler}" if req.scheduler else f"{n_slots} slots")
+        from engine.backends.dask_config import check_limits, load_cluster_config
+
+        config = load_cluster_config(req.cluster, req.cluster_config)
+        check_limits(config, [s.limits for s in specs])
+    except BackendError as exc:
+        raise RunError(str(exc)) from None
+    slots = int(config.settings.get("n_workers") or n_slots) if config.kind == "local" else config.expected_slots()
+    where = {"local": "a local Dask cluster", "ssh": "an SSH cluster", "slurm": "a SLURM cluster"}[config.kind]
+    return kind, f"{slots} slots on {where}" + (f" ({config.source})" if config.source != "defaults" else "")
 
 
 def _data_dir() -> Path | None:
@@ -198,6 +226,10 @@ class StoreSink:
     def started(self, job: PlannedJob, pid: int) -> None:
         self.store.set_worker_pid(job.job_id, pid)
 
+    def workers(self, live: int, expected: int) -> None:
+        """A cluster run's workers, 'live/expected', for `srtui status` (cleared at the end)."""
+        self.store.set_meta(workers_key(self.run_id), f"{live}/{expected or '?'}")
+
     def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
         for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
             if data:
@@ -217,6 +249,10 @@ class StoreSink:
             train_index, test_index = _row_indices(job.data_path)
             predictions = pack_predictions(train_index, outcome.train_pred, test_index, outcome.test_pred)
         self.store.record(job.job_id, record, predictions)
+
+
+def workers_key(run_id: str) -> str:
+    return f"workers:{run_id}"
 
 
 def recover(store: Store) -> tuple[int, int]:
@@ -252,21 +288,14 @@ def execute(
     backend=None,
 ) -> RunResult:
     """Run the plan to completion (or until cancelled); every job ends with a record."""
+    cancel = cancel or threading.Event()
+    force = force or threading.Event()
     if backend is None:  # set up first: a bad backend request must not touch the store
-        options = BackendOptions(req.backend, plan.n_slots, req.scheduler, req.cluster, req.cluster_config)
-        try:
-            backend = make_backend(options, plan.workspace.jobs_dir)
-            prepare = getattr(backend, "prepare", None)
-            if prepare is not None:
-                prepare(plan.specs)  # e.g. SLURM walltime/memory against the limits, before the store
-        except BackendError as exc:
-            raise RunError(str(exc)) from None
+        backend = _start_backend(plan, req, cancel)
     try:
         store = open_store(plan.workspace, create=True)
     except (StoreError, WorkspaceError) as exc:
         raise RunError(str(exc)) from None
-    cancel = cancel or threading.Event()
-    force = force or threading.Event()
     try:
         lost, _ = recover(store)
         states = store.plan(plan.specs)
@@ -284,10 +313,12 @@ def execute(
         state = RunState(total=len(todo))
         run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
         sink = StoreSink(store, run_id)
+        failed = False
         try:
             try:
                 backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
             except BackendError as exc:
+                failed = True
                 raise RunError(str(exc)) from None
             if not cancel.is_set() and req.metrics:
                 # the published metrics (sizes, symbolic solution, ...) for the finished jobs, in a
@@ -298,13 +329,30 @@ def execute(
                     on_metrics("computing metrics")
                 compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
         finally:
-            store.end_run(run_id, "interrupted" if cancel.is_set() else "done", now_iso())
+            store.end_run(run_id, "interrupted" if cancel.is_set() else "failed" if failed else "done", now_iso())
+            store.set_meta(workers_key(run_id), None)
             close = getattr(backend, "close", None)
             if close is not None:
                 close()
         return RunResult(run_id, state, len(plan.specs) - len(todo), lost, cancel.is_set())
     finally:
         store.close()
+
+
+def _start_backend(plan: RunPlan, req: RunRequest, cancel: threading.Event):
+    options = BackendOptions(plan.backend, plan.n_slots, req.scheduler, req.cluster, req.cluster_config,
+                             cancel=cancel, log_path=plan.workspace.logs / "dask.log")
+    backend = None
+    try:
+        backend = make_backend(options, plan.workspace.jobs_dir)
+        prepare = getattr(backend, "prepare", None)
+        if prepare is not None:
+            prepare(plan.specs)  # SLURM walltime/memory against the limits, the cluster started
+    except BackendError as exc:
+        if cancel.is_set():
+            raise RunInterrupted(str(exc)) from None
+        raise RunError(str(exc)) from None
+    return backend
 
 
 def install_interrupt_handlers(cancel: threading.Event, force: threading.Event, notify: Callable[[str], None]) -> None:
@@ -320,3 +368,20 @@ def install_interrupt_handlers(cancel: threading.Event, force: threading.Event, 
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
+    _keep_handlers(handler)
+
+
+_original_signal = signal.signal
+
+
+def _keep_handlers(ours) -> None:
+    """Libraries imported later must not take Ctrl-C away from the run (dask_jobqueue sets
+    SIGINT to sys.exit() on import): while our handler is installed, other code's changes to
+    SIGINT/SIGTERM are ignored; everything else passes through."""
+
+    def guarded(signum, handler):
+        if signum in (signal.SIGINT, signal.SIGTERM) and handler is not ours and signal.getsignal(signum) is ours:
+            return ours
+        return _original_signal(signum, handler)
+
+    signal.signal = guarded

@@ -24,8 +24,11 @@ DASK = ("--backend", "dask", "--cluster", "local")
 
 
 def db_rows(workspace: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(workspace / "srtui.db") as conn:
+    conn = sqlite3.connect(f"file:{workspace / 'srtui.db'}?mode=ro", uri=True)  # never creates it
+    try:
         return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
 
 
 def left_behind(workspace: Path) -> list[psutil.Process]:
@@ -172,7 +175,7 @@ def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
     """SLURM workers get a lifetime below the walltime; one too old for a job hands it back."""
     from distributed import Client, LocalCluster
 
-    from engine.backends.dask_backend import run_on_worker
+    from engine.backends.dask_worker import run_on_worker
     from engine.launcher import JobPayload
     from engine.spec import JobSpec, Limits
 

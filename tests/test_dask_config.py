@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends import BackendError, BackendOptions
-from engine.backends.dask_backend import DaskBackend, worker_core
+from engine.backends.dask_backend import DaskBackend
 from engine.backends.dask_config import (
     check_limits,
     load_cluster_config,
@@ -156,9 +156,65 @@ def test_option_combinations() -> None:
         DaskBackend(BackendOptions("dask", 1, cluster="ssh", cluster_config=Path("/nonexistent.toml")), Path("."))
 
 
-def test_worker_core_is_distinct_per_local_worker() -> None:
-    from engine.scheduler import usable_cores
+def test_config_names_its_cluster_and_the_backend_is_implied(tmp_path: Path) -> None:
+    from engine.backends import backend_kind
 
-    cores = usable_cores()
-    assert worker_core(0) == cores[0] and worker_core("SLURMCluster-2-1") == cores[1 % len(cores)]
-    assert worker_core("tcp://no-number-here/x") is None
+    assert load_cluster_config(None, write(tmp_path, SSH)).kind == "ssh"
+    assert load_cluster_config(None, None).kind == "local"
+    assert backend_kind(None, None, "slurm", None) == backend_kind(None, "tcp://127.0.0.1:8786", None, None) == "dask"
+    assert backend_kind(None, None, None, None) == "local"
+    with pytest.raises(BackendError, match="need --backend dask"):
+        backend_kind("local", None, None, write(tmp_path, SSH))
+
+
+def test_memory_is_in_mib() -> None:
+    from engine.backends.dask_config import parse_memory_mb
+
+    assert parse_memory_mb("32GiB") / 8 == 4096 and round(parse_memory_mb("32GB") / 8) == 3815
+
+
+def test_ssh_scheduler_listens_on_its_host_and_slurm_pins_hosts(tmp_path: Path) -> None:
+    assert ssh_kwargs(load_cluster_config("ssh", write(tmp_path, SSH)))["scheduler_options"]["host"] == "head"
+    local = SLURM + 'host = "127.0.0.1"\nworker_host = "127.0.0.1"\nscheduler_port = 18786\n'
+    kwargs, _ = slurm_kwargs(load_cluster_config("slurm", write(tmp_path, local)))
+    assert kwargs["scheduler_options"] == {"host": "127.0.0.1", "port": 18786, "dashboard_address": None}
+    assert kwargs["worker_extra_args"][-2:] == ["--host", "127.0.0.1"] and kwargs["n_workers"] == 0
+
+
+def test_interrupt_handler_survives_a_library_that_replaces_it() -> None:
+    """dask_jobqueue sets SIGINT to sys.exit() on import; the run's handler must stay."""
+    import subprocess
+    import sys
+
+    code = (
+        "import signal, threading\n"
+        "from srtui import runner\n"
+        "cancel, force = threading.Event(), threading.Event()\n"
+        "runner.install_interrupt_handlers(cancel, force, print)\n"
+        "ours = signal.getsignal(signal.SIGINT)\n"
+        "signal.signal(signal.SIGINT, lambda *_: None)\n"
+        "import dask_jobqueue\n"
+        "assert signal.getsignal(signal.SIGINT) is ours and signal.getsignal(signal.SIGTERM) is ours\n"
+        "signal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
+        "assert signal.getsignal(signal.SIGUSR1) is signal.SIG_IGN\n"
+        "signal.raise_signal(signal.SIGINT)\n"
+        "assert cancel.is_set()\n"
+    )
+    pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_dry_run_checks_the_cluster_config_and_shows_its_slots(tmp_path: Path) -> None:
+    from conftest import srtui
+
+    config = write(tmp_path, SLURM.replace('"32GB"', '"32GiB"'))
+    ws = str(tmp_path / "ws")
+    shown = srtui("run", "smoke", "--cluster-config", str(config), "--time-limit", "600", "--mem-limit", "4096", "--dry-run", "--workspace", ws)
+    assert shown.returncode == 0, shown.stderr
+    assert f"24 slots on a SLURM cluster ({config})" in shown.stdout
+    refused = srtui("run", "smoke", "--cluster-config", str(config), "--time-limit", "36000", "--dry-run", "--workspace", ws)
+    assert refused.returncode != 0 and "raise walltime" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    local = srtui("run", "smoke", "--backend", "local", "--cluster", "local", "--dry-run", "--workspace", ws)
+    assert local.returncode != 0 and "need --backend dask" in local.stderr
+    assert not (tmp_path / "ws").exists()

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,18 @@ class BackendOptions:
     scheduler: str | None = None  # dask: tcp://HOST:8786 of a running scheduler
     cluster: str | None = None  # dask: local | ssh | slurm
     cluster_config: Path | None = None  # dask: TOML with the cluster's settings
+    cancel: threading.Event | None = None  # set by Ctrl-C: a cluster start in progress gives up
+    log_path: Path | None = None  # dask: where Dask's own log lines go (not the terminal)
+
+
+def backend_kind(backend: str | None, scheduler: str | None, cluster: str | None, cluster_config: Path | None) -> str:
+    """--backend, given or implied: a cluster option means dask; with --backend local it is an error."""
+    wants_dask = bool(scheduler or cluster or cluster_config)
+    if backend is None:
+        return "dask" if wants_dask else "local"
+    if backend == "local" and wants_dask:
+        raise BackendError("--scheduler, --cluster and --cluster-config need --backend dask (or leave --backend out)")
+    return backend
 
 
 def make_backend(options: BackendOptions, scratch_root: Path):

@@ -5,12 +5,14 @@ walltime against the jobs' limits) is testable without SSH hosts or a SLURM inst
 
 One table, named after ``--cluster``::
 
-    [local]  n_workers, max_in_flight
-    [ssh]    hosts, workers_per_host, remote_python, scheduler_port, max_in_flight,
-             [ssh.connect_options] (asyncssh.connect), [ssh.worker_options], [ssh.scheduler_options]
+    [local]  n_workers, max_in_flight, start_timeout
+    [ssh]    hosts, workers_per_host, remote_python, host, scheduler_port, max_in_flight,
+             start_timeout, [ssh.connect_options] (asyncssh.connect), [ssh.worker_options],
+             [ssh.scheduler_options]
     [slurm]  queue, account, cores, memory, walltime, jobs | minimum_jobs + maximum_jobs,
              job_extra_directives, job_script_prologue, python, interface, local_directory,
-             log_directory, job_name, max_in_flight, [slurm.options] (more SLURMCluster kwargs)
+             log_directory, job_name, max_in_flight, host, worker_host, scheduler_port,
+             start_timeout, worker_timeout, [slurm.options] (more SLURMCluster kwargs)
 """
 
 from __future__ import annotations
@@ -35,17 +37,22 @@ SCHEDULER_CONFIG = {
 JOB_OVERHEAD_S = 60.0
 #: a SLURM worker closes this long before its walltime, so SLURM never kills it mid-close
 CLOSE_MARGIN_S = 120.0
+#: seconds a cluster may take to start (scheduler and first workers) unless start_timeout says
+START_TIMEOUT_S = 120.0
+#: seconds srtui waits for a first SLURM worker (queues can be busy) unless worker_timeout says
+SLURM_WORKER_TIMEOUT_S = 3600.0
 
 _KEYS = {
-    "local": {"n_workers", "max_in_flight"},
-    "ssh": {"hosts", "workers_per_host", "remote_python", "scheduler_port", "max_in_flight",
-            "connect_options", "worker_options", "scheduler_options"},
+    "local": {"n_workers", "max_in_flight", "start_timeout"},
+    "ssh": {"hosts", "workers_per_host", "remote_python", "host", "scheduler_port", "max_in_flight",
+            "start_timeout", "connect_options", "worker_options", "scheduler_options"},
     "slurm": {"queue", "account", "cores", "memory", "walltime", "jobs", "minimum_jobs", "maximum_jobs",
               "job_extra_directives", "job_script_prologue", "python", "interface", "local_directory",
-              "log_directory", "job_name", "max_in_flight", "options"},
+              "log_directory", "job_name", "max_in_flight", "host", "worker_host", "scheduler_port",
+              "start_timeout", "worker_timeout", "options"},
 }
 # kwargs srtui sets itself: a user value would break one-job-per-thread or the lifetime rule
-_RESERVED_SLURM = {"processes", "walltime", "worker_extra_args", "cores", "memory"}
+_RESERVED_SLURM = {"processes", "walltime", "worker_extra_args", "cores", "memory", "n_workers", "scheduler_options"}
 _RESERVED_WORKER = {"nthreads", "n_workers", "nprocs"}
 
 
@@ -59,6 +66,14 @@ class ClusterConfig:
     def max_in_flight(self) -> int | None:
         value = self.settings.get("max_in_flight")
         return None if value is None else _positive_int(self, "max_in_flight", value)
+
+    @property
+    def start_timeout(self) -> float:
+        return _positive_seconds(self, "start_timeout", START_TIMEOUT_S)
+
+    @property
+    def worker_timeout(self) -> float:
+        return _positive_seconds(self, "worker_timeout", SLURM_WORKER_TIMEOUT_S if self.kind == "slurm" else self.start_timeout)
 
     @property
     def walltime_s(self) -> float | None:
@@ -77,20 +92,26 @@ class ClusterConfig:
         return int(jobs) * int(s.get("cores", 1))
 
 
-def load_cluster_config(kind: str, path: Path | None) -> ClusterConfig:
-    """Read and check the settings for ``--cluster KIND``; BackendError names what is wrong."""
-    if kind not in _KEYS:
+def load_cluster_config(kind: str | None, path: Path | None) -> ClusterConfig:
+    """Read and check the settings for ``--cluster KIND`` (None: the file's one table, else
+    local); BackendError names what is wrong."""
+    if kind is not None and kind not in _KEYS:
         raise BackendError(f"--cluster must be local, ssh or slurm, got {kind!r}")
     if path is None:
-        if kind != "local":
-            raise BackendError(f"--cluster {kind} needs --cluster-config FILE.toml (see docs/dask.md)")
-        return ClusterConfig(kind)
+        if kind not in (None, "local"):
+            raise BackendError(f"--cluster {kind} needs --cluster-config FILE.toml (see the README's \"Scaling out with Dask\")")
+        return ClusterConfig("local")
     try:
         data = tomllib.loads(Path(path).read_text())
     except OSError as exc:
         raise BackendError(f"cannot read --cluster-config {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise BackendError(f"--cluster-config {path} is not valid TOML: {exc}") from None
+    if kind is None:
+        tables = [k for k in data if k in _KEYS]
+        if len(tables) != 1:
+            raise BackendError(f"--cluster-config {path}: expected one [local], [ssh] or [slurm] table (or give --cluster)")
+        kind = tables[0]
     others = sorted(k for k in data if k != kind)
     if others:
         raise BackendError(f"--cluster-config {path}: expected only a [{kind}] table, found {', '.join(others)}")
@@ -113,8 +134,19 @@ def _positive_int(config: ClusterConfig, key: str, value: Any) -> int:
     return value
 
 
+def _positive_seconds(config: ClusterConfig, key: str, default: float) -> float:
+    value = config.settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise BackendError(f"--cluster-config {config.source}: {key} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 def _check(config: ClusterConfig) -> None:
     s = config.settings
+    config.start_timeout, config.worker_timeout  # noqa: B018 - checked here, used at start
+    for key in ("host", "worker_host", "remote_python"):
+        if key in s and not (isinstance(s[key], str) and s[key]):
+            raise BackendError(f"--cluster-config {config.source}: {key} must be a non-empty string")
     for key in ("n_workers", "workers_per_host", "cores", "jobs", "minimum_jobs", "maximum_jobs", "max_in_flight", "scheduler_port"):
         if key in s:
             _positive_int(config, key, s[key])
@@ -136,7 +168,7 @@ def _check(config: ClusterConfig) -> None:
         if ("minimum_jobs" in s) != ("maximum_jobs" in s) or s.get("minimum_jobs", 0) > s.get("maximum_jobs", 0):
             raise BackendError(f"--cluster-config {config.source}: adaptive scaling needs minimum_jobs <= maximum_jobs")
         if "memory" not in s:
-            raise BackendError(f"--cluster-config {config.source}: slurm needs memory (per SLURM job, e.g. \"16GB\")")
+            raise BackendError(f"--cluster-config {config.source}: slurm needs memory (per SLURM job, e.g. \"16GiB\")")
         clash = sorted(_RESERVED_SLURM & set(s.get("options", {})))
         if clash:
             raise BackendError(f"--cluster-config {config.source}: [slurm.options] may not set {', '.join(clash)} (srtui sets them)")
@@ -165,12 +197,13 @@ def parse_walltime(text: Any, source: str = "") -> float:
 
 
 def parse_memory_mb(text: Any, source: str = "") -> float:
+    """MiB (the unit of --mem-limit) in a size: "16GiB" is 16384, "16GB" (decimal) 15259."""
     from dask.utils import parse_bytes
 
     try:
         return parse_bytes(str(text)) / 2**20
     except ValueError:
-        raise BackendError(f"--cluster-config {source}: memory {text!r} is not a size (e.g. \"16GB\")") from None
+        raise BackendError(f"--cluster-config {source}: memory {text!r} is not a size (e.g. \"16GiB\")") from None
 
 
 def job_span_s(limits: Limits) -> float:
@@ -202,8 +235,8 @@ def check_limits(config: ClusterConfig, limits: list[Limits]) -> None:
     biggest = max(lim.mem_mb for lim in limits)
     if biggest > per_worker_mb:
         raise BackendError(
-            f"jobs may use {biggest:g} MB but each SLURM worker gets {per_worker_mb:.0f} MB (memory / cores in "
-            f"{config.source}): raise memory or lower --mem-limit"
+            f"jobs may use {biggest:g} MiB but each SLURM worker gets {per_worker_mb:.0f} MiB (memory / cores in "
+            f"{config.source}; GB are decimal, GiB binary): raise memory or lower --mem-limit"
         )
 
 
@@ -219,7 +252,10 @@ def local_kwargs(config: ClusterConfig, default_workers: int) -> dict[str, Any]:
 
 def ssh_kwargs(config: ClusterConfig) -> dict[str, Any]:
     s = config.settings
-    scheduler_options = {"port": s.get("scheduler_port", 8786), "dashboard_address": None, **s.get("scheduler_options", {})}
+    # the scheduler listens on (and advertises) the address it was reached by, not the host's
+    # default-route address
+    scheduler_options = {"port": s.get("scheduler_port", 8786), "dashboard_address": None,
+                         "host": s.get("host", s["hosts"][0]), **s.get("scheduler_options", {})}
     scheduler_options["allowed_failures"] = 0  # see SCHEDULER_CONFIG
     kwargs: dict[str, Any] = {
         "hosts": list(s["hosts"]),
@@ -238,13 +274,21 @@ def slurm_kwargs(config: ClusterConfig) -> tuple[dict[str, Any], dict[str, int]]
     cores = int(s.get("cores", 1))
     walltime_s = config.walltime_s or 0.0
     lifetime, stagger = slurm_lifetime(walltime_s)
+    worker_args = ["--lifetime", f"{int(lifetime)}s", "--lifetime-stagger", f"{int(stagger)}s"]
+    if "worker_host" in s:
+        worker_args += ["--host", s["worker_host"]]
+    scheduler_options: dict[str, Any] = {"dashboard_address": None, "port": int(s.get("scheduler_port", 0))}
+    if "host" in s:
+        scheduler_options["host"] = s["host"]
     kwargs: dict[str, Any] = {
         **s.get("options", {}),
         "cores": cores,
         "processes": cores,  # one single-threaded worker per core: one job slot each
         "memory": s["memory"],
         "walltime": s.get("walltime", "01:00:00"),
-        "worker_extra_args": ["--lifetime", f"{int(lifetime)}s", "--lifetime-stagger", f"{int(stagger)}s"],
+        "worker_extra_args": worker_args,
+        "scheduler_options": scheduler_options,
+        "n_workers": 0,  # srtui submits the SLURM jobs itself (engine.backends.slurm_jobs)
     }
     for key in ("queue", "account", "job_extra_directives", "job_script_prologue", "python", "interface",
                 "local_directory", "log_directory", "job_name"):

@@ -35,10 +35,10 @@ def run(
     method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
-    backend: Annotated[str, typer.Option(help="local (subprocesses here) or dask.")] = "local",
+    backend: Annotated[Optional[str], typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
     cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
-    cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML).")] = None,
+    cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -69,6 +69,9 @@ def run(
     try:
         with progress:
             result = runner.execute(plan, req, cancel=cancel, force=force, on_state=progress.update, on_metrics=progress.notify)
+    except runner.RunInterrupted as exc:
+        print(f"srtui: {exc}", file=sys.stderr)
+        raise typer.Exit(130) from None
     except runner.RunError as exc:
         fail(str(exc))
     progress.summary(result)
@@ -91,7 +94,7 @@ def _print_dry_run(plan, req) -> None:
     limits = plan.specs[0].limits if plan.specs else None
     print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, {len(plan.specs) - len(would)} already done")
     if limits:
-        print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU {limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.n_slots} slots")
+        print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU {limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}")
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 
@@ -112,18 +115,28 @@ def status(
         fail(str(exc))
     from engine.proctree import identity_alive
 
+    from srtui.runner import workers_key
+
     counts = store.status_counts(suite)
     running = store.running_jobs()
+    workers = {r["run_id"]: store.meta(workers_key(r["run_id"])) for r in running if r.get("run_id")}
     store.close()
     for r in running:  # a dead driver's jobs are not running: the next `srtui run` retries them
         r["driver_alive"] = identity_alive(r.get("driver") or "")
+        # claimed by a live driver but not started on a worker yet (a cluster still starting)
+        r["state"] = "queued" if r["driver_alive"] and r.get("worker_pid") is None else "running"
+        r["workers"] = workers.get(r.get("run_id"))
+    queued = sum(r["state"] == "queued" for r in running)
+    if queued:
+        counts["running"] = counts.get("running", 0) - queued
+        counts = {k: v for k, v in counts.items() if v} | {"queued": queued}
     if as_json:
         out = {
             "workspace": str(ws.root),
             "total": sum(counts.values()),
             "counts": counts,
             "running": [
-                {k: r[k] for k in ("job_id", "suite", "task", "method", "seed", "attempt", "started_at", "driver_alive")}
+                {k: r[k] for k in ("job_id", "suite", "task", "method", "seed", "attempt", "started_at", "driver_alive", "state", "workers")}
                 | {"time_limit_s": json.loads(r["limits"]).get("time_s")}
                 for r in running
             ],
@@ -136,7 +149,11 @@ def status(
         print(f"  {name:<14} {n}")
     for r in running:
         gone = "" if r["driver_alive"] else "; its driver is gone: `srtui run` again retries it"
-        print(f"  running: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']}{gone})")
+        waiting = ""
+        if r["state"] == "queued" and r["workers"]:
+            live = r["workers"].split("/")[0]
+            waiting = f"; waiting for workers {r['workers']}" if live == "0" else f"; workers {r['workers']}"
+        print(f"  {r['state']}: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']}{gone}{waiting})")
 
 
 RESULT_COLUMNS = (

@@ -1,0 +1,238 @@
+"""One run on the Dask backend, driver side: claim, submit, collect, record (see dask_backend).
+
+The calling thread claims jobs in the store and submits them; one recorder thread scores and
+records finished attempts (lost ones are recorded before their retry). Every two seconds the
+backend tends its cluster (SLURM jobs replaced, the wait for workers bounded) and the store learns
+how many workers there are, for `srtui status`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+import uuid
+from collections import deque
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from engine import proctree
+from engine.backends import BackendError
+from engine.backends.dask_worker import TOPIC_PREFIX, forget_run, run_on_worker, signal_run, synthetic_outcome
+from engine.launcher import JobOutcome, now_iso
+from engine.scheduler import DataCache, JobSink, PlannedJob, RunState, finish_job
+from engine.spec import MAX_AUTO_ATTEMPTS
+
+#: an attempt whose worker left before starting it is sent again this often, then counted lost
+MAX_FREE_REQUEUES = 5
+
+
+def _is_lost(exc: BaseException) -> bool:
+    """Did the attempt die with its worker or connection (retry), rather than fail (record)?"""
+    import asyncio
+
+    from distributed import KilledWorker
+    from distributed.comm.core import CommClosedError
+
+    lost = (KilledWorker, CommClosedError, OSError, asyncio.CancelledError, concurrent.futures.CancelledError, TimeoutError)
+    return isinstance(exc, lost) or type(exc).__name__ in ("FutureCancelledError", "CancelledError")
+
+
+
+class DaskRun:
+    """One run's bookkeeping on the driver: the calling thread claims and submits, one recorder
+    thread scores and records finished attempts (lost ones are recorded before their retry)."""
+
+    def __init__(self, backend, sink: JobSink, state: RunState, cancel, force, on_change) -> None:
+        self.backend, self.client = backend, backend.client
+        self.sink, self.state, self.cancel, self.force = sink, state, cancel, force
+        self.on_change = on_change or (lambda: None)
+        self.token = uuid.uuid4().hex
+        self.data_cache = DataCache()
+        self.in_flight: dict[Any, PlannedJob] = {}  # future -> job
+        self.claimed_at: dict[str, str] = {}
+        self.started: deque = deque()  # (job_id, attempt, pid) from the workers' start events
+        self.started_keys: set[tuple[str, int]] = set()
+        # one recorder thread: scoring (the first parse imports sympy) and SQLite writes happen
+        # beside the loop that feeds the workers; the sink is thread-safe (LocalBackend's slots)
+        self.recorder = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="srtui-dask-record")
+        self.recording: list[concurrent.futures.Future] = []
+        self.sends: dict[tuple[str, int], int] = {}  # times each attempt was handed to the scheduler
+        self.workers_shown: tuple[int, int] | None = None
+
+    def run(self, jobs: list[PlannedJob]) -> None:
+        from distributed import as_completed
+
+        todo = deque(jobs)
+        self.client.subscribe_topic(TOPIC_PREFIX + self.token, lambda event: self.started.append(event[1]))
+        completed = as_completed()
+        try:
+            self._loop(todo, completed)
+        except BackendError as exc:  # the cluster failed for good: nothing claimed stays 'running'
+            self._abort(str(exc))
+            raise
+        finally:
+            self.recorder.shutdown(wait=True)
+            self._check_recording()
+            try:
+                self.client.unsubscribe_topic(TOPIC_PREFIX + self.token)
+            except Exception:  # noqa: BLE001 - a closed client has no subscription left
+                pass
+            for future in self.in_flight:  # only after an unexpected error: leave nothing running
+                future.cancel()
+            self._tell_workers("forget")
+
+    def _loop(self, todo: deque, completed) -> None:
+        from distributed import wait
+
+        cancel_sent = force_sent = False
+        tended, limit = 0.0, 1
+        while True:
+            if time.monotonic() - tended > 2:  # clusters grow and shrink (SLURM jobs come and go)
+                tended, limit = time.monotonic(), self._tend(len(todo) + len(self.in_flight))
+            self._fill(todo, completed, limit)
+            self._drain_started()
+            if self.cancel.is_set() and not cancel_sent:
+                cancel_sent = True
+                self._cancel_outstanding()
+            if self.force.is_set() and not force_sent:
+                force_sent = True
+                self._tell_workers("force")
+            if not self.in_flight:
+                break
+            try:
+                wait(list(self.in_flight), timeout=self.backend.poll_s, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                pass
+            self._drain_started()
+            done = [(f, self.in_flight.pop(f)) for f in completed.next_batch(block=False) if f in self.in_flight]
+            outcomes = [(job, self._outcome(future, job)) for future, job in done]  # not in_flight: cancelled, recorded
+            for job, outcome in outcomes:
+                if outcome.status == "requeue":  # its worker left before starting it: same attempt
+                    self._send(job, completed)
+                elif outcome.status == "lost":  # recorded before its retry claims the job again
+                    self._finish(job, outcome)
+                    self._queue_retry(job, todo)
+            self._fill(todo, completed, limit)
+            for job, outcome in outcomes:
+                if outcome.status not in ("lost", "requeue"):  # scored and stored off this loop
+                    self.recording.append(self.recorder.submit(self._finish, job, outcome))
+            self._check_recording()
+
+    def _tend(self, remaining: int) -> int:
+        """Let the backend keep the cluster up, tell the store how many workers there are;
+        returns how many tasks may be out at once."""
+        live, expected = self.backend.tend(0 if self.cancel.is_set() else remaining)
+        if (live, expected) != self.workers_shown:
+            self.workers_shown = (live, expected)
+            report = getattr(self.sink, "workers", None)
+            if report is not None:
+                report(live, expected)
+        config = self.backend.config
+        return config.max_in_flight if config and config.max_in_flight else self.backend.slots()
+
+    def _abort(self, why: str) -> None:
+        """Record every claimed job as interrupted (resumed by the next run) with the cause."""
+        if self.in_flight:
+            self.client.cancel(list(self.in_flight))
+        for future, job in list(self.in_flight.items()):
+            del self.in_flight[future]
+            self._finish(job, synthetic_outcome(job.job_id, job.attempt, "interrupted", f"the cluster failed: {why}",
+                                                self.claimed_at.get(job.job_id, now_iso())))
+
+    def _check_recording(self) -> None:
+        """Re-raise here a failure to record (a store error must stop the run, as locally)."""
+        for future in [f for f in self.recording if f.done()]:
+            self.recording.remove(future)
+            future.result()
+
+    def _fill(self, todo: deque, completed, limit: int) -> None:
+        while todo and not self.cancel.is_set() and len(self.in_flight) < limit:
+            self._submit(todo.popleft(), completed)
+
+    def _queue_retry(self, job: PlannedJob, todo: deque) -> None:
+        if job.attempt < MAX_AUTO_ATTEMPTS and not self.cancel.is_set():
+            with self.state.lock:
+                self.state.total += 1  # each attempt is a unit of work in the progress
+            todo.appendleft(PlannedJob(job.spec, job.job_id, job.attempt + 1, replace(job.payload, attempt=job.attempt + 1), job.data_path))
+
+    def _submit(self, job: PlannedJob, completed) -> None:
+        started_at = now_iso()
+        if not self.sink.claim(job, started_at, self.backend.address):
+            with self.state.lock:
+                self.state.total -= 1  # another driver runs it
+            return
+        self.claimed_at[job.job_id] = started_at
+        with self.state.lock:
+            self.state.running[job.job_id] = (job, time.monotonic())
+        self.on_change()
+        self._send(job, completed)
+
+    def _send(self, job: PlannedJob, completed) -> None:
+        """Hand a claimed job to the scheduler (again, after its worker retired)."""
+        self.sends[(job.job_id, job.attempt)] = self.sends.get((job.job_id, job.attempt), 0) + 1
+        payload = replace(job.payload, data_path=None, data_bytes=Path(job.data_path).read_bytes())
+        future = self.client.submit(
+            run_on_worker, payload, self.token,
+            key=f"srtui-{job.job_id}-a{job.attempt}-{self.token[:8]}-{self.sends[(job.job_id, job.attempt)]}", pure=False, retries=0,
+        )
+        self.in_flight[future] = job
+        completed.add(future)
+
+    def _outcome(self, future, job: PlannedJob) -> JobOutcome:
+        try:
+            return future.result()
+        except Exception as exc:  # noqa: BLE001 - a task failure is a record, never a crash
+            started_at = self.claimed_at.get(job.job_id, now_iso())
+            if _is_lost(exc):
+                key = (job.job_id, job.attempt)
+                if key not in self.started_keys and self.sends.get(key, 0) < MAX_FREE_REQUEUES and not self.cancel.is_set():
+                    return synthetic_outcome(job.job_id, job.attempt, "requeue", "its worker left before starting it", started_at)
+                self._sweep(job)
+                return synthetic_outcome(job.job_id, job.attempt, "lost", f"the dask worker running it died: {type(exc).__name__}: {exc}", started_at)
+            return synthetic_outcome(job.job_id, job.attempt, "error", f"dask task failed: {type(exc).__name__}: {exc}", started_at)
+
+    def _finish(self, job: PlannedJob, outcome: JobOutcome) -> None:
+        finish_job(job, outcome, self.sink, self.state, self.data_cache, self.on_change)
+
+    def _drain_started(self) -> None:
+        while self.started:
+            msg = self.started.popleft()
+            key = (msg.get("job_id"), msg.get("attempt"))
+            self.started_keys.add(key)
+            job = next((j for j in self.in_flight.values() if (j.job_id, j.attempt) == key), None)
+            if job is not None and isinstance(msg.get("pid"), int):
+                self.sink.started(job, msg["pid"])  # a pid on the worker's host
+
+    def _cancel_outstanding(self) -> None:
+        """Ctrl-C: running jobs are terminated on their workers (and come back 'interrupted');
+        tasks that have not started are cancelled and recorded here."""
+        self._tell_workers("cancel")
+        self._drain_started()
+        waiting = [f for f, j in self.in_flight.items() if (j.job_id, j.attempt) not in self.started_keys]
+        if waiting:
+            self.client.cancel(waiting)
+        for future in waiting:
+            job = self.in_flight.pop(future)
+            self._finish(job, synthetic_outcome(job.job_id, job.attempt, "interrupted",
+                                                "stopped by the driver (Ctrl-C) before it started", self.claimed_at.get(job.job_id, now_iso())))
+
+    def _tell_workers(self, which: str) -> None:
+        try:
+            if which == "forget":
+                self.client.run(forget_run, self.token)
+            else:
+                self.client.run(signal_run, self.token, which)
+        except Exception:  # noqa: BLE001 - a worker that is gone has no job to stop
+            pass
+
+    def _sweep(self, job: PlannedJob) -> None:
+        """Kill what a dead worker's job left behind (escaped processes whose worker is gone):
+        every live worker sweeps its host, and so does the driver for a local cluster."""
+        prefix = job.payload.workspace_token + ":"
+        try:
+            self.client.run(proctree.sweep_orphans, prefix)
+        except Exception:  # noqa: BLE001
+            pass
+        if self.backend.config is not None and self.backend.config.kind == "local":
+            proctree.sweep_orphans(prefix)

@@ -1,0 +1,139 @@
+"""The worker side of the Dask backend: what runs inside a Dask worker process.
+
+``run_on_worker`` is the Dask task: the job's npz travels inside its payload (``data_bytes``: no
+shared filesystem, no scattered data to lose with a worker), the job runs in a scratch dir under
+the worker's local directory with every limit of the local backend, and the outcome returns as
+plain data. Ctrl-C reaches running jobs through ``client.run`` (a per-run flag the job polls),
+never by killing worker threads.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from engine.backends.dask_config import job_span_s
+from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
+from engine.scheduler import usable_cores
+from engine.spec import Limits
+
+TOPIC_PREFIX = "srtui-started-"
+
+_flags_lock = threading.Lock()
+_run_flags: dict[str, tuple[threading.Event, threading.Event]] = {}
+
+
+def _flags(run_token: str) -> tuple[threading.Event, threading.Event]:
+    """(cancel, force) events of one run in this worker process."""
+    with _flags_lock:
+        return _run_flags.setdefault(run_token, (threading.Event(), threading.Event()))
+
+
+def signal_run(run_token: str, which: str) -> None:
+    """Called on every worker by the driver (client.run): 'cancel' or 'force' this run's jobs."""
+    cancel, force = _flags(run_token)
+    (force if which == "force" else cancel).set()
+
+
+def forget_run(run_token: str) -> None:
+    with _flags_lock:
+        _run_flags.pop(run_token, None)
+
+
+def dask_setup(worker) -> None:  # noqa: ARG001 - Dask preload hook for LocalCluster workers
+    """Local workers share the terminal's process group: Ctrl-C is the driver's to handle."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_core_claim: tuple[int, int] | None = None  # (core, fd of its held lock) of this worker process
+_core_lock = threading.Lock()
+
+
+def worker_core(scope: str) -> int | None:
+    """A distinct core for each worker process of one cluster on one host, whatever the
+    workers are named: the first usable core whose lock file (per cluster ``scope``) no other
+    worker holds. The lock lives as long as this process; more workers than cores share."""
+    global _core_claim
+    with _core_lock:
+        if _core_claim is None:
+            cores = usable_cores()
+            if not cores:
+                return None
+            digest = hashlib.sha1(scope.encode()).hexdigest()[:12]
+            folder = Path(tempfile.gettempdir()) / f"srtui-cores-{os.getuid()}-{digest}"
+            folder.mkdir(exist_ok=True)
+            for core in cores:
+                fd = os.open(folder / f"core-{core}", os.O_CREAT | os.O_RDWR, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                _core_claim = (core, fd)
+                break
+            else:
+                _core_claim = (cores[os.getpid() % len(cores)], -1)
+        return _core_claim[0]
+
+
+def synthetic_outcome(job_id: str, attempt: int, status: str, error: str, started_at: str, host: str = "") -> JobOutcome:
+    """An outcome for an attempt that produced none (worker died, cancelled before starting)."""
+    return JobOutcome(job_id, attempt, status, host, started_at, now_iso(), 0.0, error=error)
+
+
+def _retire_if_short(worker, limits: Limits) -> None:
+    """A worker with a lifetime (SLURM walltime) starts no job it could not finish: it retires
+    and the task goes back to the scheduler for a younger worker."""
+    lifetime = getattr(worker, "lifetime", None)
+    if not lifetime:
+        return
+    import psutil
+    from distributed import Reschedule
+
+    age = time.time() - psutil.Process().create_time()
+    if age + job_span_s(limits) > lifetime:
+        worker.loop.add_callback(worker.close_gracefully, reason="srtui: too little lifetime left for a job")
+        raise Reschedule()
+
+
+def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
+    """The Dask task: run one job here under its limits and return the outcome as data."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    cancel, force = _flags(run_token)
+    if cancel.is_set():
+        return synthetic_outcome(payload.job_id, payload.attempt, "interrupted",
+                                 "stopped by the driver (Ctrl-C) before it started", now_iso(), socket.gethostname())
+    _retire_if_short(worker, Limits.from_dict(payload.spec["limits"]))
+    scratch = Path(worker.local_directory) / "srtui-jobs" / f"{payload.job_id}-a{payload.attempt}"
+    topic = TOPIC_PREFIX + run_token
+
+    def started(pid: int) -> None:
+        worker.log_event(topic, {"job_id": payload.job_id, "attempt": payload.attempt, "pid": pid})
+
+    core = worker_core(str(worker.scheduler.address))
+    try:
+        return run_job(payload, scratch, core=core, cancel=cancel, force=force, on_start=started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # logs and results came back in the outcome
+
+
+def allowed_failures(dask_scheduler) -> int:
+    return dask_scheduler.allowed_failures
+
+
+def worker_ready() -> str:
+    """Proves the worker imports this engine (it unpickles this function) and can run jobs."""
+    import engine.worker  # noqa: F401
+
+    return socket.gethostname()
