@@ -81,6 +81,16 @@ def test_folder_without_time_attribute_is_stopped_by_the_wall_limit(srbench_fold
     assert row["status"] == "timeout" and row["method_version"].startswith("regressor.py@")
 
 
+def test_tuned_uses_the_folders_params_py(srbench_folder, tmp_path):
+    folder = srbench_folder("sklearn_ridge")
+    proc = srtui("run", "smoke", "--method-dir", str(folder), "--methods", "sklearn_ridge", "--tasks", "smoke-linear",
+                 "--tuned", "--time-limit", "60", "--workspace", str(tmp_path / "ws"))
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(srtui("results", "--format", "json", "--workspace", str(tmp_path / "ws"), check=True).stdout)
+    assert row["status"] == "ok" and row["params"] == {"srbench": {"tuned": True}}
+    assert row["method_notes"]["tuned_params"] == {"alpha": 1, "gamma": 0.01, "kernel": "linear"}
+
+
 def test_folder_named_like_a_builtin_runs_only_when_named(srbench_folder, tmp_path):
     folder = srbench_folder("ffx")
     listed = json.loads(srtui("methods", "list", "--json", "--method-dir", str(folder), check=True).stdout)
