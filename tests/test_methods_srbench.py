@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.expression import parse_expression
+from engine.expression import ExpressionError, parse_expression
 from engine.methods import registry
 from engine.methods.srbench_dir import SRBenchError, SRBenchMethod, expand_hyper_params
 
@@ -277,3 +277,17 @@ def test_run_options_in_suite_and_cli(tmp_path, method_dir):
         capture_output=True, text=True, timeout=120,
     )
     assert bad.returncode != 0 and "scaling must be one of" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_unreadable_model_string_reaches_the_parser_as_printed(tmp_path):
+    X, y = _linear_data()
+    folder = tmp_path / "weird"
+    folder.mkdir()
+    (folder / "regressor.py").write_text(
+        "from sklearn.linear_model import Ridge\nest = Ridge()\n"
+        "def model(est, X):\n    return 'u +* __import__(\"os\")'\n"
+    )
+    fitted = SRBenchMethod(folder).fit(X, y, ["u", "v", "w"], 1, 5.0, {})
+    assert fitted.expression == 'u +* __import__("os")'  # the driver's parser rejects it: invalid_model
+    with pytest.raises(ExpressionError):
+        parse_expression(fitted.expression, ["u", "v", "w"], fitted.dialect)

@@ -144,12 +144,15 @@ class SRBenchMethod(Method):
         if expression is None:
             notes["symbolic_model"] = ev.NOT_IMPLEMENTED
         else:
-            printed, expression = expression, ev.over_task_features(expression, names, "srbench", scalers)
+            printed, expression = expression, _over_task_features(expression, names, scalers)
             if expression != printed:
                 notes["model_as_printed"] = printed
         complexity_fn = getattr(mod, "complexity", None)
         if complexity_fn is not None:
-            notes["complexity"] = float(complexity_fn(est))
+            try:
+                notes["complexity"] = float(complexity_fn(est))
+            except Exception as exc:  # SRBench calls it only when sympy cannot size the model
+                notes["complexity_error"] = f"{type(exc).__name__}: {exc}"
         pareto = self._pareto(mod, est, X_fit, y_fit, X_named, scalers, frame, names)
         return FittedModel(predict=predict, expression=expression, dialect="srbench", pareto=pareto, notes=notes)
 
@@ -182,7 +185,7 @@ class SRBenchMethod(Method):
             text = ev.model_string(mod.model, member, X_named)
             if text is None:
                 continue
-            text = ev.over_task_features(text, names, "srbench", scalers)
+            text = _over_task_features(text, names, scalers)
             try:
                 comp = float(complexity_fn(member)) if complexity_fn is not None else float("nan")
             except Exception:  # e.g. operon's complexity() reads attributes only the full estimator has
@@ -199,6 +202,17 @@ class SRBenchMethod(Method):
     @staticmethod
     def _frame(X, names):
         return _writable_frame_class()(np.asarray(X), columns=list(names))
+
+
+def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str:
+    """The model over the task's raw features; text the parser would reject stays as printed,
+    so the driver records it as invalid_model (with the parser's reason) rather than a crash."""
+    from engine.expression import ExpressionError
+
+    try:
+        return ev.over_task_features(text, names, "srbench", scalers)
+    except (ExpressionError, SyntaxError, ValueError):
+        return text
 
 
 def _writable_frame_class():
