@@ -21,13 +21,15 @@ from typing import Any
 import numpy as np
 
 from engine.methods import srbench_eval as ev
-from engine.methods.base import FittedModel, Method, ParetoPoint
+from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
 from engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError  # noqa: F401  (re-exported)
 
 #: SRBench 2.0 proposes at most 4 configurations besides the defaults
 MAX_CONFIGS = 4
 #: srtui's stand-in for SRBench's ``experiment/symbolic_utils.py`` (rils-rols imports it)
 SUPPORT_DIR = Path(__file__).parent / "srbench_support"
+#: share of the job's budget kept for predicting and printing the model after the fit
+FINISH_SHARE = 0.1
 #: SRBench's population analysis keeps at most this many members
 MAX_POPULATION = 100
 
@@ -135,8 +137,11 @@ class SRBenchMethod(Method):
 
         Xf, yf = frame(X_fit), scalers.transform_y(y_fit)
         self._prepare(mod, est, Xf, yf, eval_kwargs, opts, notes)
-        # importing the folder (optuna, sympy...) and pre_train ran inside the job's wall limit
-        notes.update(ev.set_time_budget(est, float(time_budget) - (time.monotonic() - started)))
+        # importing the folder (optuna, sympy...) and pre_train ran inside the job's wall limit,
+        # and predicting and printing the model must fit in it too (SRBench's job limit is a
+        # separate, larger figure than its fit_time_limit)
+        left = float(time_budget) - (time.monotonic() - started)
+        notes.update(ev.set_time_budget(est, left - max(1.0, FINISH_SHARE * nominal_budget(time_budget))))
         est.fit(Xf, yf)
 
         def predict(Xn):
