@@ -113,8 +113,8 @@ def test_folder_named_like_a_builtin_runs_only_when_named(srbench_folder, tmp_pa
 #: own overrun of their max_time (optuna's first trial, feyn's alarm, imports)
 OPTIONAL = {
     "gplearn": ("gplearn", 120, ["--srbench-test"]),
-    "operon": ("optuna", 150, []),
-    "rils-rols": ("rils_rols", 90, []),
+    "operon": ("optuna", 90, []),
+    "rils-rols": ("rils_rols", 45, []),
     "qlattice": ("feyn", 120, ["--srbench-test"]),
     "bingo": ("bingo", 120, ["--srbench-test"]),
     "lightgbm": ("lightgbm", 90, []),
