@@ -241,15 +241,19 @@ def test_reference_scaling_maps_predictions_back_and_the_model_to_raw_features(m
     np.testing.assert_allclose(parsed.evaluate(X), fitted.predict(X), rtol=1e-9)
 
 
-def test_black_box_folders_and_not_implemented(tmp_path):
-    X, y = _linear_data()
-    folder = tmp_path / "bb"
+def _ridge_folder(tmp_path: Path, model_returns: str, extra: str = "") -> Path:
+    """A folder whose model(est, X) returns the given string."""
+    folder = tmp_path / "ridge"
     folder.mkdir()
     (folder / "regressor.py").write_text(
-        "from sklearn.linear_model import Ridge\nest = Ridge()\n"
-        "def model(est, X):\n    return 'not implemented'\n"
-        "def complexity(est):\n    return est.coef_.size + 1\n"
+        f"from sklearn.linear_model import Ridge\nest = Ridge()\ndef model(est, X):\n    return {model_returns!r}\n{extra}"
     )
+    return folder
+
+
+def test_black_box_folders_and_not_implemented(tmp_path):
+    X, y = _linear_data()
+    folder = _ridge_folder(tmp_path, "not implemented", "def complexity(est):\n    return est.coef_.size + 1\n")
     fitted = SRBenchMethod(folder).fit(X, y, ["u", "v", "w"], 1, 5.0, {})
     assert fitted.expression is None and fitted.notes["symbolic_model"] == "not implemented"
     assert fitted.notes["complexity"] == 4.0
@@ -283,13 +287,7 @@ def test_run_options_in_suite_and_cli(tmp_path, method_dir):
 
 def test_unreadable_model_string_reaches_the_parser_as_printed(tmp_path):
     X, y = _linear_data()
-    folder = tmp_path / "weird"
-    folder.mkdir()
-    (folder / "regressor.py").write_text(
-        "from sklearn.linear_model import Ridge\nest = Ridge()\n"
-        "def model(est, X):\n    return 'u +* __import__(\"os\")'\n"
-    )
-    fitted = SRBenchMethod(folder).fit(X, y, ["u", "v", "w"], 1, 5.0, {})
+    fitted = SRBenchMethod(_ridge_folder(tmp_path, 'u +* __import__("os")')).fit(X, y, ["u", "v", "w"], 1, 5.0, {})
     assert fitted.expression == 'u +* __import__("os")'  # the driver's parser rejects it: invalid_model
     with pytest.raises(ExpressionError):
         parse_expression(fitted.expression, ["u", "v", "w"], fitted.dialect)
