@@ -22,6 +22,7 @@ Accuracy metrics (hand-checked in tests/test_metrics.py):
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -131,8 +132,10 @@ def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, 
     if data_dir is None and os.environ.get("SRTUI_DATA_DIR"):
         data_dir = Path(os.environ["SRTUI_DATA_DIR"])
     say = progress or (lambda _m: None)
-    jobs = [j for j in store.jobs(suite, columns="job_id, suite, task, method, seed, status, model, dialect, data_fingerprint")
-            if j["status"] in ("ok", "invalid_model")]
+    present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
+    cols = "job_id, suite, task, method, seed, status, model, dialect, data_fingerprint"
+    cols += ", method_notes" if "method_notes" in present else ""
+    jobs = [j for j in store.jobs(suite, columns=cols) if j["status"] in ("ok", "invalid_model")]
     if only_missing:
         done = {r[0] for r in store.conn.execute(
             "SELECT job_id FROM metrics WHERE name = '_version' AND value >= ?", (METRICS_VERSION,))}
@@ -163,8 +166,11 @@ def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, 
         features = tuple(data.feature_names) if data is not None else tuple(info.get("features") or ())
         if j["model"] and features:
             unwanted = tuple(sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ())))
-            items.append((j["job_id"], ModelItem(j["model"], features, j["dialect"] or "python",
+            text = _as_printed(j["model"], j.get("method_notes"), m)
+            items.append((j["job_id"], ModelItem(text, features, j["dialect"] or "python",
                                                  info.get("ground_truth"), unwanted)))
+        elif not j["model"]:
+            _blackbox_size(m, j.get("method_notes"))
         rows[j["job_id"]] = m
     stats = BatchStats()
     if items:
@@ -179,6 +185,32 @@ def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, 
     _write(store, rows)
     return {"jobs": len(todo), "models": len(items), "computed": stats.computed, "cached": stats.cached,
             "timeouts": stats.timeouts, "errors": stats.errors}
+
+
+def _as_printed(model: str, method_notes: str | None, m: dict[str, Any]) -> str:
+    """The text whose expression metrics are taken: an SRBench method folder's model as it printed
+    it (over the standardised data, before srtui composed the scalers in for the fidelity check),
+    as SRBench 2.0 takes model_size of ``symbolic_model``; any other job's stored model."""
+    try:
+        printed = json.loads(method_notes).get("model_as_printed") if method_notes else None
+    except (ValueError, AttributeError):
+        printed = None
+    if not isinstance(printed, str) or not printed:
+        return model
+    m["_notes"].append("expression metrics of the model as the method printed it (SRBench 2.0's model_size)")
+    return printed
+
+
+def _blackbox_size(m: dict[str, Any], method_notes: str | None) -> None:
+    """A model-less job's size is its method's own complexity(est), as SRBench 2.0 records it when
+    the model is "not implemented" (an SRBench method folder's ``complexity``)."""
+    try:
+        complexity = json.loads(method_notes).get("complexity") if method_notes else None
+    except (ValueError, AttributeError):
+        complexity = None
+    if isinstance(complexity, (int, float)) and math.isfinite(complexity):
+        m["size"] = float(complexity)
+        m["_notes"].append("size from the method's complexity() (no symbolic model)")
 
 
 def _aligned(data_index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -> np.ndarray | None:

@@ -21,6 +21,7 @@ from engine import proctree
 from engine.backends import BackendError, BackendOptions, backend_kind, make_backend
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
+from engine.methods.srbench_eval import OPTIONS_KEY
 from engine.scheduler import PlannedJob, RunState, usable_cores
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError
@@ -50,6 +51,8 @@ class RunRequest:
     jobs: int | None = None
     retry_failed: bool = False
     method_dirs: list[Path] = field(default_factory=list)
+    #: how method folders run (SRBench's --tuned, -test, scaling); None: the suite's [srbench]
+    srbench: dict[str, Any] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     backend: str | None = None  # None: dask if a cluster option is given, else local
     scheduler: str | None = None
@@ -68,6 +71,7 @@ class RunPlan:
     n_slots: int  # local slots (and LocalCluster workers, metrics processes)
     backend: str = "local"
     slots_text: str = ""  # the slots the run will have, for --dry-run
+    notes: list[str] = field(default_factory=list)  # said to the user before the run
 
     def __post_init__(self) -> None:
         self.slots_text = self.slots_text or f"{self.n_slots} slots"
@@ -105,12 +109,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     if req.seeds is not None and req.seeds < 1:
         raise RunError(f"--seeds must be at least 1, got {req.seeds}")
 
-    method_refs: dict[str, str] = {}
-    for folder in req.method_dirs:
-        folder = folder.resolve()
-        if not (folder / "regressor.py").is_file():
-            raise RunError(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
-        method_refs[folder.name] = registry.SRBENCH_PREFIX + str(folder)
+    method_refs, notes = _folder_refs(req)
     methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
     versions: dict[str, str] = {}
     for name in methods:
@@ -146,11 +145,14 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
         seeds = pool[: req.seeds] if req.seeds <= len(pool) else pool + list(range(1, req.seeds - len(pool) + 1))
         pairs = [(t, seed) for t in task_names for seed in seeds]
+    srbench_opts = _srbench_options(suite, req)
     specs = []
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
     for task_name, seed in pairs:
         for method in methods:
             params = {**suite.params.get(method, {}), **req.params.get(method, {})}
+            if method_refs[method].startswith(registry.SRBENCH_PREFIX) and srbench_opts:
+                params[OPTIONS_KEY] = srbench_opts
             specs.append(JobSpec(suite.name, task_name, method, int(seed), limits, fingerprints[task_name], versions[method], params))
 
     data_paths = {}
@@ -162,7 +164,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
             _write_task_data(task, path)
     n_slots = req.jobs or len(usable_cores())
     kind, slots_text = _check_backend(req, specs, n_slots)
-    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text)
+    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes)
 
 
 def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple[str, str]:
@@ -181,6 +183,39 @@ def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple
     slots = int(config.settings.get("n_workers") or n_slots) if config.kind == "local" else config.expected_slots()
     where = {"local": "a local Dask cluster", "ssh": "an SSH cluster", "slurm": "a SLURM cluster"}[config.kind]
     return kind, f"{slots} slots on {where}" + (f" ({config.source})" if config.source != "defaults" else "")
+
+
+def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
+    """Method name -> ref of each --method-dir folder, and notes on folders not run.
+
+    A folder named like a built-in method replaces it only when the run names it with
+    --methods; otherwise the built-in keeps the name and the folder is left out (with a note).
+    """
+    refs: dict[str, str] = {}
+    notes: list[str] = []
+    for folder in req.method_dirs:
+        folder = folder.resolve()
+        if not (folder / "regressor.py").is_file():
+            raise RunError(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
+        if folder.name in refs:
+            raise RunError(f"--method-dir {folder}: two method folders are named {folder.name!r}")
+        if folder.name in registry.BUILTIN and folder.name not in (req.methods or []):
+            notes.append(f"--method-dir {folder}: not run, {folder.name!r} is a built-in method; "
+                         f"name it with --methods {folder.name} to run the folder instead")
+            continue
+        refs[folder.name] = registry.SRBENCH_PREFIX + str(folder)
+    return refs, notes
+
+
+def _srbench_options(suite: Suite, req: RunRequest) -> dict[str, Any]:
+    """The run's folder options (request over suite), as the job params carry them."""
+    from engine.methods.srbench_eval import RunOptions, SRBenchError
+
+    merged = {**suite.srbench, **{k: v for k, v in req.srbench.items() if v is not None}}
+    try:
+        return RunOptions.from_params({OPTIONS_KEY: merged}).as_params()
+    except SRBenchError as exc:
+        raise RunError(str(exc)) from None
 
 
 def _data_dir() -> Path | None:

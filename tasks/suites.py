@@ -18,6 +18,11 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     [params.gplearn]     # optional per-method parameter overrides
     generations = 20
 
+    [srbench]            # optional: how SRBench method folders (--method-dir) are run
+    tuned = false        # use each folder's _params.py (SRBench's --tuned)
+    test = false         # apply each folder's eval_kwargs test_params (SRBench's -test)
+    scaling = "reference"  # reference (scale X and y, SRBench 2.0's runs), folder, none
+
 Task names may be shell-style patterns (``"srbench2022-exact-*"``), expanded when the suite is
 read: over the built-in catalogue for built-in suites, and over the workspace's own tasks
 (``srtui tasks add``) too for a suite file of the user's (``tasks = ["off-*"]``).
@@ -56,6 +61,7 @@ class Suite:
     description: str = ""
     path: Path | None = None
     seed_from_task: bool = False
+    srbench: dict[str, Any] = field(default_factory=dict)
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -147,6 +153,7 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     seed_from_task = data.get("seed_from_task", False)
     if not isinstance(seed_from_task, bool):
         raise SuiteError(f"suite {where}: 'seed_from_task' must be true or false")
+    srbench = _srbench_table(data.get("srbench", {}), where)
     tasks = expand_tasks(str_list("tasks"), where, workspace)
     if seed_from_task:
         for t in tasks:
@@ -162,4 +169,21 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         description=str(data.get("description", "")),
         path=path,
         seed_from_task=seed_from_task,
+        srbench=srbench,
     )
+
+
+def _srbench_table(table: Any, where: str) -> dict[str, Any]:
+    """[srbench]: tuned and test are booleans, scaling one of srbench_eval.SCALINGS."""
+    from engine.methods.srbench_eval import SCALINGS
+
+    if not isinstance(table, dict):
+        raise SuiteError(f"suite {where}: [srbench] must be a table")
+    for key, value in table.items():
+        if key in ("tuned", "test") and not isinstance(value, bool):
+            raise SuiteError(f"suite {where}: [srbench] {key} must be true or false")
+        if key == "scaling" and value not in SCALINGS:
+            raise SuiteError(f"suite {where}: [srbench] scaling must be one of {', '.join(SCALINGS)}")
+        if key not in ("tuned", "test", "scaling"):
+            raise SuiteError(f"suite {where}: unknown [srbench] key {key!r} (known: tuned, test, scaling)")
+    return dict(table)

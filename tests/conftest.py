@@ -64,3 +64,39 @@ def suite_file(tmp_path: Path):
         return path
 
     return make
+
+
+#: SRBench 2.0's method folders are GPL-3.0 code of cavalab/srbench: never committed here (a
+#: workplace rule); tests take them, unmodified, from the first of these places that has them
+SRBENCH_MIRROR = Path("/work/.mirror/cavalab+srbench/repo")
+SRBENCH_BRANCH = "srbench_2025"
+
+
+@pytest.fixture
+def srbench_folder(tmp_path: Path):
+    """``srbench_folder(NAME)``: SRBench 2.0's ``experiment/methods/NAME``, byte for byte, from
+    ``$SRTUI_SRBENCH_METHODS/NAME``, ``../shared/data/srbench-methods/NAME`` next to the repo, or
+    the git mirror of cavalab/srbench (branch srbench_2025, extracted into tmp_path); skips the
+    test with the reason when none of them is there."""
+
+    def get(name: str) -> Path:
+        env = os.environ.get("SRTUI_SRBENCH_METHODS")
+        for base in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data" / "srbench-methods"]:
+            if (base / name / "regressor.py").is_file():
+                return base / name
+        if SRBENCH_MIRROR.is_dir():
+            out = tmp_path / "srbench"
+            out.mkdir(exist_ok=True)
+            archive = subprocess.run(
+                ["git", f"--git-dir={SRBENCH_MIRROR}", "archive", SRBENCH_BRANCH, f"experiment/methods/{name}"],
+                capture_output=True, timeout=120,
+            )
+            if archive.returncode == 0:
+                subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True, timeout=120)
+                return out / "experiment" / "methods" / name
+        pytest.skip(
+            f"SRBench method folder {name!r} not found: set SRTUI_SRBENCH_METHODS to a copy of SRBench's "
+            f"experiment/methods (branch {SRBENCH_BRANCH}), or put it in ../shared/data/srbench-methods/"
+        )
+
+    return get

@@ -30,7 +30,7 @@ def _close(got: np.ndarray, want: np.ndarray, rtol: float) -> None:
 
 
 def test_every_dialect_is_covered_here():
-    covered = {"python", "pyoperon", "gplearn", "ffx", "bingo", "itea", "pysr"}
+    covered = {"python", "pyoperon", "gplearn", "ffx", "bingo", "itea", "pysr", "srbench"}
     assert set(DIALECTS) == covered
 
 
@@ -96,6 +96,12 @@ def test_gplearn_programs_match_predict_exactly():
             seen.update(tok for tok in fs if tok + "(" in text)
             p = parse_expression(text, NAMES, "gplearn")
             np.testing.assert_allclose(p.evaluate(X), est.predict(X), rtol=0, atol=1e-12, err_msg=text)
+            # SRBench's gplearn folder prints the same program with capitalised names
+            titled = text
+            for name in fs:
+                titled = titled.replace(name + "(", name.title() + "(")
+            p = parse_expression(titled, NAMES, "srbench")
+            np.testing.assert_allclose(p.evaluate(X), est.predict(X), rtol=0, atol=1e-12, err_msg=titled)
     assert {"div", "log"} & seen, "no protected operator was exercised"
 
 

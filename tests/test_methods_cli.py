@@ -51,7 +51,7 @@ def test_install_dry_run_shows_notice_and_steps_and_runs_nothing():
     assert "non-commercial" in res.output and "pip install feyn" in res.output
     res = runner.invoke(app, ["methods", "install", "rils-rols", "--dry-run"])
     lines = [ln for ln in res.output.splitlines() if ln.startswith("$ ")]
-    assert lines[0].endswith("pip install pybind11") and "--no-build-isolation rils-rols" in lines[1]
+    assert lines[0].endswith("pip install pybind11 setuptools wheel") and "--no-build-isolation rils-rols" in lines[1]
 
 
 def test_install_of_builtin_and_unknown_methods():

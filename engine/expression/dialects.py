@@ -20,6 +20,11 @@ Sources of the semantics (checked numerically against the installed packages in 
   capitalised names (``Id``, ``SqrtAbs``).
 - pysr (SymbolicRegression.jl ``string_tree``): infix with ``^``, ``x0..`` from 0, ``square``,
   ``cube``, ``neg``, ``inv``.
+- srbench: what an SRBench method folder's ``model()`` returns, a sympy-style string over the
+  feature names (SRBench reads it with ``parse_expr``, whose ``^`` is a power); its gplearn folder
+  prints gplearn's programs with capitalised names (``Add``, ``Div``, ``Log``...), which compute
+  gplearn's protected operators. A method that drops the DataFrame's column names (ffx 2.1 from
+  PyPI; SRBench installs a fork that keeps them) prints ``X0..`` in the order of the columns.
 """
 
 from __future__ import annotations
@@ -180,6 +185,9 @@ _ITEA = _with(
     Exp=COMMON["exp"],
 )
 
+#: gplearn's function names as SRBench's gplearn folder capitalises them
+_SRBENCH = _with(**{name.title(): entry for name, entry in _GPLEARN.items()})
+
 DIALECT_TABLE: dict[str, Dialect] = {
     "python": Dialect("python"),
     "pyoperon": Dialect(
@@ -198,6 +206,7 @@ DIALECT_TABLE: dict[str, Dialect] = {
     "itea": Dialect(
         "itea", caret_power=True, dotted_names={("sqrt", "abs"): "sqrtabs"}, numbering=(("x_", 0), ("x", 0)), functions=_ITEA
     ),
+    "srbench": Dialect("srbench", caret_power=True, numbering=(("X", 0),), functions=_SRBENCH),
     "pysr": Dialect(
         "pysr",
         caret_power=True,

@@ -170,6 +170,14 @@ def _numbering(tree: ast.AST, feats: tuple[str, ...], dialect: Dialect) -> dict[
     return {}
 
 
+def numbered_names(text: str, features: Sequence[str], dialect: str) -> dict[str, str]:
+    """The dialect's ``X1``-style names in ``text`` and the features they stand for ({} if none)."""
+    d = DIALECT_TABLE.get(dialect)
+    if d is None:
+        raise ExpressionError(f"unknown dialect {dialect!r} (known: {', '.join(DIALECTS)})")
+    return _numbering(_ast_parse(translate(text, d)), _check_features(features), d)
+
+
 class _Builder:
     def __init__(self, feats: tuple[str, ...], dialect: Dialect, rename: dict[str, str]):
         self.symbols = {f: feature_symbol(f) for f in feats}

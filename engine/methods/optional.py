@@ -46,14 +46,15 @@ class RilsRols(_Optional):
     honours_time_limit = True
     requires = ("rils-rols",)
     install_hint = "srtui methods install rils-rols (pybind11, then a --no-build-isolation build)"
-    install_steps = [_PIP + ["pybind11"], _PIP + ["--no-build-isolation", "rils-rols"]]
+    # its build imports pybind11 without declaring it; without isolation it also needs wheel
+    install_steps = [_PIP + ["pybind11", "setuptools", "wheel"], _PIP + ["--no-build-isolation", "rils-rols"]]
     default_params: ClassVar[dict[str, Any]] = {"max_fit_calls": 100000, "complexity_penalty": 0.001}
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         from rils_rols.rils_rols import RILSROLSRegressor
 
         est = RILSROLSRegressor(
-            max_seconds=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params)
+            max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params)
         )
         est.fit(X, y)
         return FittedModel(predict=est.predict, expression=str(est.model_string()), dialect=X0_DIALECT)
@@ -147,10 +148,12 @@ class Bingo(_Optional):
             max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params)
         )
         est.fit(X, y)
-        best = est.get_best_individual()
+        # bingo-nasa 0.5 wraps each equation in an EquationRegressor (``.equation``)
+        best = getattr(est.get_best_individual(), "equation", est.get_best_individual())
+        front = [getattr(m, "equation", m) for m in est.get_pareto_front()]
         pareto = [
             ParetoPoint(m.get_formatted_string("console"), float(m.get_complexity()), float(m.fitness))
-            for m in est.get_pareto_front()
+            for m in front
         ]
         return FittedModel(
             predict=est.predict, expression=best.get_formatted_string("console"), dialect="bingo", pareto=pareto

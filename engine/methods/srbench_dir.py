@@ -1,45 +1,37 @@
 """Run an SRBench method folder unmodified (``--method-dir PATH``).
 
 An SRBench method folder holds ``regressor.py`` exposing ``est`` (a scikit-learn regressor) and
-``model(est, X)`` (the model string over X's column names), optionally ``hyper_params``,
-``eval_kwargs``, ``complexity(est)``, ``get_population(est)`` and ``get_best_solution(est)``.
-This is how a user brings PySR or any method srtui does not ship. The folder's code is the
-user's own and runs only inside the job's worker process, as SRBench runs it.
-
-The time budget is set the way SRBench's evaluate_model does: on the first of
-``TIME_ATTRIBUTES`` the estimator has; the seed goes to ``random_state`` when present.
+``model`` (``model(est)``, ``model(est, X)``, or ``None`` for a black box), optionally
+``hyper_params``, ``eval_kwargs``, ``complexity(est)``, ``get_population(est)``,
+``get_best_solution(est)``, and a ``_params.py`` with the tuned ``params``. This is how a user
+brings PySR or any method srtui does not ship. The folder's code is the user's own and runs only
+inside the job's worker process, as SRBench runs it; its model string is read only by srtui's
+safe parser. What SRBench's evaluate_model.py does, step by step, is in ``srbench_eval``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import inspect
-import math
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, ParetoPoint
+from engine.methods import srbench_eval as ev
+from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
+from engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError  # noqa: F401  (re-exported)
 
-TIME_ATTRIBUTES = ("max_time", "timeout_in_seconds", "timeout", "stop_time", "time_limit")
 #: SRBench 2.0 proposes at most 4 configurations besides the defaults
 MAX_CONFIGS = 4
-
-
-class SRBenchError(ValueError):
-    """A folder that is not a usable SRBench method; one line for the CLI."""
-
-
-def _call_model(model_fn: Any, est: Any, X: Any) -> str:
-    # SRBench's model() has been both model(est) and model(est, X) over the years
-    try:
-        n_params = len(inspect.signature(model_fn).parameters)
-    except (TypeError, ValueError):
-        n_params = 2
-    return str(model_fn(est, X) if n_params >= 2 else model_fn(est))
+#: srtui's stand-in for SRBench's ``experiment/symbolic_utils.py`` (rils-rols imports it)
+SUPPORT_DIR = Path(__file__).parent / "srbench_support"
+#: share of the job's budget kept for predicting and printing the model after the fit
+FINISH_SHARE = 0.1
+#: SRBench's population analysis keeps at most this many members
+MAX_POPULATION = 100
 
 
 def expand_hyper_params(grid: Any) -> list[dict[str, Any]]:
@@ -52,6 +44,16 @@ def expand_hyper_params(grid: Any) -> list[dict[str, Any]]:
         grid = [grid]
     grid = [{k: (list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in g.items()} for g in grid]
     return list(ParameterGrid(grid))[:MAX_CONFIGS]
+
+
+def _import_paths(folder: Path) -> list[str]:
+    """The folder itself, then SRBench's ``experiment/`` when the folder sits in a checkout of it
+    (evaluate_model.py runs from there), then srtui's stand-ins, last, so the real ones win."""
+    paths = [str(folder)]
+    experiment = folder.parent.parent
+    if folder.parent.name == "methods" and (experiment / "evaluate_model.py").is_file():
+        paths.append(str(experiment))
+    return paths
 
 
 class SRBenchMethod(Method):
@@ -85,8 +87,11 @@ class SRBenchMethod(Method):
         ok, why = self.availability()
         if not ok:
             raise SRBenchError(f"not an SRBench method folder: {why}")
-        if str(self.path) not in sys.path:
-            sys.path.insert(0, str(self.path))
+        for i, entry in enumerate(_import_paths(self.path)):
+            if entry not in sys.path:
+                sys.path.insert(i, entry)
+        if str(SUPPORT_DIR) not in sys.path:
+            sys.path.append(str(SUPPORT_DIR))
         mod_name = f"srtui_srbench_{hashlib.sha256(str(self.path).encode()).hexdigest()[:10]}"
         spec = importlib.util.spec_from_file_location(mod_name, self.regressor_py)
         assert spec is not None and spec.loader is not None
@@ -99,62 +104,139 @@ class SRBenchMethod(Method):
         self._module = module
         self.hyper_params = expand_hyper_params(getattr(module, "hyper_params", None))  # type: ignore[misc]
         self.honours_time_limit = any(hasattr(module.est, a) for a in TIME_ATTRIBUTES)  # type: ignore[misc]
+        if module.model is None:
+            self.family = "blackbox"  # type: ignore[misc]
         return module
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
-        from sklearn.base import clone
-
+        started = time.monotonic()
         mod = self.module()
+        params = dict(params or {})
+        opts = ev.RunOptions.from_params(params)
+        params.pop(ev.OPTIONS_KEY, None)
         eval_kwargs = dict(getattr(mod, "eval_kwargs", {}) or {})
-        est = clone(mod.est)
-        notes: dict[str, Any] = {}
+        use_df = ev.uses_dataframe(self.name, eval_kwargs)
+        names = list(feature_names)
+        notes: dict[str, Any] = {"use_dataframe": use_df}
+
+        np.random.seed(seed)  # evaluate_model.py seeds the global generator first
+        est = mod.est  # SRBench fits the module's own instance (a fresh worker process here)
+        if hasattr(est, "random_state"):
+            est.random_state = int(seed)
         if params:
-            est.set_params(**params)
-        est_params = est.get_params()
-        if "random_state" in est_params:
-            est.set_params(random_state=int(seed))
-        for attr in TIME_ATTRIBUTES:
-            if hasattr(est, attr):
-                current = getattr(est, attr)
-                budget: Any = float(time_budget)
-                if isinstance(current, int) and not isinstance(current, bool):
-                    budget = max(1, math.floor(time_budget))
-                if attr in est_params:
-                    est.set_params(**{attr: budget})
-                else:
-                    setattr(est, attr, budget)
-                notes["time_attribute"] = attr
-                notes["time_set"] = budget
-                break
-        use_df = eval_kwargs.get("use_dataframe", True)
-        to_frame = self._frame(feature_names) if use_df else np.asarray
-        Xf = to_frame(X)
-        if callable(eval_kwargs.get("pre_train")):
-            eval_kwargs["pre_train"](est, Xf, y)
-        est.fit(Xf, y)
-        ignored = sorted(set(eval_kwargs) - {"use_dataframe", "pre_train"})
-        if ignored:
-            notes["eval_kwargs_ignored"] = ignored  # e.g. scale_x: srtui never rescales the data
+            est.set_params(**params)  # srtui's suite params / hyper-parameter configuration
+        X_fit, y_fit = ev.subsample(np.asarray(X), np.asarray(y), int(eval_kwargs.get("max_train_samples", 0) or 0))
+        scale_x, scale_y = ev.scale_flags(opts, eval_kwargs)
+        scalers = ev.Scalers(X_fit, y_fit, scale_x, scale_y)
+        notes.update(scale_x=scale_x, scale_y=scale_y, n_train=len(y_fit))
+
+        def frame(Xn):
+            Xs = scalers.transform_x(np.asarray(Xn))
+            return self._frame(Xs, names) if use_df else Xs
+
+        Xf, yf = frame(X_fit), scalers.transform_y(y_fit)
+        self._prepare(mod, est, Xf, yf, eval_kwargs, opts, notes)
+        # importing the folder (optuna, sympy...) and pre_train ran inside the job's wall limit,
+        # and predicting and printing the model must fit in it too (SRBench's job limit is a
+        # separate, larger figure than its fit_time_limit)
+        left = float(time_budget) - (time.monotonic() - started)
+        notes.update(ev.set_time_budget(est, left - max(1.0, FINISH_SHARE * nominal_budget(time_budget))))
+        est.fit(Xf, yf)
 
         def predict(Xn):
-            return est.predict(to_frame(Xn))
+            return scalers.inverse_y(est.predict(frame(Xn)))
 
-        if hasattr(mod, "complexity"):
-            notes["complexity"] = float(mod.complexity(est))
-        best = mod.get_best_solution(est) if hasattr(mod, "get_best_solution") else est
-        expression = _call_model(mod.model, best, Xf)
-        pareto = []
+        X_named = Xf if use_df else self._frame(Xf, names)
+        expression = ev.model_string(mod.model, est, X_named)
+        if expression is None:
+            notes["symbolic_model"] = ev.NOT_IMPLEMENTED
+        else:
+            printed, expression = expression, _over_task_features(expression, names, scalers)
+            if expression != printed:
+                notes["model_as_printed"] = printed
+        complexity_fn = getattr(mod, "complexity", None)
+        if complexity_fn is not None:
+            try:
+                notes["complexity"] = float(complexity_fn(est))
+            except Exception as exc:  # SRBench calls it only when sympy cannot size the model
+                notes["complexity_error"] = f"{type(exc).__name__}: {exc}"
+        pareto = self._pareto(mod, est, X_fit, y_fit, X_named, scalers, frame, names)
+        return FittedModel(predict=predict, expression=expression, dialect="srbench", pareto=pareto, notes=notes)
+
+    def _prepare(self, mod, est, Xf, yf, eval_kwargs, opts, notes) -> None:
+        """pre_train, test_params, tuned params: in evaluate_model.py's order, before the budget."""
+        if callable(eval_kwargs.get("pre_train")):
+            eval_kwargs["pre_train"](est, Xf, yf)
+        if opts.test and eval_kwargs.get("test_params"):
+            est.set_params(**eval_kwargs["test_params"])
+            notes["test_params"] = eval_kwargs["test_params"]
+        if opts.tuned:
+            try:
+                tuned = ev.tuned_params(self.path)
+                est.set_params(**tuned)
+                notes["tuned_params"] = tuned
+            except Exception as exc:  # SRBench prints a warning and runs the untuned estimator
+                notes["tuned_error"] = f"{type(exc).__name__}: {exc}"
+
+    def _pareto(self, mod, est, X_fit, y_fit, X_named, scalers, frame, names) -> list[ParetoPoint]:
+        """get_population (else get_best_solution) as the front, each member's loss in y's units."""
         if hasattr(mod, "get_population"):
-            for member in mod.get_population(est):
-                comp = float(mod.complexity(member)) if hasattr(mod, "complexity") else float("nan")
-                loss = float(np.mean((np.asarray(member.predict(Xf), dtype=float).reshape(-1) - y) ** 2))
-                pareto.append(ParetoPoint(_call_model(mod.model, member, Xf), comp, loss))
-        return FittedModel(predict=predict, expression=expression, dialect="python", pareto=pareto, notes=notes)
+            members = list(mod.get_population(est))[:MAX_POPULATION]
+        elif hasattr(mod, "get_best_solution"):
+            members = [mod.get_best_solution(est)]
+        else:
+            return []
+        complexity_fn = getattr(mod, "complexity", None)
+        points = []
+        for member in members:
+            text = ev.model_string(mod.model, member, X_named)
+            if text is None:
+                continue
+            text = _over_task_features(text, names, scalers)
+            try:
+                comp = float(complexity_fn(member)) if complexity_fn is not None else float("nan")
+            except Exception:  # e.g. operon's complexity() reads attributes only the full estimator has
+                comp = float("nan")
+            try:
+                # gplearn's population holds programs, which SRBench runs with execute()
+                run = member.predict if hasattr(member, "predict") else (lambda Xm: member.execute(np.asarray(Xm)))
+                loss = float(np.mean((scalers.inverse_y(run(frame(X_fit))) - y_fit) ** 2))
+            except Exception:
+                loss = float("nan")
+            points.append(ParetoPoint(text, comp, loss))
+        return points
 
     @staticmethod
-    def _frame(feature_names):
-        import pandas as pd
+    def _frame(X, names):
+        return _writable_frame_class()(np.asarray(X), columns=list(names))
 
-        names = list(feature_names)
-        return lambda X: pd.DataFrame(np.asarray(X), columns=names)
+
+def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str:
+    """The model over the task's raw features; text the parser would reject stays as printed,
+    so the driver records it as invalid_model (with the parser's reason) rather than a crash."""
+    from engine.expression import ExpressionError
+
+    try:
+        return ev.over_task_features(text, names, "srbench", scalers)
+    except (ExpressionError, SyntaxError, ValueError):
+        return text
+
+
+def _writable_frame_class():
+    """A pandas DataFrame whose ``np.asarray`` is a writable copy.
+
+    pandas 3 hands out read-only views (copy-on-write); SRBench's environments had pandas 1-2,
+    whose arrays were writable, and methods such as pyoperon 0.6 refuse read-only buffers.
+    """
+    import pandas as pd
+
+    class WritableFrame(pd.DataFrame):
+        @property
+        def _constructor(self):
+            return WritableFrame
+
+        def __array__(self, dtype=None, copy=None):
+            return np.array(super().__array__(dtype), copy=True)
+
+    return WritableFrame

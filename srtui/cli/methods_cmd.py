@@ -33,60 +33,79 @@ def _load(name: str):
         fail(str(exc))
 
 
-def method_rows(include_probes: bool = False) -> list[dict[str, Any]]:
-    """One row per registered method: what `methods list` shows (also for the TUI)."""
+def method_rows(include_probes: bool = False, method_dirs: list[Path] | None = None) -> list[dict[str, Any]]:
+    """One row per registered method and per method folder: what `methods list` shows (also for
+    the TUI). ``source`` says where each comes from; a folder's code is not imported here."""
     import importlib
 
     from engine.methods import registry
 
+    folders = {Path(d).resolve().name: Path(d).resolve() for d in method_dirs or []}
     rows = []
     for name in registry.names(include_probes=include_probes):
         module_name, _, cls_name = registry.BUILTIN[name].partition(":")
+        source = "optional (srtui methods install)" if name in registry.OPTIONAL else "built-in"
+        if name in folders:
+            source += f"; --methods {name} runs the folder instead"
         try:
             cls = getattr(importlib.import_module(module_name), cls_name)
         except ImportError as exc:  # our own adapter module is broken: show it, do not crash
-            rows.append({"name": name, "installed": False, "why_not": f"adapter fails to import: {exc}"})
+            rows.append({"name": name, "installed": False, "why_not": f"adapter fails to import: {exc}", "source": source})
             continue
-        method = cls()
-        ok, why = method.availability()
-        rows.append(
-            {
-                "name": name,
-                "installed": ok,
-                "why_not": "" if ok else why,
-                "version": method.version() if ok else "",
-                "family": method.family,
-                "licence": method.licence,
-                "time_limit": bool(method.honours_time_limit),
-                "optional": name in registry.OPTIONAL,
-            }
-        )
+        rows.append(_row(name, cls(), source, optional=name in registry.OPTIONAL))
+    for name, folder in folders.items():
+        source = f"folder {folder}"
+        if name in registry.BUILTIN:
+            source += f" (runs only when named with --methods {name})"
+        rows.append(_row(name, registry.load(registry.SRBENCH_PREFIX + str(folder)), source, optional=False))
     return rows
+
+
+def _row(name: str, method: Any, source: str, optional: bool) -> dict[str, Any]:
+    ok, why = method.availability()
+    folder = source.startswith("folder")
+    return {
+        "name": name,
+        "installed": ok,
+        "why_not": "" if ok else why,
+        "version": method.version() if ok else "",
+        "family": "sr or blackbox" if folder else method.family,
+        "licence": method.licence,
+        # a folder's estimator is known only once its code runs (in the job's worker)
+        "time_limit": "if est has one" if folder else bool(method.honours_time_limit),
+        "optional": optional,
+        "source": source,
+    }
 
 
 @methods_app.command("list")
 def list_methods(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     probes: Annotated[bool, typer.Option("--probes", help="Also list the engine's probe methods.")] = False,
+    method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="Also list this SRBench method folder (repeatable).")] = None,
 ) -> None:
-    """Every method: installed or why not, version, family, licence, time-limit support."""
-    rows = method_rows(include_probes=probes)
+    """Every method: installed or why not, version, family, licence, time-limit support, source."""
+    for folder in method_dir or []:
+        if not (folder / "regressor.py").is_file():
+            fail(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
+    rows = method_rows(include_probes=probes, method_dirs=list(method_dir or []))
     if as_json:
         json.dump(rows, sys.stdout, indent=1)
         print()
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
-    for col in ("method", "installed", "version", "family", "licence", "time limit"):
+    for col in ("method", "installed", "version", "family", "licence", "time limit", "source"):
         table.add_column(col, overflow="fold")
     for r in rows:
         installed = "yes" if r["installed"] else f"no: {r['why_not']}"
-        table.add_row(
-            r["name"], installed, r.get("version", ""), r.get("family", ""), r.get("licence", ""),
-            "yes" if r.get("time_limit") else "no",
-        )
+        limit = r.get("time_limit")
+        limit = limit if isinstance(limit, str) else ("yes" if limit else "no")
+        cells = (r["name"], installed, r.get("version", ""), r.get("family", ""), r.get("licence", ""), limit, r["source"])
+        table.add_row(*(escape(str(c)) for c in cells))
     Console(width=max(120, Console().width)).print(table)
 
 

@@ -33,6 +33,9 @@ def run(
     cpu_limit: Annotated[Optional[float], typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
     grace: Annotated[Optional[float], typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
     method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
+    tuned: Annotated[Optional[bool], typer.Option("--tuned/--untuned", help="Method folders: use their _params.py (SRBench's --tuned; default: the suite's).")] = None,
+    srbench_test: Annotated[Optional[bool], typer.Option("--srbench-test/--no-srbench-test", help="Method folders: apply their eval_kwargs test_params (SRBench's -test).")] = None,
+    srbench_scaling: Annotated[Optional[str], typer.Option("--srbench-scaling", help="Method folders: reference (scale X and y, as SRBench 2.0 ran), folder (their eval_kwargs) or none.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
     backend: Annotated[Optional[str], typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
@@ -51,7 +54,8 @@ def run(
     req = runner.RunRequest(
         suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
-        method_dirs=list(method_dir or []), backend=backend, scheduler=scheduler, cluster=cluster,
+        method_dirs=list(method_dir or []), srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
+        backend=backend, scheduler=scheduler, cluster=cluster,
         cluster_config=cluster_config,
     )
     try:
@@ -60,6 +64,8 @@ def run(
         plan = runner.plan_run(ws, req, write_data=not dry_run)
     except (runner.RunError, WorkspaceError) as exc:
         fail(str(exc))
+    for note in plan.notes:
+        print(f"note: {note}", file=sys.stderr)
     if dry_run:
         _print_dry_run(plan, req)
         return
