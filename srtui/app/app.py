@@ -7,7 +7,6 @@ Every blocking read runs in a thread worker that posts a typed message (``srtui.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import threading
 import time
@@ -28,6 +27,7 @@ from srtui.app.screens.leaderboard import LeaderboardScreen
 from srtui.app.screens.monitor import MonitorScreen
 from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
 from srtui.app.screens.results import ResultsScreen
+from srtui.app.terminal import HANGUP_CODE, HangupWatch
 
 
 class SrtuiApp(App):
@@ -76,12 +76,9 @@ class SrtuiApp(App):
         resource_tracker.ensure_running()
 
     def on_mount(self) -> None:
-        try:  # the terminal went away (ssh dropped, tmux killed): stop cleanly instead of spinning
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGHUP, signal.SIGTERM):
-                loop.add_signal_handler(sig, self.terminal_gone)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass  # not the main thread (tests) or no signals here
+        if not self.is_headless:  # the terminal went away (ssh dropped, tmux killed): leave, never spin
+            # a run started here gets time to stop its jobs before the exit is forced
+            HangupWatch(self.terminal_gone, lambda: 10.0 if self.run_active else 1.0).start(asyncio.get_running_loop())
         self.warm_up()
 
     @work(thread=True, group="warm-up", exit_on_error=False)
@@ -93,7 +90,7 @@ class SrtuiApp(App):
     def terminal_gone(self) -> None:
         self._cancel.set()
         self._force.set()
-        self.exit(return_code=129)
+        self.exit(return_code=HANGUP_CODE)
 
     # --- navigation --------------------------------------------------------------------------
 

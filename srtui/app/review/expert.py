@@ -8,6 +8,7 @@ command palette and no other screens: over a restricted SSH key this is all the 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from rich.text import Text
@@ -19,6 +20,7 @@ from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual_plotext import PlotextPlot
 
 from reviews import LIKERT, ExpertError, ExpertSession
+from srtui.app.terminal import HANGUP_CODE, HangupWatch
 
 HELP = """\
 Rate how much you would trust each model: 1 strongly distrust, 2 distrust, 3 neutral, 4 trust,
@@ -247,7 +249,12 @@ class ReviewApp(App):
         self.sub_title = f"{session.session} - {session.expert}"
 
     def on_mount(self) -> None:
+        if not self.is_headless:  # ssh dropped or the window closed: leave within a second
+            HangupWatch(self.terminal_gone, lambda: 1.0).start(asyncio.get_running_loop())
         self.push_screen(ExpertScreen(self.session))
+
+    def terminal_gone(self) -> None:
+        self.exit(return_code=HANGUP_CODE)  # every rating given is already committed
 
 
 def run_expert(session: ExpertSession) -> int:
