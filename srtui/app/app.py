@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from engine.workspace import Workspace
 from srtui.app.messages import RunFinished
-from srtui.app.screens.dialogs import APP_HELP, HelpScreen, StartRunScreen
+from srtui.app.screens.dialogs import StartRunScreen, show_help
 from srtui.app.screens.expression import ExpressionScreen
 from srtui.app.screens.leaderboard import LeaderboardScreen
 from srtui.app.screens.monitor import MonitorScreen
@@ -107,19 +107,7 @@ class SrtuiApp(App):
             self.push_screen(ReviewSessionsScreen())
 
     def action_help(self) -> None:
-        screen = self.screen
-        if isinstance(screen, HelpScreen):
-            return
-        seen, ranked = set(), []
-        for key, active in screen.active_bindings.items():
-            b = active.binding
-            if b.description and (b.action, active.node) not in seen:
-                seen.add((b.action, active.node))
-                order = 0 if active.node is screen else 1 if active.node is self else 2  # screen, app, widget
-                ranked.append((order, self.get_key_display(b), b.description))
-        rows = [(key, text) for _, key, text in sorted(ranked, key=lambda r: r[0])]
-        rows.append(("ctrl+p", "Command palette"))
-        self.push_screen(HelpScreen(getattr(screen, "HELP", APP_HELP), rows))
+        show_help(self)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("Monitor", "Live counts, running jobs and failures (1)", lambda: self.switch_mode("monitor"))

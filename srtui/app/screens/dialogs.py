@@ -31,10 +31,11 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
-    def __init__(self, screen_help: str, bindings: list[tuple[str, str]]) -> None:
+    def __init__(self, screen_help: str, bindings: list[tuple[str, str]], general: str = APP_HELP) -> None:
         super().__init__()
         self.screen_help = screen_help
         self.bindings = bindings
+        self.general = general
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=False)
@@ -46,7 +47,26 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("Help  (Escape closes)", style="bold"), markup=False)
             yield Static(Text(_reflow(self.screen_help) + "\n"), markup=False)
             yield Static(table)
-            yield Static(Text("\n" + _reflow(APP_HELP), style="dim"), markup=False)
+            if self.general:
+                yield Static(Text("\n" + _reflow(self.general), style="dim"), markup=False)
+
+
+def show_help(app, general: str = APP_HELP, palette: bool = True) -> None:
+    """F1 on any screen: what it shows and every key it answers to (its own first, then the app's)."""
+    screen = app.screen
+    if isinstance(screen, HelpScreen):
+        return
+    seen, ranked = set(), []
+    for active in screen.active_bindings.values():
+        b = active.binding
+        if b.description and (b.action, active.node) not in seen:
+            seen.add((b.action, active.node))
+            order = 0 if active.node is screen else 1 if active.node is app else 2  # screen, app, widget
+            ranked.append((order, app.get_key_display(b), b.description))
+    rows = [(key, text) for _, key, text in sorted(ranked, key=lambda r: r[0])]
+    if palette:
+        rows.append(("ctrl+p", "Command palette"))
+    app.push_screen(HelpScreen(getattr(screen, "HELP", general), rows, general))
 
 
 class StartRunScreen(ModalScreen):
