@@ -10,17 +10,20 @@ import asyncio
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from engine.workspace import Workspace
 from srtui.app.messages import RunFinished
+from srtui.app.review.organiser import ReviewSessionsScreen
+from srtui.app.screens.base import PALETTE_NAMES, SECTION_HELP, screen_commands
 from srtui.app.screens.dialogs import StartRunScreen, show_help
 from srtui.app.screens.expression import ExpressionScreen
 from srtui.app.screens.leaderboard import LeaderboardScreen
@@ -28,21 +31,21 @@ from srtui.app.screens.monitor import MonitorScreen
 from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
 from srtui.app.screens.results import ResultsScreen
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
+from srtui.app.widgets import SECTIONS, Confirm
 
 
 class SrtuiApp(App):
     CSS_PATH = "srtui.tcss"
     TITLE = "srtui"
-    MODES = {"monitor": MonitorScreen, "results": ResultsScreen, "leaderboard": LeaderboardScreen, "plots": SuitePlotsScreen}
+    MODES = {"monitor": MonitorScreen, "results": ResultsScreen, "leaderboard": LeaderboardScreen,
+             "plots": SuitePlotsScreen, "reviews": ReviewSessionsScreen}
     DEFAULT_MODE = "monitor"
+    # global keys: not in the Footer (the section bar on top shows them), in F1 and the palette
     BINDINGS = [
-        Binding("f1", "help", "Help", id="app.help"),
-        Binding("1", "switch_mode('monitor')", "Monitor", id="app.monitor"),
-        Binding("2", "switch_mode('results')", "Results", id="app.results"),
-        Binding("3", "switch_mode('leaderboard')", "Board", id="app.leaderboard"),
-        Binding("4", "switch_mode('plots')", "Plots", id="app.plots"),
-        Binding("5", "reviews", "Reviews", id="app.reviews"),
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("f1", "help", "Help", show=False, id="app.help"),
+        *(Binding(str(n), f"section('{mode}')", label, show=False, id=f"app.{mode}")
+          for n, (mode, label) in enumerate(SECTIONS, 1)),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
     ]
 
     def __init__(
@@ -67,7 +70,7 @@ class SrtuiApp(App):
         self.run_active = False
         self._cancel = threading.Event()
         self._force = threading.Event()
-        self._quit_armed = False
+        self._confirm = Confirm()
         self._last_error: tuple[str, float] | None = None
         # multiprocessing's resource tracker starts with sys.stderr's fd, which Textual replaces
         # while it runs (fileno() -1): start it now, so the metrics pool of a run started here works
@@ -100,21 +103,22 @@ class SrtuiApp(App):
     def open_plots(self, job_id: str) -> None:
         self.push_screen(JobPlotsScreen(job_id))
 
-    def action_reviews(self) -> None:
-        from srtui.app.review.organiser import ReviewSessionsScreen
-
-        if not isinstance(self.screen, ReviewSessionsScreen):
-            self.push_screen(ReviewSessionsScreen())
+    async def action_section(self, mode: str) -> None:
+        """A section's number key: its root screen, whatever was opened on top of it."""
+        if isinstance(self.screen, ModalScreen):
+            self.screen.dismiss()
+        if self.current_mode != mode:
+            await self.switch_mode(mode)
+        while len(self.screen_stack) > 1:
+            await self.pop_screen()
 
     def action_help(self) -> None:
         show_help(self)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand("Monitor", "Live counts, running jobs and failures (1)", lambda: self.switch_mode("monitor"))
-        yield SystemCommand("Results explorer", "Filter, sort and group every run (2)", lambda: self.switch_mode("results"))
-        yield SystemCommand("Leaderboards", "Scoring rules per suite, with the per-dataset breakdown (3)", lambda: self.switch_mode("leaderboard"))
-        yield SystemCommand("Suite plots", "Performance profiles and Pareto fronts (4)", lambda: self.switch_mode("plots"))
-        yield SystemCommand("Review sessions", "Blinded expert sessions: progress, report, close, unblind (5)", self.action_reviews)
+        for n, (mode, label) in enumerate(SECTIONS, 1):
+            yield SystemCommand(PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')"))
+        yield from screen_commands(self, screen)
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)
         if self.run_active:
             yield SystemCommand("Stop the run", "Stop the run started here (running jobs are terminated)", self.action_stop_run)
@@ -184,8 +188,6 @@ class SrtuiApp(App):
             self.notify(message.error, severity="error", markup=False, timeout=10)
         else:
             self.notify(message.summary, markup=False, timeout=10)
-        if self._quit_armed:
-            self.exit()
 
     def action_stop_run(self) -> None:
         if not self.run_active:
@@ -194,7 +196,7 @@ class SrtuiApp(App):
         if self._cancel.is_set():
             self._force.set()
             self.notify("killing the running jobs now", severity="warning")
-        else:
+        elif self._confirm.confirmed(self, "stop the run (running jobs are terminated)", "x"):
             self._cancel.set()
             self.notify("stopping: no new jobs; running jobs are terminated (x again kills them)", severity="warning")
 
@@ -202,9 +204,7 @@ class SrtuiApp(App):
         if not self.run_active:
             self.exit()
             return
-        if not self._quit_armed:
-            self._quit_armed = True
-            self.notify("a run started here is going: q again stops it and quits", severity="warning")
+        if not self._confirm.confirmed(self, "stop the run started here and quit", "ctrl+q"):
             return
         self._cancel.set()
         self._force.set()

@@ -20,6 +20,9 @@ from srtui.app.data import Reader, job_row
 
 #: at or above this many characters a model is shown as text, not pretty-printed
 PRETTY_MAX_CHARS = 1000
+#: significant digits of the rounded view; larger trees than SIMPLIFY_MAX_NODES are not simplified
+ROUND_DIGITS = 4
+SIMPLIFY_MAX_NODES = 300
 EXPRESSION_METRICS = (
     ("r2_test", "R² test (method's predictions)"),
     ("r2_train", "R² train"),
@@ -48,6 +51,8 @@ class Rendered:
     plain: str | None = None  # sympy's one-line form
     n_nodes: int | None = None
     error: str | None = None
+    rounded_unicode: str | None = None  # the 2-D print with numbers to ROUND_DIGITS significant digits
+    rounded_ascii: str | None = None
 
     @property
     def pretty(self) -> bool:
@@ -82,7 +87,33 @@ def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Ren
         return Rendered(text, latex=latex, plain=plain, n_nodes=parsed.n_nodes)
     uni = sp.pretty(parsed.expr, use_unicode=True, wrap_line=False)
     asc = sp.pretty(parsed.expr, use_unicode=False, wrap_line=False)
-    return Rendered(text, uni, asc, latex, plain, parsed.n_nodes)
+    rounded = round_numbers(parsed.expr)
+    return Rendered(text, uni, asc, latex, plain, parsed.n_nodes, None,
+                    sp.pretty(rounded, use_unicode=True, wrap_line=False), sp.pretty(rounded, use_unicode=False, wrap_line=False))
+
+
+def round_numbers(expr, digits: int = ROUND_DIGITS):
+    """Every float of the tree to ``digits`` significant digits (17-digit floats hide the form)."""
+    import sympy as sp
+
+    return expr.xreplace({f: sp.Float(float(f"{float(f):.{digits}g}"), digits) for f in expr.atoms(sp.Float)})
+
+
+def simplified(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """The model after sympy's simplify (numbers rounded too); slow on large trees, so refused there."""
+    import sympy as sp
+
+    from engine.expression import ExpressionError, parse_expression
+
+    try:
+        parsed = parse_expression(text, features, dialect or "python")
+    except ExpressionError as exc:
+        return Rendered(text, error=str(exc))
+    if parsed.expr is None or (parsed.n_nodes or 0) > SIMPLIFY_MAX_NODES:
+        return Rendered(text, error=f"too large to simplify here (more than {SIMPLIFY_MAX_NODES} nodes)")
+    expr = round_numbers(sp.simplify(round_numbers(parsed.expr)))
+    return Rendered(text, sp.pretty(expr, use_unicode=True, wrap_line=False), sp.pretty(expr, use_unicode=False, wrap_line=False),
+                    sp.latex(expr), sp.sstr(expr), parsed.n_nodes)
 
 
 def _data_path(workspace: Workspace, fingerprint: str) -> Path:

@@ -14,10 +14,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 APP_HELP = """\
-srtui benchmarks symbolic regression methods. Screens: 1 monitor (live runs), 2 results
-explorer, 3 leaderboards, 4 suite plots; from a run in the explorer, Enter opens its expression
-and p its plots. Escape goes back. ctrl+p opens the command palette (screens, start/stop a run,
-themes). Tables take j/k (down/up), g/G (top/bottom) and ctrl+d/ctrl+u (page).
+srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
+lands on the section's first screen): 1 monitor (live runs), 2 results explorer, 3 leaderboards,
+4 suite plots, 5 expert review sessions. From a run in the explorer, Enter opens its expression
+and p its plots; Escape goes back. r refreshes any screen; Tab moves between its controls.
+ctrl+p opens the command palette (every action of the screen, start/stop a run, themes); ctrl+q
+quits. Tables take j/k (down/up), g/G (top/bottom) and ctrl+d/ctrl+u (page).
 """
 
 
@@ -29,13 +31,24 @@ def _reflow(text: str) -> str:
 class HelpScreen(ModalScreen[None]):
     """What the current screen shows and every key it answers to."""
 
-    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+    BINDINGS = [
+        Binding("escape,f1,q", "dismiss", "Close"),
+        *(Binding(str(n), f"section('{n}')", show=False) for n in range(1, 6)),
+    ]
 
     def __init__(self, screen_help: str, bindings: list[tuple[str, str]], general: str = APP_HELP) -> None:
         super().__init__()
         self.screen_help = screen_help
         self.bindings = bindings
         self.general = general
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return action != "section" or hasattr(self.app, "action_section")  # not in the expert's app
+
+    async def action_section(self, number: str) -> None:
+        from srtui.app.widgets import SECTIONS
+
+        await self.app.run_action(f"section('{SECTIONS[int(number) - 1][0]}')")
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=False)
@@ -51,6 +64,9 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(Text("\n" + _reflow(self.general), style="dim"), markup=False)
 
 
+GENERIC_ACTIONS = ("focus_next", "focus_previous", "copy_text")
+
+
 def show_help(app, general: str = APP_HELP, palette: bool = True) -> None:
     """F1 on any screen: what it shows and every key it answers to (its own first, then the app's)."""
     screen = app.screen
@@ -62,6 +78,8 @@ def show_help(app, general: str = APP_HELP, palette: bool = True) -> None:
         if b.description and (b.action, active.node) not in seen:
             seen.add((b.action, active.node))
             order = 0 if active.node is screen else 1 if active.node is app else 2  # screen, app, widget
+            if b.action.rsplit(".", 1)[-1] in GENERIC_ACTIONS:
+                order = 3  # Tab, copy: the same on every screen, listed last
             ranked.append((order, app.get_key_display(b), b.description))
     rows = [(key, text) for _, key, text in sorted(ranked, key=lambda r: r[0])]
     if palette:

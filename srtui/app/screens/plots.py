@@ -8,8 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Header, Select, Static
+from textual.widgets import ContentSwitcher, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
@@ -21,6 +20,8 @@ from srtui.app.detail import (
     suite_aggregate,
 )
 from srtui.app.messages import AggregateReady, SeriesReady
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import NavBar
 
 JOB_HELP = """\
 Predicted against true values of one run, with the identity line (a perfect model lies on it);
@@ -42,11 +43,10 @@ def _downsample(n: int, limit: int = 2000) -> np.ndarray:
     return np.arange(n) if n <= limit else np.linspace(0, n - 1, limit).astype(int)
 
 
-class JobPlotsScreen(Screen):
+class JobPlotsScreen(SectionScreen):
     HELP = JOB_HELP
     AUTO_FOCUS = ""
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="plots.back"),
         Binding("t", "toggle", "Switch plot", id="plots.toggle"),
     ]
 
@@ -56,19 +56,23 @@ class JobPlotsScreen(Screen):
         self.series: PredictionSeries | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static(Text(f"run {self.job_id}: loading...", style="bold"), id="plot-title", markup=False)
         with ContentSwitcher(initial="scatter", id="switcher"):
             yield PlotextPlot(id="scatter")
             yield PlotextPlot(id="timeseries")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        super().on_mount()
         self.reader = Reader(self.app.workspace)
         self.load()
 
     def on_unmount(self) -> None:
         self.reader.close()
+
+    def refresh_data(self) -> None:
+        self.load()
 
     @work(thread=True, exclusive=True, group="plots", exit_on_error=False)
     def load(self) -> None:
@@ -115,7 +119,7 @@ class JobPlotsScreen(Screen):
         switcher.current = "timeseries" if switcher.current == "scatter" else "scatter"
 
 
-class SuitePlotsScreen(Screen):
+class SuitePlotsScreen(SectionScreen):
     HELP = SUITE_HELP
     AUTO_FOCUS = ""  # keys go to the screen; Tab reaches the suite selector
     BINDINGS = [Binding("t", "toggle", "Switch plot", id="suite-plots.toggle")]
@@ -126,21 +130,26 @@ class SuitePlotsScreen(Screen):
         self._requested: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         with Horizontal(classes="toolbar"):
             yield Select([], prompt="suite", id="suite", allow_blank=True)
             yield Static(id="suite-info", markup=False)
         with ContentSwitcher(initial="profile", id="switcher"):
             yield PlotextPlot(id="profile")
             yield PlotextPlot(id="front")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        super().on_mount()
         self.reader = Reader(self.app.workspace)
         self.load_suites()
 
     def on_unmount(self) -> None:
         self.reader.close()
+
+    def refresh_data(self) -> None:
+        self._requested = None  # compute again even for the same suite
+        self.load_suites()
 
     def on_screen_resume(self) -> None:
         # suites that appeared since (a run started meanwhile); not on the first show
@@ -155,18 +164,23 @@ class SuitePlotsScreen(Screen):
 
     def _set_suites(self, names: list[str]) -> None:
         select = self.query_one("#suite", Select)
+        keep = select.value if select.value in names else None  # a refresh keeps the chosen suite
         select.set_options([(n, n) for n in names])
         if names:
-            select.value = names[0]
+            select.value = keep or names[0]
+            self._load_once(select.value)  # in case the value did not change (no Changed event)
         else:
             self.query_one("#suite-info", Static).update(Text("no runs in this workspace yet", style="dim"))
 
     @on(Select.Changed, "#suite")
     def _suite_changed(self, event: Select.Changed) -> None:
-        if isinstance(event.value, str) and event.value != self._requested:
-            self._requested = event.value  # Select posts Changed more than once: load once
-            self.query_one("#suite-info", Static).update(Text("computing...", style="dim"))
-            self.load(event.value)
+        self._load_once(event.value)
+
+    def _load_once(self, suite) -> None:
+        if isinstance(suite, str) and suite != self._requested:
+            self._requested = suite  # Select posts Changed more than once: load once
+            self.query_one("#suite-info", Static).update(Text(f"computing the plots of {suite}...", style="dim"))
+            self.load(suite)
 
     @work(thread=True, exclusive=True, group="suite-plots", exit_on_error=False)
     def load(self, suite: str) -> None:
