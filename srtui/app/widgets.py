@@ -106,3 +106,26 @@ class NavBar(Horizontal):
         yield Static(tabs, id="nav-tabs")
         yield Static(Text(f" {getattr(self.app, 'workspace_label', '')} "), id="nav-label", markup=False)
         yield Static(Text(" F1 help ^p palette ^q quit"), id="nav-keys", markup=False)
+
+
+#: one glyph per plotted series, so a plot reads without colour (NO_COLOR, a monochrome terminal)
+MARKERS = ("•", "x", "+", "o", "*", "#", "@", "%", "&", "=")
+_THEME_COLOURS = ("primary", "warning", "success", "error", "accent", "secondary")
+
+
+def series_styles(app, n: int) -> list[tuple[str, tuple[int, int, int], str]]:
+    """(glyph, RGB for plotext, hex for the legend) per series, colours from the app's theme."""
+    from textual.color import Color
+
+    variables = app.theme_variables
+    colours = [Color.parse(variables[k]) for k in _THEME_COLOURS if variables.get(k)] or [Color.parse("white")]
+    return [(MARKERS[i % len(MARKERS)], colours[i % len(colours)].rgb, colours[i % len(colours)].hex) for i in range(n)]
+
+
+def legend(names: list[str], styles: list[tuple[str, tuple[int, int, int], str]]) -> Text:
+    """The plot's legend as a line of text beside the plot, never over its data."""
+    text = Text()
+    for name, (glyph, _rgb, hex_colour) in zip(names, styles):
+        text.append(f"{glyph}{glyph} ", style=f"bold {hex_colour}")
+        text.append(f"{name}   ")
+    return text

@@ -21,7 +21,7 @@ from srtui.app.detail import (
 )
 from srtui.app.messages import AggregateReady, SeriesReady
 from srtui.app.screens.base import SectionScreen
-from srtui.app.widgets import NavBar
+from srtui.app.widgets import NavBar, legend, series_styles
 
 JOB_HELP = """\
 Predicted against true values of one run, with the identity line (a perfect model lies on it);
@@ -61,6 +61,7 @@ class JobPlotsScreen(SectionScreen):
         with ContentSwitcher(initial="scatter", id="switcher"):
             yield PlotextPlot(id="scatter")
             yield PlotextPlot(id="timeseries")
+        yield Static(id="legend", markup=False)
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -87,15 +88,18 @@ class JobPlotsScreen(SectionScreen):
         s = self.series = message.series
         hint = "  (t: time series)" if s.dates_train else ""
         self.query_one("#plot-title", Static).update(Text(s.label + hint, style="bold"))
+        self.refresh_bindings()  # t applies to time series only
         plt = self.query_one("#scatter", PlotextPlot).plt
         plt.clear_data()
-        for name, y, pred, color in (("train", s.y_train, s.pred_train, "blue"), ("test", s.y_test, s.pred_test, "orange")):
+        styles = self.series_look = series_styles(self.app, 3)
+        for (name, y, pred), (glyph, rgb, _hex) in zip((("train", s.y_train, s.pred_train), ("test", s.y_test, s.pred_test)), styles):
             keep = _downsample(len(y))
             finite = np.isfinite(pred[keep])
-            plt.scatter(y[keep][finite].tolist(), pred[keep][finite].tolist(), label=name, color=color, marker="dot")
+            plt.scatter(y[keep][finite].tolist(), pred[keep][finite].tolist(), color=rgb, marker=glyph)
         lo = float(min(np.min(s.y_train), np.min(s.y_test)))
         hi = float(max(np.max(s.y_train), np.max(s.y_test)))
-        plt.plot([lo, hi], [lo, hi], label="identity", color="gray")
+        plt.plot([lo, hi], [lo, hi], color=styles[2][1], marker="·")
+        self._legend()
         plt.title("predicted vs true")
         plt.xlabel("true")
         plt.ylabel("predicted")
@@ -104,19 +108,29 @@ class JobPlotsScreen(SectionScreen):
             ts = self.query_one("#timeseries", PlotextPlot).plt
             ts.clear_data()
             ts.date_form("Y-m-d")
-            ts.plot(list(s.dates_train), s.y_train.tolist(), label="train truth", color="blue")
-            ts.plot(list(s.dates_test), s.y_test.tolist(), label="test truth", color="green")
+            ts.plot(list(s.dates_train), s.y_train.tolist(), color=styles[0][1], marker=styles[0][0])
+            ts.plot(list(s.dates_test), s.y_test.tolist(), color=styles[1][1], marker=styles[1][0])
             dates = list(s.dates_train) + list(s.dates_test)
-            ts.plot(dates, np.concatenate([s.pred_train, s.pred_test]).tolist(), label="predicted", color="orange")
+            ts.plot(dates, np.concatenate([s.pred_train, s.pred_test]).tolist(), color=styles[2][1], marker="·")
             ts.title("over dates")
             self.query_one("#timeseries", PlotextPlot).refresh()
 
+    def _legend(self) -> None:
+        timeseries = self.query_one("#switcher", ContentSwitcher).current == "timeseries"
+        names = ["train truth", "test truth", "predicted"] if timeseries else ["train", "test", "identity (perfect)"]
+        styles = list(self.series_look)
+        styles[2] = ("·", styles[2][1], styles[2][2])
+        self.query_one("#legend", Static).update(legend(names, styles))
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "toggle":  # only a time-series task has a second plot
+            return self.series is not None and bool(self.series.dates_train)
+        return super().check_action(action, parameters)
+
     def action_toggle(self) -> None:
-        if self.series is None or not self.series.dates_train:
-            self.notify("this task is not a time series", markup=False)
-            return
         switcher = self.query_one("#switcher", ContentSwitcher)
         switcher.current = "timeseries" if switcher.current == "scatter" else "scatter"
+        self._legend()
 
 
 class SuitePlotsScreen(SectionScreen):
@@ -137,11 +151,14 @@ class SuitePlotsScreen(SectionScreen):
         with ContentSwitcher(initial="profile", id="switcher"):
             yield PlotextPlot(id="profile")
             yield PlotextPlot(id="front")
+        yield Static(id="legend", markup=False)
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         super().on_mount()
         self.reader = Reader(self.app.workspace)
+        self.query_one("#suite-info", Static).update(Text("reading the suites...", style="dim"))
+        self.query_one("#switcher").loading = True
         self.load_suites()
 
     def on_unmount(self) -> None:
@@ -170,6 +187,7 @@ class SuitePlotsScreen(SectionScreen):
             select.value = keep or names[0]
             self._load_once(select.value)  # in case the value did not change (no Changed event)
         else:
+            self.query_one("#switcher").loading = False
             self.query_one("#suite-info", Static).update(Text("no runs in this workspace yet", style="dim"))
 
     @on(Select.Changed, "#suite")
@@ -180,6 +198,7 @@ class SuitePlotsScreen(SectionScreen):
         if isinstance(suite, str) and suite != self._requested:
             self._requested = suite  # Select posts Changed more than once: load once
             self.query_one("#suite-info", Static).update(Text(f"computing the plots of {suite}...", style="dim"))
+            self.query_one("#switcher").loading = True
             self.load(suite)
 
     @work(thread=True, exclusive=True, group="suite-plots", exit_on_error=False)
@@ -189,15 +208,18 @@ class SuitePlotsScreen(SectionScreen):
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
         if event.worker.group in ("suite-plots", "suite-list") and event.state == WorkerState.ERROR:
+            self.query_one("#switcher").loading = False
             self.query_one("#suite-info", Static).update(Text(str(event.worker.error), style="red"))
 
     def on_aggregate_ready(self, message: AggregateReady) -> None:
         a = self.aggregate = message.aggregate
+        self.query_one("#switcher").loading = False
         self.query_one("#suite-info", Static).update(Text(f"{len(a.methods)} methods x {a.n_tasks} tasks  (t: switch plot)"))
+        styles = dict(zip(a.methods, series_styles(self.app, len(a.methods))))
         plt = self.query_one("#profile", PlotextPlot).plt
         plt.clear_data()
         for m in a.methods:
-            plt.plot(list(a.thresholds), list(a.profiles[m]), label=m, marker="braille")
+            plt.plot(list(a.thresholds), list(a.profiles[m]), color=styles[m][1], marker=styles[m][0])
         plt.title("performance profile")
         plt.xlabel("R² threshold")
         plt.ylabel("share of tasks")
@@ -206,13 +228,15 @@ class SuitePlotsScreen(SectionScreen):
         front = self.query_one("#front", PlotextPlot).plt
         front.clear_data()
         for m, (size, acc) in a.points.items():
-            front.scatter([size], [acc], label=m, marker="hd" if m in a.front else "dot")
+            front.scatter([size], [acc], color=styles[m][1], marker=styles[m][0])
         if len(a.front) > 1:
-            front.plot([a.points[m][0] for m in a.front], [a.points[m][1] for m in a.front], color="gray")
-        front.title("Pareto front: model size vs median R²")
+            front.plot([a.points[m][0] for m in a.front], [a.points[m][1] for m in a.front], color="gray", marker="·")
+        front.title("Pareto front: model size vs median R² (· joins the front)")
         front.xlabel("median model size (nodes)")
         front.ylabel("median test R²")
         self.query_one("#front", PlotextPlot).refresh()
+        names = [f"{m} (front)" if m in a.front else m for m in a.methods]
+        self.query_one("#legend", Static).update(legend(names, [styles[m] for m in a.methods]))
 
     def action_toggle(self) -> None:
         switcher = self.query_one("#switcher", ContentSwitcher)
