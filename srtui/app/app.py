@@ -149,7 +149,7 @@ class SrtuiApp(App):
         from engine.scheduler import usable_cores
         from tasks.suites import builtin_suite_names
 
-        self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores())), self._start_run)
+        self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
 
     def _start_run(self, req) -> None:
         if req is None:

@@ -6,12 +6,12 @@ import re
 
 from rich.table import Table
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 APP_HELP = """\
 srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
@@ -88,14 +88,18 @@ def show_help(app, general: str = APP_HELP, palette: bool = True) -> None:
 
 
 class StartRunScreen(ModalScreen):
-    """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs."""
+    """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs.
+
+    Start plans the run (as `srtui run --dry-run` does, in a worker) before closing: a bad choice
+    is shown in the form, with every field kept."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel")]
 
-    def __init__(self, suites: list[str], default_jobs: int) -> None:
+    def __init__(self, suites: list[str], default_jobs: int, workspace=None) -> None:
         super().__init__()
         self.suites = suites
         self.default_jobs = default_jobs
+        self.workspace = workspace
 
     def compose(self) -> ComposeResult:
         with Vertical(id="start-box"):
@@ -103,8 +107,6 @@ class StartRunScreen(ModalScreen):
             with Grid(id="start-form"):
                 yield Label("suite")
                 yield Select([(s, s) for s in self.suites], value=("smoke" if "smoke" in self.suites else self.suites[0]) if self.suites else Select.BLANK, id="suite", allow_blank=False, compact=True)
-                yield Label("methods")
-                yield Input(placeholder="comma-separated, e.g. linear,ffx", id="methods", compact=True)
                 yield Label("tasks")
                 yield Input(placeholder="comma-separated", id="tasks", compact=True)
                 yield Label("seeds")
@@ -115,6 +117,8 @@ class StartRunScreen(ModalScreen):
                 yield Input(placeholder="per job", id="mem", type="number", compact=True)
                 yield Label("parallel jobs")
                 yield Input(value=str(self.default_jobs), id="jobs", type="integer", compact=True)
+            yield Label("methods (installed ones; Space picks, none = the suite's own)")
+            yield SelectionList[str](*((name, name) for name in installed_methods()), id="methods", compact=True)
             yield Static(id="start-error", markup=False)
             with Horizontal(id="start-buttons"):
                 yield Button("Start", variant="primary", id="start")
@@ -124,15 +128,13 @@ class StartRunScreen(ModalScreen):
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
 
+    def _say(self, text: str, style: str = "red") -> None:
+        self.query_one("#start-error", Static).update(Text(text, style=style))
+
     @on(Button.Pressed, "#start")
     @on(Input.Submitted)
     def _start(self) -> None:
         from srtui.runner import RunRequest
-
-        def names(widget_id: str) -> list[str] | None:
-            value = self.query_one(widget_id, Input).value
-            items = [v.strip() for v in value.split(",") if v.strip()]
-            return items or None
 
         def number(widget_id: str, kind=float):
             value = self.query_one(widget_id, Input).value.strip()
@@ -140,14 +142,45 @@ class StartRunScreen(ModalScreen):
 
         suite = self.query_one("#suite", Select).value
         if not isinstance(suite, str):
-            self.query_one("#start-error", Static).update(Text("choose a suite", style="red"))
+            self._say("choose a suite")
             return
+        tasks = [t.strip() for t in self.query_one("#tasks", Input).value.split(",") if t.strip()]
+        methods = list(self.query_one("#methods", SelectionList).selected)
         try:
-            req = RunRequest(
-                suite=suite, methods=names("#methods"), tasks=names("#tasks"), seeds=number("#seeds", int),
-                time_limit=number("#time"), mem_limit=number("#mem"), jobs=number("#jobs", int),
-            )
+            req = RunRequest(suite=suite, methods=methods or None, tasks=tasks or None, seeds=number("#seeds", int),
+                             time_limit=number("#time"), mem_limit=number("#mem"), jobs=number("#jobs", int))
         except ValueError as exc:
-            self.query_one("#start-error", Static).update(Text(f"not a number: {exc}", style="red"))
+            self._say(f"not a number: {exc}")
             return
-        self.dismiss(req)
+        self._say("checking the choices...", "dim")
+        self.check(req)
+
+    @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
+    def check(self, req) -> None:
+        """Plan without writing: the same errors `srtui run` gives, shown in the form."""
+        from engine.workspace import WorkspaceError
+        from srtui import runner
+
+        try:
+            plan = runner.plan_run(self.workspace or self.app.workspace, req, write_data=False)
+        except (runner.RunError, WorkspaceError) as exc:
+            self.app.call_from_thread(self._say, str(exc))
+            return
+        if plan.n_jobs == 0:
+            self.app.call_from_thread(self._say, "nothing to run: these choices select no jobs")
+            return
+        self.app.call_from_thread(self.dismiss, req)
+
+
+def installed_methods() -> list[str]:
+    """The registry's methods whose packages are installed (a cheap check: no imports)."""
+    from engine.methods import registry
+
+    out = []
+    for name in registry.names():
+        try:
+            if registry.load(name).availability()[0]:
+                out.append(name)
+        except registry.MethodError:
+            continue
+    return out
