@@ -36,6 +36,19 @@ EXPRESSION_METRICS = (
 )
 
 
+#: the stored metrics (results.metrics) in words; any other name is shown with spaces for "_"
+METRIC_LABELS = {
+    "constant_model": "constant model", "diversity": "diversity (entropy of node labels)",
+    "feature_absence": "features not used", "isclose_acc": "share of predictions close to truth",
+    "nmse_test": "NMSE test", "nmse_train": "NMSE train", "r2_test_3": "R² test (3 decimals)",
+    "simplicity": "simplicity (-log5 size, simplified)", "simplicity_unsimplified": "simplicity (-log5 size)",
+    "size": "size (nodes)", "size_simplified": "size after simplify (nodes)", "symbolic_solution": "symbolic solution",
+    "ted_norm": "tree edit distance to truth (normalised)", "solved_r2_095": "solved (R² > 0.95)",
+    "solved_r2_099": "solved (R² > 0.99)", "solved_r2_0999": "solved (R² > 0.999)", "mse_train": "MSE train",
+    "mae_train": "MAE train",
+}
+
+
 class DetailError(ValueError):
     """The run cannot be shown (unknown job, no data); one line."""
 
@@ -180,8 +193,12 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
         metrics.append(("model size (nodes)", str(model.n_nodes)))
     if job.get("model_error"):
         metrics.append(("model error", job["model_error"]))
+    shown = {key for key, _ in EXPRESSION_METRICS}
     for name, value, detail in stored_metrics(reader, job_id):
-        metrics.append((name, _fmt(value) + (f"  ({detail})" if detail else "")))
+        if name in shown or name.startswith("_"):
+            continue  # the job's own columns above; "_version" is bookkeeping
+        label = METRIC_LABELS.get(name, name.replace("_", " "))
+        metrics.append((label, _fmt(value) + (f"  ({detail})" if detail else "")))
     pareto: tuple[dict[str, Any], ...] = ()
     if job.get("pareto"):
         try:
