@@ -156,6 +156,7 @@ class SrtuiApp(App):
             return
         self._cancel, self._force = threading.Event(), threading.Event()
         self.run_active = True
+        self.screen.refresh_bindings()
         self.notify(f"starting suite {req.suite}...", markup=False)
         self.run_suite(req)
 
@@ -184,10 +185,18 @@ class SrtuiApp(App):
 
     def on_run_finished(self, message: RunFinished) -> None:
         self.run_active = False
+        self.screen.refresh_bindings()
         if message.error:
             self.notify(message.error, severity="error", markup=False, timeout=10)
         else:
             self.notify(message.summary, markup=False, timeout=10)
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "start_run":
+            return not self.run_active  # one run from the app at a time (the Footer shows what applies)
+        if action == "stop_run":
+            return self.run_active
+        return True
 
     def action_stop_run(self) -> None:
         if not self.run_active:
