@@ -17,11 +17,13 @@ from typing import Callable, Iterable
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.events import Resize
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from engine.workspace import Workspace
 from srtui.app.messages import RunFinished
+from srtui.app.review.expert import MIN_SIZE
 from srtui.app.review.organiser import ReviewSessionsScreen
 from srtui.app.screens.base import PALETTE_NAMES, SECTION_HELP, screen_commands
 from srtui.app.screens.dialogs import StartRunScreen, show_help
@@ -71,6 +73,7 @@ class SrtuiApp(App):
         self._cancel = threading.Event()
         self._force = threading.Event()
         self._confirm = Confirm()
+        self._small = False
         self._last_error: tuple[str, float] | None = None
         # multiprocessing's resource tracker starts with sys.stderr's fd, which Textual replaces
         # while it runs (fileno() -1): start it now, so the metrics pool of a run started here works
@@ -83,6 +86,14 @@ class SrtuiApp(App):
             # a run started here gets time to stop its jobs before the exit is forced
             HangupWatch(self.terminal_gone, lambda: 10.0 if self.run_active else 1.0).start(asyncio.get_running_loop())
         self.warm_up()
+
+    def on_resize(self, event: Resize) -> None:
+        width, height = event.size
+        small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        if small and not self._small:  # say so once per shrink, and keep working
+            self.notify(f"the window is {width}x{height}: srtui is made for {MIN_SIZE[0]}x{MIN_SIZE[1]} or more, "
+                        "so parts may be cut off", severity="warning", markup=False)
+        self._small = small
 
     @work(thread=True, group="warm-up", exit_on_error=False)
     def warm_up(self) -> None:

@@ -142,7 +142,7 @@ class ExpertScreen(Screen):
         self.query_one("#message", Static).update(Text(text, style=style))
 
     def _all_done(self) -> str:
-        return f"All {len(self.session)} items are rated - thank you. p/n to revise, ctrl+q to leave."
+        return f"All {len(self.session)} rated - thank you; p/n to revise, ctrl+q to leave"
 
     def show_item(self, index: int) -> None:
         self.index = index
@@ -217,7 +217,7 @@ class ExpertScreen(Screen):
         if nxt is None:
             self.finished = True
             self.show_item(self.index)
-            self.say(f"{note}. {self._all_done()}", "green")
+            self.say(f"{note}. {self._all_done()}", "green")  # one line at 80 columns
             return
         self.show_item(nxt)
         self.say(f"{note}; this is the next unrated item", "green")
@@ -227,7 +227,7 @@ class ExpertScreen(Screen):
         self.show_item((self.index + step) % len(self.session))
 
     def action_help(self) -> None:
-        show_help(self.app, general="", palette=False)
+        show_help(self.app, general="")
 
 
 class ReviewApp(App):

@@ -49,7 +49,7 @@ def figures_text(content: dict[str, Any]) -> Text:
         text.append("not available for this model")
     else:
         text.append(f"{r2:.3g}", style="bold")
-        text.append(" on held-out data (1 = perfect fit, 0 = no better than the average)")
+        text.append(" on held-out data (1 = perfect, 0 = no better than the average)")
     simplicity = content.get("simplicity")
     text.append("\nSimplicity ", style="bold")
     if content.get("black_box"):

@@ -31,6 +31,8 @@ def _reflow(text: str) -> str:
 class HelpScreen(ModalScreen[None]):
     """What the current screen shows and every key it answers to."""
 
+    AUTO_FOCUS = "#help-box"
+
     BINDINGS = [
         Binding("escape,f1,q", "dismiss", "Close"),
         *(Binding(str(n), f"section('{n}')", show=False) for n in range(1, 6)),
@@ -57,9 +59,9 @@ class HelpScreen(ModalScreen[None]):
         for key, description in self.bindings:
             table.add_row(Text(key, style="bold"), Text(description))
         with VerticalScroll(id="help-box"):
-            yield Static(Text("Help  (Escape closes)", style="bold"), markup=False)
-            yield Static(Text(_reflow(self.screen_help) + "\n"), markup=False)
+            yield Static(Text("Help  (Escape closes; arrows and PgDn scroll)", style="bold"), markup=False)
             yield Static(table)
+            yield Static(Text("\n" + _reflow(self.screen_help)), markup=False)
             if self.general:
                 yield Static(Text("\n" + _reflow(self.general), style="dim"), markup=False)
 
@@ -67,7 +69,7 @@ class HelpScreen(ModalScreen[None]):
 GENERIC_ACTIONS = ("focus_next", "focus_previous", "copy_text")
 
 
-def show_help(app, general: str = APP_HELP, palette: bool = True) -> None:
+def show_help(app, general: str = APP_HELP) -> None:
     """F1 on any screen: what it shows and every key it answers to (its own first, then the app's)."""
     screen = app.screen
     if isinstance(screen, HelpScreen):
@@ -81,9 +83,7 @@ def show_help(app, general: str = APP_HELP, palette: bool = True) -> None:
             if b.action.rsplit(".", 1)[-1] in GENERIC_ACTIONS:
                 order = 3  # Tab, copy: the same on every screen, listed last
             ranked.append((order, app.get_key_display(b), b.description))
-    rows = [(key, text) for _, key, text in sorted(ranked, key=lambda r: r[0])]
-    if palette:
-        rows.append(("ctrl+p", "Command palette"))
+    rows = [(key, text) for _, key, text in sorted(ranked, key=lambda r: r[0])]  # ctrl+p is the app's own
     app.push_screen(HelpScreen(getattr(screen, "HELP", general), rows, general))
 
 
