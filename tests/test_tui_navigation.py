@@ -158,3 +158,70 @@ async def test_every_screen_action_is_in_the_command_palette(demo):
                     assert b.description in titles, (where, b.description)
             if where in ("expression", "review-session"):
                 await pilot.press("escape")
+
+
+@pytest.mark.slow
+@sync
+async def test_explorer_and_board_follow_a_run_writing_the_workspace(tmp_path):
+    from engine.spec import JobSpec
+    from results.store import Store
+    from test_tui_seed import LIMITS
+
+    ws = seed_demo(tmp_path / "ws")
+    app = make_app(ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, "results", ws)
+        await wait_for(pilot, lambda: app.screen.page is not None and app.screen.page.total == 10)
+        store = Store(ws)  # another process's run plans more jobs
+        try:
+            fp = store.conn.execute("SELECT data_fingerprint FROM jobs WHERE task = 'smoke-linear'").fetchone()[0]
+            store.plan([JobSpec("smoke", "smoke-linear", "linear", 7, LIMITS, fp, "1.0")])
+        finally:
+            store.close()
+        await wait_for(pilot, lambda: app.screen.page.total == 11, timeout=20)  # no key pressed
+        await _open(pilot, "leaderboard", ws)
+        await wait_for(pilot, lambda: app.screen.board is not None, timeout=60)
+        first = app.screen.board
+        store = Store(ws)
+        try:
+            store.conn.execute("UPDATE jobs SET r2_test = 0.5 WHERE method = 'ridge'")
+            store.conn.commit()
+        finally:
+            store.close()
+        await wait_for(pilot, lambda: app.screen.board is not first, timeout=30)
+
+
+@sync
+async def test_every_footer_fits_80_columns(demo):
+    app = make_app(demo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for where in (*ROOTS, "expression", "job-plots", "review-session"):
+            await _open(pilot, where, demo)
+            await pilot.pause(0.2)
+            shown = [(app.get_key_display(a.binding), a.binding.description) for a in app.screen.active_bindings.values()
+                     if a.binding.show and a.binding.description and a.enabled]
+            width = sum(len(k) + len(d) + 2 for k, d in shown)
+            assert width <= 80, (where, shown)
+            assert all(a.node is not app for a in app.screen.active_bindings.values() if a.binding.show), where
+
+
+@sync
+async def test_tab_reaches_every_control_of_the_expert_screen(tmp_path):
+    from results.store import Store
+    from reviews import ExpertSession
+    from srtui.app.review.expert import ReviewApp
+    from test_reviews_processes import _workspace
+
+    root = _workspace(tmp_path, 3, ["alice"])
+    from engine.workspace import Workspace
+
+    store = Store(Workspace(root))
+    app = ReviewApp(ExpertSession.open(store, "s", "alice"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        seen = set()
+        for _ in range(5):
+            await pilot.press("tab")
+            seen.add(app.focused.id if app.focused else None)
+        assert {"body", "model-box", "comment"} <= seen
+    store.close()

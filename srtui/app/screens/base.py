@@ -31,8 +31,9 @@ class SectionScreen(Screen):
         self._seen_version: int | None = None
 
     def on_mount(self) -> None:
-        if self.LIVE_S:
-            self.set_interval(self.LIVE_S, self._check_live)
+        if self.LIVE_S and not getattr(self, "_live_timer", None):
+            self._live_timer = self.set_interval(self.LIVE_S, self._check_live)
+            self.call_after_refresh(self._check_live)  # the baseline, taken as the screen first reads
 
     @property
     def pushed(self) -> bool:
@@ -58,7 +59,7 @@ class SectionScreen(Screen):
 
     def _check_live(self) -> None:
         reader = getattr(self, "reader", None)
-        if reader is not None and self.is_current:
+        if reader is not None and (self.is_current or self._seen_version is None):
             self._read_version(reader)
 
     @work(thread=True, exclusive=True, group="live-check", exit_on_error=False)

@@ -67,6 +67,7 @@ class ResultsScreen(SectionScreen):
         self.page: ResultsPage | None = None
         self._group_index = 0
         self._debounce = None
+        self._shown_query = None
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -111,22 +112,27 @@ class ResultsScreen(SectionScreen):
         if not page.query.group_by:
             self.prefetch(page.query.filter_text)  # so that grouping this view is instant
         table = self.query_one("#results", DataTable)
-        table.clear(columns=True)
-        for col in page.columns:
-            label = HEADERS.get(col, col)
-            if col == page.query.sort:
-                label += " ↓" if page.query.descending else " ↑"
-            table.add_column(label, key=col)
+        same_view = table.row_count and self._shown_query is not None and self._shown_query == page.query
+        keep_row = table.cursor_row if same_view else 0  # a live refresh keeps the highlighted row
+        self._shown_query = page.query
         model_at = page.columns.index("model") if "model" in page.columns else -1
         status_at = page.columns.index("status") if "status" in page.columns else -1
         id_at = page.columns.index("job_id") if "job_id" in page.columns else -1
-        for i, row in enumerate(page.rows):
-            cells = [
-                status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
-                for j, v in enumerate(row)
-            ]
-            key = row[id_at] if id_at >= 0 else f"group-{i}"
-            table.add_row(*cells, key=key)
+        rows = [[status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
+                 for j, v in enumerate(row)] for row in page.rows]
+        table.clear(columns=True)
+        for j, col in enumerate(page.columns):
+            label = HEADERS.get(col, col)
+            if col == page.query.sort:
+                label += " ↓" if page.query.descending else " ↑"
+            # widths from the cells themselves: the table's own sizing on idle could lose a race
+            # with a quick second page (columns collapsed to their headers until a resize)
+            width = max([len(label), *(r[j].cell_len for r in rows)])
+            table.add_column(label, key=col, width=width)
+        for i, (row, cells) in enumerate(zip(page.rows, rows)):
+            table.add_row(*cells, key=row[id_at] if id_at >= 0 else f"group-{i}")
+        if keep_row:
+            table.move_cursor(row=min(keep_row, table.row_count - 1))
         self._show_info()
 
     def _show_info(self) -> None:
