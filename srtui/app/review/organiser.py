@@ -89,7 +89,6 @@ class _ReviewScreen(SectionScreen):
         return self._workspace or self.app.workspace
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.reload()
 
     def on_unmount(self) -> None:

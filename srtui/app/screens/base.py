@@ -30,7 +30,7 @@ class SectionScreen(Screen):
         super().__init__()
         self._seen_version: int | None = None
 
-    def on_mount(self) -> None:
+    def on_mount(self) -> None:  # Textual calls this as well as a subclass's own on_mount
         if self.LIVE_S and not getattr(self, "_live_timer", None):
             self._live_timer = self.set_interval(self.LIVE_S, self._check_live)
             self.call_after_refresh(self._check_live)  # the baseline, taken as the screen first reads

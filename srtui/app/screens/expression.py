@@ -80,7 +80,6 @@ class ExpressionScreen(SectionScreen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.ascii = not self.app.unicode_ok
         self.reader = Reader(self.app.workspace)
         self.load()

@@ -53,7 +53,6 @@ class LeaderboardScreen(SectionScreen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.reader = Reader(self.app.workspace)
         self.query_one("#board-info", Static).update(Text("reading suites...", style="dim"))
         self.load_suites()

@@ -59,7 +59,6 @@ class MonitorScreen(SectionScreen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.reader = Reader(self.app.workspace)
         running = self.query_one("#running", DataTable)
         running.add_column("job", key="job")

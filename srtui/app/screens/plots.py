@@ -65,7 +65,6 @@ class JobPlotsScreen(SectionScreen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.reader = Reader(self.app.workspace)
         self.load()
 
@@ -155,7 +154,6 @@ class SuitePlotsScreen(SectionScreen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.reader = Reader(self.app.workspace)
         self.query_one("#suite-info", Static).update(Text("reading the suites...", style="dim"))
         self.query_one("#switcher").loading = True

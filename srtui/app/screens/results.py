@@ -77,7 +77,6 @@ class ResultsScreen(SectionScreen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.reader = Reader(self.app.workspace)
         self.query_one("#info", Static).update(Text("loading..."))
         self.load()
