@@ -122,10 +122,19 @@ def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, A
     return tables, options
 
 
+def _cell(value):
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else value
+
+
 def render(store: Store, name: str, fmt: str = "table") -> str:
     from results.export import ExportError, render_tables
 
     tables, options = build(store, name)
+    options = {k: v for k, v in options.items() if v is not None}
+    if fmt == "table":  # a missing value reads as "-" on screen, not "None" (csv/json keep it empty/null)
+        tables = {k: df.astype(object).map(_cell) for k, df in tables.items()}
     try:
         return render_tables(tables, fmt, f"review {name}", options)
     except ExportError as exc:

@@ -1,7 +1,7 @@
 """The ``authorized_keys`` line that lets one SSH key do one thing: rate one expert's items.
 
 OpenSSH runs a key's ``command="..."`` instead of whatever the client asked for (the request
-is only passed in ``SSH_ORIGINAL_COMMAND``, which srtui ignores); ``restrict`` turns off port,
+is only passed in ``SSH_ORIGINAL_COMMAND``, and `review open` refuses when it is set); ``restrict`` turns off port,
 agent and X11 forwarding, ``~/.ssh/rc`` and the pty, and ``pty`` gives the pty back so the
 terminal UI can draw. The command is fixed: the absolute srtui executable, the session, the
 expert and the absolute workspace, each from a strict alphabet (no quoting games).

@@ -53,15 +53,16 @@ def test_every_expert_screen_is_blind(store):
             await pilot.pause()
             for _ in range(len(es)):
                 text = screen_text(app)
-                assert "Task demo-epidemic-" in text and "R² test" in text and "Simplicity" in text
+                assert "data set demo-epidemic-" in text and "R² " in text and "Simplicity" in text
                 assert _leaks(text, store) == [], text
                 seen.append(app.screen.index)
                 await pilot.press("n")
                 await pilot.pause()
-            await pilot.press("question_mark")
+            await pilot.press("f1")
             await pilot.pause()
             text = screen_text(app)
-            assert "strongly distrust" in text and _leaks(text, store) == []
+            assert "strongly distrust" in text and "1-5" in text and _leaks(text, store) == []
+            await pilot.press("escape")
             await pilot.press("4", "enter")  # a saved rating's message is blind too
             await pilot.pause()
             assert _leaks(screen_text(app), store) == []
@@ -93,7 +94,7 @@ def test_rate_comment_skip_back_revise_and_resume(store):
             assert screen.index == 3
             await pilot.press("p", "p", "p")  # back to the first item: its saved rating is shown
             await pilot.pause()
-            assert screen.index == 0 and screen.choice == 4 and "saved: 4 (trust)" in screen_text(app)
+            assert screen.index == 0 and screen.choice == 4 and "this one: saved 4 (trust)" in screen_text(app)
             await pilot.press("5", "enter")  # revise
             await pilot.pause()
             assert screen.index == 1  # the next unrated item is the skipped one

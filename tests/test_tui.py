@@ -296,11 +296,17 @@ async def test_start_a_run_from_the_app(tmp_path):
         await pilot.press("s")
         form = app.screen
         assert form.query_one("#suite").value == "smoke"
-        form.query_one("#methods", Input).value = "probe-noop"
-        form.query_one("#tasks", Input).value = "smoke-linear"
+        form.query_one("#tasks", Input).value = "nonsense-task"
+        form.query_one("#methods").select("linear")
         form.query_one("#jobs", Input).value = "1"
         form.query_one("#jobs", Input).focus()
+        await pilot.press("enter")  # an unknown task: said in the form, every field kept
+        await wait_for(pilot, lambda: "nonsense-task" in str(form.query_one("#start-error").render()), timeout=60)
+        assert app.screen is form and form.query_one("#jobs", Input).value == "1"
+        assert list(form.query_one("#methods").selected) == ["linear"]
+        form.query_one("#tasks", Input).value = "smoke-linear"
+        form.query_one("#tasks", Input).focus()
         await pilot.press("enter")
-        assert app.run_active
+        await wait_for(pilot, lambda: app.run_active, timeout=60)
         await wait_for(pilot, lambda: not app.run_active, timeout=120)
         await wait_for(pilot, lambda: "1/1 finished" in text_of(app.screen.query_one("#counts")), timeout=10)

@@ -105,6 +105,46 @@ def test_leaderboard(snap_compare, demo, size):
     assert snap_compare(make_app(demo), terminal_size=size, run_before=after_key("3", "board"))
 
 
+LONG_MODEL = ("1.83746519283746*x0 - 3.00000012834765*x1 + 0.49999871236451 + 0.00012837465123*x0**2*x1/"
+              "(1.2837465192837 + exp(-0.981273645123*x0)) - 0.0234871623487*sin(2.1234987123*x1 + 0.7182818284590)")
+
+
+@pytest.fixture(scope="module")
+def long_model(tmp_path_factory):
+    """The demo with ridge's smoke-linear model replaced by a long one with 17-digit floats."""
+    import sqlite3
+
+    ws = seed_demo(tmp_path_factory.mktemp("snap-long") / "ws")
+    job = _job(ws, "ridge")
+    with sqlite3.connect(ws.db_path) as conn:
+        conn.execute("UPDATE jobs SET model = ? WHERE job_id = ?", (LONG_MODEL, job))
+    return ws, job
+
+
+@pytest.mark.parametrize("view", ["rounded", "raw"])
+def test_expression_long_model(snap_compare, long_model, view):
+    ws, job = long_model
+
+    async def run_before(pilot):
+        pilot.app.open_expression(job)
+        await until(lambda app: getattr(app.screen, "detail", None) is not None)(pilot)
+        if view == "raw":
+            await pilot.press("v", "v")
+            await until(lambda app: app.screen.view == "raw")(pilot)
+
+    assert snap_compare(make_app(ws), terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("control", ["board-suite", "board-rule", "board", "breakdown"])
+def test_leaderboard_focus(snap_compare, demo, control):
+    async def run_before(pilot):
+        await after_key("3", "board")(pilot)
+        pilot.app.screen.query_one(f"#{control}").focus()
+        await until(lambda app: app.focused is not None and app.focused.id == control)(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
 def test_job_plot(snap_compare, demo):
     job = _job(demo, "linear")
 

@@ -7,42 +7,47 @@ Every blocking read runs in a thread worker that posts a typed message (``srtui.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.events import Resize
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from engine.workspace import Workspace
 from srtui.app.messages import RunFinished
-from srtui.app.screens.dialogs import APP_HELP, HelpScreen, StartRunScreen
+from srtui.app.review.expert import MIN_SIZE
+from srtui.app.review.organiser import ReviewSessionsScreen
+from srtui.app.screens.base import PALETTE_NAMES, SECTION_HELP, screen_commands
+from srtui.app.screens.dialogs import StartRunScreen, show_help
 from srtui.app.screens.expression import ExpressionScreen
 from srtui.app.screens.leaderboard import LeaderboardScreen
 from srtui.app.screens.monitor import MonitorScreen
 from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
 from srtui.app.screens.results import ResultsScreen
+from srtui.app.terminal import HANGUP_CODE, HangupWatch
+from srtui.app.widgets import SECTIONS, Confirm
 
 
 class SrtuiApp(App):
     CSS_PATH = "srtui.tcss"
     TITLE = "srtui"
-    MODES = {"monitor": MonitorScreen, "results": ResultsScreen, "leaderboard": LeaderboardScreen, "plots": SuitePlotsScreen}
+    MODES = {"monitor": MonitorScreen, "results": ResultsScreen, "leaderboard": LeaderboardScreen,
+             "plots": SuitePlotsScreen, "reviews": ReviewSessionsScreen}
     DEFAULT_MODE = "monitor"
+    # global keys: not in the Footer (the section bar on top shows them), in F1 and the palette
     BINDINGS = [
-        Binding("f1", "help", "Help", id="app.help"),
-        Binding("1", "switch_mode('monitor')", "Monitor", id="app.monitor"),
-        Binding("2", "switch_mode('results')", "Results", id="app.results"),
-        Binding("3", "switch_mode('leaderboard')", "Board", id="app.leaderboard"),
-        Binding("4", "switch_mode('plots')", "Plots", id="app.plots"),
-        Binding("5", "reviews", "Reviews", id="app.reviews"),
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("f1", "help", "Help", show=False, id="app.help"),
+        *(Binding(str(n), f"section('{mode}')", label, show=False, id=f"app.{mode}")
+          for n, (mode, label) in enumerate(SECTIONS, 1)),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
     ]
 
     def __init__(
@@ -67,7 +72,8 @@ class SrtuiApp(App):
         self.run_active = False
         self._cancel = threading.Event()
         self._force = threading.Event()
-        self._quit_armed = False
+        self._confirm = Confirm()
+        self._small = False
         self._last_error: tuple[str, float] | None = None
         # multiprocessing's resource tracker starts with sys.stderr's fd, which Textual replaces
         # while it runs (fileno() -1): start it now, so the metrics pool of a run started here works
@@ -76,13 +82,18 @@ class SrtuiApp(App):
         resource_tracker.ensure_running()
 
     def on_mount(self) -> None:
-        try:  # the terminal went away (ssh dropped, tmux killed): stop cleanly instead of spinning
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGHUP, signal.SIGTERM):
-                loop.add_signal_handler(sig, self.terminal_gone)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass  # not the main thread (tests) or no signals here
+        if not self.is_headless:  # the terminal went away (ssh dropped, tmux killed): leave, never spin
+            # a run started here gets time to stop its jobs before the exit is forced
+            HangupWatch(self.terminal_gone, lambda: 10.0 if self.run_active else 1.0).start(asyncio.get_running_loop())
         self.warm_up()
+
+    def on_resize(self, event: Resize) -> None:
+        width, height = event.size
+        small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        if small and not self._small:  # say so once per shrink, and keep working
+            self.notify(f"the window is {width}x{height}: srtui is made for {MIN_SIZE[0]}x{MIN_SIZE[1]} or more, "
+                        "so parts may be cut off", severity="warning", markup=False)
+        self._small = small
 
     @work(thread=True, group="warm-up", exit_on_error=False)
     def warm_up(self) -> None:
@@ -93,7 +104,7 @@ class SrtuiApp(App):
     def terminal_gone(self) -> None:
         self._cancel.set()
         self._force.set()
-        self.exit(return_code=129)
+        self.exit(return_code=HANGUP_CODE)
 
     # --- navigation --------------------------------------------------------------------------
 
@@ -103,33 +114,22 @@ class SrtuiApp(App):
     def open_plots(self, job_id: str) -> None:
         self.push_screen(JobPlotsScreen(job_id))
 
-    def action_reviews(self) -> None:
-        from srtui.app.review.organiser import ReviewSessionsScreen
-
-        if not isinstance(self.screen, ReviewSessionsScreen):
-            self.push_screen(ReviewSessionsScreen())
+    async def action_section(self, mode: str) -> None:
+        """A section's number key: its root screen, whatever was opened on top of it."""
+        if isinstance(self.screen, ModalScreen):
+            self.screen.dismiss()
+        if self.current_mode != mode:
+            await self.switch_mode(mode)
+        while len(self.screen_stack) > 1:
+            await self.pop_screen()
 
     def action_help(self) -> None:
-        screen = self.screen
-        if isinstance(screen, HelpScreen):
-            return
-        seen, ranked = set(), []
-        for key, active in screen.active_bindings.items():
-            b = active.binding
-            if b.description and (b.action, active.node) not in seen:
-                seen.add((b.action, active.node))
-                order = 0 if active.node is screen else 1 if active.node is self else 2  # screen, app, widget
-                ranked.append((order, self.get_key_display(b), b.description))
-        rows = [(key, text) for _, key, text in sorted(ranked, key=lambda r: r[0])]
-        rows.append(("ctrl+p", "Command palette"))
-        self.push_screen(HelpScreen(getattr(screen, "HELP", APP_HELP), rows))
+        show_help(self)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand("Monitor", "Live counts, running jobs and failures (1)", lambda: self.switch_mode("monitor"))
-        yield SystemCommand("Results explorer", "Filter, sort and group every run (2)", lambda: self.switch_mode("results"))
-        yield SystemCommand("Leaderboards", "Scoring rules per suite, with the per-dataset breakdown (3)", lambda: self.switch_mode("leaderboard"))
-        yield SystemCommand("Suite plots", "Performance profiles and Pareto fronts (4)", lambda: self.switch_mode("plots"))
-        yield SystemCommand("Review sessions", "Blinded expert sessions: progress, report, close, unblind (5)", self.action_reviews)
+        for n, (mode, label) in enumerate(SECTIONS, 1):
+            yield SystemCommand(PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')"))
+        yield from screen_commands(self, screen)
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)
         if self.run_active:
             yield SystemCommand("Stop the run", "Stop the run started here (running jobs are terminated)", self.action_stop_run)
@@ -160,13 +160,14 @@ class SrtuiApp(App):
         from engine.scheduler import usable_cores
         from tasks.suites import builtin_suite_names
 
-        self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores())), self._start_run)
+        self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
 
     def _start_run(self, req) -> None:
         if req is None:
             return
         self._cancel, self._force = threading.Event(), threading.Event()
         self.run_active = True
+        self.screen.refresh_bindings()
         self.notify(f"starting suite {req.suite}...", markup=False)
         self.run_suite(req)
 
@@ -195,12 +196,18 @@ class SrtuiApp(App):
 
     def on_run_finished(self, message: RunFinished) -> None:
         self.run_active = False
+        self.screen.refresh_bindings()
         if message.error:
             self.notify(message.error, severity="error", markup=False, timeout=10)
         else:
             self.notify(message.summary, markup=False, timeout=10)
-        if self._quit_armed:
-            self.exit()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "start_run":
+            return not self.run_active  # one run from the app at a time (the Footer shows what applies)
+        if action == "stop_run":
+            return self.run_active
+        return True
 
     def action_stop_run(self) -> None:
         if not self.run_active:
@@ -209,7 +216,7 @@ class SrtuiApp(App):
         if self._cancel.is_set():
             self._force.set()
             self.notify("killing the running jobs now", severity="warning")
-        else:
+        elif self._confirm.confirmed(self, "stop the run (running jobs are terminated)", "x"):
             self._cancel.set()
             self.notify("stopping: no new jobs; running jobs are terminated (x again kills them)", severity="warning")
 
@@ -217,9 +224,7 @@ class SrtuiApp(App):
         if not self.run_active:
             self.exit()
             return
-        if not self._quit_armed:
-            self._quit_armed = True
-            self.notify("a run started here is going: q again stops it and quits", severity="warning")
+        if not self._confirm.confirmed(self, "stop the run started here and quit", "ctrl+q"):
             return
         self._cancel.set()
         self._force.set()

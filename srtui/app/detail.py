@@ -20,6 +20,9 @@ from srtui.app.data import Reader, job_row
 
 #: at or above this many characters a model is shown as text, not pretty-printed
 PRETTY_MAX_CHARS = 1000
+#: significant digits of the rounded view; larger trees than SIMPLIFY_MAX_NODES are not simplified
+ROUND_DIGITS = 4
+SIMPLIFY_MAX_NODES = 300
 EXPRESSION_METRICS = (
     ("r2_test", "R² test (method's predictions)"),
     ("r2_train", "R² train"),
@@ -31,6 +34,19 @@ EXPRESSION_METRICS = (
     ("expression_mismatch", "expression mismatch"),
     ("model_too_large", "model too large"),
 )
+
+
+#: the stored metrics (results.metrics) in words; any other name is shown with spaces for "_"
+METRIC_LABELS = {
+    "constant_model": "constant model", "diversity": "diversity (entropy of node labels)",
+    "feature_absence": "features not used", "isclose_acc": "share of predictions close to truth",
+    "nmse_test": "NMSE test", "nmse_train": "NMSE train", "r2_test_3": "R² test (3 decimals)",
+    "simplicity": "simplicity (-log5 size, simplified)", "simplicity_unsimplified": "simplicity (-log5 size)",
+    "size": "size (nodes)", "size_simplified": "size after simplify (nodes)", "symbolic_solution": "symbolic solution",
+    "ted_norm": "tree edit distance to truth (normalised)", "solved_r2_095": "solved (R² > 0.95)",
+    "solved_r2_099": "solved (R² > 0.99)", "solved_r2_0999": "solved (R² > 0.999)", "mse_train": "MSE train",
+    "mae_train": "MAE train",
+}
 
 
 class DetailError(ValueError):
@@ -48,6 +64,8 @@ class Rendered:
     plain: str | None = None  # sympy's one-line form
     n_nodes: int | None = None
     error: str | None = None
+    rounded_unicode: str | None = None  # the 2-D print with numbers to ROUND_DIGITS significant digits
+    rounded_ascii: str | None = None
 
     @property
     def pretty(self) -> bool:
@@ -82,7 +100,33 @@ def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Ren
         return Rendered(text, latex=latex, plain=plain, n_nodes=parsed.n_nodes)
     uni = sp.pretty(parsed.expr, use_unicode=True, wrap_line=False)
     asc = sp.pretty(parsed.expr, use_unicode=False, wrap_line=False)
-    return Rendered(text, uni, asc, latex, plain, parsed.n_nodes)
+    rounded = round_numbers(parsed.expr)
+    return Rendered(text, uni, asc, latex, plain, parsed.n_nodes, None,
+                    sp.pretty(rounded, use_unicode=True, wrap_line=False), sp.pretty(rounded, use_unicode=False, wrap_line=False))
+
+
+def round_numbers(expr, digits: int = ROUND_DIGITS):
+    """Every float of the tree to ``digits`` significant digits (17-digit floats hide the form)."""
+    import sympy as sp
+
+    return expr.xreplace({f: sp.Float(float(f"{float(f):.{digits}g}"), digits) for f in expr.atoms(sp.Float)})
+
+
+def simplified(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """The model after sympy's simplify (numbers rounded too); slow on large trees, so refused there."""
+    import sympy as sp
+
+    from engine.expression import ExpressionError, parse_expression
+
+    try:
+        parsed = parse_expression(text, features, dialect or "python")
+    except ExpressionError as exc:
+        return Rendered(text, error=str(exc))
+    if parsed.expr is None or (parsed.n_nodes or 0) > SIMPLIFY_MAX_NODES:
+        return Rendered(text, error=f"too large to simplify here (more than {SIMPLIFY_MAX_NODES} nodes)")
+    expr = round_numbers(sp.simplify(round_numbers(parsed.expr)))
+    return Rendered(text, sp.pretty(expr, use_unicode=True, wrap_line=False), sp.pretty(expr, use_unicode=False, wrap_line=False),
+                    sp.latex(expr), sp.sstr(expr), parsed.n_nodes)
 
 
 def _data_path(workspace: Workspace, fingerprint: str) -> Path:
@@ -149,8 +193,12 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
         metrics.append(("model size (nodes)", str(model.n_nodes)))
     if job.get("model_error"):
         metrics.append(("model error", job["model_error"]))
+    shown = {key for key, _ in EXPRESSION_METRICS}
     for name, value, detail in stored_metrics(reader, job_id):
-        metrics.append((name, _fmt(value) + (f"  ({detail})" if detail else "")))
+        if name in shown or name.startswith("_"):
+            continue  # the job's own columns above; "_version" is bookkeeping
+        label = METRIC_LABELS.get(name, name.replace("_", " "))
+        metrics.append((label, _fmt(value) + (f"  ({detail})" if detail else "")))
     pareto: tuple[dict[str, Any], ...] = ()
     if job.get("pareto"):
         try:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import DataTable, Static
 
 STATUS_STYLE = {
     "ok": "green", "error": "red", "timeout": "yellow", "cpu_timeout": "yellow", "oom": "magenta",
@@ -57,3 +60,72 @@ def fmt_duration(seconds: float | None) -> str:
     h, rem = divmod(seconds, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+#: the app's sections: mode, number key, label (the section bar and the number keys)
+SECTIONS = (("monitor", "Monitor"), ("results", "Results"), ("leaderboard", "Board"), ("plots", "Plots"), ("reviews", "Reviews"))
+
+
+class Confirm:
+    """The one confirmation pattern for destructive actions: the same key again within 3 s."""
+
+    WINDOW_S = 3.0
+
+    def __init__(self) -> None:
+        self._armed: tuple[str, float] | None = None
+
+    def confirmed(self, node, what: str, key: str, clock=time.monotonic) -> bool:
+        """True on the second press within the window; the first press says what a second does."""
+        now = clock()
+        if self._armed is not None and self._armed[0] == what and now - self._armed[1] <= self.WINDOW_S:
+            self._armed = None
+            return True
+        self._armed = (what, now)
+        node.notify(f"press {key} again within 3 s to {what}", severity="warning", markup=False,
+                    timeout=self.WINDOW_S)
+        return False
+
+
+class NavBar(Horizontal):
+    """The sections of the app (number keys, clickable) and the keys that work everywhere."""
+
+    DEFAULT_CSS = """
+    NavBar { height: 1; background: $panel; }
+    NavBar #nav-tabs { width: auto; }
+    NavBar #nav-label { width: 1fr; color: $text-muted; text-align: right; text-overflow: ellipsis; text-wrap: nowrap; }
+    NavBar #nav-keys { width: auto; color: $text-muted; }
+    """
+
+    def compose(self):
+        current = getattr(self.app, "current_mode", None) if getattr(self.app, "MODES", None) else None
+        tabs = Content("")
+        for number, (mode, label) in enumerate(SECTIONS, 1):
+            style = "reverse bold" if mode == current else ""
+            spec = f"{style} @click=app.section('{mode}')".strip()
+            tabs += Content.from_markup(f"[{spec}] {number} {label} [/]")
+        yield Static(tabs, id="nav-tabs")
+        yield Static(Text(f" {getattr(self.app, 'workspace_label', '')} "), id="nav-label", markup=False)
+        yield Static(Text(" F1 help ^p palette ^q quit"), id="nav-keys", markup=False)
+
+
+#: one glyph per plotted series, so a plot reads without colour (NO_COLOR, a monochrome terminal)
+MARKERS = ("•", "x", "+", "o", "*", "#", "@", "%", "&", "=")
+_THEME_COLOURS = ("primary", "warning", "success", "error", "accent", "secondary")
+
+
+def series_styles(app, n: int) -> list[tuple[str, tuple[int, int, int], str]]:
+    """(glyph, RGB for plotext, hex for the legend) per series, colours from the app's theme."""
+    from textual.color import Color
+
+    variables = app.theme_variables
+    colours = [Color.parse(variables[k]) for k in _THEME_COLOURS if variables.get(k)] or [Color.parse("white")]
+    return [(MARKERS[i % len(MARKERS)], colours[i % len(colours)].rgb, colours[i % len(colours)].hex) for i in range(n)]
+
+
+def legend(names: list[str], styles: list[tuple[str, tuple[int, int, int], str]]) -> Text:
+    """The plot's legend as a line of text beside the plot, never over its data."""
+    text = Text()
+    for name, (glyph, _rgb, hex_colour) in zip(names, styles):
+        text.append(f"{glyph}{glyph} ", style=f"bold {hex_colour}")
+        text.append(f"{name}   ")
+    return text

@@ -26,3 +26,12 @@ WorkspaceOption = Annotated[
 def fail(message: str) -> None:
     """Raise the one-line error the entry point prints."""
     raise CliError(message)
+
+
+def require_terminal(instead: str) -> None:
+    """Refuse a full-screen app without a terminal: one line, before anything is opened."""
+    from srtui.app.terminal import terminal_problem
+
+    problem = terminal_problem()
+    if problem:
+        fail(f"{problem}: {instead}")

@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import WorkspaceOption, fail
+from srtui.cli.common import WorkspaceOption, fail, require_terminal
 
 review_app = typer.Typer(
     help="Blinded expert trust ratings of models (SRBench 2022 real-world track): create, open, status, close, unblind, report.",
@@ -93,6 +93,8 @@ def open_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Rate the models of a review session (1 = strongly distrust ... 5 = strongly trust)."""
+    import os
+
     from engine.workspace import WorkspaceError
     from results.store import Store, StoreError
     from reviews import ExpertError, ExpertSession
@@ -104,6 +106,10 @@ def open_(
         fail(f"this review cannot be opened ({exc}); please tell the organiser")
     except ExpertError as exc:
         fail(str(exc))
+    # checked after the (quick, read-only) open, so a wrong name is reported as such
+    if os.environ.get("SSH_ORIGINAL_COMMAND"):  # sshd ran this key's forced command instead of the client's
+        fail("this key only opens your review: connect with plain `ssh HOST` (no command, no -T)")
+    require_terminal("the rating screen needs one: connect with plain `ssh HOST` from a terminal window")
     from srtui.app.review.expert import run_expert
 
     code = run_expert(session)

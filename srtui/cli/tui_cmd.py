@@ -6,7 +6,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import WorkspaceOption
+from srtui.cli.common import WorkspaceOption, require_terminal
+
+CLI_INSTEAD = ("the app cannot start here; the same views from the command line: srtui status, "
+               "srtui results, srtui score RULE, srtui expr MODEL, srtui review list")
 
 
 def tui(
@@ -15,6 +18,7 @@ def tui(
     ascii: Annotated[bool, typer.Option("--ascii", help="Draw expressions with ASCII only.")] = False,
 ) -> None:
     """Open the terminal app: monitor, results explorer, expressions, plots, leaderboards."""
+    require_terminal(CLI_INSTEAD)
     from srtui.app import run_app
 
     code = run_app(workspace, theme=theme, ascii=True if ascii else None)

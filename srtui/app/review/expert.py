@@ -4,68 +4,89 @@ Blind by construction: it only reads :class:`reviews.ExpertSession`, which holds
 content (no method, no job id) and opaque assignment ids. Every rating is committed (one
 ``BEGIN IMMEDIATE`` transaction) before the next item is drawn. The app around it has no
 command palette and no other screens: over a restricted SSH key this is all the expert reaches.
+
+Made for 80x24 first: the item (task, model, figures, plots) scrolls in the middle; the rating
+bar, the comment line, the status line and the keys stay on screen at every size.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, ScrollableContainer
+from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual_plotext import PlotextPlot
 
 from reviews import LIKERT, ExpertError, ExpertSession
+from srtui.app.review.expert_view import draw_scatter, draw_series, figures_text, likert_text, task_text
+from srtui.app.screens.dialogs import show_help
+from srtui.app.terminal import HANGUP_CODE, HangupWatch
+
+MIN_SIZE = (80, 24)
 
 HELP = """\
 Rate how much you would trust each model: 1 strongly distrust, 2 distrust, 3 neutral, 4 trust,
 5 strongly trust. Press a number to choose, Enter to save (saved at once), c to write an
-optional comment first. s skips an item for now, p and n go to the previous and next item (a
-saved rating can be revised). The session resumes at your first unrated item.
+optional comment first (Enter in the comment saves it with the rating, Escape leaves it). s
+skips an item for now, p and n go to the previous and next item (a saved rating can be
+revised). Up/Down, PgUp/PgDn and Home/End scroll the item: the plots of the data and the
+model's predictions are below the figures. Tab moves between the item, the model (Left/Right
+scroll a wide formula) and the comment. The session resumes at your first unrated item;
+ctrl+q leaves (every saved rating is kept).
 """
 
 CSS = """
-ExpertScreen #progress-row { height: 1; }
-ExpertScreen #progress-text { width: 1fr; }
-ExpertScreen #bar { width: 30; }
-ExpertScreen #facts { height: auto; padding: 0 1; background: $boost; }
-ExpertScreen #description { height: auto; padding: 0 1; color: $text-muted; }
-ExpertScreen #expr-box { height: 9; border: round $primary; border-title-align: left; }
+ExpertScreen #progress-row { height: auto; }
+ExpertScreen #progress-text { width: 1fr; height: auto; }
+ExpertScreen #bar { width: 16; margin-left: 1; }
+ExpertScreen #size-warning { height: auto; padding: 0 1; background: $warning 30%; display: none; }
+ExpertScreen #size-warning.shown { display: block; }
+ExpertScreen #body { height: 1fr; scrollbar-size-vertical: 1; }
+ExpertScreen #task { height: auto; padding: 0 1; }
+ExpertScreen #model-box { height: auto; max-height: 12; border: round $primary; border-title-align: left;
+                          overflow-x: auto; overflow-y: auto; }
+ExpertScreen #model-box:focus { border: round $accent; }
 ExpertScreen #expression { width: auto; }
-ExpertScreen #plots { height: 1fr; min-height: 12; }
-ExpertScreen PlotextPlot { width: 1fr; }
-ExpertScreen #likert { height: 1; padding: 0 1; }
+ExpertScreen #figures { height: auto; padding: 0 1; }
+ExpertScreen #plots { height: 16; margin-top: 1; }
+ExpertScreen #plots.stacked { layout: vertical; height: 30; }
+ExpertScreen PlotextPlot { width: 1fr; height: 1fr; }
+ExpertScreen #likert { height: auto; padding: 0 1; background: $boost; }
 ExpertScreen #comment { margin: 0 1; }
 ExpertScreen #message { height: 1; padding: 0 1; }
 """
 
 
-def _points(xs: list, ys: list) -> tuple[list, list]:
-    keep = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
-    return [k[0] for k in keep], [k[1] for k in keep]
+class CommentInput(Input):
+    """The optional comment; its keys in the Footer while it is being written."""
 
-
-def _fmt(value: Any, digits: str = ".3g") -> str:
-    return "n/a" if value is None else format(value, digits)
+    BINDINGS = [
+        Binding("enter", "submit", "Save with rating", id="review.comment-save"),
+        Binding("escape", "screen.leave_comment", "Back to the item", id="review.comment-leave"),
+    ]
 
 
 class ExpertScreen(Screen):
     HELP = HELP
     DEFAULT_CSS = CSS
-    AUTO_FOCUS = ""
+    AUTO_FOCUS = "#body"
     BINDINGS = [
-        *(Binding(str(k), f"choose({k})", f"{k}", show=False) for k in LIKERT),
+        Binding("1", "choose(1)", "Rate", key_display="1-5", id="review.rate"),
+        *(Binding(str(k), f"choose({k})", show=False) for k in list(LIKERT)[1:]),
         Binding("enter", "submit", "Save", id="review.submit"),
         Binding("c", "comment", "Comment", id="review.comment"),
         Binding("s", "skip", "Skip", id="review.skip"),
-        Binding("p,left", "move(-1)", "Previous", id="review.prev"),
-        Binding("n,right", "move(1)", "Next", id="review.next"),
-        Binding("escape", "leave_comment", "Done commenting", show=False),
-        Binding("question_mark", "help", "Help", id="review.help"),
-        Binding("q", "app.quit", "Quit", id="review.quit"),
+        Binding("p", "move(-1)", "Prev", id="review.prev"),
+        Binding("n", "move(1)", "Next", id="review.next"),
+        Binding("escape", "leave_comment", show=False),
+        Binding("f1", "help", "Help", id="review.help"),
+        Binding("question_mark", "help", show=False),
+        Binding("q", "app.quit", show=False),
     ]
 
     def __init__(self, session: ExpertSession) -> None:
@@ -79,122 +100,95 @@ class ExpertScreen(Screen):
         yield Header()
         with Horizontal(id="progress-row"):
             yield Static(id="progress-text", markup=False)
-            yield ProgressBar(total=len(self.session), show_eta=False, id="bar")
-        yield Static(id="facts", markup=False)
-        yield Static(id="description", markup=False)
-        with ScrollableContainer(id="expr-box"):
-            yield Static(id="expression", markup=False)
-        with Horizontal(id="plots"):
-            yield PlotextPlot(id="series")
-            yield PlotextPlot(id="scatter")
+            yield ProgressBar(total=len(self.session), show_eta=False, show_percentage=False, id="bar")
+        yield Static(id="size-warning", markup=False)
+        with VerticalScroll(id="body"):
+            yield Static(id="task", markup=False)
+            with ScrollableContainer(id="model-box"):
+                yield Static(id="expression", markup=False)
+            yield Static(id="figures", markup=False)
+            with Horizontal(id="plots"):
+                yield PlotextPlot(id="series")
+                yield PlotextPlot(id="scatter")
         yield Static(id="likert", markup=False)
-        yield Input(placeholder="optional comment (c), Enter saves", id="comment", max_length=2000)
+        yield CommentInput(placeholder="c: comment (optional); Enter saves it with the rating", id="comment",
+                           max_length=2000, compact=True)
         yield Static(id="message", markup=False)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#expr-box").border_title = "Model"
+        self.query_one("#model-box").border_title = "Model"
         start = self.session.first_unrated()
         if start is None:
             self.finished = True
             start = 0
         self.show_item(start)
         if self.finished:
-            self.say(f"All {len(self.session)} items are rated - thank you. p/n to revise, q to quit.")
+            self.say(self._all_done(), "green")
+
+    def on_resize(self, event: Resize) -> None:
+        width, height = event.size
+        self.query_one("#plots").set_class(width < 100, "stacked")
+        warning = self.query_one("#size-warning", Static)
+        small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        warning.set_class(small, "shown")
+        if small:
+            warning.update(Text(f"This window is {width}x{height}; the screen is made for {MIN_SIZE[0]}x{MIN_SIZE[1]} "
+                                "or more. Everything still works: scroll with PgUp/PgDn."))
 
     # --- drawing ---------------------------------------------------------------------------
 
     def say(self, text: str, style: str = "") -> None:
         self.query_one("#message", Static).update(Text(text, style=style))
 
+    def _all_done(self) -> str:
+        return f"All {len(self.session)} rated - thank you; p/n to revise, ctrl+q to leave"
+
     def show_item(self, index: int) -> None:
         self.index = index
         content = self.session.show(index)
         saved = self.session.rating(index)
         self.choice = saved[0] if saved else None
-        comment = self.query_one("#comment", Input)
-        comment.value = (saved[1] or "") if saved else ""
+        self.query_one("#comment", Input).value = (saved[1] or "") if saved else ""
+        self.query_one("#task", Static).update(task_text(content))
+        key = "expression" if getattr(self.app, "unicode_ok", True) else "expression_ascii"
+        model = content.get(key) or content.get("expression") or ""
+        expression = self.query_one("#expression", Static)
+        # a one-line formula wraps in its box; a 2-D print keeps its lines (Tab, then Left/Right)
+        expression.styles.width = "auto" if "\n" in model else "100%"
+        expression.update(Text(model))
+        self.query_one("#figures", Static).update(figures_text(content))
+        draw_series(self.query_one("#series", PlotextPlot), content)
+        draw_scatter(self.query_one("#scatter", PlotextPlot), content)
+        self.query_one("#body", VerticalScroll).scroll_home(animate=False)
+        self.query_one("#model-box", ScrollableContainer).scroll_home(animate=False)
+        self.draw_progress()
+        self.say("1-5 choose a rating, Enter saves it; PgDn shows the plots")
+
+    def draw_progress(self) -> None:
         n, rated = len(self.session), self.session.rated
-        state = f"saved: {saved[0]} ({LIKERT[saved[0]]})" if saved else "not rated yet"
-        self.query_one("#progress-text", Static).update(Text(
-            f"Item {index + 1} of {n}   {rated} rated, {n - rated} to go   item {self.session.order[index]}   {state}"))
+        saved = self.session.rating(self.index)
+        state = f"saved {saved[0]} ({LIKERT[saved[0]]})" if saved else "not rated yet"
+        self.query_one("#progress-text", Static).update(Text.assemble(
+            (f"Item {self.index + 1} of {n}", "bold"), f" · {rated} rated, {n - rated} to go · this one: {state}"))
         self.query_one("#bar", ProgressBar).update(progress=rated)
-        facts = Text()
-        for label, value in (("Task", content.get("task")), ("Horizon", content.get("horizon") or "n/a"),
-                             ("R² test", _fmt(content.get("r2_test"))), ("Simplicity", _fmt(content.get("simplicity"), "g"))):
-            facts.append(f"{label} ", style="bold")
-            facts.append(f"{value}    ")
-        self.query_one("#facts", Static).update(facts)
-        self.query_one("#description", Static).update(Text(content.get("description") or ""))
-        key = "expression" if self.app_unicode() else "expression_ascii"
-        self.query_one("#expression", Static).update(Text(content.get(key) or content.get("expression") or ""))
-        self.draw_plots(content)
-        self.draw_likert()
-        self.say("")
-
-    def app_unicode(self) -> bool:
-        return getattr(self.app, "unicode_ok", True)
-
-    def draw_likert(self) -> None:
-        t = Text("Rating: ")
-        for k, label in LIKERT.items():
-            style = "reverse bold" if self.choice == k else ""
-            t.append(f" {k} {label} ", style=style)
-            t.append(" ")
-        self.query_one("#likert", Static).update(t)
-
-    def draw_plots(self, content: dict[str, Any]) -> None:
-        s = content.get("series") or {}
-        y_train, y_test = s.get("y_train") or [], s.get("y_test") or []
-        p_train, p_test = s.get("pred_train") or [], s.get("pred_test") or []
-        dates = bool(s.get("dates_train")) and bool(s.get("dates_test"))
-        x_train = s["dates_train"] if dates else list(range(len(y_train)))
-        x_test = s["dates_test"] if dates else list(range(len(y_train), len(y_train) + len(y_test)))
-        widget = self.query_one("#series", PlotextPlot)
-        plt = widget.plt
-        plt.clear_data()
-        plt.clear_figure()
-        if dates:
-            plt.date_form("Y-m-d")
-        for xs, ys, label, color in ((x_train, y_train, "training truth", "blue"), (x_test, y_test, "test truth", "green"),
-                                     (x_train + x_test, p_train + p_test, "prediction", "orange")):
-            px, py = _points(xs, ys)
-            if px:
-                plt.plot(px, py, label=label, color=color, marker="braille")
-        plt.title("over time" if dates else "by row")
-        widget.refresh()
-        widget = self.query_one("#scatter", PlotextPlot)
-        plt = widget.plt
-        plt.clear_data()
-        plt.clear_figure()
-        for ys, ps, label, color in ((y_train, p_train, "train", "blue"), (y_test, p_test, "test", "orange")):
-            px, py = _points(ys, ps)
-            if px:
-                plt.scatter(px, py, label=label, color=color, marker="dot")
-        truth = [v for v in y_train + y_test if v is not None]
-        if truth:
-            lo, hi = min(truth), max(truth)
-            plt.plot([lo, hi], [lo, hi], label="identity", color="gray")
-        plt.title("predicted vs true")
-        plt.xlabel("true")
-        plt.ylabel("predicted")
-        widget.refresh()
+        self.query_one("#likert", Static).update(likert_text(self.choice, saved[0] if saved else None))
 
     # --- actions ---------------------------------------------------------------------------
 
     def action_choose(self, value: int) -> None:
         self.choice = value
-        self.draw_likert()
-        self.say(f"{value} = {LIKERT[value]}: Enter saves")
+        self.draw_progress()
+        self.say(f"{value} = {LIKERT[value]}: Enter saves it")
 
     def action_comment(self) -> None:
         self.query_one("#comment", Input).focus()
+        self.say("type a comment; Enter saves it with the rating, Escape leaves the comment")
 
     def action_leave_comment(self) -> None:
-        self.set_focus(None)
+        self.query_one("#body").focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.set_focus(None)
         self.action_submit()
 
     def action_submit(self) -> None:
@@ -218,20 +212,22 @@ class ExpertScreen(Screen):
         self.advance("skipped for now")
 
     def advance(self, note: str) -> None:
+        self.query_one("#body").focus()  # never leave the next item behind the comment line
         nxt = self.session.next_unrated(self.index)
         if nxt is None:
             self.finished = True
             self.show_item(self.index)
-            self.say(f"{note}. All {len(self.session)} items are rated - thank you. p/n to revise, q to quit.", "green")
+            self.say(f"{note}. {self._all_done()}", "green")  # one line at 80 columns
             return
         self.show_item(nxt)
-        self.say(note, "green")
+        self.say(f"{note}; this is the next unrated item", "green")
 
     def action_move(self, step: int) -> None:
+        self.query_one("#body").focus()
         self.show_item((self.index + step) % len(self.session))
 
     def action_help(self) -> None:
-        self.notify(HELP, title="How to rate", timeout=20, markup=False)
+        show_help(self.app, general="")
 
 
 class ReviewApp(App):
@@ -239,6 +235,7 @@ class ReviewApp(App):
 
     TITLE = "srtui review"
     ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True, id="review.quit")]  # shown in the Footer
 
     def __init__(self, session: ExpertSession, *, unicode_ok: bool = True) -> None:
         super().__init__()
@@ -247,7 +244,12 @@ class ReviewApp(App):
         self.sub_title = f"{session.session} - {session.expert}"
 
     def on_mount(self) -> None:
+        if not self.is_headless:  # ssh dropped or the window closed: leave within a second
+            HangupWatch(self.terminal_gone, lambda: 1.0).start(asyncio.get_running_loop())
         self.push_screen(ExpertScreen(self.session))
+
+    def terminal_gone(self) -> None:
+        self.exit(return_code=HANGUP_CODE)  # every rating given is already committed
 
 
 def run_expert(session: ExpertSession) -> int:

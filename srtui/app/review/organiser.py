@@ -9,7 +9,6 @@ thread workers that post typed messages back (the report, which imports pingouin
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,13 +18,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from engine.workspace import Workspace
 from results.store import Store, StoreError
 from reviews import ReviewError, close, session_row, sessions, status, unblind
-from srtui.app.widgets import VimTable, cell
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import Confirm, NavBar, VimTable, cell
 
 SESSIONS_HELP = """\
 The blinded expert review sessions of this workspace (create them with `srtui review create`).
@@ -35,7 +34,7 @@ item and, once unblinded, the srbench2022-realworld leaderboard with the trust s
 
 SESSION_HELP = """\
 One review session. c closes it (no more ratings), u unblinds it (only after closing; logged),
-each after a second press within 3 seconds. r reloads the progress and the report.
+each after a second press within 3 seconds. r refreshes the progress and the report.
 """
 
 CSS = """
@@ -76,7 +75,7 @@ class SessionChanged(Message):
     error: str | None = None
 
 
-class _ReviewScreen(Screen):
+class _ReviewScreen(SectionScreen):
     DEFAULT_CSS = CSS
 
     def __init__(self, workspace: Workspace | None = None) -> None:
@@ -104,29 +103,22 @@ class _ReviewScreen(Screen):
                 self.store = Store(self.workspace)
             return self.store
 
-    def action_back(self) -> None:
-        if len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
-
     def reload(self) -> None:  # pragma: no cover - overridden
         pass
 
-    def action_reload(self) -> None:
+    def refresh_data(self) -> None:
         self.reload()
 
 
 class ReviewSessionsScreen(_ReviewScreen):
     HELP = SESSIONS_HELP
-    BINDINGS = [
-        Binding("escape,q", "back", "Back", id="reviews.back"),
-        Binding("r", "reload", "Reload", id="reviews.reload"),
-    ]
+    BINDINGS = [Binding("enter", "open", "Open", id="reviews.open")]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static(Text("Review sessions", style="bold"), classes="title", markup=False)
         yield VimTable(id="sessions", cursor_type="row")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     @work(thread=True, exclusive=True, group="reviews-read", exit_on_error=False)
     def reload(self) -> None:
@@ -156,28 +148,32 @@ class ReviewSessionsScreen(_ReviewScreen):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.app.push_screen(ReviewSessionScreen(str(event.row_key.value), self._workspace))
 
+    def action_open(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        if table.row_count:
+            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+            self.app.push_screen(ReviewSessionScreen(str(key.value), self._workspace))
+
 
 class ReviewSessionScreen(_ReviewScreen):
     HELP = SESSION_HELP
     BINDINGS = [
-        Binding("escape,q", "back", "Back", id="review-session.back"),
-        Binding("r", "reload", "Reload", id="review-session.reload"),
-        Binding("c", "arm('close')", "Close", id="review-session.close"),
-        Binding("u", "arm('unblind')", "Unblind", id="review-session.unblind"),
+        Binding("c", "confirm('close')", "Close", id="review-session.close"),
+        Binding("u", "confirm('unblind')", "Unblind", id="review-session.unblind"),
     ]
 
     def __init__(self, name: str, workspace: Workspace | None = None) -> None:
         super().__init__(workspace)
         self.session = name
-        self._armed: tuple[str, float] | None = None
+        self._confirm = Confirm()
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static(Text(f"Review {self.session}", style="bold"), classes="title", id="session-title", markup=False)
         yield VimTable(id="experts", cursor_type="row")
         with VerticalScroll(id="report-box"):
             yield Static(Text("report: loading...", style="dim"), id="report", markup=False)
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     @work(thread=True, exclusive=True, group="review-read", exit_on_error=False)
     def reload(self) -> None:
@@ -220,14 +216,9 @@ class ReviewSessionScreen(_ReviewScreen):
     def on_report_read(self, message: ReportRead) -> None:
         self.query_one("#report", Static).update(message.text)
 
-    def action_arm(self, what: str) -> None:
-        now = time.monotonic()
-        if self._armed is None or self._armed[0] != what or now - self._armed[1] > 3:
-            self._armed = (what, now)
-            self.notify(f"press {what[0]} again to {what} review {self.session}", markup=False)
-            return
-        self._armed = None
-        self.change(what)
+    def action_confirm(self, what: str) -> None:
+        if self._confirm.confirmed(self, f"{what} review {self.session}", what[0]):
+            self.change(what)
 
     @work(thread=True, exclusive=True, group="review-change", exit_on_error=False)
     def change(self, what: str) -> None:
@@ -242,5 +233,5 @@ class ReviewSessionScreen(_ReviewScreen):
         if message.error:
             self.notify(message.error, severity="error", markup=False)
             return
-        self.notify(f"review {self.session}: {message.what}d", markup=False)
+        self.notify(f"review {self.session}: {'closed' if message.what == 'close' else 'unblinded'}", markup=False)
         self.reload()

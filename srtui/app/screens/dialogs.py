@@ -6,18 +6,20 @@ import re
 
 from rich.table import Table
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 APP_HELP = """\
-srtui benchmarks symbolic regression methods. Screens: 1 monitor (live runs), 2 results
-explorer, 3 leaderboards, 4 suite plots; from a run in the explorer, Enter opens its expression
-and p its plots. Escape goes back. ctrl+p opens the command palette (screens, start/stop a run,
-themes). Tables take j/k (down/up), g/G (top/bottom) and ctrl+d/ctrl+u (page).
+srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
+lands on the section's first screen): 1 monitor (live runs), 2 results explorer, 3 leaderboards,
+4 suite plots, 5 expert review sessions. From a run in the explorer, Enter opens its expression
+and p its plots; Escape goes back. r refreshes any screen; Tab moves between its controls.
+ctrl+p opens the command palette (every action of the screen, start/stop a run, themes); ctrl+q
+quits. Tables take j/k (down/up), g/G (top/bottom) and ctrl+d/ctrl+u (page).
 """
 
 
@@ -29,12 +31,26 @@ def _reflow(text: str) -> str:
 class HelpScreen(ModalScreen[None]):
     """What the current screen shows and every key it answers to."""
 
-    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+    AUTO_FOCUS = "#help-box"
 
-    def __init__(self, screen_help: str, bindings: list[tuple[str, str]]) -> None:
+    BINDINGS = [
+        Binding("escape,f1,q", "dismiss", "Close"),
+        *(Binding(str(n), f"section('{n}')", show=False) for n in range(1, 6)),
+    ]
+
+    def __init__(self, screen_help: str, bindings: list[tuple[str, str]], general: str = APP_HELP) -> None:
         super().__init__()
         self.screen_help = screen_help
         self.bindings = bindings
+        self.general = general
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return action != "section" or hasattr(self.app, "action_section")  # not in the expert's app
+
+    async def action_section(self, number: str) -> None:
+        from srtui.app.widgets import SECTIONS
+
+        await self.app.run_action(f"section('{SECTIONS[int(number) - 1][0]}')")
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=False)
@@ -43,21 +59,47 @@ class HelpScreen(ModalScreen[None]):
         for key, description in self.bindings:
             table.add_row(Text(key, style="bold"), Text(description))
         with VerticalScroll(id="help-box"):
-            yield Static(Text("Help  (Escape closes)", style="bold"), markup=False)
-            yield Static(Text(_reflow(self.screen_help) + "\n"), markup=False)
+            yield Static(Text("Help  (Escape closes; arrows and PgDn scroll)", style="bold"), markup=False)
             yield Static(table)
-            yield Static(Text("\n" + _reflow(APP_HELP), style="dim"), markup=False)
+            yield Static(Text("\n" + _reflow(self.screen_help)), markup=False)
+            if self.general:
+                yield Static(Text("\n" + _reflow(self.general), style="dim"), markup=False)
+
+
+GENERIC_ACTIONS = ("focus_next", "focus_previous", "copy_text")
+
+
+def show_help(app, general: str = APP_HELP) -> None:
+    """F1 on any screen: what it shows and every key it answers to (its own first, then the app's)."""
+    screen = app.screen
+    if isinstance(screen, HelpScreen):
+        return
+    seen, ranked = set(), []
+    for active in screen.active_bindings.values():
+        b = active.binding
+        if b.description and (b.action, active.node) not in seen:
+            seen.add((b.action, active.node))
+            order = 0 if active.node is screen else 1 if active.node is app else 2  # screen, app, widget
+            if b.action.rsplit(".", 1)[-1] in GENERIC_ACTIONS:
+                order = 3  # Tab, copy: the same on every screen, listed last
+            ranked.append((order, app.get_key_display(b), b.description))
+    rows = [(key, text) for _, key, text in sorted(ranked, key=lambda r: r[0])]  # ctrl+p is the app's own
+    app.push_screen(HelpScreen(getattr(screen, "HELP", general), rows, general))
 
 
 class StartRunScreen(ModalScreen):
-    """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs."""
+    """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs.
+
+    Start plans the run (as `srtui run --dry-run` does, in a worker) before closing: a bad choice
+    is shown in the form, with every field kept."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel")]
 
-    def __init__(self, suites: list[str], default_jobs: int) -> None:
+    def __init__(self, suites: list[str], default_jobs: int, workspace=None) -> None:
         super().__init__()
         self.suites = suites
         self.default_jobs = default_jobs
+        self.workspace = workspace
 
     def compose(self) -> ComposeResult:
         with Vertical(id="start-box"):
@@ -65,8 +107,6 @@ class StartRunScreen(ModalScreen):
             with Grid(id="start-form"):
                 yield Label("suite")
                 yield Select([(s, s) for s in self.suites], value=("smoke" if "smoke" in self.suites else self.suites[0]) if self.suites else Select.BLANK, id="suite", allow_blank=False, compact=True)
-                yield Label("methods")
-                yield Input(placeholder="comma-separated, e.g. linear,ffx", id="methods", compact=True)
                 yield Label("tasks")
                 yield Input(placeholder="comma-separated", id="tasks", compact=True)
                 yield Label("seeds")
@@ -77,6 +117,8 @@ class StartRunScreen(ModalScreen):
                 yield Input(placeholder="per job", id="mem", type="number", compact=True)
                 yield Label("parallel jobs")
                 yield Input(value=str(self.default_jobs), id="jobs", type="integer", compact=True)
+            yield Label("methods (installed ones; Space picks, none = the suite's own)")
+            yield SelectionList[str](*((name, name) for name in installed_methods()), id="methods", compact=True)
             yield Static(id="start-error", markup=False)
             with Horizontal(id="start-buttons"):
                 yield Button("Start", variant="primary", id="start")
@@ -86,15 +128,13 @@ class StartRunScreen(ModalScreen):
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
 
+    def _say(self, text: str, style: str = "red") -> None:
+        self.query_one("#start-error", Static).update(Text(text, style=style))
+
     @on(Button.Pressed, "#start")
     @on(Input.Submitted)
     def _start(self) -> None:
         from srtui.runner import RunRequest
-
-        def names(widget_id: str) -> list[str] | None:
-            value = self.query_one(widget_id, Input).value
-            items = [v.strip() for v in value.split(",") if v.strip()]
-            return items or None
 
         def number(widget_id: str, kind=float):
             value = self.query_one(widget_id, Input).value.strip()
@@ -102,14 +142,45 @@ class StartRunScreen(ModalScreen):
 
         suite = self.query_one("#suite", Select).value
         if not isinstance(suite, str):
-            self.query_one("#start-error", Static).update(Text("choose a suite", style="red"))
+            self._say("choose a suite")
             return
+        tasks = [t.strip() for t in self.query_one("#tasks", Input).value.split(",") if t.strip()]
+        methods = list(self.query_one("#methods", SelectionList).selected)
         try:
-            req = RunRequest(
-                suite=suite, methods=names("#methods"), tasks=names("#tasks"), seeds=number("#seeds", int),
-                time_limit=number("#time"), mem_limit=number("#mem"), jobs=number("#jobs", int),
-            )
+            req = RunRequest(suite=suite, methods=methods or None, tasks=tasks or None, seeds=number("#seeds", int),
+                             time_limit=number("#time"), mem_limit=number("#mem"), jobs=number("#jobs", int))
         except ValueError as exc:
-            self.query_one("#start-error", Static).update(Text(f"not a number: {exc}", style="red"))
+            self._say(f"not a number: {exc}")
             return
-        self.dismiss(req)
+        self._say("checking the choices...", "dim")
+        self.check(req)
+
+    @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
+    def check(self, req) -> None:
+        """Plan without writing: the same errors `srtui run` gives, shown in the form."""
+        from engine.workspace import WorkspaceError
+        from srtui import runner
+
+        try:
+            plan = runner.plan_run(self.workspace or self.app.workspace, req, write_data=False)
+        except (runner.RunError, WorkspaceError) as exc:
+            self.app.call_from_thread(self._say, str(exc))
+            return
+        if plan.n_jobs == 0:
+            self.app.call_from_thread(self._say, "nothing to run: these choices select no jobs")
+            return
+        self.app.call_from_thread(self.dismiss, req)
+
+
+def installed_methods() -> list[str]:
+    """The registry's methods whose packages are installed (a cheap check: no imports)."""
+    from engine.methods import registry
+
+    out = []
+    for name in registry.names():
+        try:
+            if registry.load(name).availability()[0]:
+                out.append(name)
+        except registry.MethodError:
+            continue
+    return out

@@ -10,32 +10,40 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.containers import Container, ScrollableContainer, Vertical, VerticalScroll
+from textual.events import Resize
+from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
 from srtui.app.data import Reader
 from srtui.app.detail import ExpressionDetail, Rendered, expression_detail
 from srtui.app.messages import DetailReady
-from srtui.app.widgets import VimTable, cell, status_cell
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import NavBar, VimTable, cell, status_cell
+
+VIEWS = ("rounded", "simplified", "raw")
+VIEW_NOTES = {"rounded": "numbers to 4 significant digits", "simplified": "simplified by sympy, rounded",
+              "raw": "as the method printed it"}
 
 HELP = """\
 One run's model. The expression is parsed by srtui's safe parser and pretty-printed in 2-D
-(unicode; a toggles ASCII), with the task's ground truth beside it when it is known. Models of
+(unicode; a toggles ASCII), with the task's ground truth beside it (above it in a narrow window)
+when it is known. v switches the model's view: numbers rounded to 4 significant digits,
+simplified by sympy, or the text as the method printed it. Tab moves into the model and truth
+boxes, whose arrow keys scroll a wide formula. Models of
 1,000 characters or more are shown as text. Below: every expression metric, then the Pareto
 front when the method gave one (Enter on a front row shows that expression).
 c copies the model as plain text, l as LaTeX (OSC 52: works over SSH in most terminals).
 """
 
 
-class ExpressionScreen(Screen):
+class ExpressionScreen(SectionScreen):
     HELP = HELP
-    AUTO_FOCUS = "#metrics"
+    AUTO_FOCUS = "#model-scroll"
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="expression.back"),
         Binding("c", "copy('plain')", "Copy text", id="expression.copy"),
         Binding("l", "copy('latex')", "Copy LaTeX", id="expression.latex"),
+        Binding("v", "cycle_view", "View", id="expression.view"),
         Binding("a", "toggle_ascii", "ASCII", id="expression.ascii"),
         Binding("p", "plots", "Plots", id="expression.plots"),
         Binding("j", "scroll('down')", "Down", show=False),
@@ -47,26 +55,29 @@ class ExpressionScreen(Screen):
         self.job_id = job_id
         self.detail: ExpressionDetail | None = None
         self.shown: Rendered | None = None  # model or a Pareto member
+        self.pareto_index: int | None = None  # which member is shown (None: the final model)
         self.ascii = False
+        self.view = VIEWS[0]
+        self._simplified: dict[str, Rendered | None] = {}  # by model text; None while computing
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static(Text(f"run {self.job_id}: loading...", style="bold"), id="job-title", markup=False)
         with VerticalScroll(id="expression-body"):
-            with Horizontal(id="expressions"):
+            with Container(id="expressions"):  # side by side when wide, model over truth when narrow
                 with Vertical(classes="expr-box"):
-                    yield Static(Text("Model", style="bold"), classes="section")
-                    with ScrollableContainer(classes="expr-scroll"):
+                    yield Static(Text("Model", style="bold"), classes="section", id="model-title", markup=False)
+                    with ScrollableContainer(id="model-scroll", classes="expr-scroll"):
                         yield Static(id="model", markup=False, classes="expr")
                 with Vertical(classes="expr-box", id="truth-box"):
-                    yield Static(Text("Ground truth", style="bold"), classes="section")
-                    with ScrollableContainer(classes="expr-scroll"):
+                    yield Static(Text("Ground truth", style="bold"), classes="section", markup=False)
+                    with ScrollableContainer(id="truth-scroll", classes="expr-scroll"):
                         yield Static(id="truth", markup=False, classes="expr")
             yield Static(Text("Metrics", style="bold"), classes="section")
             yield VimTable(id="metrics", cursor_type="none", show_header=False)
             yield Static(Text("Pareto front", style="bold"), classes="section", id="pareto-title")
             yield VimTable(id="pareto", cursor_type="row")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.ascii = not self.app.unicode_ok
@@ -75,6 +86,9 @@ class ExpressionScreen(Screen):
 
     def on_unmount(self) -> None:
         self.reader.close()
+
+    def refresh_data(self) -> None:
+        self.load()
 
     @work(thread=True, exclusive=True, group="expression", exit_on_error=False)
     def load(self) -> None:
@@ -92,7 +106,7 @@ class ExpressionScreen(Screen):
         title.append_text(status_cell(job["status"]))
         title.append(f"  {job['suite']}  {job['job_id']}", style="dim")
         self.query_one("#job-title", Static).update(title)
-        self.shown = d.model
+        self.shown, self.pareto_index = d.model, None
         self._show_expressions()
         metrics = self.query_one("#metrics", DataTable)
         metrics.clear(columns=True)
@@ -111,25 +125,64 @@ class ExpressionScreen(Screen):
             for i, p in enumerate(d.pareto):
                 pareto.add_row(cell(p.get("complexity")), cell(p.get("loss")), cell(p.get("expression"), 200), key=str(i))
 
+    def on_resize(self, event: Resize) -> None:
+        self.query_one("#expressions").set_class(event.size.width < 100, "stacked")
+
     def _show_expressions(self) -> None:
         d = self.detail
-        for widget_id, rendered in (("#model", self.shown), ("#truth", d.truth if d else None)):
+        model, truth = self._form(self.shown, self.view), self._form(d.truth if d else None, "rounded")
+        for widget_id, form in (("#model", model), ("#truth", truth)):
             # 2-D prints keep their lines (scroll sideways); plain text wraps in its panel
-            self.query_one(widget_id, Static).styles.width = "auto" if rendered is not None and rendered.pretty else "100%"
-        self.query_one("#model", Static).update(self._body(self.shown, "the run has no model" + (f" ({d.job['status']})" if d else "")))
-        self.query_one("#truth", Static).update(self._body(d.truth if d else None, "no ground truth for this task"))
+            self.query_one(widget_id, Static).styles.width = "auto" if form is not None and "\n" in form.plain else "100%"
+        self.query_one("#model", Static).update(model or Text("the run has no model" + (f" ({d.job['status']})" if d else ""), style="dim"))
+        self.query_one("#truth", Static).update(truth or Text("no ground truth for this task", style="dim"))
+        which = "Model" if self.pareto_index is None or d is None else f"Model (Pareto #{self.pareto_index + 1} of {len(d.pareto)})"
+        title = Text(which, style="bold")
+        title.append(f"  {VIEW_NOTES[self.view]} (v: {VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]})", style="dim")
+        self.query_one("#model-title", Static).update(title)
 
-    def _body(self, rendered: Rendered | None, missing: str) -> Text:
+    def _form(self, rendered: Rendered | None, view: str) -> Text | None:
+        """The expression in the chosen view, as text (never markup): rounded, simplified or raw."""
         if rendered is None:
-            return Text(missing, style="dim")
-        if rendered.pretty:
+            return None
+        if view == "simplified" and rendered.pretty:
+            done = self._simplified.get(rendered.text)
+            if done is None:
+                if rendered.text not in self._simplified:
+                    self._simplified[rendered.text] = None
+                    self.simplify(rendered.text)
+                return Text("simplifying...", style="dim")
+            if done.error:
+                return Text(f"{done.error}", style="italic dim")
+            rendered = done
+        if view != "raw" and rendered.pretty:
+            if view == "rounded" and rendered.rounded_unicode is not None:
+                return Text(rendered.rounded_ascii if self.ascii else rendered.rounded_unicode, no_wrap=True)
             return Text(rendered.ascii if self.ascii else rendered.unicode, no_wrap=True)
-        body = Text(rendered.text)  # raw model: scrollable text, wrapped, never markup
+        body = Text(rendered.text)  # as the method printed it: wrapped, never markup
         if rendered.error:
             body.append(f"\n\n(not parsed: {rendered.error})", style="italic dim")
         elif len(rendered.text) >= 1000:
             body.append(f"\n\n({len(rendered.text):,} characters: shown as text, not pretty-printed)", style="italic dim")
         return body
+
+    @work(thread=True, group="simplify", exit_on_error=False)
+    def simplify(self, text: str) -> None:
+        from srtui.app.detail import features_of, simplified
+
+        features = features_of(self.reader.workspace, self.detail.job) or ()
+        result = simplified(text, tuple(features), self.detail.job.get("dialect") or "python")
+        self.app.call_from_thread(self._simplified_ready, text, result)
+
+    def _simplified_ready(self, text: str, result: Rendered) -> None:
+        self._simplified[text] = result
+        if self.detail is not None:
+            self._show_expressions()
+
+    def action_cycle_view(self) -> None:
+        self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        if self.detail is not None:
+            self._show_expressions()
 
     def action_toggle_ascii(self) -> None:
         self.ascii = not self.ascii
@@ -159,8 +212,11 @@ class ExpressionScreen(Screen):
         features = features_of(self.reader.workspace, self.detail.job)
         text = str(p.get("expression") or "")
         self.shown = render(text, features, self.detail.job.get("dialect") or "python") if features else Rendered(text)
+        self.pareto_index = event.cursor_row
         self._show_expressions()
-        self.notify(f"showing Pareto member {event.cursor_row + 1} (complexity {p.get('complexity')})", markup=False)
+        self.query_one("#expression-body", VerticalScroll).scroll_home()
+        self.notify(f"showing Pareto member {event.cursor_row + 1} of {len(self.detail.pareto)} "
+                    f"(complexity {p.get('complexity')})", markup=False)
 
     def action_scroll(self, direction: str) -> None:
         body = self.query_one("#expression-body", VerticalScroll)

@@ -11,14 +11,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Select, Static
+from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
 from srtui.app.board import Board, export_board, load_board, rule_names, suite_rule
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
-from srtui.app.widgets import VimTable, cell
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import NavBar, VimTable, cell
 
 HELP = """\
 A suite ranked by a scoring rule (the suite's own rule is chosen first; the selector offers every
@@ -27,13 +27,13 @@ method highlighted above. e exports both as CSV into <workspace>/exports/.
 """
 
 
-class LeaderboardScreen(Screen):
+class LeaderboardScreen(SectionScreen):
     HELP = HELP
     AUTO_FOCUS = "#board"
     BINDINGS = [
         Binding("e", "export", "Export", id="board.export"),
-        Binding("tab", "focus_next", "Next", show=False),
     ]
+    LIVE_S = 5.0  # scores follow a run writing the workspace
 
     def __init__(self) -> None:
         super().__init__()
@@ -43,14 +43,14 @@ class LeaderboardScreen(Screen):
         self._suites_shown = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         with Horizontal(classes="toolbar"):
             yield Select([], prompt="suite", id="board-suite")
             yield Select([(r, r) for r in rule_names()], prompt="rule", id="board-rule")
         yield Static(id="board-info", markup=False)
         yield VimTable(id="board", cursor_type="row", zebra_stripes=True)
         yield VimTable(id="breakdown", cursor_type="row")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.reader = Reader(self.app.workspace)
@@ -59,6 +59,10 @@ class LeaderboardScreen(Screen):
 
     def on_unmount(self) -> None:
         self.reader.close()
+
+    def refresh_data(self) -> None:
+        self._requested = None  # score again even if suite and rule are the same
+        self.load_suites()
 
     def on_screen_resume(self) -> None:
         # suites that appeared since (a run started meanwhile); not on the first show
@@ -73,9 +77,11 @@ class LeaderboardScreen(Screen):
 
     def _set_suites(self, names: list[str]) -> None:
         select = self.query_one("#board-suite", Select)
+        keep = select.value if select.value in names else None  # a refresh keeps the chosen suite
         select.set_options([(n, n) for n in names])
         if names:
-            select.value = names[0]
+            select.value = keep or names[0]
+            self._reload()  # in case the value did not change (no Changed event)
         else:
             self.query_one("#board-info", Static).update(Text("no runs in this workspace yet", style="dim"))
 

@@ -12,13 +12,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
 from srtui.app.data import MonitorSnapshot, Reader, monitor_snapshot
 from srtui.app.messages import SnapshotReady
-from srtui.app.widgets import STATUS_STYLE, VimTable, cell, fmt_duration, status_cell
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import STATUS_STYLE, NavBar, VimTable, cell, fmt_duration, status_cell
 
 HELP = """\
 The monitor follows every run writing this workspace, including a `srtui run` in another shell
@@ -34,7 +34,7 @@ opens the run. s starts a run from here (suite, methods, limits); x stops it.
 """
 
 
-class MonitorScreen(Screen):
+class MonitorScreen(SectionScreen):
     HELP = HELP
     AUTO_FOCUS = "#failures"
     BINDINGS = [
@@ -48,7 +48,7 @@ class MonitorScreen(Screen):
         self.snapshot: MonitorSnapshot | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         with Vertical(id="monitor"):
             yield Static(id="counts", markup=False)
             yield Static(Text("Running", style="bold"), classes="section")
@@ -56,7 +56,7 @@ class MonitorScreen(Screen):
             yield Static(Text("Recent failures", style="bold"), classes="section")
             yield VimTable(id="failures", cursor_type="row")
             yield Static(id="failure-tail", markup=False)
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.reader = Reader(self.app.workspace)
@@ -69,10 +69,14 @@ class MonitorScreen(Screen):
         failures.add_column("job", key="job")
         failures.add_column("last line", key="line")
         self.query_one("#counts", Static).update(Text("reading the workspace..."))
+        self.query_one("#failure-tail", Static).update(Text("no failures", style="dim"))
         self.poll()
 
     def on_unmount(self) -> None:
         self.reader.close()
+
+    def refresh_data(self) -> None:
+        self.read_snapshot()
 
     def poll(self) -> None:
         if self.is_current or self.snapshot is None:

@@ -12,8 +12,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from srtui.app.data import (
@@ -27,7 +26,8 @@ from srtui.app.data import (
     results_page,
 )
 from srtui.app.messages import PageReady
-from srtui.app.widgets import VimTable, cell, status_cell
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import NavBar, VimTable, cell, status_cell
 
 GROUPINGS: tuple[tuple[str, ...], ...] = ((), ("method",), ("suite", "method"), ("task",), ("task", "method"), ("status",), ("method", "status"))
 SORTS = ("task", "method", "seed", "status", "r2_test", "wall_s", "suite", "job_id")
@@ -39,26 +39,27 @@ Every run in the workspace, a page at a time. Type a filter and press Enter:
   method=linear,ffx   status!=ok   r2_test>0.9   task~feynman   free words
 
 (= and != take comma-separated values, ~ is a substring, words match suite/task/method).
-o / r change the sort column / direction (or select a column header); b cycles the grouping
+o / O change the sort column / direction (or select a column header); b cycles the grouping
 (per-method summaries with median R²); [ and ] page. Enter opens the run's expression,
 p its plots; on a grouped row Enter drills into that group.
 """
 
 
-class ResultsScreen(Screen):
+class ResultsScreen(SectionScreen):
     HELP = HELP
     AUTO_FOCUS = "#results"
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", id="results.filter"),
         Binding("o", "cycle_sort", "Sort", id="results.sort"),
-        Binding("r", "reverse", "Reverse", show=False, id="results.reverse"),
+        Binding("O", "reverse", "Reverse sort", show=False, id="results.reverse"),
         Binding("b", "cycle_group", "Group", id="results.group"),
         Binding("right_square_bracket", "page(1)", "Next page", show=False),
         Binding("left_square_bracket", "page(-1)", "Prev page", show=False),
         Binding("p", "plots", "Plots", id="results.plots"),
-        Binding("escape", "focus_table", "Table", show=False),
+        Binding("escape", "focus_table", "Back to the table", show=False),
     ]
     PAGE = 100
+    LIVE_S = 2.0  # while a run writes the workspace, the page follows
 
     def __init__(self) -> None:
         super().__init__()
@@ -66,13 +67,14 @@ class ResultsScreen(Screen):
         self.page: ResultsPage | None = None
         self._group_index = 0
         self._debounce = None
+        self._shown_query = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Input(placeholder="filter: method=linear status!=ok r2_test>0.9 task~feyn (Enter)", id="filter")
         yield Static(id="info", markup=False)
         yield VimTable(id="results", cursor_type="row", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.reader = Reader(self.app.workspace)
@@ -82,6 +84,9 @@ class ResultsScreen(Screen):
 
     def on_unmount(self) -> None:
         self.reader.close()
+
+    def refresh_data(self) -> None:
+        self.load()
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -106,22 +111,27 @@ class ResultsScreen(Screen):
         if not page.query.group_by:
             self.prefetch(page.query.filter_text)  # so that grouping this view is instant
         table = self.query_one("#results", DataTable)
-        table.clear(columns=True)
-        for col in page.columns:
-            label = HEADERS.get(col, col)
-            if col == page.query.sort:
-                label += " ↓" if page.query.descending else " ↑"
-            table.add_column(label, key=col)
+        same_view = table.row_count and self._shown_query is not None and self._shown_query == page.query
+        keep_row = table.cursor_row if same_view else 0  # a live refresh keeps the highlighted row
+        self._shown_query = page.query
         model_at = page.columns.index("model") if "model" in page.columns else -1
         status_at = page.columns.index("status") if "status" in page.columns else -1
         id_at = page.columns.index("job_id") if "job_id" in page.columns else -1
-        for i, row in enumerate(page.rows):
-            cells = [
-                status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
-                for j, v in enumerate(row)
-            ]
-            key = row[id_at] if id_at >= 0 else f"group-{i}"
-            table.add_row(*cells, key=key)
+        rows = [[status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
+                 for j, v in enumerate(row)] for row in page.rows]
+        table.clear(columns=True)
+        for j, col in enumerate(page.columns):
+            label = HEADERS.get(col, col)
+            if col == page.query.sort:
+                label += " ↓" if page.query.descending else " ↑"
+            # widths from the cells themselves: the table's own sizing on idle could lose a race
+            # with a quick second page (columns collapsed to their headers until a resize)
+            width = max([len(label), *(r[j].cell_len for r in rows)])
+            table.add_column(label, key=col, width=width)
+        for i, (row, cells) in enumerate(zip(page.rows, rows)):
+            table.add_row(*cells, key=row[id_at] if id_at >= 0 else f"group-{i}")
+        if keep_row:
+            table.move_cursor(row=min(keep_row, table.row_count - 1))
         self._show_info()
 
     def _show_info(self) -> None:

@@ -1,0 +1,118 @@
+"""What the expert's screen says about an item, in words a domain expert reads without a glossary.
+
+Pure functions of the frozen item content (no Textual widgets except the plots they draw into),
+so every sentence is tested on its own and none can name a method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from reviews import LIKERT
+
+
+def _points(xs: list, ys: list) -> tuple[list, list]:
+    keep = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
+    return [k[0] for k in keep], [k[1] for k in keep]
+
+
+def headroom(plt, values: list) -> None:
+    """Room above the data for the legend, which plotext draws in the top-left corner."""
+    finite = [v for v in values if v is not None]
+    if finite:
+        lo, hi = min(finite), max(finite)
+        plt.ylim(lo, hi + 0.4 * ((hi - lo) or abs(hi) or 1.0))
+
+
+def task_text(content: dict[str, Any]) -> Text:
+    """The task: its own description first, then data set, target and horizon as facts."""
+    text = Text()
+    description = (content.get("description") or "").strip()
+    text.append(description or f"Data set {content.get('task')}", style="bold")
+    facts = [f"data set {content.get('task')}"]
+    if content.get("target"):
+        facts.append(f"predicts {content['target']}")
+    if content.get("horizon"):
+        facts.append(f"{content['horizon']} ahead")
+    text.append("\n" + " · ".join(facts), style="dim")
+    return text
+
+
+def figures_text(content: dict[str, Any]) -> Text:
+    """The accuracy figures, one line each, each saying what its number means."""
+    text = Text()
+    r2 = content.get("r2_test")
+    text.append("R² ", style="bold")
+    if r2 is None:
+        text.append("not available for this model")
+    else:
+        text.append(f"{r2:.3g}", style="bold")
+        text.append(" on held-out data (1 = perfect, 0 = no better than the average)")
+    simplicity = content.get("simplicity")
+    text.append("\nSimplicity ", style="bold")
+    if content.get("black_box"):
+        text.append("black-box: the formula is too long to show (1,000 characters or more)")
+    elif simplicity is None:
+        text.append("not available for this model")
+    else:
+        symbols = max(1, round(5 ** -float(simplicity)))
+        text.append(f"{simplicity:g}", style="bold")
+        text.append(f": about {symbols} symbol{'s' if symbols != 1 else ''} in the formula; closer to 0 is simpler")
+    return text
+
+
+def likert_text(choice: int | None, saved: int | None) -> Text:
+    """The rating bar: every choice with its words; the current choice reversed."""
+    text = Text("Rate ", style="bold")
+    for k, label in LIKERT.items():
+        style = "reverse bold" if choice == k else "underline" if saved == k else ""
+        text.append(f" {k} {label} ", style=style)
+    return text
+
+
+def draw_series(widget, content: dict[str, Any]) -> None:
+    """Truth and prediction over time (or by row), one glyph per series so no colour is needed."""
+    s = content.get("series") or {}
+    y_train, y_test = s.get("y_train") or [], s.get("y_test") or []
+    p_train, p_test = s.get("pred_train") or [], s.get("pred_test") or []
+    dates = bool(s.get("dates_train")) and bool(s.get("dates_test"))
+    x_train = s["dates_train"] if dates else list(range(len(y_train)))
+    x_test = s["dates_test"] if dates else list(range(len(y_train), len(y_train) + len(y_test)))
+    plt = widget.plt
+    plt.clear_data()
+    plt.clear_figure()
+    if dates:
+        plt.date_form("Y-m-d")
+    for xs, ys, label, color, marker in ((x_train, y_train, "training truth", "blue", "•"),
+                                         (x_test, y_test, "test truth", "green", "+"),
+                                         (x_train + x_test, p_train + p_test, "model", "orange", "x")):
+        px, py = _points(xs, ys)
+        if px:
+            plt.plot(px, py, label=label, color=color, marker=marker)
+    headroom(plt, y_train + y_test + p_train + p_test)
+    plt.title("truth and model over time" if dates else "truth and model by row")
+    widget.refresh()
+
+
+def draw_scatter(widget, content: dict[str, Any]) -> None:
+    s = content.get("series") or {}
+    y_train, y_test = s.get("y_train") or [], s.get("y_test") or []
+    p_train, p_test = s.get("pred_train") or [], s.get("pred_test") or []
+    plt = widget.plt
+    plt.clear_data()
+    plt.clear_figure()
+    for ys, ps, label, color, marker in ((y_train, p_train, "training", "blue", "•"), (y_test, p_test, "test", "orange", "x")):
+        px, py = _points(ys, ps)
+        if px:
+            plt.scatter(px, py, label=label, color=color, marker=marker)
+    truth = [v for v in y_train + y_test if v is not None]
+    if truth:
+        lo, hi = min(truth), max(truth)
+        plt.plot([lo, hi], [lo, hi], label="perfect", color="gray", marker="·")
+    headroom(plt, y_train + y_test + p_train + p_test)
+    plt.title("model against truth")
+    plt.xlabel("true")
+    plt.ylabel("model")
+    widget.refresh()

@@ -1,0 +1,99 @@
+"""What every screen of the main app shares: the section bar, r to refresh, Escape to go back
+(only on a screen opened from another), and, for screens over the results, a refresh of their
+own while a run writes the workspace."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Iterable
+
+from textual import work
+from textual.app import SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+
+
+class DataChanged(Message):
+    """Another connection committed to the workspace since the screen last read it."""
+
+
+class SectionScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="screen.back"),
+        Binding("r", "refresh", "Refresh", id="screen.refresh"),
+    ]
+    #: seconds between checks for new data while the screen is shown (None: no live refresh)
+    LIVE_S: float | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen_version: int | None = None
+
+    def on_mount(self) -> None:  # Textual calls this as well as a subclass's own on_mount
+        if self.LIVE_S and not getattr(self, "_live_timer", None):
+            self._live_timer = self.set_interval(self.LIVE_S, self._check_live)
+            self.call_after_refresh(self._check_live)  # the baseline, taken as the screen first reads
+
+    @property
+    def pushed(self) -> bool:
+        """Opened from another screen (Escape goes back to it), not a section's root."""
+        return self in self.app.screen_stack[1:]
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "back":
+            return self.pushed  # not in the Footer of a section's root
+        return True
+
+    def action_back(self) -> None:
+        if self.pushed and self.app.screen is self:
+            self.app.pop_screen()
+
+    def action_refresh(self) -> None:
+        self.refresh_data()
+
+    def refresh_data(self) -> None:
+        """Read the screen's data again (overridden by each screen)."""
+
+    # --- live refresh --------------------------------------------------------------------------
+
+    def _check_live(self) -> None:
+        reader = getattr(self, "reader", None)
+        if reader is not None and (self.is_current or self._seen_version is None):
+            self._read_version(reader)
+
+    @work(thread=True, exclusive=True, group="live-check", exit_on_error=False)
+    def _read_version(self, reader) -> None:
+        with reader.lock:
+            version = reader.data_version()
+        changed = self._seen_version is not None and version != self._seen_version
+        self._seen_version = version
+        if changed:
+            self.post_message(DataChanged())
+
+    def on_data_changed(self, message: DataChanged) -> None:
+        self.refresh_data()
+
+
+#: the sections in the command palette: their names and what they show
+PALETTE_NAMES = {"monitor": "Monitor", "results": "Results explorer", "leaderboard": "Leaderboards",
+                 "plots": "Suite plots", "reviews": "Review sessions"}
+SECTION_HELP = {
+    "monitor": "Live counts, running jobs and failures",
+    "results": "Filter, sort and group every run",
+    "leaderboard": "Scoring rules per suite, with the per-dataset breakdown",
+    "plots": "Performance profiles and Pareto fronts",
+    "reviews": "Blinded expert sessions: progress, report, close, unblind",
+}
+
+
+def screen_commands(app, screen) -> Iterable[SystemCommand]:
+    """Every action the current screen offers by a key, also in the command palette."""
+    seen = set()
+    for key, active in screen.active_bindings.items():
+        b = active.binding
+        if active.node is app or not b.description or not active.enabled or (b.action, active.node) in seen:
+            continue
+        seen.add((b.action, active.node))
+        yield SystemCommand(b.description, f"{app.get_key_display(b)} on this screen",
+                            partial(app.run_action, b.action, active.node))

@@ -1,0 +1,76 @@
+"""Snapshot tests of the expert's screen at 80x24 (the size of a plain SSH terminal) on a seeded,
+blinded session: the first item, after a rating, with the comment open, and the last item.
+
+Update after an intended change with ``pytest tests/test_reviews_snapshots.py --snapshot-update``
+and look at every frame it writes.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from textual.widgets import Input
+
+from results.store import Store
+from reviews import ExpertSession, create_session
+from reviews.items import build_items
+from srtui.app.review.expert import ReviewApp
+from tests.test_reviews_seed import seeded_copy
+
+SIZE = (80, 24)
+
+
+@pytest.fixture(scope="module")
+def session_ws(tmp_path_factory):
+    ws = seeded_copy(tmp_path_factory.mktemp("review-snap") / "ws")
+    store = Store(ws)
+    create_session(store, "s1", build_items(store, include_baseline=True), ["alice"], repeats=1, seed=5)
+    store.close()
+    return ws.root
+
+
+@pytest.fixture
+def app(session_ws, tmp_path):
+    from engine.workspace import Workspace
+
+    root = tmp_path / "ws"
+    shutil.copytree(session_ws, root)  # every test rates on its own copy
+    store = Store(Workspace(root))
+    yield ReviewApp(ExpertSession.open(store, "s1", "alice"), unicode_ok=True)
+    store.close()
+
+
+def keys(*pressed: str):
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        for key in pressed:
+            await pilot.press(key)
+        for widget in pilot.app.screen.query(Input):
+            widget.cursor_blink = False
+        await pilot.pause(0.2)
+        await pilot.pause()
+
+    return run_before
+
+
+def test_first_item(snap_compare, app):
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys())
+
+
+def test_after_a_rating(snap_compare, app):
+    # the next item is shown from its top (task and model), with what was saved in the status line
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys("4", "enter"))
+
+
+def test_comment_open(snap_compare, app):
+    # the comment takes the line kept for it: the model stays where it was
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys("2", "c", *"too simple"))
+
+
+def test_last_item(snap_compare, app):
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys("p"))
+
+
+def test_below_the_minimum_size_says_so(snap_compare, app):
+    assert snap_compare(app, terminal_size=(60, 20), run_before=keys("pagedown"))
