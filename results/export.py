@@ -1,7 +1,8 @@
 """Render scores and run tables as text: terminal table, CSV, Markdown, LaTeX or JSON.
 
-Every output carries the rule's name, its options and srtui's version (comment lines in CSV and
-LaTeX, a heading in Markdown, fields in JSON). LaTeX and Markdown are written column-wise here
+Every output carries the rule's name, its profile (reference or corrected, for the rules of a
+published release), its options and srtui's version (comment lines in CSV and LaTeX, a heading in
+Markdown, fields in JSON). LaTeX and Markdown are written column-wise here
 because pandas' ``to_latex``/``to_markdown`` take 30 s / 15 s for 100,000 rows (the export target
 is under 10 s); CSV and JSON use pandas.
 """
@@ -88,12 +89,14 @@ def markdown_table(df: pd.DataFrame) -> str:
 
 
 def _meta(rule: str, options: dict[str, Any]) -> dict[str, Any]:
-    return {"rule": rule, "options": options, "srtui_version": srtui_version()}
+    rest = {k: v for k, v in options.items() if k != "profile"}
+    return {"rule": rule, "profile": options.get("profile"), "options": rest, "srtui_version": srtui_version()}
 
 
 def _header(meta: dict[str, Any]) -> str:
     opts = ", ".join(f"{k}={v}" for k, v in meta["options"].items()) or "none"
-    return f"{meta['rule']} (options: {opts}; srtui {meta['srtui_version']})"
+    profile = f"profile: {meta['profile']}; " if meta["profile"] else ""
+    return f"{meta['rule']} ({profile}options: {opts}; srtui {meta['srtui_version']})"
 
 
 def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
