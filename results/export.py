@@ -105,12 +105,17 @@ def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(clean.to_json(orient="records"))
 
 
-def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options: dict[str, Any] | None = None) -> str:
+def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options: dict[str, Any] | None = None,
+                  notes: list[str] | None = None) -> str:
     """Several named tables of one rule (or of an export) in one text document."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
     meta = _meta(rule, options or {})
-    head = _header(meta)
+    if notes:
+        meta["notes"] = list(notes)
+    head = _header(meta) + "".join(f"\nnote: {n}" for n in notes or [])
+    if fmt in ("csv", "latex"):
+        head = head.replace("\nnote: ", "\n# note: " if fmt == "csv" else "\n% note: ")
     if fmt == "json":
         return json.dumps({**meta, "tables": {k: _json_records(v) for k, v in tables.items()}}, indent=1, default=str)
     parts = []
@@ -135,4 +140,4 @@ def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options:
 
 
 def render_score(score: Score, fmt: str) -> str:
-    return render_tables(score.tables, fmt, score.rule, score.options)
+    return render_tables(score.tables, fmt, score.rule, score.options, score.notes)
