@@ -138,8 +138,8 @@ def aggregate(runs: pd.DataFrame, col: str, how: str = "median", higher_better: 
     """Per (task, method): the aggregate of ``col`` over runs, failures as the worst value (+-inf)."""
     worst = -np.inf if higher_better else np.inf
     vals = runs[col].astype(float).where(~failed(runs, col), worst)
-    f = AGG[how]
-    return vals.groupby([runs["task"], runs["method"]]).agg(lambda v: float(f(v.to_numpy())))
+    grouped = vals.groupby([runs["task"], runs["method"]])
+    return (grouped.median() if how == "median" else grouped.mean()).astype(float)
 
 
 def dense_rank(values: pd.Series, higher_better: bool = True) -> pd.Series:
@@ -151,7 +151,9 @@ def dense_rank(values: pd.Series, higher_better: bool = True) -> pd.Series:
 
 def rank_per_task(agg: pd.Series, higher_better: bool = True) -> pd.Series:
     """Dense ranks of the methods within each task of a (task, method)-indexed Series."""
-    return agg.groupby(level="task", group_keys=False).apply(lambda s: dense_rank(s, higher_better))
+    v = agg.astype(float)
+    v = (v if higher_better else -v).fillna(-np.inf)
+    return v.groupby(level="task").rank(method="dense", ascending=True).astype(int)
 
 
 def hmean(*ranks: pd.Series) -> pd.Series:

@@ -24,18 +24,15 @@ PUBLISHED_LEVELS = 6  # blackbox_results.ipynb draws 6 fronts
 
 def pareto_ranks(points: pd.DataFrame, maximise: dict[str, bool]) -> pd.Series:
     """Non-dominated sorting: 1 for the first front, 2 for the next, ... (NaN rows go last)."""
-    cols = list(maximise)
-    v = points[cols].astype(float).copy()
-    for c, up in maximise.items():
-        v[c] = v[c] if up else -v[c]
-    v = v.fillna(-np.inf).to_numpy()
-    left, rank, out = set(range(len(v))), 1, np.zeros(len(v), dtype=int)
-    while left:
-        front = {i for i in left
-                 if not any(np.all(v[j] >= v[i]) and np.any(v[j] > v[i]) for j in left if j != i)}
-        for i in front:
-            out[i] = rank
-        left -= front
+    v = np.column_stack([points[c].astype(float).to_numpy() * (1 if up else -1) for c, up in maximise.items()])
+    v = np.nan_to_num(v, nan=-np.inf)
+    # dominates[j, i]: j is at least as good everywhere and better somewhere
+    dominates = (v[:, None, :] >= v[None, :, :]).all(axis=2) & (v[:, None, :] > v[None, :, :]).any(axis=2)
+    out, left, rank = np.zeros(len(v), dtype=int), np.ones(len(v), bool), 1
+    while left.any():
+        front = left & ~(dominates[left][:, :].any(axis=0))
+        out[front] = rank
+        left &= ~front
         rank += 1
     return pd.Series(out, index=points.index)
 

@@ -18,7 +18,7 @@ from results.scoring.base import (
     rule,
     scipy_hmean,
 )
-from results.scoring.srbench2022 import RELEASE, match_trust, representative
+from results.scoring.srbench2022 import RELEASE, match_trust
 
 
 @rule("srbench2022-realworld", {"representative": ("median", ("median", "best"))}, release=RELEASE, needs_trust=True)
@@ -52,14 +52,20 @@ def realworld(runs: pd.DataFrame, trust: pd.DataFrame | None = None, profile: st
 
 
 def _representatives(runs: pd.DataFrame, simp: str, how: str) -> pd.DataFrame:
-    rows = []
-    for (task, method), frame in runs.groupby(["task", "method"], sort=True):
-        rep = representative(frame, how)
-        rows.append({"task": task, "method": method,
-                     "seed": np.nan if rep is None else rep["seed"],
-                     "r2_test": np.nan if rep is None else rep["r2_test"],
-                     "simplicity": np.nan if rep is None else rep[simp]})
-    return pd.DataFrame(rows, columns=["task", "method", "seed", "r2_test", "simplicity"])
+    """``srbench2022.representative`` of every (task, method) at once: the finished run closest to
+    the median test R2 (or the best), the lowest seed among equals; NaN where none finished."""
+    ok = runs[(runs["status"] == "ok") & runs["r2_test"].notna()]
+    keys = [ok["task"], ok["method"]]
+    if how == "best":
+        order = -ok["r2_test"].astype(float)
+    else:
+        med = ok["r2_test"].groupby(keys).transform("median")
+        order = (ok["r2_test"] - med).abs()
+    picked = (ok.assign(_order=order).sort_values(["task", "method", "_order", "seed"], kind="stable")
+              .drop_duplicates(["task", "method"]))
+    reps = picked[["task", "method", "seed", "r2_test", simp]].rename(columns={simp: "simplicity"})
+    pairs = runs[["task", "method"]].drop_duplicates()
+    return pairs.merge(reps, on=["task", "method"], how="left").sort_values(["task", "method"]).reset_index(drop=True)
 
 
 def _reference(reps: pd.DataFrame, rated: pd.DataFrame) -> pd.DataFrame:

@@ -93,12 +93,14 @@ def _reference(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.Dat
 
 def _corrected(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
     vals = runs["r2_test"].astype(float).where((runs["status"] == "ok"), -np.inf).fillna(-np.inf)
-    best = vals.groupby([runs["task"], runs["method"]]).max()
-    prof = pd.DataFrame({f"P[R2>={x:g}]": best.groupby(level="method").agg(lambda v, x=x: float(np.mean(v >= x)))
-                         for x in xs})
-    board = pd.DataFrame({"auc": best.groupby(level="method").agg(profile_auc),
-                          "datasets": best.groupby(level="method").size()}).join(prof)
-    per_dataset = vals.groupby([runs["task"], runs["method"]]).agg(profile_auc).rename("auc").reset_index()
+    keys = [runs["task"], runs["method"]]
+    best = vals.groupby(keys).max()
+    by_method = best.groupby(level="method")
+    prof = pd.DataFrame({f"P[R2>={x:g}]": (best >= x).groupby(level="method").mean() for x in xs})
+    # the exact area under x -> P[R2 >= x] on [0, 1] is the mean of R2 clipped to [0, 1]
+    board = pd.DataFrame({"auc": best.clip(0.0, 1.0).groupby(level="method").mean(),
+                          "datasets": by_method.size()}).join(prof)
+    per_dataset = vals.clip(0.0, 1.0).groupby(keys).mean().rename("auc").reset_index()
     return board, per_dataset
 
 
