@@ -13,7 +13,6 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sstats
 
 from results.scoring.base import (
     Score,
@@ -51,6 +50,8 @@ def matrix(runs: pd.DataFrame, metric: str, agg: str = "median") -> pd.DataFrame
 def friedman(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", alpha: float = 0.05) -> Score:
     """Friedman test over datasets, average ranks (1 = best), the Nemenyi critical difference,
     Conover (Holm-adjusted) and Nemenyi post-hoc p-values."""
+    from scipy import stats as sstats  # slow to import: only here
+
     m = matrix(runs, metric, agg)
     k, n = m.shape[1], m.shape[0]
     if k < 3 or n < 2:
@@ -77,6 +78,8 @@ def friedman(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
 @rule("wilcoxon", {"metric": ("r2_test", None), "agg": ("median", AGG), "alpha": (0.05, None)})
 def wilcoxon(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", alpha: float = 0.05) -> Score:
     """Paired two-sided Wilcoxon signed-rank test of every pair of methods over datasets, Holm-corrected."""
+    from scipy import stats as sstats  # slow to import: only here
+
     m = matrix(runs, metric, agg)
     if m.shape[1] < 2 or m.shape[0] < 2:
         raise ScoreError("Wilcoxon needs at least 2 methods and 2 datasets")
@@ -103,6 +106,8 @@ DEFAULT_METRICS = ("r2_test", "simplicity", "symbolic_solution", "ted_norm", "fe
 def sensitivity(runs: pd.DataFrame, metrics: str = ",".join(DEFAULT_METRICS), agg: str = "median") -> Score:
     """Mean dense rank per method (higher is better) under each metric, and Kendall's tau between
     every two of those rankings: how much the leaderboard depends on the metric chosen."""
+    from scipy import stats as sstats  # slow to import: only here
+
     names = [x.strip() for x in str(metrics).split(",") if x.strip()]
     names = [x for x in names if x in runs.columns and runs[x].notna().any()]
     if len(names) < 2:
