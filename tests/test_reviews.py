@@ -311,12 +311,6 @@ def test_two_expert_report_has_agreement_and_consistency(store, items):
 
 # --- SRBench 2022 expert ratings -> srbench2022-realworld leaderboard ------------------------------
 
-def _dense_rank(values: dict) -> dict:
-    """By hand: rank = number of distinct values at or below it (higher is better)."""
-    distinct = sorted(set(values.values()))
-    return {k: distinct.index(v) + 1 for k, v in values.items()}
-
-
 def _n_minus_dense_rank(values: dict) -> dict:
     """The 2022 competition's ranks by hand: n - (1 + number of distinct values above it)."""
     distinct = sorted(set(values.values()), reverse=True)
