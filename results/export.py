@@ -1,7 +1,8 @@
 """Render scores and run tables as text: terminal table, CSV, Markdown, LaTeX or JSON.
 
-Every output carries the rule's name, its options and srtui's version (comment lines in CSV and
-LaTeX, a heading in Markdown, fields in JSON). LaTeX and Markdown are written column-wise here
+Every output carries the rule's name, its profile (reference or corrected, for the rules of a
+published release), its options and srtui's version (comment lines in CSV and LaTeX, a heading in
+Markdown, fields in JSON). LaTeX and Markdown are written column-wise here
 because pandas' ``to_latex``/``to_markdown`` take 30 s / 15 s for 100,000 rows (the export target
 is under 10 s); CSV and JSON use pandas.
 """
@@ -88,12 +89,14 @@ def markdown_table(df: pd.DataFrame) -> str:
 
 
 def _meta(rule: str, options: dict[str, Any]) -> dict[str, Any]:
-    return {"rule": rule, "options": options, "srtui_version": srtui_version()}
+    rest = {k: v for k, v in options.items() if k != "profile"}
+    return {"rule": rule, "profile": options.get("profile"), "options": rest, "srtui_version": srtui_version()}
 
 
 def _header(meta: dict[str, Any]) -> str:
     opts = ", ".join(f"{k}={v}" for k, v in meta["options"].items()) or "none"
-    return f"{meta['rule']} (options: {opts}; srtui {meta['srtui_version']})"
+    profile = f"profile: {meta['profile']}; " if meta["profile"] else ""
+    return f"{meta['rule']} ({profile}options: {opts}; srtui {meta['srtui_version']})"
 
 
 def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -102,12 +105,17 @@ def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(clean.to_json(orient="records"))
 
 
-def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options: dict[str, Any] | None = None) -> str:
+def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options: dict[str, Any] | None = None,
+                  notes: list[str] | None = None) -> str:
     """Several named tables of one rule (or of an export) in one text document."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
     meta = _meta(rule, options or {})
-    head = _header(meta)
+    if notes:
+        meta["notes"] = list(notes)
+    head = _header(meta) + "".join(f"\nnote: {n}" for n in notes or [])
+    if fmt in ("csv", "latex"):
+        head = head.replace("\nnote: ", "\n# note: " if fmt == "csv" else "\n% note: ")
     if fmt == "json":
         return json.dumps({**meta, "tables": {k: _json_records(v) for k, v in tables.items()}}, indent=1, default=str)
     parts = []
@@ -132,4 +140,4 @@ def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options:
 
 
 def render_score(score: Score, fmt: str) -> str:
-    return render_tables(score.tables, fmt, score.rule, score.options)
+    return render_tables(score.tables, fmt, score.rule, score.options, score.notes)

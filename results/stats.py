@@ -13,9 +13,6 @@ import itertools
 
 import numpy as np
 import pandas as pd
-import scikit_posthocs as sph
-from scipy import stats as sstats
-from statsmodels.stats.multitest import multipletests
 
 from results.scoring.base import (
     Score,
@@ -24,7 +21,10 @@ from results.scoring.base import (
     complete,
     rank_per_task,
     require,
+    rule,
 )
+
+AGG = ("median", "mean")
 
 LOWER_IS_BETTER = ("mse_", "mae_", "nmse_", "size", "ted_norm")
 
@@ -46,9 +46,12 @@ def matrix(runs: pd.DataFrame, metric: str, agg: str = "median") -> pd.DataFrame
     return m.replace([np.inf, -np.inf], worst)
 
 
+@rule("friedman", {"metric": ("r2_test", None), "agg": ("median", AGG), "alpha": (0.05, None)})
 def friedman(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", alpha: float = 0.05) -> Score:
     """Friedman test over datasets, average ranks (1 = best), the Nemenyi critical difference,
     Conover (Holm-adjusted) and Nemenyi post-hoc p-values."""
+    from scipy import stats as sstats  # slow to import: only here
+
     m = matrix(runs, metric, agg)
     k, n = m.shape[1], m.shape[0]
     if k < 3 or n < 2:
@@ -59,6 +62,8 @@ def friedman(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
     q = sstats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
     cd = float(q * np.sqrt(k * (k + 1) / (6.0 * n)))
     board = pd.DataFrame({"average_rank": avg}).sort_values("average_rank").rename_axis("method").reset_index()
+    import scikit_posthocs as sph  # slow to import: only here
+
     conover = sph.posthoc_conover_friedman(pd.DataFrame(data, columns=m.columns), p_adjust="holm")
     nemenyi = sph.posthoc_nemenyi_friedman(pd.DataFrame(data, columns=m.columns))
     summary = pd.DataFrame({"statistic": [float(stat)], "p_value": [float(p)], "methods": [k], "datasets": [n],
@@ -70,8 +75,11 @@ def friedman(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
     })
 
 
+@rule("wilcoxon", {"metric": ("r2_test", None), "agg": ("median", AGG), "alpha": (0.05, None)})
 def wilcoxon(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", alpha: float = 0.05) -> Score:
     """Paired two-sided Wilcoxon signed-rank test of every pair of methods over datasets, Holm-corrected."""
+    from scipy import stats as sstats  # slow to import: only here
+
     m = matrix(runs, metric, agg)
     if m.shape[1] < 2 or m.shape[0] < 2:
         raise ScoreError("Wilcoxon needs at least 2 methods and 2 datasets")
@@ -83,6 +91,8 @@ def wilcoxon(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
             continue
         res = sstats.wilcoxon(m[a], m[b], zero_method="wilcox")
         rows.append((a, b, float(res.statistic), float(res.pvalue), float(d.median())))
+    from statsmodels.stats.multitest import multipletests  # slow to import: only here
+
     table = pd.DataFrame(rows, columns=["method_a", "method_b", "statistic", "p_value", "median_difference"])
     reject, p_holm, _, _ = multipletests(table["p_value"], alpha=alpha, method="holm")
     table["p_holm"], table["significant"] = p_holm, reject
@@ -92,9 +102,12 @@ def wilcoxon(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
 DEFAULT_METRICS = ("r2_test", "simplicity", "symbolic_solution", "ted_norm", "feature_absence", "nmse_test")
 
 
+@rule("sensitivity", {"metrics": (",".join(DEFAULT_METRICS), None), "agg": ("median", AGG)})
 def sensitivity(runs: pd.DataFrame, metrics: str = ",".join(DEFAULT_METRICS), agg: str = "median") -> Score:
     """Mean dense rank per method (higher is better) under each metric, and Kendall's tau between
     every two of those rankings: how much the leaderboard depends on the metric chosen."""
+    from scipy import stats as sstats  # slow to import: only here
+
     names = [x.strip() for x in str(metrics).split(",") if x.strip()]
     names = [x for x in names if x in runs.columns and runs[x].notna().any()]
     if len(names) < 2:

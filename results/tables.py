@@ -38,6 +38,7 @@ import pandas as pd
 ALIASES = {
     "dataset": "task", "algorithm": "method", "random_state": "seed",
     "model_size": "size", "simplified_complexity": "size_simplified",
+    "target_noise": "noise", "training time (s)": "wall_s",  # SRBench's collated docs/csv tables
 }
 REQUIRED = ("task", "method", "r2_test")
 JOB_COLUMNS = ("job_id", "suite", "task", "method", "seed", "status", "model", "dialect", "wall_s",
@@ -92,7 +93,16 @@ def _simplicity(size) -> float:
 
 
 def read_runs_csv(path: str | Path) -> pd.DataFrame:
+    """A CSV runs table (srtui's own, or SRBench's collated ``docs/csv`` tables: one row per method
+    and dataset), or SRBench's ``evaluate_model.py`` JSON results (a directory or a ``.json``)."""
     path = Path(path)
+    if path.is_dir() or (path.is_file() and path.suffix.lower() == ".json"):
+        from results.srbench_files import SRBenchFileError, read_results
+
+        try:
+            return normalise(read_results(path))
+        except SRBenchFileError as exc:
+            raise TablesError(str(exc)) from None
     if not path.is_file():
         raise TablesError(f"no such file: {path}")
     skip = 0  # srtui's own CSV output starts with '# rule ...' comment lines
@@ -105,6 +115,8 @@ def read_runs_csv(path: str | Path) -> pd.DataFrame:
         df = pd.read_csv(path, skiprows=skip)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise TablesError(f"{path} is not a readable CSV file: {' '.join(str(exc).split())}") from None
+    if "symbolic_solution_rate_(%)" in df.columns and "symbolic_solution" not in df.columns:
+        df["symbolic_solution"] = df["symbolic_solution_rate_(%)"] / 100  # groundtruth.csv: a rate per dataset
     return normalise(df)
 
 

@@ -38,7 +38,7 @@ def _unescaped_amps(line: str) -> int:
 
 def test_latex_table_body_is_balanced_and_escaped():
     text = render_score(score("srbench2022-qualification", runs()), "latex")
-    assert text.startswith("% srbench2022-qualification (options: agg=median, baseline=linear; srtui ")
+    assert text.startswith("% srbench2022-qualification (profile: reference; options: baseline=linear; srtui ")
     assert r"a\_b\&c\%" in text and "a_b&c%" not in text
     for body in re.findall(r"\\begin\{tabular\}\{([lr]+)\}\n(.*?)\\end\{tabular\}", text, re.S):
         ncol = len(body[0])
@@ -59,9 +59,10 @@ def test_latex_missing_values_and_markdown():
 
 
 def test_csv_roundtrip_and_json_metadata(tmp_path):
-    s = score("srbench2021", runs(), size="size")
+    s = score("srbench2021", runs(), profile="corrected")
     data = json.loads(render_score(s, "json"))
-    assert data["rule"] == "srbench2021" and data["options"] == {"agg": "median", "size": "size"}
+    assert data["rule"] == "srbench2021" and data["profile"] == "corrected"
+    assert data["options"] == {"agg": "median", "size": "size"}
     assert data["srtui_version"] == srtui_version()
     path = tmp_path / "runs.csv"
     path.write_text(render_tables({"runs": runs()}, "csv", "runs"))
@@ -75,9 +76,10 @@ def test_cli_score_from_csv_and_errors(tmp_path):
     pd.DataFrame({"dataset": ["d1", "d1", "d2", "d2"], "algorithm": ["linear", "x", "linear", "x"],
                   "random_state": [0] * 4, "r2_test": [0.5, 0.9, 0.5, np.nan]}).to_csv(path, index=False)
     runner = CliRunner()
-    res = runner.invoke(app, ["score", "srbench2022-qualification", "--from-csv", str(path), "--format", "csv"])
+    res = runner.invoke(app, ["score", "srbench2022-qualification", "--from-csv", str(path), "--format", "csv",
+                              "-o", "profile=corrected"])
     assert res.exit_code == 0, res.output
-    assert res.output.startswith("# srbench2022-qualification (options: agg=median, baseline=linear; srtui")
+    assert res.output.startswith("# srbench2022-qualification (profile: corrected; options: baseline=linear, agg=median; srtui")
     # x: rank 2 on d1 and the failed run ranks worst (1) on d2; linear 1 then 2: both 1.5, a tie
     # with the baseline qualifies; the failed run is counted
     assert "\nx,1.5,0.9,2,1,yes\n" in res.output and "\nlinear,1.5,0.5,2,0,baseline\n" in res.output

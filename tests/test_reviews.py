@@ -311,10 +311,10 @@ def test_two_expert_report_has_agreement_and_consistency(store, items):
 
 # --- SRBench 2022 expert ratings -> srbench2022-realworld leaderboard ------------------------------
 
-def _dense_rank(values: dict) -> dict:
-    """By hand: rank = number of distinct values at or below it (higher is better)."""
-    distinct = sorted(set(values.values()))
-    return {k: distinct.index(v) + 1 for k, v in values.items()}
+def _n_minus_dense_rank(values: dict) -> dict:
+    """The 2022 competition's ranks by hand: n - (1 + number of distinct values above it)."""
+    distinct = sorted(set(values.values()), reverse=True)
+    return {k: len(values) - (distinct.index(v) + 1) for k, v in values.items()}
 
 
 def test_srbench2022_expert_ratings_fill_the_realworld_leaderboard(store, items):
@@ -336,8 +336,10 @@ def test_srbench2022_expert_ratings_fill_the_realworld_leaderboard(store, items)
     tables, _ = build(store, "comp")
     board = tables["leaderboard (srbench2022-realworld)"].set_index("method")
 
-    # the rule by hand: per task, the run closest to the median test R2 (3 seeds: the middle one),
-    # dense ranks of its R2, its simplicity and the expert's trust, harmonic mean, mean over tasks
+    # the rule by hand (its default profile, reference): per task, the run closest to the median
+    # test R2 (3 seeds: the middle one); ranks n - dense rank (descending; n = rated methods) of
+    # its R2 to 3 decimals, its simplicity and the expert's trust; harmonic mean (a 0 rank gives 0),
+    # mean over tasks
     runs = runs_frame(store)
     expected: dict[str, list[float]] = {}
     for task, frame in runs.groupby("task"):
@@ -345,11 +347,12 @@ def test_srbench2022_expert_ratings_fill_the_realworld_leaderboard(store, items)
         for method, f in frame.groupby("method"):
             f = f.sort_values("r2_test")
             rep[method] = f.iloc[1]
-        r2 = _dense_rank({m: r["r2_test"] for m, r in rep.items()})
-        simp = _dense_rank({m: r["simplicity"] for m, r in rep.items()})
-        trust = _dense_rank({m: ratings[task.rsplit("-", 1)[1]][m] for m in rep})
+        r2 = _n_minus_dense_rank({m: round(r["r2_test"], 3) for m, r in rep.items()})
+        simp = _n_minus_dense_rank({m: r["simplicity"] for m, r in rep.items()})
+        trust = _n_minus_dense_rank({m: ratings[task.rsplit("-", 1)[1]][m] for m in rep})
         for m in rep:
-            expected.setdefault(m, []).append(3 / (1 / r2[m] + 1 / simp[m] + 1 / trust[m]))
+            ranks = (r2[m], simp[m], trust[m])
+            expected.setdefault(m, []).append(0.0 if 0 in ranks else 3 / sum(1 / r for r in ranks))
     assert set(board.index) == set(SRBENCH_METHODS)
     for m, scores in expected.items():
         assert board.loc[m, "score"] == pytest.approx(sum(scores) / 3, abs=1e-12), m

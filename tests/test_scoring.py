@@ -1,4 +1,5 @@
-"""Scoring rules against hand-computed ranks and scores: ties, missing and failed runs."""
+"""The corrected profiles (srtui's conventions) against hand-computed ranks and scores: ties,
+missing and failed runs. The reference profiles are in test_scoring_reference.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from results.scoring import ScoreError, load_expert_scores, score
 from results.scoring.base import dense_rank
-from results.scoring.others import pareto_ranks
+from results.scoring.srbench2021 import pareto_ranks
 from results.tables import normalise
 
 
@@ -42,7 +43,7 @@ def test_qualification_hand_computed():
     #   medians with failures as -inf: linear [0.5, -inf, -inf] -> -inf ... so every method but
     #   great has a failed median on A: ranks great 2, others 1.
     # B: good missing -> 1, bad 0.5 -> 2, linear 0.6 -> 3, great 0.9 -> 4
-    s = score("srbench2022-qualification", qual_runs())
+    s = score("srbench2022-qualification", qual_runs(), profile="corrected")
     board = s.main.set_index("method")
     assert board.loc["great", "mean_rank"] == 3.0
     assert board.loc["linear", "mean_rank"] == 2.0
@@ -55,13 +56,13 @@ def test_qualification_single_seed_and_mean_option():
     runs = qual_runs()
     runs = runs[runs["seed"] == 0]
     # A: bad 0.4 -> 1, linear 0.5 -> 2, good 0.9 -> 3, great 0.95 -> 4; B as above
-    board = score("srbench2022-qualification", runs).main.set_index("method")
+    board = score("srbench2022-qualification", runs, profile="corrected").main.set_index("method")
     assert board["mean_rank"].to_dict() == {"great": 4.0, "linear": 2.5, "good": 2.0, "bad": 1.5}
     assert board.loc["good", "qualified"] == "no"
-    with pytest.raises(ScoreError, match="baseline"):
-        score("srbench2022-qualification", runs, baseline="LinearRegression")
+    with pytest.raises(ScoreError, match="-o baseline="):
+        score("srbench2022-qualification", runs, baseline="LinearRegression", profile="corrected")
     with pytest.raises(ScoreError, match="must be one of"):
-        score("srbench2022-qualification", runs, agg="max")
+        score("srbench2022-qualification", runs, agg="max", profile="corrected")
 
 
 def synth_runs():
@@ -76,7 +77,7 @@ def synth_runs():
 
 
 def test_synthetic_hand_computed():
-    s = score("srbench2022-synthetic", synth_runs())
+    s = score("srbench2022-synthetic", synth_runs(), profile="corrected")
     per = s.tables["per_task"].set_index(["task", "method"])
     # T1: ranks acc (1, 1) tie; simplicity m1 2, m2 1; property m1 2, m2 1
     assert per.loc[("T1", "m1"), ["rank_accuracy", "rank_simplicity", "rank_property"]].tolist() == [1, 2, 2]
@@ -106,7 +107,7 @@ def test_realworld_with_the_competition_expert_ratings():
     # equal accuracy and simplicity: every method ranks 1 on both, so only trust separates them
     runs = frame([dict(task=f"srbench2022-realworld-{t}", method=m, r2_test=0.8, simplicity=-1.5)
                   for t in ("cases", "hosp", "deaths") for m in trust["method"].unique()], seed=0)
-    board = score("srbench2022-realworld", runs, trust=trust).main.set_index("method")
+    board = score("srbench2022-realworld", runs, trust=trust, profile="corrected").main.set_index("method")
     # each task's ratings use all of 1..5, so the dense trust rank equals the rating:
     # operon 5, 4, 4 (cases, hosp, deaths); uDSR 4, 5, 4; LassoCV 1, 1, 1; score = hmean(1, 1, r)
     h = lambda r: 3 / (2 + 1 / r)  # noqa: E731
@@ -126,14 +127,14 @@ def test_realworld_representative_run():
     ])
     # median: A's representative is seed 2 (0.5, -1.0); B's only run; seeds 2, 3 of B are missing
     # but the representative is chosen among B's runs that exist
-    per = score("srbench2022-realworld", runs, trust=trust).tables["per_task"].set_index("method")
+    per = score("srbench2022-realworld", runs, trust=trust, profile="corrected").tables["per_task"].set_index("method")
     assert per.loc["A", "seed"] == 2
     assert per.loc["A", ["rank_r2", "rank_simplicity", "rank_trust"]].tolist() == [1, 2, 1]
     assert per.loc["A", "score"] == pytest.approx(3 / (1 + 0.5 + 1))
-    per = score("srbench2022-realworld", runs, trust=trust, representative="best").tables["per_task"].set_index("method")
+    per = score("srbench2022-realworld", runs, trust=trust, representative="best", profile="corrected").tables["per_task"].set_index("method")
     assert per.loc["A", "seed"] == 3 and per.loc["A", "rank_r2"] == 2 and per.loc["B", "score"] == pytest.approx(1.0)
     with pytest.raises(ScoreError, match="trust"):
-        score("srbench2022-realworld", runs)
+        score("srbench2022-realworld", runs, profile="corrected")
 
 
 def test_pareto_ranks():
@@ -150,17 +151,21 @@ def test_srbench2021_ranks_pareto_and_solution_rate():
         dict(task="B", method="big", r2_test=0.95, size=50, symbolic_solution=1, noise=0.1),
         dict(task="B", method="worse", r2_test=0.3, size=60, symbolic_solution=1, noise=0.1, status="timeout"),
     ], seed=0)
-    s = score("srbench2021", runs, size="size")
+    s = score("srbench2021", runs, profile="corrected")
     b = s.main.set_index("method")
     # R2 ranks: A small 2 big 3 worse 1; B small 2 big 3 worse (failed) 1
     assert b["rank_r2"].to_dict() == {"small": 2.0, "big": 3.0, "worse": 1.0}
     # size ranks (small is better): A 3, 2, 1; B small 3, big 2, worse failed 1
     assert b["rank_size"].to_dict() == {"small": 3.0, "big": 2.0, "worse": 1.0}
     assert b["pareto_rank"].to_dict() == {"small": 1, "big": 1, "worse": 2}
-    rate = s.tables["solution_rate"].set_index("method")
+    rate = score("srbench-groundtruth", runs, profile="corrected").main.set_index(["method", "noise"])
     # worse's solution on B came from a timed-out run: it does not count
-    assert rate.loc["worse", "solution_rate_noise_0.1"] == 0.0
-    assert rate.loc["big", "solution_rate_noise_0.1"] == 100.0 and rate.loc["small", "solution_rate_noise_0"] == 100.0
+    assert rate.loc[("worse", 0.1), "symbolic_solution_rate"] == 0.0
+    assert rate.loc[("big", 0.1), "symbolic_solution_rate"] == 100.0
+    assert rate.loc[("small", 0.0), "symbolic_solution_rate"] == 100.0
+    # reference: the failed run has no result file, so worse has no row at noise 0.1
+    ref = score("srbench-groundtruth", runs).main.set_index(["method", "noise"])
+    assert ("worse", 0.1) not in ref.index and ref.loc[("big", 0.1), "accuracy_solution_rate"] == 0.0
 
 
 def test_srbench2025_profiles_fronts_and_deprecation():
@@ -172,7 +177,7 @@ def test_srbench2025_profiles_fronts_and_deprecation():
         dict(task="A", method="m3", seed=0, r2_test=0.4, size=20, truth_size=7),
         dict(task="A", method="m3", seed=1, r2_test=0.4, size=20, truth_size=7),
     ])
-    s = score("srbench2025", runs)
+    s = score("srbench2025", runs, profile="corrected")
     b = s.main.set_index("method")
     # max aggregation: m1 0.7, m2 0.9, m3 0.4; AUC of P[R2 >= x] on [0,1] = clipped value
     assert b["auc"].to_dict() == pytest.approx({"m1": 0.7, "m2": 0.9, "m3": 0.4})
@@ -188,6 +193,6 @@ def test_srbench2025_profiles_fronts_and_deprecation():
 
 def test_missing_columns_are_one_line_errors():
     with pytest.raises(ScoreError, match="simplicity"):
-        score("srbench2022-synthetic", frame([dict(task="a", method="m", r2_test=1.0)]).drop(columns="r2_test_3").assign(r2_test_3=1.0))
+        score("srbench2022-synthetic", frame([dict(task="a", method="m", r2_test=1.0)]), profile="corrected")
     with pytest.raises(ScoreError, match="unknown scoring rule"):
         score("nope", frame([dict(task="a", method="m", r2_test=1.0)]))

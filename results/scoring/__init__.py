@@ -1,38 +1,25 @@
 """Scoring rules: named, documented functions of a runs DataFrame (see ``results.tables``).
 
-``score(name, runs, **options)`` applies one; ``RULES`` lists them with their options. Every rule
-shares the conventions of ``results.scoring.base`` (dense ranks, higher is better; failures rank
-worst; ties share a rank; median over runs unless ``agg=mean``).
+Each module of this package declares its rules with ``@rule`` (``results.scoring.base``) and is
+imported here, so adding a rule is adding one module. ``score(name, runs, **options)`` applies
+one; ``RULES`` lists them with their options. Rules of a published release take
+``profile=reference`` (the publication's code, the default) or ``profile=corrected``.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 import pandas as pd
 
-from results import stats
-from results.scoring import others, srbench2022
-from results.scoring.base import Rule, Score, ScoreError
+from results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
 from results.scoring.srbench2022 import load_expert_scores
 
-AGG = ("median", "mean")
-
-RULES: dict[str, Rule] = {r.name: r for r in (
-    Rule("srbench2022-qualification", srbench2022.qualification.__doc__, srbench2022.qualification,
-         {"agg": ("median", AGG), "baseline": ("linear", None)}),
-    Rule("srbench2022-synthetic", srbench2022.synthetic.__doc__, srbench2022.synthetic, {"agg": ("median", AGG)}),
-    Rule("srbench2022-realworld", srbench2022.realworld.__doc__, srbench2022.realworld,
-         {"representative": ("median", ("median", "best"))}),
-    Rule("srbench2021", others.srbench2021.__doc__, others.srbench2021,
-         {"agg": ("median", AGG), "size": ("size_simplified", ("size", "size_simplified"))}),
-    Rule("srbench2025", others.srbench2025.__doc__, others.srbench2025,
-         {"size": ("size", ("size", "size_simplified")), "grid": (11, None)}),
-    Rule("friedman", stats.friedman.__doc__, stats.friedman, {"metric": ("r2_test", None), "agg": ("median", AGG), "alpha": (0.05, None)}),
-    Rule("wilcoxon", stats.wilcoxon.__doc__, stats.wilcoxon, {"metric": ("r2_test", None), "agg": ("median", AGG), "alpha": (0.05, None)}),
-    Rule("sensitivity", stats.sensitivity.__doc__, stats.sensitivity,
-         {"metrics": (",".join(stats.DEFAULT_METRICS), None), "agg": ("median", AGG)}),
-)}
+for _mod in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_mod.name}")
+importlib.import_module("results.stats")  # friedman, wilcoxon, sensitivity
 
 
 def get_rule(name: str) -> Rule:
@@ -56,12 +43,13 @@ def _coerce(rule: Rule, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def score(name: str, runs: pd.DataFrame, trust: pd.DataFrame | None = None, **options: Any) -> Score:
-    """Apply the rule ``name`` to ``runs``; ``trust`` (task, method, trust) feeds the real-world rule."""
+    """Apply the rule ``name`` to ``runs``; ``trust`` (task, method, trust) feeds the rules that take
+    expert ratings."""
     rule = get_rule(name)
     opts = rule.resolve(_coerce(rule, options))
-    if name == "srbench2022-realworld":
+    if rule.needs_trust:
         return rule.fn(runs, trust=trust, **opts)
     return rule.fn(runs, **opts)
 
 
-__all__ = ["RULES", "Rule", "Score", "ScoreError", "get_rule", "score", "load_expert_scores"]
+__all__ = ["PROFILES", "RULES", "Rule", "Score", "ScoreError", "get_rule", "score", "load_expert_scores"]

@@ -1,6 +1,9 @@
-"""What every scoring rule shares: the result type, options, aggregation and ranking.
+"""What every scoring rule shares: the registry, the result type, options, aggregation, ranking.
 
-Conventions (all rules):
+A rule is one function registered with ``@rule(name, options, release=...)`` in one module of this
+package (every module here is imported by ``results.scoring``): its docstring is its documentation.
+A rule of a published release gets the option ``profile``: ``reference`` (default) reproduces the
+publication's code, quirks included; ``corrected`` is srtui's variant, whose conventions are:
 
 - ranks are dense and **higher is better**: on each dataset the best value gets the highest rank,
   equal values share a rank, the next value gets the next integer;
@@ -9,6 +12,9 @@ Conventions (all rules):
   failure can only take the worst rank, never a better one;
 - runs of one (task, method) are aggregated with the median (option: mean); when a run failed the
   aggregate is computed with the failure as -inf (so a median over mostly failed runs is a failure).
+
+The reference helpers at the end (``drop_failed``, ``n_minus_dense_rank``, ``scipy_hmean``) are the
+published code's own steps, shared by the reference profiles.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sstats
+
+PROFILES = ("reference", "corrected")
 
 
 class ScoreError(ValueError):
@@ -28,9 +35,13 @@ class ScoreError(ValueError):
 @dataclass
 class Score:
     rule: str
-    options: dict[str, Any]
+    options: dict[str, Any]  # every option the rule applied, ``profile`` included when it has one
     tables: dict[str, pd.DataFrame]  # the first one is the leaderboard
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def profile(self) -> str | None:
+        return self.options.get("profile")
 
     @property
     def main(self) -> pd.DataFrame:
@@ -43,6 +54,12 @@ class Rule:
     doc: str
     fn: Callable[..., Score]
     options: dict[str, tuple[Any, tuple[Any, ...] | None]]  # name -> (default, allowed or None)
+    release: str | None = None  # the publication whose metric definitions the rule reads
+    needs_trust: bool = False  # takes expert trust ratings (``trust=``)
+
+    @property
+    def summary(self) -> str:
+        return " ".join((self.doc or "").split("\n\n")[0].split())
 
     def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
         unknown = set(given) - set(self.options)
@@ -56,6 +73,36 @@ class Rule:
                 raise ScoreError(f"option {key}={value!r} of rule {self.name!r} must be one of {', '.join(map(str, allowed))}")
             opts[key] = value
         return opts
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(name: str, options: dict[str, tuple[Any, tuple[Any, ...] | None]] | None = None,
+         release: str | None = None, needs_trust: bool = False) -> Callable[[Callable[..., Score]], Callable[..., Score]]:
+    """Register the decorated function as the scoring rule ``name``. A rule of a ``release`` gets the
+    option ``profile`` (reference, corrected); the function's docstring documents the rule."""
+    opts = dict(options or {})
+    if release is not None:
+        opts = {"profile": ("reference", PROFILES), **opts}
+
+    def register(fn: Callable[..., Score]) -> Callable[..., Score]:
+        if name in RULES:
+            raise ValueError(f"scoring rule {name!r} registered twice")
+        RULES[name] = Rule(name, fn.__doc__ or "", fn, opts, release, needs_trust)
+        return fn
+    return register
+
+
+def metric_column(runs: pd.DataFrame, release: str, name: str, profile: str = "reference") -> str:
+    """The runs table's column holding metric ``name`` as ``release`` defines it: ``release.name``
+    (``release.name:corrected`` first under profile corrected), else the plain ``name`` (a
+    ``--from-csv`` file); a column without a single value counts as absent."""
+    candidates = ([f"{release}.{name}:corrected"] if profile == "corrected" else []) + [f"{release}.{name}", name]
+    for col in candidates:
+        if col in runs.columns and runs[col].notna().any():
+            return col
+    return next((c for c in candidates if c in runs.columns), name)
 
 
 AGG = {"median": np.median, "mean": np.mean}
@@ -90,8 +137,8 @@ def aggregate(runs: pd.DataFrame, col: str, how: str = "median", higher_better: 
     """Per (task, method): the aggregate of ``col`` over runs, failures as the worst value (+-inf)."""
     worst = -np.inf if higher_better else np.inf
     vals = runs[col].astype(float).where(~failed(runs, col), worst)
-    f = AGG[how]
-    return vals.groupby([runs["task"], runs["method"]]).agg(lambda v: float(f(v.to_numpy())))
+    grouped = vals.groupby([runs["task"], runs["method"]])
+    return (grouped.median() if how == "median" else grouped.mean()).astype(float)
 
 
 def dense_rank(values: pd.Series, higher_better: bool = True) -> pd.Series:
@@ -103,12 +150,21 @@ def dense_rank(values: pd.Series, higher_better: bool = True) -> pd.Series:
 
 def rank_per_task(agg: pd.Series, higher_better: bool = True) -> pd.Series:
     """Dense ranks of the methods within each task of a (task, method)-indexed Series."""
-    return agg.groupby(level="task", group_keys=False).apply(lambda s: dense_rank(s, higher_better))
+    v = agg.astype(float)
+    v = (v if higher_better else -v).fillna(-np.inf)
+    return v.groupby(level="task").rank(method="dense", ascending=True).astype(int)
+
+
+def _row_hmean(values: np.ndarray) -> np.ndarray:
+    """scipy.stats.hmean of each row (scipy.stats takes 1.5 s to import): a 0 gives 0, a NaN NaN."""
+    with np.errstate(divide="ignore"):
+        out = values.shape[1] / np.sum(1.0 / values, axis=1)
+    return np.where(np.isnan(values).any(axis=1), np.nan, out)
 
 
 def hmean(*ranks: pd.Series) -> pd.Series:
     frame = pd.concat(ranks, axis=1).astype(float)
-    return pd.Series(sstats.hmean(frame.to_numpy(), axis=1), index=frame.index)
+    return pd.Series(_row_hmean(frame.to_numpy()), index=frame.index)
 
 
 def shown(s: pd.Series) -> pd.Series:
@@ -118,3 +174,23 @@ def shown(s: pd.Series) -> pd.Series:
 
 def failures(runs: pd.DataFrame, col: str) -> pd.Series:
     return failed(runs, col).groupby(runs["method"]).sum().astype(int)
+
+
+# --- the published code's own steps (reference profiles) -------------------------------------
+
+def drop_failed(runs: pd.DataFrame, col: str = "r2_test") -> pd.DataFrame:
+    """SRBench writes no result file for a failed run: a run that is not ok, or has no ``col``, is
+    simply absent (the published code averages the runs that finished)."""
+    return runs[(runs["status"] == "ok") & runs[col].notna()]
+
+
+def n_minus_dense_rank(values: pd.Series, groups: pd.Series | list, n: int) -> pd.Series:
+    """The 2022 competition's ranks: ``n - rank(descending, method='dense')`` per group, so the best
+    gets n - 1 and, with n distinct values, the worst gets 0; NaN stays NaN."""
+    return n - values.groupby(groups).rank(ascending=False, method="dense")
+
+
+def scipy_hmean(frame: pd.DataFrame) -> pd.Series:
+    """scipy's harmonic mean of each row, as the competition computed it: a 0 rank gives 0, a NaN
+    gives NaN."""
+    return pd.Series(_row_hmean(frame.astype(float).to_numpy()), index=frame.index)

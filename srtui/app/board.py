@@ -29,6 +29,7 @@ class Board:
     breakdown_columns: tuple[str, ...] = ()
     breakdown: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     note: str = ""
+    profile: str | None = None  # reference / corrected, for the rules of a published release
 
 
 def _scoring():
@@ -72,8 +73,17 @@ def _frame_rows(frame) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     return columns, rows
 
 
-def load_board(reader: Reader, suite: str, rule: str) -> Board:
-    """Score the suite's runs with ``rule``; the per-dataset breakdown is grouped by method."""
+def has_profiles(rule: str) -> bool:
+    """Whether ``rule`` takes ``profile`` (the rules of a published release do)."""
+    try:
+        return "profile" in _scoring().get_rule(rule).options
+    except Exception:  # an unknown rule or no scoring in this build: no profiles to offer
+        return False
+
+
+def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference") -> Board:
+    """Score the suite's runs with ``rule`` under ``profile`` (where the rule has profiles); the
+    per-dataset breakdown is grouped by method."""
     from results.tables import runs_frame
 
     scoring = _scoring()
@@ -85,7 +95,8 @@ def load_board(reader: Reader, suite: str, rule: str) -> Board:
     if runs.empty:
         raise BoardError(f"suite {suite} has no runs")
     try:
-        result = scoring.score(rule, runs)
+        options = {"profile": profile} if has_profiles(rule) else {}
+        result = scoring.score(rule, runs, **options)
     except scoring.ScoreError as exc:
         raise BoardError(str(exc)) from None
     columns, rows = _frame_rows(result.main)
@@ -103,7 +114,8 @@ def load_board(reader: Reader, suite: str, rule: str) -> Board:
             for row in b_rows:
                 grouped.setdefault(str(row[m]), []).append(row)
             breakdown = {k: tuple(v) for k, v in grouped.items()}
-    return Board(suite, rule, columns, rows, at, b_columns, breakdown, "; ".join(result.notes))
+    return Board(suite, rule, columns, rows, at, b_columns, breakdown, "; ".join(result.notes),
+                 result.options.get("profile"))
 
 
 def export_board(board: Board, folder: Path) -> list[Path]:

@@ -13,7 +13,9 @@ import typer
 from srtui.cli.common import WorkspaceOption, fail
 
 CSV_HELP = (
-    "Score runs produced elsewhere (e.g. SRBench JSON results collated to CSV): one row per run; "
+    "Score runs produced elsewhere: a CSV with one row per run, SRBench's collated tables "
+    "(docs/csv/blackbox_results.csv: one row per method and dataset), or a directory (or .json) of "
+    "SRBench evaluate_model.py JSON results (see README); "
     "columns task (or dataset), method (or algorithm), r2_test required; seed (random_state), "
     "status, size (model_size), size_simplified (simplified_complexity), simplicity, "
     "symbolic_solution, feature_absence, r2_extrapolation, noise_robustness, property, "
@@ -80,7 +82,7 @@ def score(
     from_csv: Annotated[Optional[Path], typer.Option("--from-csv", help=CSV_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
     out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of stdout.")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. agg=mean.")] = None,
+    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean.")] = None,
     trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
     review: Annotated[Optional[str], typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
@@ -93,10 +95,7 @@ def score(
     from results.tables import TablesError, read_runs_csv, runs_frame
 
     if list_rules or not rule:
-        for r in RULES.values():
-            opts = ", ".join(f"{k}={d}" for k, (d, _) in r.options.items())
-            first = " ".join((r.doc or "").split())
-            print(f"{r.name}  [{opts}]\n    {first}")
+        _list_rules(RULES)
         return
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
@@ -116,6 +115,24 @@ def score(
     except (ScoreError, TablesError, ExportError) as exc:
         fail(str(exc))
     _emit(text, out)
+
+
+def _list_rules(rules) -> None:
+    """Each rule: name, release, options (default and choices), its documentation; the profiles
+    reference and corrected each get their own paragraph."""
+    import textwrap
+
+    for r in rules.values():
+        opts = ", ".join(f"{k}={d}" + (f" ({'|'.join(map(str, allowed))})" if allowed else "")
+                         for k, (d, allowed) in r.options.items())
+        release = f"  release {r.release}" if r.release else ""
+        print(f"{r.name}{release}\n  options: {opts or 'none'}" + ("; needs --trust or --review" if r.needs_trust else ""))
+        for para in textwrap.dedent("    " + (r.doc or "").strip()).split("\n\n"):
+            text = " ".join(para.split())
+            lines = text.split(" corrected: ", 1)  # reference and corrected as two paragraphs
+            for i, part in enumerate(lines):
+                print(textwrap.fill(("corrected: " if i else "") + part, 100, initial_indent="  ", subsequent_indent="    "))
+        print()
 
 
 def _review_trust(workspace, name: str):

@@ -14,7 +14,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
-from srtui.app.board import Board, export_board, load_board, rule_names, suite_rule
+from srtui.app.board import Board, export_board, has_profiles, load_board, rule_names, suite_rule
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
 from srtui.app.screens.base import SectionScreen
@@ -23,7 +23,9 @@ from srtui.app.widgets import NavBar, VimTable, cell
 HELP = """\
 A suite ranked by a scoring rule (the suite's own rule is chosen first; the selector offers every
 rule). The top table is the leaderboard; the bottom one breaks it down per dataset for the
-method highlighted above. e exports both as CSV into <workspace>/exports/.
+method highlighted above. The rules of a published release are scored as the publication's code
+does (profile reference) by default; p switches to srtui's corrected profile and back (README,
+"Fidelity"). e exports both tables as CSV into <workspace>/exports/.
 """
 
 
@@ -32,13 +34,15 @@ class LeaderboardScreen(SectionScreen):
     AUTO_FOCUS = "#board"
     BINDINGS = [
         Binding("e", "export", "Export", id="board.export"),
+        Binding("p", "toggle_profile", "Profile", id="board.profile"),
     ]
     LIVE_S = 5.0  # scores follow a run writing the workspace
 
     def __init__(self) -> None:
         super().__init__()
         self.board: Board | None = None
-        self._requested: tuple[str, str] | None = None
+        self._requested: tuple[str, str, str] | None = None
+        self.profile = "reference"
         self._breakdown_of: tuple[int, object] | None = None
         self._suites_shown = False
 
@@ -102,14 +106,25 @@ class LeaderboardScreen(SectionScreen):
     def _reload(self) -> None:
         suite = self.query_one("#board-suite", Select).value
         rule = self.query_one("#board-rule", Select).value
-        if isinstance(suite, str) and isinstance(rule, str) and (suite, rule) != self._requested:
-            self._requested = (suite, rule)  # Select posts Changed more than once: load once
+        wanted = (suite, rule, self.profile)
+        if isinstance(suite, str) and isinstance(rule, str) and wanted != self._requested:
+            self._requested = wanted  # Select posts Changed more than once: load once
             self.query_one("#board-info", Static).update(Text(f"scoring {suite} by {rule}...", style="dim"))
-            self.load(suite, rule)
+            self.load(suite, rule, self.profile)
+
+    def action_toggle_profile(self) -> None:
+        self.profile = "corrected" if self.profile == "reference" else "reference"
+        self._reload()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_profile":  # offered only where the chosen rule has profiles
+            rule = self.query_one("#board-rule", Select).value if self.is_mounted else None
+            return isinstance(rule, str) and has_profiles(rule)
+        return super().check_action(action, parameters)
 
     @work(thread=True, exclusive=True, group="board", exit_on_error=False)
-    def load(self, suite: str, rule: str) -> None:
-        self.post_message(LeaderboardReady(load_board(self.reader, suite, rule)))
+    def load(self, suite: str, rule: str, profile: str) -> None:
+        self.post_message(LeaderboardReady(load_board(self.reader, suite, rule, profile)))
 
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
@@ -118,7 +133,9 @@ class LeaderboardScreen(SectionScreen):
 
     def on_leaderboard_ready(self, message: LeaderboardReady) -> None:
         b = self.board = message.board
-        info = Text(f"{b.suite} by {b.rule}: {len(b.rows)} rows", style="bold")
+        profile = f" (profile {b.profile})" if b.profile else ""
+        info = Text(f"{b.suite} by {b.rule}{profile}: {len(b.rows)} rows", style="bold")
+        self.refresh_bindings()  # the Profile key follows the rule just scored
         if b.note:
             info.append(f"  {b.note}", style="dim")
         self.query_one("#board-info", Static).update(info)

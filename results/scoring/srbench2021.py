@@ -1,0 +1,144 @@
+"""SRBench 2021 (La Cava et al., NeurIPS 2021): black-box Pareto fronts and ground-truth solution rates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from results.scoring.base import (
+    Score,
+    aggregate,
+    complete,
+    drop_failed,
+    failures,
+    metric_column,
+    rank_per_task,
+    require,
+    rule,
+    shown,
+)
+
+RELEASE = "srbench2021"
+PUBLISHED_LEVELS = 6  # blackbox_results.ipynb draws 6 fronts
+
+
+def pareto_ranks(points: pd.DataFrame, maximise: dict[str, bool]) -> pd.Series:
+    """Non-dominated sorting: 1 for the first front, 2 for the next, ... (NaN rows go last)."""
+    v = np.column_stack([points[c].astype(float).to_numpy() * (1 if up else -1) for c, up in maximise.items()])
+    v = np.nan_to_num(v, nan=-np.inf)
+    # dominates[j, i]: j is at least as good everywhere and better somewhere
+    dominates = (v[:, None, :] >= v[None, :, :]).all(axis=2) & (v[:, None, :] > v[None, :, :]).any(axis=2)
+    out, left, rank = np.zeros(len(v), dtype=int), np.ones(len(v), bool), 1
+    while left.any():
+        front = left & ~(dominates[left][:, :].any(axis=0))
+        out[front] = rank
+        left &= ~front
+        rank += 1
+    return pd.Series(out, index=points.index)
+
+
+def published_fronts(objs: np.ndarray, levels: int = PUBLISHED_LEVELS) -> np.ndarray:
+    """blackbox_results.ipynb's loop over ``pareto_utils.front`` (both objectives minimised): front
+    0, 1, ... up to ``levels``; a point on none keeps -1. Its quirks are kept: a point is dominated
+    only by a strictly-better-somewhere, nowhere-worse point (NaN compares as neither), points
+    already placed become (inf, inf), and once every point is placed the next level's front is all
+    of them, so with fewer than ``levels`` fronts every point ends on the last level."""
+    objs = np.asarray(objs, float).copy()
+    out = -np.ones(len(objs))
+    for level in range(levels):
+        better = (objs[:, None, :] < objs[None, :, :]).any(axis=2)  # [i, j]: i better than j somewhere
+        worse = (objs[:, None, :] > objs[None, :, :]).any(axis=2)
+        dominated = (better & ~worse).any(axis=0)  # some j dominates i
+        front = np.flatnonzero(~dominated)
+        out[front] = level
+        objs[front, :] = np.inf
+    return out.astype(int)
+
+
+@rule("srbench2021", {"agg": ("median", ("median", "mean"))}, release=RELEASE)
+def srbench2021(runs: pd.DataFrame, profile: str = "reference", agg: str = "median") -> Score:
+    """Black-box comparison (the paper's Figure 2): per dataset the median over runs of test R2 and
+    model size, ranked per dataset; Pareto fronts of the methods on (R2 rank, size rank).
+
+    reference (blackbox_results.ipynb): failed runs are dropped; per dataset rank the medians
+    rounded to 3 decimals (1 = best, ties averaged; small size is good); per method the median over
+    datasets of those ranks; the published loop of 6 fronts, numbered from 0 (-1: on none); size
+    is the model size of SRBench 2021's evaluate_model (``srbench2021.size``).
+    corrected: failures count as the worst value; dense ranks (higher is better) averaged over
+    datasets (agg over runs); complete non-dominated sorting, fronts numbered from 1."""
+    require(runs, "r2_test", rule="srbench2021")
+    size = metric_column(runs, RELEASE, "size", profile)
+    require(runs, size, rule="srbench2021")
+    if profile == "reference":
+        board, notes = _reference(runs, size)
+        options = {"profile": profile, "size": size}
+    else:
+        board, notes = _corrected(runs, size, agg), []
+        options = {"profile": profile, "agg": agg, "size": size}
+    tables = {"leaderboard": board}
+    return Score("srbench2021", options, tables, notes)
+
+
+def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, list[str]]:
+    ok = drop_failed(runs)
+    med = ok.groupby(["method", "task"])[["r2_test", size]].median()
+    task = med.index.get_level_values("task")
+    r_r2 = med["r2_test"].round(3).groupby(task).rank(ascending=False)
+    r_size = med[size].round(3).groupby(task).rank(ascending=True)
+    board = pd.DataFrame({
+        "median_rank_r2": r_r2.groupby(level="method").median(),
+        "median_rank_size": r_size.groupby(level="method").median(),
+        "median_r2_test": med["r2_test"].groupby(level="method").median(),
+        f"median_{size}": med[size].groupby(level="method").median(),
+        "datasets": med.groupby(level="method").size(),
+    })
+    board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
+    board["pareto_front"] = published_fronts(board[["median_rank_r2", "median_rank_size"]].to_numpy())
+    notes = []
+    if len(board) and board["pareto_front"].nunique() == 1 and len(board) > 1:
+        notes.append(f"fewer than {PUBLISHED_LEVELS} fronts: the published loop puts every method on its last "
+                     "level (see -o profile=corrected)")
+    order = board["pareto_front"].where(board["pareto_front"] >= 0, PUBLISHED_LEVELS)
+    board = board.assign(_o=order).sort_values(["_o", "median_rank_r2"]).drop(columns="_o")
+    return board.rename_axis("method").reset_index(), notes
+
+
+def _corrected(runs: pd.DataFrame, size: str, agg: str) -> pd.DataFrame:
+    runs = complete(runs)
+    r2, sz = aggregate(runs, "r2_test", agg), aggregate(runs, size, agg, higher_better=False)
+    board = pd.DataFrame({
+        f"{agg}_r2_test": shown(r2).groupby(level="method").median(),
+        f"{agg}_{size}": shown(sz).groupby(level="method").median(),
+        "rank_r2": rank_per_task(r2).groupby(level="method").mean(),
+        "rank_size": rank_per_task(sz, higher_better=False).groupby(level="method").mean(),
+        "failed_runs": failures(runs, "r2_test"),
+    })
+    board["pareto_rank"] = pareto_ranks(board, {"rank_r2": True, "rank_size": True})
+    return board.sort_values(["pareto_rank", "rank_r2"], ascending=[True, False]).rename_axis("method").reset_index()
+
+
+@rule("srbench-groundtruth", {}, release=RELEASE)
+def groundtruth(runs: pd.DataFrame, profile: str = "reference") -> Score:
+    """Ground-truth problems (the paper's Figure 3): per method and noise level the symbolic solution
+    rate (%) and the accuracy solution rate (% of runs with test R2 > 0.999), averaged over datasets.
+
+    reference (genCSVs.py): per (method, dataset, noise) the mean over the finished runs (failed
+    runs have no result and are left out), then the mean over datasets; the solution flag is
+    SRBench 2021's (``srbench2021.symbolic_solution``).
+    corrected: a failed or missing run counts as unsolved."""
+    require(runs, "r2_test", rule="srbench-groundtruth")
+    sol = metric_column(runs, RELEASE, "symbolic_solution", profile)
+    runs = drop_failed(runs) if profile == "reference" else complete(runs)
+    ok = runs["status"] == "ok"
+    flags = pd.DataFrame({
+        "symbolic_solution_rate": (runs[sol].where(ok, 0).fillna(0).astype(float) if sol in runs.columns
+                                   else pd.Series(np.nan, index=runs.index)),
+        "accuracy_solution_rate": (runs["r2_test"] > 0.999).where(ok, False).astype(float),
+    }) * 100
+    noise = runs["noise"].fillna(0.0) if "noise" in runs.columns else pd.Series(0.0, index=runs.index)
+    per = flags.groupby([runs["method"], noise.rename("noise"), runs["task"]]).mean()
+    board = per.groupby(level=["method", "noise"]).mean()
+    board["datasets"] = per.groupby(level=["method", "noise"]).size()
+    board = board.reset_index().sort_values(["noise", "symbolic_solution_rate"], ascending=[True, False])
+    return Score("srbench-groundtruth", {"profile": profile, "symbolic_solution": sol},
+                 {"leaderboard": board, "per_task": per.reset_index()})
