@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from engine.textsafe import visible
 from engine.workspace import Workspace
 from srtui.app.messages import RunFinished
 from srtui.app.screens.dialogs import APP_HELP, HelpScreen, StartRunScreen
@@ -44,6 +45,10 @@ class SrtuiApp(App):
         Binding("5", "reviews", "Reviews", id="app.reviews"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """OSC 52 carries the text to the terminal: control characters go as visible text."""
+        super().copy_to_clipboard(visible(text))
 
     def __init__(
         self,

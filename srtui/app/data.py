@@ -20,6 +20,7 @@ import pandas as pd
 
 from engine.proctree import identity_alive
 from engine.spec import TERMINAL
+from engine.textsafe import safe_row
 from engine.workspace import Workspace
 from results.store import Store, StoreError
 
@@ -63,6 +64,9 @@ class Reader:
             if not self.workspace.exists():
                 return None
             store = Store(self.workspace, readonly=True)
+            # every text the app reads (models, errors, names, notes) shows control characters
+            # visibly: a method's escape sequences never reach the terminal through a screen
+            store.conn.row_factory = safe_row
             if store.conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 store.close()  # a run is creating the database right now: not ready yet
                 return None

@@ -9,6 +9,8 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
+from engine.textsafe import visible
+
 STATUS_STYLE = {
     "ok": "green", "error": "red", "timeout": "yellow", "cpu_timeout": "yellow", "oom": "magenta",
     "crashed": "red", "interrupted": "cyan", "lost": "cyan", "invalid_model": "red", "running": "bold blue",
@@ -40,7 +42,7 @@ def cell(value: Any, width: int | None = None) -> Text:
         return Text(f"{value:.4g}", justify="right")
     if isinstance(value, int):
         return Text(str(value), justify="right")
-    text = str(value).replace("\n", " ")
+    text = visible(str(value).replace("\n", " "), one_line=True)
     if width is not None and len(text) > width:
         text = text[: width - 1] + "…"
     return Text(text)

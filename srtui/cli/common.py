@@ -22,7 +22,34 @@ WorkspaceOption = Annotated[
     ),
 ]
 
+RAW_HELP = (
+    "CSV: write text cells that start with = + - @ or a tab as they are (by default they get a leading ' "
+    "so a spreadsheet does not run them as formulas). Control characters stay escaped; JSON is exact."
+)
+
 
 def fail(message: str) -> None:
     """Raise the one-line error the entry point prints."""
     raise CliError(message)
+
+
+def console(**kwargs):
+    """A rich Console on the real stdout (rich writes its own escape codes; the entry point's
+    SafeStream would show them as text). Put untrusted strings in through ``cell``."""
+    import sys
+
+    from rich.console import Console
+
+    from engine.textsafe import raw_stream
+
+    return Console(file=raw_stream(sys.stdout), **kwargs)
+
+
+def cell(text) -> "object":
+    """An untrusted string as a rich Text: no markup (``[link=...]`` would emit OSC 8), control
+    characters shown visibly."""
+    from rich.text import Text
+
+    from engine.textsafe import visible
+
+    return Text(visible("" if text is None else text, one_line=True))

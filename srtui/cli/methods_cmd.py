@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from srtui.cli.common import fail
+from srtui.cli.common import cell, console, fail
 
 methods_app = typer.Typer(help="List, check and install symbolic regression methods.", no_args_is_help=True)
 
@@ -75,7 +75,6 @@ def list_methods(
         json.dump(rows, sys.stdout, indent=1)
         print()
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
@@ -84,10 +83,10 @@ def list_methods(
     for r in rows:
         installed = "yes" if r["installed"] else f"no: {r['why_not']}"
         table.add_row(
-            r["name"], installed, r.get("version", ""), r.get("family", ""), r.get("licence", ""),
-            "yes" if r.get("time_limit") else "no",
+            cell(r["name"]), cell(installed), cell(r.get("version", "")), cell(r.get("family", "")),
+            cell(r.get("licence", "")), "yes" if r.get("time_limit") else "no",
         )
-    Console(width=max(120, Console().width)).print(table)
+    console(width=max(120, console().width)).print(table)
 
 
 @methods_app.command("install")

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import WorkspaceOption, fail
+from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -152,9 +152,13 @@ def results(
     workspace: WorkspaceOption = None,
     fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
 ) -> None:
     """One row per job, with its status, resources and accuracy."""
     import csv
+    import math
+
+    from engine.textsafe import csv_row
 
     from engine.workspace import resolve
     from results.store import Store, StoreError
@@ -175,12 +179,15 @@ def results(
             row["params"] = json.loads(row["params"])
             if row.get("method_notes"):
                 row["method_notes"] = json.loads(row["method_notes"])
-        json.dump(rows, sys.stdout, indent=1)
+            for key, value in row.items():  # JSON has no Infinity or NaN: they become null
+                if isinstance(value, float) and not math.isfinite(value):
+                    row[key] = None
+        json.dump(rows, sys.stdout, indent=1, allow_nan=False)
         print()
         return
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(csv_row(row, raw=raw) for row in rows)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import WorkspaceOption, fail
+from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
 
 CSV_HELP = (
     "Score runs produced elsewhere (e.g. SRBench JSON results collated to CSV): one row per run; "
@@ -84,6 +84,7 @@ def score(
     trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
     review: Annotated[Optional[str], typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
+    raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule."""
@@ -112,7 +113,7 @@ def score(
             fail("give --trust or --review, not both")
         trust_df = _review_trust(workspace, review) if review else _trust(trust)
         result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-        text = render_score(result, fmt)
+        text = render_score(result, fmt, raw=raw)
     except (ScoreError, TablesError, ExportError) as exc:
         fail(str(exc))
     _emit(text, out)
@@ -205,6 +206,7 @@ def export(
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
     trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Export all runs with their metrics, and each suite's leaderboard under its scoring rule."""
@@ -219,7 +221,7 @@ def export(
     ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
     store = _store(workspace)
     runs = runs_frame(store, suite)
-    docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"})}
+    docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"}, raw=raw)}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
         try:
@@ -230,7 +232,7 @@ def export(
             print(f"srtui: suite {name}: no scoring rule, no leaderboard", file=sys.stderr)
             continue
         try:
-            docs[f"leaderboard-{name}"] = render_score(apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt)
+            docs[f"leaderboard-{name}"] = render_score(apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt, raw=raw)
         except (ScoreError, ExportError) as exc:
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
     for key, text in docs.items():

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual_plotext import PlotextPlot
 
+from engine.textsafe import visible
 from reviews import LIKERT, ExpertError, ExpertSession
 
 HELP = """\
@@ -240,11 +241,15 @@ class ReviewApp(App):
     TITLE = "srtui review"
     ENABLE_COMMAND_PALETTE = False
 
+    def copy_to_clipboard(self, text: str) -> None:
+        """OSC 52 carries the text to the terminal: control characters go as visible text."""
+        super().copy_to_clipboard(visible(text))
+
     def __init__(self, session: ExpertSession, *, unicode_ok: bool = True) -> None:
         super().__init__()
         self.session = session
         self.unicode_ok = unicode_ok
-        self.sub_title = f"{session.session} - {session.expert}"
+        self.sub_title = visible(f"{session.session} - {session.expert}", one_line=True)
 
     def on_mount(self) -> None:
         self.push_screen(ExpertScreen(self.session))

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from engine.textsafe import safe_row
 from engine.workspace import Workspace
 from results.store import Store, StoreError
 from reviews import ReviewError, close, session_row, sessions, status, unblind
@@ -102,6 +103,7 @@ class _ReviewScreen(Screen):
         with self._opening:
             if self.store is None:
                 self.store = Store(self.workspace)
+                self.store.conn.row_factory = safe_row  # names, models, comments shown visibly
             return self.store
 
     def action_back(self) -> None:
