@@ -247,7 +247,7 @@ def run_job(
             rss = tracker.poll()
             if reason is None:
                 if rss > mem_limit:
-                    reason, detail = "oom", f"tree RSS {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
+                    reason, detail = "oom", f"tree memory (PSS) {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
                     kill_at = time.monotonic()  # memory blow-ups are stopped at once
                 elif elapsed > limits.time_s:
                     reason, detail = "timeout", f"wall time {elapsed:.2f} s > limit {limits.time_s:g} s"
@@ -262,6 +262,7 @@ def run_job(
             if kill_at is not None and time.monotonic() >= kill_at:
                 if cgroup is not None:
                     cgroup.kill()
+                tracker.freeze()
                 tracker.signal_all(signal.SIGKILL)
     finally:
         if pidfd is not None:
@@ -307,6 +308,9 @@ def run_job(
 def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:
     if reason is not None:
         return reason
+    if outcome.leftover_pids:  # never ok while a process the job created is alive
+        outcome.error = f"{len(outcome.leftover_pids)} process(es) of the job survived SIGKILL: {outcome.leftover_pids[:5]}"
+        return "error"
     rc = outcome.returncode or 0
     if rc == -signal.SIGXCPU or (rc == -signal.SIGKILL and (outcome.cpu_s or 0) >= cpu_limit):
         outcome.limit_detail = f"CPU time {outcome.cpu_s:.1f} s reached limit {cpu_limit} s"
