@@ -11,6 +11,7 @@ import io
 import os
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from engine import proctree
 from engine.backends import BackendError, BackendOptions, make_backend
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
-from engine.scheduler import PlannedJob, RunState, usable_cores
+from engine.scheduler import PlannedJob, RunState, SinkError, usable_cores
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
@@ -185,7 +186,11 @@ def _row_indices(data_path: str):
 
 
 class StoreSink:
-    """Writes job lifecycle events into the store and job logs into the workspace."""
+    """Writes job lifecycle events into the store and job logs into the workspace.
+
+    A finished job's outcome is committed first, in its own transaction; its log files come
+    after and may fail alone. Anything the store or the disk refuses becomes a SinkError (one
+    line), which stops the run instead of a slot thread."""
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.store = store
@@ -193,15 +198,35 @@ class StoreSink:
         self.logs = store.workspace.logs
 
     def claim(self, job: PlannedJob, started_at: str, host: str) -> bool:
-        return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
+        try:
+            return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
+        except (sqlite3.Error, OSError) as exc:
+            raise SinkError(f"cannot record in {self.store.workspace.db_path}: {exc}") from None
 
     def started(self, job: PlannedJob, pid: int) -> None:
-        self.store.set_worker_pid(job.job_id, pid)
+        try:
+            self.store.set_worker_pid(job.job_id, pid)
+        except (sqlite3.Error, OSError):
+            pass  # informational; the outcome is what must be recorded
 
     def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
-        for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
-            if data:
-                (self.logs / f"{job.job_id}.a{job.attempt}.{stream}").write_bytes(data)
+        try:
+            self._record(job, outcome, fields)
+        except (sqlite3.Error, OSError) as exc:
+            why = f"cannot record in {self.store.workspace.db_path}: {exc}"
+            try:
+                self.store.mark_interrupted(job.job_id, job.attempt, now_iso(), why)
+            except (sqlite3.Error, OSError):
+                pass  # left running: the next run's recovery retries it as lost
+            raise SinkError(why) from None
+        try:
+            for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
+                if data:
+                    (self.logs / f"{job.job_id}.a{job.attempt}.{stream}").write_bytes(data)
+        except OSError as exc:
+            raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
+
+    def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
         record = {
             "status": outcome.status, "attempt": job.attempt, "run_id": self.run_id,
             "returncode": outcome.returncode, "signal": outcome.signal, "wall_s": outcome.wall_s,
@@ -228,6 +253,7 @@ def recover(store: Store) -> tuple[int, int]:
             continue
         if store.mark_lost(job["job_id"], job["attempt"], now_iso(), "the driver running this job died"):
             lost += 1
+    store.end_dead_runs(lambda driver: bool(driver) and proctree.identity_alive(driver), now_iso())
     killed = proctree.sweep_orphans(store.workspace_id + ":")
     return lost, len(killed)
 
@@ -289,7 +315,7 @@ def execute(
                 backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
             except BackendError as exc:
                 raise RunError(str(exc)) from None
-            if not cancel.is_set() and req.metrics:
+            if not cancel.is_set() and state.failure is None and req.metrics:
                 # the published metrics (sizes, symbolic solution, ...) for the finished jobs, in a
                 # process pool with per-operation timeouts; cached, so a resumed run only adds
                 from results.metrics import compute_for_store
@@ -298,10 +324,17 @@ def execute(
                     on_metrics("computing metrics")
                 compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
         finally:
-            store.end_run(run_id, "interrupted" if cancel.is_set() else "done", now_iso())
+            try:
+                store.end_run(run_id, "failed" if state.failure else "interrupted" if cancel.is_set() else "done", now_iso())
+            except (sqlite3.Error, OSError) as exc:
+                state.fail(f"cannot record in {plan.workspace.db_path}: {exc}")
             close = getattr(backend, "close", None)
             if close is not None:
                 close()
+        if state.failure:
+            done = state.done - state.counts.get("interrupted", 0)
+            raise RunError(f"run stopped: {state.failure}; the {done} job(s) that finished are recorded, "
+                           "the others are retried by the next `srtui run`")
         return RunResult(run_id, state, len(plan.specs) - len(todo), lost, cancel.is_set())
     finally:
         store.close()

@@ -61,8 +61,8 @@ class Reader:
 
     def store(self) -> Store | None:
         if self._store is None:
-            if not self.workspace.exists():
-                return None
+            if not self.workspace.exists() or self.workspace.db_path.stat().st_size == 0:
+                return None  # no workspace, or a run is creating its database right now
             store = Store(self.workspace, readonly=True)
             # every text the app reads (models, errors, names, notes) shows control characters
             # visibly: a method's escape sequences never reach the terminal through a screen
