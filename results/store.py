@@ -194,27 +194,24 @@ class Store:
 
     def mark_lost(self, job_id: str, attempt: int, ended_at: str, why: str) -> bool:
         """A running job whose driver is gone: record the attempt as lost (it will be retried)."""
+        return self._end_running(job_id, attempt, ended_at, why, "lost")
+
+    def mark_interrupted(self, job_id: str, attempt: int, ended_at: str, why: str) -> bool:
+        """A running job whose outcome could not be recorded (disk full): retried by the next run."""
+        return self._end_running(job_id, attempt, ended_at, why, "interrupted")
+
+    def _end_running(self, job_id: str, attempt: int, ended_at: str, why: str, status: str) -> bool:
         with self.transaction() as c:
             cur = c.execute(
-                "UPDATE jobs SET status = 'lost', ended_at = ?, error = ?, worker_pid = NULL "
+                "UPDATE jobs SET status = ?, ended_at = ?, error = ?, worker_pid = NULL "
                 "WHERE job_id = ? AND status = 'running' AND attempt = ?",
-                (ended_at, why, job_id, attempt),
+                (status, ended_at, why, job_id, attempt),
             )
             if cur.rowcount:
                 c.execute(
                     "INSERT OR REPLACE INTO attempts (job_id, attempt, status, ended_at, error) VALUES (?,?,?,?,?)",
-                    (job_id, attempt, "lost", ended_at, why),
+                    (job_id, attempt, status, ended_at, why),
                 )
-            return bool(cur.rowcount)
-
-    def mark_interrupted(self, job_id: str, attempt: int, ended_at: str, why: str) -> bool:
-        """A running job whose outcome could not be recorded (disk full): retried by the next run."""
-        with self.transaction() as c:
-            cur = c.execute(
-                "UPDATE jobs SET status = 'interrupted', ended_at = ?, error = ?, worker_pid = NULL "
-                "WHERE job_id = ? AND status = 'running' AND attempt = ?",
-                (ended_at, why, job_id, attempt),
-            )
             return bool(cur.rowcount)
 
     def claim(self, job_id: str, attempt: int, run_id: str, started_at: str, host: str) -> bool:
