@@ -330,7 +330,13 @@ def _last_line(data: bytes) -> str:
 
 def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     """Read the worker's files as data. A missing or malformed result is an error, not a crash."""
+    from engine.worker import MODEL_CAP, RESULT_FILE_CAP
+
     try:
+        size = (scratch / "result.json").stat().st_size
+        if size > RESULT_FILE_CAP:  # the worker caps what it writes; this one was not the worker's
+            outcome.status, outcome.error = "error", f"worker result too large ({size / 2**20:.0f} MB)"
+            return
         result = json.loads((scratch / "result.json").read_text())
         with np.load(scratch / "predictions.npz", allow_pickle=False) as preds:
             outcome.train_pred = np.asarray(preds["train_pred"], dtype=np.float64)
@@ -338,8 +344,11 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     except (OSError, ValueError, KeyError) as exc:
         outcome.status, outcome.error = "error", f"worker result unreadable: {exc}"
         return
+    if not isinstance(result, dict):
+        outcome.status, outcome.error = "error", "worker result unreadable: not a JSON object"
+        return
     model = result.get("model")
-    outcome.model = model if isinstance(model, str) else None
+    outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
     outcome.dialect = str(result.get("dialect") or "python")
     outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
     outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}

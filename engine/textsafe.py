@@ -78,6 +78,8 @@ class SafeStream:
         self.raw = stream
 
     def write(self, text: str) -> int:
+        if not isinstance(text, str):  # a text stream (click probes for binary ones this way)
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.raw.write(visible(text))
         return len(text)
 
@@ -85,7 +87,12 @@ class SafeStream:
         for line in lines:
             self.write(line)
 
-    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding, buffer, ...
+    def isatty(self) -> bool:
+        # styled output (typer's rich errors and help) would have its colour codes shown as
+        # text: so it sees no terminal, and srtui's own styled output goes to ``raw``
+        return False
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, encoding, buffer, ...
         return getattr(self.raw, name)
 
 

@@ -17,6 +17,14 @@ import signal
 import sys
 
 
+#: ceilings of what a method's result may carry (characters / entries): a model this long is far
+#: past the parser's limit (it is stored marked too large), and the driver reads every result
+MODEL_CAP = 100_000
+PARETO_EXPRESSION_CAP = 20_000
+PARETO_CAP = 1000
+RESULT_FILE_CAP = 64 << 20  # bytes of result.json the driver reads at most
+
+
 def _harden() -> None:
     import ctypes
     import resource
@@ -89,14 +97,25 @@ def run(jobdir_arg: str) -> int:
     buf = io.BytesIO()
     np.savez(buf, train_pred=train_pred, test_pred=test_pred)
     _write_atomic(jobdir / "predictions.npz", buf.getvalue())
+    notes = dict(fitted.notes or {})
+    model = fitted.expression
+    if isinstance(model, str) and len(model) > MODEL_CAP:
+        notes["model_truncated_from"] = len(model)  # shown as too large; the driver stays small
+        model = model[:MODEL_CAP]
+    pareto = []
+    for p in list(fitted.pareto or [])[:PARETO_CAP]:
+        text = str(p.expression)
+        point = {"expression": text[:PARETO_EXPRESSION_CAP], "complexity": float(p.complexity), "loss": float(p.loss)}
+        if len(text) > PARETO_EXPRESSION_CAP:
+            point["too_large"] = len(text)
+        pareto.append(point)
+    if len(fitted.pareto or []) > PARETO_CAP:
+        notes["pareto_truncated_from"] = len(fitted.pareto)
     result = {
-        "model": fitted.expression,
+        "model": model,
         "dialect": fitted.dialect,
-        "pareto": [
-            {"expression": p.expression, "complexity": float(p.complexity), "loss": float(p.loss)}
-            for p in fitted.pareto
-        ],
-        "notes": fitted.notes,
+        "pareto": pareto,
+        "notes": notes,
         "fit_s": fit_s,
         "method_version": method.version(),
     }

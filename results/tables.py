@@ -105,7 +105,12 @@ def read_runs_csv(path: str | Path) -> pd.DataFrame:
         df = pd.read_csv(path, skiprows=skip)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise TablesError(f"{path} is not a readable CSV file: {' '.join(str(exc).split())}") from None
-    return normalise(df)
+    runs = normalise(df)
+    for col in [c for c in runs.columns if c.startswith(("r2_", "mse_", "mae_", "nmse_"))]:
+        if not pd.api.types.is_numeric_dtype(runs[col]):  # a score cannot be text
+            bad = next(v for v in runs[col] if pd.notna(v) and pd.isna(pd.to_numeric(v, errors="coerce")))
+            raise TablesError(f"{path}: column {col} must hold numbers, found {str(bad)[:40]!r}")
+    return runs
 
 
 def runs_frame(store, suite: str | None = None) -> pd.DataFrame:

@@ -30,6 +30,10 @@ from tasks.catalogue import TaskContext, TaskError, entry, get_task
 from tasks.suites import Suite, SuiteError, load_suite
 
 
+MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
+MAX_JOBS = 1024  # slots of one driver (threads, pipes); a cluster scales by workers, not slots
+
+
 class RunError(Exception):
     """Bad run request; one line for the CLI."""
 
@@ -53,6 +57,7 @@ class RunRequest:
     cluster: str | None = None
     cluster_config: Path | None = None
     metrics: bool = True  # compute the results metrics at the end of the run
+    oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
 
 
 @dataclass
@@ -94,8 +99,14 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     limits = _limits(suite, req)
     if req.jobs is not None and req.jobs < 1:
         raise RunError(f"--jobs must be at least 1, got {req.jobs}")
-    if req.seeds is not None and req.seeds < 1:
-        raise RunError(f"--seeds must be at least 1, got {req.seeds}")
+    cores = len(usable_cores())
+    if req.jobs is not None and req.backend == "local" and req.jobs > cores and not req.oversubscribe:
+        raise RunError(f"--jobs {req.jobs} is more than the {cores} usable core(s): jobs would share cores and "
+                       "their times would not compare (--oversubscribe to do it anyway)")
+    if req.jobs is not None and req.jobs > MAX_JOBS:
+        raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
+    if req.seeds is not None and not 1 <= req.seeds <= MAX_SEEDS:
+        raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
 
     method_refs: dict[str, str] = {}
     for folder in req.method_dirs:
@@ -152,7 +163,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if write_data and not path.exists():
             workspace.ensure()
             _write_task_data(task, path)
-    n_slots = req.jobs or len(usable_cores())
+    n_slots = req.jobs or cores
     return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots)
 
 

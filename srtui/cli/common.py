@@ -33,6 +33,20 @@ def fail(message: str) -> None:
     raise CliError(message)
 
 
+MAX_OPERATION_TIMEOUT_S = 86400.0
+
+
+def check_timeout(value: float, option: str = "--timeout") -> float:
+    """A per-operation timeout: finite, positive, at most a day (a thread/alarm would overflow)."""
+    import math
+
+    if not math.isfinite(value) or value <= 0:
+        fail(f"{option} must be a positive number of seconds, got {value!r}")
+    if value > MAX_OPERATION_TIMEOUT_S:
+        fail(f"{option} must be at most {MAX_OPERATION_TIMEOUT_S:g} s, got {value:g}")
+    return value
+
+
 def console(**kwargs):
     """A rich Console on the real stdout (rich writes its own escape codes; the entry point's
     SafeStream would show them as text). Put untrusted strings in through ``cell``."""

@@ -33,6 +33,7 @@ def run(
     cpu_limit: Annotated[Optional[float], typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
     grace: Annotated[Optional[float], typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
     method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
+    oversubscribe: Annotated[bool, typer.Option("--oversubscribe", help="Allow --jobs above the usable cores.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
     backend: Annotated[str, typer.Option(help="local (subprocesses here) or dask.")] = "local",
@@ -52,7 +53,7 @@ def run(
         suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
         method_dirs=list(method_dir or []), backend=backend, scheduler=scheduler, cluster=cluster,
-        cluster_config=cluster_config,
+        cluster_config=cluster_config, oversubscribe=oversubscribe,
     )
     try:
         if not dry_run:

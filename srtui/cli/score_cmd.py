@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
+from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
 
 CSV_HELP = (
     "Score runs produced elsewhere (e.g. SRBench JSON results collated to CSV): one row per run; "
@@ -164,6 +164,7 @@ def expr(
     from results.expr_batch import ExprCache, ModelItem, expression_metrics
     from results.expr_metrics import ExpressionError, parse
 
+    check_timeout(timeout)
     feats = [f.strip() for f in features.split(",") if f.strip()] if features else _guess_features(expression, *([truth] if truth else []))
     try:
         parsed = parse(expression, feats, dialect)
@@ -171,8 +172,6 @@ def expr(
             parse(truth, feats, "python")
     except ExpressionError as exc:
         fail(str(exc))
-    if timeout <= 0:
-        fail("--timeout must be positive")
     item = ModelItem(expression, tuple(feats), dialect, truth)
     [m], _ = expression_metrics([item], ExprCache(), workers=1, timeout=timeout)
     notes = m.pop("_notes", [])
@@ -249,8 +248,7 @@ def rescore(
     """(Re)compute the metrics of finished jobs from their stored predictions and models."""
     from results.metrics import compute_for_store
 
-    if timeout <= 0:
-        fail("--timeout must be positive")
+    check_timeout(timeout)
     if workers is not None and workers < 1:
         fail("--workers must be at least 1")
     store = _store(workspace, readonly=False)
