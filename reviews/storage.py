@@ -344,8 +344,8 @@ class ExpertSession:
 
     def rate(self, index: int, rating: int, comment: str | None = None) -> None:
         """Commit a rating (or a revision) of the item at ``index`` before anything else is shown."""
-        if isinstance(rating, bool) or not isinstance(rating, int):
-            raise ExpertError("a rating must be a whole number from 1 to 5")
+        if isinstance(rating, bool) or not isinstance(rating, int) or rating not in LIKERT:
+            raise ExpertError("a rating must be a whole number from 1 to 5")  # 10**20 included
         self._write(index, "rate", rating, (comment or "").strip() or None)
 
     def skip(self, index: int) -> None:

@@ -123,6 +123,8 @@ class MonitorSnapshot:
     gone_runs: int = 0
     #: driver identities of the live runs, re-checked at every poll even when no data changed
     live_drivers: tuple[str, ...] = ()
+    #: why an existing workspace cannot be read (newer schema, broken database), one line
+    error: str | None = None
 
     @property
     def total(self) -> int:
@@ -150,8 +152,8 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
     with reader.lock:
         try:
             store = reader.store()
-        except StoreError:
-            return MonitorSnapshot(exists=False)
+        except StoreError as exc:
+            return MonitorSnapshot(exists=False, error=str(exc))
         if store is None:
             return MonitorSnapshot(exists=False)
         version = reader.data_version()

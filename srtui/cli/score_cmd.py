@@ -213,8 +213,6 @@ def export(
     from results.scoring import ScoreError
     from results.scoring import score as apply_rule
     from results.tables import runs_frame
-    from tasks.suites import SuiteError, load_suite
-
     if fmt not in ("csv", "md", "latex", "json"):
         fail(f"unknown format {fmt!r} (formats: csv, md, latex, json)")
     ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
@@ -223,10 +221,7 @@ def export(
     docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"}, raw=raw)}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
-        try:
-            rule = load_suite(name).scoring
-        except SuiteError:
-            rule = None
+        rule = _suite_rule(store, name)
         if not rule:
             print(f"srtui: suite {name}: no scoring rule, no leaderboard", file=sys.stderr)
             continue
@@ -236,6 +231,27 @@ def export(
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
     for key, text in docs.items():
         _emit(text, None if out is None else out / f"{key}.{ext}")
+
+
+def _suite_rule(store, name: str) -> str | None:
+    """The scoring rule of a suite by name: built in, or the suite file a run of it was given
+    (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
+    from tasks.suites import SuiteError, load_suite
+
+    candidates = [name]
+    for (argv,) in store.conn.execute("SELECT argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,)):
+        try:
+            candidates += [a for a in json.loads(argv or "[]") if isinstance(a, str) and a.endswith(".toml")]
+        except ValueError:
+            continue
+    for candidate in dict.fromkeys(candidates):
+        try:
+            suite = load_suite(candidate)
+        except SuiteError:
+            continue
+        if suite.name == name:
+            return suite.scoring
+    return None
 
 
 def rescore(

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
+from engine.textsafe import visible
 from srtui.app.data import MonitorSnapshot, Reader, monitor_snapshot
 from srtui.app.messages import SnapshotReady
 from srtui.app.widgets import STATUS_STYLE, VimTable, cell, fmt_duration, status_cell
@@ -105,6 +106,8 @@ class MonitorScreen(Screen):
             self._update_failures(snap)
 
     def _counts_text(self, snap: MonitorSnapshot) -> Text:
+        if snap.error:  # the CLI's refusal, not an invitation to start a run over it
+            return Text(visible(snap.error, one_line=True), style="bold red")
         if not snap.exists:
             return Text(f"No srtui workspace at {self.app.workspace_label} yet. Press s to start a run.")
         text = Text()
