@@ -215,12 +215,14 @@ class Store:
             return bool(cur.rowcount)
 
     def claim(self, job_id: str, attempt: int, run_id: str, started_at: str, host: str) -> bool:
-        """Atomically mark a job running for this run; False if another driver has it."""
+        """Atomically mark a job running for this run as ``attempt``; False if another driver has
+        it, or has run it since this driver planned it (the stored attempt is no longer the one
+        before ``attempt``): two drivers on one workspace never run a job twice."""
         with self.transaction() as c:
             cur = c.execute(
                 "UPDATE jobs SET status = 'running', attempt = ?, run_id = ?, started_at = ?, host = ?, "
-                "ended_at = NULL, worker_pid = NULL WHERE job_id = ? AND status != 'running'",
-                (attempt, run_id, started_at, host, job_id),
+                "ended_at = NULL, worker_pid = NULL WHERE job_id = ? AND status != 'running' AND attempt = ?",
+                (attempt, run_id, started_at, host, job_id, attempt - 1),
             )
             if cur.rowcount:
                 c.execute(

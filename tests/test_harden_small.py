@@ -104,3 +104,33 @@ def test_app_shows_the_refusal_of_a_newer_schema(file_suite_ws: Path, tmp_path: 
 
     text = asyncio.run(drive())
     assert "newer than this srtui understands" in text and "Press s" not in text
+
+
+def test_two_drivers_on_one_workspace_never_run_a_job_twice(workspace: Path, suite_file) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    suite = suite_file(name="two", seeds=tuple(range(1, 13)), methods=("probe-sleep",), params={"probe-sleep": {"seconds": 0.3}})
+    srtui("run", str(suite), "--dry-run", "--workspace", str(workspace), check=True)
+    srtui("run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--workspace", str(workspace), check=True)
+    drivers = []
+    for delay in (0, 2.5):  # the second plans while the first runs: both hold the same pending jobs
+        time.sleep(delay)
+        drivers.append(subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "1", "--workspace",
+                                         str(workspace)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outputs = [d.communicate(timeout=300) for d in drivers]
+    assert all(d.returncode == 0 for d in drivers), outputs
+    with sqlite3.connect(workspace / "srtui.db") as conn:
+        attempts = conn.execute("SELECT j.job_id, count(a.attempt) FROM jobs j JOIN attempts a USING (job_id) "
+                                "WHERE j.suite = 'two' GROUP BY j.job_id").fetchall()
+        statuses = conn.execute("SELECT status, count(*) FROM jobs WHERE suite = 'two' GROUP BY status").fetchall()
+    assert statuses == [("ok", 12)]
+    assert len(attempts) == 12 and all(n == 1 for _, n in attempts), attempts
+    # what each driver reports adds up to what was run
+    import re
+
+    reported = [sum(int(n) for n in re.findall(r"ok (\d+)", err.strip().splitlines()[-1])) for _, err in outputs]
+    assert sum(reported) == 12, [err.strip().splitlines()[-1] for _, err in outputs]
