@@ -49,8 +49,13 @@ def safe_value(value: Any) -> Any:
 
 
 def safe_row(cursor: Any, row: tuple) -> tuple:
-    """A sqlite3 row factory: every text column made visible (the app's read-only reads)."""
-    return tuple(visible(v) if type(v) is str and _CONTROL.search(v) else v for v in row)
+    """A sqlite3 row factory: every text column made visible (the app's read-only reads).
+    A clean row (nearly all) is returned as it is, after one search per text value."""
+    search = _CONTROL.search
+    for value in row:
+        if value.__class__ is str and search(value):
+            return tuple(visible(v) if v.__class__ is str else v for v in row)
+    return row
 
 
 def csv_cell(value: Any, *, raw: bool = False) -> Any:

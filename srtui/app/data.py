@@ -335,7 +335,9 @@ def _group_frame(reader: Reader, conn, where: str, args: list[Any]) -> "pd.DataF
     key = ("frame", reader.data_version(), where, tuple(args))
     frame = reader.group_cache.get(key)
     if frame is None:
-        raw = conn.execute(f"SELECT {', '.join(_FRAME_COLUMNS)} FROM jobs{where}", args).fetchall()
+        cursor = conn.cursor()
+        cursor.row_factory = None  # every row of the table: its labels are shown through cell()
+        raw = cursor.execute(f"SELECT {', '.join(_FRAME_COLUMNS)} FROM jobs{where}", args).fetchall()
         frame = pd.DataFrame(raw, columns=list(_FRAME_COLUMNS))
         reader.group_cache[key] = frame
     return frame
