@@ -6,6 +6,7 @@ on user input (names, limits, workspace) is checked in ``plan_run`` before the s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
@@ -230,12 +231,15 @@ class StoreSink:
             except (sqlite3.Error, OSError):
                 pass  # left running: the next run's recovery retries it as lost
             raise SinkError(why) from None
-        try:
-            for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
+        for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
+            path = self.logs / f"{job.job_id}.a{job.attempt}.{stream}"
+            try:
                 if data:
-                    (self.logs / f"{job.job_id}.a{job.attempt}.{stream}").write_bytes(data)
-        except OSError as exc:
-            raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
+                    path.write_bytes(data)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
+                raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
         record = {
