@@ -115,3 +115,30 @@ def test_a_100_mb_model_is_stored_truncated_and_the_driver_stays_small(workspace
         assert conn.execute("SELECT model_too_large FROM jobs").fetchall() == [(1,)]  # marked too large
     store_size = (workspace / "srtui.db").stat().st_size + sum(p.stat().st_size for p in workspace.glob("srtui.db-*"))
     assert store_size < 20 * 2**20
+
+
+def test_a_second_sigterm_kills_at_once_whatever_the_grace(workspace: Path) -> None:
+    import signal
+    import sqlite3
+
+    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", "smoke", "--methods", "probe-sleep", "--tasks", "smoke-linear",
+                               "--time-limit", "300", "--grace", "60", "--workspace", str(workspace)], cwd=REPO,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # until its worker runs (it ignores SIGTERM)
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(f"file:{workspace / 'srtui.db'}?mode=ro", uri=True) as conn:
+                if conn.execute("SELECT count(*) FROM jobs WHERE worker_pid IS NOT NULL").fetchone()[0]:
+                    break
+        except sqlite3.Error:
+            continue
+    driver.send_signal(signal.SIGTERM)
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    driver.send_signal(signal.SIGTERM)
+    driver.wait(timeout=60)
+    assert time.monotonic() - t0 < 20, "the second SIGTERM did not kill the job at once"
+    assert driver.returncode == 130, driver.stderr.read()
+    [row] = results_json(workspace)
+    assert row["status"] == "interrupted" and row["wall_s"] < 40, row
