@@ -247,7 +247,7 @@ def run_job(
             rss = tracker.poll()
             if reason is None:
                 if rss > mem_limit:
-                    reason, detail = "oom", f"tree RSS {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
+                    reason, detail = "oom", f"tree memory (PSS) {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
                     kill_at = time.monotonic()  # memory blow-ups are stopped at once
                 elif elapsed > limits.time_s:
                     reason, detail = "timeout", f"wall time {elapsed:.2f} s > limit {limits.time_s:g} s"
@@ -262,6 +262,7 @@ def run_job(
             if kill_at is not None and time.monotonic() >= kill_at:
                 if cgroup is not None:
                     cgroup.kill()
+                tracker.freeze()
                 tracker.signal_all(signal.SIGKILL)
     finally:
         if pidfd is not None:
@@ -307,6 +308,9 @@ def run_job(
 def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:
     if reason is not None:
         return reason
+    if outcome.leftover_pids:  # never ok while a process the job created is alive
+        outcome.error = f"{len(outcome.leftover_pids)} process(es) of the job survived SIGKILL: {outcome.leftover_pids[:5]}"
+        return "error"
     rc = outcome.returncode or 0
     if rc == -signal.SIGXCPU or (rc == -signal.SIGKILL and (outcome.cpu_s or 0) >= cpu_limit):
         outcome.limit_detail = f"CPU time {outcome.cpu_s:.1f} s reached limit {cpu_limit} s"
@@ -326,7 +330,13 @@ def _last_line(data: bytes) -> str:
 
 def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     """Read the worker's files as data. A missing or malformed result is an error, not a crash."""
+    from engine.worker import MODEL_CAP, RESULT_FILE_CAP
+
     try:
+        size = (scratch / "result.json").stat().st_size
+        if size > RESULT_FILE_CAP:  # the worker caps what it writes; this one was not the worker's
+            outcome.status, outcome.error = "error", f"worker result too large ({size / 2**20:.0f} MB)"
+            return
         result = json.loads((scratch / "result.json").read_text())
         with np.load(scratch / "predictions.npz", allow_pickle=False) as preds:
             outcome.train_pred = np.asarray(preds["train_pred"], dtype=np.float64)
@@ -334,8 +344,11 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     except (OSError, ValueError, KeyError) as exc:
         outcome.status, outcome.error = "error", f"worker result unreadable: {exc}"
         return
+    if not isinstance(result, dict):
+        outcome.status, outcome.error = "error", "worker result unreadable: not a JSON object"
+        return
     model = result.get("model")
-    outcome.model = model if isinstance(model, str) else None
+    outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
     outcome.dialect = str(result.get("dialect") or "python")
     outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
     outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}

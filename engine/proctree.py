@@ -109,22 +109,35 @@ class TreeTracker:
     root_pid: int
     token: str
     seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
-    peak_rss: int = 0
+    gone: set[int] = field(default_factory=set)  # seen pids that have exited: not looked up again
+    peak_rss: int = 0  # bytes: the largest sum of the tree's proportional set sizes
 
     def poll(self) -> int:
-        """Record the live tree and return its current total RSS in bytes."""
+        """Record the live tree and return its current memory in bytes: the sum of proportional
+        set sizes (PSS), so pages shared by forked children count once, not once per process."""
         total = 0
-        pids = [self.root_pid, *tree_pids(self.root_pid)]
+        in_tree = [self.root_pid, *tree_pids(self.root_pid)]
         # orphans adopted by us (the subreaper) that carry this job's token: at every poll, so
         # an escapee's memory counts for as long as it lives, not only when first seen
-        pids.extend(p.pid for p in adopted_with_token(self.token, skip=self.root_pid))
-        for pid in pids:
+        in_tree.extend(p.pid for p in adopted_with_token(self.token, skip=self.root_pid))
+        for pid in dict.fromkeys(in_tree):
             try:
                 proc = psutil.Process(pid)
-                self.seen.setdefault(pid, proc.create_time())
-                total += proc.memory_info().rss
+                self.seen[pid] = proc.create_time()
+                self.gone.discard(pid)
+                total += memory_bytes(proc)
             except psutil.Error:
                 continue
+        # processes seen before that left the tree (the worker died, its orphans came to us)
+        for pid in [p for p in self.seen if p not in self.gone and p not in in_tree]:
+            try:
+                proc = psutil.Process(pid)
+                if abs(proc.create_time() - self.seen[pid]) < 0.01:
+                    total += memory_bytes(proc)
+                    continue
+            except psutil.Error:
+                pass
+            self.gone.add(pid)  # exited, or the pid was recycled: not looked up again
         self.peak_rss = max(self.peak_rss, total)
         return total
 
@@ -144,6 +157,13 @@ class TreeTracker:
         for proc in candidates:
             found.setdefault(proc.pid, proc)
         return list(found.values())
+
+    def freeze(self) -> None:
+        """Before a kill: record the tree and stop every process in it, so nothing forks (or
+        leaves the tree when the worker dies) between the last look and SIGKILL."""
+        self.poll()
+        self.signal_all(signal.SIGSTOP)
+        self.poll()
 
     def signal_all(self, sig: int) -> None:
         try:
@@ -171,6 +191,18 @@ class TreeTracker:
             if not procs or time.monotonic() > deadline:
                 return [p.pid for p in procs if _alive(p)]
             time.sleep(0.05)
+
+
+def memory_bytes(proc: psutil.Process) -> int:
+    """Proportional set size from /proc/PID/smaps_rollup (Linux >= 4.14); RSS where unreadable."""
+    try:
+        with open(f"/proc/{proc.pid}/smaps_rollup", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return proc.memory_info().rss
 
 
 def _alive(proc: psutil.Process) -> bool:

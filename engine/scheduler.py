@@ -36,8 +36,18 @@ class PlannedJob:
         return f"{self.spec.method} / {self.spec.task} / seed {self.spec.seed}"
 
 
+class SinkError(Exception):
+    """The sink cannot record (disk full, read-only file system, a broken database): one line.
+    ``recorded`` says whether the job's outcome itself was committed (only its logs were not)."""
+
+    def __init__(self, message: str, recorded: bool = False) -> None:
+        super().__init__(message)
+        self.recorded = recorded
+
+
 class JobSink(Protocol):
-    """Where job lifecycle events go (the store). Called from backend threads."""
+    """Where job lifecycle events go (the store). Called from backend threads. A sink that
+    cannot record raises SinkError; scheduling then stops (RunState.failure)."""
 
     def claim(self, job: PlannedJob, started_at: str, host: str) -> bool: ...
     def started(self, job: PlannedJob, pid: int) -> None: ...
@@ -54,6 +64,12 @@ class RunState:
     recent_failures: list[tuple[PlannedJob, JobOutcome]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: why the run cannot go on (the store cannot record): no new job starts once it is set
+    failure: str | None = None
+
+    def fail(self, message: str) -> None:
+        with self.lock:
+            self.failure = self.failure or message
 
     @property
     def done(self) -> int:
@@ -115,12 +131,19 @@ def finish_job(
     cache: DataCache,
     on_change: Callable[[], None] | None = None,
 ) -> None:
-    """What every backend does with a returned outcome: score it, record it, count it."""
+    """What every backend does with a returned outcome: score it, record it, count it.
+    A sink that cannot record stops the run (state.failure) instead of killing the caller."""
     fields = evaluate(job, outcome, cache)
-    sink.finished(job, outcome, fields)
+    status = outcome.status
+    try:
+        sink.finished(job, outcome, fields)
+    except SinkError as exc:
+        state.fail(str(exc))
+        if not exc.recorded:
+            status = "interrupted"  # the sink marks it so where it still can
     with state.lock:
         state.running.pop(job.job_id, None)
-        state.counts[outcome.status] += 1
+        state.counts[status] += 1
         if outcome.status != "ok":
             state.recent_failures = (state.recent_failures + [(job, outcome)])[-10:]
     if on_change:
@@ -153,29 +176,15 @@ class LocalBackend:
 
         def slot(index: int) -> None:
             core = self.cores[index % len(self.cores)] if self.cores else None
-            while not cancel.is_set():
+            while not cancel.is_set() and state.failure is None:
                 try:
                     job = todo.get_nowait()
                 except queue.Empty:
                     return
-                started_at = now_iso()
-                if not sink.claim(job, started_at, os.uname().nodename):
-                    with state.lock:
-                        state.total -= 1  # another driver runs it
-                    continue
-                with state.lock:
-                    state.running[job.job_id] = (job, time.monotonic())
-                if on_change:
-                    on_change()
-                outcome = run_job(
-                    job.payload,
-                    self.scratch_root / f"{job.job_id}-a{job.attempt}",
-                    core=core,
-                    cancel=cancel,
-                    force=force,
-                    on_start=lambda pid, job=job: sink.started(job, pid),
-                )
-                finish_job(job, outcome, sink, state, data_cache, on_change)
+                try:
+                    self._run_one(job, core, sink, state, cancel, force, data_cache, on_change)
+                except (SinkError, OSError) as exc:  # the slot survives; the run stops
+                    state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
 
         threads = [threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True) for i in range(self.n_slots)]
         for t in threads:
@@ -183,3 +192,27 @@ class LocalBackend:
         for t in threads:
             while t.is_alive():
                 t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
+
+    def _run_one(self, job, core, sink, state, cancel, force, data_cache, on_change) -> None:
+        if not sink.claim(job, now_iso(), os.uname().nodename):
+            with state.lock:
+                state.total -= 1  # another driver runs it
+            return
+        with state.lock:
+            state.running[job.job_id] = (job, time.monotonic())
+        if on_change:
+            on_change()
+        try:
+            outcome = run_job(
+                job.payload,
+                self.scratch_root / f"{job.job_id}-a{job.attempt}",
+                core=core,
+                cancel=cancel,
+                force=force,
+                on_start=lambda pid: sink.started(job, pid),
+            )
+        except OSError as exc:  # its scratch directory cannot be written: the disk is full
+            outcome = JobOutcome(job.job_id, job.attempt, "interrupted", os.uname().nodename, now_iso(), now_iso(), 0.0,
+                                 error=f"cannot prepare the job: {exc}")
+            state.fail(f"cannot write the workspace: {exc}")
+        finish_job(job, outcome, sink, state, data_cache, on_change)

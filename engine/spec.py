@@ -40,6 +40,14 @@ class SpecError(ValueError):
     """Invalid limits or spec fields; one line for the CLI."""
 
 
+#: ceilings of the limits: beyond them a value is a typo (or an attack), not a benchmark setting
+LIMIT_CEILINGS = {"time_s": 30 * 86400.0, "cpu_s": 45 * 86400.0, "mem_mb": 16 * 2**20, "grace_s": 60.0}
+CEILING_WHY = {
+    "time_s": "30 days", "cpu_s": "45 days", "mem_mb": "16 TB",
+    "grace_s": "a job is killed at most a minute after its limit",
+}
+
+
 @dataclass(frozen=True)
 class Limits:
     """Hard limits of one job. Memory is of the whole process tree; CPU time is per process."""
@@ -50,12 +58,14 @@ class Limits:
     grace_s: float = 5.0
 
     def __post_init__(self) -> None:
-        for name in ("time_s", "mem_mb", "grace_s"):
+        for name in ("time_s", "mem_mb", "grace_s", "cpu_s"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            if name == "cpu_s" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise SpecError(f"limit {name} must be a positive number, got {value!r}")
-        if self.cpu_s is not None and (not math.isfinite(self.cpu_s) or self.cpu_s <= 0):
-            raise SpecError(f"limit cpu_s must be a positive number, got {self.cpu_s!r}")
+            if value > LIMIT_CEILINGS[name]:
+                raise SpecError(f"limit {name} must be at most {LIMIT_CEILINGS[name]:g} ({CEILING_WHY[name]}), got {value:g}")
 
     @property
     def effective_cpu_s(self) -> int:

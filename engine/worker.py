@@ -17,12 +17,23 @@ import signal
 import sys
 
 
+#: ceilings of what a method's result may carry (characters / entries): a model this long is far
+#: past the parser's limit (it is stored marked too large), and the driver reads every result
+MODEL_CAP = 100_000
+PARETO_EXPRESSION_CAP = 20_000
+PARETO_CAP = 1000
+RESULT_FILE_CAP = 64 << 20  # bytes of result.json the driver reads at most
+
+
 def _harden() -> None:
     import ctypes
     import resource
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the launching thread
+    # PR_SET_CHILD_SUBREAPER: whatever the method starts and orphans (double fork, setsid, a
+    # cleared environment) is re-parented to this worker, so it stays in the job's tree
+    libc.prctl(36, 1, 0, 0, 0)
     parent = os.environ.get("SRTUI_PARENT_PID")
     if parent and os.getppid() != int(parent):
         sys.exit(70)  # the driver died before we armed the death signal
@@ -86,14 +97,25 @@ def run(jobdir_arg: str) -> int:
     buf = io.BytesIO()
     np.savez(buf, train_pred=train_pred, test_pred=test_pred)
     _write_atomic(jobdir / "predictions.npz", buf.getvalue())
+    notes = dict(fitted.notes or {})
+    model = fitted.expression
+    if isinstance(model, str) and len(model) > MODEL_CAP:
+        notes["model_truncated_from"] = len(model)  # shown as too large; the driver stays small
+        model = model[:MODEL_CAP]
+    pareto = []
+    for p in list(fitted.pareto or [])[:PARETO_CAP]:
+        text = str(p.expression)
+        point = {"expression": text[:PARETO_EXPRESSION_CAP], "complexity": float(p.complexity), "loss": float(p.loss)}
+        if len(text) > PARETO_EXPRESSION_CAP:
+            point["too_large"] = len(text)
+        pareto.append(point)
+    if len(fitted.pareto or []) > PARETO_CAP:
+        notes["pareto_truncated_from"] = len(fitted.pareto)
     result = {
-        "model": fitted.expression,
+        "model": model,
         "dialect": fitted.dialect,
-        "pareto": [
-            {"expression": p.expression, "complexity": float(p.complexity), "loss": float(p.loss)}
-            for p in fitted.pareto
-        ],
-        "notes": fitted.notes,
+        "pareto": pareto,
+        "notes": notes,
         "fit_s": fit_s,
         "method_version": method.version(),
     }
@@ -101,12 +123,55 @@ def run(jobdir_arg: str) -> int:
     return 0
 
 
+def _kill_descendants(wait_s: float = 2.0) -> None:
+    """SIGKILL every process still in this worker's tree (as subreaper, that is every process
+    the method started, escaped or not), and reap them: nothing outlives the fit."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        pids = _descendants(os.getpid())
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        while True:  # reap whatever has exited (ours, adopted or not)
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not pids or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
+
+
+def _descendants(pid: int) -> list[int]:
+    out, stack = [], [pid]
+    while stack:
+        parent = stack.pop()
+        try:
+            for tid in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{tid}/children") as fh:
+                    children = [int(p) for p in fh.read().split()]
+                out.extend(children)
+                stack.extend(children)
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def main() -> None:
     _harden()
     if len(sys.argv) != 2:
         print("usage: python -m engine.worker JOBDIR", file=sys.stderr)
         sys.exit(64)
-    sys.exit(run(sys.argv[1]))
+    try:
+        code = run(sys.argv[1])
+    finally:
+        _kill_descendants()
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.textsafe import csv_cell, visible
 from results.scoring.base import Score
 
 FORMATS = ("table", "csv", "md", "latex", "json")
@@ -105,19 +106,35 @@ def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(clean.to_json(orient="records"))
 
 
+def _safe_text(df: pd.DataFrame, cell) -> pd.DataFrame:
+    """``cell`` applied to the text cells and the column names (numeric columns untouched, so
+    ``-1.5`` stays a number); untrusted names and models reach no terminal or spreadsheet raw."""
+    out = df.rename(columns=lambda c: cell(c) if isinstance(c, str) else c)
+    for col in out.columns:
+        if pd.api.types.is_object_dtype(out[col]) or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(lambda v: cell(v) if isinstance(v, str) else v, na_action="ignore")
+    return out
+
+
 def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options: dict[str, Any] | None = None,
-                  notes: list[str] | None = None) -> str:
-    """Several named tables of one rule (or of an export) in one text document."""
+                  notes: list[str] | None = None, *, raw: bool = False) -> str:
+    """Several named tables of one rule (or of an export) in one text document.
+
+    Text is made visible (engine.textsafe) in every format but JSON, whose escaping already is;
+    CSV text cells that a spreadsheet would run as formulas are neutralised unless ``raw``."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
     meta = _meta(rule, options or {})
     if notes:
         meta["notes"] = list(notes)
-    head = _header(meta) + "".join(f"\nnote: {n}" for n in notes or [])
+    head = visible(_header(meta), one_line=True) + "".join(f"\nnote: {visible(n, one_line=True)}" for n in notes or [])
     if fmt in ("csv", "latex"):
         head = head.replace("\nnote: ", "\n# note: " if fmt == "csv" else "\n% note: ")
     if fmt == "json":
-        return json.dumps({**meta, "tables": {k: _json_records(v) for k, v in tables.items()}}, indent=1, default=str)
+        return json.dumps({**meta, "tables": {k: _json_records(v) for k, v in tables.items()}}, indent=1,
+                          default=str, allow_nan=False)
+    cell = (lambda v: csv_cell(v, raw=raw)) if fmt == "csv" else visible
+    tables = {visible(k, one_line=True): _safe_text(df, cell) for k, df in tables.items()}
     parts = []
     if fmt == "csv":
         for name, df in tables.items():
@@ -139,5 +156,5 @@ def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options:
     return "\n".join(parts) + "\n"
 
 
-def render_score(score: Score, fmt: str) -> str:
-    return render_tables(score.tables, fmt, score.rule, score.options, score.notes)
+def render_score(score: Score, fmt: str, *, raw: bool = False) -> str:
+    return render_tables(score.tables, fmt, score.rule, score.options, score.notes, raw=raw)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sqlite3
 import threading
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,20 +50,29 @@ class Store:
                 workspace.refuse_network_filesystem()
             except WorkspaceError as exc:
                 raise StoreError(str(exc)) from None
+        if not create and path.exists() and not _initialised(path):
+            # a run initialises an empty file (as SQLite does); nothing else has anything to read
+            raise StoreError(f"{path} is not a usable srtui database: it is empty (0 bytes)")
         try:
             if readonly:
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+                conn = _connect_readonly(path)
             else:
                 conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
             conn.execute("PRAGMA busy_timeout = 30000")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {path}: {exc}") from None
+            raise StoreError(f"{path} is not a usable srtui database: {exc}") from None
         self.conn = conn
         self._db = None
         self.lock = threading.RLock()
         try:
             if readonly:
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
+                deadline = time.monotonic() + 3.0
+                while version == 0 and time.monotonic() < deadline:  # a run is creating it
+                    time.sleep(0.1)
+                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0:
+                    raise sqlite3.DatabaseError("it holds no srtui tables")
                 schema.check_version(version, path)
             else:
                 self._prepare()
@@ -140,6 +151,16 @@ class Store:
         with self.transaction() as c:
             c.execute("UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?", (status, ended_at, run_id))
 
+    def end_dead_runs(self, driver_alive, ended_at: str) -> int:
+        """Runs still marked running whose driver is gone (it was killed): marked lost."""
+        rows = self.conn.execute("SELECT run_id, driver FROM runs WHERE status = 'running'").fetchall()
+        dead = [run_id for run_id, driver in rows if not driver_alive(driver or "")]
+        if dead:
+            with self.transaction() as c:
+                c.executemany("UPDATE runs SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'running'",
+                              [(ended_at, run_id) for run_id in dead])
+        return len(dead)
+
     # --- jobs --------------------------------------------------------------------------------
 
     def plan(self, specs: Iterable[JobSpec]) -> dict[str, tuple[str, int]]:
@@ -180,26 +201,35 @@ class Store:
 
     def mark_lost(self, job_id: str, attempt: int, ended_at: str, why: str) -> bool:
         """A running job whose driver is gone: record the attempt as lost (it will be retried)."""
+        return self._end_running(job_id, attempt, ended_at, why, "lost")
+
+    def mark_interrupted(self, job_id: str, attempt: int, ended_at: str, why: str) -> bool:
+        """A running job whose outcome could not be recorded (disk full): retried by the next run."""
+        return self._end_running(job_id, attempt, ended_at, why, "interrupted")
+
+    def _end_running(self, job_id: str, attempt: int, ended_at: str, why: str, status: str) -> bool:
         with self.transaction() as c:
             cur = c.execute(
-                "UPDATE jobs SET status = 'lost', ended_at = ?, error = ?, worker_pid = NULL "
+                "UPDATE jobs SET status = ?, ended_at = ?, error = ?, worker_pid = NULL "
                 "WHERE job_id = ? AND status = 'running' AND attempt = ?",
-                (ended_at, why, job_id, attempt),
+                (status, ended_at, why, job_id, attempt),
             )
             if cur.rowcount:
                 c.execute(
                     "INSERT OR REPLACE INTO attempts (job_id, attempt, status, ended_at, error) VALUES (?,?,?,?,?)",
-                    (job_id, attempt, "lost", ended_at, why),
+                    (job_id, attempt, status, ended_at, why),
                 )
             return bool(cur.rowcount)
 
     def claim(self, job_id: str, attempt: int, run_id: str, started_at: str, host: str) -> bool:
-        """Atomically mark a job running for this run; False if another driver has it."""
+        """Atomically mark a job running for this run as ``attempt``; False if another driver has
+        it, or has run it since this driver planned it (the stored attempt is no longer the one
+        before ``attempt``): two drivers on one workspace never run a job twice."""
         with self.transaction() as c:
             cur = c.execute(
                 "UPDATE jobs SET status = 'running', attempt = ?, run_id = ?, started_at = ?, host = ?, "
-                "ended_at = NULL, worker_pid = NULL WHERE job_id = ? AND status != 'running'",
-                (attempt, run_id, started_at, host, job_id),
+                "ended_at = NULL, worker_pid = NULL WHERE job_id = ? AND status != 'running' AND attempt = ?",
+                (attempt, run_id, started_at, host, job_id, attempt - 1),
             )
             if cur.rowcount:
                 c.execute(
@@ -267,6 +297,33 @@ class Store:
             return None
         with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
+
+
+def _initialised(path: Path, wait_s: float = 3.0) -> bool:
+    """Has the file any bytes? A run creating the workspace right now writes them within
+    moments, so an empty file is given ``wait_s`` before it counts as empty."""
+    deadline = time.monotonic() + wait_s
+    while path.stat().st_size == 0:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection. A WAL database needs its -shm file, which a read-only workspace
+    (file system mounted read-only, a copy on a CD) cannot create: there nobody can write
+    either, so the file is opened as immutable."""
+    uri = Path(path).absolute().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        if os.access(Path(path).parent, os.W_OK):
+            raise
+        conn.close()
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None, timeout=30)
 
 
 def pack_predictions(train_index, train_pred, test_index, test_pred) -> bytes:

@@ -117,7 +117,12 @@ def read_runs_csv(path: str | Path) -> pd.DataFrame:
         raise TablesError(f"{path} is not a readable CSV file: {' '.join(str(exc).split())}") from None
     if "symbolic_solution_rate_(%)" in df.columns and "symbolic_solution" not in df.columns:
         df["symbolic_solution"] = df["symbolic_solution_rate_(%)"] / 100  # groundtruth.csv: a rate per dataset
-    return normalise(df)
+    runs = normalise(df)
+    for col in [c for c in runs.columns if c.startswith(("r2_", "mse_", "mae_", "nmse_"))]:
+        if not pd.api.types.is_numeric_dtype(runs[col]):  # a score cannot be text
+            bad = next(v for v in runs[col] if pd.notna(v) and pd.isna(pd.to_numeric(v, errors="coerce")))
+            raise TablesError(f"{path}: column {col} must hold numbers, found {str(bad)[:40]!r}")
+    return runs
 
 
 def runs_frame(store, suite: str | None = None) -> pd.DataFrame:

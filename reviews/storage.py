@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from engine.textsafe import safe_value
 from results.store import Store
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -305,7 +306,7 @@ class ExpertSession:
         item = self._items[self.order[index]]
         if item not in self._content:
             row = self.store.conn.execute("SELECT content FROM review_items WHERE item_id = ?", (item,)).fetchone()
-            self._content[item] = json.loads(row[0])
+            self._content[item] = safe_value(json.loads(row[0]))  # shown on a terminal
         return self._content[item]
 
     def show(self, index: int) -> dict[str, Any]:
@@ -343,8 +344,8 @@ class ExpertSession:
 
     def rate(self, index: int, rating: int, comment: str | None = None) -> None:
         """Commit a rating (or a revision) of the item at ``index`` before anything else is shown."""
-        if isinstance(rating, bool) or not isinstance(rating, int):
-            raise ExpertError("a rating must be a whole number from 1 to 5")
+        if isinstance(rating, bool) or not isinstance(rating, int) or rating not in LIKERT:
+            raise ExpertError("a rating must be a whole number from 1 to 5")  # 10**20 included
         self._write(index, "rate", rating, (comment or "").strip() or None)
 
     def skip(self, index: int) -> None:

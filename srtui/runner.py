@@ -6,11 +6,13 @@ on user input (names, limits, workspace) is checked in ``plan_run`` before the s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -22,12 +24,16 @@ from engine.backends import BackendError, BackendOptions, backend_kind, make_bac
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
 from engine.methods.srbench_eval import OPTIONS_KEY
-from engine.scheduler import PlannedJob, RunState, usable_cores
+from engine.scheduler import PlannedJob, RunState, SinkError, usable_cores
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
 from tasks.catalogue import TaskContext, TaskError, entry, get_task
 from tasks.suites import Suite, SuiteError, load_suite
+
+
+MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
+MAX_JOBS = 1024  # slots of one driver (threads, pipes); a cluster scales by workers, not slots
 
 
 class RunError(Exception):
@@ -59,6 +65,7 @@ class RunRequest:
     cluster: str | None = None
     cluster_config: Path | None = None
     metrics: bool = True  # compute the results metrics at the end of the run
+    oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
 
 
 @dataclass
@@ -106,8 +113,15 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     limits = _limits(suite, req)
     if req.jobs is not None and req.jobs < 1:
         raise RunError(f"--jobs must be at least 1, got {req.jobs}")
-    if req.seeds is not None and req.seeds < 1:
-        raise RunError(f"--seeds must be at least 1, got {req.seeds}")
+    cores = len(usable_cores())
+    local = not (req.backend == "dask" or req.scheduler or req.cluster or req.cluster_config)
+    if req.jobs is not None and local and req.jobs > cores and not req.oversubscribe:
+        raise RunError(f"--jobs {req.jobs} is more than the {cores} usable core(s): jobs would share cores and "
+                       "their times would not compare (--oversubscribe to do it anyway)")
+    if req.jobs is not None and req.jobs > MAX_JOBS:
+        raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
+    if req.seeds is not None and not 1 <= req.seeds <= MAX_SEEDS:
+        raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
 
     method_refs, notes = _folder_refs(req)
     methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
@@ -162,7 +176,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if write_data and not path.exists():
             workspace.ensure()
             _write_task_data(task, path)
-    n_slots = req.jobs or len(usable_cores())
+    n_slots = req.jobs or cores
     kind, slots_text = _check_backend(req, specs, n_slots)
     return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes)
 
@@ -248,7 +262,11 @@ def _row_indices(data_path: str):
 
 
 class StoreSink:
-    """Writes job lifecycle events into the store and job logs into the workspace."""
+    """Writes job lifecycle events into the store and job logs into the workspace.
+
+    A finished job's outcome is committed first, in its own transaction; its log files come
+    after and may fail alone. Anything the store or the disk refuses becomes a SinkError (one
+    line), which stops the run instead of a slot thread."""
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.store = store
@@ -256,19 +274,42 @@ class StoreSink:
         self.logs = store.workspace.logs
 
     def claim(self, job: PlannedJob, started_at: str, host: str) -> bool:
-        return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
+        try:
+            return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
+        except (sqlite3.Error, OSError) as exc:
+            raise SinkError(f"cannot record in {self.store.workspace.db_path}: {exc}") from None
 
     def started(self, job: PlannedJob, pid: int) -> None:
-        self.store.set_worker_pid(job.job_id, pid)
+        try:
+            self.store.set_worker_pid(job.job_id, pid)
+        except (sqlite3.Error, OSError):
+            pass  # informational; the outcome is what must be recorded
 
     def workers(self, live: int, expected: int) -> None:
         """A cluster run's workers, 'live/expected', for `srtui status` (cleared at the end)."""
         self.store.set_meta(workers_key(self.run_id), f"{live}/{expected or '?'}")
 
     def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
+        try:
+            self._record(job, outcome, fields)
+        except (sqlite3.Error, OSError) as exc:
+            why = f"cannot record in {self.store.workspace.db_path}: {exc}"
+            try:
+                self.store.mark_interrupted(job.job_id, job.attempt, now_iso(), why)
+            except (sqlite3.Error, OSError):
+                pass  # left running: the next run's recovery retries it as lost
+            raise SinkError(why) from None
         for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
-            if data:
-                (self.logs / f"{job.job_id}.a{job.attempt}.{stream}").write_bytes(data)
+            path = self.logs / f"{job.job_id}.a{job.attempt}.{stream}"
+            try:
+                if data:
+                    path.write_bytes(data)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
+                raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
+
+    def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
         record = {
             "status": outcome.status, "attempt": job.attempt, "run_id": self.run_id,
             "returncode": outcome.returncode, "signal": outcome.signal, "wall_s": outcome.wall_s,
@@ -299,6 +340,7 @@ def recover(store: Store) -> tuple[int, int]:
             continue
         if store.mark_lost(job["job_id"], job["attempt"], now_iso(), "the driver running this job died"):
             lost += 1
+    store.end_dead_runs(lambda driver: bool(driver) and proctree.identity_alive(driver), now_iso())
     killed = proctree.sweep_orphans(store.workspace_id + ":")
     return lost, len(killed)
 
@@ -355,7 +397,7 @@ def execute(
             except BackendError as exc:
                 failed = True
                 raise RunError(str(exc)) from None
-            if not cancel.is_set() and req.metrics:
+            if not cancel.is_set() and state.failure is None and req.metrics:
                 # the published metrics (sizes, symbolic solution, ...) for the finished jobs, in a
                 # process pool with per-operation timeouts; cached, so a resumed run only adds
                 from results.metrics import compute_for_store
@@ -364,11 +406,21 @@ def execute(
                     on_metrics("computing metrics")
                 compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
         finally:
-            store.end_run(run_id, "interrupted" if cancel.is_set() else "failed" if failed else "done", now_iso())
-            store.set_meta(workers_key(run_id), None)
+            try:
+                # a store/disk failure first; then Ctrl-C (a cluster cancelled by it raises too)
+                end = ("failed" if state.failure else "interrupted" if cancel.is_set()
+                       else "failed" if failed else "done")
+                store.end_run(run_id, end, now_iso())
+                store.set_meta(workers_key(run_id), None)
+            except (sqlite3.Error, OSError) as exc:
+                state.fail(f"cannot record in {plan.workspace.db_path}: {exc}")
             close = getattr(backend, "close", None)
             if close is not None:
                 close()
+        if state.failure:
+            done = state.done - state.counts.get("interrupted", 0)
+            raise RunError(f"run stopped: {state.failure}; the {done} job(s) that finished are recorded, "
+                           "the others are retried by the next `srtui run`")
         return RunResult(run_id, state, len(plan.specs) - len(todo), lost, cancel.is_set())
     finally:
         store.close()

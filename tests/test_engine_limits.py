@@ -12,9 +12,15 @@ from conftest import results_json, srtui
 from engine.proctree import processes_with_token
 
 
-def job_processes_alive() -> list[psutil.Process]:
-    """Any process anywhere still carrying an srtui job token."""
-    return [p for p in processes_with_token(prefix="") if p.pid != os.getpid()]
+def job_processes_alive(workspace: Path) -> list[psutil.Process]:
+    """Any process still carrying a job token of this workspace (other runs share the machine)."""
+    from engine.workspace import Workspace
+    from results.store import Store
+
+    store = Store(Workspace(workspace), readonly=True)
+    prefix = store.workspace_id + ":"
+    store.close()
+    return [p for p in processes_with_token(prefix=prefix) if p.pid != os.getpid()]
 
 
 def one(rows: list[dict], **where) -> dict:
@@ -33,7 +39,7 @@ def test_sleep_times_out_and_leaves_nothing(workspace: Path) -> None:
     assert row["status"] == "timeout"
     assert row["wall_s"] <= 3 + 1 + 2, row
     assert row["signal"] == 9  # it ignores SIGTERM, so the grace period ended in SIGKILL
-    assert not job_processes_alive()
+    assert not job_processes_alive(workspace)
 
 
 def test_memhog_is_oom_and_neighbours_carry_on(workspace: Path, suite_file) -> None:
@@ -51,7 +57,7 @@ def test_memhog_is_oom_and_neighbours_carry_on(workspace: Path, suite_file) -> N
         assert row["wall_s"] < 6, row
         assert "limit 300 MB" in row["limit_detail"]
     assert [r["status"] for r in rows if r["method"] == "probe-noop"] == ["ok", "ok"]
-    assert not job_processes_alive()
+    assert not job_processes_alive(workspace)
 
 
 def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path) -> None:

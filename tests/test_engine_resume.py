@@ -60,11 +60,12 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file) -> None
     driver.wait()
     statuses = dict(db_rows(workspace, "SELECT status, count(*) FROM jobs GROUP BY status"))
     assert statuses.get("ok", 0) < 40, "the run finished before it could be killed"
-    # the jobs die with their driver (parent-death signal)
+    # the jobs die with their driver (parent-death signal); only this workspace's jobs are ours
+    mine = db_rows(workspace, "SELECT value FROM meta WHERE key = 'workspace_id'")[0][0] + ":"
     deadline = time.monotonic() + 5
-    while processes_with_token(prefix="") and time.monotonic() < deadline:
+    while processes_with_token(prefix=mine) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not processes_with_token(prefix="")
+    assert not processes_with_token(prefix=mine)
     # until the next run, the jobs left "running" are reported with their driver gone
     status = json.loads(srtui("status", "--json", "--workspace", str(workspace), check=True).stdout)
     assert status["running"] and not any(r["driver_alive"] for r in status["running"])
@@ -80,7 +81,10 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file) -> None
     # each job's attempts are numbered 1..n, and exactly the last is its terminal record
     counts = db_rows(workspace, "SELECT job_id, count(*), max(attempt) FROM attempts GROUP BY job_id")
     assert all(n == top for _, n, top in counts)
-    assert not processes_with_token(prefix="")
+    assert not processes_with_token(prefix=mine)
+    # the killed driver's run is not left "running"
+    assert db_rows(workspace, "SELECT count(*) FROM runs WHERE status = 'running'") == [(0,)]
+    assert db_rows(workspace, "SELECT count(*) FROM runs WHERE status = 'lost'") == [(1,)]
 
 
 def test_status_json_answers_during_a_run(workspace: Path, suite_file) -> None:

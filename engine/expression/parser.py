@@ -26,6 +26,7 @@ import math
 import re
 import sys
 import threading
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -120,6 +121,16 @@ def _check_features(features: Sequence[str]) -> tuple[str, ...]:
     if len(set(feats)) != len(feats):
         raise ExpressionError("feature names are not unique")
     return feats
+
+
+def _refuse_lookalikes(text: str) -> None:
+    """Python reads identifiers NFKC-normalised, so a fullwidth ``ｘ０`` would silently become
+    ``x0``: a model must name its variables exactly, so any such character is an error."""
+    if text.isascii() or unicodedata.normalize("NFKC", text) == text:
+        return
+    bad = next(ch for ch in text if unicodedata.normalize("NFKC", ch) != ch)
+    raise ExpressionError(f"character {bad!r} (U+{ord(bad):04X}) would be read as "
+                          f"{unicodedata.normalize('NFKC', bad)!r}; write the model in plain characters")
 
 
 def _ast_parse(src: str) -> ast.Expression:
@@ -298,6 +309,7 @@ def parse_expression(
         return ParsedExpression(text, None, feats, too_large=True, dialect=dialect)
     if not text.strip():
         raise ExpressionError("empty expression")
+    _refuse_lookalikes(text)
     tree = _ast_parse(translate(text, d))
     builder = _Builder(feats, d, _numbering(tree, feats, d))
     expr = builder.build(tree.body, 0)

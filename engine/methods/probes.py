@@ -80,28 +80,57 @@ import os, sys, time
 if os.fork():            # first child exits at once: the grandchild is orphaned
     os._exit(0)
 os.setsid()              # and leaves the job's session
-path = os.environ.get("SRTUI_PROBE_PIDFILE")
+path = sys.argv[1]
 if path:
     with open(path + ".tmp", "w") as fh:
         fh.write(str(os.getpid()))
     os.replace(path + ".tmp", path)
+hold = bytearray(int(sys.argv[2]) * 2**20)
+hold[::4096] = b"\x01" * len(range(0, len(hold), 4096))  # touch every page: it is resident
 while True:
     time.sleep(1)
 """
 
 
 class Escape(_Probe):
-    """Starts a setsid, double-forked grandchild that sleeps forever, then returns at once."""
+    """Starts a setsid, double-forked grandchild that sleeps forever, then returns.
+
+    params: ``clear_env`` (start it with only PATH in its environment: no job token),
+    ``hold_mb`` (memory the grandchild holds), ``wait_s`` (how long the fit goes on after)."""
 
     name = "probe-escape"
 
     def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
-        child = subprocess.Popen([sys.executable, "-c", _ESCAPEE], start_new_session=True)
+        path = os.environ.get("SRTUI_PROBE_PIDFILE", "")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} if params.get("clear_env") else None
+        child = subprocess.Popen([sys.executable, "-c", _ESCAPEE, path, str(int(params.get("hold_mb", 0)))],
+                                 env=env, start_new_session=True)
         child.wait()
-        path = os.environ.get("SRTUI_PROBE_PIDFILE")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while path and not os.path.exists(path) and time.monotonic() < deadline:
             time.sleep(0.02)
+        time.sleep(float(params.get("wait_s", 0)))
+        return _constant(float(np.mean(y)))
+
+
+class Forks(_Probe):
+    """Touches ``ballast_mb`` (default 0), then forks ``n`` (default 50) children that sleep
+    ``sleep_s`` (default 4) and exit: every child maps the ballast, nothing more is allocated."""
+
+    name = "probe-forks"
+
+    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+        ballast = bytearray(int(params.get("ballast_mb", 0)) * 2**20)
+        ballast[::4096] = b"\x01" * len(range(0, len(ballast), 4096))
+        children = []
+        for _ in range(int(params.get("n", 50))):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(float(params.get("sleep_s", 4)))
+                os._exit(0)
+            children.append(pid)
+        for pid in children:
+            os.waitpid(pid, 0)
         return _constant(float(np.mean(y)))
 
 

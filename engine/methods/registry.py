@@ -23,6 +23,7 @@ BUILTIN: dict[str, str] = {
     "probe-memhog": "engine.methods.probes:MemHog",
     "probe-crash": "engine.methods.probes:Crash",
     "probe-escape": "engine.methods.probes:Escape",
+    "probe-forks": "engine.methods.probes:Forks",
     "probe-badmodel": "engine.methods.probes:BadModel",
     # scikit-learn baselines: exported symbolically ...
     "dummy": "engine.methods.sklearn_baselines:Dummy",

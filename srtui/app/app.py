@@ -21,6 +21,7 @@ from textual.events import Resize
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
+from engine.textsafe import visible
 from engine.workspace import Workspace
 from srtui.app.messages import RunFinished
 from srtui.app.review.expert import MIN_SIZE
@@ -49,6 +50,10 @@ class SrtuiApp(App):
           for n, (mode, label) in enumerate(SECTIONS, 1)),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
     ]
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """OSC 52 carries the text to the terminal: control characters go as visible text."""
+        super().copy_to_clipboard(visible(text))
 
     def __init__(
         self,

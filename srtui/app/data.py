@@ -20,6 +20,7 @@ import pandas as pd
 
 from engine.proctree import identity_alive
 from engine.spec import TERMINAL
+from engine.textsafe import safe_row
 from engine.workspace import Workspace
 from results.store import Store, StoreError
 
@@ -60,9 +61,12 @@ class Reader:
 
     def store(self) -> Store | None:
         if self._store is None:
-            if not self.workspace.exists():
-                return None
+            if not self.workspace.exists() or self.workspace.db_path.stat().st_size == 0:
+                return None  # no workspace, or a run is creating its database right now
             store = Store(self.workspace, readonly=True)
+            # every text the app reads (models, errors, names, notes) shows control characters
+            # visibly: a method's escape sequences never reach the terminal through a screen
+            store.conn.row_factory = safe_row
             if store.conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 store.close()  # a run is creating the database right now: not ready yet
                 return None
@@ -119,6 +123,8 @@ class MonitorSnapshot:
     gone_runs: int = 0
     #: driver identities of the live runs, re-checked at every poll even when no data changed
     live_drivers: tuple[str, ...] = ()
+    #: why an existing workspace cannot be read (newer schema, broken database), one line
+    error: str | None = None
 
     @property
     def total(self) -> int:
@@ -146,8 +152,8 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
     with reader.lock:
         try:
             store = reader.store()
-        except StoreError:
-            return MonitorSnapshot(exists=False)
+        except StoreError as exc:
+            return MonitorSnapshot(exists=False, error=str(exc))
         if store is None:
             return MonitorSnapshot(exists=False)
         version = reader.data_version()
@@ -329,7 +335,9 @@ def _group_frame(reader: Reader, conn, where: str, args: list[Any]) -> "pd.DataF
     key = ("frame", reader.data_version(), where, tuple(args))
     frame = reader.group_cache.get(key)
     if frame is None:
-        raw = conn.execute(f"SELECT {', '.join(_FRAME_COLUMNS)} FROM jobs{where}", args).fetchall()
+        cursor = conn.cursor()
+        cursor.row_factory = None  # every row of the table: its labels are shown through cell()
+        raw = cursor.execute(f"SELECT {', '.join(_FRAME_COLUMNS)} FROM jobs{where}", args).fetchall()
         frame = pd.DataFrame(raw, columns=list(_FRAME_COLUMNS))
         reader.group_cache[key] = frame
     return frame

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.textsafe import safe_value
 from engine.workspace import Workspace
 from srtui.app.data import Reader, job_row
 
@@ -202,7 +203,7 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
     pareto: tuple[dict[str, Any], ...] = ()
     if job.get("pareto"):
         try:
-            pareto = tuple(p for p in json.loads(job["pareto"]) if isinstance(p, dict))
+            pareto = tuple(safe_value(p) for p in json.loads(job["pareto"]) if isinstance(p, dict))
         except ValueError:
             notes.append("the stored Pareto front is not valid JSON")
     return ExpressionDetail(job, model, truth, tuple(metrics), pareto, tuple(notes))

@@ -12,6 +12,8 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
+from engine.textsafe import visible
+
 STATUS_STYLE = {
     "ok": "green", "error": "red", "timeout": "yellow", "cpu_timeout": "yellow", "oom": "magenta",
     "crashed": "red", "interrupted": "cyan", "lost": "cyan", "invalid_model": "red", "running": "bold blue",
@@ -43,7 +45,7 @@ def cell(value: Any, width: int | None = None) -> Text:
         return Text(f"{value:.4g}", justify="right")
     if isinstance(value, int):
         return Text(str(value), justify="right")
-    text = str(value).replace("\n", " ")
+    text = visible(str(value).replace("\n", " "), one_line=True)
     if width is not None and len(text) > width:
         text = text[: width - 1] + "…"
     return Text(text)

@@ -39,9 +39,26 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: one clear line and a non-zero exit for every expected failure."""
+    """Console entry point: one clear line and a non-zero exit for every expected failure.
+
+    stdout and stderr show control characters visibly (engine.textsafe), whatever prints."""
+    import sqlite3
+
+    from engine.textsafe import SafeStream
+
+    if not isinstance(sys.stdout, SafeStream):
+        sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
         app(args=argv, prog_name="srtui", standalone_mode=True)
     except CliError as exc:
-        print(f"srtui: error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        _one_line(str(exc))
+    except sqlite3.DatabaseError as exc:  # corrupted, truncated, not a database, disk I/O
+        _one_line(f"the workspace's srtui.db is not a usable srtui database: {exc}")
+    except OSError as exc:  # read-only or full file system, permissions
+        where = f": {exc.filename}" if exc.filename else ""
+        _one_line(f"{exc.strerror or exc}{where}")
+
+
+def _one_line(message: str) -> None:
+    print(f"srtui: error: {' '.join(message.split())}", file=sys.stderr)
+    sys.exit(2)

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from srtui.cli.common import fail
+from srtui.cli.common import cell, console, fail
 
 methods_app = typer.Typer(help="List, check and install symbolic regression methods.", no_args_is_help=True)
 
@@ -93,8 +93,6 @@ def list_methods(
         json.dump(rows, sys.stdout, indent=1)
         print()
         return
-    from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
@@ -105,8 +103,8 @@ def list_methods(
         limit = r.get("time_limit")
         limit = limit if isinstance(limit, str) else ("yes" if limit else "no")
         cells = (r["name"], installed, r.get("version", ""), r.get("family", ""), r.get("licence", ""), limit, r["source"])
-        table.add_row(*(escape(str(c)) for c in cells))
-    Console(width=max(120, Console().width)).print(table)
+        table.add_row(*(cell(c) for c in cells))
+    console(width=max(120, console().width)).print(table)
 
 
 @methods_app.command("install")

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.scheduler import RunState
+from engine.textsafe import raw_stream, visible
 
 STATUS_STYLE = {
     "ok": "green", "error": "red", "timeout": "yellow", "cpu_timeout": "yellow", "oom": "magenta",
@@ -34,7 +35,9 @@ def _fmt_s(seconds: float | None) -> str:
 class RunProgress:
     def __init__(self, plan) -> None:
         self.plan = plan
-        self.console = Console(stderr=True)
+        # rich writes its own escape codes, so it gets the unwrapped stream; every untrusted string
+        # it shows (job labels, errors) is made visible first
+        self.console = Console(file=raw_stream(sys.stderr))
         self.live: Live | None = None
         self.state: RunState | None = None
         self._printed = 0
@@ -51,7 +54,7 @@ class RunProgress:
             self.live.__exit__(*exc)
 
     def notify(self, message: str) -> None:
-        self.console.print(Text(f"srtui: {message}", style="bold yellow"))
+        self.console.print(Text(visible(f"srtui: {message}", one_line=True), style="bold yellow"))
 
     def update(self, state: RunState) -> None:
         self.state = state
@@ -85,13 +88,13 @@ class RunProgress:
         table.add_column("elapsed / limit", justify="right")
         now = time.monotonic()
         for job, started in sorted(running, key=lambda r: r[1]):
-            table.add_row(Text(job.label), f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}")
+            table.add_row(Text(visible(job.label, one_line=True)), f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}")
         parts = [head, table]
         for job, outcome in failures:
-            line = Text(f"{outcome.status}: {job.label}", style=STATUS_STYLE.get(outcome.status, ""))
+            line = Text(visible(f"{outcome.status}: {job.label}", one_line=True), style=STATUS_STYLE.get(outcome.status, ""))
             tail = (outcome.error or outcome.limit_detail or outcome.stderr_tail or "").strip().splitlines()
             if tail:
-                line.append(f"  {tail[-1][:120]}", style="dim")  # Text(): untrusted, never markup
+                line.append(f"  {visible(tail[-1][:120], one_line=True)}", style="dim")  # Text(): untrusted, never markup
             parts.append(line)
         return Group(*parts)
 

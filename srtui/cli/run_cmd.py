@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import WorkspaceOption, fail
+from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -36,6 +36,7 @@ def run(
     tuned: Annotated[Optional[bool], typer.Option("--tuned/--untuned", help="Method folders: use their _params.py (SRBench's --tuned; default: the suite's).")] = None,
     srbench_test: Annotated[Optional[bool], typer.Option("--srbench-test/--no-srbench-test", help="Method folders: apply their eval_kwargs test_params (SRBench's -test).")] = None,
     srbench_scaling: Annotated[Optional[str], typer.Option("--srbench-scaling", help="Method folders: reference (scale X and y, as SRBench 2.0 ran), folder (their eval_kwargs) or none.")] = None,
+    oversubscribe: Annotated[bool, typer.Option("--oversubscribe", help="Allow --jobs above the usable cores.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
     backend: Annotated[Optional[str], typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
@@ -56,7 +57,7 @@ def run(
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
         method_dirs=list(method_dir or []), srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
         backend=backend, scheduler=scheduler, cluster=cluster,
-        cluster_config=cluster_config,
+        cluster_config=cluster_config, oversubscribe=oversubscribe,
     )
     try:
         if not dry_run:
@@ -175,9 +176,13 @@ def results(
     workspace: WorkspaceOption = None,
     fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
 ) -> None:
     """One row per job, with its status, resources and accuracy."""
     import csv
+    import math
+
+    from engine.textsafe import csv_row
 
     from engine.workspace import resolve
     from results.store import Store, StoreError
@@ -198,12 +203,15 @@ def results(
             row["params"] = json.loads(row["params"])
             if row.get("method_notes"):
                 row["method_notes"] = json.loads(row["method_notes"])
-        json.dump(rows, sys.stdout, indent=1)
+            for key, value in row.items():  # JSON has no Infinity or NaN: they become null
+                if isinstance(value, float) and not math.isfinite(value):
+                    row[key] = None
+        json.dump(rows, sys.stdout, indent=1, allow_nan=False)
         print()
         return
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(csv_row(row, raw=raw) for row in rows)
 
 
 def register(app: typer.Typer) -> None:

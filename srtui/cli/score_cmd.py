@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import WorkspaceOption, fail
+from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
 
 CSV_HELP = (
     "Score runs produced elsewhere: a CSV with one row per run, SRBench's collated tables "
@@ -86,6 +86,7 @@ def score(
     trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
     review: Annotated[Optional[str], typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
+    raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule."""
@@ -111,7 +112,7 @@ def score(
             fail("give --trust or --review, not both")
         trust_df = _review_trust(workspace, review) if review else _trust(trust)
         result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-        text = render_score(result, fmt)
+        text = render_score(result, fmt, raw=raw)
     except (ScoreError, TablesError, ExportError) as exc:
         fail(str(exc))
     _emit(text, out)
@@ -180,6 +181,7 @@ def expr(
     from results.expr_batch import ExprCache, ModelItem, expression_metrics
     from results.expr_metrics import ExpressionError, parse
 
+    check_timeout(timeout)
     feats = [f.strip() for f in features.split(",") if f.strip()] if features else _guess_features(expression, *([truth] if truth else []))
     try:
         parsed = parse(expression, feats, dialect)
@@ -187,8 +189,6 @@ def expr(
             parse(truth, feats, "python")
     except ExpressionError as exc:
         fail(str(exc))
-    if timeout <= 0:
-        fail("--timeout must be positive")
     item = ModelItem(expression, tuple(feats), dialect, truth)
     [m], _ = expression_metrics([item], ExprCache(), workers=1, timeout=timeout)
     notes = m.pop("_notes", [])
@@ -222,6 +222,7 @@ def export(
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
     trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Export all runs with their metrics, and each suite's leaderboard under its scoring rule."""
@@ -229,29 +230,45 @@ def export(
     from results.scoring import ScoreError
     from results.scoring import score as apply_rule
     from results.tables import runs_frame
-    from tasks.suites import SuiteError, load_suite
-
     if fmt not in ("csv", "md", "latex", "json"):
         fail(f"unknown format {fmt!r} (formats: csv, md, latex, json)")
     ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
     store = _store(workspace)
     runs = runs_frame(store, suite)
-    docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"})}
+    docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"}, raw=raw)}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
-        try:
-            rule = load_suite(name).scoring
-        except SuiteError:
-            rule = None
+        rule = _suite_rule(store, name)
         if not rule:
             print(f"srtui: suite {name}: no scoring rule, no leaderboard", file=sys.stderr)
             continue
         try:
-            docs[f"leaderboard-{name}"] = render_score(apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt)
+            docs[f"leaderboard-{name}"] = render_score(apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt, raw=raw)
         except (ScoreError, ExportError) as exc:
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
     for key, text in docs.items():
         _emit(text, None if out is None else out / f"{key}.{ext}")
+
+
+def _suite_rule(store, name: str) -> str | None:
+    """The scoring rule of a suite by name: built in, or the suite file a run of it was given
+    (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
+    from tasks.suites import SuiteError, load_suite
+
+    candidates = [name]
+    for (argv,) in store.conn.execute("SELECT argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,)):
+        try:
+            candidates += [a for a in json.loads(argv or "[]") if isinstance(a, str) and a.endswith(".toml")]
+        except ValueError:
+            continue
+    for candidate in dict.fromkeys(candidates):
+        try:
+            suite = load_suite(candidate)
+        except SuiteError:
+            continue
+        if suite.name == name:
+            return suite.scoring
+    return None
 
 
 def rescore(
@@ -264,8 +281,7 @@ def rescore(
     """(Re)compute the metrics of finished jobs from their stored predictions and models."""
     from results.metrics import compute_for_store
 
-    if timeout <= 0:
-        fail("--timeout must be positive")
+    check_timeout(timeout)
     if workers is not None and workers < 1:
         fail("--workers must be at least 1")
     store = _store(workspace, readonly=False)

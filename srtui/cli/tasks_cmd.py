@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from engine.workspace import resolve
-from srtui.cli.common import CliError, WorkspaceOption
+from srtui.cli.common import CliError, WorkspaceOption, cell, console
 
 DataDirOption = Annotated[
     Optional[Path],
@@ -51,18 +51,17 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps([{"name": e.name, "track": e.track, "offline": e.offline,
                                     "description": e.description.strip()} for e in rows], indent=1))
             return
-        from rich.console import Console
         from rich.table import Table
 
         table = Table("task", "track", "data", "description", box=None, pad_edge=False)
         for e in rows:
-            table.add_row(e.name, e.track, "offline" if e.offline else "download",
-                          e.description.strip().splitlines()[0] if e.description.strip() else "")
-        console = Console()
-        console.print(table)
-        console.print(f"{len(rows)} tasks")
+            table.add_row(cell(e.name), cell(e.track), "offline" if e.offline else "download",
+                          cell(e.description.strip().splitlines()[0] if e.description.strip() else ""))
+        out = console()
+        out.print(table)
+        out.print(f"{len(rows)} tasks")
         for note in notes():
-            console.print(f"note: {note}", highlight=False)
+            out.print(cell(f"note: {note}"))
 
     @tasks_app.command("show")
     def show(
@@ -81,24 +80,22 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(info, indent=1, default=str))
             return
-        from rich.console import Console
-
-        console = Console()
-        console.print(f"[bold]{task.name}[/]  ({task.track}, {task.difficulty or '-'})")
-        console.print(f"rows: {info['n_train']} train / {info['n_test']} test; split: {task.split}")
-        console.print(f"features ({task.n_features}): {', '.join(task.feature_names)}")
-        console.print(f"target: {task.target_name}")
-        console.print(f"ground truth: {task.ground_truth or 'unknown'}")
-        console.print(f"property scored: {task.property}; noise: {task.noise:g}")
+        # plain prints: feature names and descriptions come from users' files (no rich markup)
+        print(f"{task.name}  ({task.track}, {task.difficulty or '-'})")
+        print(f"rows: {info['n_train']} train / {info['n_test']} test; split: {task.split}")
+        print(f"features ({task.n_features}): {', '.join(task.feature_names)}")
+        print(f"target: {task.target_name}")
+        print(f"ground truth: {task.ground_truth or 'unknown'}")
+        print(f"property scored: {task.property}; noise: {task.noise:g}")
         for label, chosen in (("irrelevant", task.irrelevant_features), ("shortcut", task.shortcut_features)):
             if chosen:  # in the table's column order (x2, x4, ..., x20, not x10, x12, ...)
-                console.print(f"{label} features: {', '.join(f for f in task.feature_names if f in chosen)}")
+                print(f"{label} features: {', '.join(f for f in task.feature_names if f in chosen)}")
         if "dates" in info:
-            console.print(f"dates: {info['dates'][0]} .. {info['dates'][1]}")
-        console.print(f"fingerprint: {info['fingerprint']}")
-        console.print("provenance: " + json.dumps(task.provenance, default=str))
+            print(f"dates: {info['dates'][0]} .. {info['dates'][1]}")
+        print(f"fingerprint: {info['fingerprint']}")
+        print("provenance: " + json.dumps(task.provenance, default=str))
         if task.description:
-            console.print(task.description)
+            print(task.description)
 
     @tasks_app.command("export")
     def export(

@@ -41,6 +41,25 @@ class Declared:
     noiseless_task: str | None = None
 
 
+MAX_COLUMNS = 10_000
+MAX_HEADER_BYTES = 1 << 20
+
+
+def check_header(path: Path) -> None:
+    """Refuse a header line that is too long or has too many columns, reading at most
+    MAX_HEADER_BYTES: a 10^6-column file would otherwise cost minutes and gigabytes in pandas."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(MAX_HEADER_BYTES + 1)
+    except OSError:
+        return  # the loader reports a missing or unreadable file in its own words
+    line, newline, _ = head.partition(b"\n")
+    if not newline and len(head) > MAX_HEADER_BYTES:
+        raise TaskError(f"{path}: the header line is longer than {MAX_HEADER_BYTES >> 20} MB")
+    if line.count(b",") + 1 > MAX_COLUMNS:
+        raise TaskError(f"{path}: {line.count(b',') + 1} columns, more than the {MAX_COLUMNS} srtui accepts")
+
+
 def user_dir(workspace: Path) -> Path:
     return Path(workspace) / "tasks"
 
@@ -93,6 +112,9 @@ def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path
     folder = user_dir(workspace) / name
     if folder.exists():
         raise TaskError(f"user task {name!r} already exists at {folder}")
+    for path in (csv, test):
+        if path is not None:
+            check_header(Path(path))
     train_df = read_table(Path(csv), sep=",")
     columns, X, y = numeric_xy(train_df, target, str(csv))
     if test is not None:

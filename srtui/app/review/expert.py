@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual_plotext import PlotextPlot
 
+from engine.textsafe import visible
 from reviews import LIKERT, ExpertError, ExpertSession
 from srtui.app.review.expert_view import draw_scatter, draw_series, figures_text, likert_text, task_text
 from srtui.app.screens.dialogs import show_help
@@ -237,11 +238,15 @@ class ReviewApp(App):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True, id="review.quit")]  # shown in the Footer
 
+    def copy_to_clipboard(self, text: str) -> None:
+        """OSC 52 carries the text to the terminal: control characters go as visible text."""
+        super().copy_to_clipboard(visible(text))
+
     def __init__(self, session: ExpertSession, *, unicode_ok: bool = True) -> None:
         super().__init__()
         self.session = session
         self.unicode_ok = unicode_ok
-        self.sub_title = f"{session.session} - {session.expert}"
+        self.sub_title = visible(f"{session.session} - {session.expert}", one_line=True)
 
     def on_mount(self) -> None:
         if not self.is_headless:  # ssh dropped or the window closed: leave within a second

@@ -20,6 +20,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
+from engine.textsafe import safe_row
 from engine.workspace import Workspace
 from results.store import Store, StoreError
 from reviews import ReviewError, close, session_row, sessions, status, unblind
@@ -101,6 +102,7 @@ class _ReviewScreen(SectionScreen):
         with self._opening:
             if self.store is None:
                 self.store = Store(self.workspace)
+                self.store.conn.row_factory = safe_row  # names, models, comments shown visibly
             return self.store
 
     def reload(self) -> None:  # pragma: no cover - overridden

@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
+from engine.textsafe import visible
 from srtui.app.data import MonitorSnapshot, Reader, monitor_snapshot
 from srtui.app.messages import SnapshotReady
 from srtui.app.screens.base import SectionScreen
@@ -109,6 +110,8 @@ class MonitorScreen(SectionScreen):
             self._update_failures(snap)
 
     def _counts_text(self, snap: MonitorSnapshot) -> Text:
+        if snap.error:  # the CLI's refusal, not an invitation to start a run over it
+            return Text(visible(snap.error, one_line=True), style="bold red")
         if not snap.exists:
             return Text(f"No srtui workspace at {self.app.workspace_label} yet. Press s to start a run.")
         text = Text()
