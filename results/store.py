@@ -31,7 +31,7 @@ JOB_RESULT_COLUMNS = (
     "started_at", "ended_at", "stderr_tail", "error", "limit_detail", "model", "dialect",
     "model_error", "model_too_large", "pareto", "fit_s", "r2_train", "r2_test", "mse_train",
     "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "worker_pid", "method_notes",
+    "expression_mismatch", "worker_pid", "method_notes", "energy_j", "energy_method",
 )
 
 

@@ -210,6 +210,7 @@ class StoreSink:
             "stderr_tail": outcome.stderr_tail or None, "error": outcome.error,
             "limit_detail": outcome.limit_detail, "model": outcome.model, "dialect": outcome.dialect,
             "pareto": outcome.pareto or None, "method_notes": outcome.notes or None, "fit_s": outcome.fit_s,
+            "energy_j": outcome.energy_j, "energy_method": outcome.energy_method,
             **fields,
         }
         predictions = None

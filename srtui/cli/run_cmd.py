@@ -141,7 +141,7 @@ def status(
 
 RESULT_COLUMNS = (
     "job_id", "suite", "task", "method", "params", "seed", "status", "attempt", "returncode", "signal",
-    "wall_s", "fit_s", "cpu_s", "peak_rss_mb", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
+    "wall_s", "fit_s", "cpu_s", "peak_rss_mb", "energy_j", "energy_method", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
     "mse_train", "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
     "expression_mismatch", "model_error", "error", "limit_detail", "stderr_tail", "data_fingerprint",
     "method_version", "method_notes",
