@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from engine import energy, proctree
+from engine import proctree
 from engine.spec import JobSpec
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
@@ -78,7 +78,7 @@ class JobOutcome:
     pareto: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
     fit_s: float | None = None
-    energy_j: float | None = None  # joules, see engine.energy
+    energy_j: float | None = None  # joules of the fit, measured by the worker (engine.energy)
     energy_method: str | None = None  # "rapl" or "estimate"
     train_pred: np.ndarray | None = None
     test_pred: np.ndarray | None = None
@@ -192,7 +192,6 @@ def run_job(
         env["SRTUI_CORE"] = str(core)
     host = socket.gethostname()
     started_at = now_iso()
-    meter = energy.start()  # two counter readings per job (start, end): no polling
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -301,7 +300,6 @@ def run_job(
         stderr=readers[1].value(),
         leftover_pids=leftover,
     )
-    outcome.energy_j, outcome.energy_method = energy.finish(meter, outcome.cpu_s, wall_s, outcome.peak_rss_mb)
     outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
     if outcome.status == "ok":
         _read_result(scratch, outcome)
@@ -345,6 +343,9 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}
     fit_s = result.get("fit_s")
     outcome.fit_s = float(fit_s) if isinstance(fit_s, (int, float)) else None
+    joules, how = result.get("energy_j"), result.get("energy_method")
+    if isinstance(joules, (int, float)) and how in ("rapl", "estimate"):
+        outcome.energy_j, outcome.energy_method = float(joules), how
 
 
 def _source_root() -> str:

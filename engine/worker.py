@@ -47,6 +47,20 @@ def _write_atomic(path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process (all its threads) and of its waited-for children."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+
+
 def run(jobdir_arg: str) -> int:
     import io
     import json
@@ -55,6 +69,7 @@ def run(jobdir_arg: str) -> int:
 
     import numpy as np
 
+    from engine import energy
     from engine.methods import registry
     from engine.methods.base import FitBudget
 
@@ -73,9 +88,13 @@ def run(jobdir_arg: str) -> int:
     startup = max(0.0, time.time() - float(job.get("spawned_at", time.time())))
     nominal = float(job["time_budget"])
     budget = FitBudget(max(0.1 * nominal, nominal - startup), nominal=nominal)
+    # SRBench 2.0 brackets `fit` alone with its timer and its eco2AI tracker: so do we, reading
+    # the energy counters once before and once after (no sampling thread)
+    meter, cpu0 = energy.start(), _cpu_seconds()
     t0 = time.perf_counter()
     fitted = method.fit(X_train, y_train, feature_names, int(spec["seed"]), budget, params)
-    fit_s = time.perf_counter() - t0  # training time: `fit` alone (SRBench 2.0's definition)
+    fit_s = time.perf_counter() - t0
+    energy_j, energy_method = energy.finish(meter, _cpu_seconds() - cpu0, fit_s, _peak_rss_mb())
 
     def predict(X: np.ndarray) -> np.ndarray:
         out = np.asarray(fitted.predict(X), dtype=np.float64).reshape(-1)
@@ -96,6 +115,8 @@ def run(jobdir_arg: str) -> int:
         ],
         "notes": fitted.notes,
         "fit_s": fit_s,
+        "energy_j": energy_j,
+        "energy_method": energy_method,
         "method_version": method.version(),
     }
     _write_atomic(jobdir / "result.json", json.dumps(result, default=str).encode())

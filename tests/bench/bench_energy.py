@@ -1,7 +1,7 @@
 """Energy sampling cost (prints figures; not a timed test). Run: python tests/bench/bench_energy.py
 
-The launcher reads the counters twice per job (engine.energy.start before the worker starts,
-finish after it exits): no polling. This prints the driver CPU time of one start+finish pair,
+The worker reads the counters twice per job (engine.energy.start just before `fit`, finish just
+after): no polling. This prints the CPU time of one start+finish pair,
 on this machine's /sys/class/powercap (absent here: /proc/stat only) and on a powercap tree of
 two packages with dram domains (the read cost of a RAPL server), against the CPU time of the
 shortest real job (`linear` on smoke-linear through `srtui run`). Target: share < 1 %.
@@ -62,7 +62,7 @@ def job_cpu_s(tmp: Path) -> float:
     rows = [r for r in json.loads(out.stdout) if r["status"] == "ok"]
     methods = {r["energy_method"] for r in rows}
     print(f"{len(rows)} linear jobs, energy method(s): {sorted(methods)}, "
-          f"median energy {statistics.median(r['energy_j'] for r in rows):.2f} J")
+          f"median fit energy {statistics.median(r['energy_j'] for r in rows):.4f} J, median fit_s {statistics.median(r['fit_s'] for r in rows):.4f} s")
     return statistics.median(r["cpu_s"] for r in rows)
 
 
