@@ -88,3 +88,50 @@ def test_unreadable_rapl_falls_back_to_the_estimate(tmp_path: Path) -> None:
     assert method == "estimate"
     assert joules == pytest.approx(2.0 * energy.cpu_watts_per_core() + energy.RAM_W_PER_GIB * 1.0 * 4.0)
     assert energy.finish(begin, None, 4.0, None, root) == (None, None)
+
+
+def test_results_summary_gives_median_energy_and_training_time_per_method(workspace: Path, suite_file) -> None:
+    import json
+    import statistics
+
+    suite = suite_file(name="summary", methods=("linear", "probe-sleep"), seeds=(1, 2, 3),
+                       params={"probe-sleep": {"seconds": 0.3}})
+    srtui("run", str(suite), "--jobs", "2", "--workspace", str(workspace), check=True)
+    rows = results_json(workspace)
+    out = srtui("results", "--summary", "--format", "json", "--workspace", str(workspace), check=True)
+    summary = {r["method"]: r for r in json.loads(out.stdout)}
+    assert set(summary) == {"linear", "probe-sleep"}
+    for method, got in summary.items():
+        mine = [r for r in rows if r["method"] == method and r["status"] == "ok"]
+        assert got["runs"] == len(mine) == 3
+        assert got["median_energy_j"] == statistics.median(r["energy_j"] for r in mine)
+        assert got["median_energy_kwh"] * 3.6e6 == pytest.approx(got["median_energy_j"])
+        assert got["median_fit_s"] == statistics.median(r["fit_s"] for r in mine)
+        assert got["energy_method"] in ("rapl", "estimate")
+    # a sleeping fit is long, yet draws far less than a busy core
+    sleep = summary["probe-sleep"]
+    assert sleep["median_fit_s"] >= 0.3
+    assert sleep["median_energy_j"] / sleep["median_fit_s"] < 0.5 * energy.cpu_watts_per_core()
+    csv_out = srtui("results", "--summary", "--workspace", str(workspace), check=True).stdout.splitlines()
+    assert csv_out[0] == "method,runs,median_energy_kwh,median_energy_j,median_fit_s,energy_method"
+    assert len(csv_out) == 3
+
+
+def test_method_medians_reports_mixed_measurements_and_skips_unmeasured_runs() -> None:
+    import pandas as pd
+
+    from results.resources import method_medians
+
+    runs = pd.DataFrame({
+        "method": ["a", "a", "a", "b", "b"],
+        "energy_j": [1.0, 3.0, None, 10.0, 20.0],
+        "energy_method": ["rapl", "estimate", None, "estimate", "estimate"],
+        "fit_s": [0.1, 0.3, 9.0, 1.0, 2.0],
+    })
+    table = method_medians(runs)
+    assert list(table["method"]) == ["b", "a"]  # highest median energy first
+    a = table.set_index("method").loc["a"]
+    assert a["runs"] == 2 and a["median_energy_j"] == 2.0 and a["median_fit_s"] == pytest.approx(0.2)
+    assert a["energy_method"] == "estimate+rapl"
+    with pytest.raises(ValueError, match="fit_s"):
+        method_medians(runs.drop(columns="fit_s"))

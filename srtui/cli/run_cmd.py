@@ -152,8 +152,9 @@ def results(
     workspace: WorkspaceOption = None,
     fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    summary: Annotated[bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")] = False,
 ) -> None:
-    """One row per job, with its status, resources and accuracy."""
+    """One row per job, with its status, resources and accuracy (--summary: per method)."""
     import csv
 
     from engine.workspace import resolve
@@ -165,6 +166,9 @@ def results(
         store = Store(resolve(workspace), readonly=True)
     except StoreError as exc:
         fail(str(exc))
+    if summary:
+        _print_summary(store, suite, fmt)
+        return
     # a workspace of an older schema (opened read-only, so not migrated) lacks the newer columns
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     columns = [c for c in RESULT_COLUMNS if c in present]
@@ -181,6 +185,18 @@ def results(
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
+
+
+def _print_summary(store, suite: str | None, fmt: str) -> None:
+    from results.resources import method_medians
+    from results.tables import runs_frame
+
+    table = method_medians(runs_frame(store, suite))
+    store.close()
+    if fmt == "json":
+        print(json.dumps(table.to_dict("records"), indent=1, default=float))  # exact floats
+    else:
+        table.to_csv(sys.stdout, index=False, lineterminator="\n", float_format="%.6g")
 
 
 def register(app: typer.Typer) -> None:
