@@ -163,6 +163,16 @@ class Store:
                 states[job_id] = (status, attempt)
         return states
 
+    def scores(self, job_ids: list[str]) -> dict[str, tuple[str, float | None]]:
+        """{job_id: (status, r2_test)} of the given jobs that are in the store (tuning choices)."""
+        out: dict[str, tuple[str, float | None]] = {}
+        for i in range(0, len(job_ids), 500):
+            chunk = job_ids[i : i + 500]
+            q = f"SELECT job_id, status, r2_test FROM jobs WHERE job_id IN ({','.join('?' * len(chunk))})"
+            for job_id, status, r2_test in self.conn.execute(q, chunk):
+                out[job_id] = (status, r2_test)
+        return out
+
     def running_jobs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(
             "SELECT j.job_id, j.suite, j.task, j.method, j.seed, j.attempt, j.started_at, j.limits, "

@@ -60,6 +60,7 @@ class Dummy(_Sklearn):
 class Linear(_Sklearn):
     name = "linear"
     honours_time_limit = True  # closed form; finishes at once
+    hyper_params = [{"fit_intercept": False}]  # the only choice ordinary least squares has
 
     def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
         from sklearn.linear_model import LinearRegression

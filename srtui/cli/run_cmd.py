@@ -39,6 +39,7 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
     cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
     cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML).")] = None,
+    protocol: Annotated[Optional[str], typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -52,7 +53,7 @@ def run(
         suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
         method_dirs=list(method_dir or []), backend=backend, scheduler=scheduler, cluster=cluster,
-        cluster_config=cluster_config,
+        cluster_config=cluster_config, protocol=protocol,
     )
     try:
         if not dry_run:
