@@ -87,3 +87,41 @@ def test_protocol_from_the_suite_file_and_bad_names_on_the_command_line(workspac
     suite.write_text(suite.read_text().replace('"srbench2025"', "3"))
     out = srtui("run", str(suite), "--dry-run", "--workspace", str(workspace))
     assert out.returncode != 0 and "'protocol' must be a name" in out.stderr
+
+
+@pytest.mark.slow
+def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, suite_file) -> None:
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    from engine.tuning import best_configuration
+
+    suite = suite_file(name="killed", methods=("ridge",), seeds=(1, 2))
+    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
+    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), "--protocol", "srbench2025", "--jobs", "2",
+                               "--workspace", str(workspace)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done, deadline = 0, time.monotonic() + 120
+    while done < 4 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(workspace / "srtui.db") as conn:
+                done = conn.execute("SELECT count(*) FROM jobs WHERE status = 'ok'").fetchone()[0]
+        except sqlite3.OperationalError:
+            continue
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    assert 4 <= done < 20, "the tuning ended before the driver could be killed"
+    srtui("run", str(suite), "--protocol", "srbench2025", "--jobs", "2", "--workspace", str(workspace), check=True)
+    rows = results_json(workspace)
+    finals = [r for r in rows if r["suite"] == "killed"]
+    tuning = [r for r in rows if r["suite"] == "killed@tuning"]
+    assert len(finals) == 2 and len(tuning) == 20 and all(r["status"] == "ok" for r in rows)
+    for final in finals:
+        grid = [{}, {"alphas": [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]}]
+        scores = [[r["r2_test"] for r in tuning if r["seed"] == final["seed"] and r["params"] == params] for params in grid]
+        assert all(len(row) == 5 for row in scores)
+        assert final["params"] == grid[best_configuration(scores)[0]]
