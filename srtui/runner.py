@@ -294,6 +294,8 @@ def execute(
         planned, queued = len(plan.specs), len(todo)
         run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
         sink = StoreSink(store, run_id)
+        if plan.searches and hasattr(backend, "keep_open"):
+            backend.keep_open = True  # one cluster for the tuning and the final fits; closed below
         try:
             try:
                 backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
