@@ -78,6 +78,8 @@ class JobOutcome:
     pareto: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
     fit_s: float | None = None
+    energy_j: float | None = None  # joules of the fit, measured by the worker (engine.energy)
+    energy_method: str | None = None  # "rapl" or "estimate"
     train_pred: np.ndarray | None = None
     test_pred: np.ndarray | None = None
     leftover_pids: list[int] = field(default_factory=list)
@@ -354,6 +356,9 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}
     fit_s = result.get("fit_s")
     outcome.fit_s = float(fit_s) if isinstance(fit_s, (int, float)) else None
+    joules, how = result.get("energy_j"), result.get("energy_method")
+    if isinstance(joules, (int, float)) and how in ("rapl", "estimate"):
+        outcome.energy_j, outcome.energy_method = float(joules), how
 
 
 def _source_root() -> str:

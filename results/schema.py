@@ -170,8 +170,14 @@ def _v5_add_expert_event(c: sqlite3.Connection) -> None:
         c.execute(_append_only_trigger("review_events", what))
 
 
+def _v6_energy(c: sqlite3.Connection) -> None:
+    """Energy per job in joules and how it was obtained ('rapl' or 'estimate'; engine.energy)."""
+    c.execute("ALTER TABLE jobs ADD COLUMN energy_j REAL")
+    c.execute("ALTER TABLE jobs ADD COLUMN energy_method TEXT")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _v1, _v2_metrics, _v3_reviews, _v4_method_notes, _v5_add_expert_event,
+    _v1, _v2_metrics, _v3_reviews, _v4_method_notes, _v5_add_expert_event, _v6_energy,
 ]
 VERSION = len(MIGRATIONS)
 

@@ -33,7 +33,7 @@ JOB_RESULT_COLUMNS = (
     "started_at", "ended_at", "stderr_tail", "error", "limit_detail", "model", "dialect",
     "model_error", "model_too_large", "pareto", "fit_s", "r2_train", "r2_test", "mse_train",
     "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "worker_pid", "method_notes",
+    "expression_mismatch", "worker_pid", "method_notes", "energy_j", "energy_method",
 )
 
 
@@ -190,6 +190,16 @@ class Store:
             for job_id, status, attempt in self.conn.execute(q, chunk):
                 states[job_id] = (status, attempt)
         return states
+
+    def scores(self, job_ids: list[str]) -> dict[str, tuple[str, float | None]]:
+        """{job_id: (status, r2_test)} of the given jobs that are in the store (tuning choices)."""
+        out: dict[str, tuple[str, float | None]] = {}
+        for i in range(0, len(job_ids), 500):
+            chunk = job_ids[i : i + 500]
+            q = f"SELECT job_id, status, r2_test FROM jobs WHERE job_id IN ({','.join('?' * len(chunk))})"
+            for job_id, status, r2_test in self.conn.execute(q, chunk):
+                out[job_id] = (status, r2_test)
+        return out
 
     def running_jobs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(

@@ -42,7 +42,7 @@ ALIASES = {
 }
 REQUIRED = ("task", "method", "r2_test")
 JOB_COLUMNS = ("job_id", "suite", "task", "method", "seed", "status", "model", "dialect", "wall_s",
-               "fit_s", "r2_train", "r2_test", "mse_test", "mae_test", "fidelity_r2", "max_abs_diff",
+               "fit_s", "energy_j", "energy_method", "r2_train", "r2_test", "mse_test", "mae_test", "fidelity_r2", "max_abs_diff",
                "expression_mismatch", "model_too_large", "error")
 TASK_FIELDS = ("track", "difficulty", "property", "noise")
 
@@ -127,7 +127,9 @@ def read_runs_csv(path: str | Path) -> pd.DataFrame:
 
 def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
     """Every job of the workspace (or of one suite) with its metrics and its task's description."""
-    jobs = pd.DataFrame(store.jobs(suite, columns=", ".join(JOB_COLUMNS)), columns=list(JOB_COLUMNS))
+    # a read-only workspace of an older schema lacks the newer columns: they come out empty
+    present = [c for c in JOB_COLUMNS if c in {r[1] for r in store.conn.execute("PRAGMA table_info(jobs)")}]
+    jobs = pd.DataFrame(store.jobs(suite, columns=", ".join(present)), columns=present).reindex(columns=list(JOB_COLUMNS))
     q = "SELECT m.job_id, m.name, m.value FROM metrics m"
     args: tuple = ()
     if suite:

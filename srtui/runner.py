@@ -26,9 +26,11 @@ from engine.methods import registry
 from engine.methods.srbench_eval import OPTIONS_KEY
 from engine.scheduler import PlannedJob, RunState, SinkError, usable_cores
 from engine.spec import JobSpec, Limits, SpecError
+from engine.tuning import ProtocolError, get_protocol
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
 from tasks.catalogue import TaskContext, TaskError, entry, get_task
+from srtui.protocols import final_specs, plan_searches
 from tasks.suites import Suite, SuiteError, load_suite
 
 
@@ -66,6 +68,7 @@ class RunRequest:
     cluster_config: Path | None = None
     metrics: bool = True  # compute the results metrics at the end of the run
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
+    protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
 
 
 @dataclass
@@ -79,6 +82,8 @@ class RunPlan:
     backend: str = "local"
     slots_text: str = ""  # the slots the run will have, for --dry-run
     notes: list[str] = field(default_factory=list)  # said to the user before the run
+    searches: list = field(default_factory=list)  # srtui.protocols.Search: finals chosen after tuning
+    fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
 
     def __post_init__(self) -> None:
         self.slots_text = self.slots_text or f"{self.n_slots} slots"
@@ -86,6 +91,9 @@ class RunPlan:
     @property
     def n_jobs(self) -> int:
         return len(self.specs)
+
+    def data_path(self, spec: JobSpec) -> str:
+        return self.fold_paths.get(spec.data_fingerprint) or self.data_paths[spec.task]
 
 
 def _limits(suite: Suite, req: RunRequest) -> Limits:
@@ -126,6 +134,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     method_refs, notes = _folder_refs(req)
     methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
     versions: dict[str, str] = {}
+    loaded = {}
     for name in methods:
         ref = method_refs.get(name, name)
         try:
@@ -137,6 +146,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
             raise RunError(f"method {name!r} is not available: {why}")
         method_refs[name] = ref
         versions[name] = method.version()
+        loaded[name] = method
 
     task_names = _select(req.tasks, suite.tasks)
     context = TaskContext.for_workspace(workspace.root, data_dir=_data_dir())
@@ -176,9 +186,16 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if write_data and not path.exists():
             workspace.ensure()
             _write_task_data(task, path)
+    try:
+        protocol = get_protocol(req.protocol or suite.protocol)
+        specs, searches, fold_paths = plan_searches(protocol, specs, loaded, built, workspace.data_cache,
+                                                    _write_arrays if write_data else None)
+    except ProtocolError as exc:
+        raise RunError(str(exc)) from None
     n_slots = req.jobs or cores
     kind, slots_text = _check_backend(req, specs, n_slots)
-    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes)
+    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
+                   searches, fold_paths)
 
 
 def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple[str, str]:
@@ -238,15 +255,18 @@ def _data_dir() -> Path | None:
 
 
 def _write_task_data(task, path: Path) -> None:
+    _write_arrays(path, {
+        "X_train": task.X_train, "y_train": task.y_train, "X_test": task.X_test, "y_test": task.y_test,
+        "train_index": task.train_index, "test_index": task.test_index, "feature_names": task.feature_names,
+    })
+
+
+def _write_arrays(path: Path, arrays: dict) -> None:
     import numpy as np
 
+    path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
-    np.savez(
-        buf,
-        X_train=task.X_train, y_train=task.y_train, X_test=task.X_test, y_test=task.y_test,
-        train_index=task.train_index, test_index=task.test_index,
-        feature_names=np.array(task.feature_names, dtype=str),
-    )
+    np.savez(buf, **{**arrays, "feature_names": np.array(arrays["feature_names"], dtype=str)})
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     tmp.write_bytes(buf.getvalue())
     os.replace(tmp, path)
@@ -318,6 +338,7 @@ class StoreSink:
             "stderr_tail": outcome.stderr_tail or None, "error": outcome.error,
             "limit_detail": outcome.limit_detail, "model": outcome.model, "dialect": outcome.dialect,
             "pareto": outcome.pareto or None, "method_notes": outcome.notes or None, "fit_s": outcome.fit_s,
+            "energy_j": outcome.energy_j, "energy_method": outcome.energy_method,
             **fields,
         }
         predictions = None
@@ -375,25 +396,24 @@ def execute(
         raise RunError(str(exc)) from None
     try:
         lost, _ = recover(store)
-        states = store.plan(plan.specs)
-        todo: list[PlannedJob] = []
-        for spec in plan.specs:
-            job_id = spec.job_id
-            status, attempt = states[job_id]
-            if not needs_run(status, attempt, req.retry_failed):
-                continue
-            payload = JobPayload(
-                spec=spec.to_dict(), job_id=job_id, attempt=attempt + 1, workspace_token=store.workspace_id,
-                data_path=plan.data_paths[spec.task], method_ref=plan.method_refs.get(spec.method),
-            )
-            todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_paths[spec.task]))
+        todo = _todo(plan, store, plan.specs, req.retry_failed)
         state = RunState(total=len(todo))
+        planned, queued = len(plan.specs), len(todo)
         run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
         sink = StoreSink(store, run_id)
         failed = False
+        if plan.searches and hasattr(backend, "keep_open"):
+            backend.keep_open = True  # one cluster for the tuning and the final fits; closed below
         try:
             try:
                 backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
+                if plan.searches and not cancel.is_set() and state.failure is None:  # the final fits start when the tuning is done
+                    finals = final_specs(plan.searches, store.scores)
+                    todo = _todo(plan, store, finals, req.retry_failed)
+                    planned, queued = planned + len(finals), queued + len(todo)
+                    with state.lock:
+                        state.total += len(todo)
+                    backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
             except BackendError as exc:
                 failed = True
                 raise RunError(str(exc)) from None
@@ -421,7 +441,7 @@ def execute(
             done = state.done - state.counts.get("interrupted", 0)
             raise RunError(f"run stopped: {state.failure}; the {done} job(s) that finished are recorded, "
                            "the others are retried by the next `srtui run`")
-        return RunResult(run_id, state, len(plan.specs) - len(todo), lost, cancel.is_set())
+        return RunResult(run_id, state, planned - queued, lost, cancel.is_set())
     finally:
         store.close()
 
@@ -440,6 +460,23 @@ def _start_backend(plan: RunPlan, req: RunRequest, cancel: threading.Event):
             raise RunInterrupted(str(exc)) from None
         raise RunError(str(exc)) from None
     return backend
+
+
+def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool) -> list[PlannedJob]:
+    """The jobs of ``specs`` that need a run, recorded as planned in the store."""
+    states = store.plan(specs)
+    todo: list[PlannedJob] = []
+    for spec in specs:
+        job_id = spec.job_id
+        status, attempt = states[job_id]
+        if not needs_run(status, attempt, retry_failed):
+            continue
+        payload = JobPayload(
+            spec=spec.to_dict(), job_id=job_id, attempt=attempt + 1, workspace_token=store.workspace_id,
+            data_path=plan.data_path(spec), method_ref=plan.method_refs.get(spec.method),
+        )
+        todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
+    return todo
 
 
 def install_interrupt_handlers(cancel: threading.Event, force: threading.Event, notify: Callable[[str], None]) -> None:

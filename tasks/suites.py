@@ -8,6 +8,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     methods = ["linear", "gplearn"]
     seeds = [2082, 3946]        # or: n_seeds = 3 (the first n competition seeds)
     scoring = "srbench2022-synthetic"
+    protocol = "srbench2025"    # optional; tuning by grid search CV (engine.tuning), default "none"
 
     [limits]
     time_s = 60          # wall time of one job
@@ -62,6 +63,7 @@ class Suite:
     path: Path | None = None
     seed_from_task: bool = False
     srbench: dict[str, Any] = field(default_factory=dict)
+    protocol: str = "none"  # engine.tuning.PROTOCOLS: tuning and its folds (checked when run)
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -154,6 +156,9 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     if not isinstance(seed_from_task, bool):
         raise SuiteError(f"suite {where}: 'seed_from_task' must be true or false")
     srbench = _srbench_table(data.get("srbench", {}), where)
+    protocol = data.get("protocol", "none")
+    if not isinstance(protocol, str):
+        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\")")
     tasks = expand_tasks(str_list("tasks"), where, workspace)
     if seed_from_task:
         for t in tasks:
@@ -170,6 +175,7 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         path=path,
         seed_from_task=seed_from_task,
         srbench=srbench,
+        protocol=protocol,
     )
 
 

@@ -89,14 +89,15 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
     ws = Workspace(tmp_path / "ws").ensure()
     Store(ws, create=True).close()
     with sqlite3.connect(ws.db_path) as conn:
-        conn.execute("ALTER TABLE jobs DROP COLUMN method_notes")
+        for newer in ("method_notes", "energy_j", "energy_method"):  # added by v4 and v6
+            conn.execute(f"ALTER TABLE jobs DROP COLUMN {newer}")
         conn.execute("PRAGMA user_version = 3")
     out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws.root)],
                          capture_output=True, text=True)
     assert out.returncode == 0 and json.loads(out.stdout) == [], out.stderr
     store = Store(ws)
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
-    assert "method_notes" in {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
+    assert {"method_notes", "energy_j", "energy_method"} <= {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
 
 
 def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> None:

@@ -61,6 +61,7 @@ class FFX(Method):
     licence = "MIT (ffx)"
     honours_time_limit = False  # no clock of its own; fast on small data
     requires = ("ffx", "six")  # ffx imports six without declaring it
+    preload_modules = ("sklearn", "ffx.core.model_factories")
     install_hint = "pip install ffx six"
     default_params: dict[str, Any] = {}
 

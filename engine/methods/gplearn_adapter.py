@@ -153,6 +153,7 @@ class Gplearn(Method):
     licence = "BSD-3-Clause (gplearn)"
     honours_time_limit = True  # by growing generations under the budget
     requires = ("gplearn",)
+    preload_modules = ("gplearn.fitness", "gplearn.genetic")
     default_params: dict[str, Any] = {
         "population_size": 400,
         "generations": None,  # None: generation_cap(time_budget, population_size)

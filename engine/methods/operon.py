@@ -32,6 +32,7 @@ class Operon(Method):
     licence = "MIT (pyoperon)"
     honours_time_limit = True
     requires = ("pyoperon",)
+    preload_modules = ("pyoperon.sklearn",)
     default_params: dict[str, Any] = {
         "allowed_symbols": "add,sub,mul,div,constant,variable",
         "objectives": ["r2", "length"],

@@ -36,6 +36,8 @@ class _Sklearn(Method):
     family = "baseline"
     licence = _SKLEARN_LICENCE
     requires = ("scikit-learn",)
+    # scikit-learn loads its submodules lazily: name the ones the fits use
+    preload_modules = ("sklearn.linear_model", "sklearn.pipeline", "sklearn.preprocessing")
 
     def _params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**self.default_params, **(params or {})}
@@ -45,6 +47,7 @@ class Dummy(_Sklearn):
     """Predicts the training mean: the floor every method must beat."""
 
     name = "dummy"
+    preload_modules = ("sklearn.dummy",)
     honours_time_limit = True
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
@@ -57,6 +60,7 @@ class Dummy(_Sklearn):
 class Linear(_Sklearn):
     name = "linear"
     honours_time_limit = True  # closed form; finishes at once
+    hyper_params = [{"fit_intercept": False}]  # the only choice ordinary least squares has
 
     def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
         from sklearn.linear_model import LinearRegression
@@ -130,6 +134,7 @@ class _BlackBox(_Sklearn):
 
 class RandomForest(_BlackBox):
     name = "rf"
+    preload_modules = ("sklearn.ensemble",)
     default_params = {"n_estimators": 100}
     hyper_params = [
         {"n_estimators": 100, "max_features": 1.0, "min_samples_leaf": 1},
@@ -146,6 +151,7 @@ class RandomForest(_BlackBox):
 
 class GradientBoosting(_BlackBox):
     name = "gbr"
+    preload_modules = ("sklearn.ensemble",)
     default_params = {"n_estimators": 100, "learning_rate": 0.1}
     hyper_params = [
         {"n_estimators": 100, "learning_rate": 0.1, "max_depth": 3},
@@ -162,6 +168,7 @@ class GradientBoosting(_BlackBox):
 
 class MLP(_BlackBox):
     name = "mlp"
+    preload_modules = ("sklearn.neural_network", "sklearn.pipeline", "sklearn.preprocessing")
     default_params = {"hidden_layer_sizes": (100,), "max_iter": 2000}
     hyper_params = [
         {"hidden_layer_sizes": (100,), "alpha": 1e-4, "max_iter": 2000},
@@ -181,6 +188,7 @@ class MLP(_BlackBox):
 
 class KNN(_BlackBox):
     name = "knn"
+    preload_modules = ("sklearn.neighbors", "sklearn.pipeline", "sklearn.preprocessing")
     default_params = {"n_neighbors": 5}
     hyper_params = [
         {"n_neighbors": 3, "weights": "distance"},

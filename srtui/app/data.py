@@ -29,7 +29,7 @@ FAILED = tuple(sorted(TERMINAL - {"ok"}))
 TEXT_COLUMNS = ("suite", "task", "method", "status", "job_id", "host", "model", "dialect")
 NUMBER_COLUMNS = (
     "seed", "attempt", "r2_test", "r2_train", "mse_test", "mae_test", "r2_test_expr", "fidelity_r2",
-    "wall_s", "cpu_s", "peak_rss_mb", "fit_s",
+    "wall_s", "cpu_s", "peak_rss_mb", "fit_s", "energy_j",
 )
 GROUP_COLUMNS = ("suite", "task", "method", "status")
 #: what a page of the explorer shows, in order

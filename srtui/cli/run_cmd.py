@@ -43,6 +43,7 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
     cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
     cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
+    protocol: Annotated[Optional[str], typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -57,7 +58,7 @@ def run(
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
         method_dirs=list(method_dir or []), srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
         backend=backend, scheduler=scheduler, cluster=cluster,
-        cluster_config=cluster_config, oversubscribe=oversubscribe,
+        cluster_config=cluster_config, oversubscribe=oversubscribe, protocol=protocol,
     )
     try:
         if not dry_run:
@@ -165,7 +166,7 @@ def status(
 
 RESULT_COLUMNS = (
     "job_id", "suite", "task", "method", "params", "seed", "status", "attempt", "returncode", "signal",
-    "wall_s", "cpu_s", "peak_rss_mb", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
+    "wall_s", "fit_s", "cpu_s", "peak_rss_mb", "energy_j", "energy_method", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
     "mse_train", "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
     "expression_mismatch", "model_error", "error", "limit_detail", "stderr_tail", "data_fingerprint",
     "method_version", "method_notes",
@@ -177,8 +178,9 @@ def results(
     fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
+    summary: Annotated[bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")] = False,
 ) -> None:
-    """One row per job, with its status, resources and accuracy."""
+    """One row per job, with its status, resources and accuracy (--summary: per method)."""
     import csv
     import math
 
@@ -193,6 +195,9 @@ def results(
         store = Store(resolve(workspace), readonly=True)
     except StoreError as exc:
         fail(str(exc))
+    if summary:
+        _print_summary(store, suite, fmt, raw)
+        return
     # a workspace of an older schema (opened read-only, so not migrated) lacks the newer columns
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     columns = [c for c in RESULT_COLUMNS if c in present]
@@ -212,6 +217,21 @@ def results(
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(csv_row(row, raw=raw) for row in rows)
+
+
+def _print_summary(store, suite: str | None, fmt: str, raw: bool = False) -> None:
+    from engine.textsafe import csv_cell
+    from results.resources import method_medians
+    from results.tables import runs_frame
+
+    table = method_medians(runs_frame(store, suite))
+    store.close()
+    if fmt == "json":  # exact floats; JSON's own escaping keeps method names inert; NaN -> null
+        records = table.astype(object).where(table.notna(), None).to_dict("records")
+        print(json.dumps(records, indent=1, default=float, allow_nan=False))
+    else:  # method names are untrusted: shown visibly and guarded against spreadsheet formulas
+        table["method"] = table["method"].map(lambda m: csv_cell(m, raw=raw))
+        table.to_csv(sys.stdout, index=False, lineterminator="\n", float_format="%.6g")
 
 
 def register(app: typer.Typer) -> None:
