@@ -22,9 +22,10 @@ would build, never sympify). Per release (README "Expression metrics per release
   the rounded, simplified difference is constant or the rounded, simplified ratio a non-zero
   constant (floats rounded *after* simplify, so float noise cannot hide a solution).
 
-The numeric screen (:func:`varies`) evaluates the (rounded) difference and ratio at fixed random
-points in 30-digit precision; when both clearly vary, neither can be constant after simplify, so
-the simplify is skipped with the same verdict (tests/test_releases.py checks this property).
+The numeric screen (:func:`varies_beyond_noise`) evaluates truth and model at fixed random points
+in 30-digit precision; when difference and ratio both vary by more than float-coefficient noise
+could explain, neither is constant after simplify (and rounding), so the simplify is skipped
+with the same verdict (tests/test_releases.py checks this property on near-solutions).
 """
 
 from __future__ import annotations
@@ -41,9 +42,8 @@ from engine.expression.sympy_view import parse_sympy_view
 
 PI_LITERAL = "3.1415926535"
 RELEASES = ("srbench2021", "srbench2022", "srbench2025")
-#: one tolerance for expressions whose check involves no rounding after simplify (value-preserving)
-TIGHT = 1e-6
-#: and a wide one where the reference rounds floats after simplify (terms below 5e-4 may vanish)
+#: the screen's tolerance: sympy's simplify cancels float coefficients approximately and some
+#: checks round floats after it, so only a change beyond 1 % of |truth| + |model| counts
 WIDE = 1e-2
 
 
@@ -137,24 +137,35 @@ def _points(symbols: Sequence[sp.Symbol], k: int = 4) -> list[dict]:
     return [{s: sp.Float(rng.uniform(0.3, 1.9), 30) for s in symbols} for _ in range(k)]
 
 
-def varies(expr: sp.Basic, tol: float) -> bool:
-    """True when ``expr`` clearly is not constant: its values at fixed random points (30 digits)
-    differ by more than ``tol`` relative. False when unsure (few finite values, tiny spread)."""
-    syms = sorted(expr.free_symbols, key=str)
-    if not syms:
-        return False
-    vals = []
+def _values(expr: sp.Basic, syms: Sequence[sp.Symbol]) -> list[complex | None]:
+    out: list[complex | None] = []
     for p in _points(syms):
         try:
             v = complex(sp.N(expr.xreplace(p), 30))
         except (TypeError, ValueError, ArithmeticError, RecursionError):
-            continue
-        if np.isfinite(v.real) and np.isfinite(v.imag):
-            vals.append(v)
-    if len(vals) < 2:
-        return False
-    spread = max(abs(v - vals[0]) for v in vals)
-    return spread > tol * (1.0 + max(abs(v) for v in vals))
+            v = None
+        out.append(v if v is not None and np.isfinite(v.real) and np.isfinite(v.imag) else None)
+    return out
+
+
+def varies_beyond_noise(t: sp.Basic, m: sp.Basic, tol: float) -> tuple[bool, bool]:
+    """(difference varies, ratio varies) measured against the size of truth and model themselves,
+    for checks that round floats after simplify: coefficient noise of relative size ``tol`` can
+    vanish there, so only a change larger than ``tol`` times |truth| + |model| counts (the ratio
+    as |model - c * truth| with c its value at the first point: no pole amplifies noise)."""
+    syms = sorted(t.free_symbols | m.free_symbols, key=str)
+    if not syms:
+        return False, False
+    pairs = [(a, b) for a, b in zip(_values(t, syms), _values(m, syms)) if a is not None and b is not None]
+    if len(pairs) < 2:
+        return False, False
+    (t0, m0), rest = pairs[0], pairs[1:]
+    diff = any(abs((ti - mi) - (t0 - m0)) > tol * (abs(ti) + abs(mi) + abs(t0) + abs(m0)) for ti, mi in rest)
+    if t0 == 0:
+        return diff, False
+    c = m0 / t0
+    ratio = any(abs(mi - c * ti) > tol * (abs(mi) + abs(c * ti)) for ti, mi in rest)
+    return diff, ratio
 
 
 # --- symbolic solution ---------------------------------------------------------------------------
@@ -172,7 +183,7 @@ def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
     try:
         dc, fc = _const(diff, simplify=False), _const(frac, simplify=False)
         if not dc and not fc:
-            if screen and varies(diff, TIGHT) and varies(frac, TIGHT):
+            if screen and all(varies_beyond_noise(t, m, WIDE)):
                 how = "screen: difference and ratio vary"
             else:
                 how = "after simplify"
@@ -195,7 +206,7 @@ def _check_2021(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
     if str(m) in ("0", "nan"):
         return False, "cleaned model is 0"
     diff, frac = release.rnd(t - m), release.rnd(m / t)
-    if screen and varies(diff, WIDE) and varies(frac, TIGHT):
+    if screen and all(varies_beyond_noise(t, m, WIDE)):
         return False, "screen: difference and ratio vary"
     z = c = f = False
     try:
@@ -213,7 +224,7 @@ def _check_corrected(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> 
     if not m.free_symbols:
         return False, "constant model"
     diff, frac = t - m, m / t
-    if screen and varies(diff, WIDE) and varies(frac, WIDE):
+    if screen and all(varies_beyond_noise(t, m, WIDE)):
         return False, "screen: difference and ratio vary"
     d = release.rnd(release.simplify(diff))
     if not d.free_symbols or _const(d):
@@ -277,3 +288,47 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
     d = int(APTED(_apted(m), _apted(t)).compute_edit_distance())
     n = _tree_size(t)
     return {"ted": d, "ted_norm": min(d, n) / n}
+
+
+# --- the stored names ----------------------------------------------------------------------------
+
+#: bump when a definition here changes (cache keys and METRICS_VERSION follow it)
+DEFINITION_VERSION = 2
+#: what the metrics table stores per release (``<release>.<metric>``); corrected variants add
+#: ``:corrected`` to the name. The CLI shows every metric of every release.
+STORED = {
+    "srbench2021": ("size", "size_simplified", "symbolic_solution", "symbolic_solution:corrected"),
+    "srbench2022": ("size_simplified", "simplicity", "symbolic_solution", "symbolic_solution:corrected",
+                    "feature_absence"),
+    "srbench2025": ("size", "simplicity", "symbolic_solution", "symbolic_solution:corrected"),
+    "srsd": ("ted_norm", "ted"),
+}
+STORED_NAMES = frozenset(f"{r}.{m}" for r, ms in STORED.items() for m in ms)
+METRICS = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
+
+
+def assemble_release(rel: str, model: tuple[str, Any], solution: tuple[str, Any] | None, *, gate_applies: bool,
+                     r2_test: float | None, notes: list[str]) -> dict[str, Any]:
+    """``<rel>.<metric>`` values from the model and solution operations' (status, value)."""
+    status, val = model
+    out: dict[str, Any] = {f"{rel}.{k}": (val.get(k) if status == "ok" else None) for k in METRICS[:3] + METRICS[4:]}
+    out[f"{rel}._timeout"] = status == "timeout"
+    if status != "ok":
+        notes.append(f"{rel}: simplify {status}: {val}")
+    if solution is None:
+        return out
+    s_status, s_val = solution
+    if status == "timeout":
+        s_status, s_val = "timeout", "not run: the model's simplify timed out"
+    ok = s_status == "ok"
+    ref, cor = (bool(s_val["reference"]), bool(s_val["corrected"])) if ok else (False, False)
+    if rel == "srbench2021" and gate_applies and not (r2_test is not None and r2_test > 0.5):
+        ref = cor = False
+        notes.append(f"{rel}: solution not checked (test R2 {r2_test} is not above 0.5)")
+    elif ok:
+        notes.append(f"{rel}: {s_val['why']}; corrected: {s_val['why_corrected']}")
+    else:
+        notes.append(f"{rel}: symbolic-solution check {s_status}: {s_val}")
+    out[f"{rel}.symbolic_solution"], out[f"{rel}.symbolic_solution:corrected"] = int(ref), int(cor)
+    out[f"{rel}._solution_timeout"] = s_status == "timeout"
+    return out

@@ -26,3 +26,9 @@ WorkspaceOption = Annotated[
 def fail(message: str) -> None:
     """Raise the one-line error the entry point prints."""
     raise CliError(message)
+
+
+def printable(text: str) -> str:
+    """Untrusted text made safe for a terminal: control and other non-printable characters
+    (escape sequences included) are shown escaped, never sent as they are."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
