@@ -162,3 +162,39 @@ def test_screen_never_rejects_a_solution(case):
     assert not (full["reference"] and not fast["reference"]), (model, truth, release, fast, full)
     assert not (full["corrected"] and not fast["corrected"]), (model, truth, release, fast, full)
     assert (fast["reference"], fast["corrected"]) == (full["reference"], full["corrected"])
+
+
+# --- the real CLI and the store -------------------------------------------------------------------
+
+def test_cli_expr_one_release_as_json_and_all_as_a_table():
+    from conftest import srtui
+
+    args = ["expr", "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1 + 0*x3", "--truth", T1, "--features", "x1,x2,x3,x4",
+            "--irrelevant", "x3,x4"]
+    one = srtui(*args, "--rule", "srbench2022", "--json", check=True)
+    out = json.loads(one.stdout)
+    for key, want in {"size": 12, "size_simplified": 12, "simplicity": -1.5, "symbolic_solution": 1,
+                      "feature_absence": 1.0, "ted_norm": 0.0}.items():
+        assert out[key] == want, key
+    table = srtui(*args, check=True).stdout
+    assert "srbench2021" in table and "srbench2025" in table and "feature_absence" in table
+    gp = json.loads(srtui("expr", "add(add(mul(0.4, mul(X0, X1)), sub(mul(2.5, X1), mul(1.5, X0))), 1.0)",
+                          "--truth", T1, "--features", "x1,x2,x3,x4", "--dialect", "gplearn", "--rule", "srbench2025",
+                          "--json", check=True).stdout)
+    assert gp["size"] == 12 and gp["symbolic_solution"] == 1
+    bad = srtui("expr", "x1\x1b[2J", "--features", "x1")
+    assert bad.returncode != 0 and "\x1b" not in bad.stdout + bad.stderr
+    assert srtui("expr", "x1", "--rule", "srbench1999").returncode != 0
+
+
+def test_stored_names_follow_the_contract():
+    from results.metrics import METRICS_VERSION, _stored
+
+    assert METRICS_VERSION >= 2
+    for name in ("srbench2021.size", "srbench2021.size_simplified", "srbench2021.symbolic_solution",
+                 "srbench2022.size_simplified", "srbench2022.simplicity", "srbench2022.symbolic_solution",
+                 "srbench2022.feature_absence", "srbench2025.size", "srbench2025.simplicity",
+                 "srbench2025.symbolic_solution", "srsd.ted_norm", "srsd.ted",
+                 "srbench2022.symbolic_solution:corrected", "size", "symbolic_solution"):
+        assert _stored(name), name
+    assert not _stored("srbench2021.simplicity") and not _stored("_notes")

@@ -106,6 +106,7 @@ def score(
         else:
             store = _store(workspace)
             runs = runs_frame(store, suite)
+            _warn_stale(store, suite)
             if runs.empty:
                 fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
         if trust and review:
@@ -193,6 +194,16 @@ def expr(
     _print_expr_table(head, per, notes)
 
 
+def _warn_stale(store, suite: str | None) -> None:
+    """Metrics of an older definition are never mixed in silently: say so, and how to update."""
+    from results.metrics import METRICS_VERSION, stale_metric_jobs
+
+    n = stale_metric_jobs(store, suite)
+    if n:
+        print(f"srtui: warning: {n} job(s) have metrics of an older definition (current version "
+              f"{METRICS_VERSION}); run `srtui rescore` to recompute them", file=sys.stderr)
+
+
 def _names(text: str | None) -> list[str]:
     return [f.strip() for f in (text or "").split(",") if f.strip()]
 
@@ -247,6 +258,7 @@ def export(
     ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
     store = _store(workspace)
     runs = runs_frame(store, suite)
+    _warn_stale(store, suite)
     docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"})}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
