@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import sympy as sp
 
 from engine.expression import ExpressionError, ParsedExpression, parse_expression
-from results.releases import simplicity
+from results.releases import feature_absence, simplicity
 
 def expr_hash(text: str, features: Sequence[str], dialect: str = "python") -> str:
     """Identity of a model string as the parser sees it (names and dialect change its meaning)."""
@@ -53,14 +53,6 @@ def diversity(expr: sp.Basic) -> float:
 
 def used_features(expr: sp.Basic) -> set[str]:
     return {str(s) for s in expr.free_symbols}
-
-
-def feature_absence(used: set[str], unwanted: Sequence[str]) -> float | None:
-    """Share of the unwanted (irrelevant or shortcut) features the model leaves out."""
-    unwanted = list(unwanted)
-    if not unwanted:
-        return None
-    return sum(1 for f in unwanted if f not in used) / len(unwanted)
 
 
 # --- the operations run in pool workers (definitions: results/releases.py) ---------------------

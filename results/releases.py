@@ -58,6 +58,14 @@ def simplicity(size: int | None) -> float | None:
     return float(-np.round(np.log(size) / np.log(5), 1))
 
 
+def feature_absence(used: set[str], unwanted: Sequence[str]) -> float | None:
+    """Share of the unwanted (irrelevant or shortcut) features the model leaves out."""
+    unwanted = list(unwanted)
+    if not unwanted:
+        return None
+    return sum(1 for f in unwanted if f not in used) / len(unwanted)
+
+
 def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
     """SRBench's round_floats: each Float of the original tree, in pre-order, substituted in turn
     (``subs`` re-evaluates: a zeroed term vanishes); tiny -> 0, else rounded to 3 decimals
@@ -118,8 +126,8 @@ def model_op(text: str, features: Sequence[str], dialect: str, release: str,
     clean = r.clean(raw)
     n = node_count(clean)
     used = {str(s) for s in clean.free_symbols}
-    absent = (sum(1 for f in unwanted if f not in used) / len(unwanted)) if unwanted else None
-    return {"size": size, "size_simplified": n, "simplicity": simplicity(n), "feature_absence": absent,
+    return {"size": size, "size_simplified": n, "simplicity": simplicity(n),
+            "feature_absence": feature_absence(used, unwanted),
             "simplified": str(clean), "_expr": clean}
 
 
