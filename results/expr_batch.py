@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from results import expr_metrics as em
+from results.releases import DEFINITION_VERSION, RELEASES, assemble_release
 from results.pool import TimedPool
 
 
@@ -25,6 +26,8 @@ class ModelItem:
     dialect: str = "python"
     truth: str | None = None
     unwanted: tuple[str, ...] = ()  # irrelevant or shortcut features (feature absence)
+    r2_test: float | None = None  # SRBench 2021 checks a solution only when test R2 > 0.5
+    gate_r2: bool = True  # False: the 2021 gate is not applied (``srtui expr`` without --r2-test)
 
     @property
     def key(self) -> str:
@@ -36,7 +39,8 @@ class ModelItem:
 
 
 def _cache_key(op: str, a: str, b: str | None = None) -> str:
-    return hashlib.sha256(f"{op}\x1f{a}\x1f{b or ''}".encode()).hexdigest()[:32]
+    # the definition version is part of the key: a cached value of an older definition is never reused
+    return hashlib.sha256(f"{DEFINITION_VERSION}\x1f{op}\x1f{a}\x1f{b or ''}".encode()).hexdigest()[:32]
 
 
 class ExprCache:
@@ -134,84 +138,103 @@ def _run(ops: dict[str, tuple[str, dict]], cache: ExprCache, pool_args: dict, st
 
 
 def expression_metrics(items: Sequence[ModelItem], cache: ExprCache | None = None, workers: int | None = None,
-                       timeout: float = 10.0) -> tuple[list[dict[str, Any]], BatchStats]:
-    """One dict of expression metrics per item (see :func:`_assemble` for the names)."""
+                       timeout: float = 10.0, screen: bool = True) -> tuple[list[dict[str, Any]], BatchStats]:
+    """One dict of expression metrics per item (names: :func:`results.releases.assemble_release`).
+
+    ``screen=False`` skips the numeric screen (same verdicts, slower; the benchmark compares).
+    """
     cache = cache or ExprCache()
     stats = BatchStats()
     pool_args = {"workers": workers, "timeout": timeout}
-    uniq = {it.key: it for it in items}
-    truths = {it.truth_key: it for it in items if it.truth}
+    uniq = {(it.key, it.unwanted): it for it in items}
 
-    basic_ops = {_cache_key("basic", k): ("basic", it) for k, it in uniq.items()}
+    basic_ops = {_cache_key("basic", it.key): ("basic", it) for it in uniq.values()}
     basic = cache.get_many(list(basic_ops), timeout)
     stats.cached += len(basic)
     fresh = [(k, "basic", "ok", _basic(it), None, 0.0) for k, (_, it) in basic_ops.items() if k not in basic]
     cache.put_many(fresh)
     basic.update({k: ("ok", json.loads(json.dumps(v))) for k, _, _, v, _, _ in fresh})
     stats.computed += len(fresh)
+    readable = [it for it in items if "size" in basic[_cache_key("basic", it.key)][1]]
 
-    simp_ops: dict[str, tuple[str, dict]] = {}
-    for k, it in uniq.items():
-        b = basic[_cache_key("basic", k)][1]
-        if "size" in b:
-            simp_ops[_cache_key("simplify", k)] = ("simplify", {"op": "simplify", "text": it.text, "features": list(it.features), "dialect": it.dialect})
-    for k, it in truths.items():
-        simp_ops[_cache_key("simplify", k)] = ("simplify", {"op": "simplify", "text": it.truth, "features": list(it.features), "dialect": "python"})
-    simplified: dict[str, Any] = {}  # simplify key -> sympy tree, for results computed in this pass
-    simp = _run(simp_ops, cache, pool_args, stats, simplified)
+    model_ops: dict[str, tuple[str, dict]] = {}
+    for it in {(it.key, it.unwanted): it for it in readable}.values():
+        for rel in RELEASES:
+            model_ops[_model_key(it, rel)] = (f"model:{rel}", {
+                "op": "model", "release": rel, "text": it.text, "features": list(it.features),
+                "dialect": it.dialect, "unwanted": list(it.unwanted)})
+    cleaned: dict[str, Any] = {}  # model key -> the cleaned sympy model, for results computed in this pass
+    models = _run(model_ops, cache, pool_args, stats, cleaned)
 
     pair_ops: dict[str, tuple[str, dict]] = {}
-    skipped: dict[str, tuple[str, Any]] = {}
-    for it in items:
-        if not it.truth or "size" not in basic[_cache_key("basic", it.key)][1]:
+    for it in readable:
+        if not it.truth:
             continue
-        model_key, solution_key = _cache_key("simplify", it.key), _cache_key("solution", it.key, it.truth_key)
-        ms, ts = simp.get(model_key), simp.get(_cache_key("simplify", it.truth_key))
-        if ms and ms[0] == "timeout":
-            # the check starts by simplifying the model: it would only time out again
-            skipped[solution_key] = ("timeout", "not run: simplifying the model timed out")
-        else:
-            pair_ops[solution_key] = ("solution", {
-                "op": "solution", "text": it.text, "truth": it.truth, "features": list(it.features),
-                "dialect": it.dialect, "simplified": simplified.get(model_key)})
-        if ms and ts and ms[0] == "ok" and ts[0] == "ok" and "tree" in ms[1] and "tree" in ts[1]:
-            pair_ops[_cache_key("ted", it.key, it.truth_key)] = ("ted", {"op": "ted", "model_tree": ms[1]["tree"], "truth_tree": ts[1]["tree"]})
+        for rel in RELEASES:
+            if models.get(_model_key(it, rel), ("",))[0] == "timeout":
+                continue  # the check starts from the cleaned model: it would only time out again
+            pair_ops[_cache_key(f"solution:{rel}", it.key, it.truth_key)] = (f"solution:{rel}", {
+                "op": "solution", "release": rel, "text": it.text, "truth": it.truth,
+                "features": list(it.features), "dialect": it.dialect, "screen": screen,
+                "model": cleaned.get(_model_key(it, rel))})
+        pair_ops[_cache_key("srsd", it.key, it.truth_key)] = ("srsd", {
+            "op": "srsd", "text": it.text, "truth": it.truth, "features": list(it.features), "dialect": it.dialect})
     pairs = _run(pair_ops, cache, pool_args, stats)
-    pairs.update(skipped)
 
-    out = [_assemble(it, basic[_cache_key("basic", it.key)][1], simp, pairs) for it in items]
+    out = [_assemble(it, basic[_cache_key("basic", it.key)][1], models, pairs) for it in items]
     return out, stats
 
 
-def _assemble(it: ModelItem, b: dict, simp: dict, pairs: dict) -> dict[str, Any]:
-    m: dict[str, Any] = {}
-    notes = []
+def _model_key(it: ModelItem, release: str) -> str:
+    return _cache_key(f"model:{release}", it.key, ",".join(it.unwanted))
+
+
+def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, Any]:
     if "parse_error" in b:
         return {"parse_error": 1, "_notes": [f"parse error: {b['parse_error']}"]}
     if b.get("too_large"):
         return {"too_large": 1, "symbolic_solution": 0 if it.truth else None, "_notes": ["expression too large"]}
-    m["size"], m["diversity"] = b["size"], b["diversity"]
-    m["feature_absence"] = em.feature_absence(set(b["used"]), it.unwanted)
-    status, val = simp.get(_cache_key("simplify", it.key), ("missing", None))
-    if status == "ok":
-        m["size_simplified"], m["simplify_timeout"], m["constant_model"] = val["size_simplified"], 0, int(val["constant"])
-        m["_simplified"] = val.get("simplified")
-    else:
-        m["size_simplified"], m["simplify_timeout"] = b["size"], int(status == "timeout")
-        notes.append(f"simplify {status}: {val}; size_simplified falls back to the unsimplified size")
-    m["simplicity"] = em.simplicity(m["size_simplified"])
-    m["simplicity_unsimplified"] = em.simplicity(m["size"])
+    m: dict[str, Any] = {"diversity": b["diversity"], "_notes": []}
+    gate = None if not it.gate_r2 else it.r2_test
+    for rel in RELEASES:
+        model = models.get(_model_key(it, rel), ("missing", None))
+        sol = pairs.get(_cache_key(f"solution:{rel}", it.key, it.truth_key), ("missing", None)) if it.truth else None
+        m.update(assemble_release(rel, model, sol, gate_applies=it.gate_r2, r2_test=gate, notes=m["_notes"]))
     if it.truth:
-        status, val = pairs.get(_cache_key("solution", it.key, it.truth_key), ("missing", None))
-        m["symbolic_solution"] = int(bool(status == "ok" and val["symbolic_solution"]))
-        m["solution_timeout"] = int(status == "timeout")
-        notes.append(f"solution: {val['why']}" if status == "ok" else f"symbolic-solution check {status}: {val}")
-        status, val = pairs.get(_cache_key("ted", it.key, it.truth_key), ("missing", None))
-        m["ted_norm"] = val["ted_norm"] if status == "ok" else None
+        status, val = pairs.get(_cache_key("srsd", it.key, it.truth_key), ("missing", None))
+        m["srsd.ted"] = val["ted"] if status == "ok" else None
+        m["srsd.ted_norm"] = val["ted_norm"] if status == "ok" else None
         m["ted_timeout"] = int(status == "timeout")
-        t_status, t_val = simp.get(_cache_key("simplify", it.truth_key), ("missing", None))
-        m["_truth_simplified"] = t_val.get("simplified") if t_status == "ok" else None
         if status != "ok":
-            notes.append(f"tree edit distance {status}")
-    m["_notes"] = notes
+            m["_notes"].append(f"SRSD edit distance {status}: {val}")
+    _defaults(m, b, bool(it.truth))
     return m
+
+
+#: srtui's unprefixed metric names: aliases of one release's values (README "Expression metrics")
+DEFAULTS = {
+    "size": "srbench2025.size",
+    "size_simplified": "srbench2022.size_simplified",
+    "simplicity": "srbench2022.simplicity",
+    "feature_absence": "srbench2022.feature_absence",
+    "symbolic_solution": "srbench2022.symbolic_solution",
+    "ted_norm": "srsd.ted_norm",
+}
+
+
+def _defaults(m: dict[str, Any], b: dict, with_truth: bool) -> None:
+    for name, source in DEFAULTS.items():
+        if name in ("symbolic_solution", "ted_norm") and not with_truth:
+            continue
+        m[name] = m.get(source)
+    if m["size"] is None:
+        m["size"] = b["size"]
+    m["simplify_timeout"] = int(any(m.get(f"{r}._timeout") for r in RELEASES))
+    if m["size_simplified"] is None:  # simplify failed: the unsimplified size stands in
+        m["size_simplified"] = m["size"]
+        m["simplicity"] = em.simplicity(m["size"])
+    if with_truth:
+        m["solution_timeout"] = int(any(m.get(f"{r}._solution_timeout") for r in RELEASES))
+    for r in RELEASES:
+        m.pop(f"{r}._timeout", None)
+        m.pop(f"{r}._solution_timeout", None)

@@ -31,9 +31,11 @@ import numpy as np
 
 from engine.evaluate import TaskArrays, errors, r2
 from results.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
+from results.releases import STORED_NAMES
 
 #: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
-METRICS_VERSION = 1
+#: (2: expression metrics per SRBench release, results/releases.py)
+METRICS_VERSION = 2
 ISCLOSE = {"atol": 1e-3, "rtol": 0.05, "share": 0.95}
 
 
@@ -109,13 +111,27 @@ def _arrays(store, fingerprint: str, cache: dict) -> TaskArrays | None:
     return cache[fingerprint]
 
 
+def _stored(name: str) -> bool:
+    """srtui's own names, and the per-release names of the storage contract (results/releases.py)."""
+    if name.startswith("_"):
+        return False  # _notes etc.: text, not metrics
+    return "." not in name or name in STORED_NAMES
+
+
+def stale_metric_jobs(store, suite: str | None = None) -> int:
+    """Finished jobs whose stored metrics are of an older definition (`srtui rescore` updates them)."""
+    q = ("SELECT count(*) FROM metrics m JOIN jobs j USING (job_id) WHERE m.name = '_version' AND m.value < ?"
+         + (" AND j.suite = ?" if suite else ""))
+    return int(store.conn.execute(q, (METRICS_VERSION, suite) if suite else (METRICS_VERSION,)).fetchone()[0])
+
+
 def _write(store, rows: dict[str, dict[str, Any]]) -> None:
     with store.transaction() as c:
         for job_id, metrics in rows.items():
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
             notes = metrics.pop("_notes", [])
             vals = [(job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
-                    if not k.startswith("_")]  # _simplified etc.: text for `srtui expr`, not metrics
+                    if _stored(k)]
             vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
 
@@ -168,7 +184,7 @@ def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, 
             unwanted = tuple(sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ())))
             text = _as_printed(j["model"], j.get("method_notes"), m)
             items.append((j["job_id"], ModelItem(text, features, j["dialect"] or "python",
-                                                 info.get("ground_truth"), unwanted)))
+                                                 info.get("ground_truth"), unwanted, m.get("r2_test"))))
         elif not j["model"]:
             _blackbox_size(m, j.get("method_notes"))
         rows[j["job_id"]] = m

@@ -95,7 +95,10 @@ def test_cli_expr_reports_the_bingo_symbolic_solution():
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["features"] == ["x1", "x2"]
-    assert out["metrics"]["symbolic_solution"] == 1 and out["metrics"]["size"] == 10
+    rel = out["releases"]
+    assert rel["srbench2021"]["symbolic_solution"] == 1  # no --r2-test: the 2021 R2 gate is not applied
+    assert rel["srbench2022"]["symbolic_solution"] == 0 and rel["srbench2022"]["symbolic_solution:corrected"] == 1
+    assert rel["srbench2025"]["size"] == 11
     bad = CliRunner().invoke(app, ["expr", "__import__('os')"])
     assert isinstance(bad.exception, CliError)
 

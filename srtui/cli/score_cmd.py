@@ -106,6 +106,7 @@ def score(
         else:
             store = _store(workspace)
             runs = runs_frame(store, suite)
+            _warn_stale(store, suite)
             if runs.empty:
                 fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
         if trust and review:
@@ -171,50 +172,88 @@ def expr(
     expression: Annotated[str, typer.Argument(help="A model string.")],
     truth: Annotated[Optional[str], typer.Option(help="Ground-truth expression to compare with.")] = None,
     features: Annotated[Optional[str], typer.Option(help="Comma-separated feature names (default: the names used).")] = None,
+    irrelevant: Annotated[Optional[str], typer.Option(help="Comma-separated features a model should not use (feature absence).")] = None,
     dialect: Annotated[str, typer.Option(help="How the model is printed (python, gplearn, operon, ...).")] = "python",
+    rule: Annotated[Optional[str], typer.Option(help="Only this release's metrics: srbench2021, srbench2022 or srbench2025.")] = None,
+    r2_test: Annotated[Optional[float], typer.Option("--r2-test", help="Test R2 of the model (SRBench 2021 checks solutions only above 0.5; default: not applied).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds per sympy operation.")] = 10.0,
 ) -> None:
-    """Pretty-print an expression and report every expression metric (vs --truth if given)."""
-    import sympy as sp
-
+    """Report an expression's metrics as each SRBench release computes them (vs --truth if given)."""
     from results.expr_batch import ExprCache, ModelItem, expression_metrics
     from results.expr_metrics import ExpressionError, parse
+    from results.releases import RELEASES
 
     check_timeout(timeout)
-    feats = [f.strip() for f in features.split(",") if f.strip()] if features else _guess_features(expression, *([truth] if truth else []))
+    if rule is not None and rule not in RELEASES:
+        fail(f"unknown rule {rule!r} (rules: {', '.join(RELEASES)})")
+    feats = _names(features) if features else _guess_features(expression, *([truth] if truth else []))
+    unwanted = _names(irrelevant)
     try:
-        parsed = parse(expression, feats, dialect)
+        parse(expression, feats, dialect)
         if truth:
             parse(truth, feats, "python")
     except ExpressionError as exc:
         fail(str(exc))
-    item = ModelItem(expression, tuple(feats), dialect, truth)
+    if any(u not in feats for u in unwanted):
+        fail("--irrelevant names features that are not in --features")
+    item = ModelItem(expression, tuple(feats), dialect, truth, tuple(unwanted), r2_test, gate_r2=r2_test is not None)
     [m], _ = expression_metrics([item], ExprCache(), workers=1, timeout=timeout)
-    notes = m.pop("_notes", [])
-    simplified, truth_simplified = m.pop("_simplified", None), m.pop("_truth_simplified", None)
+    if "parse_error" in m or "too_large" in m:
+        fail("; ".join(m.get("_notes", [])) or "expression cannot be read")
+    per = {rel: _release_view(m, rel, bool(truth)) for rel in ([rule] if rule else RELEASES)}
+    notes = m.get("_notes", [])
+    head = {"expression": expression, "truth": truth, "features": feats, "irrelevant": unwanted, "dialect": dialect}
     if as_json:
-        print(json.dumps({"expression": expression, "features": feats, "dialect": dialect, "parsed": str(parsed),
-                          "simplified": simplified, "truth": truth, "truth_simplified": truth_simplified,
-                          "metrics": m, "notes": notes}, indent=1))
+        body = {"rule": rule, **per[rule]} if rule else {"releases": per}
+        print(json.dumps({**head, **body, "srsd_ted": m.get("srsd.ted"), "notes": notes}, indent=1))
         return
-    print(f"features: {', '.join(feats) or '(none)'}   dialect: {dialect}")
-    if parsed.expr is not None:
-        print(sp.pretty(parsed.expr, use_unicode=True))
-    if simplified:
-        print(f"simplified: {simplified}")
-    if truth:
-        print(f"truth:      {truth}" + (f"   (simplified: {truth_simplified})" if truth_simplified else ""))
-    width = max(len(k) for k in m) if m else 0
-    for key, value in m.items():
-        shown = f"{value:.4g}" if isinstance(value, float) else ("-" if value is None else str(value))
-        print(f"  {key:<{width}}  {shown}")
+    _print_expr_table(head, per, notes)
+
+
+def _warn_stale(store, suite: str | None) -> None:
+    """Metrics of an older definition are never mixed in silently: say so, and how to update."""
+    from results.metrics import METRICS_VERSION, stale_metric_jobs
+
+    n = stale_metric_jobs(store, suite)
+    if n:
+        print(f"srtui: warning: {n} job(s) have metrics of an older definition (current version "
+              f"{METRICS_VERSION}); run `srtui rescore` to recompute them", file=sys.stderr)
+
+
+def _names(text: str | None) -> list[str]:
+    return [f.strip() for f in (text or "").split(",") if f.strip()]
+
+
+def _release_view(m: dict, rel: str, with_truth: bool) -> dict:
+    keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
+    view = {k: m.get(f"{rel}.{k}") for k in keys}
+    view["symbolic_solution:corrected"] = m.get(f"{rel}.symbolic_solution:corrected")
+    view["ted_norm"] = m.get("srsd.ted_norm")  # SRSD's definition, the same for every release
+    if not with_truth:
+        for k in ("symbolic_solution", "symbolic_solution:corrected", "ted_norm"):
+            view[k] = None
+    return view
+
+
+def _print_expr_table(head: dict, per: dict, notes: list[str]) -> None:
+    from engine.textsafe import visible as printable
+
+    print(f"expression: {printable(head['expression'])}   dialect: {printable(head['dialect'])}")
+    print(f"features: {printable(', '.join(head['features']) or '(none)')}"
+          + (f"   irrelevant: {printable(', '.join(head['irrelevant']))}" if head["irrelevant"] else ""))
+    if head["truth"]:
+        print(f"truth: {printable(head['truth'])}")
+    rels = list(per)
+    rows = list(next(iter(per.values())))
+    width = max(len(r) for r in rows)
+    print(f"  {'':<{width}}  " + "  ".join(f"{r:>12}" for r in rels))
+    for row in rows:
+        cells = [per[r][row] for r in rels]
+        shown = ["-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in cells]
+        print(f"  {row:<{width}}  " + "  ".join(f"{c:>12}" for c in shown))
     for note in notes:
-        print(f"  note: {note}")
-    if truth and m.get("symbolic_solution"):
-        print("symbolic solution: yes")
-    elif truth:
-        print("symbolic solution: no")
+        print(f"  note: {printable(note)}")
 
 
 def export(
@@ -235,6 +274,7 @@ def export(
     ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
     store = _store(workspace)
     runs = runs_frame(store, suite)
+    _warn_stale(store, suite)
     docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"}, raw=raw)}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:

@@ -1,17 +1,17 @@
-"""Benchmark: simplified size + symbolic solution (+ edit distance) for many models of mixed size.
+"""Benchmark: every release's expression metrics for many models of mixed size, before and after
+the numeric screen, in one run.
 
-    python tests/bench/bench_metrics.py [--n 2000] [--timeout 10] [--workers N]
+    python tests/bench/bench_metrics.py [--n 2000] [--timeout 10] [--workers 2]
 
-Prints models/s of a first pass (process pool, every sympy operation under the deadline), the
-longest single operation (must not exceed the deadline by more than the kill latency), the CPU
-use of the workers relative to the cores, and the speed-up of a second pass served from the
-cache in a real workspace database (target >= 20x).
+Prints models/s of a first pass without the screen (every solution check simplifies difference
+and ratio) and of a first pass with it (fresh caches both), their ratio, whether every verdict
+is identical, the solution-check phase alone (where the screen acts), and the speed-up of a
+second pass served from the cache in a real workspace database (target >= 20x).
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
 import tempfile
 import time
 from pathlib import Path
@@ -66,36 +66,52 @@ def models(n: int, seed: int = 0) -> list[ModelItem]:
     return out
 
 
+VERDICTS = tuple(f"{r}.symbolic_solution{v}" for r in ("srbench2021", "srbench2022", "srbench2025") for v in ("", ":corrected"))
+
+
+def _pass(items, cache, workers, timeout, screen):
+    t0 = time.perf_counter()
+    out, stats = expression_metrics(items, cache, workers=workers, timeout=timeout, screen=screen)
+    return out, stats, time.perf_counter() - t0
+
+
+def _solution_seconds(store) -> float:
+    return store.conn.execute("SELECT coalesce(sum(seconds), 0) FROM expr_cache WHERE op LIKE 'solution:%'").fetchone()[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--timeout", type=float, default=10.0)
-    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    items = models(args.n)
+    items = [ModelItem(i.text, i.features, i.dialect, i.truth, r2_test=0.9) for i in models(args.n)]
     workers = args.workers or default_workers()
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Workspace(Path(tmp)), create=True)
+        (Path(tmp) / "a").mkdir()
+        (Path(tmp) / "b").mkdir()
+        slow_store = Store(Workspace(Path(tmp) / "a"), create=True)
+        before, s0, t0 = _pass(items, ExprCache(slow_store.conn, slow_store.lock), workers, args.timeout, False)
+        store = Store(Workspace(Path(tmp) / "b"), create=True)
         cache = ExprCache(store.conn, store.lock)
-        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        first, s1 = expression_metrics(items, cache, workers=workers, timeout=args.timeout)
-        t1 = time.perf_counter() - t0
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        child_cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+        first, s1, t1 = _pass(items, cache, workers, args.timeout, True)
+        sol0, sol1 = _solution_seconds(slow_store), _solution_seconds(store)
         longest = store.conn.execute("SELECT max(seconds) FROM expr_cache WHERE op != 'basic'").fetchone()[0] or 0.0
-        t0 = time.perf_counter()
-        second, s2 = expression_metrics(items, cache, workers=workers, timeout=args.timeout)
-        t2 = time.perf_counter() - t0
+        second, s2, t2 = _pass(items, cache, workers, args.timeout, True)
+        slow_store.close()
         store.close()
     assert second == first, "the cached pass must give the same metrics"
-    solved = sum(1 for m in first if m.get("symbolic_solution"))
-    fallbacks = sum(1 for m in first if m.get("simplify_timeout"))
+    same = all(a.get(k) == b.get(k) for a, b in zip(before, first) for k in VERDICTS)
+    timed_out = sum(1 for a, b in zip(before, first) if a.get("solution_timeout") or b.get("solution_timeout"))
+    solved = {k: sum(1 for m in first if m.get(k)) for k in VERDICTS}
     print(f"models: {args.n} ({len({i.key for i in items})} distinct), workers: {workers}, timeout: {args.timeout:g} s")
-    print(f"first pass: {t1:.1f} s = {args.n / t1:.1f} models/s; operations computed {s1.computed}, "
-          f"timeouts {s1.timeouts}, errors {s1.errors}; symbolic solutions {solved}; simplify fallbacks {fallbacks}")
-    print(f"longest operation: {longest:.2f} s (deadline {args.timeout:g} s); worker CPU {child_cpu:.1f} s "
-          f"= {child_cpu / t1 / workers:.0%} of {workers} core(s) over the pass")
+    print(f"first pass without screen: {t0:.1f} s = {args.n / t0:.2f} models/s (timeouts {s0.timeouts})")
+    print(f"first pass with screen:    {t1:.1f} s = {args.n / t1:.2f} models/s (timeouts {s1.timeouts}); "
+          f"ratio {t0 / t1:.1f}x (target >= 10x)")
+    print(f"solution checks alone (worker seconds): {sol0:.1f} s without, {sol1:.1f} s with the screen; "
+          f"ratio {sol0 / max(sol1, 1e-9):.1f}x")
+    print(f"verdicts identical: {same} (models with a timed-out check in either pass: {timed_out}); solutions: {solved}")
+    print(f"longest operation: {longest:.2f} s (deadline {args.timeout:g} s)")
     print(f"second pass (cache): {t2:.2f} s = {args.n / t2:.0f} models/s; speed-up {t1 / t2:.0f}x (target >= 20x)")
 
 
