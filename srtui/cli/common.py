@@ -35,9 +35,13 @@ def fail(message: str) -> None:
 
 def require_terminal(instead: str) -> None:
     """Refuse a full-screen app without a terminal: one line, before anything is opened."""
+    import sys
+
+    from engine.textsafe import raw_stream
     from srtui.app.terminal import terminal_problem
 
-    problem = terminal_problem()
+    # the CLI's SafeStream says "no terminal" to keep styled output plain: ask the real stream
+    problem = terminal_problem(sys.stdin, raw_stream(sys.stdout))
     if problem:
         fail(f"{problem}: {instead}")
 
