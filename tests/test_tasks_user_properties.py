@@ -50,8 +50,9 @@ def test_declared_feature_absence_is_scored_end_to_end(tmp_path):
     per_task = {row["task"]: row for row in scored["tables"]["per_task"]}
     assert set(per_task) == {"off-featsel", "off-plain"}  # the pattern matched the workspace's tasks
     assert per_task["off-featsel"]["property"] == "feature_absence"
-    # ordinary least squares keeps every column: it uses all three irrelevant features
-    assert per_task["off-featsel"]["property_value"] == pytest.approx(0.0)
+    # least squares puts ~1e-16 on the irrelevant columns of this noiseless target; the 2022 judge
+    # rounds floats below 1e-3 to 0 before reading the features a model uses: all three left out
+    assert per_task["off-featsel"]["property_value"] == pytest.approx(1.0)
     assert per_task["off-featsel"]["rank_property"] is not None
     # an accuracy task has no property of its own: the judge (profile reference) scores test R2 there
     plain = per_task["off-plain"]
