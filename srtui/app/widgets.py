@@ -51,6 +51,15 @@ def cell(value: Any, width: int | None = None) -> Text:
     return Text(text)
 
 
+def add_sized_columns(table: DataTable, columns: list[tuple[str, str]], rows: list[list[Text]]) -> None:
+    """Add (label, key) columns as wide as their widest cell. The table's own sizing, done on
+    idle, can lose a race with a quick refill and leave columns collapsed to their headers until
+    a resize: widths from the cells themselves never do."""
+    for j, (label, key) in enumerate(columns):
+        width = max([len(label), *(r[j].cell_len for r in rows if j < len(r))])
+        table.add_column(label, key=key, width=width)
+
+
 def status_cell(status: str) -> Text:
     return Text(status, style=STATUS_STYLE.get(status, ""))
 

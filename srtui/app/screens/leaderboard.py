@@ -18,7 +18,7 @@ from srtui.app.board import Board, export_board, has_profiles, load_board, rule_
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
 from srtui.app.screens.base import SectionScreen
-from srtui.app.widgets import NavBar, VimTable, cell
+from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell
 
 HELP = """\
 A suite ranked by a scoring rule (the suite's own rule is chosen first; the selector offers every
@@ -141,10 +141,10 @@ class LeaderboardScreen(SectionScreen):
         self.query_one("#board-info", Static).update(info)
         table = self.query_one("#board", DataTable)
         table.clear(columns=True)
-        for col in b.columns:
-            table.add_column(col, key=col)
-        for i, row in enumerate(b.rows):
-            table.add_row(*(cell(v) for v in row), key=str(i))
+        cells = [[cell(v) for v in row] for row in b.rows]
+        add_sized_columns(table, [(col, col) for col in b.columns], cells)
+        for i, row in enumerate(cells):
+            table.add_row(*row, key=str(i))
         self._show_breakdown(0)
 
     @on(DataTable.RowHighlighted, "#board")
@@ -162,10 +162,10 @@ class LeaderboardScreen(SectionScreen):
         table.clear(columns=True)
         if key is None:
             return
-        for col in b.breakdown_columns:
-            table.add_column(col, key=col)
-        for row in b.breakdown.get(key[1], ()):
-            table.add_row(*(cell(v) for v in row))
+        cells = [[cell(v) for v in row] for row in b.breakdown.get(key[1], ())]
+        add_sized_columns(table, [(col, col) for col in b.breakdown_columns], cells)
+        for row in cells:
+            table.add_row(*row)
 
     def action_export(self) -> None:
         if self.board is None:

@@ -27,7 +27,7 @@ from srtui.app.data import (
 )
 from srtui.app.messages import PageReady
 from srtui.app.screens.base import SectionScreen
-from srtui.app.widgets import NavBar, VimTable, cell, status_cell
+from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell, status_cell
 
 GROUPINGS: tuple[tuple[str, ...], ...] = ((), ("method",), ("suite", "method"), ("task",), ("task", "method"), ("status",), ("method", "status"))
 SORTS = ("task", "method", "seed", "status", "r2_test", "wall_s", "suite", "job_id")
@@ -120,14 +120,13 @@ class ResultsScreen(SectionScreen):
         rows = [[status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
                  for j, v in enumerate(row)] for row in page.rows]
         table.clear(columns=True)
-        for j, col in enumerate(page.columns):
+        labels = []
+        for col in page.columns:
             label = HEADERS.get(col, col)
             if col == page.query.sort:
                 label += " ↓" if page.query.descending else " ↑"
-            # widths from the cells themselves: the table's own sizing on idle could lose a race
-            # with a quick second page (columns collapsed to their headers until a resize)
-            width = max([len(label), *(r[j].cell_len for r in rows)])
-            table.add_column(label, key=col, width=width)
+            labels.append((label, col))
+        add_sized_columns(table, labels, rows)
         for i, (row, cells) in enumerate(zip(page.rows, rows)):
             table.add_row(*cells, key=row[id_at] if id_at >= 0 else f"group-{i}")
         if keep_row:
