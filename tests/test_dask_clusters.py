@@ -26,7 +26,7 @@ from test_dask_backend import db_rows, left_behind
 import clusters
 
 pytest.importorskip("distributed", reason="the dask backend needs dask[distributed]")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]  # a step of its own in .ci/run
 
 PYTHON = sys.executable
 SSH_CONFIG = """[ssh]
