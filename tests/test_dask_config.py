@@ -188,7 +188,7 @@ def test_interrupt_handler_survives_a_library_that_replaces_it() -> None:
 
     code = (
         "import signal, threading\n"
-        "from srtui import runner\n"
+        "from runs import run as runner\n"
         "cancel, force = threading.Event(), threading.Event()\n"
         "runner.install_interrupt_handlers(cancel, force, print)\n"
         "ours = signal.getsignal(signal.SIGINT)\n"

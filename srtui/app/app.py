@@ -180,7 +180,7 @@ class SrtuiApp(App):
     def run_suite(self, req) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
         from engine.workspace import WorkspaceError
-        from srtui import runner
+        from runs import run as runner
 
         try:
             self.workspace.ensure()

@@ -152,7 +152,7 @@ def check_rows(name: str, workspace: Path, time_limit: float) -> list[dict[str, 
     from engine.methods import registry
     from engine.workspace import WorkspaceError, resolve
     from results.store import Store
-    from srtui import runner
+    from runs import run as runner
 
     method_dirs: list[Path] = []
     if name.startswith(registry.SRBENCH_PREFIX):

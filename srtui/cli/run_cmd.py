@@ -49,7 +49,7 @@ def run(
     import threading
 
     from engine.workspace import WorkspaceError, resolve
-    from srtui import runner
+    from runs import run as runner
     from srtui.cli.progress import RunProgress
 
     ws = resolve(workspace)
@@ -123,7 +123,7 @@ def status(
         fail(str(exc))
     from engine.proctree import identity_alive
 
-    from srtui.runner import workers_key
+    from runs.run import workers_key
 
     counts = store.status_counts(suite)
     running = store.running_jobs()

@@ -134,7 +134,7 @@ class StartRunScreen(ModalScreen):
     @on(Button.Pressed, "#start")
     @on(Input.Submitted)
     def _start(self) -> None:
-        from srtui.runner import RunRequest
+        from runs.run import RunRequest
 
         def number(widget_id: str, kind=float):
             value = self.query_one(widget_id, Input).value.strip()
@@ -159,7 +159,7 @@ class StartRunScreen(ModalScreen):
     def check(self, req) -> None:
         """Plan without writing: the same errors `srtui run` gives, shown in the form."""
         from engine.workspace import WorkspaceError
-        from srtui import runner
+        from runs import run as runner
 
         try:
             plan = runner.plan_run(self.workspace or self.app.workspace, req, write_data=False)
