@@ -24,7 +24,7 @@ from engine.backends import BackendError, BackendOptions, backend_kind, make_bac
 from engine.launcher import JobOutcome, JobPayload, now_iso
 from engine.methods import registry
 from engine.methods.srbench_eval import OPTIONS_KEY
-from engine.scheduler import PlannedJob, RunState, SinkError, usable_cores
+from engine.backends.local import PlannedJob, RunState, SinkError, usable_cores
 from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import ProtocolError, get_protocol
 from engine.workspace import Workspace, WorkspaceError

@@ -1,6 +1,6 @@
 """Backends run planned jobs: the same job function (engine.launcher.run_job) everywhere.
 
-``local``: slot threads on this machine (engine.scheduler.LocalBackend).
+``local``: slot threads on this machine (engine.backends.local.LocalBackend).
 ``dask``: Dask distributed futures (engine.backends.dask_backend), loaded only when asked for.
 """
 
@@ -38,7 +38,7 @@ def backend_kind(backend: str | None, scheduler: str | None, cluster: str | None
 
 def make_backend(options: BackendOptions, scratch_root: Path):
     if options.kind == "local":
-        from engine.scheduler import LocalBackend
+        from engine.backends.local import LocalBackend
 
         return LocalBackend(options.n_slots, scratch_root)
     if options.kind == "dask":

@@ -44,7 +44,7 @@ from engine.backends.dask_start import (
 )
 from engine.backends.dask_worker import allowed_failures, worker_ready
 from engine.backends.slurm_jobs import SlurmJobs, default_log_dir
-from engine.scheduler import JobSink, PlannedJob, RunState, interleave
+from engine.backends.local import JobSink, PlannedJob, RunState, interleave
 from engine.spec import JobSpec
 
 __all__ = ["DaskBackend", "StartInterrupted"]

@@ -20,7 +20,7 @@ from engine import proctree
 from engine.backends import BackendError
 from engine.backends.dask_worker import TOPIC_PREFIX, forget_run, run_on_worker, signal_run, synthetic_outcome
 from engine.launcher import JobOutcome, now_iso
-from engine.scheduler import DataCache, JobSink, PlannedJob, RunState, finish_job
+from engine.backends.local import DataCache, JobSink, PlannedJob, RunState, finish_job
 from engine.spec import MAX_AUTO_ATTEMPTS
 
 #: an attempt whose worker left before starting it is sent again this often, then counted lost
