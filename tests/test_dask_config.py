@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends import BackendError, BackendOptions
-from engine.backends.dask_backend import DaskBackend
+from engine.backends.dask import DaskBackend
 from engine.backends.dask_config import (
     check_limits,
     load_cluster_config,

@@ -1,7 +1,7 @@
 """Backends run planned jobs: the same job function (engine.launcher.run_job) everywhere.
 
 ``local``: slot threads on this machine (engine.backends.local.LocalBackend).
-``dask``: Dask distributed futures (engine.backends.dask_backend), loaded only when asked for.
+``dask``: Dask distributed futures (engine.backends.dask), loaded only when asked for.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def make_backend(options: BackendOptions, scratch_root: Path):
         return LocalBackend(options.n_slots, scratch_root)
     if options.kind == "dask":
         try:
-            from engine.backends.dask_backend import DaskBackend
+            from engine.backends.dask import DaskBackend
         except ImportError as exc:
             raise BackendError(f"the dask backend needs dask[distributed]: {exc}") from None
         return DaskBackend(options, scratch_root)

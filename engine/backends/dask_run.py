@@ -1,4 +1,4 @@
-"""One run on the Dask backend, driver side: claim, submit, collect, record (see dask_backend).
+"""One run on the Dask backend, driver side: claim, submit, collect, record (see engine.backends.dask).
 
 The calling thread claims jobs in the store and submits them; one recorder thread scores and
 records finished attempts (lost ones are recorded before their retry). Every two seconds the
