@@ -179,14 +179,14 @@ class SrtuiApp(App):
     @work(thread=True, group="run", exit_on_error=False)
     def run_suite(self, req) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
-        from engine.workspace import WorkspaceError
-        from runs import run as runner
+        from engine.errors import SrtuiError
+        from runs.run import execute, plan_run
 
         try:
             self.workspace.ensure()
-            plan = runner.plan_run(self.workspace, req)
-            result = runner.execute(plan, req, cancel=self._cancel, force=self._force)
-        except (runner.RunError, WorkspaceError) as exc:
+            plan = plan_run(self.workspace, req)
+            result = execute(plan, req, cancel=self._cancel, force=self._force)
+        except SrtuiError as exc:
             self.post_message(RunFinished("", error=str(exc)))
             return
         except BaseException as exc:  # still end the run's state; the notice names the failure

@@ -158,12 +158,12 @@ class StartRunScreen(ModalScreen):
     @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
     def check(self, req) -> None:
         """Plan without writing: the same errors `srtui run` gives, shown in the form."""
-        from engine.workspace import WorkspaceError
-        from runs import run as runner
+        from engine.errors import SrtuiError
+        from runs.run import plan_run
 
         try:
-            plan = runner.plan_run(self.workspace or self.app.workspace, req, write_data=False)
-        except (runner.RunError, WorkspaceError) as exc:
+            plan = plan_run(self.workspace or self.app.workspace, req, write_data=False)
+        except SrtuiError as exc:
             self.app.call_from_thread(self._say, str(exc))
             return
         if plan.n_jobs == 0:
