@@ -14,6 +14,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from engine.errors import SrtuiError
+
 #: every status a job record can have
 STATUSES = (
     "pending",
@@ -36,7 +38,7 @@ RETRY_AUTOMATIC = frozenset({"interrupted", "lost"})
 MAX_AUTO_ATTEMPTS = 3
 
 
-class SpecError(ValueError):
+class SpecError(SrtuiError, ValueError):
     """Invalid limits or spec fields; one line for the CLI."""
 
 

@@ -21,8 +21,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from engine.errors import SrtuiError
 
-class ProtocolError(ValueError):
+
+class ProtocolError(SrtuiError, ValueError):
     """An unknown protocol; one line for the CLI."""
 
 

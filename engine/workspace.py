@@ -12,11 +12,13 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.errors import SrtuiError
+
 #: file systems on which SQLite's WAL mode (shared memory) is unsafe
 NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "afs", "lustre", "gpfs", "ceph", "glusterfs"})
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(SrtuiError):
     """The workspace cannot be used; one line for the CLI."""
 
 

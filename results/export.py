@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.errors import SrtuiError
 from engine.textsafe import csv_cell, visible
 from results.scoring.base import Score
 
@@ -26,7 +27,7 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
-class ExportError(ValueError):
+class ExportError(SrtuiError, ValueError):
     pass
 
 

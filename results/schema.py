@@ -11,8 +11,10 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+from engine.errors import SrtuiError
 
-class SchemaError(Exception):
+
+class SchemaError(SrtuiError):
     pass
 
 

@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from engine.errors import SrtuiError
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace, WorkspaceError
 from results import schema
 
 
-class StoreError(Exception):
+class StoreError(SrtuiError):
     """The store cannot be opened or used; one line for the CLI."""
 
 

@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.errors import SrtuiError
+
 ALIASES = {
     "dataset": "task", "algorithm": "method", "random_state": "seed",
     "model_size": "size", "simplified_complexity": "size_simplified",
@@ -47,7 +49,7 @@ JOB_COLUMNS = ("job_id", "suite", "task", "method", "seed", "status", "model", "
 TASK_FIELDS = ("track", "difficulty", "property", "noise")
 
 
-class TablesError(ValueError):
+class TablesError(SrtuiError, ValueError):
     """A runs table that cannot be read; one line for the CLI."""
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from engine.errors import SrtuiError
 from engine.textsafe import safe_value
 from results.store import Store
 
@@ -30,7 +31,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LIKERT = {1: "strongly distrust", 2: "distrust", 3: "neutral", 4: "trust", 5: "strongly trust"}
 
 
-class ReviewError(ValueError):
+class ReviewError(SrtuiError, ValueError):
     """A review operation that cannot be done; one line for the organiser's CLI."""
 
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from engine.errors import SrtuiError
 from tasks.model import Task
 
 
-class TaskError(ValueError):
+class TaskError(SrtuiError, ValueError):
     """A task that cannot be found or built; the message is one line for the CLI."""
 
 

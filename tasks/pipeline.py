@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.errors import SrtuiError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -31,7 +33,7 @@ OUTLIER_SIGMA = 4.0
 TRAIN_WEEKS, TEST_WEEKS = 5, 3
 
 
-class PipelineError(ValueError):
+class PipelineError(SrtuiError, ValueError):
     """Input the pipeline cannot use; one line."""
 
 

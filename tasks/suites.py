@@ -40,13 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import SrtuiError
+
 SUITES_DIR = Path(__file__).parent / "suites"
 
 #: the SRBench 2022 competition's seeds, in its order; suites that say n_seeds take the first n
 COMPETITION_SEEDS = (2082, 3946, 5847, 6087, 6589, 7102, 7884, 8674, 9023, 9900)
 
 
-class SuiteError(ValueError):
+class SuiteError(SrtuiError, ValueError):
     """A suite that cannot be found or read; the message is one line for the CLI."""
 
 

@@ -207,7 +207,7 @@ def test_scheduler_mode_queues_then_runs_on_distinct_cores(tmp_path: Path, suite
     worker = None
     try:
         suite = suite_file(name="sched", methods=("probe-sleep",), seeds=(1, 2), params={"probe-sleep": {"seconds": 4}})
-        driver = start_driver(suite, workspace, "--scheduler", address, *LIMITS)
+        driver = start_driver(suite, workspace, "--dask-scheduler", address, *LIMITS)
         deadline, status = time.monotonic() + 60, ""
         while "waiting for workers 0/?" not in status and time.monotonic() < deadline:
             time.sleep(0.5)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine import launcher
-from engine.scheduler import PlannedJob, interleave
+from engine.backends.local import PlannedJob, interleave
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError, resolve
 from results.store import Store, StoreError, needs_run

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.backends import BackendError
+from engine.backends.base import BackendError
 from engine.spec import Limits
 
 #: scheduler settings srtui needs: a worker death fails the task at once (KilledWorker, so the

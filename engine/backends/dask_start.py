@@ -18,7 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
-from engine.backends import BackendError
+from engine.backends.base import BackendError
 
 DASK_LOGGERS = ("distributed", "dask_jobqueue", "asyncssh", "tornado", "bokeh")
 #: the env variable that marks every process an SSH cluster start spawned on a remote host

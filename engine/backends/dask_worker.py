@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from engine.backends.dask_config import job_span_s
+from engine.backends.local import usable_cores
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
-from engine.scheduler import usable_cores
 from engine.spec import Limits
 
 TOPIC_PREFIX = "srtui-started-"

@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from engine.errors import SrtuiError
 from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
 
 #: operators the safe parser knows in dialect "gplearn" (the protected ones keep their meaning)
@@ -85,7 +86,7 @@ def scaled_expression(a: float, b: float, program_text: str) -> str:
     return f"{a!r} + {b!r}*{program_text}"
 
 
-class GplearnError(ValueError):
+class GplearnError(SrtuiError, ValueError):
     """A program the translator cannot express (a custom ``make_function`` operator)."""
 
 

@@ -29,6 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from engine.errors import SrtuiError
+
 TIME_ATTRIBUTES = ("max_time", "timeout_in_seconds", "timeout", "stop_time", "time_limit")
 #: evaluate_model.py feeds numpy arrays to these (a substring of the folder name, as it tests)
 ARRAY_METHODS = ("e2et", "tpsr", "nesymres", "dso", "bingo")
@@ -39,7 +41,7 @@ NOT_IMPLEMENTED = "not implemented"
 OPTIONS_KEY = "srbench"
 
 
-class SRBenchError(ValueError):
+class SRBenchError(SrtuiError, ValueError):
     """A folder that is not a usable SRBench method; one line for the CLI."""
 
 

@@ -25,10 +25,12 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from engine.errors import SrtuiError
+
 PROFILES = ("reference", "corrected")
 
 
-class ScoreError(ValueError):
+class ScoreError(SrtuiError, ValueError):
     """A rule cannot be applied to these runs (or an unknown rule/option); one line for the CLI."""
 
 

@@ -162,7 +162,7 @@ class SrtuiApp(App):
         if self.run_active:
             self.notify("a run started here is still going (x stops it)", severity="warning")
             return
-        from engine.scheduler import usable_cores
+        from engine.backends.local import usable_cores
         from tasks.suites import builtin_suite_names
 
         self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
@@ -179,14 +179,14 @@ class SrtuiApp(App):
     @work(thread=True, group="run", exit_on_error=False)
     def run_suite(self, req) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
-        from engine.workspace import WorkspaceError
-        from srtui import runner
+        from engine.errors import SrtuiError
+        from runs.run import execute, plan_run
 
         try:
             self.workspace.ensure()
-            plan = runner.plan_run(self.workspace, req)
-            result = runner.execute(plan, req, cancel=self._cancel, force=self._force)
-        except (runner.RunError, WorkspaceError) as exc:
+            plan = plan_run(self.workspace, req)
+            result = execute(plan, req, cancel=self._cancel, force=self._force)
+        except SrtuiError as exc:
             self.post_message(RunFinished("", error=str(exc)))
             return
         except BaseException as exc:  # still end the run's state; the notice names the failure

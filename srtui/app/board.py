@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import SrtuiError
 from srtui.app.data import Reader
 
 
-class BoardError(ValueError):
+class BoardError(SrtuiError, ValueError):
     """A leaderboard that cannot be computed; one line."""
 
 

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from engine.errors import SrtuiError
 from engine.proctree import identity_alive
 from engine.spec import TERMINAL
 from engine.textsafe import safe_row
@@ -36,7 +37,7 @@ GROUP_COLUMNS = ("suite", "task", "method", "status")
 PAGE_COLUMNS = ("task", "method", "seed", "status", "r2_test", "wall_s", "model", "suite", "job_id")
 
 
-class QueryError(ValueError):
+class QueryError(SrtuiError, ValueError):
     """A filter the explorer cannot read; one line for the status bar."""
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.errors import SrtuiError
 from engine.textsafe import safe_value
 from engine.workspace import Workspace
 from srtui.app.data import Reader, job_row
@@ -50,7 +51,7 @@ METRIC_LABELS = {
 }
 
 
-class DetailError(ValueError):
+class DetailError(SrtuiError, ValueError):
     """The run cannot be shown (unknown job, no data); one line."""
 
 

@@ -14,7 +14,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from engine.scheduler import RunState
+from engine.backends.local import RunState
 from engine.textsafe import raw_stream, visible
 
 STATUS_STYLE = {

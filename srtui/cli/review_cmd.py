@@ -14,11 +14,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from srtui.cli.common import WorkspaceOption, fail, require_terminal
+from srtui.cli.common import CommandGroup, WorkspaceOption, fail, require_terminal
 
 review_app = typer.Typer(
     help="Blinded expert trust ratings of models (SRBench 2022 real-world track): create, open, status, close, unblind, report.",
     no_args_is_help=True,
+    cls=CommandGroup,
 )
 
 SessionArg = Annotated[str, typer.Argument(help="Review session name.", show_default=False)]
@@ -31,14 +32,9 @@ def _workspace(workspace):
 
 
 def _store(workspace):
-    from engine.workspace import WorkspaceError
-    from results.store import Store, StoreError
+    from results.store import Store
 
-    ws = _workspace(workspace)
-    try:
-        return Store(ws)
-    except (StoreError, WorkspaceError) as exc:
-        fail(str(exc))
+    return Store(_workspace(workspace))
 
 
 def _actor() -> str:
@@ -49,12 +45,7 @@ def _actor() -> str:
 
 
 def _run(fn, *args, **kwargs):
-    from reviews import ReviewError
-
-    try:
-        return fn(*args, **kwargs)
-    except ReviewError as exc:
-        fail(str(exc))
+    return fn(*args, **kwargs)
 
 
 @review_app.command("create")
@@ -97,15 +88,13 @@ def open_(
 
     from engine.workspace import WorkspaceError
     from results.store import Store, StoreError
-    from reviews import ExpertError, ExpertSession
+    from reviews import ExpertSession
 
     ws = _workspace(workspace)
     try:
         session = ExpertSession.open(Store(ws), name, expert)
-    except (StoreError, WorkspaceError) as exc:
+    except (StoreError, WorkspaceError) as exc:  # the expert cannot fix it: say whom to tell
         fail(f"this review cannot be opened ({exc}); please tell the organiser")
-    except ExpertError as exc:
-        fail(str(exc))
     # checked after the (quick, read-only) open, so a wrong name is reported as such
     if os.environ.get("SSH_ORIGINAL_COMMAND"):  # sshd ran this key's forced command instead of the client's
         fail("this key only opens your review: connect with plain `ssh HOST` (no command, no -T)")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
+
+if TYPE_CHECKING:
+    from runs.run import RunPlan, RunRequest
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -40,7 +43,10 @@ def run(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
     backend: Annotated[Optional[str], typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
-    scheduler: Annotated[Optional[str], typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
+    dask_scheduler: Annotated[Optional[str], typer.Option(
+        "--dask-scheduler", help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(
+        "--scheduler", hidden=True, help="Deprecated: --dask-scheduler.")] = None,
     cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
     cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
     protocol: Annotated[Optional[str], typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
@@ -48,24 +54,28 @@ def run(
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
 
-    from engine.workspace import WorkspaceError, resolve
-    from srtui import runner
+    from engine.workspace import resolve
+    from runs.run import RunRequest, execute, plan_run
+    from srtui.cli.interrupts import install_interrupt_handlers
     from srtui.cli.progress import RunProgress
 
+    if scheduler is not None:
+        if dask_scheduler is not None:
+            fail("--scheduler is the old name of --dask-scheduler: give only --dask-scheduler")
+        print("note: --scheduler is deprecated (it named the Dask scheduler's address): use --dask-scheduler",
+              file=sys.stderr)
+        dask_scheduler = scheduler
     ws = resolve(workspace)
-    req = runner.RunRequest(
+    req = RunRequest(
         suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
         method_dirs=list(method_dir or []), srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
-        backend=backend, scheduler=scheduler, cluster=cluster,
+        backend=backend, dask_scheduler=dask_scheduler, cluster=cluster,
         cluster_config=cluster_config, oversubscribe=oversubscribe, protocol=protocol,
     )
-    try:
-        if not dry_run:
-            ws.ensure()  # an unwritable place fails here, before anything else
-        plan = runner.plan_run(ws, req, write_data=not dry_run)
-    except (runner.RunError, WorkspaceError) as exc:
-        fail(str(exc))
+    if not dry_run:
+        ws.ensure()  # an unwritable place fails here, before anything else
+    plan = plan_run(ws, req, write_data=not dry_run)
     for note in plan.notes:
         print(f"note: {note}", file=sys.stderr)
     if dry_run:
@@ -73,32 +83,18 @@ def run(
         return
     cancel, force = threading.Event(), threading.Event()
     progress = RunProgress(plan)
-    runner.install_interrupt_handlers(cancel, force, progress.notify)
-    try:
-        with progress:
-            result = runner.execute(plan, req, cancel=cancel, force=force, on_state=progress.update, on_metrics=progress.notify)
-    except runner.RunInterrupted as exc:
-        print(f"srtui: {exc}", file=sys.stderr)
-        raise typer.Exit(130) from None
-    except runner.RunError as exc:
-        fail(str(exc))
+    install_interrupt_handlers(cancel, force, progress.notify)
+    with progress:
+        result = execute(plan, req, cancel=cancel, force=force, on_state=progress.update, on_metrics=progress.notify)
     progress.summary(result)
     if result.interrupted:
         raise typer.Exit(130)
 
 
-def _print_dry_run(plan, req) -> None:
-    from results.store import Store, StoreError, needs_run
+def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
+    from runs.run import jobs_to_run
 
-    states: dict[str, tuple[str, int]] = {}
-    if plan.workspace.exists():
-        try:
-            store = Store(plan.workspace, readonly=True)
-            states = store.states([s.job_id for s in plan.specs])
-            store.close()
-        except StoreError as exc:
-            fail(str(exc))
-    would = [s for s in plan.specs if needs_run(*states.get(s.job_id, ("pending", 0)), req.retry_failed)]
+    would = jobs_to_run(plan, req.retry_failed)
     limits = plan.specs[0].limits if plan.specs else None
     print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, {len(plan.specs) - len(would)} already done")
     if limits:
@@ -123,7 +119,7 @@ def status(
         fail(str(exc))
     from engine.proctree import identity_alive
 
-    from srtui.runner import workers_key
+    from runs.sink import workers_key
 
     counts = store.status_counts(suite)
     running = store.running_jobs()

@@ -25,12 +25,9 @@ CSV_HELP = (
 
 def _store(workspace, readonly: bool = True):
     from engine.workspace import resolve
-    from results.store import Store, StoreError
+    from results.store import Store
 
-    try:
-        return Store(resolve(workspace), readonly=readonly)
-    except StoreError as exc:
-        fail(str(exc))
+    return Store(resolve(workspace), readonly=readonly)
 
 
 def _options(pairs: list[str] | None) -> dict[str, str]:
@@ -48,13 +45,10 @@ def _trust(path: Path | None):
         return None
     import pandas as pd
 
-    from results.scoring import ScoreError, load_expert_scores
+    from results.scoring import load_expert_scores
 
     if path.suffix.lower() == ".json":
-        try:
-            return load_expert_scores(path)
-        except ScoreError as exc:
-            fail(str(exc))
+        return load_expert_scores(path)
     try:
         df = pd.read_csv(path)
     except (OSError, ValueError) as exc:
@@ -90,32 +84,29 @@ def score(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule."""
-    from results.export import ExportError, render_score
-    from results.scoring import RULES, ScoreError
+    from results.export import render_score
+    from results.scoring import RULES
     from results.scoring import score as apply_rule
-    from results.tables import TablesError, read_runs_csv, runs_frame
+    from results.tables import read_runs_csv, runs_frame
 
     if list_rules or not rule:
         _list_rules(RULES)
         return
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
-    try:
-        if from_csv:
-            runs = read_runs_csv(from_csv)
-        else:
-            store = _store(workspace)
-            runs = runs_frame(store, suite)
-            _warn_stale(store, suite)
-            if runs.empty:
-                fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-        if trust and review:
-            fail("give --trust or --review, not both")
-        trust_df = _review_trust(workspace, review) if review else _trust(trust)
-        result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-        text = render_score(result, fmt, raw=raw)
-    except (ScoreError, TablesError, ExportError) as exc:
-        fail(str(exc))
+    if from_csv:
+        runs = read_runs_csv(from_csv)
+    else:
+        store = _store(workspace)
+        runs = runs_frame(store, suite)
+        _warn_stale(store, suite)
+        if runs.empty:
+            fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
+    if trust and review:
+        fail("give --trust or --review, not both")
+    trust_df = _review_trust(workspace, review) if review else _trust(trust)
+    result = apply_rule(rule, runs, trust=trust_df, **_options(option))
+    text = render_score(result, fmt, raw=raw)
     _emit(text, out)
 
 
@@ -139,15 +130,11 @@ def _list_rules(rules) -> None:
 
 def _review_trust(workspace, name: str):
     """Pooled trust of a review session; only once unblinded (before, methods stay hidden)."""
-    from reviews import ReviewError
     from reviews.report import trust_frame
     from reviews.storage import session_row
 
     store = _store(workspace)
-    try:
-        row = session_row(store, name)
-    except ReviewError as exc:
-        fail(str(exc))
+    row = session_row(store, name)
     if not row["unblinded_at"]:
         fail(f"review {name!r} is still blinded: close and unblind it first (srtui review close/unblind)")
     return trust_frame(store, name)
@@ -181,7 +168,7 @@ def expr(
 ) -> None:
     """Report an expression's metrics as each SRBench release computes them (vs --truth if given)."""
     from results.expr_batch import ExprCache, ModelItem, expression_metrics
-    from results.expr_metrics import ExpressionError, parse
+    from results.expr_metrics import parse
     from results.releases import RELEASES
 
     check_timeout(timeout)
@@ -189,12 +176,9 @@ def expr(
         fail(f"unknown rule {rule!r} (rules: {', '.join(RELEASES)})")
     feats = _names(features) if features else _guess_features(expression, *([truth] if truth else []))
     unwanted = _names(irrelevant)
-    try:
-        parse(expression, feats, dialect)
-        if truth:
-            parse(truth, feats, "python")
-    except ExpressionError as exc:
-        fail(str(exc))
+    parse(expression, feats, dialect)
+    if truth:
+        parse(truth, feats, "python")
     if any(u not in feats for u in unwanted):
         fail("--irrelevant names features that are not in --features")
     item = ModelItem(expression, tuple(feats), dialect, truth, tuple(unwanted), r2_test, gate_r2=r2_test is not None)

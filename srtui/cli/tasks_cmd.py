@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from engine.workspace import resolve
-from srtui.cli.common import CliError, WorkspaceOption, cell, console
+from srtui.cli.common import CliError, CommandGroup, WorkspaceOption, cell, console
 
 DataDirOption = Annotated[
     Optional[Path],
@@ -25,16 +25,14 @@ def _context(workspace: Path | None, data_dir: Path | None):
 
 
 def _task(name: str, workspace: Path | None, data_dir: Path | None):
-    from tasks.catalogue import TaskError, get_task
+    from tasks.catalogue import get_task
 
-    try:
-        return get_task(name, _context(workspace, data_dir))
-    except TaskError as exc:
-        raise CliError(str(exc)) from None
+    return get_task(name, _context(workspace, data_dir))
 
 
 def register(app: typer.Typer) -> None:
-    tasks_app = typer.Typer(help="The task catalogue: list, show, export and add tasks.", no_args_is_help=True)
+    tasks_app = typer.Typer(help="The task catalogue: list, show, export and add tasks.", no_args_is_help=True,
+                            cls=CommandGroup)
     app.add_typer(tasks_app, name="tasks")
 
     @tasks_app.command("list")
@@ -132,15 +130,11 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOption = None,
     ) -> None:
         """Add a CSV file as a task of this workspace (validated before anything is written)."""
-        from tasks.catalogue import TaskError
         from tasks.loaders.user import Declared, add_user_task
 
         declared = Declared(truth=truth, property=prop, irrelevant=_names(irrelevant), shortcut=_names(shortcut),
                             noiseless_task=noiseless_task)
-        try:
-            task = add_user_task(resolve(workspace).root, name, csv, target, test, declared)
-        except TaskError as exc:
-            raise CliError(str(exc)) from None
+        task = add_user_task(resolve(workspace).root, name, csv, target, test, declared)
         typer.echo(f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
                    f"{task.n_features} features; property {task.property}")
         renamed = task.provenance.get("renamed_columns") or {}
