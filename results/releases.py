@@ -81,6 +81,33 @@ def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
     return out
 
 
+@lru_cache(maxsize=64)
+def _read(text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool, pi_value: str | None) -> sp.Expr:
+    # one model is read by several releases (and twice by 2.0) within one worker task
+    return parse_sympy_view(text, features, dialect, plain_log_protected=plain_log_protected, pi_value=pi_value)
+
+
+#: simplify results of this process, by (canonical tree, ratio): the releases' model clean-ups and
+#: the reference and corrected checks often simplify the very same tree (a worker computes all of
+#: one model's operations in one task, so they meet here)
+_SIMPLIFIED: dict[tuple[str, float | None], sp.Basic] = {}
+_SIMPLIFIED_MAX = 512
+
+
+def shared_simplify(expr: sp.Basic, ratio: float | None = None) -> sp.Basic:
+    """``sp.simplify(expr[, ratio])``, computed once per tree. The key is ``srepr`` (classes,
+    arguments, Float precision and symbol assumptions), never the printed string, which can
+    merge trees sympy treats differently."""
+    key = (sp.srepr(expr), ratio)
+    hit = _SIMPLIFIED.get(key)
+    if hit is None:
+        hit = sp.simplify(expr) if ratio is None else sp.simplify(expr, ratio=ratio)
+        if len(_SIMPLIFIED) >= _SIMPLIFIED_MAX:
+            del _SIMPLIFIED[next(iter(_SIMPLIFIED))]
+        _SIMPLIFIED[key] = hit
+    return hit
+
+
 @dataclass(frozen=True)
 class Release:
     name: str
@@ -93,14 +120,13 @@ class Release:
 
     def read(self, text: str, features: Sequence[str], dialect: str, pi_literal: bool | None = None) -> sp.Expr:
         pi = self.pi_literal if pi_literal is None else pi_literal
-        return parse_sympy_view(text, features, dialect, plain_log_protected=self.plain_log_protected,
-                                pi_value=PI_LITERAL if pi else None)
+        return _read(text, tuple(features), dialect, self.plain_log_protected, PI_LITERAL if pi else None)
 
     def rnd(self, expr: sp.Basic) -> sp.Basic:
         return round_floats(expr, self.below, self.three_digits)
 
     def simplify(self, expr: sp.Basic) -> sp.Basic:
-        return sp.simplify(expr) if self.ratio is None else sp.simplify(expr, ratio=self.ratio)
+        return shared_simplify(expr, self.ratio)
 
     def clean(self, expr: sp.Basic) -> sp.Basic:
         """The model (or truth) as the release compares it."""
@@ -196,9 +222,9 @@ def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
             else:
                 how = "after simplify"
                 try:
-                    diff = sp.simplify(diff)
+                    diff = shared_simplify(diff)
                     dc = _const(diff)
-                    frac = sp.simplify(frac)
+                    frac = shared_simplify(frac)
                     fc = _const(frac)
                 except Exception:  # the reference gives up on a failing simplify, keeping what it has
                     pass
