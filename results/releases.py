@@ -82,7 +82,8 @@ def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
 
 
 @lru_cache(maxsize=64)
-def _read(text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool, pi_value: str | None) -> sp.Expr:
+def _read(text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool,
+          pi_value: str | None) -> sp.Expr:
     # one model is read by several releases (and twice by 2.0) within one worker task
     return parse_sympy_view(text, features, dialect, plain_log_protected=plain_log_protected, pi_value=pi_value)
 
