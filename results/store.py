@@ -225,10 +225,17 @@ class Store:
                 (status, ended_at, why, job_id, attempt),
             )
             if cur.rowcount:
-                c.execute(
-                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, ended_at, error) VALUES (?,?,?,?,?)",
-                    (job_id, attempt, status, ended_at, why),
+                # the claim wrote the attempt's run, host and start: keep them, add how it ended
+                kept = c.execute(
+                    "UPDATE attempts SET status = ?, ended_at = ?, error = ? WHERE job_id = ? AND attempt = ?",
+                    (status, ended_at, why, job_id, attempt),
                 )
+                if not kept.rowcount:  # no attempt row (claimed by an older srtui): the job row has them
+                    c.execute(
+                        "INSERT INTO attempts (job_id, attempt, status, run_id, started_at, host, ended_at, error) "
+                        "SELECT job_id, attempt, ?, run_id, started_at, host, ?, ? FROM jobs WHERE job_id = ?",
+                        (status, ended_at, why, job_id),
+                    )
             return bool(cur.rowcount)
 
     def claim(self, job_id: str, attempt: int, run_id: str, started_at: str, host: str) -> bool:
