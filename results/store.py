@@ -66,11 +66,11 @@ class Store:
         self.lock = threading.RLock()
         try:
             if readonly:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                version = _ready_version(conn)
                 deadline = time.monotonic() + 3.0
                 while version == 0 and time.monotonic() < deadline:  # a run is creating it
                     time.sleep(0.1)
-                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                    version = _ready_version(conn)
                 if version == 0:
                     raise sqlite3.DatabaseError("it holds no srtui tables")
                 schema.check_version(version, path)
@@ -314,6 +314,14 @@ class Store:
             return None
         with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
+
+
+def _ready_version(conn: sqlite3.Connection) -> int:
+    """The schema version a reader can use, 0 while the tables are not all there to read (a run
+    creating the workspace, or a database stamped with a version but without its tables)."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return version if {"meta", "runs", "jobs", "attempts"} <= tables else 0
 
 
 def _initialised(path: Path, wait_s: float = 3.0) -> bool:

@@ -41,3 +41,18 @@ def test_mark_lost_without_an_attempt_row_takes_it_from_the_job(tmp_path: Path) 
     (attempt,) = store.attempts(spec.job_id)
     assert (attempt["status"], attempt["host"], attempt["run_id"]) == ("interrupted", "host-b", "run1")
     store.close()
+
+
+def test_status_while_the_database_is_being_created_is_one_line(tmp_path: Path) -> None:
+    """A database stamped with a version whose tables are not there to read yet (a run creating
+    its workspace): `srtui status --json` says so in one line, never a traceback."""
+    import sqlite3
+
+    from conftest import srtui
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    with sqlite3.connect(ws.db_path) as conn:
+        conn.execute("PRAGMA user_version = 6")
+    proc = srtui("status", "--json", "-w", str(ws.root))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "no srtui tables" in proc.stderr
