@@ -22,19 +22,15 @@ from typing import Any, Iterable, Iterator
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace, WorkspaceError
 from results import schema
+from results.columns import RESULT_COLUMNS
 
 
 class StoreError(Exception):
     """The store cannot be opened or used; one line for the CLI."""
 
 
-JOB_RESULT_COLUMNS = (
-    "status", "attempt", "run_id", "returncode", "signal", "wall_s", "cpu_s", "peak_rss_mb", "host",
-    "started_at", "ended_at", "stderr_tail", "error", "limit_detail", "model", "dialect",
-    "model_error", "model_too_large", "pareto", "fit_s", "r2_train", "r2_test", "mse_train",
-    "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "worker_pid", "method_notes", "energy_j", "energy_method",
-)
+#: what a finished attempt writes (the job record: results.columns)
+JOB_RESULT_COLUMNS = RESULT_COLUMNS
 
 
 class Store:
@@ -138,14 +134,21 @@ class Store:
 
     # --- runs --------------------------------------------------------------------------------
 
-    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str) -> str:
+    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str,
+                  queued: int | None = None) -> str:
+        """A run that sets out to run ``queued`` jobs (the monitor's ETA is over them; None: unknown)."""
         run_id = uuid.uuid4().hex[:12]
         with self.transaction() as c:
             c.execute(
-                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status) VALUES (?,?,?,?,?,?,?)",
-                (run_id, suite, driver, host, json.dumps(argv), started_at, "running"),
+                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status, queued) VALUES (?,?,?,?,?,?,?,?)",
+                (run_id, suite, driver, host, json.dumps(argv), started_at, "running", queued),
             )
         return run_id
+
+    def add_queued(self, run_id: str, jobs: int) -> None:
+        """More jobs for a run going on (the final fits after a tuning search)."""
+        with self.transaction() as c:
+            c.execute("UPDATE runs SET queued = coalesce(queued, 0) + ? WHERE run_id = ?", (jobs, run_id))
 
     def end_run(self, run_id: str, status: str, ended_at: str) -> None:
         with self.transaction() as c:

@@ -28,6 +28,8 @@ from engine.scheduler import PlannedJob, RunState, SinkError, usable_cores
 from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import ProtocolError, get_protocol
 from engine.workspace import Workspace, WorkspaceError
+from results.columns import outcome_row
+from results.queries import driver_alive
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
 from tasks.catalogue import TaskContext, TaskError, entry, get_task
 from srtui.protocols import final_specs, plan_searches
@@ -330,17 +332,7 @@ class StoreSink:
                 raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None:
-        record = {
-            "status": outcome.status, "attempt": job.attempt, "run_id": self.run_id,
-            "returncode": outcome.returncode, "signal": outcome.signal, "wall_s": outcome.wall_s,
-            "cpu_s": outcome.cpu_s, "peak_rss_mb": outcome.peak_rss_mb, "host": outcome.host,
-            "started_at": outcome.started_at, "ended_at": outcome.ended_at,
-            "stderr_tail": outcome.stderr_tail or None, "error": outcome.error,
-            "limit_detail": outcome.limit_detail, "model": outcome.model, "dialect": outcome.dialect,
-            "pareto": outcome.pareto or None, "method_notes": outcome.notes or None, "fit_s": outcome.fit_s,
-            "energy_j": outcome.energy_j, "energy_method": outcome.energy_method,
-            **fields,
-        }
+        record = outcome_row(outcome, job.attempt, self.run_id, fields)
         predictions = None
         if outcome.train_pred is not None and outcome.test_pred is not None:
             train_index, test_index = _row_indices(job.data_path)
@@ -356,12 +348,11 @@ def recover(store: Store) -> tuple[int, int]:
     """After a driver crash: running jobs of dead drivers become lost; their orphans are killed."""
     lost = 0
     for job in store.running_jobs():
-        driver = job.get("driver") or ""
-        if driver and proctree.identity_alive(driver):
+        if driver_alive(job.get("driver")):
             continue
         if store.mark_lost(job["job_id"], job["attempt"], now_iso(), "the driver running this job died"):
             lost += 1
-    store.end_dead_runs(lambda driver: bool(driver) and proctree.identity_alive(driver), now_iso())
+    store.end_dead_runs(driver_alive, now_iso())
     killed = proctree.sweep_orphans(store.workspace_id + ":")
     return lost, len(killed)
 
@@ -399,7 +390,8 @@ def execute(
         todo = _todo(plan, store, plan.specs, req.retry_failed)
         state = RunState(total=len(todo))
         planned, queued = len(plan.specs), len(todo)
-        run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
+        run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(),
+                                 queued=len(todo))
         sink = StoreSink(store, run_id)
         failed = False
         if plan.searches and hasattr(backend, "keep_open"):
@@ -411,6 +403,7 @@ def execute(
                     finals = final_specs(plan.searches, store.scores)
                     todo = _todo(plan, store, finals, req.retry_failed)
                     planned, queued = planned + len(finals), queued + len(todo)
+                    store.add_queued(run_id, len(todo))
                     with state.lock:
                         state.total += len(todo)
                     backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
