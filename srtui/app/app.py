@@ -185,7 +185,8 @@ class SrtuiApp(App):
         try:
             self.workspace.ensure()
             plan = runner.plan_run(self.workspace, req)
-            result = runner.execute(plan, req, cancel=self._cancel, force=self._force)
+            execute_run = runner.execute
+            result = execute_run(plan, req, cancel=self._cancel, force=self._force)
         except (runner.RunError, WorkspaceError) as exc:
             self.post_message(RunFinished("", error=str(exc)))
             return
