@@ -7,6 +7,7 @@ filtered rows' grouping columns once per data version and filter, and pandas gro
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -201,7 +202,7 @@ def _window(groups: pd.DataFrame, query: ResultsQuery, columns: tuple[str, ...],
     )
     window = ordered.iloc[query.offset : query.offset + query.limit]
     rows = tuple(
-        tuple(None if (isinstance(v, float) and v != v) else (v.item() if hasattr(v, "item") else v) for v in row)
+        tuple(None if (isinstance(v, float) and math.isnan(v)) else (v.item() if hasattr(v, "item") else v) for v in row)
         for row in window[list(columns)].itertuples(index=False, name=None)
     )
     return rows, len(ordered)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from engine.proctree import identity_alive
 from engine.spec import TERMINAL

@@ -10,9 +10,10 @@ while a run in another process writes).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable
+from typing import Any
 
 from results.columns import GROUP_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS
 from results.explore import (
@@ -30,9 +31,21 @@ from results.queries import suites as stored_suites
 from results.store import StoreError
 
 __all__ = [
-    "GROUP_COLUMNS", "NUMBER_COLUMNS", "PAGE_COLUMNS", "TEXT_COLUMNS", "QueryError", "Reader", "ResultsPage",
-    "ResultsQuery", "filter_token", "prefetch_groups", "results_page", "where_clause", "monitor_snapshot",
-    "suites", "job_row",
+    "GROUP_COLUMNS",
+    "NUMBER_COLUMNS",
+    "PAGE_COLUMNS",
+    "TEXT_COLUMNS",
+    "QueryError",
+    "Reader",
+    "ResultsPage",
+    "ResultsQuery",
+    "filter_token",
+    "job_row",
+    "monitor_snapshot",
+    "prefetch_groups",
+    "results_page",
+    "suites",
+    "where_clause",
 ]
 
 
@@ -139,7 +152,7 @@ def suites(reader: Reader) -> list[str]:
         return [] if store is None else stored_suites(store)
 
 
-def job_row(reader: Reader, job_id: str) -> dict[str, object] | None:
+def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
     from results.queries import job
 
     with reader.lock:

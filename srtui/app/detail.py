@@ -306,7 +306,7 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: 
         per.setdefault((row["method"], row["task"]), []).append(r2 if ok else -math.inf)
     methods = tuple(sorted({m for m, _ in per}))
     tasks = sorted({t for _, t in per})
-    profiles = {m: tuple(float(v) if v == v else 0.0 for v in table.loc[m]) if m in table.index
+    profiles = {m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m]) if m in table.index
                 else tuple(0.0 for _ in thresholds) for m in methods}
     sizes = _sizes(reader.workspace, rows, stored, max_parse)
     points = {}

@@ -40,7 +40,8 @@ HELP = """\
 Every run in the workspace, a page at a time. Type a filter and press Enter:
   method=linear,ffx   status!=ok   r2_test>0.9   task~feynman   free words
 
-(= and != take comma-separated values, ~ is a substring, words match suite/task/method).
+(= and != take comma-separated values or one "quoted value", ~ is a substring, words match
+suite/task/method).
 o / O change the sort column / direction (or select a column header); b cycles the grouping
 (per-method summaries with median R²); [ and ] page. Enter opens the run's expression,
 p its plots; on a grouped row Enter drills into that group.
