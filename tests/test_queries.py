@@ -83,3 +83,31 @@ def test_app_profile_is_the_srbench2025_rules(tmp_path: Path) -> None:
         expected = [board.loc[method, f"P[R2>={x:g}]"] for x in np.round(np.linspace(0, 1, 21), 2)]
         assert agg.profiles[method] == pytest.approx(expected)
     reader.close()
+
+
+def test_drilling_in_the_app_into_a_group_whose_key_has_a_space(tmp_path: Path) -> None:
+    """The explorer's Enter on a grouped row shows exactly that group's runs."""
+    import asyncio
+
+    from test_tui import make_app, wait_for
+
+    ws = seed_demo(tmp_path / "ws")
+    with sqlite3.connect(ws.db_path) as conn:
+        conn.execute("UPDATE jobs SET method = 'my method' WHERE method = 'ridge'")
+
+    async def drill() -> None:
+        app = make_app(ws)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("2")
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.page is not None)
+            await pilot.press("b")  # group by method, best median R² first: linear, then 'my method'
+            await wait_for(pilot, lambda: screen.page.query.group_by == ("method",))
+            assert [r[0] for r in screen.page.rows][:2] == ["linear", "my method"]
+            await pilot.press("j", "enter")
+            await wait_for(pilot, lambda: not screen.page.query.group_by)
+            assert screen.page.query.filter_text == 'method="my method"'
+            method = screen.page.columns.index("method")
+            assert screen.page.total == 2 and {r[method] for r in screen.page.rows} == {"my method"}
+
+    asyncio.run(drill())
