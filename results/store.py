@@ -23,19 +23,15 @@ from engine.errors import SrtuiError
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace, WorkspaceError
 from results import schema
+from results.columns import RESULT_COLUMNS
 
 
 class StoreError(SrtuiError):
     """The store cannot be opened or used; one line for the CLI."""
 
 
-JOB_RESULT_COLUMNS = (
-    "status", "attempt", "run_id", "returncode", "signal", "wall_s", "cpu_s", "peak_rss_mb", "host",
-    "started_at", "ended_at", "stderr_tail", "error", "limit_detail", "model", "dialect",
-    "model_error", "model_too_large", "pareto", "fit_s", "r2_train", "r2_test", "mse_train",
-    "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "worker_pid", "method_notes", "energy_j", "energy_method",
-)
+#: what a finished attempt writes (the job record: results.columns)
+JOB_RESULT_COLUMNS = RESULT_COLUMNS
 
 
 class Store:
@@ -67,11 +63,11 @@ class Store:
         self.lock = threading.RLock()
         try:
             if readonly:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                version = _ready_version(conn)
                 deadline = time.monotonic() + 3.0
                 while version == 0 and time.monotonic() < deadline:  # a run is creating it
                     time.sleep(0.1)
-                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                    version = _ready_version(conn)
                 if version == 0:
                     raise sqlite3.DatabaseError("it holds no srtui tables")
                 schema.check_version(version, path)
@@ -139,14 +135,21 @@ class Store:
 
     # --- runs --------------------------------------------------------------------------------
 
-    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str) -> str:
+    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str,
+                  queued: int | None = None) -> str:
+        """A run that sets out to run ``queued`` jobs (the monitor's ETA is over them; None: unknown)."""
         run_id = uuid.uuid4().hex[:12]
         with self.transaction() as c:
             c.execute(
-                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status) VALUES (?,?,?,?,?,?,?)",
-                (run_id, suite, driver, host, json.dumps(argv), started_at, "running"),
+                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status, queued) VALUES (?,?,?,?,?,?,?,?)",
+                (run_id, suite, driver, host, json.dumps(argv), started_at, "running", queued),
             )
         return run_id
+
+    def add_queued(self, run_id: str, jobs: int) -> None:
+        """More jobs for a run going on (the final fits after a tuning search)."""
+        with self.transaction() as c:
+            c.execute("UPDATE runs SET queued = coalesce(queued, 0) + ? WHERE run_id = ?", (jobs, run_id))
 
     def end_run(self, run_id: str, status: str, ended_at: str) -> None:
         with self.transaction() as c:
@@ -226,10 +229,17 @@ class Store:
                 (status, ended_at, why, job_id, attempt),
             )
             if cur.rowcount:
-                c.execute(
-                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, ended_at, error) VALUES (?,?,?,?,?)",
-                    (job_id, attempt, status, ended_at, why),
+                # the claim wrote the attempt's run, host and start: keep them, add how it ended
+                kept = c.execute(
+                    "UPDATE attempts SET status = ?, ended_at = ?, error = ? WHERE job_id = ? AND attempt = ?",
+                    (status, ended_at, why, job_id, attempt),
                 )
+                if not kept.rowcount:  # no attempt row (claimed by an older srtui): the job row has them
+                    c.execute(
+                        "INSERT INTO attempts (job_id, attempt, status, run_id, started_at, host, ended_at, error) "
+                        "SELECT job_id, attempt, ?, run_id, started_at, host, ?, ? FROM jobs WHERE job_id = ?",
+                        (status, ended_at, why, job_id),
+                    )
             return bool(cur.rowcount)
 
     def claim(self, job_id: str, attempt: int, run_id: str, started_at: str, host: str) -> bool:
@@ -308,6 +318,14 @@ class Store:
             return None
         with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
+
+
+def _ready_version(conn: sqlite3.Connection) -> int:
+    """The schema version a reader can use, 0 while the tables are not all there to read (a run
+    creating the workspace, or a database stamped with a version but without its tables)."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return version if {"meta", "runs", "jobs", "attempts"} <= tables else 0
 
 
 def _initialised(path: Path, wait_s: float = 3.0) -> bool:

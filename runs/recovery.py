@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from engine import proctree
 from engine.launcher import now_iso
+from results.queries import driver_alive
 from results.store import Store
 
-
-def driver_alive(driver: str | None) -> bool:
-    """Is the driver process that claimed a job (its proctree identity) still running?"""
-    return bool(driver) and proctree.identity_alive(driver or "")
+__all__ = ["driver_alive", "recover"]
 
 
 def recover(store: Store) -> tuple[int, int]:

@@ -301,7 +301,8 @@ def _drive(
     todo = _todo(plan, store, plan.specs, req.retry_failed)
     state = RunState(total=len(todo))
     planned, queued = len(plan.specs), len(todo)
-    run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso())
+    run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(),
+                             queued=len(todo))
     sink = StoreSink(store, run_id)
     on_change = (lambda: on_state(state)) if on_state else None
     failed = False
@@ -312,6 +313,7 @@ def _drive(
                 finals = final_specs(plan.searches, store.scores)
                 todo = _todo(plan, store, finals, req.retry_failed)
                 planned, queued = planned + len(finals), queued + len(todo)
+                store.add_queued(run_id, len(todo))
                 with state.lock:
                     state.total += len(todo)
                 backend.run(todo, sink, state, cancel, force, on_change)

@@ -7,6 +7,7 @@ import sqlite3
 
 from engine.backends.base import PlannedJob, SinkError
 from engine.launcher import JobOutcome, now_iso
+from results.columns import outcome_row
 from results.store import Store, pack_predictions
 from runs.data import row_indices
 
@@ -66,17 +67,7 @@ class StoreSink:
                                 recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
-        record = {
-            "status": outcome.status, "attempt": job.attempt, "run_id": self.run_id,
-            "returncode": outcome.returncode, "signal": outcome.signal, "wall_s": outcome.wall_s,
-            "cpu_s": outcome.cpu_s, "peak_rss_mb": outcome.peak_rss_mb, "host": outcome.host,
-            "started_at": outcome.started_at, "ended_at": outcome.ended_at,
-            "stderr_tail": outcome.stderr_tail or None, "error": outcome.error,
-            "limit_detail": outcome.limit_detail, "model": outcome.model, "dialect": outcome.dialect,
-            "pareto": outcome.pareto or None, "method_notes": outcome.notes or None, "fit_s": outcome.fit_s,
-            "energy_j": outcome.energy_j, "energy_method": outcome.energy_method,
-            **fields,
-        }
+        record = outcome_row(outcome, job.attempt, self.run_id, fields)
         predictions = None
         if outcome.train_pred is not None and outcome.test_pred is not None:
             train_index, test_index = row_indices(job.data_path)

@@ -13,7 +13,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     [limits]
     time_s = 60          # wall time of one job
     mem_mb = 2000        # memory of the whole job process tree
-    cpu_s = 120          # CPU time (RLIMIT_CPU); default 2 x time_s + 30
+    cpu_s = 120          # CPU time (RLIMIT_CPU); default 1.5 x time_s + 10 (Limits.effective_cpu_s)
     grace_s = 5          # SIGTERM -> SIGKILL grace period
 
     [params.gplearn]     # optional per-method parameter overrides

@@ -91,6 +91,7 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
     with sqlite3.connect(ws.db_path) as conn:
         for newer in ("method_notes", "energy_j", "energy_method"):  # added by v4 and v6
             conn.execute(f"ALTER TABLE jobs DROP COLUMN {newer}")
+        conn.execute("ALTER TABLE runs DROP COLUMN queued")  # added by v7
         conn.execute("PRAGMA user_version = 3")
     out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws.root)],
                          capture_output=True, text=True)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from results.columns import EXPORT_COLUMNS
+
 from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
 
 if TYPE_CHECKING:
@@ -117,20 +119,14 @@ def status(
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    from engine.proctree import identity_alive
-
+    from results.queries import running_jobs
     from runs.sink import workers_key
 
     counts = store.status_counts(suite)
-    running = store.running_jobs()
-    workers = {r["run_id"]: store.meta(workers_key(r["run_id"])) for r in running if r.get("run_id")}
+    running = running_jobs(store)
+    workers = {r.run_id: store.meta(workers_key(r.run_id)) for r in running if r.run_id}
     store.close()
-    for r in running:  # a dead driver's jobs are not running: the next `srtui run` retries them
-        r["driver_alive"] = identity_alive(r.get("driver") or "")
-        # claimed by a live driver but not started on a worker yet (a cluster still starting)
-        r["state"] = "queued" if r["driver_alive"] and r.get("worker_pid") is None else "running"
-        r["workers"] = workers.get(r.get("run_id"))
-    queued = sum(r["state"] == "queued" for r in running)
+    queued = sum(r.queued for r in running)
     if queued:
         counts["running"] = counts.get("running", 0) - queued
         counts = {k: v for k, v in counts.items() if v} | {"queued": queued}
@@ -140,8 +136,10 @@ def status(
             "total": sum(counts.values()),
             "counts": counts,
             "running": [
-                {k: r[k] for k in ("job_id", "suite", "task", "method", "seed", "attempt", "started_at", "driver_alive", "state", "workers")}
-                | {"time_limit_s": json.loads(r["limits"]).get("time_s")}
+                {"job_id": r.job_id, "suite": r.suite, "task": r.task, "method": r.method, "seed": r.seed,
+                 "attempt": r.attempt, "started_at": r.started_at, "driver_alive": r.driver_alive,
+                 "state": "queued" if r.queued else "running", "workers": workers.get(r.run_id or ""),
+                 "time_limit_s": r.time_limit_s}
                 for r in running
             ],
         }
@@ -151,22 +149,18 @@ def status(
     print(f"workspace {ws.root}: {total} jobs")
     for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<14} {n}")
-    for r in running:
-        gone = "" if r["driver_alive"] else "; its driver is gone: `srtui run` again retries it"
-        waiting = ""
-        if r["state"] == "queued" and r["workers"]:
-            live = r["workers"].split("/")[0]
-            waiting = f"; waiting for workers {r['workers']}" if live == "0" else f"; workers {r['workers']}"
-        print(f"  {r['state']}: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']}{gone}{waiting})")
+    for r in running:  # a dead driver's jobs are not running: the next `srtui run` retries them
+        gone = "" if r.driver_alive else "; its driver is gone: `srtui run` again retries it"
+        waiting, live_workers = "", workers.get(r.run_id or "")
+        if r.queued and live_workers:
+            live = live_workers.split("/")[0]
+            waiting = f"; waiting for workers {live_workers}" if live == "0" else f"; workers {live_workers}"
+        state = "queued" if r.queued else "running"
+        print(f"  {state}: {r.label} (attempt {r.attempt}, since {r.started_at}{gone}{waiting})")
 
 
-RESULT_COLUMNS = (
-    "job_id", "suite", "task", "method", "params", "seed", "status", "attempt", "returncode", "signal",
-    "wall_s", "fit_s", "cpu_s", "peak_rss_mb", "energy_j", "energy_method", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
-    "mse_train", "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "model_error", "error", "limit_detail", "stderr_tail", "data_fingerprint",
-    "method_version", "method_notes",
-)
+#: the job record as `srtui results` prints it (results.columns)
+RESULT_COLUMNS = EXPORT_COLUMNS
 
 
 def results(

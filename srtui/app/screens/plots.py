@@ -218,7 +218,7 @@ class SuitePlotsScreen(SectionScreen):
         plt.clear_data()
         for m in a.methods:
             plt.plot(list(a.thresholds), list(a.profiles[m]), color=styles[m][1], marker=styles[m][0])
-        plt.title("performance profile")
+        plt.title(f"performance profile (srbench2025, {a.profile})")
         plt.xlabel("R² threshold")
         plt.ylabel("share of tasks")
         plt.ylim(0, 1.05)
