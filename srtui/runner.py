@@ -69,6 +69,7 @@ class RunRequest:
     metrics: bool = True  # compute the results metrics at the end of the run
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
     protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
+    launcher: str | None = None  # auto / fork / exec (engine.launchers); overrides the suite's
 
 
 @dataclass
@@ -84,6 +85,7 @@ class RunPlan:
     notes: list[str] = field(default_factory=list)  # said to the user before the run
     searches: list = field(default_factory=list)  # srtui.protocols.Search: finals chosen after tuning
     fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
+    launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
 
     def __post_init__(self) -> None:
         self.slots_text = self.slots_text or f"{self.n_slots} slots"
@@ -194,8 +196,19 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         raise RunError(str(exc)) from None
     n_slots = req.jobs or cores
     kind, slots_text = _check_backend(req, specs, n_slots)
-    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
+    plan = RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
                    searches, fold_paths)
+    plan.launchers = _launchers(suite, req, loaded, notes)  # --- launcher hook (engine.launchers)
+    return plan
+
+
+def _launchers(suite: Suite, req: RunRequest, loaded: dict, notes: list[str]) -> dict[str, str]:
+    from engine.launchers import LauncherError, choose_for_method
+
+    try:
+        return choose_for_method(req.launcher or suite.launcher, loaded, bool(suite.srbench.get("fork_safe")), notes)
+    except LauncherError as exc:
+        raise RunError(str(exc)) from None
 
 
 def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple[str, str]:
@@ -474,6 +487,7 @@ def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool)
         payload = JobPayload(
             spec=spec.to_dict(), job_id=job_id, attempt=attempt + 1, workspace_token=store.workspace_id,
             data_path=plan.data_path(spec), method_ref=plan.method_refs.get(spec.method),
+            launcher=plan.launchers.get(spec.method, "exec"),
         )
         todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
     return todo
