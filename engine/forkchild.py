@@ -2,8 +2,8 @@
 
 Runs in the forked child only. It leaves the server's session, takes its stdout/stderr pipes,
 closes the server's own descriptors, takes the job's environment (and its token in
-/proc/PID/environ), reseeds numpy's global RNG (the random module reseeds itself after fork), then applies the worker's limits and runs the worker's code.
-It ends as the interpreter would: non-daemon threads joined, atexit handlers run, streams
+/proc/PID/environ), reseeds numpy's global RNG (the random module reseeds itself after fork),
+then applies the worker's limits and runs the worker's code. It ends as the interpreter would: non-daemon threads joined, atexit handlers run, streams
 flushed, an uncaught exception printed with exit code 1.
 """
 
@@ -19,7 +19,8 @@ import threading
 import traceback
 from typing import Any, NoReturn
 
-def run_child(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int], keep: set[int]) -> NoReturn:
+def run_child(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int],
+              keep: set[int]) -> NoReturn:
     code = 70
     try:
         os.setsid()

@@ -172,19 +172,8 @@ def run_job(
 
     proctree.become_subreaper()
     token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"
-    env = dict(os.environ)
-    env.update({var: "1" for var in THREAD_VARS})
-    env.update(payload.extra_env)
-    env.update(
-        {
-            proctree.TOKEN_ENV: token,
-            proctree.DRIVER_ENV: proctree.driver_identity(),
-            "SRTUI_PARENT_PID": str(os.getpid()),
-            "SRTUI_CPU_S": str(limits.effective_cpu_s),
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
-        }
-    )
+    env = worker_environment(payload.extra_env)
+    env.update({proctree.TOKEN_ENV: token, "SRTUI_CPU_S": str(limits.effective_cpu_s)})
     if core is not None:
         env["SRTUI_CORE"] = str(core)
     host = socket.gethostname()
@@ -290,9 +279,28 @@ def run_job(
         leftover_pids=leftover,
     )
     outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
+    if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (engine.launchers)
+        outcome.status, outcome.error = "lost", proc.lost
     if outcome.status == "ok":
         _read_result(scratch, outcome)
     return outcome
+
+
+def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every worker of this driver starts with (the job adds its token, CPU
+    limit and core): one thread per library, unbuffered output, this engine first on the path."""
+    env = dict(os.environ)
+    env.update({var: "1" for var in THREAD_VARS})
+    env.update(extra_env or {})
+    env.update(
+        {
+            proctree.DRIVER_ENV: proctree.driver_identity(),
+            "SRTUI_PARENT_PID": str(os.getpid()),
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
+        }
+    )
+    return env
 
 
 def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:

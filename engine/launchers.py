@@ -60,7 +60,8 @@ def choose(requested: str, fork_safe: bool) -> str:
     return requested
 
 
-def choose_for_method(requested: str, methods: dict[str, Any], folders_fork_safe: bool, notes: list[str]) -> dict[str, str]:
+def choose_for_method(requested: str, methods: dict[str, Any], folders_fork_safe: bool,
+                      notes: list[str]) -> dict[str, str]:
     """Method name -> launcher for a run; a note for each method forked against its declaration."""
     from engine.methods.srbench_dir import SRBenchMethod
 
@@ -71,6 +72,16 @@ def choose_for_method(requested: str, methods: dict[str, Any], folders_fork_safe
         if out[name] == "fork" and not safe:
             notes.append(f"--launcher fork: {name} is not declared fork-safe; its jobs are forked anyway")
     return out
+
+
+def warm(method_refs: list[str]) -> None:
+    """Start the servers of these (forked) methods' families now, in the background, so their
+    imports overlap the driver's planning instead of delaying the first jobs."""
+    from engine.launcher import worker_environment
+
+    env = worker_environment()
+    for family in dict.fromkeys(family_of(ref) for ref in method_refs):
+        threading.Thread(target=POOL.server, args=(family, env), name="srtui-forkserver-warm", daemon=True).start()
 
 
 def family_of(method_ref: str) -> str:
@@ -93,6 +104,7 @@ class ForkedProcess:
     stderr: IO[bytes]
     status_fd: int
     returncode: int | None = None
+    lost: str | None = None  # why no status came: the job died with its server (retried as lost)
 
 
 class ExitWaiter:
@@ -124,6 +136,7 @@ class ExitWaiter:
             usage = SimpleNamespace(ru_utime=report["utime"], ru_stime=report["stime"], ru_maxrss=report["maxrss"])
             return self.proc.pid, int(report["status"]), usage
         except (ValueError, KeyError, TypeError):  # the server died: so did its job (death signal)
+            self.proc.lost = "its fork server died under it"
             return self.proc.pid, signal.SIGKILL, SimpleNamespace(ru_utime=0.0, ru_stime=0.0, ru_maxrss=0)
 
     def close(self) -> None:

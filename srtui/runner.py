@@ -199,6 +199,10 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     plan = RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
                    searches, fold_paths)
     plan.launchers = _launchers(suite, req, loaded, notes)  # --- launcher hook (engine.launchers)
+    if write_data and kind == "local":
+        from engine.launchers import warm
+
+        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork"])
     return plan
 
 
