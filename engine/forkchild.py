@@ -10,6 +10,7 @@ flushed, an uncaught exception printed with exit code 1.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import io
 import os
 import signal
@@ -45,7 +46,7 @@ def _take_stdio(fds: list[int], sock: socket.socket, keep: set[int]) -> None:
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     sock.detach()  # its number may be reused below: the object must not close it later
-    for fd in _open_fds():
+    for fd in open_fds():
         if fd > 2 and fd not in keep:
             try:
                 os.close(fd)
@@ -61,13 +62,23 @@ def _take_stdio(fds: list[int], sock: socket.socket, keep: set[int]) -> None:
         setattr(sys, f"__{name}__", stream)
 
 
-def _open_fds() -> list[int]:
+def open_fds() -> list[int]:
     return [int(fd) for fd in os.listdir("/proc/self/fd")]
+
+
+def write_environ_value(slot: tuple[int, int], value: str) -> bool:
+    """Overwrite the value in place: ``value``, NUL, then filler without '=' (skipped by
+    environ readers) up to the slot's own terminating NUL."""
+    address, room = slot
+    data = value.encode()
+    if len(data) > room - 2 or b"\0" in data:
+        return False
+    ctypes.memmove(address, data + b"\0" + b"x" * (room - len(data) - 1), room)
+    return True
 
 
 def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
     from engine import proctree
-    from engine.forkserver import write_environ_value
 
     os.environ.clear()
     os.environ.update(env)

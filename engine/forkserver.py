@@ -28,6 +28,8 @@ import sys
 import time
 from typing import Any
 
+from engine.forkchild import open_fds, run_child
+
 #: pre-imported in every server (what nearly every method's fit imports)
 BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
 #: the job token's value in the server's own environment: room the child overwrites in place,
@@ -50,17 +52,6 @@ def _environ_slot(name: str) -> tuple[int, int] | None:
             return table[i] + len(prefix), len(text) - len(prefix)
         i += 1
     return None
-
-
-def write_environ_value(slot: tuple[int, int], value: str) -> bool:
-    """Overwrite the value in place: ``value``, NUL, then filler without '=' (skipped by
-    environ readers) up to the slot's own terminating NUL."""
-    address, room = slot
-    data = value.encode()
-    if len(data) > room - 2 or b"\0" in data:
-        return False
-    ctypes.memmove(address, data + b"\0" + b"x" * (room - len(data) - 1), room)
-    return True
 
 
 def _preload(family: str) -> list[str]:
@@ -105,7 +96,7 @@ def serve(sock: socket.socket, family: str) -> int:
     sock.send(json.dumps(hello).encode())
     if "error" in hello:
         return 1
-    keep = _open_fds() - {sock.fileno()}  # the libraries' own descriptors: a job keeps them
+    keep = set(open_fds()) - {sock.fileno()}  # the libraries' own descriptors: a job keeps them
     # the imported objects never change: out of the collector's sight, so a job's collections do
     # not walk (and copy-on-write) every page it shares with the server
     gc.collect()
@@ -127,7 +118,8 @@ def serve(sock: socket.socket, family: str) -> int:
                 return 0  # EOF: the driver is gone (the jobs' parent-death signal follows)
 
 
-def _serve_request(sock: socket.socket, slot: tuple[int, int], keep: set[int], jobs: dict, poller) -> bool:
+def _serve_request(sock: socket.socket, slot: tuple[int, int], keep: set[int], jobs: dict[int, tuple[int, int]],
+                   poller: Any) -> bool:
     try:
         msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 4)
     except OSError:
@@ -164,10 +156,6 @@ def _report_exit(pidfd: int, pid: int, status_fd: int) -> None:
     os.close(status_fd)
 
 
-def _open_fds() -> set[int]:
-    return {int(fd) for fd in os.listdir("/proc/self/fd")}
-
-
 def _spawn(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int], keep: set[int]) -> int:
     """Fork the job; the server stays its parent (it reaps it and reports its status)."""
     if len(fds) != 2:
@@ -177,8 +165,6 @@ def _spawn(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: t
     request["server_pid"] = os.getpid()
     job = os.fork()
     if job == 0:
-        from engine.forkchild import run_child
-
         run_child(request, fds, sock, slot, keep)  # never returns
     return job
 

@@ -336,12 +336,5 @@ class ServerPool:
                 del self.servers[server.key]
         server.close()
 
-    def close_all(self) -> None:
-        with self.lock:
-            servers, self.servers = list(self.servers.values()), {}
-            self.refused.clear()
-        for server in servers:
-            server.close()
-
 
 POOL = ServerPool()
