@@ -124,8 +124,9 @@ class ExitWaiter:
         """(pid, wait status, rusage) once the worker has exited, else (0, 0, None)."""
         if not self.forked:
             return os.wait4(self.proc.pid, os.WNOHANG)
-        readable, _, _ = select.select([self.proc.status_fd], [], [], 0)
-        if not readable:
+        ready = select.poll()  # poll, not select: descriptors of a 1024-slot driver go past FD_SETSIZE
+        ready.register(self.proc.status_fd, select.POLLIN)
+        if not ready.poll(0):
             return 0, 0, None
         chunk = os.read(self.proc.status_fd, 4096)
         self.report += chunk
