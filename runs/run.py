@@ -23,6 +23,7 @@ from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJ
 from engine.backends.local import usable_cores
 from engine.errors import SrtuiError
 from engine.launcher import JobPayload, now_iso
+from engine.launchers import LauncherError, choose_for_method, warm
 from engine.methods import registry
 from engine.methods.base import Method
 from engine.methods.srbench_eval import OPTIONS_KEY
@@ -75,6 +76,7 @@ class RunRequest:
     metrics: bool = True  # compute the results metrics at the end of the run
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
     protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
+    launcher: str | None = None  # auto / fork / exec (engine.launchers); overrides the suite's
 
 
 @dataclass
@@ -90,6 +92,7 @@ class RunPlan:
     notes: list[str] = field(default_factory=list)  # said to the user before the run
     searches: list[Search] = field(default_factory=list)  # finals chosen after tuning
     fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
+    launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
 
     def __post_init__(self) -> None:
         self.slots_text = self.slots_text or f"{self.n_slots} slots"
@@ -155,8 +158,19 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
                                                 write_arrays if write_data else None)
     n_slots = req.jobs or cores
     kind, slots_text = _check_backend(req, specs, n_slots)
-    return RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
+    plan = RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
                    searches, fold_paths)
+    plan.launchers = _launchers(suite, req, loaded, notes)
+    if write_data and kind == "local":  # servers import while the driver goes on planning
+        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork"])
+    return plan
+
+
+def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> dict[str, str]:
+    try:
+        return choose_for_method(req.launcher or suite.launcher, loaded, bool(suite.srbench.get("fork_safe")), notes)
+    except LauncherError as exc:
+        raise RunError(str(exc)) from None
 
 
 def _check_counts(req: RunRequest, cores: int) -> None:
@@ -379,6 +393,7 @@ def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool)
         payload = JobPayload(
             spec=spec.to_dict(), job_id=job_id, attempt=attempt + 1, workspace_token=store.workspace_id,
             data_path=plan.data_path(spec), method_ref=plan.method_refs.get(spec.method),
+            launcher=plan.launchers.get(spec.method, "exec"),
         )
         todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
     return todo

@@ -9,6 +9,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     seeds = [2082, 3946]        # or: n_seeds = 3 (the first n competition seeds)
     scoring = "srbench2022-synthetic"
     protocol = "srbench2025"    # optional; tuning by grid search CV (engine.tuning), default "none"
+    launcher = "auto"           # optional; fork where the method is fork-safe (default), fork, exec
 
     [limits]
     time_s = 60          # wall time of one job
@@ -23,6 +24,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     tuned = false        # use each folder's _params.py (SRBench's --tuned)
     test = false         # apply each folder's eval_kwargs test_params (SRBench's -test)
     scaling = "reference"  # reference (scale X and y, SRBench 2.0's runs), folder, none
+    fork_safe = false    # the folders may be forked from a pre-imported server (launcher auto)
 
 Task names may be shell-style patterns (``"srbench2022-exact-*"``), expanded when the suite is
 read: over the built-in catalogue for built-in suites, and over the workspace's own tasks
@@ -66,6 +68,7 @@ class Suite:
     seed_from_task: bool = False
     srbench: dict[str, Any] = field(default_factory=dict)
     protocol: str = "none"  # engine.tuning.PROTOCOLS: tuning and its folds (checked when run)
+    launcher: str = "auto"  # engine.launchers: fork where the method is fork-safe, or fork / exec
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -158,6 +161,9 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     if not isinstance(seed_from_task, bool):
         raise SuiteError(f"suite {where}: 'seed_from_task' must be true or false")
     srbench = _srbench_table(data.get("srbench", {}), where)
+    launcher = data.get("launcher", "auto")
+    if launcher not in ("auto", "fork", "exec"):
+        raise SuiteError(f"suite {where}: 'launcher' must be \"auto\", \"fork\" or \"exec\"")
     protocol = data.get("protocol", "none")
     if not isinstance(protocol, str):
         raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\")")
@@ -178,6 +184,7 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         seed_from_task=seed_from_task,
         srbench=srbench,
         protocol=protocol,
+        launcher=launcher,
     )
 
 
@@ -190,8 +197,10 @@ def _srbench_table(table: Any, where: str) -> dict[str, Any]:
     for key, value in table.items():
         if key in ("tuned", "test") and not isinstance(value, bool):
             raise SuiteError(f"suite {where}: [srbench] {key} must be true or false")
+        if key == "fork_safe" and not isinstance(value, bool):
+            raise SuiteError(f"suite {where}: [srbench] fork_safe must be true or false")
         if key == "scaling" and value not in SCALINGS:
             raise SuiteError(f"suite {where}: [srbench] scaling must be one of {', '.join(SCALINGS)}")
-        if key not in ("tuned", "test", "scaling"):
-            raise SuiteError(f"suite {where}: unknown [srbench] key {key!r} (known: tuned, test, scaling)")
+        if key not in ("tuned", "test", "scaling", "fork_safe"):
+            raise SuiteError(f"suite {where}: unknown [srbench] key {key!r} (known: tuned, test, scaling, fork_safe)")
     return dict(table)

@@ -100,3 +100,9 @@ def srbench_folder(tmp_path: Path):
         )
 
     return get
+
+
+@pytest.fixture(params=["fork", "exec"])
+def launcher(request) -> str:
+    """Both job launchers (engine.launchers): a test taking it runs once forked, once exec'd."""
+    return request.param

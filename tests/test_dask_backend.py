@@ -61,14 +61,15 @@ def test_smoke_suite_matches_the_local_backend(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path) -> None:
+def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path, launcher: str) -> None:
     suite = suite_file(
         name="limits", methods=("probe-sleep", "probe-memhog", "probe-escape", "probe-noop"),
         limits={"time_s": 3, "grace_s": 1, "mem_mb": 300},
     )
     pidfile = tmp_path / "escapee.pid"
     t0 = time.monotonic()
-    proc = srtui("run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace), env={"SRTUI_PROBE_PIDFILE": str(pidfile)})
+    proc = srtui("run", str(suite), *DASK, "--jobs", "2", "--launcher", launcher, "--workspace", str(workspace),
+                 env={"SRTUI_PROBE_PIDFILE": str(pidfile)})
     assert proc.returncode == 0, proc.stderr
     rows = {r["method"]: r for r in results_json(workspace)}
     sleep, hog = rows["probe-sleep"], rows["probe-memhog"]
@@ -83,13 +84,14 @@ def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file) -> None:
+def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(
         name="kill", tasks=("smoke-linear", "smoke-interaction"), methods=("probe-sleep",), seeds=(1, 2, 3),
         limits={"time_s": 60, "grace_s": 1}, params={"probe-sleep": {"seconds": 3}},
     )
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace)],
+    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), *DASK, "--jobs", "2", "--launcher", launcher,
+                               "--workspace", str(workspace)],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     # wait for a job whose worker has reported its pid: that job runs now, on a known worker
     victim_job = job_pid = None
@@ -105,6 +107,8 @@ def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file) -> 
     assert victim_job is not None, "no job started"
     job = psutil.Process(job_pid)
     dask_worker = job.parent()
+    if dask_worker is not None and "engine.forkserver" in " ".join(dask_worker.cmdline()):
+        dask_worker = dask_worker.parent()  # a forked job's parent is its server, started by the worker
     assert dask_worker is not None and dask_worker.pid != driver.pid
     dask_worker.kill()
     job.wait(timeout=10)  # the job dies with its worker (parent-death signal), not at the end of the run

@@ -101,6 +101,9 @@ class Method(ABC):
     #: modules the worker imports before it starts the fit timer, so ``fit_s`` times the
     #: algorithm, not the interpreter loading it; empty: the top-level modules of ``requires``
     preload_modules: ClassVar[tuple[str, ...]] = ()
+    #: may a job be forked from a server that pre-imported the method's modules (engine.launchers)?
+    #: Only if importing them starts no thread and no JIT/runtime state a fork would break
+    fork_safe: ClassVar[bool] = False
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.

@@ -58,6 +58,7 @@ def model_expression(model: Any, names: Sequence[str]) -> str:
 class FFX(Method):
     name = "ffx"
     family = "sr"
+    fork_safe = True  # pure Python over numpy and scikit-learn
     licence = "MIT (ffx)"
     honours_time_limit = False  # no clock of its own; fast on small data
     requires = ("ffx", "six")  # ffx imports six without declaring it

@@ -151,6 +151,7 @@ def population_front(
 class Gplearn(Method):
     name = "gplearn"
     family = "sr"
+    fork_safe = True  # pure Python over scikit-learn and joblib; no thread at import
     licence = "BSD-3-Clause (gplearn)"
     honours_time_limit = True  # by growing generations under the budget
     requires = ("gplearn",)

@@ -34,6 +34,7 @@ class _Sklearn(Method):
     """Shared plumbing: merge params over the defaults, build, fit, wrap."""
 
     family = "baseline"
+    fork_safe = True  # importing scikit-learn starts no thread (n_jobs=1 fits)
     licence = _SKLEARN_LICENCE
     requires = ("scikit-learn",)
     # scikit-learn loads its submodules lazily: name the ones the fits use

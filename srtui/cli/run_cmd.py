@@ -52,6 +52,7 @@ def run(
     cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
     cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
     protocol: Annotated[Optional[str], typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
+    launcher: Annotated[Optional[str], typer.Option(help="auto (fork where the method is fork-safe), fork or exec (default: the suite's, else auto).")] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -73,7 +74,7 @@ def run(
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
         method_dirs=list(method_dir or []), srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
         backend=backend, dask_scheduler=dask_scheduler, cluster=cluster,
-        cluster_config=cluster_config, oversubscribe=oversubscribe, protocol=protocol,
+        cluster_config=cluster_config, oversubscribe=oversubscribe, protocol=protocol, launcher=launcher,
     )
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else
@@ -101,6 +102,8 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
     print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, {len(plan.specs) - len(would)} already done")
     if limits:
         print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU {limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}")
+        forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
+        print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 
