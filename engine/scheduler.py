@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from engine.evaluate import TaskArrays, evaluate_outcome
+from engine.scaling import SCALING_KEY, Scaling, data_arrays
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
 from engine.spec import JobSpec
 
@@ -117,7 +118,9 @@ class DataCache:
 
 def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict:
     try:
-        return evaluate_outcome(outcome, cache.get(job.data_path))
+        data = cache.get(job.data_path)
+        option = (job.spec.params or {}).get(SCALING_KEY)
+        return evaluate_outcome(outcome, data, Scaling.for_job(option, data_arrays(data)) if option else None)
     except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
         outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
         return {}

@@ -30,7 +30,7 @@ from engine.tuning import ProtocolError, get_protocol
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
 from tasks.catalogue import TaskContext, TaskError, entry, get_task
-from srtui.protocols import final_specs, plan_searches
+from srtui.protocols import TuningOptions, next_jobs, plan_searches
 from tasks.suites import Suite, SuiteError, load_suite
 
 
@@ -119,6 +119,12 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     except SuiteError as exc:
         raise RunError(str(exc)) from None
     limits = _limits(suite, req)
+    try:
+        protocol = get_protocol(req.protocol or suite.protocol)
+        tuning = TuningOptions.from_table(suite.tuning, f"suite {suite.name}")
+    except ProtocolError as exc:
+        raise RunError(str(exc)) from None
+    n_seeds = req.seeds if req.seeds is not None or suite.seeds_given else protocol.runs  # the protocol's runs
     if req.jobs is not None and req.jobs < 1:
         raise RunError(f"--jobs must be at least 1, got {req.jobs}")
     cores = len(usable_cores())
@@ -128,7 +134,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
                        "their times would not compare (--oversubscribe to do it anyway)")
     if req.jobs is not None and req.jobs > MAX_JOBS:
         raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
-    if req.seeds is not None and not 1 <= req.seeds <= MAX_SEEDS:
+    if n_seeds is not None and not 1 <= n_seeds <= MAX_SEEDS:
         raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
 
     method_refs, notes = _folder_refs(req)
@@ -157,7 +163,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     except TaskError as exc:
         raise RunError(str(exc)) from None
 
-    if req.seeds is None:
+    if n_seeds is None:
         try:
             pairs = [(t, seed) for t, seed in suite.jobs() if t in built]
         except SuiteError as exc:
@@ -167,7 +173,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         from tasks.suites import COMPETITION_SEEDS
 
         pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
-        seeds = pool[: req.seeds] if req.seeds <= len(pool) else pool + list(range(1, req.seeds - len(pool) + 1))
+        seeds = pool[:n_seeds] if n_seeds <= len(pool) else pool + list(range(1, n_seeds - len(pool) + 1))
         pairs = [(t, seed) for t in task_names for seed in seeds]
     srbench_opts = _srbench_options(suite, req)
     specs = []
@@ -187,9 +193,8 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
             workspace.ensure()
             _write_task_data(task, path)
     try:
-        protocol = get_protocol(req.protocol or suite.protocol)
         specs, searches, fold_paths = plan_searches(protocol, specs, loaded, built, workspace.data_cache,
-                                                    _write_arrays if write_data else None)
+                                                    _write_arrays if write_data else None, tuning)
     except ProtocolError as exc:
         raise RunError(str(exc)) from None
     n_slots = req.jobs or cores
@@ -406,14 +411,20 @@ def execute(
             backend.keep_open = True  # one cluster for the tuning and the final fits; closed below
         try:
             try:
-                backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
-                if plan.searches and not cancel.is_set() and state.failure is None:  # the final fits start when the tuning is done
-                    finals = final_specs(plan.searches, store.scores)
-                    todo = _todo(plan, store, finals, req.retry_failed)
-                    planned, queued = planned + len(finals), queued + len(todo)
+                seen = {spec.job_id for spec in plan.specs}
+                while True:
+                    backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
+                    if not plan.searches or cancel.is_set() or state.failure is not None:
+                        break
+                    # a halving search's next iteration, and the final fits, once what they depend on ended
+                    new = [s for s in next_jobs(plan.searches, store.scores, store.set_meta) if s.job_id not in seen]
+                    seen.update(s.job_id for s in new)
+                    todo = _todo(plan, store, new, req.retry_failed)
+                    planned, queued = planned + len(new), queued + len(todo)
+                    if not new:
+                        break
                     with state.lock:
                         state.total += len(todo)
-                    backend.run(todo, sink, state, cancel, force, (lambda: on_state(state)) if on_state else None)
             except BackendError as exc:
                 failed = True
                 raise RunError(str(exc)) from None

@@ -8,7 +8,12 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     methods = ["linear", "gplearn"]
     seeds = [2082, 3946]        # or: n_seeds = 3 (the first n competition seeds)
     scoring = "srbench2022-synthetic"
-    protocol = "srbench2025"    # optional; tuning by grid search CV (engine.tuning), default "none"
+    protocol = "srbench2025"    # optional: none (default), srbench2025 (grid search), srbench2021 (halving)
+
+    [tuning]             # optional, checked when run (srtui.protocols.TuningOptions)
+    scaling = "xy"       # none, x, y, xy, method (eval_kwargs), or a table per method
+    limits = { time_s = 10 }                 # each tuning job's limits over [limits]
+    grids = { ridge = [{ alphas = [0.1] }] } # configurations besides the defaults
 
     [limits]
     time_s = 60          # wall time of one job
@@ -64,6 +69,8 @@ class Suite:
     seed_from_task: bool = False
     srbench: dict[str, Any] = field(default_factory=dict)
     protocol: str = "none"  # engine.tuning.PROTOCOLS: tuning and its folds (checked when run)
+    tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: srtui.protocols.TuningOptions
+    seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -158,7 +165,10 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     srbench = _srbench_table(data.get("srbench", {}), where)
     protocol = data.get("protocol", "none")
     if not isinstance(protocol, str):
-        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\")")
+        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\", \"srbench2021\")")
+    tuning = data.get("tuning", {})
+    if not isinstance(tuning, dict):
+        raise SuiteError(f"suite {where}: [tuning] must be a table")
     tasks = expand_tasks(str_list("tasks"), where, workspace)
     if seed_from_task:
         for t in tasks:
@@ -176,6 +186,8 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         seed_from_task=seed_from_task,
         srbench=srbench,
         protocol=protocol,
+        tuning=tuning,
+        seeds_given="seeds" in data or "n_seeds" in data,
     )
 
 
