@@ -27,9 +27,8 @@ from engine.tuning import (
     Protocol, ProtocolError, best_configuration, configurations, halving_best, halving_folds, halving_keep,
     halving_schedule, kfold, mean_scores, train_test_split_rows,
 )
+from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX
 
-TUNING_SUFFIX = "@tuning"
-SUMMARY_PREFIX = "tuning:"  # store meta key of a final job's tuning summary (results.tuning reads it)
 UNFINISHED = (None, "pending", "running", "interrupted", "lost")
 
 Records = Callable[[list[str]], dict[str, tuple[str, float | None]]]

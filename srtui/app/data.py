@@ -23,6 +23,7 @@ from engine.spec import TERMINAL
 from engine.textsafe import safe_row
 from engine.workspace import Workspace
 from results.store import Store, StoreError
+from results.tuning import active_progress, progress_text
 
 FAILED = tuple(sorted(TERMINAL - {"ok"}))
 #: columns the explorer may filter, sort and group on (names are whitelisted, values bound)
@@ -125,6 +126,8 @@ class MonitorSnapshot:
     live_drivers: tuple[str, ...] = ()
     #: why an existing workspace cannot be read (newer schema, broken database), one line
     error: str | None = None
+    #: the tuning of the suites being run, one line each (results.tuning.progress_text)
+    tuning: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -214,6 +217,7 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
         return MonitorSnapshot(
             True, counts, running, failures, len(runs), throughput, eta, version,
             gone_runs=len(gone), live_drivers=tuple(d for d, ok in alive.items() if ok),
+            tuning=tuple(progress_text(p) for p in active_progress(conn)),
         )
 
 
