@@ -34,7 +34,7 @@ from results.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
-from srtui.protocols import Search, final_specs, plan_searches
+from srtui.protocols import Search, TuningOptions, next_jobs, plan_searches
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.model import Task
 from tasks.suites import Suite, load_suite
@@ -125,8 +125,11 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     """The jobs a request means, every name and limit checked; task data written (unless not)."""
     suite = load_suite(req.suite, workspace.root)
     limits = _limits(suite, req)
+    protocol = get_protocol(req.protocol or suite.protocol)
+    tuning = TuningOptions.from_table(suite.tuning, f"suite {suite.name}")
+    n_seeds = req.seeds if req.seeds is not None or suite.seeds_given else protocol.runs  # the protocol's runs
     cores = len(usable_cores())
-    _check_counts(req, cores)
+    _check_counts(req, cores, n_seeds)
     method_refs, notes = _folder_refs(req)
     methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
     loaded = _load_methods(methods, method_refs)
@@ -139,7 +142,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     srbench_opts = _srbench_options(suite, req)
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
     specs = []
-    for task_name, seed in _task_seeds(suite, req, task_names, built):
+    for task_name, seed in _task_seeds(suite, n_seeds, task_names, built):
         for method in methods:
             params = {**suite.params.get(method, {}), **req.params.get(method, {})}
             if method_refs[method].startswith(registry.SRBENCH_PREFIX) and srbench_opts:
@@ -153,9 +156,8 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if write_data and not path.exists():
             workspace.ensure()
             write_task_data(task, path)
-    protocol = get_protocol(req.protocol or suite.protocol)
     specs, searches, fold_paths = plan_searches(protocol, specs, loaded, built, workspace.data_cache,
-                                                write_arrays if write_data else None)
+                                                write_arrays if write_data else None, tuning)
     n_slots = req.jobs or cores
     kind, slots_text = _check_backend(req, specs, n_slots)
     plan = RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
@@ -173,7 +175,7 @@ def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: 
         raise RunError(str(exc)) from None
 
 
-def _check_counts(req: RunRequest, cores: int) -> None:
+def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
     """--jobs and --seeds within their bounds (--jobs above the cores only when asked for)."""
     if req.jobs is not None and req.jobs < 1:
         raise RunError(f"--jobs must be at least 1, got {req.jobs}")
@@ -183,7 +185,7 @@ def _check_counts(req: RunRequest, cores: int) -> None:
                        "their times would not compare (--oversubscribe to do it anyway)")
     if req.jobs is not None and req.jobs > MAX_JOBS:
         raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
-    if req.seeds is not None and not 1 <= req.seeds <= MAX_SEEDS:
+    if n_seeds is not None and not 1 <= n_seeds <= MAX_SEEDS:
         raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
 
 
@@ -201,16 +203,17 @@ def _load_methods(methods: list[str], method_refs: dict[str, str]) -> dict[str, 
     return loaded
 
 
-def _task_seeds(suite: Suite, req: RunRequest, task_names: list[str], built: dict[str, Task]) -> list[tuple[str, int]]:
-    """(task, seed) pairs: the suite's own, or --seeds N taken from the suite's and the
-    competition's seeds, then 1, 2, ..."""
-    if req.seeds is None:
+def _task_seeds(suite: Suite, n_seeds: int | None, task_names: list[str],
+                built: dict[str, Task]) -> list[tuple[str, int]]:
+    """(task, seed) pairs: the suite's own, or N seeds (--seeds, else the protocol's runs when the
+    suite names none) taken from the suite's and the competition's seeds, then 1, 2, ..."""
+    if n_seeds is None:
         pairs = [(t, seed) for t, seed in suite.jobs() if t in built]
         return pairs + [(t, seed) for t in task_names if t not in suite.tasks for seed in suite.seeds]
     from tasks.suites import COMPETITION_SEEDS
 
     pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
-    seeds = pool[: req.seeds] if req.seeds <= len(pool) else pool + list(range(1, req.seeds - len(pool) + 1))
+    seeds = pool[:n_seeds] if n_seeds <= len(pool) else pool + list(range(1, n_seeds - len(pool) + 1))
     return [(t, seed) for t in task_names for seed in seeds]
 
 
@@ -322,15 +325,21 @@ def _drive(
     failed = False
     try:
         try:
-            backend.run(todo, sink, state, cancel, force, on_change)
-            if plan.searches and not cancel.is_set() and state.failure is None:  # the finals follow the tuning
-                finals = final_specs(plan.searches, store.scores)
-                todo = _todo(plan, store, finals, req.retry_failed)
-                planned, queued = planned + len(finals), queued + len(todo)
+            seen = {spec.job_id for spec in plan.specs}
+            while True:
+                backend.run(todo, sink, state, cancel, force, on_change)
+                if not plan.searches or cancel.is_set() or state.failure is not None:
+                    break
+                # a halving search's next iteration, and the final fits, once what they depend on ended
+                new = [s for s in next_jobs(plan.searches, store.scores, store.set_meta) if s.job_id not in seen]
+                if not new:
+                    break
+                seen.update(s.job_id for s in new)
+                todo = _todo(plan, store, new, req.retry_failed)
+                planned, queued = planned + len(new), queued + len(todo)
                 store.add_queued(run_id, len(todo))
                 with state.lock:
                     state.total += len(todo)
-                backend.run(todo, sink, state, cancel, force, on_change)
         except BackendError:
             failed = True
             raise

@@ -8,8 +8,13 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     methods = ["linear", "gplearn"]
     seeds = [2082, 3946]        # or: n_seeds = 3 (the first n competition seeds)
     scoring = "srbench2022-synthetic"
-    protocol = "srbench2025"    # optional; tuning by grid search CV (engine.tuning), default "none"
+    protocol = "srbench2025"    # optional: none (default), srbench2025 (grid search), srbench2021 (halving)
     launcher = "auto"           # optional; fork where the method is fork-safe (default), fork, exec
+
+    [tuning]             # optional, checked when run (srtui.protocols.TuningOptions)
+    scaling = "xy"       # none, x, y, xy, method (eval_kwargs), or a table per method
+    limits = { time_s = 10 }                 # each tuning job's limits over [limits]
+    grids = { ridge = [{ alphas = [0.1] }] } # configurations besides the defaults
 
     [limits]
     time_s = 60          # wall time of one job
@@ -69,6 +74,8 @@ class Suite:
     srbench: dict[str, Any] = field(default_factory=dict)
     protocol: str = "none"  # engine.tuning.PROTOCOLS: tuning and its folds (checked when run)
     launcher: str = "auto"  # engine.launchers: fork where the method is fork-safe, or fork / exec
+    tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: srtui.protocols.TuningOptions
+    seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -166,7 +173,10 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         raise SuiteError(f"suite {where}: 'launcher' must be \"auto\", \"fork\" or \"exec\"")
     protocol = data.get("protocol", "none")
     if not isinstance(protocol, str):
-        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\")")
+        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\", \"srbench2021\")")
+    tuning = data.get("tuning", {})
+    if not isinstance(tuning, dict):
+        raise SuiteError(f"suite {where}: [tuning] must be a table")
     tasks = expand_tasks(str_list("tasks"), where, workspace)
     if seed_from_task:
         for t in tasks:
@@ -185,6 +195,8 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         srbench=srbench,
         protocol=protocol,
         launcher=launcher,
+        tuning=tuning,
+        seeds_given="seeds" in data or "n_seeds" in data,
     )
 
 

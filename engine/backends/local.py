@@ -20,6 +20,7 @@ from typing import Callable
 from engine.backends.base import JobSink, PlannedJob, RunState, SinkError
 from engine.evaluate import TaskArrays, evaluate_outcome
 from engine.launcher import JobOutcome, now_iso, run_job
+from engine.scaling import SCALING_KEY, Scaling, data_arrays
 from engine.spec import JobSpec
 
 
@@ -55,7 +56,9 @@ class DataCache:
 
 def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str, object]:
     try:
-        return evaluate_outcome(outcome, cache.get(job.data_path))
+        data = cache.get(job.data_path)
+        option = (job.spec.params or {}).get(SCALING_KEY)
+        return evaluate_outcome(outcome, data, Scaling.for_job(option, data_arrays(data)) if option else None)
     except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
         outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
         return {}

@@ -96,6 +96,8 @@ class Method(ABC):
     default_params: ClassVar[dict[str, Any]] = {}
     #: at most 4 configurations besides the defaults (SRBench 2.0's proposal)
     hyper_params: ClassVar[list[dict[str, Any]]] = []
+    #: SRBench's eval_kwargs a protocol honours: ``scale_x`` / ``scale_y`` (scaling "method")
+    eval_kwargs: ClassVar[dict[str, Any]] = {}
     #: shown in `methods list` for optional methods: how to install
     install_hint: ClassVar[str] = ""
     #: modules the worker imports before it starts the fit timer, so ``fit_s`` times the

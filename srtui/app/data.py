@@ -29,6 +29,7 @@ from results.explore import (
 from results.queries import DriverCheck, FailureRow, Reader, open_runs, recent_failures, run_progress, running_jobs
 from results.queries import suites as stored_suites
 from results.store import StoreError
+from results.tuning import active_progress, progress_text
 
 __all__ = [
     "GROUP_COLUMNS",
@@ -92,6 +93,8 @@ class MonitorSnapshot:
     live_drivers: tuple[str, ...] = ()
     #: why an existing workspace cannot be read (newer schema, broken database), one line
     error: str | None = None
+    #: the tuning of the suites being run, one line each (results.tuning.progress_text)
+    tuning: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -131,6 +134,7 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None,
         )
         failures = tuple(recent_failures(store))
         done, remaining = run_progress(store, live)
+        tuning = tuple(progress_text(p) for p in active_progress(store.conn))
     throughput = eta = None
     first = min((t for t in (parse_time(r.started_at) for r in live) if t is not None), default=None)
     if first is not None:
@@ -140,6 +144,7 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None,
     return MonitorSnapshot(
         True, counts, running, failures, len(live), throughput, eta, version,
         gone_runs=len(runs) - len(live), live_drivers=check.live,
+        tuning=tuning,
     )
 
 

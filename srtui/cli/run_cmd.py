@@ -172,6 +172,7 @@ def results(
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     summary: Annotated[bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")] = False,
+    tuning: Annotated[bool, typer.Option("--tuning", help="Add a 'tuning' column: each final job's chosen configuration and the tuning scores behind it.")] = False,
 ) -> None:
     """One row per job, with its status, resources and accuracy (--summary: per method)."""
     import csv
@@ -195,6 +196,9 @@ def results(
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     columns = [c for c in RESULT_COLUMNS if c in present]
     rows = store.jobs(suite, columns=", ".join(columns))
+    if tuning:
+        _add_tuning(store, rows, fmt)
+        columns.append("tuning")
     store.close()
     if fmt == "json":
         for row in rows:
@@ -210,6 +214,16 @@ def results(
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(csv_row(row, raw=raw) for row in rows)
+
+
+def _add_tuning(store, rows: list[dict], fmt: str) -> None:
+    """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
+    from results.tuning import summaries, summary_text
+
+    found = summaries(store.conn)
+    for row in rows:
+        summary = found.get(row["job_id"])
+        row["tuning"] = summary if fmt == "json" or summary is None else summary_text(summary)
 
 
 def _print_summary(store, suite: str | None, fmt: str, raw: bool = False) -> None:
