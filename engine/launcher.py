@@ -18,10 +18,11 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -125,7 +126,7 @@ class CappedReader(threading.Thread):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def time_budget(time_s: float) -> float:
@@ -133,7 +134,7 @@ def time_budget(time_s: float) -> float:
     return max(time_s * 0.5, time_s - min(0.1 * time_s, 30.0) - 1.0)
 
 
-_CGROUP_BASE: Path | None | bool = False
+_CGROUP_BASE: Path | bool | None = False
 
 
 def _cgroup_base() -> Path | None:

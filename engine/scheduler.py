@@ -13,10 +13,11 @@ import queue
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from engine.evaluate import TaskArrays, evaluate_outcome
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
@@ -145,7 +146,7 @@ def finish_job(
         state.running.pop(job.job_id, None)
         state.counts[status] += 1
         if outcome.status != "ok":
-            state.recent_failures = (state.recent_failures + [(job, outcome)])[-10:]
+            state.recent_failures = [*state.recent_failures, (job, outcome)][-10:]
     if on_change:
         on_change()
 
@@ -169,7 +170,7 @@ class LocalBackend:
         force: threading.Event,
         on_change: Callable[[], None] | None = None,
     ) -> None:
-        todo: "queue.SimpleQueue[PlannedJob]" = queue.SimpleQueue()
+        todo: queue.SimpleQueue[PlannedJob] = queue.SimpleQueue()
         for job in interleave(jobs):
             todo.put(job)
         data_cache = DataCache()

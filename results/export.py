@@ -49,7 +49,7 @@ def _cells(col: pd.Series, missing: str, escape) -> list[str]:
         return [missing if not math.isfinite(v) else f"{v:.4g}" for v in col.to_numpy(dtype=float)]
     if pd.api.types.is_integer_dtype(col):
         return [str(v) for v in col.to_numpy()]
-    uniq = {}
+    uniq: dict[Any, str] = {}
     out = []
     for v in col.to_numpy(dtype=object):
         if v is None or (isinstance(v, float) and not math.isfinite(v)) or v is pd.NA:

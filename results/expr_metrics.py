@@ -16,12 +16,14 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import sympy as sp
 
 from engine.expression import ExpressionError, ParsedExpression, parse_expression
 from results.releases import feature_absence, simplicity
+
 
 def expr_hash(text: str, features: Sequence[str], dialect: str = "python") -> str:
     """Identity of a model string as the parser sees it (names and dialect change its meaning)."""
@@ -75,6 +77,13 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
-    "ExpressionError", "expr_hash", "parse", "node_count", "simplicity",
-    "diversity", "used_features", "feature_absence", "run_op",
+    "ExpressionError",
+    "diversity",
+    "expr_hash",
+    "feature_absence",
+    "node_count",
+    "parse",
+    "run_op",
+    "simplicity",
+    "used_features",
 ]

@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ def _task_info(name: str, context) -> dict[str, Any]:
 
     try:
         task = get_task(name, context)
-    except Exception as exc:  # a task that cannot be rebuilt still gets its accuracy metrics
+    except Exception as exc:  # noqa: BLE001 - a task that cannot be rebuilt still gets its accuracy metrics
         return {"name": name, "unavailable": " ".join(str(exc).split())[:200]}
     info = task.summary()
     info["noiseless_task"] = (task.provenance or {}).get("noiseless_task")

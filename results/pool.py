@@ -15,9 +15,10 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Hashable, Iterable, Iterator
+from typing import Any
 
 #: memory cap of one worker (address space), so a runaway simplify cannot take the machine
 DEFAULT_MEM_MB = 4000
@@ -54,7 +55,7 @@ def _worker_main(fn: Callable[[Any], Any], conn: Connection, mem_mb: int | None)
             out = ("error", "out of memory")
         except RecursionError:
             out = ("error", "recursion too deep")
-        except Exception as exc:  # a failing metric must not kill the pool
+        except Exception as exc:  # noqa: BLE001 - a failing metric must not kill the pool
             out = ("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
         conn.send((key, out))
 
@@ -110,7 +111,7 @@ class TimedPool:
         self.slots: list[_Slot] = []
         self.replaced = 0
 
-    def __enter__(self) -> "TimedPool":
+    def __enter__(self) -> TimedPool:
         return self
 
     def __exit__(self, *exc) -> None:

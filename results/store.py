@@ -15,9 +15,10 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace, WorkspaceError
@@ -204,7 +205,7 @@ class Store:
     def running_jobs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(
             "SELECT j.job_id, j.suite, j.task, j.method, j.seed, j.attempt, j.started_at, j.limits, "
-            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
+            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN " "runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
         )
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, row)) for row in cur]
@@ -243,7 +244,7 @@ class Store:
             )
             if cur.rowcount:
                 c.execute(
-                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO attempts (job_id, attempt, " "status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
                     (job_id, attempt, "running", run_id, started_at, host),
                 )
             return bool(cur.rowcount)
@@ -370,4 +371,4 @@ def open_store(workspace: Workspace, *, create: bool = False) -> Store:
     return Store(workspace, create=create)
 
 
-__all__ = ["Store", "StoreError", "open_store", "pack_predictions", "needs_run", "Path"]
+__all__ = ["Path", "Store", "StoreError", "needs_run", "open_store", "pack_predictions"]

@@ -55,7 +55,7 @@ def leaderboard(store: Store, name: str, trust: pd.DataFrame, select: str = "med
                          columns=["task", "method"])
     runs = runs_frame(store, row["suite"])
     if runs.empty:
-        return {}, [f"the leaderboard needs the session's runs, and the workspace has none{' of suite ' + row['suite'] if row['suite'] else ''}"]
+        return {}, ["the leaderboard needs the session's runs, and the workspace " f"has none{' of suite ' + row['suite'] if row['suite'] else ''}"]
     runs = runs.merge(pairs, on=["task", "method"])
     try:
         result = score(RULE, runs, trust=trust, representative=select)

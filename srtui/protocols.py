@@ -11,9 +11,10 @@ is an ordinary job: a resumed run finds it done, or plans it again from the same
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from engine.spec import JobSpec
 from engine.tuning import Protocol, best_configuration, configurations, kfold

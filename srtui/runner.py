@@ -15,9 +15,10 @@ import socket
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from engine import proctree
 from engine.backends import BackendError, BackendOptions, backend_kind, make_backend
@@ -29,10 +30,9 @@ from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import ProtocolError, get_protocol
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError, needs_run, open_store, pack_predictions
-from tasks.catalogue import TaskContext, TaskError, entry, get_task
 from srtui.protocols import final_specs, plan_searches
+from tasks.catalogue import TaskContext, TaskError, entry, get_task
 from tasks.suites import Suite, SuiteError, load_suite
-
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
 MAX_JOBS = 1024  # slots of one driver (threads, pipes); a cluster scales by workers, not slots
@@ -482,7 +482,7 @@ def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool)
 def install_interrupt_handlers(cancel: threading.Event, force: threading.Event, notify: Callable[[str], None]) -> None:
     """First Ctrl-C: stop scheduling and terminate running jobs; second: kill them at once."""
 
-    def handler(signum, frame):  # noqa: ARG001
+    def handler(signum, frame):
         if not cancel.is_set():
             cancel.set()
             notify("stopping: no new jobs; running jobs are being terminated (Ctrl-C again to force)")

@@ -53,10 +53,9 @@ class Servers:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def spawn(self, args: list[str], log: str, env: dict | None = None) -> subprocess.Popen:
-        out = open(self.root / log, "ab")
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, start_new_session=True)
-        out.close()
+        with open(self.root / log, "ab") as out:  # the child keeps its own copy of the descriptor
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=env, start_new_session=True)
         self.procs.append(proc)
         return proc
 

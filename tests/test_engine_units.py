@@ -118,12 +118,10 @@ def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> Non
     assert store.conn.execute("SELECT seq, event FROM review_events").fetchall() == [
         (1, "create"), (2, "close"), (3, "add_expert")]
     for sql in ("UPDATE review_events SET actor = 'x'", "DELETE FROM review_events"):
-        with pytest.raises(sqlite3.IntegrityError, match="cannot be"):
-            with store.transaction() as c:
-                c.execute(sql)
-    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
-        with store.transaction() as c:
-            c.execute("INSERT INTO review_events (session, event, at) VALUES ('s', 'rename', 't')")
+        with pytest.raises(sqlite3.IntegrityError, match="cannot be"), store.transaction() as c:
+            c.execute(sql)
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"), store.transaction() as c:
+        c.execute("INSERT INTO review_events (session, event, at) VALUES ('s', 'rename', 't')")
     store.close()
 
 

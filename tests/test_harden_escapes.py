@@ -208,7 +208,7 @@ async def _drive_app(ws: Path, sink: list[str]) -> list[str]:
         for method in (NAME, RAISER):
             app.open_expression(job_of(ws, method))
             screen = app.screen
-            await _wait(pilot, lambda: screen.detail is not None)
+            await _wait(pilot, lambda screen=screen: screen.detail is not None)
             if method == NAME:  # its Pareto front is on screen too
                 assert screen.detail.pareto and "\\x1b]52" in screen.detail.pareto[0]["expression"]
             await pilot.pause(0.3)

@@ -47,7 +47,7 @@ def test_monitor_follows_a_real_run_in_another_process(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err[-2000:]
     store = Store(Workspace(ws_path), readonly=True)
     final = store.status_counts()

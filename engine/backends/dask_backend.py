@@ -1,6 +1,7 @@
 """The Dask backend: each job is one Dask task that runs engine.launcher.run_job on a worker.
 
-Driver side (``DaskBackend.run``, the loop in engine.backends.dask_run): claim a job in the store, submit it with an explicit key
+Driver side (``DaskBackend.run``, the loop in engine.backends.dask_run): claim a job in the store,
+submit it with an explicit key
 (never Dask's ``pure`` de-duplication), keep at most ``max_in_flight`` tasks out, collect them
 through ``as_completed(...).add(...)``, score and record each outcome here - the driver stays
 the only writer of the workspace. A worker that dies mid-job raises KilledWorker (the scheduler
@@ -20,8 +21,8 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from engine.backends import BackendError, BackendOptions
 from engine.backends.dask_config import (
@@ -194,7 +195,7 @@ class DaskBackend:
         if cause or self.config is None or self.config.kind != "ssh":
             return cause
         s = self.config.settings
-        return f"no answer from {', '.join(dict.fromkeys(s['hosts']))} (is remote_python {s.get('remote_python', sys.executable)} right?)"
+        return f"no answer from {', '.join(dict.fromkeys(s['hosts']))} (is " f"remote_python {s.get('remote_python', sys.executable)} right?)"
 
     def _abandon(self, token: str) -> None:
         """A start that never returned: sweep what it spawned on the SSH hosts."""

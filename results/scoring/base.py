@@ -19,8 +19,9 @@ published code's own steps, shared by the reference profiles.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -111,7 +112,7 @@ AGG = {"median": np.median, "mean": np.mean}
 def require(runs: pd.DataFrame, *cols: str, rule: str) -> None:
     missing = [c for c in cols if c not in runs.columns]
     if missing:
-        raise ScoreError(f"rule {rule!r} needs column(s) {', '.join(missing)} in the runs table (metrics not computed yet? run `srtui rescore`)")
+        raise ScoreError(f"rule {rule!r} needs column(s) {', '.join(missing)} in the " "runs table (metrics not computed yet? run `srtui rescore`)")
     if runs.empty:
         raise ScoreError(f"rule {rule!r}: no runs to score")
 

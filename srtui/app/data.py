@@ -12,9 +12,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -204,7 +205,7 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None, no
             ids = [r["run_id"] for r in runs]
             first = min(t for t in (parse_time(r["started_at"]) for r in runs) if t is not None) if any(r["started_at"] for r in runs) else None
             done = conn.execute(
-                f"SELECT count(*) FROM jobs WHERE run_id IN ({','.join('?' * len(ids))}) AND status NOT IN ('running', 'pending')", ids
+                "SELECT count(*) FROM jobs WHERE run_id IN " f"({','.join('?' * len(ids))}) AND status NOT IN ('running', 'pending')", ids
             ).fetchone()[0]
             if first is not None:
                 elapsed = max(now() - first, 1e-6)
@@ -329,7 +330,7 @@ def results_page(reader: Reader, query: ResultsQuery) -> ResultsPage:
 _FRAME_COLUMNS = (*GROUP_COLUMNS, "r2_test", "wall_s")
 
 
-def _group_frame(reader: Reader, conn, where: str, args: list[Any]) -> "pd.DataFrame":
+def _group_frame(reader: Reader, conn, where: str, args: list[Any]) -> pd.DataFrame:
     """The filtered rows' grouping columns, read once per data version and filter: any grouping
     is then a pandas group-by (medians: SQLite has none), not another pass over the table."""
     key = ("frame", reader.data_version(), where, tuple(args))
@@ -352,7 +353,7 @@ def prefetch_groups(reader: Reader, filter_text: str) -> None:
             _group_frame(reader, store.conn, where, args)
 
 
-def _summarise(frame: "pd.DataFrame", group_by: tuple[str, ...]) -> "pd.DataFrame":
+def _summarise(frame: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
     if frame.empty:
         return frame
     frame["ok"] = frame["status"] == "ok"
@@ -367,7 +368,7 @@ def _summarise(frame: "pd.DataFrame", group_by: tuple[str, ...]) -> "pd.DataFram
     }).reset_index()
 
 
-def _window(groups: "pd.DataFrame", query: ResultsQuery, columns: tuple[str, ...], sort: str):
+def _window(groups: pd.DataFrame, query: ResultsQuery, columns: tuple[str, ...], sort: str):
     if groups.empty:
         return (), 0
     ordered = groups.sort_values(

@@ -287,7 +287,7 @@ def _stored_sizes(reader: Reader, suite: str) -> dict[str, float]:
     with reader.lock:
         try:
             return dict(reader.store().conn.execute(
-                "SELECT m.job_id, m.value FROM metrics m JOIN jobs j USING (job_id) WHERE j.suite = ? AND m.name = 'size' AND m.value IS NOT NULL",
+                "SELECT m.job_id, m.value FROM metrics m JOIN jobs j USING (job_id) " "WHERE j.suite = ? AND m.name = 'size' AND m.value IS NOT NULL",
                 (suite,),
             ))
         except sqlite3.OperationalError:
@@ -302,7 +302,7 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000) -> SuiteA
         if store is None:
             raise DetailError("no workspace yet")
         rows = store.conn.execute(
-            "SELECT job_id, method, task, status, r2_test, model, dialect, data_fingerprint FROM jobs WHERE suite = ? AND status NOT IN ('pending', 'running')",
+            "SELECT job_id, method, task, status, r2_test, model, dialect, data_fingerprint " "FROM jobs WHERE suite = ? AND status NOT IN ('pending', 'running')",
             (suite,),
         ).fetchall()
     if not rows:

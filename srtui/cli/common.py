@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,7 +13,7 @@ class CliError(Exception):
 
 
 WorkspaceOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--workspace",
         "-w",
@@ -72,7 +72,7 @@ def console(**kwargs):
     return Console(file=raw_stream(sys.stdout), **kwargs)
 
 
-def cell(text) -> "object":
+def cell(text) -> object:
     """An untrusted string as a rich Text: no markup (``[link=...]`` would emit OSC 8), control
     characters shown visibly."""
     from rich.text import Text

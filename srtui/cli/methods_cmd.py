@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -82,7 +82,7 @@ def _row(name: str, method: Any, source: str, optional: bool) -> dict[str, Any]:
 def list_methods(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     probes: Annotated[bool, typer.Option("--probes", help="Also list the engine's probe methods.")] = False,
-    method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="Also list this SRBench method folder (repeatable).")] = None,
+    method_dir: Annotated[list[Path] | None, typer.Option("--method-dir", help="Also list this SRBench method folder (repeatable).")] = None,
 ) -> None:
     """Every method: installed or why not, version, family, licence, time-limit support, source."""
     for folder in method_dir or []:
@@ -142,7 +142,7 @@ def install(
     if dry_run:
         return
     # a fresh interpreter: this process has cached the old distribution metadata
-    probe = "from engine.methods import registry; m = registry.load(%r); print(m.availability())" % name
+    probe = f"from engine.methods import registry; m = registry.load({name!r}); print(m.availability())"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     print(f"{name}: installed ({out.stdout.strip()})" if out.returncode == 0 else out.stderr.strip())
 
@@ -182,7 +182,7 @@ def check_rows(name: str, workspace: Path, time_limit: float) -> list[dict[str, 
 def check(
     name: Annotated[str, typer.Argument(help="A method name, or an SRBench method folder.")],
     time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
-    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-w", help="Keep the check's workspace here.")] = None,
+    workspace: Annotated[Path | None, typer.Option("--workspace", "-w", help="Keep the check's workspace here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -24,26 +24,26 @@ def _split(value: str | None) -> list[str] | None:
 def run(
     suite: Annotated[str, typer.Argument(help="Built-in suite name or path to a suite .toml file.")],
     workspace: WorkspaceOption = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel jobs (default: usable cores).")] = None,
-    methods: Annotated[Optional[str], typer.Option(help="Comma-separated methods (default: the suite's).")] = None,
-    tasks: Annotated[Optional[str], typer.Option(help="Comma-separated tasks (default: the suite's).")] = None,
-    seeds: Annotated[Optional[int], typer.Option(help="Number of seeds (default: the suite's).")] = None,
-    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="Wall-time limit per job, seconds.")] = None,
-    mem_limit: Annotated[Optional[float], typer.Option("--mem-limit", help="Memory limit of a job's process tree, MB.")] = None,
-    cpu_limit: Annotated[Optional[float], typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
-    grace: Annotated[Optional[float], typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
-    method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
-    tuned: Annotated[Optional[bool], typer.Option("--tuned/--untuned", help="Method folders: use their _params.py (SRBench's --tuned; default: the suite's).")] = None,
-    srbench_test: Annotated[Optional[bool], typer.Option("--srbench-test/--no-srbench-test", help="Method folders: apply their eval_kwargs test_params (SRBench's -test).")] = None,
-    srbench_scaling: Annotated[Optional[str], typer.Option("--srbench-scaling", help="Method folders: reference (scale X and y, as SRBench 2.0 ran), folder (their eval_kwargs) or none.")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Parallel jobs (default: usable cores).")] = None,
+    methods: Annotated[str | None, typer.Option(help="Comma-separated methods (default: the suite's).")] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated tasks (default: the suite's).")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Number of seeds (default: the suite's).")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Wall-time limit per job, seconds.")] = None,
+    mem_limit: Annotated[float | None, typer.Option("--mem-limit", help="Memory limit of a job's process tree, MB.")] = None,
+    cpu_limit: Annotated[float | None, typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
+    grace: Annotated[float | None, typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
+    method_dir: Annotated[list[Path] | None, typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
+    tuned: Annotated[bool | None, typer.Option("--tuned/--untuned", help="Method folders: use their _params.py (SRBench's --tuned; default: the suite's).")] = None,
+    srbench_test: Annotated[bool | None, typer.Option("--srbench-test/--no-srbench-test", help="Method folders: apply their eval_kwargs test_params (SRBench's -test).")] = None,
+    srbench_scaling: Annotated[str | None, typer.Option("--srbench-scaling", help="Method folders: reference (scale X and y, as SRBench 2.0 ran), folder (their eval_kwargs) or none.")] = None,
     oversubscribe: Annotated[bool, typer.Option("--oversubscribe", help="Allow --jobs above the usable cores.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
-    backend: Annotated[Optional[str], typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
-    scheduler: Annotated[Optional[str], typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
-    cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
-    cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
-    protocol: Annotated[Optional[str], typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
+    backend: Annotated[str | None, typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
+    cluster: Annotated[str | None, typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
+    cluster_config: Annotated[Path | None, typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
+    protocol: Annotated[str | None, typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -100,9 +100,9 @@ def _print_dry_run(plan, req) -> None:
             fail(str(exc))
     would = [s for s in plan.specs if needs_run(*states.get(s.job_id, ("pending", 0)), req.retry_failed)]
     limits = plan.specs[0].limits if plan.specs else None
-    print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, {len(plan.specs) - len(would)} already done")
+    print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} " f"to run, {len(plan.specs) - len(would)} already done")
     if limits:
-        print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU {limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}")
+        print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU " f"{limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}")
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 
@@ -110,7 +110,7 @@ def _print_dry_run(plan, req) -> None:
 def status(
     workspace: WorkspaceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
 ) -> None:
     """Counts per status and running jobs; safe to call from another shell during a run."""
     from engine.workspace import resolve
@@ -122,7 +122,6 @@ def status(
     except StoreError as exc:
         fail(str(exc))
     from engine.proctree import identity_alive
-
     from srtui.runner import workers_key
 
     counts = store.status_counts(suite)
@@ -161,7 +160,7 @@ def status(
         if r["state"] == "queued" and r["workers"]:
             live = r["workers"].split("/")[0]
             waiting = f"; waiting for workers {r['workers']}" if live == "0" else f"; workers {r['workers']}"
-        print(f"  {r['state']}: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']}{gone}{waiting})")
+        print(f"  {r['state']}: {r['method']} / {r['task']} / seed {r['seed']} " f"(attempt {r['attempt']}, since {r['started_at']}{gone}{waiting})")
 
 
 RESULT_COLUMNS = (
@@ -176,7 +175,7 @@ RESULT_COLUMNS = (
 def results(
     workspace: WorkspaceOption = None,
     fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     summary: Annotated[bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")] = False,
 ) -> None:
@@ -185,7 +184,6 @@ def results(
     import math
 
     from engine.textsafe import csv_row
-
     from engine.workspace import resolve
     from results.store import Store, StoreError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,7 +12,7 @@ from engine.workspace import resolve
 from srtui.cli.common import CliError, WorkspaceOption, cell, console
 
 DataDirOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--data-dir", help="Folder holding downloaded data files (else $SRTUI_DATA_DIR, else the workspace cache).",
                  show_default=False),
 ]
@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
     @tasks_app.command("list")
     def list_(
         workspace: WorkspaceOption = None,
-        track: Annotated[Optional[str], typer.Option("--track", help="Only tasks of this track.")] = None,
+        track: Annotated[str | None, typer.Option("--track", help="Only tasks of this track.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Every task srtui knows (built in, and the workspace's own)."""
@@ -119,15 +119,15 @@ def register(app: typer.Typer) -> None:
         name: str,
         csv: Path,
         target: Annotated[str, typer.Option("--target", help="Name of the target column.")],
-        test: Annotated[Optional[Path], typer.Option("--test", help="A separate test CSV (else a 75/25 split).")] = None,
-        truth: Annotated[Optional[str], typer.Option("--truth", help="Known ground-truth formula over the features.")] = None,
-        prop: Annotated[Optional[str], typer.Option(
+        test: Annotated[Path | None, typer.Option("--test", help="A separate test CSV (else a 75/25 split).")] = None,
+        truth: Annotated[str | None, typer.Option("--truth", help="Known ground-truth formula over the features.")] = None,
+        prop: Annotated[str | None, typer.Option(
             "--property", help="Property scored beside accuracy: exact_rediscovery, feature_absence, extrapolation, "
                                "noise or accuracy (default: feature_absence with --irrelevant/--shortcut, "
                                "exact_rediscovery with --truth, else accuracy).")] = None,
-        irrelevant: Annotated[Optional[str], typer.Option("--irrelevant", help="Comma-separated irrelevant feature columns.")] = None,
-        shortcut: Annotated[Optional[str], typer.Option("--shortcut", help="Comma-separated shortcut (deceptive) feature columns.")] = None,
-        noiseless_task: Annotated[Optional[str], typer.Option(
+        irrelevant: Annotated[str | None, typer.Option("--irrelevant", help="Comma-separated irrelevant feature columns.")] = None,
+        shortcut: Annotated[str | None, typer.Option("--shortcut", help="Comma-separated shortcut (deceptive) feature columns.")] = None,
+        noiseless_task: Annotated[str | None, typer.Option(
             "--noiseless-task", help="For --property noise: the noiseless twin task whose test R2 it is compared with.")] = None,
         workspace: WorkspaceOption = None,
     ) -> None:

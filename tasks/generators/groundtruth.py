@@ -99,7 +99,7 @@ def build(problem: str, level: float) -> Task:
     else:
         S, dS = simulate(p["system"])
         X, y = S, dS[:, 0 if p["state"] == "x" else 1]
-        fx, fy, ics = STROGATZ[p["system"]]
+        _fx, _fy, ics = STROGATZ[p["system"]]
         how = {"simulation": f"LSODA, t = 0..{T_END:g} at {N_POINTS} points per initial condition",
                "initial_conditions": [list(ic) for ic in ics]}
     train, test = shuffled_split(len(y), 0.75, stable_seed(problem, "split"))

@@ -90,7 +90,7 @@ def main() -> None:
     local_total, local_phase = rows[0][1], rows[0][2]
     print(f"{N_JOBS} probe-noop jobs, 2 slots")
     for label, total, phase in rows:
-        print(f"  {label:<34} command {total:6.1f} s ({total / local_total:4.2f}x)   run phase {phase:6.1f} s ({phase / local_phase:4.2f}x)")
+        print(f"  {label:<34} command {total:6.1f} s ({total / local_total:4.2f}x) " f"  run phase {phase:6.1f} s ({phase / local_phase:4.2f}x)")
     for line in skipped:
         print(f"  skipped {line}")
     print("  target: run phase <= 1.5x local")
