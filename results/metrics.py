@@ -71,8 +71,8 @@ def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, floa
     if m["mse_test"] is None:
         m["isclose_frac"] = m["isclose_acc"] = None
     else:
-        m["isclose_frac"] = isclose_frac(np.asarray(y_test, float), np.asarray(test_pred, float))
-        m["isclose_acc"] = int(m["isclose_frac"] >= ISCLOSE["share"])
+        frac = isclose_frac(np.asarray(y_test, float), np.asarray(test_pred, float))
+        m["isclose_frac"], m["isclose_acc"] = frac, int(frac >= ISCLOSE["share"])
     return m
 
 
@@ -131,8 +131,9 @@ def _write(store, rows: dict[str, dict[str, Any]]) -> None:
         for job_id, metrics in rows.items():
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
             notes = metrics.pop("_notes", [])
-            vals = [(job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
-                    if _stored(k)]
+            vals: list[tuple[str, str, float | None, str | None]] = [
+                (job_id, k, None if v is None else float(v), None) for k, v in metrics.items() if _stored(k)
+            ]
             vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
 
@@ -254,6 +255,6 @@ def _noise_robustness(store, rows, jobs, infos) -> None:
         method = jobs[jid]["method"]
         r2s = [rows[t]["r2_test"] if t in rows else stored.get(t) for t, j in jobs.items()
                if j["task"] == twin and j["method"] == method]
-        r2s = [r for r in r2s if r is not None]
-        base = float(np.median(r2s)) if r2s else None
+        known = [float(r) for r in r2s if r is not None]
+        base = float(np.median(known)) if known else None
         rows[jid]["noise_robustness"] = rows[jid]["r2_test"] / base if base and base > 0 else None

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import BaseContext
 from typing import Any
 
 #: memory cap of one worker (address space), so a runaway simplify cannot take the machine
@@ -103,7 +104,7 @@ class TimedPool:
         methods = mp.get_all_start_methods()
         if "fork" in methods and threading.active_count() == 1:
             # single-threaded parent: fork is safe, and workers inherit the imported sympy
-            self.ctx = mp.get_context("fork")
+            self.ctx: BaseContext = mp.get_context("fork")
         else:
             self.ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
             if "forkserver" in methods and preload:
@@ -138,7 +139,8 @@ class TimedPool:
                 break
             now = time.monotonic()
             nearest = min(s.started + self.timeout for s in busy.values())
-            for conn in wait(list(busy), timeout=max(0.0, nearest - now)):
+            ready = set(wait(list(busy), timeout=max(0.0, nearest - now)))
+            for conn in [c for c in busy if c in ready]:
                 slot = busy.pop(conn)
                 key, slot.key = slot.key, None
                 try:

@@ -181,15 +181,17 @@ def build_items(store: Store, suite: str | None = None, tasks: list[str] | None 
             raise ReviewError(f"every method here is a baseline ({', '.join(methods)}): add --include-baseline to review them")
         runs = runs[runs["method"].isin(kept)]
     fps = dict(store.conn.execute("SELECT job_id, data_fingerprint FROM jobs"))
-    items, task_cache, missing = [], {}, []
+    items: list[FrozenItem] = []
+    task_cache: dict[str, Any] = {}
+    missing: list[str] = []
     for (task, method), frame in runs.groupby(["task", "method"]):
-        rep = representative(frame, select)
-        if rep is None:
+        best = representative(frame, select)
+        if best is None:
             missing.append(f"{method} on {task}")
             continue
-        rep = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rep.to_dict().items()}
+        rep = {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in best.to_dict().items()}
         rep["data_fingerprint"] = fps[rep["job_id"]]
-        items.append(FrozenItem(task, method, freeze(store, rep, task_cache), rep["job_id"], int(rep["seed"])))
+        items.append(FrozenItem(str(task), str(method), freeze(store, rep, task_cache), rep["job_id"], int(best["seed"])))
     if missing:
         say(f"no successful run to review for: {', '.join(missing)}")
     if not items:

@@ -34,7 +34,8 @@ def trust_frame(store: Store, name: str) -> pd.DataFrame:
     r = r[r["is_repeat"] == 0]
     if r.empty:
         return pd.DataFrame(columns=["task", "method", "trust"])
-    return r.groupby(["task", "method"], as_index=False)["rating"].mean().rename(columns={"rating": "trust"})
+    means = r.groupby(["task", "method"], as_index=False).agg(trust=("rating", "mean"))
+    return means[["task", "method", "trust"]]
 
 
 def _timing(r: pd.DataFrame) -> pd.DataFrame:

@@ -339,7 +339,7 @@ class ExpertSession:
             raise ExpertError("a rating must be a whole number from 1 to 5") from None
         except sqlite3.OperationalError:
             raise ExpertError("the rating could not be saved just now; please try again") from None
-        if action != "skip":
+        if action != "skip" and rating is not None:
             self._ratings[a] = (rating, comment)
 
     def rate(self, index: int, rating: int, comment: str | None = None) -> None:

@@ -108,7 +108,7 @@ def wait_running(workspace: Path, n: int, driver: subprocess.Popen, timeout: flo
     while time.monotonic() < deadline:
         time.sleep(0.2)
         if driver.poll() is not None:
-            raise AssertionError(f"the driver ended ({driver.returncode}): {driver.stderr.read()}")
+            raise AssertionError(f"the driver ended ({driver.returncode}): {driver.communicate()[1]}")
         try:
             rows = db_rows(workspace, "SELECT job_id, worker_pid FROM jobs WHERE status = 'running' AND worker_pid IS NOT NULL")
         except sqlite3.OperationalError:
@@ -252,7 +252,9 @@ def test_slurm_killed_worker_is_retried_and_ctrl_c_ends_the_run(slurm, tmp_path:
     config = slurm_config(tmp_path)
     driver = start_driver(suite, workspace, "--cluster-config", str(config), "--mem-limit", "500")
     victim, pid = wait_running(workspace, 1, driver)[0]
-    psutil.Process(pid).parent().kill()  # the dask worker process running that job
+    worker = psutil.Process(pid).parent()  # the dask worker process running that job
+    assert worker is not None
+    worker.kill()
     _, err = driver.communicate(timeout=240)
     assert driver.returncode == 0, err
     assert db_rows(workspace, f"SELECT attempt, status FROM attempts WHERE job_id = '{victim}' ORDER BY attempt") == [(1, "lost"), (2, "ok")]

@@ -110,7 +110,7 @@ def _any_node(children):
 any_trees = st.recursive(st.one_of(leaf_allowed, leaf_forbidden), _any_node, max_leaves=25)
 
 
-def _unparse(node: ast.AST) -> str:
+def _unparse(node: ast.expr) -> str:
     return ast.unparse(ast.fix_missing_locations(ast.Expression(node)))
 
 

@@ -103,7 +103,7 @@ def test_a_100_mb_model_is_stored_truncated_and_the_driver_stays_small(workspace
         except psutil.Error:
             break
         time.sleep(0.02)
-    assert driver.returncode == 0, driver.stderr.read()
+    assert driver.returncode == 0, driver.communicate()[1]
     assert peak < 300 * 2**20, f"driver peaked at {peak / 2**20:.0f} MB"
     [row] = results_json(workspace)
     assert row["status"] == "ok", row
@@ -139,6 +139,6 @@ def test_a_second_sigterm_kills_at_once_whatever_the_grace(workspace: Path) -> N
     driver.send_signal(signal.SIGTERM)
     driver.wait(timeout=60)
     assert time.monotonic() - t0 < 40, "the second SIGTERM did not kill the job at once"  # not the 60 s grace
-    assert driver.returncode == 130, driver.stderr.read()
+    assert driver.returncode == 130, driver.communicate()[1]
     [row] = results_json(workspace)
     assert row["status"] == "interrupted" and row["wall_s"] < 40, row

@@ -32,6 +32,7 @@ def _fit(name, X, y, budget=10.0, seed=3, **params) -> FittedModel:
 
 
 def _expr_pred(fitted: FittedModel, X):
+    assert fitted.expression is not None
     return parse_expression(fitted.expression, NAMES, fitted.dialect).evaluate(X)
 
 

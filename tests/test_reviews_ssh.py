@@ -69,6 +69,7 @@ class Server:
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
         self.log = open(home / "sshd.log", "w")  # noqa: SIM115 - sshd writes to it until stop()
+        assert SSHD is not None  # the fixture skips without one
         self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=self.log, stderr=subprocess.STDOUT)
         end = time.monotonic() + 20
         while time.monotonic() < end:

@@ -69,9 +69,9 @@ def representative(frame: pd.DataFrame, how: str) -> pd.Series | None:
         return None
     ok = ok.sort_values("seed")
     if how == "best":
-        return ok.loc[ok["r2_test"].idxmax()]
+        return ok.iloc[int(np.argmax(ok["r2_test"].to_numpy()))]
     med = float(np.median(ok["r2_test"]))
-    return ok.loc[(ok["r2_test"] - med).abs().idxmin()]  # first (lowest seed) among equals
+    return ok.iloc[int(np.argmin(np.abs(ok["r2_test"].to_numpy() - med)))]  # first (lowest seed) among equals
 
 
 _representative = representative  # the name reviews.items imports

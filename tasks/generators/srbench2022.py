@@ -22,6 +22,8 @@ Variants of srtui's own: ``-cleantest`` keeps the test targets noiseless (the pa
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -236,24 +238,24 @@ def noise(r: float, seed: int, clean_test: bool = False) -> Task:
     )
 
 
-def _register(name: str, build, description: str) -> None:
-    register(TaskEntry(name, TRACK, lambda ctx, b=build, n=name: cache.cached(ctx, n, VERSION, b), description=description))
+def _register(name: str, build: Callable[[], Task], description: str) -> None:
+    register(TaskEntry(name, TRACK, cache.builder(name, VERSION, build), description=description))
 
 
 def _register_all() -> None:
     for seed in COMPETITION_SEEDS:
         for diff in EXACT:
-            _register(f"srbench2022-exact-{diff}-s{seed}", lambda d=diff, s=seed: exact(d, s), f"exact rediscovery, {diff}")
+            _register(f"srbench2022-exact-{diff}-s{seed}", partial(exact, diff, seed), f"exact rediscovery, {diff}")
         for n in LOCALOPT_N:
-            _register(f"srbench2022-localopt-n{n}-s{seed}", lambda n=n, s=seed: localopt(n, s), f"deceptive shortcuts, {n} terms")
+            _register(f"srbench2022-localopt-n{n}-s{seed}", partial(localopt, n, seed), f"deceptive shortcuts, {n} terms")
         for kind, fn, levels in (("featsel", featsel, FEATSEL_R), ("extrap", extrap, EXTRAP_R), ("noise", noise, NOISE_R)):
             for r in levels:
-                _register(f"srbench2022-{kind}-r{r}-s{seed}", lambda f=fn, r=r, s=seed: f(r, s), f"{kind}, r = {r}")
+                _register(f"srbench2022-{kind}-r{r}-s{seed}", partial(fn, r, seed), f"{kind}, r = {r}")
                 if r > 0:
-                    _register(f"srbench2022-{kind}-r{r}-s{seed}-cleantest", lambda f=fn, r=r, s=seed: f(r, s, True),
+                    _register(f"srbench2022-{kind}-r{r}-s{seed}-cleantest", partial(fn, r, seed, True),
                               f"{kind}, r = {r}, noiseless test targets (srtui's variant)")
         for r in FEATSEL_R:
-            _register(f"srbench2022-featsel-r{r}-s{seed}-judgeset", lambda r=r, s=seed: featsel(r, s, judge_set=True),
+            _register(f"srbench2022-featsel-r{r}-s{seed}-judgeset", partial(featsel, r, seed, judge_set=True),
                       f"featsel, r = {r}, scored with the judge's irrelevant set x2, x4, ..., x20")
 
 

@@ -84,6 +84,7 @@ def main() -> None:
                 if name == "SSH":
                     rows.append(("dask, SSH (2 workers, 127.0.0.1)", *_run([str(suite), "--cluster-config", str(_ssh_config(tmp, server))], tmp / "ssh")))
                 else:
+                    assert isinstance(server, clusters.Slurm)
                     rows.append(("dask, SLURM (1 job x 2 workers)", *_run([str(suite), "--cluster-config", str(_slurm_config(tmp))], tmp / "slurm", server.env)))
             finally:
                 server.stop()

@@ -25,6 +25,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -35,7 +36,7 @@ from engine.methods.base import FitBudget
 from engine.methods.gplearn_adapter import Gplearn, generation_cap
 from tasks.generators.smoke import interaction
 
-CONFIGS = {
+CONFIGS: dict[str, dict[str, Any]] = {
     "srtui": {},
     "no-scaling": {"linear_scaling": False},
     "srbench": {

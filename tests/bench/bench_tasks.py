@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 
@@ -43,7 +44,7 @@ def stage1_all() -> None:
         n = 0
         for seed in COMPETITION_SEEDS:
             builds = [lambda d=d, seed=seed: s22.exact(d, seed) for d in s22.EXACT]
-            builds += [lambda r=r, f=f, seed=seed: f(r, seed) for f, levels in
+            builds += [partial(f, r, seed) for f, levels in
                        ((s22.featsel, s22.FEATSEL_R), (s22.extrap, s22.EXTRAP_R), (s22.noise, s22.NOISE_R)) for r in levels]
             builds += [lambda k=k, seed=seed: s22.localopt(k, seed) for k in s22.LOCALOPT_N]
             for build in builds:
