@@ -354,7 +354,8 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
     outcome.dialect = str(result.get("dialect") or "python")
     outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
-    outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}
+    notes = result.get("notes")
+    outcome.notes = notes if isinstance(notes, dict) else {}
     fit_s = result.get("fit_s")
     outcome.fit_s = float(fit_s) if isinstance(fit_s, (int, float)) else None
     joules, how = result.get("energy_j"), result.get("energy_method")

@@ -115,7 +115,7 @@ class TimedPool:
     def __enter__(self) -> TimedPool:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

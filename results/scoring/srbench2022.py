@@ -29,7 +29,7 @@ PROPERTY_COLUMNS = {
 REFERENCE_PROPERTY = {"exact_rediscovery": "symbolic_solution", "feature_absence": "feature_absence"}
 
 
-def task_column(runs: pd.DataFrame, name: str, default=None) -> pd.Series:
+def task_column(runs: pd.DataFrame, name: str, default: object = None) -> pd.Series:
     """A per-task column (property, difficulty) filled across the task's rows."""
     if name not in runs.columns:
         return pd.Series(default, index=runs.index, dtype=object)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 class CliError(Exception):
@@ -72,7 +75,7 @@ def console(**kwargs):
     return Console(file=raw_stream(sys.stdout), **kwargs)
 
 
-def cell(text) -> object:
+def cell(text: object) -> Text:
     """An untrusted string as a rich Text: no markup (``[link=...]`` would emit OSC 8), control
     characters shown visibly."""
     from rich.text import Text

@@ -68,7 +68,7 @@ def _names(n: int) -> list[str]:
     return [f"x{i}" for i in range(1, n + 1)]
 
 
-def _by_row(fn, X: np.ndarray) -> np.ndarray:
+def _by_row(fn: Callable[..., float], X: np.ndarray) -> np.ndarray:
     """``fn`` over the rows of ``X`` on Python floats: the competition's arithmetic, bit for bit."""
     return np.array([fn(*row) for row in X.tolist()], dtype=float)
 
@@ -93,7 +93,8 @@ LOCALOPT_ROW = (
 )
 
 
-def _featsel_row(x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, *_irrelevant) -> float:
+def _featsel_row(x1: float, x2: float, x3: float, x4: float, x5: float, x6: float, x7: float, x8: float, x9: float,
+                 x10: float, *_irrelevant: float) -> float:
     return 0.11 * x1**3 + 0.91 * x2 * x3 + 0.68 * x4 * x5 + 0.26 * x6**2 * x7 + 0.13 * x8 * x9 * x10
 
 
@@ -130,7 +131,7 @@ def exact(difficulty: str, seed: int) -> Task:
     )
 
 
-def _noisy(y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray):
+def _noisy(y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     return add_srbench2022_noise(y, r, seed), (y[test_index] if clean_test else None)
 
 
