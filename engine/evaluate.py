@@ -31,7 +31,7 @@ class TaskArrays:
     scale_stats: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str) -> "TaskArrays":
+    def load(cls, path: str) -> TaskArrays:
         with np.load(path, allow_pickle=False) as z:
             return cls(
                 X_train=z["X_train"], y_train=z["y_train"], X_test=z["X_test"], y_test=z["y_test"],

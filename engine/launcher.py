@@ -16,10 +16,11 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -124,7 +125,7 @@ class CappedReader(threading.Thread):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def time_budget(time_s: float) -> float:
@@ -132,7 +133,7 @@ def time_budget(time_s: float) -> float:
     return max(time_s * 0.5, time_s - min(0.1 * time_s, 30.0) - 1.0)
 
 
-_CGROUP_BASE: Path | None | bool = False
+_CGROUP_BASE: Path | bool | None = False
 
 
 def _cgroup_base() -> Path | None:
@@ -349,7 +350,8 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
     outcome.dialect = str(result.get("dialect") or "python")
     outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
-    outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}
+    notes = result.get("notes")
+    outcome.notes = notes if isinstance(notes, dict) else {}
     fit_s = result.get("fit_s")
     outcome.fit_s = float(fit_s) if isinstance(fit_s, (int, float)) else None
     joules, how = result.get("energy_j"), result.get("energy_method")

@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 
-
 #: ceilings of what a method's result may carry (characters / entries): a model this long is far
 #: past the parser's limit (it is stored marked too large), and the driver reads every result
 MODEL_CAP = 100_000

@@ -49,7 +49,7 @@ class Workspace:
     def exists(self) -> bool:
         return self.db_path.is_file()
 
-    def ensure(self) -> "Workspace":
+    def ensure(self) -> Workspace:
         """Create the layout, or fail with one line if the place is not writable."""
         try:
             for d in (self.root, self.logs, self.cache, self.data_cache, self.jobs_dir):

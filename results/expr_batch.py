@@ -11,12 +11,13 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from results import expr_metrics as em
-from results.releases import DEFINITION_VERSION, RELEASES, assemble_release
 from results.pool import TimedPool
+from results.releases import DEFINITION_VERSION, RELEASES, assemble_release
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class ExprCache:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.executemany(
-                    "INSERT OR REPLACE INTO expr_cache (key, op, status, result, timeout, seconds) VALUES (?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO expr_cache (key, op, status, " "result, timeout, seconds) VALUES (?,?,?,?,?,?)",
                     [(k, op, st, json.dumps(res), to, s) for k, op, st, res, to, s in rows],
                 )
             except BaseException:

@@ -17,12 +17,14 @@ import hashlib
 import math
 import time
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import sympy as sp
 
 from engine.expression import ExpressionError, ParsedExpression, parse_expression
 from results.releases import feature_absence, simplicity
+
 
 def expr_hash(text: str, features: Sequence[str], dialect: str = "python") -> str:
     """Identity of a model string as the parser sees it (names and dialect change its meaning)."""
@@ -92,6 +94,13 @@ def _guarded(payload: dict[str, Any]) -> tuple[str, Any, float]:
 
 
 __all__ = [
-    "ExpressionError", "expr_hash", "parse", "node_count", "simplicity",
-    "diversity", "used_features", "feature_absence", "run_op",
+    "ExpressionError",
+    "diversity",
+    "expr_hash",
+    "feature_absence",
+    "node_count",
+    "parse",
+    "run_op",
+    "simplicity",
+    "used_features",
 ]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from engine.errors import SrtuiError
 

@@ -15,9 +15,10 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from engine.errors import SrtuiError
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
@@ -208,7 +209,7 @@ class Store:
     def running_jobs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(
             "SELECT j.job_id, j.suite, j.task, j.method, j.seed, j.attempt, j.started_at, j.limits, "
-            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
+            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN " "runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
         )
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, row)) for row in cur]
@@ -254,7 +255,7 @@ class Store:
             )
             if cur.rowcount:
                 c.execute(
-                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO attempts (job_id, attempt, " "status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
                     (job_id, attempt, "running", run_id, started_at, host),
                 )
             return bool(cur.rowcount)
@@ -389,4 +390,4 @@ def open_store(workspace: Workspace, *, create: bool = False) -> Store:
     return Store(workspace, create=create)
 
 
-__all__ = ["Store", "StoreError", "open_store", "pack_predictions", "needs_run", "Path"]
+__all__ = ["Path", "Store", "StoreError", "needs_run", "open_store", "pack_predictions"]

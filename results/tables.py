@@ -68,11 +68,10 @@ def normalise(runs: pd.DataFrame) -> pd.DataFrame:
     runs["task"], runs["method"] = runs["task"].astype(str), runs["method"].astype(str)
     for col in runs.columns:
         if col not in ("task", "method", "status", "suite", "job_id", "model", "dialect", "track",
-                       "difficulty", "property", "error", "notes", "ground_truth"):
-            if runs[col].dtype == object:
-                conv = pd.to_numeric(runs[col], errors="coerce")
-                if conv.notna().sum() >= runs[col].notna().sum():
-                    runs[col] = conv
+                       "difficulty", "property", "error", "notes", "ground_truth") and runs[col].dtype == object:
+            conv = pd.to_numeric(runs[col], errors="coerce")
+            if conv.notna().sum() >= runs[col].notna().sum():
+                runs[col] = conv
     # non-finite accuracy is no accuracy (a run with nan/inf predictions ranks worst)
     for col in [c for c in runs.columns if c.startswith(("r2_", "mse_", "mae_", "nmse_"))]:
         if pd.api.types.is_numeric_dtype(runs[col]):

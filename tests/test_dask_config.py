@@ -107,7 +107,7 @@ def test_slurm_refuses_jobs_longer_than_the_walltime(tmp_path: Path) -> None:
     path = write(tmp_path, SLURM.replace('"04:00:00"', '"01:00:00"'))
     config = load_cluster_config("slurm", path)
     check_limits(config, [Limits(time_s=1800, mem_mb=2000)])  # fits
-    with pytest.raises(BackendError, match="raise walltime .* or lower --time-limit"):
+    with pytest.raises(BackendError, match=r"raise walltime .* or lower --time-limit"):
         check_limits(config, [Limits(time_s=1800), Limits(time_s=3600, mem_mb=2000)])
     with pytest.raises(BackendError, match="raise memory or lower --mem-limit"):
         check_limits(config, [Limits(time_s=60, mem_mb=8000)])  # 32 GB / 8 workers = 4 GB each

@@ -105,7 +105,7 @@ def test_cli_expr_reports_the_bingo_symbolic_solution():
 
 @pytest.mark.slow
 def test_rescore_and_export_a_real_workspace(tmp_path):
-    from tests.conftest import srtui
+    from conftest import srtui
 
     ws = tmp_path / "ws"
     srtui("run", "smoke", "--methods", "linear", "--tasks", "smoke-linear,smoke-interaction", "--workspace", str(ws), check=True)

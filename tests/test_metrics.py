@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-import sympy as sp
 
 from results import expr_metrics as em
 from results.expr_batch import ExprCache, ModelItem, expression_metrics
@@ -89,7 +88,7 @@ def test_pool_kills_a_late_worker_and_carries_on():
         assert pool.replaced == 1
     assert res["slow"].status == "timeout"
     assert res["fast"].status == "ok" and res["fast2"].value == 0.01
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 25  # never the late task's 30 s; margin for worker restarts under load
 
 
 def test_pool_reports_errors():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -35,6 +36,7 @@ def _grid_search(method: str, X, y, seed: int):
     from sklearn.linear_model import LinearRegression, RidgeCV
     from sklearn.model_selection import GridSearchCV, KFold
 
+    grid: list[dict[str, list[Any]]]
     if method == "linear":
         est, grid = LinearRegression(), [{"fit_intercept": [True]}, {"fit_intercept": [False]}]
     else:

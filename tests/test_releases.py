@@ -7,13 +7,13 @@ import json
 
 import pytest
 import sympy as sp
+from conftest import shared_data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.expression import ExpressionError
 from engine.expression.sympy_view import parse_sympy_view
 from results import releases as R
-from conftest import shared_data_dir
 
 T1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"

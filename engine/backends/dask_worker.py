@@ -47,7 +47,7 @@ def forget_run(run_token: str) -> None:
         _run_flags.pop(run_token, None)
 
 
-def dask_setup(worker) -> None:  # noqa: ARG001 - Dask preload hook for LocalCluster workers
+def dask_setup(worker) -> None:  # a Dask preload hook for LocalCluster workers
     """Local workers share the terminal's process group: Ctrl-C is the driver's to handle."""
     import signal
 

@@ -9,8 +9,9 @@ arrays), never as pickled objects.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class FitBudget(float):
 
     nominal: float
 
-    def __new__(cls, seconds: float, nominal: float | None = None) -> "FitBudget":
+    def __new__(cls, seconds: float, nominal: float | None = None) -> FitBudget:
         obj = super().__new__(cls, seconds)
         obj.nominal = float(seconds if nominal is None else nominal)
         return obj

@@ -27,7 +27,8 @@ Defaults (measured on the issue task y = 0.4*x0*x1 - 1.5*x0 + 2.5*x2 + 1 over 32
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -156,7 +157,7 @@ class Gplearn(Method):
     honours_time_limit = True  # by growing generations under the budget
     requires = ("gplearn",)
     preload_modules = ("gplearn.fitness", "gplearn.genetic")
-    default_params: dict[str, Any] = {
+    default_params: ClassVar[dict[str, Any]] = {
         "population_size": 400,
         "generations": None,  # None: generation_cap(time_budget, population_size)
         "function_set": ("add", "sub", "mul", "div"),
@@ -198,7 +199,7 @@ class Gplearn(Method):
             est.set_params(generations=gens + 1)
             est.fit(X, y)
             gens += 1
-            recent = (recent + [time.monotonic() - t0])[-3:]
+            recent = [*recent, time.monotonic() - t0][-3:]
             # stop if one more generation (a little slower than the recent ones) would overrun the
             # budget; the budget itself leaves the job room to predict and write before its limit
             if gens < max_gens and time_budget and time.monotonic() - start + 1.25 * max(recent) > time_budget:

@@ -10,7 +10,7 @@ generation of 1000 on 150 rows), while an hour-long SRBench budget is not wasted
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
 
@@ -34,7 +34,7 @@ class Operon(Method):
     honours_time_limit = True
     requires = ("pyoperon",)
     preload_modules = ("pyoperon.sklearn",)
-    default_params: dict[str, Any] = {
+    default_params: ClassVar[dict[str, Any]] = {
         "allowed_symbols": "add,sub,mul,div,constant,variable",
         "objectives": ["r2", "length"],
         "population_size": 1000,

@@ -47,7 +47,7 @@ class RilsRols(_Optional):
     requires = ("rils-rols",)
     install_hint = "srtui methods install rils-rols (pybind11, then a --no-build-isolation build)"
     # its build imports pybind11 without declaring it; without isolation it also needs wheel
-    install_steps = [_PIP + ["pybind11", "setuptools", "wheel"], _PIP + ["--no-build-isolation", "rils-rols"]]
+    install_steps = [[*_PIP, "pybind11", "setuptools", "wheel"], [*_PIP, "--no-build-isolation", "rils-rols"]]
     default_params: ClassVar[dict[str, Any]] = {"max_fit_calls": 100000, "complexity_penalty": 0.001}
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
@@ -68,7 +68,7 @@ class Hroch(_Optional):
     honours_time_limit = True
     requires = ("HROCH",)
     install_hint = "srtui methods install hroch"
-    install_steps = [_PIP + ["HROCH"]]
+    install_steps = [[*_PIP, "HROCH"]]
     default_params: ClassVar[dict[str, Any]] = {"problem": "math", "iter_limit": 0}
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
@@ -98,7 +98,7 @@ class Feyn(_Optional):
     honours_time_limit = False
     requires = ("feyn",)
     install_hint = "srtui methods install feyn (non-commercial licence)"
-    install_steps = [_PIP + ["feyn"]]
+    install_steps = [[*_PIP, "feyn"]]
     install_notice = (
         "feyn (QLattice) is proprietary software by Abzu, free for non-commercial use only; "
         "read its licence at https://www.abzu.ai before using it."
@@ -137,7 +137,7 @@ class Bingo(_Optional):
     honours_time_limit = True
     requires = ("bingo-nasa",)
     install_hint = "srtui methods install bingo (needs the mpich system library)"
-    install_steps = [_PIP + ["bingo-nasa"]]
+    install_steps = [[*_PIP, "bingo-nasa"]]
     install_notice = "bingo needs MPI: install mpich first (e.g. `apt-get install mpich`)."
     default_params: ClassVar[dict[str, Any]] = {"population_size": 100, "stack_size": 24}
 
@@ -168,7 +168,7 @@ class Itea(_Optional):
     honours_time_limit = False
     requires = ("itea",)
     install_hint = "srtui methods install itea (pulls jax)"
-    install_steps = [_PIP + ["itea"]]
+    install_steps = [[*_PIP, "itea"]]
     default_params: ClassVar[dict[str, Any]] = {"gens": 100, "popsize": 100, "max_terms": 5}
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:

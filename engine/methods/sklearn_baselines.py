@@ -6,7 +6,8 @@ scored on accuracy only. All are deterministic given ``seed`` and single-threade
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -38,7 +39,7 @@ class _Sklearn(Method):
     licence = _SKLEARN_LICENCE
     requires = ("scikit-learn",)
     # scikit-learn loads its submodules lazily: name the ones the fits use
-    preload_modules = ("sklearn.linear_model", "sklearn.pipeline", "sklearn.preprocessing")
+    preload_modules: ClassVar[tuple[str, ...]] = ("sklearn.linear_model", "sklearn.pipeline", "sklearn.preprocessing")
 
     def _params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**self.default_params, **(params or {})}

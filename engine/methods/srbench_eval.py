@@ -23,9 +23,10 @@ import inspect
 import io
 import math
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class RunOptions:
     scaling: str = "reference"
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "RunOptions":
+    def from_params(cls, params: dict[str, Any]) -> RunOptions:
         raw = params.get(OPTIONS_KEY) or {}
         opts = cls(bool(raw.get("tuned", False)), bool(raw.get("test", False)), str(raw.get("scaling", "reference")))
         if opts.scaling not in SCALINGS:

@@ -10,9 +10,9 @@ import asyncio
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -132,7 +132,7 @@ class SrtuiApp(App):
         show_help(self)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        for n, (mode, label) in enumerate(SECTIONS, 1):
+        for n, (mode, _label) in enumerate(SECTIONS, 1):
             yield SystemCommand(PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')"))
         yield from screen_commands(self, screen)
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)

@@ -43,7 +43,7 @@ class RunProgress:
         self._printed = 0
         self._lock = threading.Lock()
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         if self.console.is_terminal:
             self.live = Live(Text("starting..."), console=self.console, refresh_per_second=4, transient=False, get_renderable=self._render)
             self.live.__enter__()

@@ -6,7 +6,7 @@ import ast
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -72,13 +72,13 @@ def _emit(text: str, out: Path | None) -> None:
 
 def score(
     rule: Annotated[str, typer.Argument(help="Scoring rule, e.g. srbench2022-synthetic (see --list).")] = "",
-    suite: Annotated[Optional[str], typer.Option(help="Score only this suite's runs.")] = None,
-    from_csv: Annotated[Optional[Path], typer.Option("--from-csv", help=CSV_HELP)] = None,
+    suite: Annotated[str | None, typer.Option(help="Score only this suite's runs.")] = None,
+    from_csv: Annotated[Path | None, typer.Option("--from-csv", help=CSV_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of stdout.")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean.")] = None,
-    trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
-    review: Annotated[Optional[str], typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean.")] = None,
+    trust: Annotated[Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
+    review: Annotated[str | None, typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
@@ -157,12 +157,12 @@ def _guess_features(*texts: str) -> list[str]:
 
 def expr(
     expression: Annotated[str, typer.Argument(help="A model string.")],
-    truth: Annotated[Optional[str], typer.Option(help="Ground-truth expression to compare with.")] = None,
-    features: Annotated[Optional[str], typer.Option(help="Comma-separated feature names (default: the names used).")] = None,
-    irrelevant: Annotated[Optional[str], typer.Option(help="Comma-separated features a model should not use (feature absence).")] = None,
+    truth: Annotated[str | None, typer.Option(help="Ground-truth expression to compare with.")] = None,
+    features: Annotated[str | None, typer.Option(help="Comma-separated feature names (default: the names used).")] = None,
+    irrelevant: Annotated[str | None, typer.Option(help="Comma-separated features a model should not use (feature absence).")] = None,
     dialect: Annotated[str, typer.Option(help="How the model is printed (python, gplearn, operon, ...).")] = "python",
-    rule: Annotated[Optional[str], typer.Option(help="Only this release's metrics: srbench2021, srbench2022 or srbench2025.")] = None,
-    r2_test: Annotated[Optional[float], typer.Option("--r2-test", help="Test R2 of the model (SRBench 2021 checks solutions only above 0.5; default: not applied).")] = None,
+    rule: Annotated[str | None, typer.Option(help="Only this release's metrics: srbench2021, srbench2022 or srbench2025.")] = None,
+    r2_test: Annotated[float | None, typer.Option("--r2-test", help="Test R2 of the model (SRBench 2021 checks solutions only above 0.5; default: not applied).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds per sympy operation.")] = 10.0,
 ) -> None:
@@ -242,9 +242,9 @@ def _print_expr_table(head: dict, per: dict, notes: list[str]) -> None:
 
 def export(
     fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
-    trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
+    trust: Annotated[Path | None, typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -296,9 +296,9 @@ def _suite_rule(store, name: str) -> str | None:
 
 
 def rescore(
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite's jobs.")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite's jobs.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute every job's metrics, not only missing ones.")] = False,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: usable cores).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: usable cores).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per sympy operation (simplify, solution check, edit distance).")] = 10.0,
     workspace: WorkspaceOption = None,
 ) -> None:

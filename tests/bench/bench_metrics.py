@@ -109,7 +109,7 @@ def main() -> None:
         first, s1, t1 = _pass(items, cache, workers, args.timeout, True)
         sol0, sol1 = _solution_seconds(slow_store), _solution_seconds(store)
         longest = store.conn.execute("SELECT max(seconds) FROM expr_cache WHERE op != 'basic'").fetchone()[0] or 0.0
-        second, s2, t2 = _pass(items, cache, workers, args.timeout, True)
+        second, _s2, t2 = _pass(items, cache, workers, args.timeout, True)
         slow_store.close()
         store.close()
     assert second == first, "the cached pass must give the same metrics"

@@ -91,7 +91,7 @@ class JobPlotsScreen(SectionScreen):
         plt = self.query_one("#scatter", PlotextPlot).plt
         plt.clear_data()
         styles = self.series_look = series_styles(self.app, 3)
-        for (name, y, pred), (glyph, rgb, _hex) in zip((("train", s.y_train, s.pred_train), ("test", s.y_test, s.pred_test)), styles):
+        for (_name, y, pred), (glyph, rgb, _hex) in zip((("train", s.y_train, s.pred_train), ("test", s.y_test, s.pred_test)), styles):
             keep = _downsample(len(y))
             finite = np.isfinite(pred[keep])
             plt.scatter(y[keep][finite].tolist(), pred[keep][finite].tolist(), color=rgb, marker=glyph)
