@@ -43,7 +43,7 @@ MAX_MESSAGE = 1 << 20
 def _environ_slot(name: str) -> tuple[int, int] | None:
     """(address, length) of ``name``'s value in the process's initial environment block."""
     libc = ctypes.CDLL(None)
-    table = ctypes.cast(ctypes.c_void_p.in_dll(libc, "environ").value, ctypes.POINTER(ctypes.c_void_p))
+    table = ctypes.cast(ctypes.c_void_p.in_dll(libc, "environ").value or 0, ctypes.POINTER(ctypes.c_void_p))
     prefix = (name + "=").encode()
     i = 0
     while table[i]:
@@ -59,11 +59,11 @@ def _preload(family: str) -> list[str]:
     import importlib
 
     failed = []
-    for module in BASE_MODULES:
+    for name in BASE_MODULES:
         try:
-            importlib.import_module(module)
+            importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
-            failed.append(module)
+            failed.append(name)
     import engine.energy  # noqa: F401 - what the worker imports around every fit
     import engine.worker  # noqa: F401
     from engine.methods.base import Method
@@ -94,7 +94,7 @@ def serve(sock: socket.socket, family: str) -> int:
     elif _threads() != 1:
         hello["error"] = f"{_threads()} threads after the imports (a fork server must be single-threaded)"
     sock.send(json.dumps(hello).encode())
-    if "error" in hello:
+    if "error" in hello or slot is None:
         return 1
     keep = set(open_fds()) - {sock.fileno()}  # the libraries' own descriptors: a job keeps them
     # the imported objects never change: out of the collector's sight, so a job's collections do

@@ -73,7 +73,8 @@ class Scaling:
     def model_in_original_units(self, text: str, features: list[str], dialect: str) -> str:
         from engine.expression.rescale import in_original_units
 
-        return in_original_units(text, features, dialect, self.x, self.y)
+        x = None if self.x is None else (self.x[0].tolist(), self.x[1].tolist())
+        return in_original_units(text, features, dialect, x, self.y)
 
 
 def pop_option(params: dict[str, Any]) -> str | None:

@@ -74,7 +74,8 @@ def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, floa
         m["isclose_frac"] = m["isclose_acc"] = None
     else:
         m["isclose_frac"] = isclose_frac(np.asarray(y_test, float), np.asarray(test_pred, float))
-        m["isclose_acc"] = int(m["isclose_frac"] >= ISCLOSE["share"])
+        frac = m["isclose_frac"]
+        m["isclose_acc"] = None if frac is None else int(frac >= ISCLOSE["share"])
     return m
 
 
@@ -139,7 +140,8 @@ def _write(store, rows: dict[str, dict[str, Any]]) -> None:
                 c.execute(f"UPDATE jobs SET {', '.join(f'{k} = ?' for k in accuracy)} WHERE job_id = ?",
                           (*map(float, accuracy.values()), job_id))
             notes = metrics.pop("_notes", [])
-            vals = [(job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
+            vals: list[tuple[str, str, float | None, str | None]] = [
+                (job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
                     if _stored(k) and k not in ACCURACY]
             vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
@@ -260,8 +262,8 @@ def _noise_robustness(store, rows, jobs, infos) -> None:
     stored = dict(store.conn.execute("SELECT job_id, r2_test FROM jobs"))
     for jid, twin in need:
         method = jobs[jid]["method"]
-        r2s = [rows[t]["r2_test"] if t in rows else stored.get(t) for t, j in jobs.items()
-               if j["task"] == twin and j["method"] == method]
-        r2s = [r for r in r2s if r is not None]
+        found = [rows[t]["r2_test"] if t in rows else stored.get(t) for t, j in jobs.items()
+                 if j["task"] == twin and j["method"] == method]
+        r2s = [float(r) for r in found if r is not None]
         base = float(np.median(r2s)) if r2s else None
         rows[jid]["noise_robustness"] = rows[jid]["r2_test"] / base if base and base > 0 else None

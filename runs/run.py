@@ -34,7 +34,7 @@ from results.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
-from srtui.protocols import Search, TuningOptions, next_jobs, plan_searches
+from runs.protocols import Search, TuningOptions, next_jobs, plan_searches
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.model import Task
 from tasks.suites import Suite, load_suite

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,6 +127,7 @@ def _halving_reference(method: str, X: np.ndarray, y: np.ndarray, seed: int):
 
     Xs = StandardScaler().fit_transform(X)
     ys = StandardScaler().fit_transform(y.reshape(-1, 1)).ravel()
+    grid: list[dict[str, list[Any]]]
     if method == "linear":
         est, grid = LinearRegression(), [{"fit_intercept": [True]}, {"fit_intercept": [False]}]
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlite3
 from pathlib import Path
 
@@ -99,7 +101,7 @@ def test_drilling_in_the_app_into_a_group_whose_key_has_a_space(tmp_path: Path) 
         app = make_app(ws)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("2")
-            screen = app.screen
+            screen: Any = app.screen
             await wait_for(pilot, lambda: screen.page is not None)
             await pilot.press("b")  # group by method, best median R² first: linear, then 'my method'
             await wait_for(pilot, lambda: screen.page.query.group_by == ("method",))

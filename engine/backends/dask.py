@@ -154,7 +154,7 @@ class DaskBackend:
         if self.client.nthreads():
             self.client.run(worker_ready)
 
-    def _start_cluster(self, config: ClusterConfig, token: str):
+    def _start_cluster(self, config: ClusterConfig, token: str) -> Any:
         if config.kind == "local":
             import logging
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from typer.core import TyperGroup
 
 from engine.errors import SrtuiError
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 class CliError(SrtuiError):
@@ -101,7 +104,7 @@ def console(**kwargs):
     return Console(file=raw_stream(sys.stdout), **kwargs)
 
 
-def cell(text) -> "object":
+def cell(text: object) -> Text:
     """An untrusted string as a rich Text: no markup (``[link=...]`` would emit OSC 8), control
     characters shown visibly."""
     from rich.text import Text

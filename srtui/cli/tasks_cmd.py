@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from engine.workspace import resolve
 from srtui.cli.common import CliError, CommandGroup, WorkspaceOption, cell, console
+
+if TYPE_CHECKING:
+    from tasks.catalogue import TaskContext
+    from tasks.model import Task
 
 DataDirOption = Annotated[
     Optional[Path],
@@ -18,13 +22,13 @@ DataDirOption = Annotated[
 ]
 
 
-def _context(workspace: Path | None, data_dir: Path | None):
+def _context(workspace: Path | None, data_dir: Path | None) -> TaskContext:
     from tasks.catalogue import TaskContext
 
     return TaskContext.for_workspace(resolve(workspace).root, data_dir=data_dir)
 
 
-def _task(name: str, workspace: Path | None, data_dir: Path | None):
+def _task(name: str, workspace: Path | None, data_dir: Path | None) -> Task:
     from tasks.catalogue import get_task
 
     return get_task(name, _context(workspace, data_dir))
@@ -72,7 +76,7 @@ def register(app: typer.Typer) -> None:
         task = _task(name, workspace, data_dir)
         info = task.summary()
         info["fingerprint"] = task.fingerprint()
-        if task.dates_train is not None:
+        if task.dates_train is not None and task.dates_test is not None:
             dates = sorted([*task.dates_train, *task.dates_test])
             info["dates"] = [dates[0], dates[-1]]
         if as_json:
