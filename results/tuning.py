@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.spec import TERMINAL
+
+if TYPE_CHECKING:
+    from results.store import Store
 
 TUNING_SUFFIX = "@tuning"
 SUMMARY_PREFIX = "tuning:"
@@ -82,8 +85,9 @@ def progress(conn: sqlite3.Connection, suites: list[str] | None = None) -> list[
     return out
 
 
-def active_progress(conn: sqlite3.Connection) -> list[TuningProgress]:
+def active_progress(store: Store) -> list[TuningProgress]:
     """Tuning progress of the suites a run is going on now (the monitor's lines)."""
+    conn = store.conn
     suites = [row[0] for row in conn.execute("SELECT DISTINCT suite FROM runs WHERE status = 'running'")]
     return progress(conn, suites) if suites else []
 

@@ -134,7 +134,7 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None,
         )
         failures = tuple(recent_failures(store))
         done, remaining = run_progress(store, live)
-        tuning = tuple(progress_text(p) for p in active_progress(store.conn))
+        tuning = tuple(progress_text(p) for p in active_progress(store))
     throughput = eta = None
     first = min((t for t in (parse_time(r.started_at) for r in live) if t is not None), default=None)
     if first is not None:
