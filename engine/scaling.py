@@ -17,12 +17,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from engine.errors import SrtuiError
+
 SCALING_KEY = "srtui_scaling"
 SCALINGS = ("none", "x", "y", "xy")
 STAT_KEYS = ("scale_x_mean", "scale_x_scale", "scale_y_mean", "scale_y_scale")
 
 
-class ScalingError(ValueError):
+class ScalingError(SrtuiError, ValueError):
     """A scaling option that is not one of SCALINGS; one line for the CLI."""
 
 
