@@ -7,12 +7,13 @@ it is only ever read by ``engine.expression.parse_expression``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from engine.launcher import JobOutcome
+from engine.scaling import STAT_KEYS, Scaling
 
 
 @dataclass
@@ -26,14 +27,17 @@ class TaskArrays:
     train_index: np.ndarray
     test_index: np.ndarray
     feature_names: list[str]
+    #: engine.scaling.STAT_KEYS of a tuning fold (the whole training set's scalers), if stored
+    scale_stats: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str) -> "TaskArrays":
+    def load(cls, path: str) -> TaskArrays:
         with np.load(path, allow_pickle=False) as z:
             return cls(
                 X_train=z["X_train"], y_train=z["y_train"], X_test=z["X_test"], y_test=z["y_test"],
                 train_index=z["train_index"], test_index=z["test_index"],
                 feature_names=[str(n) for n in z["feature_names"]],
+                scale_stats={k: z[k] for k in STAT_KEYS if k in z.files},
             )
 
 
@@ -54,8 +58,9 @@ def errors(y: np.ndarray, yhat: np.ndarray | None) -> tuple[float | None, float 
     return float(np.mean(diff**2)), float(np.mean(np.abs(diff)))
 
 
-def evaluate_outcome(outcome: JobOutcome, data: TaskArrays) -> dict[str, Any]:
-    """Metric fields of the job record; may turn an ok outcome into invalid_model."""
+def evaluate_outcome(outcome: JobOutcome, data: TaskArrays, scaler: Scaling | None = None) -> dict[str, Any]:
+    """Metric fields of the job record; may turn an ok outcome into invalid_model. A model fitted
+    on standardised data (``scaler``) is first mapped back to the task's units."""
     fields: dict[str, Any] = {}
     if outcome.status != "ok" or outcome.train_pred is None or outcome.test_pred is None:
         return fields
@@ -72,6 +77,10 @@ def evaluate_outcome(outcome: JobOutcome, data: TaskArrays) -> dict[str, Any]:
     from engine.expression import ExpressionError, fidelity_check, parse_expression
 
     try:
+        if scaler is not None:
+            printed = outcome.model
+            outcome.model = scaler.model_in_original_units(printed, data.feature_names, outcome.dialect or "python")
+            outcome.notes = {**(outcome.notes or {}), "model_as_printed": printed}
         parsed = parse_expression(outcome.model, data.feature_names, outcome.dialect)
     except ExpressionError as exc:
         outcome.status = "invalid_model"

@@ -12,20 +12,19 @@ import os
 import select
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from engine import proctree
+from engine import launchers, proctree
 from engine.spec import JobSpec
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
@@ -54,6 +53,7 @@ class JobPayload:
     data_bytes: bytes | None = None  # remote backends: the npz itself
     method_ref: str | None = None  # how to load the method if not by spec name (srbench folders)
     extra_env: dict[str, str] = field(default_factory=dict)
+    launcher: str = "exec"  # "fork": forked by a pre-imported server (engine.launchers); same limits
 
 
 @dataclass
@@ -125,7 +125,7 @@ class CappedReader(threading.Thread):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def time_budget(time_s: float) -> float:
@@ -133,7 +133,7 @@ def time_budget(time_s: float) -> float:
     return max(time_s * 0.5, time_s - min(0.1 * time_s, 30.0) - 1.0)
 
 
-_CGROUP_BASE: Path | None | bool = False
+_CGROUP_BASE: Path | bool | None = False
 
 
 def _cgroup_base() -> Path | None:
@@ -169,41 +169,23 @@ def run_job(
         "data": data_path,
         "time_budget": time_budget(limits.time_s),
         "method_ref": payload.method_ref,
-        "spawned_at": time.time(),  # the worker takes its own start-up time out of the budget
     }
-    (scratch / "job.json").write_text(json.dumps(job))
 
     proctree.become_subreaper()
     token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"
-    env = dict(os.environ)
-    env.update({var: "1" for var in THREAD_VARS})
-    env.update(payload.extra_env)
-    env.update(
-        {
-            proctree.TOKEN_ENV: token,
-            proctree.DRIVER_ENV: proctree.driver_identity(),
-            "SRTUI_PARENT_PID": str(os.getpid()),
-            "SRTUI_CPU_S": str(limits.effective_cpu_s),
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
-        }
-    )
+    env = worker_environment(payload.extra_env)
+    env.update({proctree.TOKEN_ENV: token, "SRTUI_CPU_S": str(limits.effective_cpu_s)})
     if core is not None:
         env["SRTUI_CORE"] = str(core)
     host = socket.gethostname()
+    # --- launcher hook (engine.launchers): exec a fresh worker, or fork it from a server ---
+    start = launchers.starter(payload.launcher, payload.method_ref or spec.method, env)
+    job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
+    (scratch / "job.json").write_text(json.dumps(job))
     started_at = now_iso()
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.worker", str(scratch)],
-            cwd=scratch,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            close_fds=True,
-        )
+        proc = start(scratch)
     except OSError as exc:
         return JobOutcome(payload.job_id, payload.attempt, "error", host, started_at, now_iso(), 0.0, error=f"cannot start worker: {exc}")
     proctree.claim_root(proc.pid)
@@ -226,22 +208,19 @@ def run_job(
     detail: str | None = None
     kill_at: float | None = None
     mem_limit = limits.mem_mb * 2**20
-    try:
-        pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):
-        pidfd = None
+    waiter = launchers.ExitWaiter(proc)  # pidfd + wait4 (exec), the server's report (fork)
     poller = select.poll()
-    if pidfd is not None:
-        poller.register(pidfd, select.POLLIN)
+    if waiter.fd is not None:
+        poller.register(waiter.fd, select.POLLIN)
     status_word = rusage = None
     try:
         while True:
             # wake at once when the worker exits (pidfd), else every poll_s to check limits
-            if pidfd is not None:
+            if waiter.fd is not None:
                 poller.poll(int(poll_s * 1000))
             else:
                 time.sleep(min(poll_s, 0.05))
-            pid, status_word, rusage = os.wait4(proc.pid, os.WNOHANG)
+            pid, status_word, rusage = waiter.poll()
             if pid == proc.pid:
                 break
             status_word = rusage = None
@@ -267,8 +246,7 @@ def run_job(
                 tracker.freeze()
                 tracker.signal_all(signal.SIGKILL)
     finally:
-        if pidfd is not None:
-            os.close(pidfd)
+        waiter.close()
     wall_s = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status_word)  # keep Popen consistent
     proctree.release_root(proc.pid)
@@ -302,9 +280,28 @@ def run_job(
         leftover_pids=leftover,
     )
     outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
+    if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (engine.launchers)
+        outcome.status, outcome.error = "lost", proc.lost
     if outcome.status == "ok":
         _read_result(scratch, outcome)
     return outcome
+
+
+def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every worker of this driver starts with (the job adds its token, CPU
+    limit and core): one thread per library, unbuffered output, this engine first on the path."""
+    env = dict(os.environ)
+    env.update({var: "1" for var in THREAD_VARS})
+    env.update(extra_env or {})
+    env.update(
+        {
+            proctree.DRIVER_ENV: proctree.driver_identity(),
+            "SRTUI_PARENT_PID": str(os.getpid()),
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
+        }
+    )
+    return env
 
 
 def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:
@@ -353,7 +350,8 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
     outcome.dialect = str(result.get("dialect") or "python")
     outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
-    outcome.notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}
+    notes = result.get("notes")
+    outcome.notes = notes if isinstance(notes, dict) else {}
     fit_s = result.get("fit_s")
     outcome.fit_s = float(fit_s) if isinstance(fit_s, (int, float)) else None
     joules, how = result.get("energy_j"), result.get("energy_method")

@@ -14,6 +14,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from engine.errors import SrtuiError
+
 #: every status a job record can have
 STATUSES = (
     "pending",
@@ -36,7 +38,7 @@ RETRY_AUTOMATIC = frozenset({"interrupted", "lost"})
 MAX_AUTO_ATTEMPTS = 3
 
 
-class SpecError(ValueError):
+class SpecError(SrtuiError, ValueError):
     """Invalid limits or spec fields; one line for the CLI."""
 
 
@@ -71,13 +73,13 @@ class Limits:
     def effective_cpu_s(self) -> int:
         # One core per job, so CPU time tracks wall time; the margin keeps RLIMIT_CPU a backstop
         # for runaway threads rather than a second, earlier wall clock.
-        return int(math.ceil(self.cpu_s if self.cpu_s is not None else self.time_s * 1.5 + 10))
+        return math.ceil(self.cpu_s if self.cpu_s is not None else self.time_s * 1.5 + 10)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Limits":
+    def from_dict(cls, data: dict[str, Any]) -> Limits:
         known = {k: data[k] for k in ("time_s", "mem_mb", "cpu_s", "grace_s") if k in data}
         unknown = set(data) - set(known)
         if unknown:
@@ -109,7 +111,7 @@ class JobSpec:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "JobSpec":
+    def from_dict(cls, data: dict[str, Any]) -> JobSpec:
         return cls(
             suite=data["suite"],
             task=data["task"],

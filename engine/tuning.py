@@ -10,28 +10,46 @@ Folds are scikit-learn's ``KFold(n_splits, shuffle=True, random_state=seed)`` (r
 the driver does not import scikit-learn; tests check the equality), and the choice is
 ``GridSearchCV``'s: the highest mean score, the first configuration on ties, a configuration with
 a failed fold (no score) ranked last.
+
+Halving search (SRBench 2021: ``HalvingGridSearchCV(est, cv=KFold(5, shuffle=True,
+random_state=seed), scoring="r2", error_score=0.0)`` with its defaults: factor 3, resource =
+training rows, ``min_resources="exhaust"``) is the same jobs in iterations: ``halving_schedule``
+gives each iteration's number of rows, ``halving_folds`` its subsampled folds (drawn as
+scikit-learn's ``_SubsampleMetaSplitter`` draws them), ``halving_keep`` the candidates kept for the
+next iteration and ``halving_best`` the final choice, each as scikit-learn computes them.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
+from engine.errors import SrtuiError
 
-class ProtocolError(ValueError):
+
+class ProtocolError(SrtuiError, ValueError):
     """An unknown protocol; one line for the CLI."""
 
 
 @dataclass(frozen=True)
 class Protocol:
     name: str
-    search: str | None  # None: no tuning (the method's defaults, or the suite's params)
+    search: str | None  # None: no tuning; "grid" (GridSearchCV) or "halving" (HalvingGridSearchCV)
     folds: int = 0
     description: str = ""
+    #: score of a failed tuning job: None ranks it last (GridSearchCV's default error_score=nan);
+    #: SRBench 2021 passes error_score=0.0
+    error_score: float | None = None
+    split: str = "task"  # "task": the task's own train/test rows; "srbench2021": 75/25 per seed
+    runs: int | None = None  # the protocol's number of runs (seeds) when the suite names none
+    #: scaling of X and y unless the suite's [tuning] says otherwise: engine.scaling.SCALINGS, or
+    #: "method": each method's eval_kwargs scale_x / scale_y over ``method_scaling``
+    scaling: str = "none"
+    method_scaling: dict[str, bool] = field(default_factory=dict)
 
 
 PROTOCOLS = {
@@ -40,17 +58,22 @@ PROTOCOLS = {
         "srbench2025", "grid", 5,
         "SRBench 2.0: grid search over the method's defaults + hyper_params, 5-fold shuffled CV on the "
         "training set, R2; the best configuration refitted on the whole training set",
+        runs=30,
+    ),
+    "srbench2021": Protocol(
+        "srbench2021", "halving", 5,
+        "SRBench 2021: halving grid search (HalvingGridSearchCV, factor 3, resource = training rows) over "
+        "the method's defaults + hyper_params, 5-fold shuffled CV, R2, a failed fit scores 0; 75/25 split per seed",
+        error_score=0.0, split="srbench2021", runs=10,
+        # evaluate_model.py of 2021 scales X and y unless a method's eval_kwargs say otherwise
+        scaling="method", method_scaling={"scale_x": True, "scale_y": True},
     ),
 }
-#: named here so the error can say what is missing rather than "unknown"
-NOT_YET = {"srbench2021": "SRBench 2021's halving grid search (HalvingGridSearchCV) is not implemented yet"}
 
 
 def get_protocol(name: str) -> Protocol:
     if name in PROTOCOLS:
         return PROTOCOLS[name]
-    if name in NOT_YET:
-        raise ProtocolError(f"protocol {name!r}: {NOT_YET[name]}")
     raise ProtocolError(f"unknown protocol {name!r} (protocols: {', '.join(PROTOCOLS)})")
 
 
@@ -97,3 +120,74 @@ def best_configuration(scores: Sequence[Sequence[float | None]]) -> tuple[int, l
     if not finite:
         return 0, means  # every configuration failed somewhere: the defaults, as GridSearchCV's rank 1
     return -max(finite)[1], means
+
+
+def halving_schedule(n_candidates: int, n_rows: int, n_splits: int, factor: int = 3) -> list[int]:
+    """Training rows (resources) of each iteration, as ``HalvingGridSearchCV._run_search`` sets
+    them with ``min_resources="exhaust"``, ``max_resources="auto"``, no aggressive elimination."""
+    required = 1 + math.floor(math.log(n_candidates, factor))
+    min_resources = max(n_splits * 2, n_rows // factor ** (required - 1))
+    if min_resources > n_rows:
+        raise ProtocolError(f"halving search needs {min_resources} training rows, the task has {n_rows}")
+    possible = 1 + math.floor(math.log(n_rows // min_resources, factor))
+    return [min(int(factor**i * min_resources), n_rows) for i in range(min(possible, required))]
+
+
+def halving_folds(n_rows: int, n_splits: int, seed: int, resources: Sequence[int],
+                  rng: np.random.RandomState | None = None) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """(train rows, validation rows) of each fold of each iteration: the shuffled KFold's rows,
+    each subsampled to ``resources[i] / n_rows`` of its size by ``resample(replace=False)``.
+
+    SRBench 2021 leaves the search's ``random_state`` unset after ``np.random.seed(seed)``: the
+    subsamples are draws from numpy's global generator, in order (iteration, fold, train then
+    validation): ``rng`` is that generator, ``RandomState(seed)`` by default."""
+    rng = np.random.RandomState(seed % 2**32) if rng is None else rng
+    base = kfold(n_rows, n_splits, seed)
+    out = []
+    for n_resources in resources:
+        fraction = n_resources / n_rows
+        out.append([(_resample(train, fraction, rng), _resample(valid, fraction, rng)) for train, valid in base])
+    return out
+
+
+def _resample(rows: np.ndarray, fraction: float, rng: np.random.RandomState) -> np.ndarray:
+    order = np.arange(len(rows))
+    rng.shuffle(order)
+    return rows[order[: int(fraction * len(rows))]]
+
+
+def mean_scores(scores: Sequence[Sequence[float | None]], error_score: float | None) -> list[float]:
+    """Mean validation score per candidate; a failed fold counts ``error_score`` (None: nan)."""
+    fill = math.nan if error_score is None else float(error_score)
+    means = []
+    for row in scores:
+        values = np.array([fill if s is None else float(s) for s in row], dtype=float)
+        means.append(float(np.mean(values)) if len(values) else math.nan)
+    return means
+
+
+def halving_keep(candidates: Sequence[int], means: Sequence[float], factor: int = 3) -> list[int]:
+    """The candidates of the next iteration, in scikit-learn's order (``_top_k``: ascending score,
+    nan first, the best last)."""
+    scores = np.asarray(means, dtype=float)
+    order = np.roll(np.argsort(scores), np.count_nonzero(np.isnan(scores)))
+    keep = math.ceil(len(candidates) / factor)
+    return [int(candidates[i]) for i in order[-keep:]]
+
+
+def halving_best(candidates: Sequence[int], means: Sequence[float]) -> int:
+    """The chosen candidate of the last iteration (``_select_best_index``: nanargmax, the
+    first on ties, the first candidate if every mean is nan)."""
+    scores = np.asarray(means, dtype=float)
+    return int(candidates[0 if np.isnan(scores).all() else int(np.nanargmax(scores))])
+
+
+def train_test_split_rows(n_rows: int, train_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, test rows) of ``train_test_split(train_size=t, test_size=1-t, random_state=seed)``:
+    ``ShuffleSplit``'s one permutation, test rows first, each in permutation order."""
+    n_test = math.ceil((1 - train_size) * n_rows)
+    n_train = math.floor(train_size * n_rows)
+    if n_train < 1 or n_test < 1:
+        raise ProtocolError(f"cannot split {n_rows} rows {train_size:g}/{1 - train_size:g}")
+    order = np.random.RandomState(seed % 2**32).permutation(n_rows)
+    return order[n_test : n_test + n_train], order[:n_test]

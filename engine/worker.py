@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 
-
 #: ceilings of what a method's result may carry (characters / entries): a model this long is far
 #: past the parser's limit (it is stored marked too large), and the driver reads every result
 MODEL_CAP = 100_000
@@ -50,11 +49,11 @@ def _harden() -> None:
 
 
 def _write_atomic(path, data: bytes) -> None:
+    # no fsync: the driver reads the file on this host as soon as the worker exits (the page
+    # cache serves it); after a host crash the job is re-run, never read from here
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -80,19 +79,22 @@ def run(jobdir_arg: str) -> int:
 
     import numpy as np
 
-    from engine import energy
+    from engine import energy, scaling
     from engine.methods import registry
     from engine.methods.base import FitBudget
 
     jobdir = Path(jobdir_arg)
     job = json.loads((jobdir / "job.json").read_text())
     spec = job["spec"]
+    params = dict(spec.get("params") or {})
+    option = scaling.pop_option(params)  # a protocol's scaling, not a method parameter
     with np.load(job["data"], allow_pickle=False) as data:
         X_train, y_train, X_test = data["X_train"], data["y_train"], data["X_test"]
         feature_names = [str(n) for n in data["feature_names"]]
+        scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
 
     method = registry.load(job.get("method_ref") or spec["method"])
-    params = {**method.default_params, **(spec.get("params") or {})}
+    params = {**method.default_params, **params}
     method.preload()  # fit_s times the fit alone, not the first import of the method's library
     # interpreter start-up and imports count against the wall limit: on a loaded machine they
     # take seconds, so the method gets what is left of its budget, not the nominal figure
@@ -101,14 +103,16 @@ def run(jobdir_arg: str) -> int:
     budget = FitBudget(max(0.1 * nominal, nominal - startup), nominal=nominal)
     # SRBench 2.0 brackets `fit` alone with its timer and its eco2AI tracker: so do we, reading
     # the energy counters once before and once after (no sampling thread)
+    X_fit, y_fit = (X_train, y_train) if scaler is None else (scaler.transform_x(X_train), scaler.transform_y(y_train))
     meter, cpu0 = energy.start(), _cpu_seconds()
     t0 = time.perf_counter()
-    fitted = method.fit(X_train, y_train, feature_names, int(spec["seed"]), budget, params)
+    fitted = method.fit(X_fit, y_fit, feature_names, int(spec["seed"]), budget, params)
     fit_s = time.perf_counter() - t0
     energy_j, energy_method = energy.finish(meter, _cpu_seconds() - cpu0, fit_s, _peak_rss_mb())
 
     def predict(X: np.ndarray) -> np.ndarray:
-        out = np.asarray(fitted.predict(X), dtype=np.float64).reshape(-1)
+        out = np.asarray(fitted.predict(X if scaler is None else scaler.transform_x(X)), dtype=np.float64).reshape(-1)
+        out = out if scaler is None else scaler.inverse_y(out)
         if out.shape[0] != X.shape[0]:
             raise ValueError(f"predict returned {out.shape[0]} values for {X.shape[0]} rows")
         return out

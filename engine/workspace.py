@@ -12,11 +12,13 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.errors import SrtuiError
+
 #: file systems on which SQLite's WAL mode (shared memory) is unsafe
 NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "afs", "lustre", "gpfs", "ceph", "glusterfs"})
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(SrtuiError):
     """The workspace cannot be used; one line for the CLI."""
 
 
@@ -47,7 +49,7 @@ class Workspace:
     def exists(self) -> bool:
         return self.db_path.is_file()
 
-    def ensure(self) -> "Workspace":
+    def ensure(self) -> Workspace:
         """Create the layout, or fail with one line if the place is not writable."""
         try:
             for d in (self.root, self.logs, self.cache, self.data_cache, self.jobs_dir):

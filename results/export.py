@@ -12,12 +12,14 @@ from __future__ import annotations
 import io
 import json
 import math
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from engine.errors import SrtuiError
 from engine.textsafe import csv_cell, visible
 from results.scoring.base import Score
 
@@ -26,7 +28,7 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
-class ExportError(ValueError):
+class ExportError(SrtuiError, ValueError):
     pass
 
 
@@ -41,7 +43,7 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in str(text))
 
 
-def _cells(col: pd.Series, missing: str, escape) -> list[str]:
+def _cells(col: pd.Series, missing: str, escape: Callable[[str], str]) -> list[str]:
     """One column as strings: floats to 4 significant digits, text escaped (once per distinct value)."""
     if pd.api.types.is_bool_dtype(col):
         return ["yes" if v else "no" for v in col]
@@ -49,7 +51,7 @@ def _cells(col: pd.Series, missing: str, escape) -> list[str]:
         return [missing if not math.isfinite(v) else f"{v:.4g}" for v in col.to_numpy(dtype=float)]
     if pd.api.types.is_integer_dtype(col):
         return [str(v) for v in col.to_numpy()]
-    uniq = {}
+    uniq: dict[Any, str] = {}
     out = []
     for v in col.to_numpy(dtype=object):
         if v is None or (isinstance(v, float) and not math.isfinite(v)) or v is pd.NA:
@@ -106,7 +108,7 @@ def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(clean.to_json(orient="records"))
 
 
-def _safe_text(df: pd.DataFrame, cell) -> pd.DataFrame:
+def _safe_text(df: pd.DataFrame, cell: Callable[[Any], Any]) -> pd.DataFrame:
     """``cell`` applied to the text cells and the column names (numeric columns untouched, so
     ``-1.5`` stays a number); untrusted names and models reach no terminal or spreadsheet raw."""
     out = df.rename(columns=lambda c: cell(c) if isinstance(c, str) else c)

@@ -1,5 +1,5 @@
 """Expression metrics of many models at once: cached by (expression hash, truth hash, operation),
-the misses computed by a :class:`results.pool.TimedPool` under a per-operation deadline.
+the misses computed by a :class:`results.pool.TimedPool`, one task (and one deadline) per model.
 
 A timeout is a result too: it is cached with the deadline it had, so a rescore with a longer
 deadline tries again and one with the same deadline does not.
@@ -11,12 +11,13 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from results import expr_metrics as em
-from results.releases import DEFINITION_VERSION, RELEASES, assemble_release
 from results.pool import TimedPool
+from results.releases import DEFINITION_VERSION, RELEASES, assemble_release
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class ExprCache:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.executemany(
-                    "INSERT OR REPLACE INTO expr_cache (key, op, status, result, timeout, seconds) VALUES (?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO expr_cache (key, op, status, " "result, timeout, seconds) VALUES (?,?,?,?,?,?)",
                     [(k, op, st, json.dumps(res), to, s) for k, op, st, res, to, s in rows],
                 )
             except BaseException:
@@ -106,9 +107,16 @@ def _basic(item: ModelItem) -> dict[str, Any]:
             "used": sorted(em.used_features(p.expr))}
 
 
-def _run(ops: dict[str, tuple[str, dict]], cache: ExprCache, pool_args: dict, stats: BatchStats,
+#: operations of a batch: {cache_key: (operation name, payload, group)}; a group (one model, or one
+#: model and truth) runs as one pool task under one deadline
+Ops = dict[str, tuple[str, dict, str]]
+
+
+def _run(ops: Ops, cache: ExprCache, pool_args: dict, stats: BatchStats,
          exprs: dict[str, Any] | None = None) -> dict[str, tuple[str, Any]]:
-    """Resolve {cache_key: (op, payload)} through the cache, then the pool.
+    """Resolve ``ops`` through the cache, then the pool: the missing operations of one group are
+    one task, so a pathological model costs one deadline, not one per operation, and its
+    operations share simplify results (results.releases.shared_simplify) in the worker.
 
     Sympy trees a fresh result carries under ``"_expr"`` go to ``exprs`` (for the next phase),
     never into the cache or the returned values.
@@ -116,24 +124,35 @@ def _run(ops: dict[str, tuple[str, dict]], cache: ExprCache, pool_args: dict, st
     keys = list(ops)
     done = cache.get_many(keys, pool_args["timeout"])
     stats.cached += len(done)
-    todo = [(k, ops[k][1]) for k in keys if k not in done]
-    if todo:
-        new = []
-        with TimedPool(em.run_op, preload=("results.expr_metrics",), **pool_args) as pool:
-            for r in pool.run(todo):
-                if isinstance(r.value, dict) and "_expr" in r.value:
-                    expr = r.value.pop("_expr")
+    groups: dict[str, list[str]] = {}
+    for k in keys:
+        if k not in done:
+            groups.setdefault(ops[k][2], []).append(k)
+    if not groups:
+        return done
+    tasks = [(g, {"op": "bundle", "ops": [ops[k][1] for k in ks]}) for g, ks in groups.items()]
+    new: list[tuple[str, str, str, Any, float | None, float]] = []
+    with TimedPool(em.run_op, preload=("results.expr_metrics",), **pool_args) as pool:
+        for r in pool.run(tasks):
+            ks = groups[str(r.key)]
+            if r.status == "ok":
+                results = r.value["results"]
+            else:  # the whole task timed out or crashed: so did each of its operations
+                results = [(r.status, r.value, r.seconds / len(ks))] * len(ks)
+            for k, (status, value, seconds) in zip(ks, results):
+                if isinstance(value, dict) and "_expr" in value:
+                    expr = value.pop("_expr")
                     if exprs is not None:
-                        exprs[r.key] = expr
-                done[r.key] = (r.status, r.value)
+                        exprs[k] = expr
+                done[k] = (status, value)
                 stats.computed += 1
-                stats.timeouts += r.status == "timeout"
-                stats.errors += r.status in ("error", "crashed")
-                new.append((r.key, ops[r.key][0], r.status, r.value, pool_args["timeout"], r.seconds))
-                if len(new) >= 200:
-                    cache.put_many(new)
-                    new = []
-        cache.put_many(new)
+                stats.timeouts += status == "timeout"
+                stats.errors += status in ("error", "crashed")
+                new.append((k, ops[k][0], status, value, pool_args["timeout"], seconds))
+            if len(new) >= 200:
+                cache.put_many(new)
+                new = []
+    cache.put_many(new)
     return done
 
 
@@ -141,6 +160,9 @@ def expression_metrics(items: Sequence[ModelItem], cache: ExprCache | None = Non
                        timeout: float = 10.0, screen: bool = True) -> tuple[list[dict[str, Any]], BatchStats]:
     """One dict of expression metrics per item (names: :func:`results.releases.assemble_release`).
 
+    Two phases, each one pool task per model under one deadline (``timeout``): the model under
+    every release plus SRSD's distance to each truth, then the solution checks of every release
+    (from the cleaned models of phase one; not run for a release whose model timed out).
     ``screen=False`` skips the numeric screen (same verdicts, slower; the benchmark compares).
     """
     cache = cache or ExprCache()
@@ -157,32 +179,43 @@ def expression_metrics(items: Sequence[ModelItem], cache: ExprCache | None = Non
     stats.computed += len(fresh)
     readable = [it for it in items if "size" in basic[_cache_key("basic", it.key)][1]]
 
-    model_ops: dict[str, tuple[str, dict]] = {}
+    cleaned: dict[str, Any] = {}  # model key -> the cleaned sympy model, for results computed in this pass
+    first = _run(_model_ops(readable), cache, pool_args, stats, cleaned)
+    pairs = _run(_solution_ops(readable, first, cleaned, screen), cache, pool_args, stats)
+    pairs.update(first)
+
+    out = [_assemble(it, basic[_cache_key("basic", it.key)][1], first, pairs) for it in items]
+    return out, stats
+
+
+def _model_ops(readable: Sequence[ModelItem]) -> Ops:
+    ops: Ops = {}
     for it in {(it.key, it.unwanted): it for it in readable}.values():
         for rel in RELEASES:
-            model_ops[_model_key(it, rel)] = (f"model:{rel}", {
+            ops[_model_key(it, rel)] = (f"model:{rel}", {
                 "op": "model", "release": rel, "text": it.text, "features": list(it.features),
-                "dialect": it.dialect, "unwanted": list(it.unwanted)})
-    cleaned: dict[str, Any] = {}  # model key -> the cleaned sympy model, for results computed in this pass
-    models = _run(model_ops, cache, pool_args, stats, cleaned)
+                "dialect": it.dialect, "unwanted": list(it.unwanted)}, it.key)
+    for it in readable:
+        if it.truth:
+            ops[_cache_key("srsd", it.key, it.truth_key)] = ("srsd", {
+                "op": "srsd", "text": it.text, "truth": it.truth, "features": list(it.features),
+                "dialect": it.dialect}, it.key)
+    return ops
 
-    pair_ops: dict[str, tuple[str, dict]] = {}
+
+def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, screen: bool) -> Ops:
+    ops: Ops = {}
     for it in readable:
         if not it.truth:
             continue
         for rel in RELEASES:
             if models.get(_model_key(it, rel), ("",))[0] == "timeout":
                 continue  # the check starts from the cleaned model: it would only time out again
-            pair_ops[_cache_key(f"solution:{rel}", it.key, it.truth_key)] = (f"solution:{rel}", {
+            ops[_cache_key(f"solution:{rel}", it.key, it.truth_key)] = (f"solution:{rel}", {
                 "op": "solution", "release": rel, "text": it.text, "truth": it.truth,
                 "features": list(it.features), "dialect": it.dialect, "screen": screen,
-                "model": cleaned.get(_model_key(it, rel))})
-        pair_ops[_cache_key("srsd", it.key, it.truth_key)] = ("srsd", {
-            "op": "srsd", "text": it.text, "truth": it.truth, "features": list(it.features), "dialect": it.dialect})
-    pairs = _run(pair_ops, cache, pool_args, stats)
-
-    out = [_assemble(it, basic[_cache_key("basic", it.key)][1], models, pairs) for it in items]
-    return out, stats
+                "model": cleaned.get(_model_key(it, rel))}, f"{it.key}|{it.truth_key}")
+    return ops
 
 
 def _model_key(it: ModelItem, release: str) -> str:

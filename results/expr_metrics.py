@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import sympy as sp
 
 from engine.expression import ExpressionError, ParsedExpression, parse_expression
 from results.releases import feature_absence, simplicity
+
 
 def expr_hash(text: str, features: Sequence[str], dialect: str = "python") -> str:
     """Identity of a model string as the parser sees it (names and dialect change its meaning)."""
@@ -62,6 +65,8 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     from results import releases
 
     op = payload["op"]
+    if op == "bundle":  # one model's operations in one task: one deadline, shared simplify results
+        return {"results": [_guarded(p) for p in payload["ops"]]}
     args = (payload["text"], payload["features"], payload["dialect"])
     if op == "model":
         return releases.model_op(*args, payload["release"], payload.get("unwanted", ()))
@@ -74,7 +79,28 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     raise ValueError(f"unknown operation {op!r}")
 
 
+def _guarded(payload: dict[str, Any]) -> tuple[str, Any, float]:
+    """(status, value, seconds) of one operation of a bundle, failures reported as the pool does."""
+    t0 = time.perf_counter()
+    try:
+        out: tuple[str, Any] = ("ok", run_op(payload))
+    except MemoryError:
+        out = ("error", "out of memory")
+    except RecursionError:
+        out = ("error", "recursion too deep")
+    except Exception as exc:  # a failing metric must not lose the bundle's other results
+        out = ("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+    return (*out, time.perf_counter() - t0)
+
+
 __all__ = [
-    "ExpressionError", "expr_hash", "parse", "node_count", "simplicity",
-    "diversity", "used_features", "feature_absence", "run_op",
+    "ExpressionError",
+    "diversity",
+    "expr_hash",
+    "feature_absence",
+    "node_count",
+    "parse",
+    "run_op",
+    "simplicity",
+    "used_features",
 ]

@@ -9,6 +9,8 @@ Accuracy metrics (hand-checked in tests/test_metrics.py):
 
 - ``r2_*`` coefficient of determination; ``r2_test_3`` rounded to 3 decimals (SRBench 2022 rules);
 - ``mse_*``, ``mae_*``; ``nmse_*`` = mean((y - yhat)^2 / (|y| + 1e-5));
+- R2, MSE and MAE are written into the job's own row (stored once: results.columns), the others
+  into the ``metrics`` table;
 - ``solved_r2_095/099/0999``: test R2 above 0.95 / 0.99 / 0.999;
 - ``isclose_frac``: share of test points with ``np.isclose(yhat, y, atol=1e-3, rtol=0.05)``;
   ``isclose_acc`` = 1 when that share is at least 95 %;
@@ -30,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from engine.evaluate import TaskArrays, errors, r2
+from results.columns import ACCURACY
 from results.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
 from results.releases import STORED_NAMES
 
@@ -71,7 +74,8 @@ def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, floa
         m["isclose_frac"] = m["isclose_acc"] = None
     else:
         m["isclose_frac"] = isclose_frac(np.asarray(y_test, float), np.asarray(test_pred, float))
-        m["isclose_acc"] = int(m["isclose_frac"] >= ISCLOSE["share"])
+        frac = m["isclose_frac"]
+        m["isclose_acc"] = None if frac is None else int(frac >= ISCLOSE["share"])
     return m
 
 
@@ -126,12 +130,19 @@ def stale_metric_jobs(store, suite: str | None = None) -> int:
 
 
 def _write(store, rows: dict[str, dict[str, Any]]) -> None:
+    """The metrics of each job; its accuracy, recomputed from the stored predictions, goes into
+    the job's own row (stored once: results.columns), where it could be computed."""
     with store.transaction() as c:
         for job_id, metrics in rows.items():
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
+            accuracy = {k: metrics[k] for k in ACCURACY if metrics.get(k) is not None}
+            if accuracy:  # the names are results.columns' own, never input
+                c.execute(f"UPDATE jobs SET {', '.join(f'{k} = ?' for k in accuracy)} WHERE job_id = ?",
+                          (*map(float, accuracy.values()), job_id))
             notes = metrics.pop("_notes", [])
-            vals = [(job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
-                    if _stored(k)]
+            vals: list[tuple[str, str, float | None, str | None]] = [
+                (job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
+                    if _stored(k) and k not in ACCURACY]
             vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
 
@@ -248,11 +259,11 @@ def _noise_robustness(store, rows, jobs, infos) -> None:
     need = [(jid, twin) for jid, twin in need if twin and rows[jid].get("r2_test") is not None]
     if not need:
         return
-    stored = dict(store.conn.execute("SELECT job_id, value FROM metrics WHERE name = 'r2_test'"))
+    stored = dict(store.conn.execute("SELECT job_id, r2_test FROM jobs"))
     for jid, twin in need:
         method = jobs[jid]["method"]
-        r2s = [rows[t]["r2_test"] if t in rows else stored.get(t) for t, j in jobs.items()
-               if j["task"] == twin and j["method"] == method]
-        r2s = [r for r in r2s if r is not None]
+        found = [rows[t]["r2_test"] if t in rows else stored.get(t) for t, j in jobs.items()
+                 if j["task"] == twin and j["method"] == method]
+        r2s = [float(r) for r in found if r is not None]
         base = float(np.median(r2s)) if r2s else None
         rows[jid]["noise_robustness"] = rows[jid]["r2_test"] / base if base and base > 0 else None

@@ -15,9 +15,11 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Hashable, Iterable, Iterator
+from multiprocessing.context import BaseContext
+from typing import Any
 
 #: memory cap of one worker (address space), so a runaway simplify cannot take the machine
 DEFAULT_MEM_MB = 4000
@@ -54,7 +56,7 @@ def _worker_main(fn: Callable[[Any], Any], conn: Connection, mem_mb: int | None)
             out = ("error", "out of memory")
         except RecursionError:
             out = ("error", "recursion too deep")
-        except Exception as exc:  # a failing metric must not kill the pool
+        except Exception as exc:  # noqa: BLE001 - a failing metric must not kill the pool
             out = ("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
         conn.send((key, out))
 
@@ -102,7 +104,7 @@ class TimedPool:
         methods = mp.get_all_start_methods()
         if "fork" in methods and threading.active_count() == 1:
             # single-threaded parent: fork is safe, and workers inherit the imported sympy
-            self.ctx = mp.get_context("fork")
+            self.ctx: BaseContext = mp.get_context("fork")
         else:
             self.ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
             if "forkserver" in methods and preload:
@@ -110,10 +112,10 @@ class TimedPool:
         self.slots: list[_Slot] = []
         self.replaced = 0
 
-    def __enter__(self) -> "TimedPool":
+    def __enter__(self) -> TimedPool:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -137,7 +139,8 @@ class TimedPool:
                 break
             now = time.monotonic()
             nearest = min(s.started + self.timeout for s in busy.values())
-            for conn in wait(list(busy), timeout=max(0.0, nearest - now)):
+            ready = set(wait(list(busy), timeout=max(0.0, nearest - now)))
+            for conn in [c for c in busy if c in ready]:
                 slot = busy.pop(conn)
                 key, slot.key = slot.key, None
                 try:

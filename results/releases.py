@@ -81,6 +81,34 @@ def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
     return out
 
 
+@lru_cache(maxsize=64)
+def _read(text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool,
+          pi_value: str | None) -> sp.Expr:
+    # one model is read by several releases (and twice by 2.0) within one worker task
+    return parse_sympy_view(text, features, dialect, plain_log_protected=plain_log_protected, pi_value=pi_value)
+
+
+#: simplify results of this process, by (canonical tree, ratio): the releases' model clean-ups and
+#: the reference and corrected checks often simplify the very same tree (a worker computes all of
+#: one model's operations in one task, so they meet here)
+_SIMPLIFIED: dict[tuple[str, float | None], sp.Basic] = {}
+_SIMPLIFIED_MAX = 512
+
+
+def shared_simplify(expr: sp.Basic, ratio: float | None = None) -> sp.Basic:
+    """``sp.simplify(expr[, ratio])``, computed once per tree. The key is ``srepr`` (classes,
+    arguments, Float precision and symbol assumptions), never the printed string, which can
+    merge trees sympy treats differently."""
+    key = (sp.srepr(expr), ratio)
+    hit = _SIMPLIFIED.get(key)
+    if hit is None:
+        hit = sp.simplify(expr) if ratio is None else sp.simplify(expr, ratio=ratio)
+        if len(_SIMPLIFIED) >= _SIMPLIFIED_MAX:
+            del _SIMPLIFIED[next(iter(_SIMPLIFIED))]
+        _SIMPLIFIED[key] = hit
+    return hit
+
+
 @dataclass(frozen=True)
 class Release:
     name: str
@@ -93,14 +121,13 @@ class Release:
 
     def read(self, text: str, features: Sequence[str], dialect: str, pi_literal: bool | None = None) -> sp.Expr:
         pi = self.pi_literal if pi_literal is None else pi_literal
-        return parse_sympy_view(text, features, dialect, plain_log_protected=self.plain_log_protected,
-                                pi_value=PI_LITERAL if pi else None)
+        return _read(text, tuple(features), dialect, self.plain_log_protected, PI_LITERAL if pi else None)
 
     def rnd(self, expr: sp.Basic) -> sp.Basic:
         return round_floats(expr, self.below, self.three_digits)
 
     def simplify(self, expr: sp.Basic) -> sp.Basic:
-        return sp.simplify(expr) if self.ratio is None else sp.simplify(expr, ratio=self.ratio)
+        return shared_simplify(expr, self.ratio)
 
     def clean(self, expr: sp.Basic) -> sp.Basic:
         """The model (or truth) as the release compares it."""
@@ -184,6 +211,11 @@ def _const(expr: sp.Basic, **flags) -> bool:
 
 def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple[bool, str]:
     """The 2022 competition's (and, rounding first and without the ``0`` test, 2.0's) check."""
+    # the screen goes first: sympy's is_constant(simplify=False) alone costs the screen many times
+    # over (exact equals() of random values), and it says "constant" only of an expression whose
+    # values the screen finds constant too
+    if screen and all(varies_beyond_noise(t, m, WIDE)):
+        return False, "screen: difference and ratio vary"
     diff, frac = t - m, m / t
     if release.name == "srbench2025":
         diff, frac = release.rnd(diff), release.rnd(frac)
@@ -191,17 +223,14 @@ def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
     try:
         dc, fc = _const(diff, simplify=False), _const(frac, simplify=False)
         if not dc and not fc:
-            if screen and all(varies_beyond_noise(t, m, WIDE)):
-                how = "screen: difference and ratio vary"
-            else:
-                how = "after simplify"
-                try:
-                    diff = sp.simplify(diff)
-                    dc = _const(diff)
-                    frac = sp.simplify(frac)
-                    fc = _const(frac)
-                except Exception:  # the reference gives up on a failing simplify, keeping what it has
-                    pass
+            how = "after simplify"
+            try:
+                diff = shared_simplify(diff)
+                dc = _const(diff)
+                frac = shared_simplify(frac)
+                fc = _const(frac)
+            except Exception:  # the reference gives up on a failing simplify, keeping what it has
+                pass
     except Exception:
         dc = fc = False
     ok = str(diff) == "0" or dc or fc

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+
+from engine.errors import SrtuiError
 
 
-class SchemaError(Exception):
+class SchemaError(SrtuiError):
     pass
 
 
@@ -176,8 +178,25 @@ def _v6_energy(c: sqlite3.Connection) -> None:
     c.execute("ALTER TABLE jobs ADD COLUMN energy_method TEXT")
 
 
+_ACCURACY = ("r2_train", "r2_test", "mse_train", "mse_test", "mae_train", "mae_test")
+
+
+def _v7_accuracy_once(c: sqlite3.Connection) -> None:
+    """Accuracy (R², MSE, MAE) is stored once, in the job's row: the copies in ``metrics`` (the
+    recomputed ones, which the boards read) move into it. Runs record how many jobs they set out
+    to run (the monitor's ETA)."""
+    for name in _ACCURACY:  # the names are this module's own, never input
+        c.execute(
+            f"UPDATE jobs SET {name} = (SELECT m.value FROM metrics m WHERE m.job_id = jobs.job_id AND m.name = ?) "
+            "WHERE EXISTS (SELECT 1 FROM metrics m WHERE m.job_id = jobs.job_id AND m.name = ? AND m.value IS NOT NULL)",
+            (name, name),
+        )
+    c.execute(f"DELETE FROM metrics WHERE name IN ({','.join('?' * len(_ACCURACY))})", _ACCURACY)
+    c.execute("ALTER TABLE runs ADD COLUMN queued INTEGER")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _v1, _v2_metrics, _v3_reviews, _v4_method_notes, _v5_add_expert_event, _v6_energy,
+    _v1, _v2_metrics, _v3_reviews, _v4_method_notes, _v5_add_expert_event, _v6_energy, _v7_accuracy_once,
 ]
 VERSION = len(MIGRATIONS)
 

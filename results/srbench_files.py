@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.errors import SrtuiError
+
 RENAME = {"dataset": "task", "algorithm": "method", "random_state": "seed", "model_size": "size",
           "symbolic_model": "model", "true_model": "ground_truth", "time_time": "wall_s",
           "target_noise": "noise", "feature_absence_score": "feature_absence"}
@@ -43,7 +45,7 @@ STAGE1 = re.compile(r"^(\d+)_((seir|exact_formula|localopt|featureselection|extr
 SOLVED_2021 = ("symbolic_error_is_zero", "symbolic_error_is_constant", "symbolic_fraction_is_constant")
 
 
-class SRBenchFileError(ValueError):
+class SRBenchFileError(SrtuiError, ValueError):
     """A result file that cannot be read; one line for the CLI."""
 
 

@@ -15,26 +15,24 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
+from engine.errors import SrtuiError
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace, WorkspaceError
 from results import schema
+from results.columns import RESULT_COLUMNS
 
 
-class StoreError(Exception):
+class StoreError(SrtuiError):
     """The store cannot be opened or used; one line for the CLI."""
 
 
-JOB_RESULT_COLUMNS = (
-    "status", "attempt", "run_id", "returncode", "signal", "wall_s", "cpu_s", "peak_rss_mb", "host",
-    "started_at", "ended_at", "stderr_tail", "error", "limit_detail", "model", "dialect",
-    "model_error", "model_too_large", "pareto", "fit_s", "r2_train", "r2_test", "mse_train",
-    "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "worker_pid", "method_notes", "energy_j", "energy_method",
-)
+#: what a finished attempt writes (the job record: results.columns)
+JOB_RESULT_COLUMNS = RESULT_COLUMNS
 
 
 class Store:
@@ -66,11 +64,11 @@ class Store:
         self.lock = threading.RLock()
         try:
             if readonly:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                version = _ready_version(conn)
                 deadline = time.monotonic() + 3.0
                 while version == 0 and time.monotonic() < deadline:  # a run is creating it
                     time.sleep(0.1)
-                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                    version = _ready_version(conn)
                 if version == 0:
                     raise sqlite3.DatabaseError("it holds no srtui tables")
                 schema.check_version(version, path)
@@ -138,14 +136,21 @@ class Store:
 
     # --- runs --------------------------------------------------------------------------------
 
-    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str) -> str:
+    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str,
+                  queued: int | None = None) -> str:
+        """A run that sets out to run ``queued`` jobs (the monitor's ETA is over them; None: unknown)."""
         run_id = uuid.uuid4().hex[:12]
         with self.transaction() as c:
             c.execute(
-                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status) VALUES (?,?,?,?,?,?,?)",
-                (run_id, suite, driver, host, json.dumps(argv), started_at, "running"),
+                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status, queued) VALUES (?,?,?,?,?,?,?,?)",
+                (run_id, suite, driver, host, json.dumps(argv), started_at, "running", queued),
             )
         return run_id
+
+    def add_queued(self, run_id: str, jobs: int) -> None:
+        """More jobs for a run going on (the final fits after a tuning search)."""
+        with self.transaction() as c:
+            c.execute("UPDATE runs SET queued = coalesce(queued, 0) + ? WHERE run_id = ?", (jobs, run_id))
 
     def end_run(self, run_id: str, status: str, ended_at: str) -> None:
         with self.transaction() as c:
@@ -204,7 +209,7 @@ class Store:
     def running_jobs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(
             "SELECT j.job_id, j.suite, j.task, j.method, j.seed, j.attempt, j.started_at, j.limits, "
-            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
+            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN " "runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
         )
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, row)) for row in cur]
@@ -225,10 +230,17 @@ class Store:
                 (status, ended_at, why, job_id, attempt),
             )
             if cur.rowcount:
-                c.execute(
-                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, ended_at, error) VALUES (?,?,?,?,?)",
-                    (job_id, attempt, status, ended_at, why),
+                # the claim wrote the attempt's run, host and start: keep them, add how it ended
+                kept = c.execute(
+                    "UPDATE attempts SET status = ?, ended_at = ?, error = ? WHERE job_id = ? AND attempt = ?",
+                    (status, ended_at, why, job_id, attempt),
                 )
+                if not kept.rowcount:  # no attempt row (claimed by an older srtui): the job row has them
+                    c.execute(
+                        "INSERT INTO attempts (job_id, attempt, status, run_id, started_at, host, ended_at, error) "
+                        "SELECT job_id, attempt, ?, run_id, started_at, host, ?, ? FROM jobs WHERE job_id = ?",
+                        (status, ended_at, why, job_id),
+                    )
             return bool(cur.rowcount)
 
     def claim(self, job_id: str, attempt: int, run_id: str, started_at: str, host: str) -> bool:
@@ -243,7 +255,7 @@ class Store:
             )
             if cur.rowcount:
                 c.execute(
-                    "INSERT OR REPLACE INTO attempts (job_id, attempt, status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO attempts (job_id, attempt, " "status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
                     (job_id, attempt, "running", run_id, started_at, host),
                 )
             return bool(cur.rowcount)
@@ -309,6 +321,14 @@ class Store:
             return {k: z[k] for k in z.files}
 
 
+def _ready_version(conn: sqlite3.Connection) -> int:
+    """The schema version a reader can use, 0 while the tables are not all there to read (a run
+    creating the workspace, or a database stamped with a version but without its tables)."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return version if {"meta", "runs", "jobs", "attempts"} <= tables else 0
+
+
 def _initialised(path: Path, wait_s: float = 3.0) -> bool:
     """Has the file any bytes? A run creating the workspace right now writes them within
     moments, so an empty file is given ``wait_s`` before it counts as empty."""
@@ -370,4 +390,4 @@ def open_store(workspace: Workspace, *, create: bool = False) -> Store:
     return Store(workspace, create=create)
 
 
-__all__ = ["Store", "StoreError", "open_store", "pack_predictions", "needs_run", "Path"]
+__all__ = ["Path", "Store", "StoreError", "needs_run", "open_store", "pack_predictions"]

@@ -35,19 +35,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.errors import SrtuiError
+from results.columns import ACCURACY, RUNS_COLUMNS
+
 ALIASES = {
     "dataset": "task", "algorithm": "method", "random_state": "seed",
     "model_size": "size", "simplified_complexity": "size_simplified",
     "target_noise": "noise", "training time (s)": "wall_s",  # SRBench's collated docs/csv tables
 }
 REQUIRED = ("task", "method", "r2_test")
-JOB_COLUMNS = ("job_id", "suite", "task", "method", "seed", "status", "model", "dialect", "wall_s",
-               "fit_s", "energy_j", "energy_method", "r2_train", "r2_test", "mse_test", "mae_test", "fidelity_r2", "max_abs_diff",
-               "expression_mismatch", "model_too_large", "error")
+#: the job record's columns in the runs table (results.columns)
+JOB_COLUMNS = RUNS_COLUMNS
 TASK_FIELDS = ("track", "difficulty", "property", "noise")
 
 
-class TablesError(ValueError):
+class TablesError(SrtuiError, ValueError):
     """A runs table that cannot be read; one line for the CLI."""
 
 
@@ -66,11 +68,10 @@ def normalise(runs: pd.DataFrame) -> pd.DataFrame:
     runs["task"], runs["method"] = runs["task"].astype(str), runs["method"].astype(str)
     for col in runs.columns:
         if col not in ("task", "method", "status", "suite", "job_id", "model", "dialect", "track",
-                       "difficulty", "property", "error", "notes", "ground_truth"):
-            if runs[col].dtype == object:
-                conv = pd.to_numeric(runs[col], errors="coerce")
-                if conv.notna().sum() >= runs[col].notna().sum():
-                    runs[col] = conv
+                       "difficulty", "property", "error", "notes", "ground_truth") and runs[col].dtype == object:
+            conv = pd.to_numeric(runs[col], errors="coerce")
+            if conv.notna().sum() >= runs[col].notna().sum():
+                runs[col] = conv
     # non-finite accuracy is no accuracy (a run with nan/inf predictions ranks worst)
     for col in [c for c in runs.columns if c.startswith(("r2_", "mse_", "mae_", "nmse_"))]:
         if pd.api.types.is_numeric_dtype(runs[col]):
@@ -136,14 +137,11 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
         q, args = q + " JOIN jobs j ON j.job_id = m.job_id WHERE j.suite = ?", (suite,)
     long = pd.DataFrame(store.conn.execute(q, args).fetchall(), columns=["job_id", "name", "value"])
     if len(long):
-        long = long[long["name"] != "_version"]
+        # accuracy is the job record's (a workspace before schema v7 has a copy here too)
+        long = long[(long["name"] != "_version") & ~long["name"].isin(ACCURACY)]
         wide = long.pivot(index="job_id", columns="name", values="value").reset_index()
         wide.columns.name = None
-        # metrics recomputed from the predictions take precedence over the job record's copies
-        dup = [c for c in wide.columns if c in jobs.columns and c != "job_id"]
-        jobs = jobs.merge(wide, on="job_id", how="left", suffixes=("_job", ""))
-        for c in dup:
-            jobs[c] = jobs[c].fillna(jobs.pop(f"{c}_job")) if f"{c}_job" in jobs else jobs[c]
+        jobs = jobs.merge(wide, on="job_id", how="left")
         notes = dict(store.conn.execute("SELECT job_id, detail FROM metrics WHERE name = '_version'"))
         jobs["notes"] = jobs["job_id"].map(notes)
     infos = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}

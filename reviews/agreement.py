@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -65,10 +66,10 @@ def pairwise_kappa(m: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["expert_a", "expert_b", "items", "kappa"])
 
 
-def icc2k(m: pd.DataFrame) -> dict:
+def icc2k(m: pd.DataFrame) -> dict[str, Any]:
     """ICC(2,k) with its 95 % CI over the items every expert rated (pingouin's ICC(A,k) row)."""
     complete = m.dropna(axis=1)
-    out = {"icc": None, "ci95_low": None, "ci95_high": None, "items": int(complete.shape[1]), "experts": int(m.shape[0])}
+    out: dict[str, Any] = {"icc": None, "ci95_low": None, "ci95_high": None, "items": int(complete.shape[1]), "experts": int(m.shape[0])}
     if m.shape[0] < 2 or complete.shape[1] < 3:
         return out
     if np.nanvar(complete.to_numpy()) == 0:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from engine.workspace import Workspace
 from results.scoring.srbench2022 import _representative as representative
 from results.store import Store
 from reviews.storage import FrozenItem, ReviewError
+
+if TYPE_CHECKING:
+    from tasks.model import Task
 
 #: at or above this many characters (of the rounded one-line form) a model is shown as "black-box"
 BLACK_BOX_CHARS = 1000
@@ -47,7 +51,7 @@ def _verbatim_class():
     return Verbatim
 
 
-def _verbatim_symbol(name: str):
+def _verbatim_symbol(name: str) -> Any:  # a sympy Symbol subclass (sympy has no types)
     return _verbatim_class()(name, real=True)
 
 
@@ -86,13 +90,13 @@ def _num(v: Any, digits: int = 6) -> float | None:
     return _round_sig(v, digits) if math.isfinite(v) else None
 
 
-def _horizon(task) -> str | None:
+def _horizon(task: Task) -> str | None:
     text = " ".join(str(v) for v in (task.provenance or {}).values()) + " " + (task.description or "")
     m = re.search(r"horizon (\d+)", text) or re.search(r"(\d+) days? ahead", text)
     return f"{m.group(1)} days" if m else None
 
 
-def _task(workspace: Workspace, name: str):
+def _task(workspace: Workspace, name: str) -> Task | None:
     from tasks.catalogue import TaskContext, TaskError, get_task
 
     try:
@@ -152,7 +156,7 @@ def _is_baseline(method: str) -> bool:
 
 
 def build_items(store: Store, suite: str | None = None, tasks: list[str] | None = None, select: str = "median",
-                include_baseline: bool = False, say=lambda _m: None) -> list[FrozenItem]:
+                include_baseline: bool = False, say: Callable[[str], None] = lambda _m: None) -> list[FrozenItem]:
     """One frozen item per (task, method) of the workspace's finished runs."""
     from results.tables import runs_frame
 
@@ -181,15 +185,17 @@ def build_items(store: Store, suite: str | None = None, tasks: list[str] | None 
             raise ReviewError(f"every method here is a baseline ({', '.join(methods)}): add --include-baseline to review them")
         runs = runs[runs["method"].isin(kept)]
     fps = dict(store.conn.execute("SELECT job_id, data_fingerprint FROM jobs"))
-    items, task_cache, missing = [], {}, []
+    items: list[FrozenItem] = []
+    task_cache: dict[str, Any] = {}
+    missing: list[str] = []
     for (task, method), frame in runs.groupby(["task", "method"]):
-        rep = representative(frame, select)
-        if rep is None:
+        best = representative(frame, select)
+        if best is None:
             missing.append(f"{method} on {task}")
             continue
-        rep = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rep.to_dict().items()}
+        rep = {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in best.to_dict().items()}
         rep["data_fingerprint"] = fps[rep["job_id"]]
-        items.append(FrozenItem(task, method, freeze(store, rep, task_cache), rep["job_id"], int(rep["seed"])))
+        items.append(FrozenItem(str(task), str(method), freeze(store, rep, task_cache), rep["job_id"], int(best["seed"])))
     if missing:
         say(f"no successful run to review for: {', '.join(missing)}")
     if not items:

@@ -34,7 +34,8 @@ def trust_frame(store: Store, name: str) -> pd.DataFrame:
     r = r[r["is_repeat"] == 0]
     if r.empty:
         return pd.DataFrame(columns=["task", "method", "trust"])
-    return r.groupby(["task", "method"], as_index=False)["rating"].mean().rename(columns={"rating": "trust"})
+    means = r.groupby(["task", "method"], as_index=False).agg(trust=("rating", "mean"))
+    return means[["task", "method", "trust"]]
 
 
 def _timing(r: pd.DataFrame) -> pd.DataFrame:
@@ -55,7 +56,7 @@ def leaderboard(store: Store, name: str, trust: pd.DataFrame, select: str = "med
                          columns=["task", "method"])
     runs = runs_frame(store, row["suite"])
     if runs.empty:
-        return {}, [f"the leaderboard needs the session's runs, and the workspace has none{' of suite ' + row['suite'] if row['suite'] else ''}"]
+        return {}, ["the leaderboard needs the session's runs, and the workspace " f"has none{' of suite ' + row['suite'] if row['suite'] else ''}"]
     runs = runs.merge(pairs, on=["task", "method"])
     try:
         result = score(RULE, runs, trust=trust, representative=select)

@@ -20,9 +20,10 @@ import sqlite3
 import statistics
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
+from engine.errors import SrtuiError
 from engine.textsafe import safe_value
 from results.store import Store
 
@@ -30,7 +31,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LIKERT = {1: "strongly distrust", 2: "distrust", 3: "neutral", 4: "trust", 5: "strongly trust"}
 
 
-class ReviewError(ValueError):
+class ReviewError(SrtuiError, ValueError):
     """A review operation that cannot be done; one line for the organiser's CLI."""
 
 
@@ -39,7 +40,7 @@ class ExpertError(ReviewError):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def check_name(value: str, what: str) -> str:
@@ -87,7 +88,7 @@ def _assign(c: sqlite3.Connection, name: str, expert: str, item_ids: list[str], 
     order: sorted by task, then method); returns the number of assignments."""
     order = expert_order(len(item_ids), repeats, seed, expert)
     c.executemany(
-        "INSERT INTO review_assignments (assignment_id, session, expert, position, item_id, is_repeat) VALUES (?,?,?,?,?,?)",
+        "INSERT INTO review_assignments (assignment_id, session, " "expert, position, item_id, is_repeat) VALUES (?,?,?,?,?,?)",
         [(_token(taken), name, expert, pos, item_ids[k], int(rep)) for pos, (k, rep) in enumerate(order)],
     )
     return len(order)
@@ -120,7 +121,7 @@ def create_session(store: Store, name: str, items: list[FrozenItem], experts: li
             c.execute("INSERT INTO review_sessions (name, suite, created_at, status, settings) VALUES (?,?,?,?,?)",
                       (name, suite, at, "open", json.dumps(settings, sort_keys=True)))
             c.executemany(
-                "INSERT INTO review_items (item_id, session, task, method, job_id, seed, content) VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO review_items (item_id, session, task, " "method, job_id, seed, content) VALUES (?,?,?,?,?,?,?)",
                 [(i, name, it.task, it.method, it.job_id, it.seed, json.dumps(it.content, sort_keys=True))
                  for i, it in zip(ids, items)],
             )
@@ -193,7 +194,7 @@ def status(store: Store, name: str) -> list[dict[str, Any]]:
                                          "WHERE session = ? AND expert = ?", (name, expert)).fetchone()
         skipped = store.conn.execute(
             "SELECT count(DISTINCT a.assignment_id) FROM review_audit a WHERE a.session = ? AND a.expert = ? "
-            "AND a.action = 'skip' AND NOT EXISTS (SELECT 1 FROM review_ratings r WHERE r.assignment_id = a.assignment_id)",
+            "AND a.action = 'skip' AND NOT EXISTS (SELECT 1 FROM " "review_ratings r WHERE r.assignment_id = a.assignment_id)",
             (name, expert)).fetchone()[0]
         median = statistics.median(times) if times else None
         out.append({"expert": expert, "assigned": assigned, "rated": rated, "skipped": skipped,
@@ -264,7 +265,7 @@ class ExpertSession:
     _shown: dict[str, Shown] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, store: Store, session: str, expert: str) -> "ExpertSession":
+    def open(cls, store: Store, session: str, expert: str) -> ExpertSession:
         if not NAME_RE.match(session or "") or not NAME_RE.match(expert or ""):
             raise ExpertError("this review cannot be opened: check the session and expert names with the organiser")
         row = store.conn.execute("SELECT status FROM review_sessions WHERE name = ?", (session,)).fetchone()
@@ -339,7 +340,7 @@ class ExpertSession:
             raise ExpertError("a rating must be a whole number from 1 to 5") from None
         except sqlite3.OperationalError:
             raise ExpertError("the rating could not be saved just now; please try again") from None
-        if action != "skip":
+        if action != "skip" and rating is not None:
             self._ratings[a] = (rating, comment)
 
     def rate(self, index: int, rating: int, comment: str | None = None) -> None:

@@ -55,5 +55,5 @@ def stable_seed(*parts: object) -> int:
 def shuffled_split(n: int, train_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A random train/test split of ``n`` rows (SRBench's 75/25), indices sorted."""
     perm = np.random.default_rng(seed).permutation(n)
-    n_train = int(round(n * train_fraction))
+    n_train = round(n * train_fraction)
     return np.sort(perm[:n_train]), np.sort(perm[n_train:])

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,8 @@ def load(path: Path) -> Task:
         optional = {k: data[k] if k in data.files else None for k in _OPTIONAL}
     meta["irrelevant_features"] = frozenset(meta["irrelevant_features"])
     meta["shortcut_features"] = frozenset(meta["shortcut_features"])
-    return Task(**meta, **arrays, **optional)
+    fields: dict[str, Any] = {**meta, **arrays, **optional}
+    return Task(**fields)
 
 
 def cached(context: TaskContext, name: str, version: str, build: Callable[[], Task]) -> Task:
@@ -78,3 +80,12 @@ def cached(context: TaskContext, name: str, version: str, build: Callable[[], Ta
     if path is not None:
         save(task, path)
     return task
+
+
+def builder(name: str, version: str, build: Callable[[], Task]) -> Callable[[TaskContext], Task]:
+    """A catalogue entry's build: ``build()`` through the cache of the context it is given."""
+
+    def from_cache(context: TaskContext) -> Task:
+        return cached(context, name, version, build)
+
+    return from_cache

@@ -6,14 +6,15 @@ track and whether building it needs downloaded data, so `tasks list` works offli
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
+from engine.errors import SrtuiError
 from tasks.model import Task
 
 
-class TaskError(ValueError):
+class TaskError(SrtuiError, ValueError):
     """A task that cannot be found or built; the message is one line for the CLI."""
 
 
@@ -21,7 +22,7 @@ class TaskError(ValueError):
 class TaskEntry:
     name: str
     track: str
-    build: Callable[["TaskContext"], Task]
+    build: Callable[[TaskContext], Task]
     offline: bool = True
     description: str = ""
 
@@ -36,7 +37,7 @@ class TaskContext:
     workspace: Path | None = None
 
     @classmethod
-    def for_workspace(cls, workspace: Path, data_dir: Path | None = None) -> "TaskContext":
+    def for_workspace(cls, workspace: Path, data_dir: Path | None = None) -> TaskContext:
         return cls(cache_dir=workspace / "cache", data_dir=data_dir, workspace=workspace)
 
 

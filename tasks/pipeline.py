@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.errors import SrtuiError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -31,7 +33,7 @@ OUTLIER_SIGMA = 4.0
 TRAIN_WEEKS, TEST_WEEKS = 5, 3
 
 
-class PipelineError(ValueError):
+class PipelineError(SrtuiError, ValueError):
     """Input the pipeline cannot use; one line."""
 
 
@@ -96,7 +98,7 @@ def forecast_table(counts: pd.DataFrame, target: str, flags: pd.DataFrame | None
     table, y = table[keep], y[keep]
     train, test = chunk_split(len(table))
     return FeatureTable(
-        dates=np.array(table.index.strftime("%Y-%m-%d"), dtype=str),
+        dates=np.array(pd.DatetimeIndex(table.index).strftime("%Y-%m-%d"), dtype=str),
         X=table.reset_index(drop=True), y=y.to_numpy(dtype=float), target=f"value_{target}",
         train_index=train, test_index=test,
     )

@@ -8,12 +8,18 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     methods = ["linear", "gplearn"]
     seeds = [2082, 3946]        # or: n_seeds = 3 (the first n competition seeds)
     scoring = "srbench2022-synthetic"
-    protocol = "srbench2025"    # optional; tuning by grid search CV (engine.tuning), default "none"
+    protocol = "srbench2025"    # optional: none (default), srbench2025 (grid search), srbench2021 (halving)
+    launcher = "auto"           # optional; fork where the method is fork-safe (default), fork, exec
+
+    [tuning]             # optional, checked when run (runs.protocols.TuningOptions)
+    scaling = "xy"       # none, x, y, xy, method (eval_kwargs), or a table per method
+    limits = { time_s = 10 }                 # each tuning job's limits over [limits]
+    grids = { ridge = [{ alphas = [0.1] }] } # configurations besides the defaults
 
     [limits]
     time_s = 60          # wall time of one job
     mem_mb = 2000        # memory of the whole job process tree
-    cpu_s = 120          # CPU time (RLIMIT_CPU); default 2 x time_s + 30
+    cpu_s = 120          # CPU time (RLIMIT_CPU); default 1.5 x time_s + 10 (Limits.effective_cpu_s)
     grace_s = 5          # SIGTERM -> SIGKILL grace period
 
     [params.gplearn]     # optional per-method parameter overrides
@@ -23,6 +29,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     tuned = false        # use each folder's _params.py (SRBench's --tuned)
     test = false         # apply each folder's eval_kwargs test_params (SRBench's -test)
     scaling = "reference"  # reference (scale X and y, SRBench 2.0's runs), folder, none
+    fork_safe = false    # the folders may be forked from a pre-imported server (launcher auto)
 
 Task names may be shell-style patterns (``"srbench2022-exact-*"``), expanded when the suite is
 read: over the built-in catalogue for built-in suites, and over the workspace's own tasks
@@ -40,13 +47,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import SrtuiError
+
 SUITES_DIR = Path(__file__).parent / "suites"
 
 #: the SRBench 2022 competition's seeds, in its order; suites that say n_seeds take the first n
 COMPETITION_SEEDS = (2082, 3946, 5847, 6087, 6589, 7102, 7884, 8674, 9023, 9900)
 
 
-class SuiteError(ValueError):
+class SuiteError(SrtuiError, ValueError):
     """A suite that cannot be found or read; the message is one line for the CLI."""
 
 
@@ -64,6 +73,9 @@ class Suite:
     seed_from_task: bool = False
     srbench: dict[str, Any] = field(default_factory=dict)
     protocol: str = "none"  # engine.tuning.PROTOCOLS: tuning and its folds (checked when run)
+    launcher: str = "auto"  # engine.launchers: fork where the method is fork-safe, or fork / exec
+    tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: runs.protocols.TuningOptions
+    seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -156,9 +168,15 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     if not isinstance(seed_from_task, bool):
         raise SuiteError(f"suite {where}: 'seed_from_task' must be true or false")
     srbench = _srbench_table(data.get("srbench", {}), where)
+    launcher = data.get("launcher", "auto")
+    if launcher not in ("auto", "fork", "exec"):
+        raise SuiteError(f"suite {where}: 'launcher' must be \"auto\", \"fork\" or \"exec\"")
     protocol = data.get("protocol", "none")
     if not isinstance(protocol, str):
-        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\")")
+        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\", \"srbench2021\")")
+    tuning = data.get("tuning", {})
+    if not isinstance(tuning, dict):
+        raise SuiteError(f"suite {where}: [tuning] must be a table")
     tasks = expand_tasks(str_list("tasks"), where, workspace)
     if seed_from_task:
         for t in tasks:
@@ -176,6 +194,9 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
         seed_from_task=seed_from_task,
         srbench=srbench,
         protocol=protocol,
+        launcher=launcher,
+        tuning=tuning,
+        seeds_given="seeds" in data or "n_seeds" in data,
     )
 
 
@@ -188,8 +209,10 @@ def _srbench_table(table: Any, where: str) -> dict[str, Any]:
     for key, value in table.items():
         if key in ("tuned", "test") and not isinstance(value, bool):
             raise SuiteError(f"suite {where}: [srbench] {key} must be true or false")
+        if key == "fork_safe" and not isinstance(value, bool):
+            raise SuiteError(f"suite {where}: [srbench] fork_safe must be true or false")
         if key == "scaling" and value not in SCALINGS:
             raise SuiteError(f"suite {where}: [srbench] scaling must be one of {', '.join(SCALINGS)}")
-        if key not in ("tuned", "test", "scaling"):
-            raise SuiteError(f"suite {where}: unknown [srbench] key {key!r} (known: tuned, test, scaling)")
+        if key not in ("tuned", "test", "scaling", "fork_safe"):
+            raise SuiteError(f"suite {where}: unknown [srbench] key {key!r} (known: tuned, test, scaling, fork_safe)")
     return dict(table)

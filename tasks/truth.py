@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tasks.catalogue import TaskError
 from tasks.model import Task
 
+if TYPE_CHECKING:
+    from engine.expression import ParsedExpression
 
-def parse_truth(text: str, features: list[str]):
+
+def parse_truth(text: str, features: list[str]) -> ParsedExpression:
     """Parse a ground-truth formula over ``features`` (engine.expression, Python dialect)."""
     from engine.expression import ExpressionError, parse_expression
 

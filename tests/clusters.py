@@ -53,10 +53,9 @@ class Servers:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def spawn(self, args: list[str], log: str, env: dict | None = None) -> subprocess.Popen:
-        out = open(self.root / log, "ab")
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, start_new_session=True)
-        out.close()
+        with open(self.root / log, "ab") as out:  # the child keeps its own copy of the descriptor
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=env, start_new_session=True)
         self.procs.append(proc)
         return proc
 
@@ -173,9 +172,10 @@ def start_slurm() -> Slurm:
     os.chmod(key, 0o400)
     os.chmod(root / "munge", 0o700)
     socket_path = root / "munge" / "munge.socket"
-    server = Slurm(root, conf=root / "slurm.conf")
+    conf = root / "slurm.conf"
+    server = Slurm(root, conf=conf)
     memory_mb = 4096
-    server.conf.write_text(
+    conf.write_text(
         "ClusterName=srtuitest\nSlurmctldHost=localhost(127.0.0.1)\n"
         f"SlurmctldPort={free_port()}\nSlurmdPort={free_port()}\n"
         f"AuthType=auth/munge\nAuthInfo=socket={socket_path}\nCredType=cred/munge\n"

@@ -12,6 +12,25 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+#: The unit-test modules: in-process calls of srtui's functions and classes, no app under a pilot,
+#: (almost) no CLI subprocess; the whole set takes seconds to a minute. Every other test module,
+#: and every test marked slow, is end to end (marker ``e2e``): the real CLI in subprocesses, the
+#: Textual app, real method fits under the engine's limits, real servers. ``pytest -m "not e2e"``
+#: is the fast run; the default run has both. A new module is end to end until listed here.
+UNIT_MODULES = frozenset({
+    "test_dask_config", "test_engine_units", "test_expression", "test_expression_dialects",
+    "test_expression_properties", "test_metrics", "test_releases", "test_reviews", "test_reviews_seed",
+    "test_scoring", "test_scoring_files", "test_scoring_reference", "test_scoring_stats", "test_tasks_cli",
+    "test_tasks_data", "test_tasks_generators", "test_textsafe", "test_tui_seed",
+})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem not in UNIT_MODULES or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.e2e)
+
 
 def shared_data_dir() -> Path | None:
     env = os.environ.get("SRTUI_DATA_DIR")
@@ -100,3 +119,9 @@ def srbench_folder(tmp_path: Path):
         )
 
     return get
+
+
+@pytest.fixture(params=["fork", "exec"])
+def launcher(request) -> str:
+    """Both job launchers (engine.launchers): a test taking it runs once forked, once exec'd."""
+    return request.param

@@ -1,4 +1,4 @@
-"""The core (engine, tasks, results, reviews) never imports Textual; the import layers hold.
+"""The core (runs, engine, tasks, results, reviews) never imports Textual; the import layers hold.
 
 Two independent proofs, as Harlequin does it: import-linter's contracts from pyproject.toml
 (static, every import statement), and each core module imported in a fresh interpreter with
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-CORE = ("engine", "tasks", "results", "reviews")
+CORE = ("runs", "engine", "tasks", "results", "reviews")
 
 
 def test_import_linter_contracts_are_kept():

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends import BackendError, BackendOptions
-from engine.backends.dask_backend import DaskBackend
+from engine.backends.base import BackendError, BackendOptions
+from engine.backends.dask import DaskBackend
 from engine.backends.dask_config import (
     check_limits,
     load_cluster_config,
@@ -107,7 +107,7 @@ def test_slurm_refuses_jobs_longer_than_the_walltime(tmp_path: Path) -> None:
     path = write(tmp_path, SLURM.replace('"04:00:00"', '"01:00:00"'))
     config = load_cluster_config("slurm", path)
     check_limits(config, [Limits(time_s=1800, mem_mb=2000)])  # fits
-    with pytest.raises(BackendError, match="raise walltime .* or lower --time-limit"):
+    with pytest.raises(BackendError, match=r"raise walltime .* or lower --time-limit"):
         check_limits(config, [Limits(time_s=1800), Limits(time_s=3600, mem_mb=2000)])
     with pytest.raises(BackendError, match="raise memory or lower --mem-limit"):
         check_limits(config, [Limits(time_s=60, mem_mb=8000)])  # 32 GB / 8 workers = 4 GB each
@@ -149,7 +149,7 @@ def test_option_combinations() -> None:
     with pytest.raises(BackendError, match="needs --cluster-config"):
         load_cluster_config("slurm", None)
     with pytest.raises(BackendError, match="not both"):
-        DaskBackend(BackendOptions("dask", 1, scheduler="tcp://h:8786", cluster="local"), Path("."))
+        DaskBackend(BackendOptions("dask", 1, dask_scheduler="tcp://h:8786", cluster="local"), Path("."))
     with pytest.raises(BackendError, match="local, ssh or slurm"):
         DaskBackend(BackendOptions("dask", 1, cluster="kubernetes"), Path("."))
     with pytest.raises(BackendError, match="cannot read"):
@@ -188,9 +188,9 @@ def test_interrupt_handler_survives_a_library_that_replaces_it() -> None:
 
     code = (
         "import signal, threading\n"
-        "from srtui import runner\n"
+        "from srtui.cli.interrupts import install_interrupt_handlers\n"
         "cancel, force = threading.Event(), threading.Event()\n"
-        "runner.install_interrupt_handlers(cancel, force, print)\n"
+        "install_interrupt_handlers(cancel, force, print)\n"
         "ours = signal.getsignal(signal.SIGINT)\n"
         "signal.signal(signal.SIGINT, lambda *_: None)\n"
         "import dask_jobqueue\n"

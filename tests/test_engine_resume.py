@@ -22,28 +22,30 @@ def db_rows(workspace: Path, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
-def test_rerun_skips_done_jobs_and_new_params_make_new_jobs(workspace: Path, suite_file) -> None:
+def test_rerun_skips_done_jobs_and_new_params_make_new_jobs(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(methods=("probe-noop",), seeds=(1, 2))
-    srtui("run", str(suite), "--workspace", str(workspace), check=True)
+    srtui("run", "--launcher", launcher, str(suite), "--workspace", str(workspace), check=True)
     first = {r["job_id"]: r for r in results_json(workspace)}
     assert len(first) == 2 and all(r["status"] == "ok" for r in first.values())
-    again = srtui("run", str(suite), "--workspace", str(workspace), check=True)
+    # the launcher is not part of a job: the other one finds the same jobs done
+    other = "exec" if launcher == "fork" else "fork"
+    again = srtui("run", "--launcher", other, str(suite), "--workspace", str(workspace), check=True)
     assert "2 already done" in again.stderr
     assert {r["job_id"]: r["ended_at"] for r in results_json(workspace)} == {k: v["ended_at"] for k, v in first.items()}
     # a different limit is a different job, stored beside the old one (no overwrite)
-    srtui("run", str(suite), "--time-limit", "99", "--workspace", str(workspace), check=True)
+    srtui("run", "--launcher", launcher, str(suite), "--time-limit", "99", "--workspace", str(workspace), check=True)
     assert len(results_json(workspace)) == 4
 
 
 @pytest.mark.slow
-def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file) -> None:
+def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(
         name="crashy", tasks=("smoke-linear", "smoke-interaction"), methods=("probe-noop", "probe-sleep"),
         seeds=tuple(range(1, 11)), limits={"time_s": 20, "grace_s": 1}, params={"probe-sleep": {"seconds": 0.6}},
     )
     env = dict(os.environ)
     env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(workspace)],
+    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace)],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     # wait until some jobs are done and some are running, then kill the driver outright
     deadline = time.monotonic() + 60
@@ -62,15 +64,20 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file) -> None
     assert statuses.get("ok", 0) < 40, "the run finished before it could be killed"
     # the jobs die with their driver (parent-death signal); only this workspace's jobs are ours
     mine = db_rows(workspace, "SELECT value FROM meta WHERE key = 'workspace_id'")[0][0] + ":"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while processes_with_token(prefix=mine) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not processes_with_token(prefix=mine)
+    # nothing the driver started outlives it: no job, no fork server (they carry its identity)
+    deadline = time.monotonic() + 5
+    while _started_by(driver.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _started_by(driver.pid)
     # until the next run, the jobs left "running" are reported with their driver gone
     status = json.loads(srtui("status", "--json", "--workspace", str(workspace), check=True).stdout)
     assert status["running"] and not any(r["driver_alive"] for r in status["running"])
 
-    proc = srtui("run", str(suite), "--jobs", "2", "--workspace", str(workspace), check=True)
+    proc = srtui("run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace), check=True)
     rows = results_json(workspace)
     assert len(rows) == 40 and len({r["job_id"] for r in rows}) == 40
     assert all(r["status"] == "ok" for r in rows), proc.stderr
@@ -87,11 +94,25 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file) -> None
     assert db_rows(workspace, "SELECT count(*) FROM runs WHERE status = 'lost'") == [(1,)]
 
 
-def test_status_json_answers_during_a_run(workspace: Path, suite_file) -> None:
+def _started_by(driver_pid: int) -> list[int]:
+    """Live processes whose environment names the driver ``driver_pid`` as theirs."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("SRTUI_DRIVER", "").startswith(f"{driver_pid}:") and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_status_json_answers_during_a_run(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(methods=("probe-sleep",), seeds=(1, 2), params={"probe-sleep": {"seconds": 4}})
     env = dict(os.environ)
     env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(workspace)],
+    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace)],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         seen_running = False

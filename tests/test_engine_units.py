@@ -5,18 +5,19 @@ from __future__ import annotations
 import io
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine import launcher
-from engine.scheduler import PlannedJob, interleave
+from engine.backends.local import PlannedJob, interleave
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError, resolve
 from results.store import Store, StoreError, needs_run
 
 
 def spec(**changes) -> JobSpec:
-    base = dict(suite="s", task="t", method="m", seed=1, limits=Limits(time_s=10), data_fingerprint="abc", method_version="1", params={"a": 1})
+    base: dict[str, Any] = dict(suite="s", task="t", method="m", seed=1, limits=Limits(time_s=10), data_fingerprint="abc", method_version="1", params={"a": 1})
     base.update(changes)
     return JobSpec(**base)
 
@@ -91,6 +92,7 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
     with sqlite3.connect(ws.db_path) as conn:
         for newer in ("method_notes", "energy_j", "energy_method"):  # added by v4 and v6
             conn.execute(f"ALTER TABLE jobs DROP COLUMN {newer}")
+        conn.execute("ALTER TABLE runs DROP COLUMN queued")  # added by v7
         conn.execute("PRAGMA user_version = 3")
     out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws.root)],
                          capture_output=True, text=True)
@@ -118,12 +120,10 @@ def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> Non
     assert store.conn.execute("SELECT seq, event FROM review_events").fetchall() == [
         (1, "create"), (2, "close"), (3, "add_expert")]
     for sql in ("UPDATE review_events SET actor = 'x'", "DELETE FROM review_events"):
-        with pytest.raises(sqlite3.IntegrityError, match="cannot be"):
-            with store.transaction() as c:
-                c.execute(sql)
-    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
-        with store.transaction() as c:
-            c.execute("INSERT INTO review_events (session, event, at) VALUES ('s', 'rename', 't')")
+        with pytest.raises(sqlite3.IntegrityError, match="cannot be"), store.transaction() as c:
+            c.execute(sql)
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"), store.transaction() as c:
+        c.execute("INSERT INTO review_events (session, event, at) VALUES ('s', 'rename', 't')")
     store.close()
 
 
@@ -195,9 +195,13 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
     hog = subprocess.Popen([sys.executable, "-c", "b = bytearray(200 * 2**20); print(flush=True); import time; time.sleep(30)"],
                            env=env, stdout=subprocess.PIPE)
     try:
+        assert hog.stdout is not None
         hog.stdout.readline()  # the 200 MB are allocated
         tracker = proctree.TreeTracker(root.pid, "ws:test-escapee")
-        polls = [tracker.poll() for _ in range(3) if not time.sleep(0.05)]
+        polls = []
+        for _ in range(3):
+            time.sleep(0.05)
+            polls.append(tracker.poll())
         assert all(total > 200 * 2**20 for total in polls), polls
         assert hog.pid in tracker.seen and root.pid in tracker.seen
     finally:

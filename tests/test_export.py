@@ -20,7 +20,7 @@ from results.export import (
 from results.scoring import score
 from results.tables import normalise, read_runs_csv
 from srtui.cli import app
-from srtui.cli.common import CliError
+from engine.errors import SrtuiError
 
 
 def runs():
@@ -84,9 +84,9 @@ def test_cli_score_from_csv_and_errors(tmp_path):
     # with the baseline qualifies; the failed run is counted
     assert "\nx,1.5,0.9,2,1,yes\n" in res.output and "\nlinear,1.5,0.5,2,0,baseline\n" in res.output
     bad = runner.invoke(app, ["score", "nope", "--from-csv", str(path)])
-    assert isinstance(bad.exception, CliError) and "unknown scoring rule" in str(bad.exception)
+    assert isinstance(bad.exception, SrtuiError) and "unknown scoring rule" in str(bad.exception)
     missing = runner.invoke(app, ["score", "srbench2021", "--from-csv", str(tmp_path / "none.csv")])
-    assert isinstance(missing.exception, CliError) and "no such file" in str(missing.exception)
+    assert isinstance(missing.exception, SrtuiError) and "no such file" in str(missing.exception)
 
 
 def test_cli_expr_reports_the_bingo_symbolic_solution():
@@ -100,12 +100,12 @@ def test_cli_expr_reports_the_bingo_symbolic_solution():
     assert rel["srbench2022"]["symbolic_solution"] == 0 and rel["srbench2022"]["symbolic_solution:corrected"] == 1
     assert rel["srbench2025"]["size"] == 11
     bad = CliRunner().invoke(app, ["expr", "__import__('os')"])
-    assert isinstance(bad.exception, CliError)
+    assert isinstance(bad.exception, SrtuiError)
 
 
 @pytest.mark.slow
 def test_rescore_and_export_a_real_workspace(tmp_path):
-    from tests.conftest import srtui
+    from conftest import srtui
 
     ws = tmp_path / "ws"
     srtui("run", "smoke", "--methods", "linear", "--tasks", "smoke-linear,smoke-interaction", "--workspace", str(ws), check=True)

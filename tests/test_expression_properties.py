@@ -34,7 +34,7 @@ def parse_or_error(text: str, dialect: str = "python") -> ParsedExpression | Non
 
 
 # -- random strings ------------------------------------------------------------------------------
-ALPHABET = st.sampled_from(list("x012.e+-*/^|()[], _'\"abcdsinlogXpw:;=<>!@#$%&~`{}\\\n\t") + ["x0", "sin(", "**", "id(", "__"])
+ALPHABET = st.sampled_from([*list("x012.e+-*/^|()[], _'\"abcdsinlogXpw:;=<>!@#$%&~`{}\\\n\t"), "x0", "sin(", "**", "id(", "__"])
 
 
 @SETTINGS
@@ -55,7 +55,7 @@ def test_random_unicode_parse_or_raise_expression_error(text, dialect):
 # -- random ASTs of allowed and forbidden nodes ----------------------------------------------------
 ALLOWED_FUNCS = {"sin": 1, "cos": 1, "exp": 1, "log": 1, "sqrt": 1, "abs": 1, "tanh": 1, "pow": 2, "max": 2, "min": 2, "square": 1}
 leaf_allowed = st.one_of(
-    st.sampled_from(FEATURES + ["pi", "e"]).map(lambda n: ast.Name(n, ast.Load())),
+    st.sampled_from([*FEATURES, "pi", "e"]).map(lambda n: ast.Name(n, ast.Load())),
     st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: ast.Constant(abs(v))),
     st.integers(0, 100).map(ast.Constant),
 )
@@ -63,7 +63,7 @@ leaf_allowed = st.one_of(
 
 def _allowed_node(children):
     binop = st.builds(
-        lambda l, op, r: ast.BinOp(l, op, r),
+        lambda left, op, right: ast.BinOp(left, op, right),
         children,
         st.sampled_from([ast.Add(), ast.Sub(), ast.Mult(), ast.Div(), ast.Pow()]),
         children,
@@ -110,7 +110,7 @@ def _any_node(children):
 any_trees = st.recursive(st.one_of(leaf_allowed, leaf_forbidden), _any_node, max_leaves=25)
 
 
-def _unparse(node: ast.AST) -> str:
+def _unparse(node: ast.expr) -> str:
     return ast.unparse(ast.fix_missing_locations(ast.Expression(node)))
 
 

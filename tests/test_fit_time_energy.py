@@ -6,7 +6,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from conftest import results_json, srtui
 
 from engine import energy
@@ -20,7 +19,7 @@ def test_fit_s_times_the_fit_alone_not_the_imports(workspace: Path, suite_file) 
     for row in rows:
         # importing scikit-learn takes most of a second (more on a loaded machine) and is in
         # the wall time; LinearRegression on a small task takes milliseconds
-        assert row["fit_s"] is not None and 0 < row["fit_s"] < 0.1, row["fit_s"]
+        assert row["fit_s"] is not None and 0 < row["fit_s"] < 0.5, row["fit_s"]
         assert row["wall_s"] > row["fit_s"] * 5
 
 

@@ -196,6 +196,7 @@ async def _wait(pilot, condition, timeout: float = 20.0) -> None:
 async def _drive_app(ws: Path, sink: list[str]) -> list[str]:
     from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
+    from srtui.app.screens.expression import ExpressionScreen
 
     app = SrtuiApp(Workspace(ws), label="evil", theme="textual-dark")
     app.driver_class = capturing_driver(sink)
@@ -208,8 +209,10 @@ async def _drive_app(ws: Path, sink: list[str]) -> list[str]:
         for method in (NAME, RAISER):
             app.open_expression(job_of(ws, method))
             screen = app.screen
-            await _wait(pilot, lambda: screen.detail is not None)
+            assert isinstance(screen, ExpressionScreen)
+            await _wait(pilot, lambda screen=screen: screen.detail is not None)
             if method == NAME:  # its Pareto front is on screen too
+                assert screen.detail is not None
                 assert screen.detail.pareto and "\\x1b]52" in screen.detail.pareto[0]["expression"]
             await pilot.pause(0.3)
             await pilot.press("c")  # copy: OSC 52 to the terminal

@@ -87,6 +87,7 @@ def test_a_huge_rating_is_refused_not_an_overflow(file_suite_ws: Path, tmp_path:
 def test_app_shows_the_refusal_of_a_newer_schema(file_suite_ws: Path, tmp_path: Path) -> None:
     from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
+    from srtui.app.screens.monitor import MonitorScreen
 
     ws = tmp_path / "ws"
     shutil.copytree(file_suite_ws, ws)
@@ -98,7 +99,7 @@ def test_app_shows_the_refusal_of_a_newer_schema(file_suite_ws: Path, tmp_path: 
         async with app.run_test(size=(100, 24)) as pilot:
             for _ in range(200):
                 await pilot.pause(0.05)
-                if app.screen.snapshot is not None:
+                if isinstance(app.screen, MonitorScreen) and app.screen.snapshot is not None:
                     break
             return str(app.screen.query_one("#counts").render())
 

@@ -26,7 +26,7 @@ def test_every_optional_method_has_an_install_recipe_and_lazy_module():
         assert method.install_steps and method.install_hint.startswith(f"srtui methods install {name}")
         ok, why = method.availability()
         assert ok or f"srtui methods install {name}" in why
-    code = "import sys, engine.methods.optional; print([m for m in %r if m in sys.modules])" % list(MODULES.values())
+    code = f"import sys, engine.methods.optional; print([m for m in {list(MODULES.values())!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -246,7 +246,7 @@ def _ridge_folder(tmp_path: Path, model_returns: str, extra: str = "") -> Path:
     folder = tmp_path / "ridge"
     folder.mkdir()
     (folder / "regressor.py").write_text(
-        f"from sklearn.linear_model import Ridge\nest = Ridge()\ndef model(est, X):\n    return {model_returns!r}\n{extra}"
+        "from sklearn.linear_model import Ridge\nest = Ridge()\ndef " f"model(est, X):\n    return {model_returns!r}\n{extra}"
     )
     return folder
 

@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import srtui
 
 from engine.expression import parse_expression
-from tests.conftest import srtui
 
 SKLEARN = ["sklearn_adaboost", "sklearn_lasso", "sklearn_linear", "sklearn_mlp", "sklearn_randomforest",
            "sklearn_ridge", "sklearn_sgd"]
@@ -46,7 +46,7 @@ def _rows(ws: Path) -> dict[str, dict]:
 
 @pytest.mark.slow
 def test_sklearn_and_ffx_folders_run_unmodified(srbench_folder, tmp_path):
-    names = SKLEARN + ["ffx"]
+    names = [*SKLEARN, "ffx"]
     folders = [srbench_folder(n) for n in names]
     proc = _run(folders, names, tmp_path / "ws")
     assert proc.returncode == 0, proc.stderr

@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-import sympy as sp
 
 from results import expr_metrics as em
 from results.expr_batch import ExprCache, ModelItem, expression_metrics
@@ -89,7 +88,7 @@ def test_pool_kills_a_late_worker_and_carries_on():
         assert pool.replaced == 1
     assert res["slow"].status == "timeout"
     assert res["fast"].status == "ok" and res["fast2"].value == 0.01
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 25  # never the late task's 30 s; margin for worker restarts under load
 
 
 def test_pool_reports_errors():
@@ -139,3 +138,25 @@ def test_too_large_constant_and_unparsable_models():
     assert const_m["symbolic_solution"] == 0 and const_m["size"] == 1
     assert const_m["srbench2025.symbolic_solution:corrected"] == 0
     assert bad_m["parse_error"] == 1
+
+
+def test_batch_bundles_give_the_values_of_each_operation_alone():
+    """One pool task per model (model ops + SRSD, then the solution checks) and the simplify
+    shared between them give exactly what each operation computes on its own."""
+    from results import releases as R
+
+    f = ["x1", "x2", "x3"]
+    truth = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
+    texts = ["0.4*x1*x2 - 1.5000*x1 + 2.5*x2 + 1.2", "sin(x2) + 0.25*x1", "x1*x2"]
+    items = [ModelItem(t, tuple(f), "python", truth, r2_test=0.9) for t in texts]
+    for screen in (True, False):
+        out, _ = expression_metrics(items, ExprCache(), workers=2, timeout=60, screen=screen)
+        for text, m in zip(texts, out):
+            for rel in R.RELEASES:
+                alone = R.model_op(text, f, "python", rel)
+                sol = R.solution_op(text, truth, f, "python", rel, r2_test=0.9, screen=False)
+                assert m[f"{rel}.size_simplified"] == alone["size_simplified"]
+                assert m[f"{rel}.symbolic_solution"] == int(sol["reference"])
+                assert m[f"{rel}.symbolic_solution:corrected"] == int(sol["corrected"])
+            assert m["srsd.ted"] == R.srsd_op(text, truth, f, "python")["ted"]
+    assert out[0]["srbench2022.symbolic_solution"] == 1 and out[1]["srbench2022.symbolic_solution"] == 0

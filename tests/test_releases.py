@@ -7,13 +7,13 @@ import json
 
 import pytest
 import sympy as sp
+from conftest import shared_data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.expression import ExpressionError
 from engine.expression.sympy_view import parse_sympy_view
 from results import releases as R
-from conftest import shared_data_dir
 
 T1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
@@ -198,3 +198,14 @@ def test_stored_names_follow_the_contract():
                  "srbench2022.symbolic_solution:corrected", "size", "symbolic_solution"):
         assert _stored(name), name
     assert not _stored("srbench2021.simplicity") and not _stored("_notes")
+
+
+def test_shared_simplify_is_sympy_simplify_keyed_by_the_tree():
+    x = sp.Symbol("x1")
+    a, b = sp.Float("0.5", 3) * x + x, sp.Float("0.5") * x + x  # equal as strings, not as trees
+    assert sp.srepr(a) != sp.srepr(b)
+    for e, ratio in ((a, None), (b, None), (a, 1), (sp.sin(x) ** 2 + sp.cos(x) ** 2, None)):
+        got = R.shared_simplify(e, ratio)
+        want = sp.simplify(e) if ratio is None else sp.simplify(e, ratio=ratio)
+        assert sp.srepr(got) == sp.srepr(want)
+        assert R.shared_simplify(e, ratio) is got  # the second call is served from the memo

@@ -13,6 +13,8 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import shared_data_dir
+from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
 from results.store import Store
 from reviews import (
@@ -34,8 +36,6 @@ from reviews.agreement import (
 )
 from reviews.items import BLACK_BOX, build_items, rounded_expression
 from reviews.storage import expert_order
-from tests.conftest import shared_data_dir
-from tests.test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
 
 @pytest.fixture
@@ -91,10 +91,9 @@ def test_rating_out_of_range_is_rejected_by_the_database(store, items):
     es = ExpertSession.open(store, "s1", "alice")
     a = es.order[0]
     for bad in (0, 6):
-        with pytest.raises(sqlite3.IntegrityError):
-            with store.transaction() as c:
-                c.execute("INSERT INTO review_ratings (assignment_id, session, expert, item_id, rating, shown_at, submitted_at) "
-                          "VALUES (?, 's1', 'alice', ?, ?, 'x', 'y')", (a, es._items[a], bad))
+        with pytest.raises(sqlite3.IntegrityError), store.transaction() as c:
+            c.execute("INSERT INTO review_ratings (assignment_id, session, expert, item_id, rating, shown_at, submitted_at) "
+                      "VALUES (?, 's1', 'alice', ?, ?, 'x', 'y')", (a, es._items[a], bad))
         # the expert's path has no range check of its own: the database refuses, nothing is stored
         with pytest.raises(ExpertError, match="1 to 5"):
             es.rate(0, bad)
@@ -115,9 +114,8 @@ def test_audit_and_events_are_append_only_and_items_frozen(store, items):
     assert rows == [("rate", 4), ("revise", 2), ("skip", None)]
     for sql in ("UPDATE review_audit SET rating = 5", "DELETE FROM review_audit", "UPDATE review_events SET actor = 'x'",
                 "DELETE FROM review_events", "UPDATE review_items SET content = '{}'", "DELETE FROM review_ratings"):
-        with pytest.raises(sqlite3.IntegrityError, match="cannot be"):
-            with store.transaction() as c:
-                c.execute(sql)
+        with pytest.raises(sqlite3.IntegrityError, match="cannot be"), store.transaction() as c:
+            c.execute(sql)
     assert len(store.conn.execute("SELECT * FROM review_audit").fetchall()) == 3
     assert store.conn.execute("SELECT rating, revisions, comment FROM review_ratings").fetchall() == [(2, 1, None)]
 
@@ -131,9 +129,9 @@ def test_closed_session_takes_no_ratings_and_unblinding_is_logged(store, items):
     close(store, "s1", "org")
     with pytest.raises(ExpertError, match="closed"):
         es.rate(1, 3)
-    with pytest.raises(sqlite3.IntegrityError, match="not open"):  # the trigger, whatever the caller
-        with store.transaction() as c:
-            c.execute("UPDATE review_ratings SET rating = 5")
+    # the trigger, whatever the caller
+    with pytest.raises(sqlite3.IntegrityError, match="not open"), store.transaction() as c:
+        c.execute("UPDATE review_ratings SET rating = 5")
     with pytest.raises(ExpertError, match="closed"):
         ExpertSession.open(store, "s1", "alice")
     unblind(store, "s1", "org")

@@ -8,12 +8,12 @@ import re
 import shlex
 
 import pytest
+from conftest import srtui
+from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
 from engine.workspace import Workspace
 from results.store import Store
 from reviews import ExpertSession
-from tests.conftest import srtui
-from tests.test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@laptop"
 
@@ -78,7 +78,7 @@ def test_expert_errors_are_generic_and_ssh_setup(ws):
     out = srtui("review", "ssh-setup", "r2", "--expert", "bob", "--key", KEY, *w)
     assert out.returncode == 2 and "not an expert" in out.stderr
     help_text = srtui("review", "open", "--help").stdout.lower()
-    assert not any(m.lower() in help_text for m in SRBENCH_METHODS + ("linear", "lasso", "operon", "gplearn", "ffx"))
+    assert not any(m.lower() in help_text for m in (*SRBENCH_METHODS, "linear", "lasso", "operon", "gplearn", "ffx"))
 
 
 def test_network_filesystem_is_refused(tmp_path, monkeypatch, capsys):

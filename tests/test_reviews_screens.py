@@ -11,6 +11,7 @@ import html
 import re
 
 import pytest
+from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 from textual.app import App
 
 from results.store import Store
@@ -18,7 +19,6 @@ from reviews import ExpertSession, create_session
 from reviews.items import build_items
 from srtui.app.review.expert import ExpertScreen, ReviewApp
 from srtui.app.review.organiser import ReviewSessionScreen, ReviewSessionsScreen
-from tests.test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
 SIZE = (150, 48)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from test_reviews_seed import seeded_copy
 from textual.widgets import Input
 
 from results.store import Store
 from reviews import ExpertSession, create_session
 from reviews.items import build_items
 from srtui.app.review.expert import ReviewApp
-from tests.test_reviews_seed import seeded_copy
 
 SIZE = (80, 24)
 

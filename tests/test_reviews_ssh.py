@@ -68,7 +68,8 @@ class Server:
         ]))
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
-        self.log = open(home / "sshd.log", "w")
+        self.log = open(home / "sshd.log", "w")  # noqa: SIM115 - sshd writes to it until stop()
+        assert SSHD is not None  # the fixture skips without one
         self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=self.log, stderr=subprocess.STDOUT)
         end = time.monotonic() + 20
         while time.monotonic() < end:
@@ -181,7 +182,7 @@ def test_an_expert_reaches_only_their_own_session(server):
     finally:
         term.kill()
     # alice's key asking for bob's session gets nothing: the forced command wins and refuses
-    proc = subprocess.run(server.ssh("alice", "-tt") + ["srtui review open s --expert bob"],
+    proc = subprocess.run([*server.ssh("alice", "-tt"), "srtui review open s --expert bob"],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "only opens your review" in proc.stdout + proc.stderr
     assert _by_expert(server.root) == {"bob": [5]}
@@ -193,7 +194,7 @@ def test_no_pty_and_remote_commands_are_refused_at_once(server):
         # stdin stays open, like an interactive client that asked for no PTY
         proc = subprocess.Popen(server.ssh("alice", *extra) + command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
         assert proc.returncode != 0 and time.monotonic() - start < 30
         assert words in err and err.strip().count("\n") == 0, err
     assert not _raters(server.root)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from results.tables import read_runs_csv
 from srtui.cli import app
-from srtui.cli.common import CliError
+from engine.errors import SrtuiError
 
 
 def _write(folder, name, data):
@@ -57,13 +57,13 @@ def test_json_results_of_the_qualification_stage_need_a_baseline(tmp_path):
     for i, alg in enumerate(("baseline", "operon")):
         _write(renamed, f"r{i}", {"dataset": "d", "algorithm": alg, "random_state": 0, "r2_test": 0.5 + i / 10})
     bad = runner.invoke(app, ["score", "srbench2022-qualification", "--from-csv", str(renamed)])
-    assert isinstance(bad.exception, CliError) and "-o baseline=NAME" in str(bad.exception)
+    assert isinstance(bad.exception, SrtuiError) and "-o baseline=NAME" in str(bad.exception)
     ok = runner.invoke(app, ["score", "srbench2022-qualification", "--from-csv", str(renamed), "-o", "baseline=baseline"])
     assert ok.exit_code == 0 and "baseline=baseline" in ok.output
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "x.json").write_text("{not json")
     err = runner.invoke(app, ["score", "srbench2021", "--from-csv", str(tmp_path / "broken")])
-    assert isinstance(err.exception, CliError) and "not a readable JSON result" in str(err.exception)
+    assert isinstance(err.exception, SrtuiError) and "not a readable JSON result" in str(err.exception)
 
 
 def test_collated_blackbox_table_one_row_per_method_and_dataset(tmp_path):

@@ -84,7 +84,7 @@ def test_add_user_task_and_use_it(tmp_path, capsys):
 ])
 def test_add_rejects_bad_csv_and_writes_nothing(tmp_path, capsys, rows, target, expect):
     ws = tmp_path / "ws"
-    code, out, err = run(["tasks", "add", "bad", str(_csv(tmp_path / "bad.csv", rows)), "--target", target,
+    code, _out, err = run(["tasks", "add", "bad", str(_csv(tmp_path / "bad.csv", rows)), "--target", target,
                           "-w", str(ws)], capsys)
     assert code != 0 and expect in err and err.count("\n") == 1
     assert not ws.exists() or not any((ws / "tasks").glob("*"))

@@ -142,7 +142,7 @@ def test_catalogue_counts():
 def test_first_principles_noise_levels():
     levels = {k: v[5] for k, v in firstprinciples.LAWS.items()}
     assert levels == {"ideal-gas": 0.1, "newton": 0.1, "planck": 0.1, "rydberg": 0.01, "schechter": 0.2}
-    for key, (features, _t, _f, fn, sample, level, _r) in firstprinciples.LAWS.items():
+    for key, (_features, _t, _f, fn, _sample, level, _r) in firstprinciples.LAWS.items():
         t = firstprinciples.build(key)
         X = np.vstack([t.X_train, t.X_test])[np.argsort(np.concatenate([t.train_index, t.test_index]))]
         y = np.concatenate([t.y_train, t.y_test])[np.argsort(np.concatenate([t.train_index, t.test_index]))]

@@ -13,6 +13,7 @@ import pytest
 from engine.workspace import Workspace
 from results.store import Store
 from srtui.app.app import SrtuiApp
+from srtui.app.screens.monitor import MonitorScreen
 
 
 @pytest.mark.slow
@@ -33,7 +34,8 @@ def test_monitor_follows_a_real_run_in_another_process(tmp_path):
             deadline = time.monotonic() + 240
             while time.monotonic() < deadline:
                 await pilot.pause(0.2)
-                snap = app.screen.snapshot
+                monitor = app.screen
+                snap = monitor.snapshot if isinstance(monitor, MonitorScreen) else None
                 if snap is not None and snap.exists:
                     seen_running.append(snap.counts.get("running", 0))
                     seen_totals.append(snap.total)
@@ -47,7 +49,7 @@ def test_monitor_follows_a_real_run_in_another_process(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err[-2000:]
     store = Store(Workspace(ws_path), readonly=True)
     final = store.status_counts()

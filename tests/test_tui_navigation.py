@@ -73,7 +73,7 @@ async def test_every_number_key_from_every_screen_lands_on_its_section_root(demo
             for number, (mode, _label) in enumerate(SECTIONS, 1):
                 await _open(pilot, start, demo)
                 await pilot.press(str(number))
-                await wait_for(pilot, lambda: app.current_mode == mode and len(app.screen_stack) == 1)
+                await wait_for(pilot, lambda mode=mode: app.current_mode == mode and len(app.screen_stack) == 1)
                 assert isinstance(app.screen, ROOTS[mode]), (start, number, app.screen)
         # and a section keeps no screen opened on top of it for next time
         await _open(pilot, "expression", demo)
@@ -163,9 +163,10 @@ async def test_every_screen_action_is_in_the_command_palette(demo):
 @pytest.mark.slow
 @sync
 async def test_explorer_and_board_follow_a_run_writing_the_workspace(tmp_path):
+    from test_tui_seed import LIMITS
+
     from engine.spec import JobSpec
     from results.store import Store
-    from test_tui_seed import LIMITS
 
     ws = seed_demo(tmp_path / "ws")
     app = make_app(ws)
@@ -207,10 +208,11 @@ async def test_every_footer_fits_80_columns(demo):
 
 @sync
 async def test_tab_reaches_every_control_of_the_expert_screen(tmp_path):
+    from test_reviews_processes import _workspace
+
     from results.store import Store
     from reviews import ExpertSession
     from srtui.app.review.expert import ReviewApp
-    from test_reviews_processes import _workspace
 
     root = _workspace(tmp_path, 3, ["alice"])
     from engine.workspace import Workspace

@@ -93,7 +93,7 @@ def test_seed_demo_has_every_kind_of_job(tmp_path):
     store = Store(ws, readonly=True)
     counts = store.status_counts()
     assert counts == {"ok": 4, "invalid_model": 2, "crashed": 2, "running": 1, "pending": 1}
-    ridge = [j for j in store.jobs() if j["method"] == "ridge"][0]
+    ridge = next(j for j in store.jobs() if j["method"] == "ridge")
     assert json.loads(ridge["pareto"])[0]["expression"] == "x0"
     assert store.predictions(ridge["job_id"]) is not None
     store.close()

@@ -1,50 +1,42 @@
 """Backends run planned jobs: the same job function (engine.launcher.run_job) everywhere.
 
-``local``: slot threads on this machine (engine.scheduler.LocalBackend).
-``dask``: Dask distributed futures (engine.backends.dask_backend), loaded only when asked for.
+``local``: slot threads on this machine (engine.backends.local.LocalBackend).
+``dask``: Dask distributed futures (engine.backends.dask.DaskBackend), loaded only when asked for.
+Both implement engine.backends.base.Backend; this module picks and makes one.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
+from engine.backends.base import Backend, BackendError, BackendOptions
 
-class BackendError(ValueError):
-    """A backend that cannot be set up; one line for the CLI."""
-
-
-@dataclass
-class BackendOptions:
-    kind: str = "local"
-    n_slots: int = 1
-    scheduler: str | None = None  # dask: tcp://HOST:8786 of a running scheduler
-    cluster: str | None = None  # dask: local | ssh | slurm
-    cluster_config: Path | None = None  # dask: TOML with the cluster's settings
-    cancel: threading.Event | None = None  # set by Ctrl-C: a cluster start in progress gives up
-    log_path: Path | None = None  # dask: where Dask's own log lines go (not the terminal)
+KINDS = ("local", "dask")
 
 
-def backend_kind(backend: str | None, scheduler: str | None, cluster: str | None, cluster_config: Path | None) -> str:
+def backend_kind(backend: str | None, dask_scheduler: str | None, cluster: str | None,
+                 cluster_config: Path | None) -> str:
     """--backend, given or implied: a cluster option means dask; with --backend local it is an error."""
-    wants_dask = bool(scheduler or cluster or cluster_config)
+    wants_dask = bool(dask_scheduler or cluster or cluster_config)
     if backend is None:
         return "dask" if wants_dask else "local"
+    if backend not in KINDS:
+        raise BackendError(f"unknown backend {backend!r} (choose {' or '.join(KINDS)})")
     if backend == "local" and wants_dask:
-        raise BackendError("--scheduler, --cluster and --cluster-config need --backend dask (or leave --backend out)")
+        raise BackendError("--dask-scheduler, --cluster and --cluster-config need --backend dask "
+                           "(or leave --backend out)")
     return backend
 
 
-def make_backend(options: BackendOptions, scratch_root: Path):
+def make_backend(options: BackendOptions, scratch_root: Path) -> Backend:
     if options.kind == "local":
-        from engine.scheduler import LocalBackend
+        from engine.backends.local import LocalBackend
 
         return LocalBackend(options.n_slots, scratch_root)
     if options.kind == "dask":
         try:
-            from engine.backends.dask_backend import DaskBackend
+            from engine.backends.dask import DaskBackend
         except ImportError as exc:
             raise BackendError(f"the dask backend needs dask[distributed]: {exc}") from None
         return DaskBackend(options, scratch_root)
-    raise BackendError(f"unknown backend {options.kind!r} (choose local or dask)")
+    raise BackendError(f"unknown backend {options.kind!r} (choose {' or '.join(KINDS)})")

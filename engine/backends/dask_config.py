@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.backends import BackendError
+from engine.backends.base import BackendError
 from engine.spec import Limits
 
 #: scheduler settings srtui needs: a worker death fails the task at once (KilledWorker, so the
@@ -121,7 +121,7 @@ def load_cluster_config(kind: str | None, path: Path | None) -> ClusterConfig:
     unknown = sorted(set(settings) - _KEYS[kind])
     if unknown:
         raise BackendError(
-            f"--cluster-config {path}: unknown [{kind}] key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KEYS[kind]))}"
+            f"--cluster-config {path}: unknown [{kind}] key(s) " f"{', '.join(unknown)}; allowed: {', '.join(sorted(_KEYS[kind]))}"
         )
     config = ClusterConfig(kind, dict(settings), str(path))
     _check(config)
@@ -157,11 +157,11 @@ def _check(config: ClusterConfig) -> None:
         hosts = s.get("hosts")
         if not isinstance(hosts, list) or len(hosts) < 2 or not all(isinstance(h, str) and h for h in hosts):
             raise BackendError(
-                f"--cluster-config {config.source}: ssh hosts must list the scheduler host then at least one worker host"
+                f"--cluster-config {config.source}: ssh hosts must list " "the scheduler host then at least one worker host"
             )
         clash = sorted(_RESERVED_WORKER & set(s.get("worker_options", {})))
         if clash:
-            raise BackendError(f"--cluster-config {config.source}: set workers_per_host, not worker_options {', '.join(clash)} (one thread per worker)")
+            raise BackendError(f"--cluster-config {config.source}: set workers_per_host, not " f"worker_options {', '.join(clash)} (one thread per worker)")
     if config.kind == "slurm":
         if "jobs" in s and ("minimum_jobs" in s or "maximum_jobs" in s):
             raise BackendError(f"--cluster-config {config.source}: give either jobs (fixed) or minimum_jobs/maximum_jobs (adaptive)")
@@ -227,8 +227,8 @@ def check_limits(config: ClusterConfig, limits: list[Limits]) -> None:
     longest = max(limits, key=job_span_s)
     if job_span_s(longest) > shortest_life:
         raise BackendError(
-            f"jobs may take {job_span_s(longest):.0f} s (time limit {longest.time_s:g} s + grace {longest.grace_s:g} s + "
-            f"{JOB_OVERHEAD_S:.0f} s start-up) but a SLURM worker with walltime {config.settings.get('walltime', '01:00:00')} "
+            f"jobs may take {job_span_s(longest):.0f} s (time limit " f"{longest.time_s:g} s + grace {longest.grace_s:g} s + "
+            f"{JOB_OVERHEAD_S:.0f} s start-up) but a SLURM worker with " f"walltime {config.settings.get('walltime', '01:00:00')} "
             f"runs jobs for only {max(shortest_life, 0):.0f} s: raise walltime in {config.source} or lower --time-limit"
         )
     per_worker_mb = parse_memory_mb(config.settings["memory"], config.source) / int(config.settings.get("cores", 1))

@@ -1,4 +1,4 @@
-"""One run on the Dask backend, driver side: claim, submit, collect, record (see dask_backend).
+"""One run on the Dask backend, driver side: claim, submit, collect, record (see engine.backends.dask).
 
 The calling thread claims jobs in the store and submits them; one recorder thread scores and
 records finished attempts (lost ones are recorded before their retry). Every two seconds the
@@ -9,19 +9,23 @@ how many workers there are, for `srtui status`.
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import time
 import uuid
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from engine import proctree
-from engine.backends import BackendError
+from engine.backends.base import BackendError, JobSink, PlannedJob, RunState
 from engine.backends.dask_worker import TOPIC_PREFIX, forget_run, run_on_worker, signal_run, synthetic_outcome
+from engine.backends.local import DataCache, finish_job
 from engine.launcher import JobOutcome, now_iso
-from engine.scheduler import DataCache, JobSink, PlannedJob, RunState, finish_job
 from engine.spec import MAX_AUTO_ATTEMPTS
+
+if TYPE_CHECKING:
+    from engine.backends.dask import DaskBackend
 
 #: an attempt whose worker left before starting it is sent again this often, then counted lost
 MAX_FREE_REQUEUES = 5
@@ -43,7 +47,8 @@ class DaskRun:
     """One run's bookkeeping on the driver: the calling thread claims and submits, one recorder
     thread scores and records finished attempts (lost ones are recorded before their retry)."""
 
-    def __init__(self, backend, sink: JobSink, state: RunState, cancel, force, on_change) -> None:
+    def __init__(self, backend: DaskBackend, sink: JobSink, state: RunState, cancel: threading.Event,
+                 force: threading.Event, on_change: Callable[[], None] | None) -> None:
         self.backend, self.client = backend, backend.client
         self.sink, self.state, self.cancel, self.force = sink, state, cancel, force
         self.on_change = on_change or (lambda: None)
@@ -125,9 +130,7 @@ class DaskRun:
         live, expected = self.backend.tend(0 if self.cancel.is_set() else remaining)
         if (live, expected) != self.workers_shown:
             self.workers_shown = (live, expected)
-            report = getattr(self.sink, "workers", None)
-            if report is not None:
-                report(live, expected)
+            self.sink.workers(live, expected)
         config = self.backend.config
         return config.max_in_flight if config and config.max_in_flight else self.backend.slots()
 

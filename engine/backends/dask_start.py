@@ -15,10 +15,11 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from engine.backends import BackendError
+from engine.backends.base import BackendError
 
 DASK_LOGGERS = ("distributed", "dask_jobqueue", "asyncssh", "tornado", "bokeh")
 #: the env variable that marks every process an SSH cluster start spawned on a remote host
@@ -158,5 +159,5 @@ def sweep_ssh_hosts(hosts: list[str], connect_options: dict, token: str, timeout
 
     try:
         asyncio.run(all_hosts())
-    except (asyncio.TimeoutError, OSError):
+    except (TimeoutError, OSError):
         pass

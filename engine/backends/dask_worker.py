@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from engine.backends.dask_config import job_span_s
+from engine.backends.local import usable_cores
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
-from engine.scheduler import usable_cores
 from engine.spec import Limits
 
 TOPIC_PREFIX = "srtui-started-"
@@ -47,7 +47,7 @@ def forget_run(run_token: str) -> None:
         _run_flags.pop(run_token, None)
 
 
-def dask_setup(worker) -> None:  # noqa: ARG001 - Dask preload hook for LocalCluster workers
+def dask_setup(worker) -> None:  # a Dask preload hook for LocalCluster workers
     """Local workers share the terminal's process group: Ctrl-C is the driver's to handle."""
     import signal
 

@@ -29,8 +29,8 @@ Sources of the semantics (checked numerically against the installed packages in 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import sympy as sp
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from engine.errors import SrtuiError
 
-class ExpressionError(ValueError):
+
+class ExpressionError(SrtuiError, ValueError):
     """A model string the safe parser refuses; the message is one human-readable line."""
 
     def __init__(self, message: str) -> None:

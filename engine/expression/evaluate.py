@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import builtins
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 import sympy as sp

@@ -27,9 +27,9 @@ import re
 import sys
 import threading
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Sequence
+from functools import cache
 
 import numpy as np
 import sympy as sp
@@ -80,7 +80,7 @@ _BAD_BINOPS = {
 _CONSTANTS = {"pi": sp.pi, "e": sp.E}
 
 
-@lru_cache(maxsize=None)
+@cache
 def feature_symbol(name: str) -> sp.Symbol:
     """The sympy symbol of a feature: ``Symbol(name, real=True)`` everywhere in srtui."""
     return sp.Symbol(name, real=True)
@@ -174,7 +174,7 @@ def _numbering(tree: ast.AST, feats: tuple[str, ...], dialect: Dialect) -> dict[
                 idx = int(m.group(1)) - base
                 if not 0 <= idx < len(feats):
                     raise ExpressionError(
-                        f"{n} refers to feature #{idx + 1} but there are {len(feats)} features ({dialect.name} numbering)"
+                        f"{n} refers to feature #{idx + 1} but there are " f"{len(feats)} features ({dialect.name} numbering)"
                     )
                 rename[n] = feats[idx]
         return rename

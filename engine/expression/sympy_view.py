@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import sympy as sp
 

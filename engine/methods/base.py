@@ -9,8 +9,9 @@ arrays), never as pickled objects.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class FitBudget(float):
 
     nominal: float
 
-    def __new__(cls, seconds: float, nominal: float | None = None) -> "FitBudget":
+    def __new__(cls, seconds: float, nominal: float | None = None) -> FitBudget:
         obj = super().__new__(cls, seconds)
         obj.nominal = float(seconds if nominal is None else nominal)
         return obj
@@ -96,11 +97,16 @@ class Method(ABC):
     default_params: ClassVar[dict[str, Any]] = {}
     #: at most 4 configurations besides the defaults (SRBench 2.0's proposal)
     hyper_params: ClassVar[list[dict[str, Any]]] = []
+    #: SRBench's eval_kwargs a protocol honours: ``scale_x`` / ``scale_y`` (scaling "method")
+    eval_kwargs: ClassVar[dict[str, Any]] = {}
     #: shown in `methods list` for optional methods: how to install
     install_hint: ClassVar[str] = ""
     #: modules the worker imports before it starts the fit timer, so ``fit_s`` times the
     #: algorithm, not the interpreter loading it; empty: the top-level modules of ``requires``
     preload_modules: ClassVar[tuple[str, ...]] = ()
+    #: may a job be forked from a server that pre-imported the method's modules (engine.launchers)?
+    #: Only if importing them starts no thread and no JIT/runtime state a fork would break
+    fork_safe: ClassVar[bool] = False
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.

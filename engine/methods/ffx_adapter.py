@@ -9,7 +9,8 @@ its variable renaming is a plain string replace (``x1`` inside ``x10``).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from engine.methods.base import FittedModel, Method, ParetoPoint
 
@@ -58,12 +59,13 @@ def model_expression(model: Any, names: Sequence[str]) -> str:
 class FFX(Method):
     name = "ffx"
     family = "sr"
+    fork_safe = True  # pure Python over numpy and scikit-learn
     licence = "MIT (ffx)"
     honours_time_limit = False  # no clock of its own; fast on small data
     requires = ("ffx", "six")  # ffx imports six without declaring it
     preload_modules = ("sklearn", "ffx.core.model_factories")
     install_hint = "pip install ffx six"
-    default_params: dict[str, Any] = {}
+    default_params: ClassVar[dict[str, Any]] = {}
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         import numpy as np

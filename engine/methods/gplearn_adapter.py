@@ -27,10 +27,12 @@ Defaults (measured on the issue task y = 0.4*x0*x1 - 1.5*x0 + 2.5*x2 + 1 over 32
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
+from engine.errors import SrtuiError
 from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
 
 #: operators the safe parser knows in dialect "gplearn" (the protected ones keep their meaning)
@@ -85,7 +87,7 @@ def scaled_expression(a: float, b: float, program_text: str) -> str:
     return f"{a!r} + {b!r}*{program_text}"
 
 
-class GplearnError(ValueError):
+class GplearnError(SrtuiError, ValueError):
     """A program the translator cannot express (a custom ``make_function`` operator)."""
 
 
@@ -150,11 +152,12 @@ def population_front(
 class Gplearn(Method):
     name = "gplearn"
     family = "sr"
+    fork_safe = True  # pure Python over scikit-learn and joblib; no thread at import
     licence = "BSD-3-Clause (gplearn)"
     honours_time_limit = True  # by growing generations under the budget
     requires = ("gplearn",)
     preload_modules = ("gplearn.fitness", "gplearn.genetic")
-    default_params: dict[str, Any] = {
+    default_params: ClassVar[dict[str, Any]] = {
         "population_size": 400,
         "generations": None,  # None: generation_cap(time_budget, population_size)
         "function_set": ("add", "sub", "mul", "div"),
@@ -196,7 +199,7 @@ class Gplearn(Method):
             est.set_params(generations=gens + 1)
             est.fit(X, y)
             gens += 1
-            recent = (recent + [time.monotonic() - t0])[-3:]
+            recent = [*recent, time.monotonic() - t0][-3:]
             # stop if one more generation (a little slower than the recent ones) would overrun the
             # budget; the budget itself leaves the job room to predict and write before its limit
             if gens < max_gens and time_budget and time.monotonic() - start + 1.25 * max(recent) > time_budget:

@@ -10,9 +10,9 @@ generation of 1000 on 150 rows), while an hour-long SRBench budget is not wasted
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
-from engine.methods.base import FittedModel, Method, ParetoPoint
+from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
 
 #: digits for constants; Operon keeps them as float32/float64, 17 digits loses nothing
 _PRECISION = 17
@@ -29,11 +29,12 @@ def generation_cap(time_budget: float | None) -> int:
 class Operon(Method):
     name = "pyoperon"
     family = "sr"
+    fork_safe = True  # the import starts no thread (checked); its thread pool is made in fit
     licence = "MIT (pyoperon)"
     honours_time_limit = True
     requires = ("pyoperon",)
     preload_modules = ("pyoperon.sklearn",)
-    default_params: dict[str, Any] = {
+    default_params: ClassVar[dict[str, Any]] = {
         "allowed_symbols": "add,sub,mul,div,constant,variable",
         "objectives": ["r2", "length"],
         "population_size": 1000,
@@ -56,7 +57,8 @@ class Operon(Method):
 
         p = {**self.default_params, **(params or {})}
         if p.get("generations") is None:
-            p["generations"] = generation_cap(time_budget)
+            # the nominal budget: the same job does the same work however long start-up took
+            p["generations"] = generation_cap(nominal_budget(time_budget))
         # a second of head room for extracting the front; never below 1 s (pyoperon's unit)
         max_time = max(1, math.floor(time_budget - 1.0)) if time_budget else None
         est = SymbolicRegressor(

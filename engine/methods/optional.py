@@ -57,7 +57,7 @@ class RilsRols(_Optional):
     requires = ("rils-rols",)
     install_hint = "srtui methods install rils-rols (pybind11, then a --no-build-isolation build)"
     # its build imports pybind11 without declaring it; without isolation it also needs wheel
-    install_steps = [_PIP + ["pybind11", "setuptools", "wheel"], _PIP + ["--no-build-isolation", "rils-rols==1.6.7"]]
+    install_steps = [[*_PIP, "pybind11", "setuptools", "wheel"], [*_PIP, "--no-build-isolation", "rils-rols==1.6.7"]]
     default_params: ClassVar[dict[str, Any]] = {"max_fit_calls": 100000, "complexity_penalty": 0.001}
     # a corner of SRBench 2.0's grid (complexity_penalty x max_complexity)
     hyper_params: ClassVar[list[dict[str, Any]]] = [
@@ -82,7 +82,7 @@ class Hroch(_Optional):
     honours_time_limit = True
     requires = ("HROCH",)
     install_hint = "srtui methods install hroch"
-    install_steps = [_PIP + ["HROCH==1.4.12"]]
+    install_steps = [[*_PIP, "HROCH==1.4.12"]]
     default_params: ClassVar[dict[str, Any]] = {"problem": "math", "iter_limit": 0}
     # its instruction sets and float precision
     hyper_params: ClassVar[list[dict[str, Any]]] = [
@@ -117,7 +117,7 @@ class Feyn(_Optional):
     requires = ("feyn",)
     install_hint = "srtui methods install feyn (non-commercial licence)"
     # 3.4.0: the srbench-optional extra's pin (the qlattice method folder needs it), one feyn for both
-    install_steps = [_PIP + ["feyn==3.4.0"]]
+    install_steps = [[*_PIP, "feyn==3.4.0"]]
     install_notice = (
         "feyn (QLattice) is proprietary software by Abzu, free for non-commercial use only; "
         "read its licence at https://www.abzu.ai before using it."
@@ -158,7 +158,7 @@ class Bingo(_Optional):
     requires = ("bingo-nasa",)
     install_hint = "srtui methods install bingo (with MPICH from PyPI, which its mpi4py loads)"
     # mpi4py's wheel has no MPI library of its own: PyPI's mpich puts libmpi.so.12 into the venv
-    install_steps = [_PIP + ["mpich==5.0.2", "bingo-nasa==0.5.7"]]
+    install_steps = [[*_PIP, "mpich==5.0.2", "bingo-nasa==0.5.7"]]
     default_params: ClassVar[dict[str, Any]] = {"population_size": 100, "stack_size": 24}
     # SRBench 2.0 varied population_size (100, 500, 1000); stack_size bounds the model's size
     hyper_params: ClassVar[list[dict[str, Any]]] = [{"population_size": 500}, {"stack_size": 12}, {"stack_size": 48}]
@@ -190,7 +190,7 @@ class Itea(_Optional):
     honours_time_limit = False
     requires = ("itea",)
     install_hint = "srtui methods install itea (pulls jax)"
-    install_steps = [_PIP + ["itea==1.1.2"]]
+    install_steps = [[*_PIP, "itea==1.1.2"]]
     default_params: ClassVar[dict[str, Any]] = {"gens": 100, "popsize": 100, "max_terms": 5}
     # SRBench 2.0's pyITEA grid varied the number of terms and the exponents' range
     hyper_params: ClassVar[list[dict[str, Any]]] = [{"max_terms": 2}, {"max_terms": 8}, {"expolim": [-5, 5]}]

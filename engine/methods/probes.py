@@ -20,6 +20,7 @@ def _constant(value: float) -> FittedModel:
 
 class _Probe(Method):
     family = "probe"
+    fork_safe = True  # numpy only; the probes fork, thread and crash in the job itself
     licence = "part of srtui"
     honours_time_limit = False
 

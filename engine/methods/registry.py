@@ -9,10 +9,11 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from engine.errors import SrtuiError
 from engine.methods.base import Method
 
 
-class MethodError(ValueError):
+class MethodError(SrtuiError, ValueError):
     """An unknown or unloadable method; the message is one line for the CLI."""
 
 

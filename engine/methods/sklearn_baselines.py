@@ -6,7 +6,8 @@ scored on accuracy only. All are deterministic given ``seed`` and single-threade
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -34,10 +35,11 @@ class _Sklearn(Method):
     """Shared plumbing: merge params over the defaults, build, fit, wrap."""
 
     family = "baseline"
+    fork_safe = True  # importing scikit-learn starts no thread (n_jobs=1 fits)
     licence = _SKLEARN_LICENCE
     requires = ("scikit-learn",)
     # scikit-learn loads its submodules lazily: name the ones the fits use
-    preload_modules = ("sklearn.linear_model", "sklearn.pipeline", "sklearn.preprocessing")
+    preload_modules: ClassVar[tuple[str, ...]] = ("sklearn.linear_model", "sklearn.pipeline", "sklearn.preprocessing")
 
     def _params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**self.default_params, **(params or {})}

@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.methods import srbench_eval as ev
 from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
-from engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError  # noqa: F401  (re-exported)
+from engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError
 
 #: SRBench 2.0 proposes at most 4 configurations besides the defaults
 MAX_CONFIGS = 4
@@ -159,7 +159,7 @@ class SRBenchMethod(Method):
         if complexity_fn is not None:
             try:
                 notes["complexity"] = float(complexity_fn(est))
-            except Exception as exc:  # SRBench calls it only when sympy cannot size the model
+            except Exception as exc:  # noqa: BLE001 - SRBench calls it only when sympy cannot size the model
                 notes["complexity_error"] = f"{type(exc).__name__}: {exc}"
         pareto = self._pareto(mod, est, X_fit, y_fit, X_named, scalers, frame, names)
         return FittedModel(predict=predict, expression=expression, dialect="srbench", pareto=pareto, notes=notes)
@@ -176,7 +176,7 @@ class SRBenchMethod(Method):
                 tuned = ev.tuned_params(self.path)
                 est.set_params(**tuned)
                 notes["tuned_params"] = tuned
-            except Exception as exc:  # SRBench prints a warning and runs the untuned estimator
+            except Exception as exc:  # noqa: BLE001 - SRBench prints a warning and runs the untuned estimator
                 notes["tuned_error"] = f"{type(exc).__name__}: {exc}"
 
     def _pareto(self, mod, est, X_fit, y_fit, X_named, scalers, frame, names) -> list[ParetoPoint]:
@@ -196,13 +196,13 @@ class SRBenchMethod(Method):
             text = _over_task_features(text, names, scalers)
             try:
                 comp = float(complexity_fn(member)) if complexity_fn is not None else float("nan")
-            except Exception:  # e.g. operon's complexity() reads attributes only the full estimator has
+            except Exception:  # noqa: BLE001 - e.g. operon's complexity() reads attributes only the full estimator has
                 comp = float("nan")
             try:
                 # gplearn's population holds programs, which SRBench runs with execute()
-                run = member.predict if hasattr(member, "predict") else (lambda Xm: member.execute(np.asarray(Xm)))
+                run = member.predict if hasattr(member, "predict") else (lambda Xm, m=member: m.execute(np.asarray(Xm)))
                 loss = float(np.mean((scalers.inverse_y(run(frame(X_fit))) - y_fit) ** 2))
-            except Exception:
+            except Exception:  # noqa: BLE001 - any failure of a member's predict is a NaN loss
                 loss = float("nan")
             points.append(ParetoPoint(text, comp, loss))
         return points

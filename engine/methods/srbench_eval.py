@@ -23,11 +23,14 @@ import inspect
 import io
 import math
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
+
+from engine.errors import SrtuiError
 
 TIME_ATTRIBUTES = ("max_time", "timeout_in_seconds", "timeout", "stop_time", "time_limit")
 #: evaluate_model.py feeds numpy arrays to these (a substring of the folder name, as it tests)
@@ -39,7 +42,7 @@ NOT_IMPLEMENTED = "not implemented"
 OPTIONS_KEY = "srbench"
 
 
-class SRBenchError(ValueError):
+class SRBenchError(SrtuiError, ValueError):
     """A folder that is not a usable SRBench method; one line for the CLI."""
 
 
@@ -52,7 +55,7 @@ class RunOptions:
     scaling: str = "reference"
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "RunOptions":
+    def from_params(cls, params: dict[str, Any]) -> RunOptions:
         raw = params.get(OPTIONS_KEY) or {}
         opts = cls(bool(raw.get("tuned", False)), bool(raw.get("test", False)), str(raw.get("scaling", "reference")))
         if opts.scaling not in SCALINGS:

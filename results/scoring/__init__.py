@@ -52,4 +52,4 @@ def score(name: str, runs: pd.DataFrame, trust: pd.DataFrame | None = None, **op
     return rule.fn(runs, **opts)
 
 
-__all__ = ["PROFILES", "RULES", "Rule", "Score", "ScoreError", "get_rule", "score", "load_expert_scores"]
+__all__ = ["PROFILES", "RULES", "Rule", "Score", "ScoreError", "get_rule", "load_expert_scores", "score"]

@@ -19,16 +19,19 @@ published code's own steps, shared by the reference profiles.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from engine.errors import SrtuiError
+
 PROFILES = ("reference", "corrected")
 
 
-class ScoreError(ValueError):
+class ScoreError(SrtuiError, ValueError):
     """A rule cannot be applied to these runs (or an unknown rule/option); one line for the CLI."""
 
 
@@ -111,7 +114,7 @@ AGG = {"median": np.median, "mean": np.mean}
 def require(runs: pd.DataFrame, *cols: str, rule: str) -> None:
     missing = [c for c in cols if c not in runs.columns]
     if missing:
-        raise ScoreError(f"rule {rule!r} needs column(s) {', '.join(missing)} in the runs table (metrics not computed yet? run `srtui rescore`)")
+        raise ScoreError(f"rule {rule!r} needs column(s) {', '.join(missing)} in the " "runs table (metrics not computed yet? run `srtui rescore`)")
     if runs.empty:
         raise ScoreError(f"rule {rule!r}: no runs to score")
 
@@ -184,7 +187,7 @@ def drop_failed(runs: pd.DataFrame, col: str = "r2_test") -> pd.DataFrame:
     return runs[(runs["status"] == "ok") & runs[col].notna()]
 
 
-def n_minus_dense_rank(values: pd.Series, groups: pd.Series | list, n: int) -> pd.Series:
+def n_minus_dense_rank(values: pd.Series, groups: pd.Series | pd.Index | list, n: int) -> pd.Series:
     """The 2022 competition's ranks: ``n - rank(descending, method='dense')`` per group, so the best
     gets n - 1 and, with n distinct values, the worst gets 0; NaN stays NaN."""
     return n - values.groupby(groups).rank(ascending=False, method="dense")

@@ -27,7 +27,7 @@ def pareto_ranks(points: pd.DataFrame, maximise: dict[str, bool]) -> pd.Series:
     v = np.column_stack([points[c].astype(float).to_numpy() * (1 if up else -1) for c, up in maximise.items()])
     v = np.nan_to_num(v, nan=-np.inf)
     # dominates[j, i]: j is at least as good everywhere and better somewhere
-    dominates = (v[:, None, :] >= v[None, :, :]).all(axis=2) & (v[:, None, :] > v[None, :, :]).any(axis=2)
+    dominates = np.asarray((v[:, None, :] >= v[None, :, :]).all(axis=2) & (v[:, None, :] > v[None, :, :]).any(axis=2))
     out, left, rank = np.zeros(len(v), dtype=int), np.ones(len(v), bool), 1
     while left.any():
         front = left & ~(dominates[left][:, :].any(axis=0))

@@ -29,7 +29,7 @@ PROPERTY_COLUMNS = {
 REFERENCE_PROPERTY = {"exact_rediscovery": "symbolic_solution", "feature_absence": "feature_absence"}
 
 
-def task_column(runs: pd.DataFrame, name: str, default=None) -> pd.Series:
+def task_column(runs: pd.DataFrame, name: str, default: object = None) -> pd.Series:
     """A per-task column (property, difficulty) filled across the task's rows."""
     if name not in runs.columns:
         return pd.Series(default, index=runs.index, dtype=object)
@@ -69,9 +69,9 @@ def representative(frame: pd.DataFrame, how: str) -> pd.Series | None:
         return None
     ok = ok.sort_values("seed")
     if how == "best":
-        return ok.loc[ok["r2_test"].idxmax()]
+        return ok.iloc[int(np.argmax(ok["r2_test"].to_numpy()))]
     med = float(np.median(ok["r2_test"]))
-    return ok.loc[(ok["r2_test"] - med).abs().idxmin()]  # first (lowest seed) among equals
+    return ok.iloc[int(np.argmin(np.abs(ok["r2_test"].to_numpy() - med)))]  # first (lowest seed) among equals
 
 
 _representative = representative  # the name reviews.items imports

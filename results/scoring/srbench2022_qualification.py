@@ -60,7 +60,7 @@ def _reference(runs: pd.DataFrame, base: str) -> tuple[pd.DataFrame, pd.DataFram
     trial = pd.Series(rank.to_numpy(), index=pd.MultiIndex.from_frame(ok[["task", "seed", "method"]]))
     trial = trial.reindex(grid).fillna(worst).rename("rank")
     base_rank = trial.xs(base, level="method")
-    diff = trial - base_rank.reindex(trial.index.droplevel("method")).to_numpy()
+    diff = trial - base_rank.reindex(trial.droplevel("method").index).to_numpy()
     per = pd.DataFrame({"rank": trial, "rank_diff": diff}).groupby(level=["method", "task"]).median()
     board = pd.DataFrame({
         "mean_rank_diff": per["rank_diff"].groupby(level="method").mean(),

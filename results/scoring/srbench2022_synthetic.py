@@ -71,7 +71,7 @@ def _reference(runs: pd.DataFrame, simp: str) -> tuple[pd.DataFrame, pd.DataFram
     ranks = pd.DataFrame({c: n_minus_dense_rank(means[c], task, n) for c in means.columns})
     score = scipy_hmean(ranks.fillna(n))  # nanhmean: a missing rank counts as the number of methods
     per_task = pd.DataFrame({
-        "property": task.map(ok.groupby("task")["property"].first()),
+        "property": task.map(ok.groupby("task")["property"].first().to_dict()),
         "accuracy": means["r2_test"], "simplicity": means["_simplicity"], "property_value": means["_property"],
         "rank_accuracy": ranks["r2_test"], "rank_simplicity": ranks["_simplicity"],
         "rank_property": ranks["_property"], "score": score,
@@ -123,7 +123,7 @@ def _corrected(runs: pd.DataFrame, simp: str, agg: str) -> tuple[pd.DataFrame, p
     simplicity = aggregate(runs, simp, agg)
     prop = _corrected_property(runs, agg).reindex(acc.index)
     has_prop = np.asarray(acc.index.get_level_values("task").map(
-        runs.groupby("task")["property"].first().map(lambda p: p in PROPERTY_COLUMNS)), bool)
+        runs.groupby("task")["property"].first().map(lambda p: p in PROPERTY_COLUMNS).to_dict()), np.bool_)
     r_acc, r_simp = rank_per_task(acc), rank_per_task(simplicity)
     r_prop = rank_per_task(prop.fillna(-np.inf)).where(has_prop)
     scores = pd.Series(np.where(has_prop, hmean(r_acc, r_simp, r_prop.fillna(1)), hmean(r_acc, r_simp)), index=acc.index)

@@ -46,6 +46,15 @@ def profile_auc(values: np.ndarray) -> float:
     return float(np.mean(np.clip(v, 0.0, 1.0))) if len(v) else np.nan
 
 
+def performance_profiles(runs: pd.DataFrame, xs: np.ndarray, profile: str = "reference") -> pd.DataFrame:
+    """P[R2 >= x] of each method (rows) at each ``x`` (columns ``P[R2>=x]``), exactly as the
+    rule's leaderboard has them under ``profile``: the one performance profile of srtui (the
+    app's plots draw it too). ``runs`` is a runs table (results.tables)."""
+    require(runs, "r2_test", rule="srbench2025")
+    board, _ = (_reference if profile == "reference" else _corrected)(complete(runs), np.asarray(xs, float))
+    return board[[f"P[R2>={x:g}]" for x in xs]]
+
+
 @rule("srbench2025", {"grid": (11, None)}, release=RELEASE)
 def srbench2025(runs: pd.DataFrame, profile: str = "reference", grid: int = 11) -> Score:
     """Performance profiles P[R2 >= x] over datasets with their area (AUC) per method, the AUC per

@@ -10,9 +10,9 @@ import asyncio
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -137,7 +137,7 @@ class SrtuiApp(App):
         show_help(self)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        for n, (mode, label) in enumerate(SECTIONS, 1):
+        for n, (mode, _label) in enumerate(SECTIONS, 1):
             yield SystemCommand(PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')"))
         yield from screen_commands(self, screen)
         if not isinstance(screen, SuitePlotsScreen):  # there its own key (e) is listed above
@@ -170,7 +170,7 @@ class SrtuiApp(App):
         if self.run_active:
             self.notify("a run started here is still going (x stops it)", severity="warning")
             return
-        from engine.scheduler import usable_cores
+        from engine.backends.local import usable_cores
         from tasks.suites import builtin_suite_names
 
         self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
@@ -187,14 +187,14 @@ class SrtuiApp(App):
     @work(thread=True, group="run", exit_on_error=False)
     def run_suite(self, req) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
-        from engine.workspace import WorkspaceError
-        from srtui import runner
+        from engine.errors import SrtuiError
+        from runs.run import execute, plan_run
 
         try:
             self.workspace.ensure()
-            plan = runner.plan_run(self.workspace, req)
-            result = runner.execute(plan, req, cancel=self._cancel, force=self._force)
-        except (runner.RunError, WorkspaceError) as exc:
+            plan = plan_run(self.workspace, req)
+            result = execute(plan, req, cancel=self._cancel, force=self._force)
+        except SrtuiError as exc:
             self.post_message(RunFinished("", error=str(exc)))
             return
         except BaseException as exc:  # still end the run's state; the notice names the failure

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import SrtuiError
 from srtui.app.data import Reader
 
 
-class BoardError(ValueError):
+class BoardError(SrtuiError, ValueError):
     """A leaderboard that cannot be computed; one line."""
 
 
@@ -77,7 +78,7 @@ def has_profiles(rule: str) -> bool:
     """Whether ``rule`` takes ``profile`` (the rules of a published release do)."""
     try:
         return "profile" in _scoring().get_rule(rule).options
-    except Exception:  # an unknown rule or no scoring in this build: no profiles to offer
+    except Exception:  # noqa: BLE001 - an unknown rule or no scoring in this build: no profiles to offer
         return False
 
 

@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from engine.errors import SrtuiError
 from engine.textsafe import safe_value
 from engine.workspace import Workspace
+from results.queries import finished_jobs, job_metrics, metric_by_job
 from srtui.app.data import Reader, job_row
 
 #: at or above this many characters a model is shown as text, not pretty-printed
@@ -29,6 +31,8 @@ EXPRESSION_METRICS = (
     ("r2_train", "R² train"),
     ("mse_test", "MSE test"),
     ("mae_test", "MAE test"),
+    ("mse_train", "MSE train"),
+    ("mae_train", "MAE train"),
     ("r2_test_expr", "R² test of the parsed expression"),
     ("fidelity_r2", "fidelity R² (expression vs method)"),
     ("max_abs_diff", "max |expression - method|"),
@@ -50,7 +54,7 @@ METRIC_LABELS = {
 }
 
 
-class DetailError(ValueError):
+class DetailError(SrtuiError, ValueError):
     """The run cannot be shown (unknown job, no data); one line."""
 
 
@@ -211,17 +215,9 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
 
 def stored_metrics(reader: Reader, job_id: str) -> list[tuple[str, float | None, str | None]]:
     """Rows of the ``metrics`` table (results.metrics) for one job; empty before scoring."""
-    import sqlite3
-
     with reader.lock:
-        try:
-            return [
-                tuple(r) for r in reader.store().conn.execute(
-                    "SELECT name, value, detail FROM metrics WHERE job_id = ? AND name != '_version' ORDER BY name", (job_id,)
-                )
-            ]
-        except sqlite3.OperationalError:  # a workspace from before schema v2
-            return []
+        store = reader.store()
+        return [] if store is None else job_metrics(store, job_id)
 
 
 def _fmt(value: Any) -> str:
@@ -252,7 +248,8 @@ def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
     if job is None:
         raise DetailError(f"no job {job_id} in this workspace")
     with reader.lock:
-        preds = reader.store().predictions(job_id)
+        store = reader.store()
+        preds = None if store is None else store.predictions(job_id)
     if preds is None:
         raise DetailError(f"job {job_id} has no stored predictions (status {job['status']})")
     arrays = task_arrays(reader.workspace, job["data_fingerprint"])
@@ -274,71 +271,48 @@ class SuiteAggregate:
     methods: tuple[str, ...]
     n_tasks: int
     thresholds: tuple[float, ...]
-    #: method -> share of tasks whose median test R² reaches each threshold
+    #: method -> P[R² >= threshold] of the srbench2025 rule's performance profile
     profiles: dict[str, tuple[float, ...]] = field(default_factory=dict)
     #: method -> (median model size, median test R²) over its ok runs
     points: dict[str, tuple[float, float]] = field(default_factory=dict)
     front: tuple[str, ...] = ()
+    profile: str = "reference"
 
 
-def _stored_sizes(reader: Reader, suite: str) -> dict[str, float]:
-    import sqlite3
-
-    with reader.lock:
-        try:
-            return dict(reader.store().conn.execute(
-                "SELECT m.job_id, m.value FROM metrics m JOIN jobs j USING (job_id) WHERE j.suite = ? AND m.name = 'size' AND m.value IS NOT NULL",
-                (suite,),
-            ))
-        except sqlite3.OperationalError:
-            return {}
+_FINISHED_COLUMNS = ("job_id", "method", "task", "status", "r2_test", "model", "dialect", "data_fingerprint")
 
 
-def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000) -> SuiteAggregate:
-    """Performance profiles (share of tasks solved at each R² threshold) and the size/accuracy
-    Pareto front of the methods, from the medians over seeds (failed runs count as R² = -inf)."""
+def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: str = "reference") -> SuiteAggregate:
+    """Performance profiles (the srbench2025 rule's, under ``profile``) and the size/accuracy
+    Pareto front of the methods from the medians over seeds (failed runs count as R² = -inf)."""
+    from results.scoring.srbench2025 import performance_profiles
+    from results.tables import runs_frame
+
     with reader.lock:
         store = reader.store()
         if store is None:
             raise DetailError("no workspace yet")
-        rows = store.conn.execute(
-            "SELECT job_id, method, task, status, r2_test, model, dialect, data_fingerprint FROM jobs WHERE suite = ? AND status NOT IN ('pending', 'running')",
-            (suite,),
-        ).fetchall()
-    if not rows:
+        rows = finished_jobs(store, suite, _FINISHED_COLUMNS)
+        runs = runs_frame(store, suite) if rows else None
+        stored = metric_by_job(store, suite, "size")
+    if not rows or runs is None:
         raise DetailError(f"suite {suite} has no finished runs")
+    thresholds = tuple(float(t) for t in np.round(np.linspace(0.0, 1.0, 21), 2))
+    finished = runs[~runs["status"].isin(("pending", "running"))]
+    table = performance_profiles(finished, np.asarray(thresholds), profile)
     per: dict[tuple[str, str], list[float]] = {}
-    sizes: dict[str, list[float]] = {}
-    features: dict[str, tuple[str, ...] | None] = {}
-    parsed = 0
-    stored = _stored_sizes(reader, suite)
-    from engine.expression import ExpressionError
-    from results.expr_metrics import node_count, parse
-
-    for job_id, method, task, status, r2, model, dialect, fp in rows:
-        ok = status == "ok" and r2 is not None and math.isfinite(r2)
-        per.setdefault((method, task), []).append(r2 if ok else -math.inf)
-        if ok and job_id in stored:
-            sizes.setdefault(method, []).append(stored[job_id])
-        elif ok and model and parsed < max_parse:  # not scored yet: same size definition, computed here
-            if fp not in features:
-                arrays = task_arrays(reader.workspace, fp)
-                features[fp] = tuple(str(f) for f in arrays["feature_names"]) if arrays is not None else None
-            if features[fp] is not None:
-                parsed += 1
-                try:
-                    parsed_expr = parse(model, features[fp], dialect or "python")
-                    if parsed_expr.expr is not None:
-                        sizes.setdefault(method, []).append(node_count(parsed_expr.expr))
-                except ExpressionError:
-                    pass
+    for row in rows:
+        r2 = row["r2_test"]
+        ok = row["status"] == "ok" and r2 is not None and math.isfinite(r2)
+        per.setdefault((row["method"], row["task"]), []).append(r2 if ok else -math.inf)
     methods = tuple(sorted({m for m, _ in per}))
     tasks = sorted({t for _, t in per})
-    thresholds = tuple(float(t) for t in np.round(np.linspace(0.0, 1.0, 21), 2))
-    profiles, points = {}, {}
+    profiles = {m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m]) if m in table.index
+                else tuple(0.0 for _ in thresholds) for m in methods}
+    sizes = _sizes(reader.workspace, rows, stored, max_parse)
+    points = {}
     for m in methods:
         med = np.array([np.median(per[(m, t)]) if (m, t) in per else -np.inf for t in tasks])
-        profiles[m] = tuple(float(np.mean(med >= th)) for th in thresholds)
         finite = med[np.isfinite(med)]
         if sizes.get(m) and finite.size:
             points[m] = (float(np.median(sizes[m])), float(np.median(finite)))
@@ -346,4 +320,40 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000) -> SuiteA
         m for m, (s, a) in points.items()
         if not any((s2 <= s and a2 >= a) and (s2 < s or a2 > a) for m2, (s2, a2) in points.items() if m2 != m)
     )
-    return SuiteAggregate(suite, methods, len(tasks), thresholds, profiles, points, tuple(sorted(front, key=lambda m: points[m][0])))
+    return SuiteAggregate(suite, methods, len(tasks), thresholds, profiles, points,
+                          tuple(sorted(front, key=lambda m: points[m][0])), profile)
+
+
+def _sizes(workspace: Workspace, rows: list[dict[str, Any]], stored: dict[str, float],
+           max_parse: int) -> dict[str, list[float]]:
+    """Model sizes of the ok runs per method: the stored metric, else (not scored yet) the same
+    definition computed here, for at most ``max_parse`` models."""
+    from engine.expression import ExpressionError
+    from results.expr_metrics import node_count, parse
+
+    sizes: dict[str, list[float]] = {}
+    features: dict[str, tuple[str, ...] | None] = {}
+    parsed = 0
+    for row in rows:
+        r2, fp, model = row["r2_test"], row["data_fingerprint"], row["model"]
+        if row["status"] != "ok" or r2 is None or not math.isfinite(r2):
+            continue
+        if row["job_id"] in stored:
+            sizes.setdefault(row["method"], []).append(stored[row["job_id"]])
+            continue
+        if not model or parsed >= max_parse:
+            continue
+        if fp not in features:
+            arrays = task_arrays(workspace, fp)
+            features[fp] = tuple(str(f) for f in arrays["feature_names"]) if arrays is not None else None
+        names = features[fp]
+        if names is None:
+            continue
+        parsed += 1
+        try:
+            parsed_expr = parse(model, names, row["dialect"] or "python")
+            if parsed_expr.expr is not None:
+                sizes.setdefault(row["method"], []).append(node_count(parsed_expr.expr))
+        except ExpressionError:
+            pass
+    return sizes

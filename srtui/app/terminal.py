@@ -16,7 +16,7 @@ import select
 import signal
 import sys
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 #: exit code of an app whose terminal went away (128 + SIGHUP, as a shell reports a hang-up)
 HANGUP_CODE = 129

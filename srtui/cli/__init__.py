@@ -9,9 +9,10 @@ import sys
 
 import typer
 
-from srtui.cli.common import CliError
+from srtui.cli.common import CommandGroup
 
 app = typer.Typer(
+    cls=CommandGroup,
     name="srtui",
     help="Benchmark symbolic regression: run suites under hard limits, score, explore, review.",
     no_args_is_help=False,
@@ -41,17 +42,20 @@ _register()
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: one clear line and a non-zero exit for every expected failure.
 
-    stdout and stderr show control characters visibly (engine.textsafe), whatever prints."""
+    Every command lets an engine.errors.SrtuiError through to here, where it is printed the
+    same way (``srtui: error: MESSAGE``) with its exit code (2; 130 for a run interrupted
+    before it began). stdout and stderr show control characters visibly (engine.textsafe)."""
     import sqlite3
 
+    from engine.errors import SrtuiError
     from engine.textsafe import SafeStream
 
     if not isinstance(sys.stdout, SafeStream):
         sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
         app(args=argv, prog_name="srtui", standalone_mode=True)
-    except CliError as exc:
-        _one_line(str(exc))
+    except SrtuiError as exc:
+        _one_line(exc.one_line(), exc.exit_code)
     except sqlite3.DatabaseError as exc:  # corrupted, truncated, not a database, disk I/O
         _one_line(f"the workspace's srtui.db is not a usable srtui database: {exc}")
     except OSError as exc:  # read-only or full file system, permissions
@@ -59,6 +63,6 @@ def main(argv: list[str] | None = None) -> None:
         _one_line(f"{exc.strerror or exc}{where}")
 
 
-def _one_line(message: str) -> None:
+def _one_line(message: str, code: int = 2) -> None:
     print(f"srtui: error: {' '.join(message.split())}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(code)

@@ -3,24 +3,56 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+from typer.core import TyperGroup
+
+from engine.errors import SrtuiError
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
-class CliError(Exception):
+class CliError(SrtuiError):
     """An expected failure (bad input, missing data): printed as one line, exit code 2."""
 
 
-WorkspaceOption = Annotated[
-    Optional[Path],
-    typer.Option(
-        "--workspace",
-        "-w",
-        help="Workspace directory (default: $SRTUI_WORKSPACE, else ./srtui-workspace).",
-        show_default=False,
-    ),
-]
+def _with_root_workspace(ctx: typer.Context, param: typer.CallbackParam, value: Optional[Path]) -> Optional[Path]:
+    """A command's -w, else the root one (`srtui -w DIR tasks add ...`); two different ones are
+    refused."""
+    root = ctx.find_root()
+    given = root.params.get("workspace") if root is not ctx else None
+    if value is not None and given is not None and Path(value).resolve() != Path(given).resolve():
+        raise CliError(f"two workspaces given: -w {given} before the command and -w {value} after it")
+    return value if value is not None else given
+
+
+WORKSPACE_HELP = "Workspace directory (default: $SRTUI_WORKSPACE, else ./srtui-workspace)."
+
+
+def workspace_option(help_text: str = WORKSPACE_HELP) -> Any:
+    """The -w/--workspace option of a command; it takes the root `srtui -w DIR` when not given."""
+    return typer.Option("--workspace", "-w", help=help_text, show_default=False, callback=_with_root_workspace)
+
+
+WorkspaceOption = Annotated[Optional[Path], workspace_option()]
+
+
+class CommandGroup(TyperGroup):
+    """A command group that refuses the root -w for a command that has no workspace, instead
+    of ignoring it (every group of the CLI is one of these)."""
+
+    # ctx is click's Context, which typer vendors in some versions: typed Any to fit both
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[Optional[str], Any, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        root = ctx.find_root()
+        if (command is not None and not isinstance(command, TyperGroup)
+                and root.params.get("workspace") is not None
+                and not any(p.name == "workspace" for p in command.params)):
+            path = " ".join([*ctx.command_path.split()[1:], name or ""])
+            raise CliError(f"-w/--workspace does not apply to `srtui {path}`: it uses no workspace")
+        return name, command, rest
 
 RAW_HELP = (
     "CSV: write text cells that start with = + - @ or a tab as they are (by default they get a leading ' "
@@ -72,7 +104,7 @@ def console(**kwargs):
     return Console(file=raw_stream(sys.stdout), **kwargs)
 
 
-def cell(text) -> "object":
+def cell(text: object) -> Text:
     """An untrusted string as a rich Text: no markup (``[link=...]`` would emit OSC 8), control
     characters shown visibly."""
     from rich.text import Text

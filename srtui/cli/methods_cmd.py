@@ -16,21 +16,17 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from srtui.cli.common import cell, console, fail
+from srtui.cli.common import CommandGroup, cell, console, fail, workspace_option
 
-methods_app = typer.Typer(help="List, check and install symbolic regression methods.", no_args_is_help=True)
+methods_app = typer.Typer(help="List, check and install symbolic regression methods.", no_args_is_help=True,
+                          cls=CommandGroup)
 
-CHECK_SUITE = "smoke"
-CHECK_TASK = "smoke-interaction"
 
 
 def _load(name: str):
     from engine.methods import registry
 
-    try:
-        return registry.load(name)
-    except registry.MethodError as exc:
-        fail(str(exc))
+    return registry.load(name)
 
 
 def method_rows(include_probes: bool = False, method_dirs: list[Path] | None = None) -> list[dict[str, Any]]:
@@ -147,50 +143,22 @@ def install(
     print(f"{name}: installed ({out.stdout.strip()})" if out.returncode == 0 else out.stderr.strip())
 
 
-def check_rows(name: str, workspace: Path, time_limit: float) -> list[dict[str, Any]]:
-    """Run NAME on the check task through srtui's runner and return the stored job rows."""
-    from engine.methods import registry
-    from engine.workspace import WorkspaceError, resolve
-    from results.store import Store
-    from srtui import runner
-
-    method_dirs: list[Path] = []
-    if name.startswith(registry.SRBENCH_PREFIX):
-        folder = Path(name[len(registry.SRBENCH_PREFIX):])
-        method_dirs, name = [folder], folder.resolve().name
-    elif Path(name).is_dir():
-        method_dirs, name = [Path(name)], Path(name).resolve().name
-    req = runner.RunRequest(
-        suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_limit=time_limit, jobs=1,
-        method_dirs=method_dirs,
-    )
-    try:
-        ws = resolve(workspace)
-        ws.ensure()
-        plan = runner.plan_run(ws, req)
-        runner.execute(plan, req)
-    except (runner.RunError, WorkspaceError) as exc:
-        fail(str(exc))
-    store = Store(ws, readonly=True)
-    try:
-        return [r for r in store.jobs(CHECK_SUITE) if r["method"] == name]
-    finally:
-        store.close()
-
-
 @methods_app.command("check")
 def check(
     name: Annotated[str, typer.Argument(help="A method name, or an SRBench method folder.")],
     time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
-    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-w", help="Keep the check's workspace here.")] = None,
+    workspace: Annotated[Optional[Path], workspace_option("Keep the check's workspace here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
+    from engine.workspace import resolve
+    from runs.check import check_method
+
     if workspace is None:
         with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
-            rows = check_rows(name, Path(tmp), time_limit)
+            rows = check_method(name, resolve(Path(tmp)), time_limit)
     else:
-        rows = check_rows(name, workspace, time_limit)
+        rows = check_method(name, resolve(workspace), time_limit)
     if not rows:
         fail(f"method {name!r}: the check ran no job")
     row = rows[-1]

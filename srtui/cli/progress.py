@@ -14,7 +14,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from engine.scheduler import RunState
+from engine.backends.local import RunState
 from engine.textsafe import raw_stream, visible
 
 STATUS_STYLE = {
@@ -43,7 +43,7 @@ class RunProgress:
         self._printed = 0
         self._lock = threading.Lock()
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         if self.console.is_terminal:
             self.live = Live(Text("starting..."), console=self.console, refresh_per_second=4, transient=False, get_renderable=self._render)
             self.live.__enter__()

@@ -10,15 +10,16 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from srtui.cli.common import WorkspaceOption, fail, require_terminal
+from srtui.cli.common import CommandGroup, WorkspaceOption, fail, require_terminal
 
 review_app = typer.Typer(
-    help="Blinded expert trust ratings of models (SRBench 2022 real-world track): create, open, status, close, unblind, report.",
+    help="Blinded expert trust ratings of models (SRBench 2022 real-world " "track): create, open, status, close, unblind, report.",
     no_args_is_help=True,
+    cls=CommandGroup,
 )
 
 SessionArg = Annotated[str, typer.Argument(help="Review session name.", show_default=False)]
@@ -31,14 +32,9 @@ def _workspace(workspace):
 
 
 def _store(workspace):
-    from engine.workspace import WorkspaceError
-    from results.store import Store, StoreError
+    from results.store import Store
 
-    ws = _workspace(workspace)
-    try:
-        return Store(ws)
-    except (StoreError, WorkspaceError) as exc:
-        fail(str(exc))
+    return Store(_workspace(workspace))
 
 
 def _actor() -> str:
@@ -49,24 +45,19 @@ def _actor() -> str:
 
 
 def _run(fn, *args, **kwargs):
-    from reviews import ReviewError
-
-    try:
-        return fn(*args, **kwargs)
-    except ReviewError as exc:
-        fail(str(exc))
+    return fn(*args, **kwargs)
 
 
 @review_app.command("create")
 def create(
     name: SessionArg,
-    suite: Annotated[Optional[str], typer.Option(help="Review this suite's runs (default: every run of the workspace).")] = None,
-    tasks: Annotated[Optional[str], typer.Option(help="Comma-separated tasks (default: every task with runs).")] = None,
-    select: Annotated[str, typer.Option(help="Representative run per (task, method): median (closest to the median test R2, the competition's rule) or best (the paper's).")] = "median",
+    suite: Annotated[str | None, typer.Option(help="Review this suite's runs (default: every run of the workspace).")] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated tasks (default: every task with runs).")] = None,
+    select: Annotated[str, typer.Option(help="Representative run per (task, method): median (closest to the " "median test R2, the competition's rule) or best (the paper's).")] = "median",
     experts: Annotated[str, typer.Option(help="Comma-separated expert names, each gets an own random order.")] = "expert",
     repeats: Annotated[int, typer.Option(help="Hidden repeat items per expert (self-consistency; left out of scores).")] = 0,
-    include_baseline: Annotated[bool, typer.Option("--include-baseline", help="Also review baseline methods' models (disguised like the rest, as SRBench 2022 did with its linear baseline).")] = False,
-    seed: Annotated[Optional[int], typer.Option(help="Seed of the experts' orders (default: random, stored).")] = None,
+    include_baseline: Annotated[bool, typer.Option("--include-baseline", help="Also review baseline methods' models (disguised like the " "rest, as SRBench 2022 did with its linear baseline).")] = False,
+    seed: Annotated[int | None, typer.Option(help="Seed of the experts' orders (default: random, stored).")] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Create a session: one representative model per (task, method), frozen, with opaque ids."""
@@ -97,15 +88,13 @@ def open_(
 
     from engine.workspace import WorkspaceError
     from results.store import Store, StoreError
-    from reviews import ExpertError, ExpertSession
+    from reviews import ExpertSession
 
     ws = _workspace(workspace)
     try:
         session = ExpertSession.open(Store(ws), name, expert)
-    except (StoreError, WorkspaceError) as exc:
+    except (StoreError, WorkspaceError) as exc:  # the expert cannot fix it: say whom to tell
         fail(f"this review cannot be opened ({exc}); please tell the organiser")
-    except ExpertError as exc:
-        fail(str(exc))
     # checked after the (quick, read-only) open, so a wrong name is reported as such
     if os.environ.get("SSH_ORIGINAL_COMMAND"):  # sshd ran this key's forced command instead of the client's
         fail("this key only opens your review: connect with plain `ssh HOST` (no command, no -T)")
@@ -190,7 +179,7 @@ def unblind_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
 def report_(
     name: SessionArg,
     fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Scores per expert and pooled, agreement, self-consistency, time per item, leaderboard."""

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from results.columns import EXPORT_COLUMNS
+
 from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
+
+if TYPE_CHECKING:
+    from runs.run import RunPlan, RunRequest
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -40,32 +45,40 @@ def run(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
     backend: Annotated[Optional[str], typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
-    scheduler: Annotated[Optional[str], typer.Option(help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
+    dask_scheduler: Annotated[Optional[str], typer.Option(
+        "--dask-scheduler", help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(
+        "--scheduler", hidden=True, help="Deprecated: --dask-scheduler.")] = None,
     cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
     cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
     protocol: Annotated[Optional[str], typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
+    launcher: Annotated[Optional[str], typer.Option(help="auto (fork where the method is fork-safe), fork or exec (default: the suite's, else auto).")] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
 
-    from engine.workspace import WorkspaceError, resolve
-    from srtui import runner
+    from engine.workspace import resolve
+    from runs.run import RunRequest, execute, plan_run
+    from srtui.cli.interrupts import install_interrupt_handlers
     from srtui.cli.progress import RunProgress
 
+    if scheduler is not None:
+        if dask_scheduler is not None:
+            fail("--scheduler is the old name of --dask-scheduler: give only --dask-scheduler")
+        print("note: --scheduler is deprecated (it named the Dask scheduler's address): use --dask-scheduler",
+              file=sys.stderr)
+        dask_scheduler = scheduler
     ws = resolve(workspace)
-    req = runner.RunRequest(
+    req = RunRequest(
         suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
         mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
         method_dirs=list(method_dir or []), srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
-        backend=backend, scheduler=scheduler, cluster=cluster,
-        cluster_config=cluster_config, oversubscribe=oversubscribe, protocol=protocol,
+        backend=backend, dask_scheduler=dask_scheduler, cluster=cluster,
+        cluster_config=cluster_config, oversubscribe=oversubscribe, protocol=protocol, launcher=launcher,
     )
-    try:
-        if not dry_run:
-            ws.ensure()  # an unwritable place fails here, before anything else
-        plan = runner.plan_run(ws, req, write_data=not dry_run)
-    except (runner.RunError, WorkspaceError) as exc:
-        fail(str(exc))
+    if not dry_run:
+        ws.ensure()  # an unwritable place fails here, before anything else
+    plan = plan_run(ws, req, write_data=not dry_run)
     for note in plan.notes:
         print(f"note: {note}", file=sys.stderr)
     if dry_run:
@@ -73,36 +86,24 @@ def run(
         return
     cancel, force = threading.Event(), threading.Event()
     progress = RunProgress(plan)
-    runner.install_interrupt_handlers(cancel, force, progress.notify)
-    try:
-        with progress:
-            result = runner.execute(plan, req, cancel=cancel, force=force, on_state=progress.update, on_metrics=progress.notify)
-    except runner.RunInterrupted as exc:
-        print(f"srtui: {exc}", file=sys.stderr)
-        raise typer.Exit(130) from None
-    except runner.RunError as exc:
-        fail(str(exc))
+    install_interrupt_handlers(cancel, force, progress.notify)
+    with progress:
+        result = execute(plan, req, cancel=cancel, force=force, on_state=progress.update, on_metrics=progress.notify)
     progress.summary(result)
     if result.interrupted:
         raise typer.Exit(130)
 
 
-def _print_dry_run(plan, req) -> None:
-    from results.store import Store, StoreError, needs_run
+def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
+    from runs.run import jobs_to_run
 
-    states: dict[str, tuple[str, int]] = {}
-    if plan.workspace.exists():
-        try:
-            store = Store(plan.workspace, readonly=True)
-            states = store.states([s.job_id for s in plan.specs])
-            store.close()
-        except StoreError as exc:
-            fail(str(exc))
-    would = [s for s in plan.specs if needs_run(*states.get(s.job_id, ("pending", 0)), req.retry_failed)]
+    would = jobs_to_run(plan, req.retry_failed)
     limits = plan.specs[0].limits if plan.specs else None
     print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, {len(plan.specs) - len(would)} already done")
     if limits:
         print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU {limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}")
+        forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
+        print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 
@@ -121,20 +122,14 @@ def status(
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    from engine.proctree import identity_alive
-
-    from srtui.runner import workers_key
+    from results.queries import running_jobs
+    from runs.sink import workers_key
 
     counts = store.status_counts(suite)
-    running = store.running_jobs()
-    workers = {r["run_id"]: store.meta(workers_key(r["run_id"])) for r in running if r.get("run_id")}
+    running = running_jobs(store)
+    workers = {r.run_id: store.meta(workers_key(r.run_id)) for r in running if r.run_id}
     store.close()
-    for r in running:  # a dead driver's jobs are not running: the next `srtui run` retries them
-        r["driver_alive"] = identity_alive(r.get("driver") or "")
-        # claimed by a live driver but not started on a worker yet (a cluster still starting)
-        r["state"] = "queued" if r["driver_alive"] and r.get("worker_pid") is None else "running"
-        r["workers"] = workers.get(r.get("run_id"))
-    queued = sum(r["state"] == "queued" for r in running)
+    queued = sum(r.queued for r in running)
     if queued:
         counts["running"] = counts.get("running", 0) - queued
         counts = {k: v for k, v in counts.items() if v} | {"queued": queued}
@@ -144,8 +139,10 @@ def status(
             "total": sum(counts.values()),
             "counts": counts,
             "running": [
-                {k: r[k] for k in ("job_id", "suite", "task", "method", "seed", "attempt", "started_at", "driver_alive", "state", "workers")}
-                | {"time_limit_s": json.loads(r["limits"]).get("time_s")}
+                {"job_id": r.job_id, "suite": r.suite, "task": r.task, "method": r.method, "seed": r.seed,
+                 "attempt": r.attempt, "started_at": r.started_at, "driver_alive": r.driver_alive,
+                 "state": "queued" if r.queued else "running", "workers": workers.get(r.run_id or ""),
+                 "time_limit_s": r.time_limit_s}
                 for r in running
             ],
         }
@@ -155,22 +152,18 @@ def status(
     print(f"workspace {ws.root}: {total} jobs")
     for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<14} {n}")
-    for r in running:
-        gone = "" if r["driver_alive"] else "; its driver is gone: `srtui run` again retries it"
-        waiting = ""
-        if r["state"] == "queued" and r["workers"]:
-            live = r["workers"].split("/")[0]
-            waiting = f"; waiting for workers {r['workers']}" if live == "0" else f"; workers {r['workers']}"
-        print(f"  {r['state']}: {r['method']} / {r['task']} / seed {r['seed']} (attempt {r['attempt']}, since {r['started_at']}{gone}{waiting})")
+    for r in running:  # a dead driver's jobs are not running: the next `srtui run` retries them
+        gone = "" if r.driver_alive else "; its driver is gone: `srtui run` again retries it"
+        waiting, live_workers = "", workers.get(r.run_id or "")
+        if r.queued and live_workers:
+            live = live_workers.split("/")[0]
+            waiting = f"; waiting for workers {live_workers}" if live == "0" else f"; workers {live_workers}"
+        state = "queued" if r.queued else "running"
+        print(f"  {state}: {r.label} (attempt {r.attempt}, since {r.started_at}{gone}{waiting})")
 
 
-RESULT_COLUMNS = (
-    "job_id", "suite", "task", "method", "params", "seed", "status", "attempt", "returncode", "signal",
-    "wall_s", "fit_s", "cpu_s", "peak_rss_mb", "energy_j", "energy_method", "host", "started_at", "ended_at", "model", "r2_train", "r2_test",
-    "mse_train", "mse_test", "mae_train", "mae_test", "r2_test_expr", "fidelity_r2", "max_abs_diff",
-    "expression_mismatch", "model_error", "error", "limit_detail", "stderr_tail", "data_fingerprint",
-    "method_version", "method_notes",
-)
+#: the job record as `srtui results` prints it (results.columns)
+RESULT_COLUMNS = EXPORT_COLUMNS
 
 
 def results(
@@ -179,6 +172,7 @@ def results(
     suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     summary: Annotated[bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")] = False,
+    tuning: Annotated[bool, typer.Option("--tuning", help="Add a 'tuning' column: each final job's chosen configuration and the tuning scores behind it.")] = False,
 ) -> None:
     """One row per job, with its status, resources and accuracy (--summary: per method)."""
     import csv
@@ -202,6 +196,9 @@ def results(
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     columns = [c for c in RESULT_COLUMNS if c in present]
     rows = store.jobs(suite, columns=", ".join(columns))
+    if tuning:
+        _add_tuning(store, rows, fmt)
+        columns.append("tuning")
     store.close()
     if fmt == "json":
         for row in rows:
@@ -217,6 +214,16 @@ def results(
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(csv_row(row, raw=raw) for row in rows)
+
+
+def _add_tuning(store, rows: list[dict], fmt: str) -> None:
+    """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
+    from results.tuning import summaries, summary_text
+
+    found = summaries(store.conn)
+    for row in rows:
+        summary = found.get(row["job_id"])
+        row["tuning"] = summary if fmt == "json" or summary is None else summary_text(summary)
 
 
 def _print_summary(store, suite: str | None, fmt: str, raw: bool = False) -> None:

@@ -6,7 +6,7 @@ import ast
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -25,12 +25,9 @@ CSV_HELP = (
 
 def _store(workspace, readonly: bool = True):
     from engine.workspace import resolve
-    from results.store import Store, StoreError
+    from results.store import Store
 
-    try:
-        return Store(resolve(workspace), readonly=readonly)
-    except StoreError as exc:
-        fail(str(exc))
+    return Store(resolve(workspace), readonly=readonly)
 
 
 def _options(pairs: list[str] | None) -> dict[str, str]:
@@ -48,13 +45,10 @@ def _trust(path: Path | None):
         return None
     import pandas as pd
 
-    from results.scoring import ScoreError, load_expert_scores
+    from results.scoring import load_expert_scores
 
     if path.suffix.lower() == ".json":
-        try:
-            return load_expert_scores(path)
-        except ScoreError as exc:
-            fail(str(exc))
+        return load_expert_scores(path)
     try:
         df = pd.read_csv(path)
     except (OSError, ValueError) as exc:
@@ -78,44 +72,41 @@ def _emit(text: str, out: Path | None) -> None:
 
 def score(
     rule: Annotated[str, typer.Argument(help="Scoring rule, e.g. srbench2022-synthetic (see --list).")] = "",
-    suite: Annotated[Optional[str], typer.Option(help="Score only this suite's runs.")] = None,
-    from_csv: Annotated[Optional[Path], typer.Option("--from-csv", help=CSV_HELP)] = None,
+    suite: Annotated[str | None, typer.Option(help="Score only this suite's runs.")] = None,
+    from_csv: Annotated[Path | None, typer.Option("--from-csv", help=CSV_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of stdout.")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean.")] = None,
-    trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
-    review: Annotated[Optional[str], typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean.")] = None,
+    trust: Annotated[Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
+    review: Annotated[str | None, typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule."""
-    from results.export import ExportError, render_score
-    from results.scoring import RULES, ScoreError
+    from results.export import render_score
+    from results.scoring import RULES
     from results.scoring import score as apply_rule
-    from results.tables import TablesError, read_runs_csv, runs_frame
+    from results.tables import read_runs_csv, runs_frame
 
     if list_rules or not rule:
         _list_rules(RULES)
         return
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
-    try:
-        if from_csv:
-            runs = read_runs_csv(from_csv)
-        else:
-            store = _store(workspace)
-            runs = runs_frame(store, suite)
-            _warn_stale(store, suite)
-            if runs.empty:
-                fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-        if trust and review:
-            fail("give --trust or --review, not both")
-        trust_df = _review_trust(workspace, review) if review else _trust(trust)
-        result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-        text = render_score(result, fmt, raw=raw)
-    except (ScoreError, TablesError, ExportError) as exc:
-        fail(str(exc))
+    if from_csv:
+        runs = read_runs_csv(from_csv)
+    else:
+        store = _store(workspace)
+        runs = runs_frame(store, suite)
+        _warn_stale(store, suite)
+        if runs.empty:
+            fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
+    if trust and review:
+        fail("give --trust or --review, not both")
+    trust_df = _review_trust(workspace, review) if review else _trust(trust)
+    result = apply_rule(rule, runs, trust=trust_df, **_options(option))
+    text = render_score(result, fmt, raw=raw)
     _emit(text, out)
 
 
@@ -139,15 +130,11 @@ def _list_rules(rules) -> None:
 
 def _review_trust(workspace, name: str):
     """Pooled trust of a review session; only once unblinded (before, methods stay hidden)."""
-    from reviews import ReviewError
     from reviews.report import trust_frame
     from reviews.storage import session_row
 
     store = _store(workspace)
-    try:
-        row = session_row(store, name)
-    except ReviewError as exc:
-        fail(str(exc))
+    row = session_row(store, name)
     if not row["unblinded_at"]:
         fail(f"review {name!r} is still blinded: close and unblind it first (srtui review close/unblind)")
     return trust_frame(store, name)
@@ -170,18 +157,18 @@ def _guess_features(*texts: str) -> list[str]:
 
 def expr(
     expression: Annotated[str, typer.Argument(help="A model string.")],
-    truth: Annotated[Optional[str], typer.Option(help="Ground-truth expression to compare with.")] = None,
-    features: Annotated[Optional[str], typer.Option(help="Comma-separated feature names (default: the names used).")] = None,
-    irrelevant: Annotated[Optional[str], typer.Option(help="Comma-separated features a model should not use (feature absence).")] = None,
+    truth: Annotated[str | None, typer.Option(help="Ground-truth expression to compare with.")] = None,
+    features: Annotated[str | None, typer.Option(help="Comma-separated feature names (default: the names used).")] = None,
+    irrelevant: Annotated[str | None, typer.Option(help="Comma-separated features a model should not use (feature absence).")] = None,
     dialect: Annotated[str, typer.Option(help="How the model is printed (python, gplearn, operon, ...).")] = "python",
-    rule: Annotated[Optional[str], typer.Option(help="Only this release's metrics: srbench2021, srbench2022 or srbench2025.")] = None,
-    r2_test: Annotated[Optional[float], typer.Option("--r2-test", help="Test R2 of the model (SRBench 2021 checks solutions only above 0.5; default: not applied).")] = None,
+    rule: Annotated[str | None, typer.Option(help="Only this release's metrics: srbench2021, srbench2022 or srbench2025.")] = None,
+    r2_test: Annotated[float | None, typer.Option("--r2-test", help="Test R2 of the model (SRBench 2021 checks solutions only above 0.5; default: not applied).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds per sympy operation.")] = 10.0,
 ) -> None:
     """Report an expression's metrics as each SRBench release computes them (vs --truth if given)."""
     from results.expr_batch import ExprCache, ModelItem, expression_metrics
-    from results.expr_metrics import ExpressionError, parse
+    from results.expr_metrics import parse
     from results.releases import RELEASES
 
     check_timeout(timeout)
@@ -189,12 +176,9 @@ def expr(
         fail(f"unknown rule {rule!r} (rules: {', '.join(RELEASES)})")
     feats = _names(features) if features else _guess_features(expression, *([truth] if truth else []))
     unwanted = _names(irrelevant)
-    try:
-        parse(expression, feats, dialect)
-        if truth:
-            parse(truth, feats, "python")
-    except ExpressionError as exc:
-        fail(str(exc))
+    parse(expression, feats, dialect)
+    if truth:
+        parse(truth, feats, "python")
     if any(u not in feats for u in unwanted):
         fail("--irrelevant names features that are not in --features")
     item = ModelItem(expression, tuple(feats), dialect, truth, tuple(unwanted), r2_test, gate_r2=r2_test is not None)
@@ -258,9 +242,9 @@ def _print_expr_table(head: dict, per: dict, notes: list[str]) -> None:
 
 def export(
     fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
-    trust: Annotated[Optional[Path], typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
+    trust: Annotated[Path | None, typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -312,9 +296,9 @@ def _suite_rule(store, name: str) -> str | None:
 
 
 def rescore(
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite's jobs.")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite's jobs.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute every job's metrics, not only missing ones.")] = False,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: usable cores).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: usable cores).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per sympy operation (simplify, solution check, edit distance).")] = 10.0,
     workspace: WorkspaceOption = None,
 ) -> None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from engine.workspace import resolve
-from srtui.cli.common import CliError, WorkspaceOption, cell, console
+from srtui.cli.common import CliError, CommandGroup, WorkspaceOption, cell, console
+
+if TYPE_CHECKING:
+    from tasks.catalogue import TaskContext
+    from tasks.model import Task
 
 DataDirOption = Annotated[
     Optional[Path],
@@ -18,23 +22,21 @@ DataDirOption = Annotated[
 ]
 
 
-def _context(workspace: Path | None, data_dir: Path | None):
+def _context(workspace: Path | None, data_dir: Path | None) -> TaskContext:
     from tasks.catalogue import TaskContext
 
     return TaskContext.for_workspace(resolve(workspace).root, data_dir=data_dir)
 
 
-def _task(name: str, workspace: Path | None, data_dir: Path | None):
-    from tasks.catalogue import TaskError, get_task
+def _task(name: str, workspace: Path | None, data_dir: Path | None) -> Task:
+    from tasks.catalogue import get_task
 
-    try:
-        return get_task(name, _context(workspace, data_dir))
-    except TaskError as exc:
-        raise CliError(str(exc)) from None
+    return get_task(name, _context(workspace, data_dir))
 
 
 def register(app: typer.Typer) -> None:
-    tasks_app = typer.Typer(help="The task catalogue: list, show, export and add tasks.", no_args_is_help=True)
+    tasks_app = typer.Typer(help="The task catalogue: list, show, export and add tasks.", no_args_is_help=True,
+                            cls=CommandGroup)
     app.add_typer(tasks_app, name="tasks")
 
     @tasks_app.command("list")
@@ -74,7 +76,7 @@ def register(app: typer.Typer) -> None:
         task = _task(name, workspace, data_dir)
         info = task.summary()
         info["fingerprint"] = task.fingerprint()
-        if task.dates_train is not None:
+        if task.dates_train is not None and task.dates_test is not None:
             dates = sorted([*task.dates_train, *task.dates_test])
             info["dates"] = [dates[0], dates[-1]]
         if as_json:
@@ -132,15 +134,11 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOption = None,
     ) -> None:
         """Add a CSV file as a task of this workspace (validated before anything is written)."""
-        from tasks.catalogue import TaskError
         from tasks.loaders.user import Declared, add_user_task
 
         declared = Declared(truth=truth, property=prop, irrelevant=_names(irrelevant), shortcut=_names(shortcut),
                             noiseless_task=noiseless_task)
-        try:
-            task = add_user_task(resolve(workspace).root, name, csv, target, test, declared)
-        except TaskError as exc:
-            raise CliError(str(exc)) from None
+        task = add_user_task(resolve(workspace).root, name, csv, target, test, declared)
         typer.echo(f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
                    f"{task.n_features} features; property {task.property}")
         renamed = task.provenance.get("renamed_columns") or {}

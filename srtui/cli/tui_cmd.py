@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ CLI_INSTEAD = ("the app cannot start here; the same views from the command line:
 
 def tui(
     workspace: WorkspaceOption = None,
-    theme: Annotated[Optional[str], typer.Option(help="Textual theme, e.g. textual-light, nord, gruvbox.")] = None,
+    theme: Annotated[str | None, typer.Option(help="Textual theme, e.g. textual-light, nord, gruvbox.")] = None,
     ascii: Annotated[bool, typer.Option("--ascii", help="Draw expressions with ASCII only.")] = False,
 ) -> None:
     """Open the terminal app: monitor, results explorer, expressions, plots, leaderboards."""

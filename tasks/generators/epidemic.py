@@ -10,6 +10,7 @@ and a few back-log dumps make outliers for the pipeline's 4-sigma rule. Determin
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -100,5 +101,5 @@ def build(target: str, seed: int = SEED) -> Task:
 
 for _target in ("cases", "hosp", "deaths"):
     register(TaskEntry(f"demo-epidemic-{_target}", TRACK,
-                       lambda ctx, t=_target: cache.cached(ctx, f"demo-epidemic-{t}", VERSION, lambda: build(t)),
+                       cache.builder(f"demo-epidemic-{_target}", VERSION, partial(build, _target)),
                        description=f"simulated SEIR epidemic, {_target} 14 days ahead"))

@@ -7,6 +7,8 @@ parameter ranges written below (SI units unless stated), 500 rows, random 75/25 
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from tasks import cache
@@ -68,5 +70,5 @@ def build(key: str) -> Task:
 
 
 for _key in LAWS:
-    register(TaskEntry(f"fp-{_key}", TRACK, lambda ctx, k=_key: cache.cached(ctx, f"fp-{k}", VERSION, lambda: build(k)),
+    register(TaskEntry(f"fp-{_key}", TRACK, cache.builder(f"fp-{_key}", VERSION, partial(build, _key)),
                        description=f"{_key} law, {LAWS[_key][5]:.0%} noise"))

@@ -15,7 +15,8 @@ SRBench's 75/25 split).
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,7 @@ FEYNMAN_ROWS = 10_000
 _DATA = Path(__file__).resolve().parent.parent / "data" / "groundtruth.json"
 
 #: system -> (dx/dt, dy/dt, initial conditions (x0, y0)); numpy twins of the shipped formulas
-STROGATZ = {
+STROGATZ: dict[str, tuple[Callable[..., float], Callable[..., float], Sequence[tuple[float, float]]]] = {
     "bacres": (lambda x, y: 20 - x - x * y / (1 + 0.5 * x**2), lambda x, y: 10 - x * y / (1 + 0.5 * x**2),
                [(5, 10), (1, 1), (10, 20), (2, 5)]),
     "barmag": (lambda x, y: 0.5 * np.sin(x - y) - np.sin(x), lambda x, y: 0.5 * np.sin(y - x) - np.sin(y),
@@ -99,7 +100,7 @@ def build(problem: str, level: float) -> Task:
     else:
         S, dS = simulate(p["system"])
         X, y = S, dS[:, 0 if p["state"] == "x" else 1]
-        fx, fy, ics = STROGATZ[p["system"]]
+        _fx, _fy, ics = STROGATZ[p["system"]]
         how = {"simulation": f"LSODA, t = 0..{T_END:g} at {N_POINTS} points per initial condition",
                "initial_conditions": [list(ic) for ic in ics]}
     train, test = shuffled_split(len(y), 0.75, stable_seed(problem, "split"))
@@ -122,7 +123,7 @@ def _register_all() -> None:
     for problem in problems():
         for level in NOISE_LEVELS:
             name = task_name(problem, level)
-            register(TaskEntry(name, TRACK, lambda ctx, pr=problem, lv=level, n=name: cache.cached(ctx, n, VERSION, lambda: build(pr, lv)),
+            register(TaskEntry(name, TRACK, cache.builder(name, VERSION, partial(build, problem, level)),
                                description=f"{problem}, noise {level:g}"))
 
 

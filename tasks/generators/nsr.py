@@ -7,6 +7,9 @@ positive x that avoids its poles and the domain of its logs and roots (stated pe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from tasks import cache
@@ -18,7 +21,7 @@ VERSION = "1"
 TRACK = "nsr"
 
 #: name -> (formula over x1, numpy twin, (low, high), n_train)
-EQUATIONS = {
+EQUATIONS: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], tuple[float, float], int]] = {
     "nguyen-1": ("x1**3 + x1**2 + x1", lambda x: x**3 + x**2 + x, (-1, 1), 20),
     "nguyen-2": ("x1**4 + x1**3 + x1**2 + x1", lambda x: x**4 + x**3 + x**2 + x, (-1, 1), 20),
     "nguyen-3": ("x1**5 + x1**4 + x1**3 + x1**2 + x1", lambda x: x**5 + x**4 + x**3 + x**2 + x, (-1, 1), 20),
@@ -61,5 +64,5 @@ def build(key: str) -> Task:
 
 
 for _key in EQUATIONS:
-    register(TaskEntry(f"nsr-{_key}", TRACK, lambda ctx, k=_key: cache.cached(ctx, f"nsr-{k}", VERSION, lambda: build(k)),
+    register(TaskEntry(f"nsr-{_key}", TRACK, cache.builder(f"nsr-{_key}", VERSION, partial(build, _key)),
                        description=EQUATIONS[_key][0]))

@@ -22,6 +22,8 @@ Variants of srtui's own: ``-cleantest`` keeps the test targets noiseless (the pa
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -66,7 +68,7 @@ def _names(n: int) -> list[str]:
     return [f"x{i}" for i in range(1, n + 1)]
 
 
-def _by_row(fn, X: np.ndarray) -> np.ndarray:
+def _by_row(fn: Callable[..., float], X: np.ndarray) -> np.ndarray:
     """``fn`` over the rows of ``X`` on Python floats: the competition's arithmetic, bit for bit."""
     return np.array([fn(*row) for row in X.tolist()], dtype=float)
 
@@ -91,7 +93,8 @@ LOCALOPT_ROW = (
 )
 
 
-def _featsel_row(x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, *_irrelevant) -> float:
+def _featsel_row(x1: float, x2: float, x3: float, x4: float, x5: float, x6: float, x7: float, x8: float, x9: float,
+                 x10: float, *_irrelevant: float) -> float:
     return 0.11 * x1**3 + 0.91 * x2 * x3 + 0.68 * x4 * x5 + 0.26 * x6**2 * x7 + 0.13 * x8 * x9 * x10
 
 
@@ -128,7 +131,7 @@ def exact(difficulty: str, seed: int) -> Task:
     )
 
 
-def _noisy(y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray):
+def _noisy(y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     return add_srbench2022_noise(y, r, seed), (y[test_index] if clean_test else None)
 
 
@@ -236,24 +239,24 @@ def noise(r: float, seed: int, clean_test: bool = False) -> Task:
     )
 
 
-def _register(name: str, build, description: str) -> None:
-    register(TaskEntry(name, TRACK, lambda ctx, b=build, n=name: cache.cached(ctx, n, VERSION, b), description=description))
+def _register(name: str, build: Callable[[], Task], description: str) -> None:
+    register(TaskEntry(name, TRACK, cache.builder(name, VERSION, build), description=description))
 
 
 def _register_all() -> None:
     for seed in COMPETITION_SEEDS:
         for diff in EXACT:
-            _register(f"srbench2022-exact-{diff}-s{seed}", lambda d=diff, s=seed: exact(d, s), f"exact rediscovery, {diff}")
+            _register(f"srbench2022-exact-{diff}-s{seed}", partial(exact, diff, seed), f"exact rediscovery, {diff}")
         for n in LOCALOPT_N:
-            _register(f"srbench2022-localopt-n{n}-s{seed}", lambda n=n, s=seed: localopt(n, s), f"deceptive shortcuts, {n} terms")
+            _register(f"srbench2022-localopt-n{n}-s{seed}", partial(localopt, n, seed), f"deceptive shortcuts, {n} terms")
         for kind, fn, levels in (("featsel", featsel, FEATSEL_R), ("extrap", extrap, EXTRAP_R), ("noise", noise, NOISE_R)):
             for r in levels:
-                _register(f"srbench2022-{kind}-r{r}-s{seed}", lambda f=fn, r=r, s=seed: f(r, s), f"{kind}, r = {r}")
+                _register(f"srbench2022-{kind}-r{r}-s{seed}", partial(fn, r, seed), f"{kind}, r = {r}")
                 if r > 0:
-                    _register(f"srbench2022-{kind}-r{r}-s{seed}-cleantest", lambda f=fn, r=r, s=seed: f(r, s, True),
+                    _register(f"srbench2022-{kind}-r{r}-s{seed}-cleantest", partial(fn, r, seed, True),
                               f"{kind}, r = {r}, noiseless test targets (srtui's variant)")
         for r in FEATSEL_R:
-            _register(f"srbench2022-featsel-r{r}-s{seed}-judgeset", lambda r=r, s=seed: featsel(r, s, judge_set=True),
+            _register(f"srbench2022-featsel-r{r}-s{seed}-judgeset", partial(featsel, r, seed, judge_set=True),
                       f"featsel, r = {r}, scored with the judge's irrelevant set x2, x4, ..., x20")
 
 

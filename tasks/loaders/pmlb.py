@@ -8,6 +8,8 @@ mapping is kept in the provenance.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tasks import cache
 from tasks.build import make_task, shuffled_split, stable_seed
 from tasks.catalogue import TaskContext, TaskEntry, register
@@ -50,7 +52,7 @@ def qualification_file(dataset: str) -> RemoteFile:
     return RemoteFile(f"srbench2022/qualification/{dataset}.tsv.gz", f"{SRCOMP_BASE}{dataset}.tsv.gz")
 
 
-def load(name: str, track: str, remote: RemoteFile, context: TaskContext, **fields) -> Task:
+def load(name: str, track: str, remote: RemoteFile, context: TaskContext, **fields: Any) -> Task:
     fields = dict(fields)
     path, prov = locate(remote, context)
     df = read_table(path, sep="\t")
@@ -71,7 +73,7 @@ def load(name: str, track: str, remote: RemoteFile, context: TaskContext, **fiel
     )
 
 
-def _add(name: str, track: str, remote: RemoteFile, summary: str, **fields) -> None:
+def _add(name: str, track: str, remote: RemoteFile, summary: str, **fields: Any) -> None:
     def build(ctx: TaskContext) -> Task:
         return cache.cached(ctx, name, VERSION, lambda: load(name, track, remote, ctx, **fields))
 

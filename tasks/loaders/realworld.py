@@ -7,6 +7,8 @@ counts put through ``tasks.pipeline`` (the same features, built here).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -89,13 +91,13 @@ def nyc(target: str, context: TaskContext) -> Task:
     )
 
 
-def _cached(name: str, build):
+def _cached(name: str, build: Callable[[TaskContext], Task]) -> Callable[[TaskContext], Task]:
     return lambda ctx: cache.cached(ctx, name, VERSION, lambda: build(ctx))
 
 
 for _t in TARGETS:
     register(TaskEntry(f"srbench2022-realworld-{_t}", TRACK,
-                       _cached(f"srbench2022-realworld-{_t}", lambda ctx, t=_t: official(t, ctx)),
+                       _cached(f"srbench2022-realworld-{_t}", partial(official, _t)),
                        offline=False, description=f"New York State {_t}, 14-day horizon (official files)"))
-    register(TaskEntry(f"nyc-covid-{_t}", TRACK, _cached(f"nyc-covid-{_t}", lambda ctx, t=_t: nyc(t, ctx)),
+    register(TaskEntry(f"nyc-covid-{_t}", TRACK, _cached(f"nyc-covid-{_t}", partial(nyc, _t)),
                        offline=False, description=f"New York City {_t} through the real-world pipeline"))

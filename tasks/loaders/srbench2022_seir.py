@@ -13,6 +13,8 @@ targets are not the judge's formula).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from tasks import cache
@@ -62,7 +64,8 @@ def load(compartment: str, level: str, seed: int, context: TaskContext) -> Task:
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
     target = f"d{compartment}"
-    parts, files = {}, []
+    parts: dict[str, pd.DataFrame] = {}
+    files: list[dict[str, str]] = []
     for part in ("train", "test"):
         path, prov = locate(official_file(seed, compartment, level, part), context)
         df = pd.read_csv(path)
@@ -91,15 +94,17 @@ def load(compartment: str, level: str, seed: int, context: TaskContext) -> Task:
     )
 
 
+def _build(compartment: str, level: str, seed: int, name: str, context: TaskContext) -> Task:
+    return cache.cached(context, name, VERSION, lambda: load(compartment, level, seed, context))
+
+
 def _register_all() -> None:
     for seed in SEEDS:
         for compartment in "SEIR":
             for level in LEVELS:
                 name = task_name(compartment, level, seed)
                 register(TaskEntry(
-                    name, TRACK,
-                    lambda ctx, c=compartment, lv=level, s=seed, n=name: cache.cached(
-                        ctx, n, VERSION, lambda: load(c, lv, s, ctx)),
+                    name, TRACK, partial(_build, compartment, level, seed, name),
                     offline=False, description=f"SEIR d{compartment}/dt, {level} (official files, download)"))
     register_note(MISSING)
 

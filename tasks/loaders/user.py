@@ -14,12 +14,13 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.catalogue import TaskEntry, TaskError
+from tasks.catalogue import TaskContext, TaskEntry, TaskError
 from tasks.datafiles import sha256_file
 from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
 from tasks.model import PROPERTIES, Task
@@ -190,6 +191,10 @@ def load_user_task(folder: Path) -> Task:
     )
 
 
+def _build(folder: Path, context: TaskContext) -> Task:
+    return load_user_task(folder)  # a user task is its own cache: no context needed
+
+
 def user_entries(workspace: Path) -> list[TaskEntry]:
     folder = user_dir(workspace)
     if not folder.is_dir():
@@ -199,7 +204,7 @@ def user_entries(workspace: Path) -> list[TaskEntry]:
         path = meta.parent
         if path.name.startswith("."):
             continue  # an `add` still being written
-        found.append(TaskEntry(path.name, TRACK, lambda ctx, p=path: load_user_task(p),
+        found.append(TaskEntry(path.name, TRACK, partial(_build, path),
                                description=f"user task ({path})"))
     return found
 

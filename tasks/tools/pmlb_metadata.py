@@ -21,6 +21,13 @@ RANGE = re.compile(r"^\s*(\w+)\s+in\s+\[\s*([-\d.eE+]+)\s*,\s*([-\d.eE+]+)\s*\]\
 EQUATION = re.compile(r"^\s*(\w+)'?\s*=\s*(.+?)\s*$")
 
 
+def _groups(pattern: re.Pattern[str], line: str) -> tuple[str, ...]:
+    found = pattern.match(line)
+    if found is None:
+        raise ValueError(f"not an equation line: {line!r}")
+    return found.groups()
+
+
 def _python(formula: str) -> str:
     for pattern, repl in RENAMES.items():
         formula = re.sub(pattern, repl, formula)
@@ -37,13 +44,13 @@ def convert(meta: dict) -> dict:
     ranges = {m[1]: [float(m[2]), float(m[3])] for ln in lines if (m := RANGE.match(ln))}
     if name.startswith("feynman_"):
         eq = next(ln for ln in lines if "=" in ln and not RANGE.match(ln))
-        target, formula = EQUATION.match(eq).groups()
+        target, formula = _groups(EQUATION, eq)
         if sorted(ranges) != sorted(features):
             raise ValueError(f"{name}: ranges {sorted(ranges)} do not match features {features}")
         return {"name": name, "family": "feynman", "features": features, "target": target,
                 "formula": _python(formula), "ranges": ranges}
     eq = next(ln for ln in lines if re.match(r"^\s*[xy]'\s*=", ln))
-    state, formula = EQUATION.match(eq.replace("'", "", 1)).groups()
+    state, formula = _groups(EQUATION, eq.replace("'", "", 1))
     return {"name": name, "family": "strogatz", "features": features, "target": f"d{state}_dt",
             "formula": _python(formula), "state": state,
             "system": name.removeprefix("strogatz_").rstrip("12")}

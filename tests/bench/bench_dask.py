@@ -84,13 +84,14 @@ def main() -> None:
                 if name == "SSH":
                     rows.append(("dask, SSH (2 workers, 127.0.0.1)", *_run([str(suite), "--cluster-config", str(_ssh_config(tmp, server))], tmp / "ssh")))
                 else:
+                    assert isinstance(server, clusters.Slurm)
                     rows.append(("dask, SLURM (1 job x 2 workers)", *_run([str(suite), "--cluster-config", str(_slurm_config(tmp))], tmp / "slurm", server.env)))
             finally:
                 server.stop()
     local_total, local_phase = rows[0][1], rows[0][2]
     print(f"{N_JOBS} probe-noop jobs, 2 slots")
     for label, total, phase in rows:
-        print(f"  {label:<34} command {total:6.1f} s ({total / local_total:4.2f}x)   run phase {phase:6.1f} s ({phase / local_phase:4.2f}x)")
+        print(f"  {label:<34} command {total:6.1f} s ({total / local_total:4.2f}x) " f"  run phase {phase:6.1f} s ({phase / local_phase:4.2f}x)")
     for line in skipped:
         print(f"  skipped {line}")
     print("  target: run phase <= 1.5x local")

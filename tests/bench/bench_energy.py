@@ -62,7 +62,7 @@ def job_cpu_s(tmp: Path) -> float:
     rows = [r for r in json.loads(out.stdout) if r["status"] == "ok"]
     methods = {r["energy_method"] for r in rows}
     print(f"{len(rows)} linear jobs, energy method(s): {sorted(methods)}, "
-          f"median fit energy {statistics.median(r['energy_j'] for r in rows):.4f} J, median fit_s {statistics.median(r['fit_s'] for r in rows):.4f} s")
+          f"median fit energy {statistics.median(r['energy_j'] for r in rows):.4f} " f"J, median fit_s {statistics.median(r['fit_s'] for r in rows):.4f} s")
     return statistics.median(r["cpu_s"] for r in rows)
 
 

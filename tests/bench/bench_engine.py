@@ -4,6 +4,12 @@
    interpreter (same module, same imports, same job files) 100 times with `xargs -P 2`.
    Target: ratio <= 1.3.
 2. `srtui status --json` on a store of 100,000 job records. Target: < 0.5 s.
+3. Launchers: 200 LinearRegression jobs on a small task, 2 slots, in one run: `srtui run
+   --launcher fork`, `--launcher exec`, and SRBench's evaluate_model.py-style floor (one
+   `python -c "import numpy, sklearn.linear_model"` per job under `xargs -P 2`). Targets: fork
+   <= 0.05 s per job of slot time beyond the fit, and >= 10x fewer seconds per job than exec.
+
+Run one part with its name: python tests/bench/bench_engine.py [overhead|status|launchers]
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 N_JOBS = 100
+N_LAUNCHER_JOBS = 200
 
 
 def _env() -> dict:
@@ -60,7 +67,8 @@ def bench_overhead(tmp: Path) -> None:
     env = _env()
     env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     t0 = time.perf_counter()
-    subprocess.run(f"xargs -P 2 -n 1 {sys.executable} -m engine.worker < {listing}", shell=True, check=True, env=env, cwd=tmp)
+    baseline = f"xargs -P 2 -n 1 {sys.executable} -m engine.worker < {listing}"
+    subprocess.run(baseline, shell=True, check=True, env=env, cwd=tmp)  # noqa: S602 - the xargs baseline
     xargs_s = time.perf_counter() - t0
     print(f"engine overhead: {N_JOBS} probe-noop jobs, srtui run --jobs 2: {srtui_s:.2f} s; "
           f"xargs -P 2 on the same worker: {xargs_s:.2f} s; ratio {srtui_s / xargs_s:.2f} (target <= 1.3)")
@@ -95,10 +103,70 @@ def bench_status(tmp: Path) -> None:
           f"best {min(times):.3f} s over 5 runs (target < 0.5 s; includes interpreter start-up)")
 
 
+def _srtui_run(tmp: Path, launcher: str) -> tuple[float, list[dict]]:
+    suite = tmp / f"linear-{launcher}.toml"
+    suite.write_text(f'name = "bench-linear"\ntasks = ["smoke-linear"]\nmethods = ["linear"]\n'
+                     f"seeds = {list(range(1, N_LAUNCHER_JOBS + 1))}\n")
+    ws = tmp / f"ws-{launcher}"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--launcher", launcher,
+                           "--workspace", str(ws)], env=_env(), capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr)
+    out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
+                         env=_env(), capture_output=True, text=True, check=True)
+    rows = json.loads(out.stdout)
+    bad = [r for r in rows if r["status"] != "ok"]
+    if len(rows) != N_LAUNCHER_JOBS or bad:
+        raise SystemExit(f"{launcher}: {len(rows)} jobs, not ok: {bad[:3]}")
+    return wall, rows
+
+
+def _run_phase(rows: list[dict]) -> float:
+    """Seconds from the first job's start to the last job's end (driver start-up and the
+    metrics pass after the run left out)."""
+    from datetime import datetime
+
+    start = min(datetime.fromisoformat(r["started_at"]) for r in rows)
+    return (max(datetime.fromisoformat(r["ended_at"]) for r in rows) - start).total_seconds()
+
+
+def bench_launchers(tmp: Path) -> None:
+    n, slots = N_LAUNCHER_JOBS, 2
+    fork_s, fork_rows = _srtui_run(tmp, "fork")
+    exec_s, exec_rows = _srtui_run(tmp, "exec")
+    env = _env()
+    env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+    t0 = time.perf_counter()
+    subprocess.run(f"seq {n} | xargs -P {slots} -I{{}} {sys.executable} -c 'import numpy, sklearn.linear_model'",
+                   shell=True, check=True, env=env)
+    base_s = time.perf_counter() - t0
+    same = sorted(r["model"] for r in fork_rows) == sorted(r["model"] for r in exec_rows)
+    print(f"launchers: {n} LinearRegression jobs on smoke-linear, {slots} slots (wall of the whole `srtui run`, "
+          "driver start-up, planning, store and scoring included)")
+    for name, wall, rows in (("fork", fork_s, fork_rows), ("exec", exec_s, exec_rows)):
+        fit = statistics.mean(r["fit_s"] for r in rows)
+        in_job = statistics.mean(r["wall_s"] - r["fit_s"] for r in rows)
+        print(f"  srtui --launcher {name}: {wall / n:.4f} s per job (run phase {_run_phase(rows) / n:.4f}); "
+              f"a slot spends {wall * slots / n:.4f} s per job (run phase {_run_phase(rows) * slots / n:.4f}), "
+              f"the fit {fit:.4f} s of it; the job itself, start to exit, {in_job:.4f} s beyond its fit")
+    print(f"  baseline (python -c 'import numpy, sklearn.linear_model' per job, xargs -P {slots}): "
+          f"{base_s / n:.4f} s per job")
+    fork_fit = statistics.mean(r["fit_s"] for r in fork_rows)
+    print(f"  ratios: exec / fork {exec_s / fork_s:.1f}x (target >= 10x); baseline / fork {base_s / fork_s:.1f}x; "
+          f"exec / baseline {exec_s / base_s:.2f}")
+    print(f"  fork overhead beyond the fit, per job: {fork_s / n - fork_fit / slots:.4f} s of the run's wall "
+          f"({_run_phase(fork_rows) / n - fork_fit / slots:.4f} s in the run phase; target <= 0.05 s)")
+    print(f"  the same {n} models under both launchers: {same}")
+
+
 def main() -> None:
+    parts = {"overhead": bench_overhead, "status": bench_status, "launchers": bench_launchers}
+    wanted = sys.argv[1:] or list(parts)
     with tempfile.TemporaryDirectory(prefix="srtui-bench-") as tmp:
-        bench_overhead(Path(tmp))
-        bench_status(Path(tmp))
+        for name in wanted:
+            parts[name](Path(tmp))
 
 
 if __name__ == "__main__":

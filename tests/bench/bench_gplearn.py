@@ -25,17 +25,18 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from engine.launcher import time_budget  # noqa: E402
-from engine.methods.base import FitBudget  # noqa: E402
-from engine.methods.gplearn_adapter import Gplearn, generation_cap  # noqa: E402
-from tasks.generators.smoke import interaction  # noqa: E402
+from engine.launcher import time_budget
+from engine.methods.base import FitBudget
+from engine.methods.gplearn_adapter import Gplearn, generation_cap
+from tasks.generators.smoke import interaction
 
-CONFIGS = {
+CONFIGS: dict[str, dict[str, Any]] = {
     "srtui": {},
     "no-scaling": {"linear_scaling": False},
     "srbench": {

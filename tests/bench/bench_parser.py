@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import numpy as np  # noqa: E402
-import sympy as sp  # noqa: E402
-from sympy.parsing.sympy_parser import parse_expr  # noqa: E402
+import numpy as np
+import sympy as sp
+from sympy.parsing.sympy_parser import parse_expr
 
-from engine.expression import ExpressionError, compile_expression, parse_expression  # noqa: E402
+from engine.expression import ExpressionError, compile_expression, parse_expression
 
 FEATURES = [f"x{i}" for i in range(5)]
 UNARY = ["sin", "cos", "exp", "log", "sqrt", "abs", "tanh"]
@@ -82,7 +82,7 @@ def run_sympy(models: list[str], limit: float) -> tuple[float, int, int]:
                 sp.lambdify(args, expr, modules="numpy")
             except _Timeout:
                 timeouts += 1
-            except Exception:  # e.g. constant folding to zoo, which numpy's printer cannot print
+            except Exception:  # noqa: BLE001 - e.g. constant folding to zoo, which numpy's printer cannot print
                 failed += 1
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)

@@ -25,12 +25,14 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from test_reviews_seed import seed_review_workspace  # noqa: E402
 
 from engine.workspace import Workspace  # noqa: E402
 from results.store import Store  # noqa: E402
 from reviews import create_session  # noqa: E402
 from reviews.items import build_items  # noqa: E402
-from tests.test_reviews_seed import seed_review_workspace  # noqa: E402
 
 EXPERTS = ["e1", "e2", "e3", "e4"]
 
@@ -62,7 +64,7 @@ def main() -> None:
     for name in ("stress", "paced"):
         create_session(store, name, items, EXPERTS, repeats=50 - len(items), seed=1)
     store.close()
-    print(f"workspace {root}: {len(items)} items (mean {size / 1024:.0f} KiB of frozen content), set up in {time.perf_counter() - t0:.1f} s")
+    print(f"workspace {root}: {len(items)} items (mean {size / 1024:.0f} KiB " f"of frozen content), set up in {time.perf_counter() - t0:.1f} s")
     for name, think in (("stress", 0.0), ("paced", 200.0)):
         lat = np.array(run(root, name, think))
         check = Store(Workspace(root))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 
@@ -27,8 +28,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ctx = TaskContext(cache_dir=Path(tmp))
         for name in sample:
-            task, cold = timed(lambda: get_task(name, ctx))
-            _, warm = timed(lambda: get_task(name, ctx))
+            task, cold = timed(lambda name=name: get_task(name, ctx))
+            _, warm = timed(lambda name=name: get_task(name, ctx))
             print(f"{name:36s} {task.X_train.shape[0]:6d}+{task.X_test.shape[0]:<6d} rows  "
                   f"cold {cold * 1000:7.1f} ms  cached {warm * 1000:6.1f} ms  ratio {cold / warm:6.1f}x")
     stage1_all()
@@ -42,10 +43,10 @@ def stage1_all() -> None:
     def build_all() -> int:
         n = 0
         for seed in COMPETITION_SEEDS:
-            builds = [lambda d=d: s22.exact(d, seed) for d in s22.EXACT]
-            builds += [lambda r=r, f=f: f(r, seed) for f, levels in
+            builds = [lambda d=d, seed=seed: s22.exact(d, seed) for d in s22.EXACT]
+            builds += [partial(f, r, seed) for f, levels in
                        ((s22.featsel, s22.FEATSEL_R), (s22.extrap, s22.EXTRAP_R), (s22.noise, s22.NOISE_R)) for r in levels]
-            builds += [lambda k=k: s22.localopt(k, seed) for k in s22.LOCALOPT_N]
+            builds += [lambda k=k, seed=seed: s22.localopt(k, seed) for k in s22.LOCALOPT_N]
             for build in builds:
                 build()
                 n += 1

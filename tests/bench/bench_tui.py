@@ -42,7 +42,7 @@ def build_store(root: Path):
     statuses = ["ok"] * 85 + ["error"] * 4 + ["timeout"] * 5 + ["oom"] * 2 + ["crashed"] * 2 + ["invalid_model"] * 2
     rng = random.Random(0)
     rows = []
-    for i, s in enumerate(specs):
+    for _i, s in enumerate(specs):
         status = rng.choice(statuses)
         ok = status == "ok"
         model = f"{rng.random():.6f}*x0 + sin({rng.random():.4f}*x1) - x2**2" if ok else None
@@ -50,7 +50,7 @@ def build_store(root: Path):
                      "2025-01-01T00:10:00+00:00", s.job_id))
     with store.transaction() as c:
         c.executemany(
-            "UPDATE jobs SET status = ?, attempt = ?, r2_test = ?, wall_s = ?, model = ?, started_at = ?, ended_at = ? WHERE job_id = ?",
+            "UPDATE jobs SET status = ?, attempt = ?, r2_test = ?, wall_s " "= ?, model = ?, started_at = ?, ended_at = ? WHERE job_id = ?",
             rows,
         )
     store.close()
@@ -162,7 +162,7 @@ def monitor_cpu(tmp: Path, seconds: float = 20.0) -> tuple[float, str]:
         else:
             how = "headless"
             session = None
-            code = f"from engine.workspace import Workspace; from srtui.app.app import SrtuiApp; SrtuiApp(Workspace(__import__('pathlib').Path({str(ws)!r}))).run(headless=True)"
+            code = "from engine.workspace import Workspace; from srtui.app.app import SrtuiApp; " f"SrtuiApp(Workspace(__import__('pathlib').Path({str(ws)!r}))).run(headless=True)"
             app_proc = psutil.Popen([sys.executable, "-c", code], env=env)
         try:
             time.sleep(5)  # start-up and first polls are not idle
@@ -191,8 +191,8 @@ def main() -> None:
         ws = build_store(tmp / "big")
         print(f"store of {N_RUNS:,} runs built in {time.perf_counter() - t:.1f} s")
         r = asyncio.run(explorer(ws))
-        print(f"results explorer, time to first paint after pressing 2: {r['first_paint_s'] * 1000:.0f} ms (target < 1500 ms)")
-        print(f"  app start (incl. imports of the app, not of Python) to explorer painted: {r['app_start_to_paint_s']:.2f} s")
+        print("results explorer, time to first paint after pressing 2: " f"{r['first_paint_s'] * 1000:.0f} ms (target < 1500 ms)")
+        print("  app start (incl. imports of the app, not of Python) " f"to explorer painted: {r['app_start_to_paint_s']:.2f} s")
         lat = r["latency_s"]
         print(f"  {'operation (first time, not cached)':<36} {'to table':>9} {'query':>7}")
         for name, s in lat.items():
@@ -201,7 +201,7 @@ def main() -> None:
               f"worst {max(lat.values()) * 1000:.0f} ms (target < 200 ms)")
         print(f"resident memory of the app process with the explorer open: {r['rss_mb']:.0f} MB")
         share, how = monitor_cpu(tmp)
-        print(f"monitor CPU while idle-waiting on a run of 2 parallel jobs ({how}): {share * 100:.1f} % of one core (target < 5 %)")
+        print("monitor CPU while idle-waiting on a run of 2 parallel jobs " f"({how}): {share * 100:.1f} % of one core (target < 5 %)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

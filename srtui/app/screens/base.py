@@ -4,8 +4,8 @@ own while a run writes the workspace."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import Iterable
 
 from textual import work
 from textual.app import SystemCommand
@@ -90,7 +90,7 @@ SECTION_HELP = {
 def screen_commands(app, screen) -> Iterable[SystemCommand]:
     """Every action the current screen offers by a key, also in the command palette."""
     seen = set()
-    for key, active in screen.active_bindings.items():
+    for _key, active in screen.active_bindings.items():
         b = active.binding
         if active.node is app or not b.description or not active.enabled or (b.action, active.node) in seen:
             continue

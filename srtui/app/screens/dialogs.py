@@ -134,7 +134,7 @@ class StartRunScreen(ModalScreen):
     @on(Button.Pressed, "#start")
     @on(Input.Submitted)
     def _start(self) -> None:
-        from srtui.runner import RunRequest
+        from runs.run import RunRequest
 
         def number(widget_id: str, kind=float):
             value = self.query_one(widget_id, Input).value.strip()
@@ -158,12 +158,12 @@ class StartRunScreen(ModalScreen):
     @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
     def check(self, req) -> None:
         """Plan without writing: the same errors `srtui run` gives, shown in the form."""
-        from engine.workspace import WorkspaceError
-        from srtui import runner
+        from engine.errors import SrtuiError
+        from runs.run import plan_run
 
         try:
-            plan = runner.plan_run(self.workspace or self.app.workspace, req, write_data=False)
-        except (runner.RunError, WorkspaceError) as exc:
+            plan = plan_run(self.workspace or self.app.workspace, req, write_data=False)
+        except SrtuiError as exc:
             self.app.call_from_thread(self._say, str(exc))
             return
         if plan.n_jobs == 0:

@@ -126,6 +126,8 @@ class MonitorScreen(SectionScreen):
             text.append(f"{snap.active_runs} active run(s)  {rate} jobs/min  ETA {fmt_duration(snap.eta_s)}")
         else:
             text.append("no run in progress", style="dim")
+        for line in snap.tuning:  # tuning jobs apart from the final fits they choose
+            text.append("\n" + visible(line, one_line=True))
         if snap.gone_runs:
             text.append(
                 f"\n{snap.gone_runs} run(s) lost their driver: their jobs are not running; "

@@ -115,7 +115,7 @@ class JobPlotsScreen(SectionScreen):
         plt = self.query_one("#scatter", PlotextPlot).plt
         plt.clear_data()
         styles = self.series_look = series_styles(self.app, 3)
-        for (name, y, pred), (glyph, rgb, _hex) in zip((("train", s.y_train, s.pred_train), ("test", s.y_test, s.pred_test)), styles):
+        for (_name, y, pred), (glyph, rgb, _hex) in zip((("train", s.y_train, s.pred_train), ("test", s.y_test, s.pred_test)), styles):
             keep = _downsample(len(y))
             finite = np.isfinite(pred[keep])
             plt.scatter(y[keep][finite].tolist(), pred[keep][finite].tolist(), color=rgb, marker=glyph)
@@ -257,7 +257,7 @@ class SuitePlotsScreen(SectionScreen):
         plt.clear_data()
         for m in a.methods:
             plt.plot(list(a.thresholds), list(a.profiles[m]), color=styles[m][1], marker=styles[m][0])
-        plt.title("performance profile")
+        plt.title(f"performance profile (srbench2025, {a.profile})")
         plt.xlabel("R² threshold")
         plt.ylabel("share of tasks")
         plt.ylim(0, 1.05)

@@ -1,7 +1,8 @@
 """Results explorer: runs filtered, sorted, grouped; per-method summaries; a page at a time.
 
-Never loads every run: SQLite does the filter, sort, grouping (with medians) and the window,
-so the screen stays responsive with 100,000 runs in the store.
+Never loads every run for a page: SQLite does the filter, sort and window; a grouping reads the
+filtered rows' grouping columns once and pandas groups them (medians), so re-sorting and paging
+it are free (results.explore). The screen stays responsive with 100,000 runs in the store.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from srtui.app.data import (
     Reader,
     ResultsPage,
     ResultsQuery,
+    filter_token,
     prefetch_groups,
     results_page,
 )
@@ -38,7 +40,8 @@ HELP = """\
 Every run in the workspace, a page at a time. Type a filter and press Enter:
   method=linear,ffx   status!=ok   r2_test>0.9   task~feynman   free words
 
-(= and != take comma-separated values, ~ is a substring, words match suite/task/method).
+(= and != take comma-separated values or one "quoted value", ~ is a substring, words match
+suite/task/method).
 o / O change the sort column / direction (or select a column header); b cycles the grouping
 (per-method summaries with median R²); [ and ] page. Enter opens the run's expression,
 p its plots; on a grouped row Enter drills into that group.
@@ -232,7 +235,8 @@ class ResultsScreen(SectionScreen):
             return
         q = self.query_state
         if q.group_by:  # drill into the group: filter on its keys, show its runs
-            extra = " ".join(f"{col}={row[i]}" for i, col in enumerate(q.group_by) if row[i] is not None and " " not in str(row[i]))
+            # every key, quoted when it has a space or a comma, "" when missing: only the group's runs
+            extra = " ".join(filter_token(col, row[i]) for i, col in enumerate(q.group_by))
             self._group_index = 0
             self.query_one("#filter", Input).value = f"{q.filter_text} {extra}".strip()
             self.load(replace(q, filter_text=f"{q.filter_text} {extra}".strip(), group_by=(), sort="task", descending=False, offset=0))

@@ -1,4 +1,4 @@
-"""Scheduling jobs on a backend, with live run state for progress displays.
+"""The local backend, and what every backend does with a returned outcome (score, record, count).
 
 The local backend runs ``--jobs N`` slot threads, each pinned to one usable core, each running
 the backend-independent job function (engine.launcher.run_job) and handing the outcome to a
@@ -12,77 +12,16 @@ import os
 import queue
 import threading
 import time
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections import defaultdict
 from itertools import zip_longest
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable
 
+from engine.backends.base import JobSink, PlannedJob, RunState, SinkError
 from engine.evaluate import TaskArrays, evaluate_outcome
-from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
+from engine.launcher import JobOutcome, now_iso, run_job
+from engine.scaling import SCALING_KEY, Scaling, data_arrays
 from engine.spec import JobSpec
-
-
-@dataclass
-class PlannedJob:
-    spec: JobSpec
-    job_id: str
-    attempt: int
-    payload: JobPayload
-    data_path: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.spec.method} / {self.spec.task} / seed {self.spec.seed}"
-
-
-class SinkError(Exception):
-    """The sink cannot record (disk full, read-only file system, a broken database): one line.
-    ``recorded`` says whether the job's outcome itself was committed (only its logs were not)."""
-
-    def __init__(self, message: str, recorded: bool = False) -> None:
-        super().__init__(message)
-        self.recorded = recorded
-
-
-class JobSink(Protocol):
-    """Where job lifecycle events go (the store). Called from backend threads. A sink that
-    cannot record raises SinkError; scheduling then stops (RunState.failure)."""
-
-    def claim(self, job: PlannedJob, started_at: str, host: str) -> bool: ...
-    def started(self, job: PlannedJob, pid: int) -> None: ...
-    def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict) -> None: ...
-
-
-@dataclass
-class RunState:
-    """Live counters of a run, for progress displays. Thread-safe through its lock."""
-
-    total: int
-    counts: Counter = field(default_factory=Counter)
-    running: dict[str, tuple[PlannedJob, float]] = field(default_factory=dict)
-    recent_failures: list[tuple[PlannedJob, JobOutcome]] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    #: why the run cannot go on (the store cannot record): no new job starts once it is set
-    failure: str | None = None
-
-    def fail(self, message: str) -> None:
-        with self.lock:
-            self.failure = self.failure or message
-
-    @property
-    def done(self) -> int:
-        return sum(self.counts.values())
-
-    def throughput(self) -> float:
-        """Finished jobs per minute."""
-        elapsed = time.monotonic() - self.started
-        return self.done / elapsed * 60 if elapsed > 0 else 0.0
-
-    def eta_s(self) -> float | None:
-        rate = self.done / max(time.monotonic() - self.started, 1e-9)
-        return (self.total - self.done) / rate if self.done else None
 
 
 def interleave(jobs: list[PlannedJob]) -> list[PlannedJob]:
@@ -115,9 +54,11 @@ class DataCache:
             return self._data[path]
 
 
-def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict:
+def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str, object]:
     try:
-        return evaluate_outcome(outcome, cache.get(job.data_path))
+        data = cache.get(job.data_path)
+        option = (job.spec.params or {}).get(SCALING_KEY)
+        return evaluate_outcome(outcome, data, Scaling.for_job(option, data_arrays(data)) if option else None)
     except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
         outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
         return {}
@@ -160,6 +101,12 @@ class LocalBackend:
         self.scratch_root = scratch_root
         self.cores = usable_cores()
 
+    def prepare(self, specs: list[JobSpec]) -> None:
+        """Nothing to start: the slots are threads of this process, made by ``run``."""
+
+    def close(self) -> None:
+        """Nothing to release: ``run`` returns only once every slot thread has ended."""
+
     def run(
         self,
         jobs: list[PlannedJob],
@@ -186,14 +133,25 @@ class LocalBackend:
                 except (SinkError, OSError) as exc:  # the slot survives; the run stops
                     state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
 
-        threads = [threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True) for i in range(self.n_slots)]
+        threads = [threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True)
+                   for i in range(self.n_slots)]
         for t in threads:
             t.start()
         for t in threads:
             while t.is_alive():
                 t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
 
-    def _run_one(self, job, core, sink, state, cancel, force, data_cache, on_change) -> None:
+    def _run_one(
+        self,
+        job: PlannedJob,
+        core: int | None,
+        sink: JobSink,
+        state: RunState,
+        cancel: threading.Event,
+        force: threading.Event,
+        data_cache: DataCache,
+        on_change: Callable[[], None] | None,
+    ) -> None:
         if not sink.claim(job, now_iso(), os.uname().nodename):
             with state.lock:
                 state.total -= 1  # another driver runs it
@@ -212,7 +170,7 @@ class LocalBackend:
                 on_start=lambda pid: sink.started(job, pid),
             )
         except OSError as exc:  # its scratch directory cannot be written: the disk is full
-            outcome = JobOutcome(job.job_id, job.attempt, "interrupted", os.uname().nodename, now_iso(), now_iso(), 0.0,
-                                 error=f"cannot prepare the job: {exc}")
+            outcome = JobOutcome(job.job_id, job.attempt, "interrupted", os.uname().nodename, now_iso(), now_iso(),
+                                 0.0, error=f"cannot prepare the job: {exc}")
             state.fail(f"cannot write the workspace: {exc}")
         finish_job(job, outcome, sink, state, data_cache, on_change)

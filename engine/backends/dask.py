@@ -21,9 +21,9 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from engine.backends import BackendError, BackendOptions
+from engine.backends.base import BackendError, BackendOptions, JobSink, PlannedJob, RunState
 from engine.backends.dask_config import (
     SCHEDULER_CONFIG,
     START_TIMEOUT_S,
@@ -36,6 +36,7 @@ from engine.backends.dask_config import (
 )
 from engine.backends.dask_start import (
     SSH_TOKEN_ENV,
+    RecentLines,
     StartInterrupted,
     check_port_free,
     route_dask_logs,
@@ -43,8 +44,8 @@ from engine.backends.dask_start import (
     sweep_ssh_hosts,
 )
 from engine.backends.dask_worker import allowed_failures, worker_ready
+from engine.backends.local import interleave
 from engine.backends.slurm_jobs import SlurmJobs, default_log_dir
-from engine.scheduler import JobSink, PlannedJob, RunState, interleave
 from engine.spec import JobSpec
 
 __all__ = ["DaskBackend", "StartInterrupted"]
@@ -63,25 +64,25 @@ class DaskBackend:
     name = "dask"
 
     def __init__(self, options: BackendOptions, scratch_root: Path) -> None:
-        if options.scheduler and options.cluster:
-            raise BackendError("give either --scheduler (a running scheduler) or --cluster (start one), not both")
-        if options.scheduler and options.cluster_config:
-            raise BackendError("--cluster-config goes with --cluster local|ssh|slurm, not with --scheduler")
+        if options.dask_scheduler and options.cluster:
+            raise BackendError("give either --dask-scheduler (a running scheduler) or --cluster (start one), not both")
+        if options.dask_scheduler and options.cluster_config:
+            raise BackendError("--cluster-config goes with --cluster local|ssh|slurm, not with --dask-scheduler")
         self.options = options
         self.scratch_root = scratch_root
-        self.config: ClusterConfig | None = None if options.scheduler else load_cluster_config(options.cluster, options.cluster_config)
-        self.cluster = None
-        self.client = None
+        self.config: ClusterConfig | None = (None if options.dask_scheduler
+                                             else load_cluster_config(options.cluster, options.cluster_config))
+        self.cluster: Any = None  # a distributed / dask_jobqueue cluster object
+        self.client: Any = None  # distributed.Client (imported only when the backend starts)
         self.slurm: SlurmJobs | None = None
-        self.keep_open = False  # tests and benchmarks reuse one cluster across runs
         self.poll_s = 0.2
-        self.recent = None  # Dask's last log lines, to quote a failure's cause
+        self.recent: RecentLines | None = None  # Dask's last log lines, to quote a failure's cause
         self.seen_workers: set[str] = set()
         self.started = time.monotonic()
 
     @property
     def address(self) -> str:
-        return self.options.scheduler or (self.cluster.scheduler_address if self.cluster else "")
+        return self.options.dask_scheduler or (self.cluster.scheduler_address if self.cluster else "")
 
     @property
     def kind(self) -> str:
@@ -89,7 +90,9 @@ class DaskBackend:
 
     @property
     def where(self) -> str:
-        return f"dask scheduler at {self.options.scheduler}" if self.options.scheduler else f"dask {self.kind} cluster"
+        if self.options.dask_scheduler:
+            return f"dask scheduler at {self.options.dask_scheduler}"
+        return f"dask {self.kind} cluster"
 
     @property
     def worker_timeout(self) -> float:
@@ -137,7 +140,7 @@ class DaskBackend:
 
         with dask.config.set(SCHEDULER_CONFIG):
             if self.config is None:
-                self.client = Client(self.options.scheduler, timeout="10s")
+                self.client = Client(self.options.dask_scheduler, timeout="10s")
             else:
                 self.cluster = self._start_cluster(self.config, token)
                 self.client = Client(self.cluster, timeout="30s")
@@ -151,7 +154,7 @@ class DaskBackend:
         if self.client.nthreads():
             self.client.run(worker_ready)
 
-    def _start_cluster(self, config: ClusterConfig, token: str):
+    def _start_cluster(self, config: ClusterConfig, token: str) -> Any:
         if config.kind == "local":
             import logging
 
@@ -183,6 +186,7 @@ class DaskBackend:
         return SLURMCluster(**kwargs)
 
     def _submit_slurm_jobs(self) -> None:
+        assert self.config is not None  # only a started SLURM cluster submits jobs
         kwargs, scale = slurm_kwargs(self.config)
         log_dir = Path(self.config.settings.get("log_directory") or default_log_dir(self.scratch_root))
         self.slurm = SlurmJobs(self.cluster.job_script(), log_dir, scale.get("jobs", scale.get("minimum_jobs", 1)),
@@ -229,7 +233,7 @@ class DaskBackend:
         left, a deadline on the wait for a first worker. Returns (live workers, expected)."""
         live = self.workers()
         expected = self.expected_slots() or len(live)
-        if self.slurm is not None:
+        if self.slurm is not None and self.config is not None:
             kwargs, scale = slurm_kwargs(self.config)
             cores = int(kwargs["cores"])
             low, high = (scale["jobs"], scale["jobs"]) if "jobs" in scale else (scale["minimum_jobs"], scale["maximum_jobs"])
@@ -250,11 +254,8 @@ class DaskBackend:
         force: threading.Event,
         on_change: Callable[[], None] | None = None,
     ) -> None:
+        """One batch of jobs; the cluster stays up for the next batch until ``close``."""
         self.prepare([job.spec for job in jobs])
         from engine.backends.dask_run import DaskRun
 
-        try:
-            DaskRun(self, sink, state, cancel, force, on_change).run(interleave(jobs))
-        finally:
-            if not self.keep_open:
-                self.close()
+        DaskRun(self, sink, state, cancel, force, on_change).run(interleave(jobs))

@@ -1,0 +1,187 @@
+"""The fork server: a pre-imported interpreter that forks one job worker per request.
+
+Started by engine.launchers as a fresh interpreter (``python -m engine.forkserver FAMILY``, never
+forked from the driver, whose threads and handlers must not leak into jobs). It sets nothing
+up but imports: numpy, scikit-learn, sympy, pandas and the method family's modules, with the
+thread-count variables already in its environment, and it checks it is still single-threaded.
+
+Each request (one SOCK_SEQPACKET message: the job's env, cwd, jobdir, plus its stdout, stderr
+and status pipes as passed fds) is answered with the pid of the forked job. The server stays the
+job's parent: it reaps it and writes its wait status and rusage to the job's status pipe, which
+the driver reads instead of wait4 (engine.launchers). The job applies the worker's limits
+itself (engine.worker._harden) and runs the same code (engine.worker.run) writing the same files.
+Its orphans go to the driver, the nearest child subreaper (the server is not one), as under exec.
+
+The server exits on EOF of its socket (the driver is gone), on an idle timeout, and by its
+parent-death signal; its jobs die with it (their parent-death signal).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import os
+import select
+import socket
+import sys
+import time
+from typing import Any
+
+from engine.forkchild import open_fds, run_child
+
+#: pre-imported in every server (what nearly every method's fit imports)
+BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
+#: the job token's value in the server's own environment: room the child overwrites in place,
+#: so /proc/PID/environ (read by the escapee sweeps) shows the job's token, as for an exec'd worker
+TOKEN_ROOM = 400
+PLACEHOLDER = "forkserver-" + "-" * (TOKEN_ROOM - len("forkserver-"))
+IDLE_EXIT_S = 900.0
+MAX_MESSAGE = 1 << 20
+
+
+def _environ_slot(name: str) -> tuple[int, int] | None:
+    """(address, length) of ``name``'s value in the process's initial environment block."""
+    libc = ctypes.CDLL(None)
+    table = ctypes.cast(ctypes.c_void_p.in_dll(libc, "environ").value or 0, ctypes.POINTER(ctypes.c_void_p))
+    prefix = (name + "=").encode()
+    i = 0
+    while table[i]:
+        text = ctypes.string_at(table[i])
+        if text.startswith(prefix):
+            return table[i] + len(prefix), len(text) - len(prefix)
+        i += 1
+    return None
+
+
+def _preload(family: str) -> list[str]:
+    """Import the base modules and the family's (an adapter module); returns failures."""
+    import importlib
+
+    failed = []
+    for name in BASE_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
+            failed.append(name)
+    import engine.energy  # noqa: F401 - what the worker imports around every fit
+    import engine.worker  # noqa: F401
+    from engine.methods.base import Method
+
+    try:
+        module = importlib.import_module(family)
+    except Exception as exc:  # noqa: BLE001 - the job loads it again and reports
+        return failed + [f"{family}: {type(exc).__name__}"]
+    for value in vars(module).values():  # every adapter of the family: the union of their modules
+        if isinstance(value, type) and issubclass(value, Method) and value.__module__ == family:
+            try:
+                failed += value().preload()
+            except Exception:  # noqa: BLE001, S112 - an adapter that needs arguments (folders)
+                continue
+    return failed
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def serve(sock: socket.socket, family: str) -> int:
+    slot = _environ_slot("SRTUI_JOB_TOKEN")
+    failed = _preload(family)
+    hello: dict[str, Any] = {"pid": os.getpid(), "threads": _threads(), "failed": failed}
+    if slot is None or slot[1] != len(PLACEHOLDER):
+        hello["error"] = "the job token's room is not in the initial environment"
+    elif _threads() != 1:
+        hello["error"] = f"{_threads()} threads after the imports (a fork server must be single-threaded)"
+    sock.send(json.dumps(hello).encode())
+    if "error" in hello or slot is None:
+        return 1
+    keep = set(open_fds()) - {sock.fileno()}  # the libraries' own descriptors: a job keeps them
+    # the imported objects never change: out of the collector's sight, so a job's collections do
+    # not walk (and copy-on-write) every page it shares with the server
+    gc.collect()
+    gc.freeze()
+    jobs: dict[int, tuple[int, int]] = {}  # pidfd -> (job pid, status fd)
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    idle_since = time.monotonic()
+    while True:
+        events = poller.poll(1000)
+        if not jobs and not events and time.monotonic() - idle_since > IDLE_EXIT_S:
+            return 0
+        for fd, _mask in events:
+            if fd in jobs:
+                poller.unregister(fd)
+                _report_exit(fd, *jobs.pop(fd))
+                idle_since = time.monotonic()
+            elif not _serve_request(sock, slot, keep, jobs, poller):
+                return 0  # EOF: the driver is gone (the jobs' parent-death signal follows)
+
+
+def _serve_request(sock: socket.socket, slot: tuple[int, int], keep: set[int], jobs: dict[int, tuple[int, int]],
+                   poller: Any) -> bool:
+    try:
+        msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 4)
+    except OSError:
+        return False
+    if not msg:
+        return False
+    status_fd = fds.pop() if len(fds) == 3 else -1
+    try:
+        pid = _spawn(json.loads(msg), fds, sock, slot, keep)
+        pidfd = os.pidfd_open(pid)
+        jobs[pidfd] = (pid, status_fd)
+        poller.register(pidfd, select.POLLIN)
+        reply: dict[str, Any] = {"pid": pid}
+    except Exception as exc:  # noqa: BLE001 - one bad request must not take the server down
+        reply = {"error": f"{type(exc).__name__}: {exc}"}
+        if status_fd >= 0:
+            os.close(status_fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    sock.send(json.dumps(reply).encode())
+    return True
+
+
+def _report_exit(pidfd: int, pid: int, status_fd: int) -> None:
+    """Reap the job; its wait status and rusage go to the driver through its status pipe."""
+    os.close(pidfd)
+    _, status, usage = os.wait4(pid, 0)
+    report = {"status": status, "utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss": usage.ru_maxrss}
+    try:
+        os.write(status_fd, json.dumps(report).encode())
+    except OSError:
+        pass  # the driver stopped waiting
+    os.close(status_fd)
+
+
+def _spawn(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int], keep: set[int]) -> int:
+    """Fork the job; the server stays its parent (it reaps it and reports its status)."""
+    if len(fds) != 2:
+        raise ValueError(f"expected the job's stdout and stderr, got {len(fds)} descriptors")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    request["server_pid"] = os.getpid()
+    job = os.fork()
+    if job == 0:
+        run_child(request, fds, sock, slot, keep)  # never returns
+    return job
+
+
+def main() -> None:
+    if len(sys.argv) != 3:
+        print("usage: python -m engine.forkserver FAMILY SOCKET_FD", file=sys.stderr)
+        sys.exit(64)
+    from engine import proctree
+
+    proctree.die_with_parent()  # the spawning thread lives as long as the driver
+    sock = socket.socket(fileno=int(sys.argv[2]))
+    parent = os.environ.get("SRTUI_PARENT_PID")
+    if parent and os.getppid() != int(parent):
+        sys.exit(70)  # the driver died before the death signal was armed
+    sys.exit(serve(sock, sys.argv[1]))
+
+
+if __name__ == "__main__":
+    main()

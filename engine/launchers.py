@@ -1,0 +1,342 @@
+"""How a job's worker process is started: a fresh interpreter (exec) or a fork of a server.
+
+``exec``: ``python -m engine.worker JOBDIR`` per job, every import paid by every job.
+``fork``: a fork server per method family in this process (engine.forkserver) forks the job;
+the job is then this process's child, with the same pipes, limits, files and tree as under exec.
+``auto`` (the default): fork for methods that declare ``fork_safe``, exec for the others.
+
+The servers of one process live in a pool: started on one long-lived thread (a server's
+parent-death signal fires when the thread that started it exits), replaced when they die, leak
+memory or grow threads, and stopped by EOF of their socket when this process ends.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import IO, Any, Callable
+
+import psutil
+
+from engine import proctree
+from engine.errors import SrtuiError
+from engine.forkserver import PLACEHOLDER, TOKEN_ROOM
+
+LAUNCHERS = ("auto", "fork", "exec")
+DEFAULT_LAUNCHER = "auto"
+#: a server whose memory grew this much since it started is replaced (a leak in the server)
+LEAK_BYTES = 256 << 20
+START_TIMEOUT_S = 300.0  # imports on a loaded machine take seconds, not minutes
+REPLY_TIMEOUT_S = 60.0
+log = logging.getLogger("srtui.forkserver")
+
+
+class LauncherError(SrtuiError, ValueError):
+    """An unknown launcher name; one line for the CLI."""
+
+
+def check_launcher(name: str) -> str:
+    if name not in LAUNCHERS:
+        raise LauncherError(f"unknown launcher {name!r} (choose {', '.join(LAUNCHERS)})")
+    return name
+
+
+def choose(requested: str, fork_safe: bool) -> str:
+    """The launcher a job of a method gets: ``auto`` follows the method's declaration."""
+    if check_launcher(requested) == "auto":
+        return "fork" if fork_safe else "exec"
+    return requested
+
+
+def choose_for_method(requested: str, methods: dict[str, Any], folders_fork_safe: bool,
+                      notes: list[str]) -> dict[str, str]:
+    """Method name -> launcher for a run; a note for each method forked against its declaration."""
+    from engine.methods.srbench_dir import SRBenchMethod
+
+    out = {}
+    for name, method in methods.items():
+        safe = folders_fork_safe if isinstance(method, SRBenchMethod) else bool(method.fork_safe)
+        out[name] = choose(requested, safe)
+        if out[name] == "fork" and not safe:
+            notes.append(f"--launcher fork: {name} is not declared fork-safe; its jobs are forked anyway")
+    return out
+
+
+def warm(method_refs: list[str]) -> None:
+    """Start the servers of these (forked) methods' families now, in the background, so their
+    imports overlap the driver's planning instead of delaying the first jobs."""
+    from engine.launcher import worker_environment
+
+    env = worker_environment()
+    for family in dict.fromkeys(family_of(ref) for ref in method_refs):
+        threading.Thread(target=POOL.server, args=(family, env), name="srtui-forkserver-warm", daemon=True).start()
+
+
+def family_of(method_ref: str) -> str:
+    """Methods that share a server: the adapter module of a built-in, one for all folders."""
+    from engine.methods import registry
+
+    if method_ref.startswith(registry.SRBENCH_PREFIX):
+        return "engine.methods.srbench_dir"  # a folder's own code is imported in the job
+    target = registry.BUILTIN.get(method_ref, "")
+    return target.partition(":")[0] or method_ref
+
+
+@dataclass
+class ForkedProcess:
+    """What run_job needs of a started worker, as for a Popen: pid, pipes, returncode; and the
+    pipe its server reports the wait status through (the server, not we, is its parent)."""
+
+    pid: int
+    stdout: IO[bytes]
+    stderr: IO[bytes]
+    status_fd: int
+    returncode: int | None = None
+    lost: str | None = None  # why no status came: the job died with its server (retried as lost)
+
+
+class ExitWaiter:
+    """Tells when the worker has exited, with its wait status and rusage: wait4 on our own
+    child (exec), the status its server reports (fork). ``fd`` wakes a poll when it is time."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc
+        self.forked = isinstance(proc, ForkedProcess)
+        self.report = b""
+        try:
+            self.fd: int | None = proc.status_fd if self.forked else os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            self.fd = None
+
+    def poll(self) -> tuple[int, int, Any]:
+        """(pid, wait status, rusage) once the worker has exited, else (0, 0, None)."""
+        if not self.forked:
+            return os.wait4(self.proc.pid, os.WNOHANG)
+        ready = select.poll()  # poll, not select: descriptors of a 1024-slot driver go past FD_SETSIZE
+        ready.register(self.proc.status_fd, select.POLLIN)
+        if not ready.poll(0):
+            return 0, 0, None
+        chunk = os.read(self.proc.status_fd, 4096)
+        self.report += chunk
+        if chunk:
+            return 0, 0, None  # the report ends at EOF
+        try:
+            report = json.loads(self.report)
+            usage = SimpleNamespace(ru_utime=report["utime"], ru_stime=report["stime"], ru_maxrss=report["maxrss"])
+            return self.proc.pid, int(report["status"]), usage
+        except (ValueError, KeyError, TypeError):  # the server died: so did its job (death signal)
+            self.proc.lost = "its fork server died under it"
+            return self.proc.pid, signal.SIGKILL, SimpleNamespace(ru_utime=0.0, ru_stime=0.0, ru_maxrss=0)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def starter(launcher: str, method_ref: str, env: dict[str, str]) -> Callable[[Path], Any]:
+    """A function that starts the job's worker in a scratch dir (a Popen or a ForkedProcess).
+    Under fork, the family's server is made ready here, before the job's clock starts."""
+    if launcher != "fork" or len(env.get(proctree.TOKEN_ENV, "")) > TOKEN_ROOM - 2:
+        return lambda scratch: _exec_worker(scratch, env)
+    server = POOL.server(family_of(method_ref), env)
+    if server is None:
+        return lambda scratch: _exec_worker(scratch, env)
+
+    def fork(scratch: Path) -> Any:
+        try:
+            return server.fork(scratch, env)
+        except OSError as exc:
+            log.warning("srtui: fork server %s failed (%s); replaced, this job runs exec'd", server.family, exc)
+            POOL.discard(server)
+            return _exec_worker(scratch, env)
+
+    return fork
+
+
+def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "engine.worker", str(scratch)],
+        cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True, close_fds=True,
+    )
+
+
+class ForkServer:
+    """The driver's end of one server: its process, socket and a lock (one request at a time)."""
+
+    def __init__(self, family: str, key: tuple, env: dict[str, str]) -> None:
+        self.family, self.key = family, key
+        self.lock = threading.Lock()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock = ours
+        self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")
+        server_env = dict(env)
+        server_env[proctree.TOKEN_ENV] = PLACEHOLDER
+        self.cwd = tempfile.gettempdir()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "engine.forkserver", family, str(theirs.fileno())],
+                cwd=self.cwd, env=server_env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                start_new_session=True, pass_fds=(theirs.fileno(),),
+            )
+        finally:
+            theirs.close()
+        self.sock.settimeout(START_TIMEOUT_S)
+        hello = self._receive()
+        if "error" in hello:
+            self.close()
+            raise OSError(hello["error"])
+        self.sock.settimeout(REPLY_TIMEOUT_S)
+        self.baseline = self._memory()
+
+    def _receive(self) -> dict[str, Any]:
+        try:
+            data = self.sock.recv(MAX_REPLY)
+        except OSError as exc:
+            raise OSError(f"no answer from the fork server: {exc}; {self.tail()}") from None
+        if not data:
+            raise OSError(f"the fork server exited; {self.tail()}")
+        return json.loads(data)
+
+    def tail(self) -> str:
+        try:
+            self.log.seek(0)
+            lines = [ln for ln in self.log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+            return lines[-1][:300] if lines else "it said nothing"
+        except OSError:
+            return "its log is unreadable"
+
+    def _memory(self) -> int:
+        try:
+            return psutil.Process(self.proc.pid).memory_info().rss
+        except psutil.Error:
+            return 0
+
+    def healthy(self) -> bool:
+        """Alive, single-threaded, and not grown by a leak since it started."""
+        if self.proc.poll() is not None:
+            return False
+        try:
+            if psutil.Process(self.proc.pid).num_threads() != 1:
+                return False
+        except psutil.Error:
+            return False
+        return self._memory() - self.baseline < LEAK_BYTES
+
+    def fork(self, scratch: Path, env: dict[str, str]) -> ForkedProcess:
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        status_r, status_w = os.pipe()
+        request = {
+            "env": env, "cwd": str(scratch), "jobdir": str(scratch),
+            "worker_path": str(Path(__file__).with_name("worker.py")), "server_cwd": self.cwd,
+        }
+        try:
+            with self.lock:
+                socket.send_fds(self.sock, [json.dumps(request).encode()], [out_w, err_w, status_w])
+                reply = self._receive()
+        except BaseException:
+            for fd in (out_r, err_r, status_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (out_w, err_w, status_w):
+                os.close(fd)
+        if "pid" not in reply:
+            for fd in (out_r, err_r, status_r):
+                os.close(fd)
+            raise OSError(reply.get("error", "no pid in the fork server's answer"))
+        return ForkedProcess(int(reply["pid"]), open(out_r, "rb"), open(err_r, "rb"), status_r)
+
+    def close(self) -> None:
+        try:
+            self.sock.close()  # EOF: the server exits
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+MAX_REPLY = 1 << 16
+
+
+class ServerPool:
+    """This process's fork servers, by family and import-time environment."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.servers: dict[tuple, ForkServer] = {}
+        self.refused: dict[tuple, str] = {}  # families whose server cannot be used, and why
+        self.starting: dict[tuple, threading.Lock] = {}
+        self.requests: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
+        self.spawner: threading.Thread | None = None
+
+    def server(self, family: str, env: dict[str, str]) -> ForkServer | None:
+        """The healthy server of ``family`` (started or replaced as needed); None: exec instead."""
+        from engine.launcher import THREAD_VARS
+
+        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(proctree.DRIVER_ENV))
+        with self.lock:
+            gate = self.starting.setdefault(key, threading.Lock())
+        with gate:  # one start per family at a time; other slots wait for it
+            with self.lock:
+                current, refused = self.servers.get(key), self.refused.get(key)
+            if refused is not None:
+                return None
+            if current is not None and current.healthy():
+                return current
+            if current is not None:
+                log.warning("srtui: fork server %s died or leaked; starting a new one", family)
+                self.discard(current)
+            try:
+                fresh = self._on_spawner(lambda: ForkServer(family, key, env))
+            except OSError as exc:
+                with self.lock:
+                    self.refused[key] = str(exc)
+                log.warning("srtui: no fork server for %s (%s); its jobs run exec'd", family, exc)
+                return None
+            with self.lock:
+                self.servers[key] = fresh
+            return fresh
+
+    def _on_spawner(self, make: Callable[[], ForkServer]) -> ForkServer:
+        proctree.become_subreaper()  # before the server exists: its jobs are re-parented to us
+        with self.lock:
+            if self.spawner is None or not self.spawner.is_alive():
+                self.spawner = threading.Thread(target=self._spawn_loop, name="srtui-forkserver", daemon=True)
+                self.spawner.start()
+        done: Future = Future()
+        self.requests.put((make, done))
+        return done.result()
+
+    def _spawn_loop(self) -> None:
+        while True:
+            make, done = self.requests.get()
+            try:
+                done.set_result(make())
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting slot
+                done.set_exception(exc if isinstance(exc, OSError) else OSError(f"{type(exc).__name__}: {exc}"))
+
+    def discard(self, server: ForkServer) -> None:
+        with self.lock:
+            if self.servers.get(server.key) is server:
+                del self.servers[server.key]
+        server.close()
+
+
+POOL = ServerPool()

@@ -1,0 +1,34 @@
+"""`srtui methods check`: one tiny fit of a method through the real engine, as a run does it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.methods import registry
+from engine.workspace import Workspace
+from results.store import Store
+from runs.run import RunRequest, execute, plan_run
+
+CHECK_SUITE = "smoke"
+CHECK_TASK = "smoke-interaction"
+
+
+def check_method(name: str, workspace: Workspace, time_limit: float) -> list[dict[str, Any]]:
+    """Run NAME (a method, ``srbench:FOLDER`` or a folder) on the check task in ``workspace``;
+    the stored rows of its jobs there, the newest last."""
+    method_dirs: list[Path] = []
+    if name.startswith(registry.SRBENCH_PREFIX):
+        folder = Path(name[len(registry.SRBENCH_PREFIX):])
+        method_dirs, name = [folder], folder.resolve().name
+    elif Path(name).is_dir():
+        method_dirs, name = [Path(name)], Path(name).resolve().name
+    req = RunRequest(suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_limit=time_limit, jobs=1,
+                     method_dirs=method_dirs)
+    workspace.ensure()
+    execute(plan_run(workspace, req), req)
+    store = Store(workspace, readonly=True)
+    try:
+        return [r for r in store.jobs(CHECK_SUITE) if r["method"] == name]
+    finally:
+        store.close()

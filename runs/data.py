@@ -1,0 +1,45 @@
+"""Task data as the jobs read it: one npz file per task (or tuning fold) in the workspace cache.
+
+Written atomically (a temporary file renamed into place), so a job never reads half a file and
+two drivers writing the same task agree.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # numpy loads when data is written, not when `srtui status` imports runs
+    import numpy as np
+
+    from tasks.model import Task
+
+
+def write_task_data(task: Task, path: Path) -> None:
+    write_arrays(path, {
+        "X_train": task.X_train, "y_train": task.y_train, "X_test": task.X_test, "y_test": task.y_test,
+        "train_index": task.train_index, "test_index": task.test_index, "feature_names": task.feature_names,
+    })
+
+
+def write_arrays(path: Path, arrays: dict[str, Any]) -> None:
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    np.savez(buf, **{**arrays, "feature_names": np.array(arrays["feature_names"], dtype=str)})
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+
+
+@functools.lru_cache(maxsize=64)
+def row_indices(data_path: str) -> tuple[np.ndarray, np.ndarray]:
+    """A task's train/test row numbers, read once per data file rather than once per job."""
+    import numpy as np
+
+    with np.load(data_path, allow_pickle=False) as z:
+        return z["train_index"], z["test_index"]

@@ -1,0 +1,260 @@
+"""A run under a protocol: tuning jobs planned from the suite, final jobs from their results.
+
+``plan_searches`` replaces each (task, method, seed) whose protocol searches a grid by its first
+tuning jobs (suite ``SUITE@tuning``, data = a fold's npz: the fold's training rows as train, its
+validation rows as test, so a tuning job's ``r2_test`` is its validation score). A grid search
+has one iteration; a halving search has several, each on more rows, the later ones run only by
+the candidates the earlier ones kept. ``next_jobs`` reads the scores from the store and returns
+every job that can be known so far: the next iteration's once the previous one has ended, the one
+final job per (task, method, seed) with the chosen configuration once the last one has. Every job
+is an ordinary job: a resumed run finds it done, or plans it again from the same scores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from engine.scaling import SCALING_KEY, SCALINGS, statistics
+from engine.spec import JobSpec, Limits, SpecError
+from engine.tuning import (
+    Protocol, ProtocolError, best_configuration, configurations, halving_best, halving_folds, halving_keep,
+    halving_schedule, kfold, mean_scores, train_test_split_rows,
+)
+from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX
+
+UNFINISHED = (None, "pending", "running", "interrupted", "lost")
+
+Records = Callable[[list[str]], dict[str, tuple[str, float | None]]]
+
+
+@dataclass
+class TuningOptions:
+    """A suite's ``[tuning]`` table: what it changes of the protocol.
+
+    ``scaling``: "none", "x", "y", "xy" or "method" (each method's ``eval_kwargs`` scale_x /
+    scale_y), or a table of those per method (key ``default`` for the others); ``grids``: per
+    method, the configurations tried besides the defaults (replaces its ``hyper_params``);
+    ``limits``: the limits of each tuning job (per configuration and fold) over the suite's."""
+
+    scaling: dict[str, str] = field(default_factory=dict)
+    grids: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    limits: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any], where: str = "suite") -> "TuningOptions":
+        unknown = set(table) - {"scaling", "grids", "limits"}
+        if unknown:
+            raise ProtocolError(f"{where}: [tuning] has no option {sorted(unknown)[0]!r} (scaling, grids, limits)")
+        scaling = table.get("scaling", {})
+        scaling = {"default": scaling} if isinstance(scaling, str) else scaling
+        if not isinstance(scaling, dict) or any(v not in (*SCALINGS, "method") for v in scaling.values()):
+            raise ProtocolError(f"{where}: [tuning] scaling must be one of {', '.join(SCALINGS)}, method "
+                                "(or a table of those per method)")
+        grids = table.get("grids", {})
+        if not isinstance(grids, dict) or not all(
+                isinstance(g, list) and all(isinstance(c, dict) for c in g) for g in grids.values()):
+            raise ProtocolError(f"{where}: [tuning.grids] must give each method a list of tables")
+        limits = table.get("limits", {})
+        if not isinstance(limits, dict):
+            raise ProtocolError(f"{where}: [tuning.limits] must be a table")
+        return cls(dict(scaling), dict(grids), dict(limits))
+
+    def scaling_for(self, name: str, method: Any, protocol: Protocol) -> str:
+        option = self.scaling.get(name, self.scaling.get("default", protocol.scaling))
+        if option != "method":
+            return option
+        kwargs = {**protocol.method_scaling, **getattr(method, "eval_kwargs", {})}
+        return {(True, True): "xy", (True, False): "x", (False, True): "y"}.get(
+            (bool(kwargs.get("scale_x")), bool(kwargs.get("scale_y"))), "none")
+
+    def tuning_limits(self, limits: Limits) -> Limits:
+        try:
+            return Limits.from_dict({**limits.to_dict(), **self.limits})
+        except (SpecError, TypeError) as exc:
+            raise ProtocolError(f"[tuning.limits]: {exc}") from None
+
+
+@dataclass
+class Search:
+    """The tuning of one (task, method, seed); ``folds[i][k]`` is the data fingerprint of fold k
+    of iteration i, ``rows[i]`` that iteration's training rows (its resources)."""
+
+    final: JobSpec  # the final job with its params still to choose
+    grid: list[dict[str, Any]]
+    folds: list[list[str]]
+    rows: list[int]
+    protocol: Protocol
+    tuning_limits: Limits  # each configuration's limits (the final job keeps the suite's)
+
+    def job(self, candidate: int, iteration: int, fold: int) -> JobSpec:
+        return replace(self.final, suite=self.final.suite + TUNING_SUFFIX, params=self.grid[candidate],
+                       data_fingerprint=self.folds[iteration][fold], limits=self.tuning_limits)
+
+    def first_jobs(self) -> list[JobSpec]:
+        return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
+
+    def advance(self, records: Records) -> tuple[list[JobSpec], JobSpec | None, dict[str, Any]]:
+        """(every tuning job known so far, the final job once chosen, the summary of the scores)."""
+        candidates = list(range(len(self.grid)))
+        jobs: list[JobSpec] = []
+        summary: dict[str, Any] = {"protocol": self.protocol.name, "search": self.protocol.search, "iterations": []}
+        for it, fps in enumerate(self.folds):
+            specs = [[self.job(c, it, k) for k in range(len(fps))] for c in candidates]
+            jobs += [s for row in specs for s in row]
+            got = records([s.job_id for row in specs for s in row])
+            ended = [[got.get(s.job_id) for s in row] for row in specs]
+            if any(r is None or r[0] in UNFINISHED for row in ended for r in row):
+                return jobs, None, summary
+            scores = [[r[1] if r is not None and r[0] == "ok" else None for r in row] for row in ended]
+            if self.protocol.search == "grid":
+                index, means = best_configuration(scores)
+                chosen: int | None = candidates[index]
+            else:
+                means = mean_scores(scores, self.protocol.error_score)
+                chosen = halving_best(candidates, means) if it == len(self.folds) - 1 else None
+            summary["iterations"].append({"rows": self.rows[it], "candidates": [
+                {"params": self.grid[c], "mean_r2": _finite(m), "fold_r2": [_finite(s) for s in row]}
+                for c, m, row in zip(candidates, means, scores)]})
+            if chosen is not None:
+                summary["chosen"] = self.grid[chosen]
+                return jobs, replace(self.final, params=self.grid[chosen]), summary
+            candidates = halving_keep(candidates, means)
+        return jobs, None, summary  # not reached: the last iteration always chooses
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def fold_fingerprint(base: str, kind: str, folds: int, seed: int, fold: int, rows: int | None = None) -> str:
+    key = f"{base}|{kind}|{folds}|{seed}|{fold}" + ("" if rows is None else f"|{rows}")
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+@dataclass
+class DataWriter:
+    """Where fold and split data go (``data_cache/FP.npz``) and whether to write them now."""
+
+    data_cache: Path
+    write: Callable[[Path, dict], None] | None
+    paths: dict[str, str]
+
+    def put(self, fp: str, make: Callable[[], dict]) -> str:
+        path = self.data_cache / f"{fp}.npz"
+        self.paths[fp] = str(path)
+        if self.write is not None and not path.exists():
+            self.write(path, make())
+        return fp
+
+
+def plan_searches(
+    protocol: Protocol,
+    specs: list[JobSpec],
+    methods: dict[str, Any],
+    tasks: dict[str, Any],
+    data_cache: Path,
+    write: Callable[[Path, dict], None] | None,
+    options: "TuningOptions | None" = None,
+) -> tuple[list[JobSpec], list[Search], dict[str, str]]:
+    """(specs to run now, searches, data path per fingerprint of the protocol's own data)."""
+    options = options or TuningOptions()
+    writer = DataWriter(data_cache, write, {})
+    now, searches = [], []
+    for spec in specs:
+        task = _split(protocol, spec, tasks[spec.task], writer)
+        if task is not tasks[spec.task]:
+            spec = replace(spec, data_fingerprint=task.fingerprint_)
+        scale = options.scaling_for(spec.method, methods[spec.method], protocol)
+        if scale != "none":
+            spec = replace(spec, params={**spec.params, SCALING_KEY: scale})
+        method = methods[spec.method]
+        hyper = options.grids.get(spec.method, method.hyper_params)
+        grid = configurations(method.default_params, hyper, spec.params)
+        if protocol.search is None or len(grid) < 2:  # nothing to choose between
+            now.append(spec)
+            continue
+        search = _search(protocol, grid, task, spec, writer, options.tuning_limits(spec.limits))
+        searches.append(search)
+        now += search.first_jobs()
+    return now, searches, writer.paths
+
+
+def _search(protocol: Protocol, grid: list, task: Any, spec: JobSpec, writer: DataWriter, limits: Limits) -> Search:
+    n_rows = len(task.y_train)
+    stats = statistics(task.X_train, task.y_train) if SCALING_KEY in spec.params else {}
+    if protocol.search == "grid":
+        rows, cuts = [n_rows], [kfold(n_rows, protocol.folds, spec.seed)]
+    else:
+        rows = halving_schedule(len(grid), n_rows, protocol.folds)
+        cuts = halving_folds(n_rows, protocol.folds, spec.seed, rows)
+    folds = []
+    for it, cut in enumerate(cuts):
+        kind = "kfold-shuffle" if protocol.search == "grid" else "halving"
+        row_fps = []
+        for k, (train, valid) in enumerate(cut):
+            fp = fold_fingerprint(spec.data_fingerprint, kind, protocol.folds, spec.seed, k,
+                                  None if protocol.search == "grid" else rows[it])
+            row_fps.append(writer.put(fp, lambda t=train, v=valid: {**_fold_arrays(task, t, v), **stats}))
+        folds.append(row_fps)
+    return Search(spec, grid, folds, rows, protocol, limits)
+
+
+class _SplitTask:
+    """A task re-split by the protocol: the arrays plan_searches reads, and its fingerprint."""
+
+    def __init__(self, arrays: dict, fingerprint: str) -> None:
+        self.X_train, self.y_train = arrays["X_train"], arrays["y_train"]
+        self.X_test, self.y_test = arrays["X_test"], arrays["y_test"]
+        self.train_index, self.test_index = arrays["train_index"], arrays["test_index"]
+        self.feature_names = arrays["feature_names"]
+        self.fingerprint_ = fingerprint
+
+
+def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> Any:
+    """The task as the protocol splits it: its own rows, or SRBench 2021's 75/25 split per seed
+    (``train_test_split(X, y, train_size=0.75, test_size=0.25, random_state=seed)`` of the
+    task's rows in their original order)."""
+    if protocol.split == "task":
+        return task
+    index = np.concatenate([task.train_index, task.test_index])
+    order = np.argsort(index, kind="stable")
+    X = np.concatenate([task.X_train, task.X_test])[order]
+    y = np.concatenate([task.y_train, task.y_test])[order]
+    rows = index[order]
+    train, test = train_test_split_rows(len(y), 0.75, spec.seed)
+    arrays = {"X_train": X[train], "y_train": y[train], "X_test": X[test], "y_test": y[test],
+              "train_index": rows[train], "test_index": rows[test], "feature_names": list(task.feature_names)}
+    fp = fold_fingerprint(spec.data_fingerprint, "split-" + protocol.split, 0, spec.seed, 0)
+    writer.put(fp, lambda: arrays)
+    return _SplitTask(arrays, fp)
+
+
+def _fold_arrays(task: Any, train: np.ndarray, valid: np.ndarray) -> dict:
+    return {
+        "X_train": task.X_train[train], "y_train": task.y_train[train],
+        "X_test": task.X_train[valid], "y_test": task.y_train[valid],
+        "train_index": task.train_index[train], "test_index": task.train_index[valid],
+        "feature_names": list(task.feature_names),
+    }
+
+
+def next_jobs(searches: list[Search], records: Records,
+              save_summary: Callable[[str, str], None] | None = None) -> list[JobSpec]:
+    """Every job of the searches known from the scores so far (tuning jobs and chosen finals);
+    the tuning summary of each chosen final is saved under ``SUMMARY_PREFIX + job_id``."""
+    out: list[JobSpec] = []
+    for search in searches:
+        jobs, final, summary = search.advance(records)
+        out += jobs
+        if final is not None:
+            out.append(final)
+            if save_summary is not None:
+                save_summary(SUMMARY_PREFIX + final.job_id, json.dumps(summary, sort_keys=True))
+    return out

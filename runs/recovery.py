@@ -1,0 +1,24 @@
+"""Recovery after a driver crash: the store's running jobs whose driver is dead become lost
+(retried by this run), and the processes those jobs left behind are killed."""
+
+from __future__ import annotations
+
+from engine import proctree
+from engine.launcher import now_iso
+from results.queries import driver_alive
+from results.store import Store
+
+__all__ = ["driver_alive", "recover"]
+
+
+def recover(store: Store) -> tuple[int, int]:
+    """(jobs marked lost, orphan processes killed)."""
+    lost = 0
+    for job in store.running_jobs():
+        if driver_alive(job.get("driver")):
+            continue
+        if store.mark_lost(job["job_id"], job["attempt"], now_iso(), "the driver running this job died"):
+            lost += 1
+    store.end_dead_runs(driver_alive, now_iso())
+    killed = proctree.sweep_orphans(store.workspace_id + ":")
+    return lost, len(killed)

@@ -1,0 +1,420 @@
+"""Planning and driving a run: suite -> tasks and job specs -> backend -> store.
+
+Used by `srtui run`, `srtui methods check` and the app's "start a run". No Textual and no
+signal handlers here (the CLI installs those). Everything that can fail on user input (names,
+limits, workspace) is checked in ``plan_run`` before the store is touched; the backend is set
+up before the store is opened and closed in a ``finally`` whatever happens after.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from engine import proctree
+from engine.backends import backend_kind, make_backend
+from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState
+from engine.backends.local import usable_cores
+from engine.errors import SrtuiError
+from engine.launcher import JobPayload, now_iso
+from engine.launchers import LauncherError, choose_for_method, warm
+from engine.methods import registry
+from engine.methods.base import Method
+from engine.methods.srbench_eval import OPTIONS_KEY
+from engine.spec import JobSpec, Limits
+from engine.tuning import get_protocol
+from engine.workspace import Workspace
+from results.store import Store, needs_run, open_store
+from runs.data import write_arrays, write_task_data
+from runs.recovery import recover
+from runs.sink import StoreSink, workers_key
+from runs.protocols import Search, TuningOptions, next_jobs, plan_searches
+from tasks.catalogue import TaskContext, entry, get_task
+from tasks.model import Task
+from tasks.suites import Suite, load_suite
+
+MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
+MAX_JOBS = 1024  # slots of one driver (threads, pipes); a cluster scales by workers, not slots
+
+
+class RunError(SrtuiError):
+    """Bad run request, or a run that cannot go on; one line for the CLI."""
+
+
+class RunInterrupted(RunError):
+    """Ctrl-C before any job was claimed (while a cluster started): exit 130, nothing stored."""
+
+    exit_code = 130
+
+
+@dataclass
+class RunRequest:
+    suite: str
+    methods: list[str] | None = None
+    tasks: list[str] | None = None
+    seeds: int | None = None
+    time_limit: float | None = None
+    mem_limit: float | None = None
+    cpu_limit: float | None = None
+    grace: float | None = None
+    jobs: int | None = None
+    retry_failed: bool = False
+    method_dirs: list[Path] = field(default_factory=list)
+    #: how method folders run (SRBench's --tuned, -test, scaling); None: the suite's [srbench]
+    srbench: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    backend: str | None = None  # None: dask if a cluster option is given, else local
+    dask_scheduler: str | None = None  # tcp://HOST:8786 of a running Dask scheduler
+    cluster: str | None = None
+    cluster_config: Path | None = None
+    metrics: bool = True  # compute the results metrics at the end of the run
+    oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
+    protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
+    launcher: str | None = None  # auto / fork / exec (engine.launchers); overrides the suite's
+
+
+@dataclass
+class RunPlan:
+    suite: Suite
+    workspace: Workspace
+    specs: list[JobSpec]
+    method_refs: dict[str, str]  # method name -> how the worker loads it
+    data_paths: dict[str, str]  # task name -> npz
+    n_slots: int  # local slots (and LocalCluster workers, metrics processes)
+    backend: str = "local"
+    slots_text: str = ""  # the slots the run will have, for --dry-run
+    notes: list[str] = field(default_factory=list)  # said to the user before the run
+    searches: list[Search] = field(default_factory=list)  # finals chosen after tuning
+    fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
+    launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
+
+    def __post_init__(self) -> None:
+        self.slots_text = self.slots_text or f"{self.n_slots} slots"
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.specs)
+
+    def data_path(self, spec: JobSpec) -> str:
+        return self.fold_paths.get(spec.data_fingerprint) or self.data_paths[spec.task]
+
+
+def _limits(suite: Suite, req: RunRequest) -> Limits:
+    base = dict(suite.limits)
+    given = {"time_s": req.time_limit, "mem_mb": req.mem_limit, "cpu_s": req.cpu_limit, "grace_s": req.grace}
+    base.update({key: value for key, value in given.items() if value is not None})
+    try:
+        return Limits.from_dict(base)
+    except TypeError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _select(wanted: list[str] | None, available: list[str]) -> list[str]:
+    if not wanted:
+        return available
+    return list(dict.fromkeys(wanted))  # keep order, drop repeats; existence checked by caller
+
+
+def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) -> RunPlan:
+    """The jobs a request means, every name and limit checked; task data written (unless not)."""
+    suite = load_suite(req.suite, workspace.root)
+    limits = _limits(suite, req)
+    protocol = get_protocol(req.protocol or suite.protocol)
+    tuning = TuningOptions.from_table(suite.tuning, f"suite {suite.name}")
+    n_seeds = req.seeds if req.seeds is not None or suite.seeds_given else protocol.runs  # the protocol's runs
+    cores = len(usable_cores())
+    _check_counts(req, cores, n_seeds)
+    method_refs, notes = _folder_refs(req)
+    methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
+    loaded = _load_methods(methods, method_refs)
+    versions = {name: method.version() for name, method in loaded.items()}
+    task_names = _select(req.tasks, suite.tasks)
+    context = TaskContext.for_workspace(workspace.root, data_dir=_data_dir())
+    for name in task_names:
+        entry(name, context)  # unknown names fail here, before any data is built
+    built = {name: get_task(name, context) for name in task_names}
+    srbench_opts = _srbench_options(suite, req)
+    fingerprints = {name: task.fingerprint() for name, task in built.items()}
+    specs = []
+    for task_name, seed in _task_seeds(suite, n_seeds, task_names, built):
+        for method in methods:
+            params = {**suite.params.get(method, {}), **req.params.get(method, {})}
+            if method_refs[method].startswith(registry.SRBENCH_PREFIX) and srbench_opts:
+                params[OPTIONS_KEY] = srbench_opts
+            specs.append(JobSpec(suite.name, task_name, method, int(seed), limits, fingerprints[task_name],
+                                 versions[method], params))
+    data_paths = {}
+    for name, task in built.items():
+        path = workspace.data_cache / f"{fingerprints[name]}.npz"
+        data_paths[name] = str(path)
+        if write_data and not path.exists():
+            workspace.ensure()
+            write_task_data(task, path)
+    specs, searches, fold_paths = plan_searches(protocol, specs, loaded, built, workspace.data_cache,
+                                                write_arrays if write_data else None, tuning)
+    n_slots = req.jobs or cores
+    kind, slots_text = _check_backend(req, specs, n_slots)
+    plan = RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
+                   searches, fold_paths)
+    plan.launchers = _launchers(suite, req, loaded, notes)
+    if write_data and kind == "local":  # servers import while the driver goes on planning
+        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork"])
+    return plan
+
+
+def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> dict[str, str]:
+    try:
+        return choose_for_method(req.launcher or suite.launcher, loaded, bool(suite.srbench.get("fork_safe")), notes)
+    except LauncherError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
+    """--jobs and --seeds within their bounds (--jobs above the cores only when asked for)."""
+    if req.jobs is not None and req.jobs < 1:
+        raise RunError(f"--jobs must be at least 1, got {req.jobs}")
+    local = not (req.backend == "dask" or req.dask_scheduler or req.cluster or req.cluster_config)
+    if req.jobs is not None and local and req.jobs > cores and not req.oversubscribe:
+        raise RunError(f"--jobs {req.jobs} is more than the {cores} usable core(s): jobs would share cores and "
+                       "their times would not compare (--oversubscribe to do it anyway)")
+    if req.jobs is not None and req.jobs > MAX_JOBS:
+        raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
+    if n_seeds is not None and not 1 <= n_seeds <= MAX_SEEDS:
+        raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
+
+
+def _load_methods(methods: list[str], method_refs: dict[str, str]) -> dict[str, Method]:
+    """Each method loaded and available; ``method_refs`` completed with the built-ins' names."""
+    loaded: dict[str, Method] = {}
+    for name in methods:
+        ref = method_refs.get(name, name)
+        method = registry.load(ref)
+        ok, why = method.availability()
+        if not ok:
+            raise RunError(f"method {name!r} is not available: {why}")
+        method_refs[name] = ref
+        loaded[name] = method
+    return loaded
+
+
+def _task_seeds(suite: Suite, n_seeds: int | None, task_names: list[str],
+                built: dict[str, Task]) -> list[tuple[str, int]]:
+    """(task, seed) pairs: the suite's own, or N seeds (--seeds, else the protocol's runs when the
+    suite names none) taken from the suite's and the competition's seeds, then 1, 2, ..."""
+    if n_seeds is None:
+        pairs = [(t, seed) for t, seed in suite.jobs() if t in built]
+        return pairs + [(t, seed) for t in task_names if t not in suite.tasks for seed in suite.seeds]
+    from tasks.suites import COMPETITION_SEEDS
+
+    pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
+    seeds = pool[:n_seeds] if n_seeds <= len(pool) else pool + list(range(1, n_seeds - len(pool) + 1))
+    return [(t, seed) for t in task_names for seed in seeds]
+
+
+def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple[str, str]:
+    """The backend the request implies, its cluster config checked against the jobs' limits
+    (nothing started), and the slots the run will have, said in words."""
+    kind = backend_kind(req.backend, req.dask_scheduler, req.cluster, req.cluster_config)
+    if kind != "dask" or req.dask_scheduler:
+        return kind, (f"slots: those of the workers of {req.dask_scheduler}" if req.dask_scheduler
+                      else f"{n_slots} slots")
+    from engine.backends.dask_config import check_limits, load_cluster_config
+
+    config = load_cluster_config(req.cluster, req.cluster_config)
+    check_limits(config, [s.limits for s in specs])
+    slots = int(config.settings.get("n_workers") or n_slots) if config.kind == "local" else config.expected_slots()
+    where = {"local": "a local Dask cluster", "ssh": "an SSH cluster", "slurm": "a SLURM cluster"}[config.kind]
+    return kind, f"{slots} slots on {where}" + (f" ({config.source})" if config.source != "defaults" else "")
+
+
+def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
+    """Method name -> ref of each --method-dir folder, and notes on folders not run.
+
+    A folder named like a built-in method replaces it only when the run names it with
+    --methods; otherwise the built-in keeps the name and the folder is left out (with a note).
+    """
+    refs: dict[str, str] = {}
+    notes: list[str] = []
+    for given in req.method_dirs:
+        folder = given.resolve()
+        if not (folder / "regressor.py").is_file():
+            raise RunError(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
+        if folder.name in refs:
+            raise RunError(f"--method-dir {folder}: two method folders are named {folder.name!r}")
+        if folder.name in registry.BUILTIN and folder.name not in (req.methods or []):
+            notes.append(f"--method-dir {folder}: not run, {folder.name!r} is a built-in method; "
+                         f"name it with --methods {folder.name} to run the folder instead")
+            continue
+        refs[folder.name] = registry.SRBENCH_PREFIX + str(folder)
+    return refs, notes
+
+
+def _srbench_options(suite: Suite, req: RunRequest) -> dict[str, Any]:
+    """The run's folder options (request over suite), as the job params carry them."""
+    from engine.methods.srbench_eval import RunOptions
+
+    merged = {**suite.srbench, **{k: v for k, v in req.srbench.items() if v is not None}}
+    return RunOptions.from_params({OPTIONS_KEY: merged}).as_params()
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("SRTUI_DATA_DIR")
+    return Path(env) if env else None
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    state: RunState
+    skipped: int
+    lost_recovered: int
+    interrupted: bool
+
+
+def execute(
+    plan: RunPlan,
+    req: RunRequest,
+    *,
+    cancel: threading.Event | None = None,
+    force: threading.Event | None = None,
+    on_state: Callable[[RunState], None] | None = None,
+    on_metrics: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run the plan to completion (or until cancelled); every job ends with a record.
+
+    The backend is set up first (a bad backend request must not touch the store) and closed
+    in ``finally``, whatever fails after it: the store, the run, the metrics."""
+    cancel = cancel or threading.Event()
+    force = force or threading.Event()
+    backend = _start_backend(plan, req, cancel)
+    try:
+        store = open_store(plan.workspace, create=True)
+        try:
+            return _drive(plan, req, store, backend, cancel, force, on_state, on_metrics)
+        finally:
+            store.close()
+    finally:
+        backend.close()
+
+
+def _drive(
+    plan: RunPlan,
+    req: RunRequest,
+    store: Store,
+    backend: Backend,
+    cancel: threading.Event,
+    force: threading.Event,
+    on_state: Callable[[RunState], None] | None,
+    on_metrics: Callable[[str], None] | None,
+) -> RunResult:
+    """The run proper, in the open store: recovery, the jobs, the final fits, the metrics."""
+    lost, _ = recover(store)
+    todo = _todo(plan, store, plan.specs, req.retry_failed)
+    state = RunState(total=len(todo))
+    planned, queued = len(plan.specs), len(todo)
+    run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(),
+                             queued=len(todo))
+    sink = StoreSink(store, run_id)
+    on_change = (lambda: on_state(state)) if on_state else None
+    failed = False
+    try:
+        try:
+            seen = {spec.job_id for spec in plan.specs}
+            while True:
+                backend.run(todo, sink, state, cancel, force, on_change)
+                if not plan.searches or cancel.is_set() or state.failure is not None:
+                    break
+                # a halving search's next iteration, and the final fits, once what they depend on ended
+                new = [s for s in next_jobs(plan.searches, store.scores, store.set_meta) if s.job_id not in seen]
+                if not new:
+                    break
+                seen.update(s.job_id for s in new)
+                todo = _todo(plan, store, new, req.retry_failed)
+                planned, queued = planned + len(new), queued + len(todo)
+                store.add_queued(run_id, len(todo))
+                with state.lock:
+                    state.total += len(todo)
+        except BackendError:
+            failed = True
+            raise
+        if not cancel.is_set() and state.failure is None and req.metrics:
+            # the published metrics (sizes, symbolic solution, ...) for the finished jobs, in a
+            # process pool with per-operation timeouts; cached, so a resumed run only adds
+            from results.metrics import compute_for_store
+
+            if on_metrics:
+                on_metrics("computing metrics")
+            compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
+    finally:
+        _end_run(plan, store, run_id, state, cancel, failed)
+    if state.failure:
+        done = state.done - state.counts.get("interrupted", 0)
+        raise RunError(f"run stopped: {state.failure}; the {done} job(s) that finished are recorded, "
+                       "the others are retried by the next `srtui run`")
+    return RunResult(run_id, state, planned - queued, lost, cancel.is_set())
+
+
+def _end_run(plan: RunPlan, store: Store, run_id: str, state: RunState, cancel: threading.Event,
+             failed: bool) -> None:
+    """The run's end in the store: a store/disk failure first; then Ctrl-C (a cluster cancelled
+    by it raises too); a backend that went down; else done."""
+    try:
+        end = "failed" if state.failure else "interrupted" if cancel.is_set() else "failed" if failed else "done"
+        store.end_run(run_id, end, now_iso())
+        store.set_meta(workers_key(run_id), None)
+    except (sqlite3.Error, OSError) as exc:
+        state.fail(f"cannot record in {plan.workspace.db_path}: {exc}")
+
+
+def _start_backend(plan: RunPlan, req: RunRequest, cancel: threading.Event) -> Backend:
+    """The backend made and prepared (a cluster started); closed here if preparing fails."""
+    options = BackendOptions(plan.backend, plan.n_slots, req.dask_scheduler, req.cluster, req.cluster_config,
+                             cancel=cancel, log_path=plan.workspace.logs / "dask.log")
+    backend = make_backend(options, plan.workspace.jobs_dir)
+    try:
+        backend.prepare(plan.specs)  # SLURM walltime/memory against the limits, the cluster started
+    except BackendError as exc:
+        backend.close()
+        if cancel.is_set():
+            raise RunInterrupted(str(exc)) from None
+        raise
+    except BaseException:
+        backend.close()
+        raise
+    return backend
+
+
+def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool) -> list[PlannedJob]:
+    """The jobs of ``specs`` that need a run, recorded as planned in the store."""
+    states = store.plan(specs)
+    todo: list[PlannedJob] = []
+    for spec in specs:
+        job_id = spec.job_id
+        status, attempt = states[job_id]
+        if not needs_run(status, attempt, retry_failed):
+            continue
+        payload = JobPayload(
+            spec=spec.to_dict(), job_id=job_id, attempt=attempt + 1, workspace_token=store.workspace_id,
+            data_path=plan.data_path(spec), method_ref=plan.method_refs.get(spec.method),
+            launcher=plan.launchers.get(spec.method, "exec"),
+        )
+        todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
+    return todo
+
+
+def jobs_to_run(plan: RunPlan, retry_failed: bool) -> list[JobSpec]:
+    """The plan's jobs a run would start now (for --dry-run): read-only, nothing recorded."""
+    states: dict[str, tuple[str, int]] = {}
+    if plan.workspace.exists():
+        store = Store(plan.workspace, readonly=True)
+        try:
+            states = store.states([s.job_id for s in plan.specs])
+        finally:
+            store.close()
+    return [s for s in plan.specs if needs_run(*states.get(s.job_id, ("pending", 0)), retry_failed)]

@@ -1,0 +1,75 @@
+"""The store sink: job lifecycle events from a backend written into the store and the workspace."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+from engine.backends.base import PlannedJob, SinkError
+from engine.launcher import JobOutcome, now_iso
+from results.columns import outcome_row
+from results.store import Store, pack_predictions
+from runs.data import row_indices
+
+
+def workers_key(run_id: str) -> str:
+    """The store's meta key under which a cluster run keeps 'live/expected' workers."""
+    return f"workers:{run_id}"
+
+
+class StoreSink:
+    """Writes job lifecycle events into the store and job logs into the workspace.
+
+    A finished job's outcome is committed first, in its own transaction; its log files come
+    after and may fail alone. Anything the store or the disk refuses becomes a SinkError (one
+    line), which stops the run instead of a slot thread."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.logs = store.workspace.logs
+
+    def claim(self, job: PlannedJob, started_at: str, host: str) -> bool:
+        try:
+            return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
+        except (sqlite3.Error, OSError) as exc:
+            raise SinkError(f"cannot record in {self.store.workspace.db_path}: {exc}") from None
+
+    def started(self, job: PlannedJob, pid: int) -> None:
+        try:
+            self.store.set_worker_pid(job.job_id, pid)
+        except (sqlite3.Error, OSError):
+            pass  # informational; the outcome is what must be recorded
+
+    def workers(self, live: int, expected: int) -> None:
+        """A cluster run's workers, 'live/expected', for `srtui status` (cleared at the end)."""
+        self.store.set_meta(workers_key(self.run_id), f"{live}/{expected or '?'}")
+
+    def finished(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
+        try:
+            self._record(job, outcome, fields)
+        except (sqlite3.Error, OSError) as exc:
+            why = f"cannot record in {self.store.workspace.db_path}: {exc}"
+            try:
+                self.store.mark_interrupted(job.job_id, job.attempt, now_iso(), why)
+            except (sqlite3.Error, OSError):
+                pass  # left running: the next run's recovery retries it as lost
+            raise SinkError(why) from None
+        for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
+            path = self.logs / f"{job.job_id}.a{job.attempt}.{stream}"
+            try:
+                if data:
+                    path.write_bytes(data)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
+                raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}",
+                                recorded=True) from None
+
+    def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
+        record = outcome_row(outcome, job.attempt, self.run_id, fields)
+        predictions = None
+        if outcome.train_pred is not None and outcome.test_pred is not None:
+            train_index, test_index = row_indices(job.data_path)
+            predictions = pack_predictions(train_index, outcome.train_pred, test_index, outcome.test_pred)
+        self.store.record(job.job_id, record, predictions)

@@ -1,0 +1,249 @@
+"""The fork-server launcher against the exec launcher, through the real CLI and real processes:
+methods that import at fit time, start threads or fork their own children behave the same; the
+servers are replaced when they die or leak and never outlive their driver."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import REPO, results_json, srtui
+
+_HEAD = """
+import os, sys
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+
+def _note(what):
+    # where the job ran: a forked job's command line is its server's
+    out = os.environ.get("SRTUI_TEST_OUT")
+    if out:
+        with open(os.path.join(out, what + "-" + str(os.getpid())), "w") as fh:
+            fh.write(open("/proc/self/cmdline").read().replace("\\0", " "))
+
+
+def model(est, X=None):
+    return repr(est.mean_)
+"""
+
+FOLDERS = {
+    # imports at fit time a library the server has not imported (a C extension among them)
+    "importer": """
+class Importer(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        import sqlite3, statistics, xml.dom.minidom
+        _note("importer")
+        with sqlite3.connect(":memory:") as db:
+            total = db.execute("SELECT ?", (float(statistics.fsum(y)),)).fetchone()[0]
+        self.mean_ = total / len(y) + len(xml.dom.minidom.parseString("<a/>").documentElement.tagName) - 1
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+est = Importer()
+""",
+    # starts threads during fit, and leaves one non-daemon thread running: the interpreter
+    # waits for it at exit (so the file it writes exists once the job is done), under fork too
+    "threads": """
+import threading, time
+
+
+class Threads(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        _note("threads")
+        parts = [0.0] * 4
+        def work(i):
+            parts[i] = float(np.sum(y[i::4]))
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        self.mean_ = sum(parts) / len(y)
+        def late():
+            time.sleep(0.5)
+            _note("late-thread")
+        threading.Thread(target=late).start()
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+est = Threads()
+""",
+    # forks its own children: a multiprocessing pool (fork context) and a bare os.fork
+    "forker": """
+import multiprocessing
+
+
+def _half_sum(part):
+    return float(np.sum(part))
+
+
+class Forker(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        _note("forker")
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            sums = pool.map(_half_sum, [y[0::2], y[1::2]])
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 7
+        self.mean_ = sum(sums) / len(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+est = Forker()
+""",
+}
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> list[Path]:
+    out = []
+    for name, body in FOLDERS.items():
+        folder = tmp_path / "methods" / name
+        folder.mkdir(parents=True)
+        (folder / "regressor.py").write_text(textwrap.dedent(_HEAD) + textwrap.dedent(body))
+        out.append(folder)
+    return out
+
+
+def _suite(tmp_path: Path, fork_safe: bool) -> Path:
+    path = tmp_path / f"fork-{fork_safe}.toml"
+    path.write_text(
+        'name = "forks"\ntasks = ["smoke-linear"]\nmethods = ["linear", "probe-forks"]\nseeds = [1, 2]\n'
+        '[params."probe-forks"]\nn = 3\nsleep_s = 0.2\n'
+        f"[srbench]\nfork_safe = {'true' if fork_safe else 'false'}\n"
+    )
+    return path
+
+
+def _run(tmp_path: Path, folders: list[Path], launcher: str) -> tuple[list[dict], Path]:
+    out = tmp_path / f"out-{launcher}"
+    out.mkdir()
+    args = ["run", str(_suite(tmp_path, True)), "--methods", "linear,probe-forks,importer,threads,forker",
+            "--jobs", "2", "--launcher", launcher, "--workspace", str(tmp_path / f"ws-{launcher}")]
+    for folder in folders:
+        args += ["--method-dir", str(folder)]
+    proc = srtui(*args, env={"SRTUI_TEST_OUT": str(out)})
+    assert proc.returncode == 0, proc.stderr
+    return results_json(tmp_path / f"ws-{launcher}"), out
+
+
+def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Path, folders: list[Path]) -> None:
+    forked, fork_out = _run(tmp_path, folders, "fork")
+    execd, exec_out = _run(tmp_path, folders, "exec")
+    key = lambda r: (r["method"], r["seed"])  # noqa: E731
+    assert len(forked) == len(execd) == 10
+    for a, b in zip(sorted(forked, key=key), sorted(execd, key=key)):
+        assert a["status"] == b["status"] == "ok", (a, b)
+        assert a["model"] == b["model"], (a, b)  # the same model, fit for fit
+        assert a["job_id"] == b["job_id"]
+    for out, marker in ((fork_out, "engine.forkserver"), (exec_out, "engine.worker")):
+        notes = {p.name.rsplit("-", 1)[0]: p.read_text() for p in out.iterdir()}
+        assert set(notes) == {"importer", "threads", "forker", "late-thread"}, notes
+        assert all(marker in text for text in notes.values()), notes  # really forked / exec'd
+
+
+def test_folders_run_exec_unless_the_suite_says_they_are_fork_safe(tmp_path: Path, folders: list[Path]) -> None:
+    for fork_safe, expected in ((False, "fork for linear, probe-forks;"), (True, "fork for forker, importer, linear")):
+        args = ["run", str(_suite(tmp_path, fork_safe)), "--methods", "linear,probe-forks,importer,threads,forker",
+                "--dry-run", "--workspace", str(tmp_path / "ws")]
+        for folder in folders:
+            args += ["--method-dir", str(folder)]
+        proc = srtui(*args, check=True)
+        assert expected in proc.stdout, proc.stdout
+    forced = srtui("run", str(_suite(tmp_path, False)), "--methods", "importer", "--method-dir", str(folders[0]),
+                   "--launcher", "fork", "--dry-run", "--workspace", str(tmp_path / "ws"), check=True)
+    assert "importer is not declared fork-safe" in forced.stderr
+
+
+_DRIVER = """
+import os, sys, time
+from pathlib import Path
+import numpy as np
+from engine import launchers
+from engine.launcher import JobPayload, run_job
+from engine.spec import JobSpec, Limits
+
+tmp = Path(sys.argv[1])
+X = np.arange(40.0).reshape(20, 2)
+np.savez(tmp / "d.npz", X_train=X, y_train=X[:, 0] * 2 + 1, X_test=X, feature_names=np.array(["x0", "x1"]))
+def job(i, seconds=0.0):
+    params = {"seconds": seconds} if sys.argv[2] == "probe-sleep" else {}
+    spec = JobSpec("s", "t", sys.argv[2], 1, Limits(time_s=90, mem_mb=2000), "f", "v", params)
+    payload = JobPayload(spec.to_dict(), f"j{i}", 1, "fstest", data_path=str(tmp / "d.npz"), launcher="fork")
+    return run_job(payload, tmp / f"j{i}")
+
+def server_pid():
+    [server] = launchers.POOL.servers.values()
+    return server.proc.pid
+
+first = job(0)
+print("first", first.status, first.model, server_pid(), flush=True)
+if sys.argv[2] == "linear":
+    os.kill(server_pid(), 9)  # a crashed server
+    time.sleep(0.5)
+    second = job(1)
+    print("second", second.status, second.model, server_pid(), flush=True)
+    launchers.LEAK_BYTES = 0  # any growth now counts as a leak
+    third = job(2)
+    print("third", third.status, third.model, server_pid(), flush=True)
+else:
+    job(1, 80)  # sleeps until the driver is killed
+"""
+
+
+def _driver(tmp_path: Path, method: str) -> subprocess.Popen:
+    script = tmp_path / "driver.py"
+    script.write_text(_DRIVER)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen([sys.executable, str(script), str(tmp_path), method], env=env, cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_crashed_or_leaking_server_is_replaced(tmp_path: Path) -> None:
+    driver = _driver(tmp_path, "linear")
+    out, err = driver.communicate(timeout=240)
+    assert driver.returncode == 0, err
+    lines = dict((ln.split()[0], ln.split()[1:]) for ln in out.splitlines())
+    assert [lines[k][0] for k in ("first", "second", "third")] == ["ok", "ok", "ok"], out
+    assert lines["first"][1:-1] == lines["second"][1:-1] == lines["third"][1:-1]  # the same model
+    pids = [lines[k][-1] for k in ("first", "second", "third")]
+    assert len(set(pids)) == 3, pids  # killed: replaced; leaking: replaced
+    assert not psutil.pid_exists(int(pids[0])) or psutil.Process(int(pids[0])).status() == psutil.STATUS_ZOMBIE
+
+
+def test_server_and_its_jobs_die_with_the_driver(tmp_path: Path) -> None:
+    driver = _driver(tmp_path, "probe-sleep")
+    try:
+        assert driver.stdout is not None
+        line = driver.stdout.readline()
+        assert line.startswith("first"), (line, driver.stderr.read() if driver.stderr else "")
+        server = psutil.Process(int(line.split()[-1]))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not [c for c in server.children() if c.status() != psutil.STATUS_ZOMBIE]:
+            time.sleep(0.05)
+        jobs = server.children()
+        assert jobs, "the sleeping job never started"
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    gone, alive = psutil.wait_procs([server, *jobs], timeout=10)
+    assert not alive, alive
