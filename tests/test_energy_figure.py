@@ -10,10 +10,12 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_tui_seed import seed_demo
 from test_tui_snapshots import make_app, until
+from textual.widgets import ContentSwitcher
 
 from engine.workspace import Workspace
 
@@ -98,16 +100,16 @@ def test_energy_plot_pilot_and_palette(energy_demo):
             assert "Energy vs time" in titles  # from the monitor
             await app.run_action("energy_plot")
             await until(cost_shown)(pilot)
-            screen = app.screen
+            screen: Any = app.screen
             cost = screen.cost.set_index("method")
             assert set(cost.index) == set(FIGURES)
             assert cost.loc["ridge", "median_energy_kwh"] == pytest.approx(30.0 / 3.6e6)
             legend = str(screen.query_one("#legend").render())
             assert "probe-noop 400 J (rapl)" in legend and "linear 0.9 J (estimate)" in legend
             await pilot.press("e")  # back to the performance profile
-            assert screen.query_one("#switcher").current == "profile"
+            assert screen.query_one("#switcher", ContentSwitcher).current == "profile"
             await pilot.press("t", "t")  # t cycles profile -> front -> cost
-            assert screen.query_one("#switcher").current == "cost"
+            assert screen.query_one("#switcher", ContentSwitcher).current == "cost"
             on_plots = [c.title for c in app.get_system_commands(screen)]
             assert on_plots.count("Energy vs time") == 1  # the screen's key, not twice
 
