@@ -9,9 +9,16 @@ rows of ``results.tables.runs_frame``: ``energy_j`` and ``fit_s`` are both of th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
+if TYPE_CHECKING:
+    from results.store import Store
+
 J_PER_KWH = 3.6e6
+#: the columns of the jobs table that method_medians reads
+_JOB_COLUMNS = ("method", "energy_j", "energy_method", "fit_s")
 COLUMNS = ("method", "runs", "median_energy_kwh", "median_energy_j", "median_fit_s", "energy_method")
 
 
@@ -38,3 +45,16 @@ def method_medians(runs: pd.DataFrame) -> pd.DataFrame:
     out["median_energy_kwh"] = out["median_energy_j"] / J_PER_KWH
     out = out.reset_index().sort_values(["median_energy_j", "method"], ascending=[False, True])
     return out[list(COLUMNS)].reset_index(drop=True)
+
+
+def suite_method_medians(store: Store, suite: str) -> pd.DataFrame:
+    """``method_medians`` of one suite's stored runs, read from the jobs table alone (the app's
+    Figure 1 plot: no metrics or task tables needed). A workspace of a schema older than the
+    energy columns (opened read-only, so not migrated) gives an empty table."""
+    present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
+    if not set(_JOB_COLUMNS) <= present:
+        return pd.DataFrame(columns=list(COLUMNS))
+    rows = store.conn.execute(
+        "SELECT method, energy_j, energy_method, fit_s FROM jobs WHERE suite = ? AND energy_j IS NOT NULL", (suite,)
+    ).fetchall()
+    return method_medians(pd.DataFrame(rows, columns=list(_JOB_COLUMNS)))

@@ -31,7 +31,7 @@ def test_every_optional_method_has_an_install_recipe_and_lazy_module():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.slow
+@pytest.mark.optional
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_optional_method_fits_and_its_expression_is_its_model(name):
     if importlib.util.find_spec(MODULES[name]) is None:

@@ -2,7 +2,9 @@
 
 Their packages are imported only inside ``fit`` (listing methods must not import them). Each
 class carries ``install_steps``: the commands, in order, that install it into the running
-Python (run by ``srtui methods install``). Model strings that number variables from 0 as
+Python (run by ``srtui methods install``), pinned to the versions fitted for real here (tests
+marked ``optional``: README "Optional methods"). Each declares a small tuning grid
+(``hyper_params``, searched under ``--protocol srbench2025``) over its defaults. Model strings that number variables from 0 as
 ``x0, x1, ...`` with ``^`` for powers are read in the parser's ``pysr`` dialect, which has
 exactly that numbering.
 """
@@ -28,6 +30,14 @@ def _mse(pred: Any, y: np.ndarray) -> float:
     return float(np.mean((np.asarray(pred, dtype=float).reshape(-1) - y) ** 2))
 
 
+def _mean_squared_error(y_true: Any, y_pred: Any, squared: bool = True, **kwargs: Any) -> float:
+    """scikit-learn's ``mean_squared_error`` with the ``squared`` argument it had before 1.6."""
+    from sklearn.metrics import mean_squared_error
+
+    mse = float(mean_squared_error(y_true, y_pred, **kwargs))
+    return mse if squared else math.sqrt(mse)
+
+
 class _Optional(Method):
     family = "sr"
     install_steps: ClassVar[list[list[str]]] = []
@@ -47,8 +57,12 @@ class RilsRols(_Optional):
     requires = ("rils-rols",)
     install_hint = "srtui methods install rils-rols (pybind11, then a --no-build-isolation build)"
     # its build imports pybind11 without declaring it; without isolation it also needs wheel
-    install_steps = [[*_PIP, "pybind11", "setuptools", "wheel"], [*_PIP, "--no-build-isolation", "rils-rols"]]
+    install_steps = [[*_PIP, "pybind11", "setuptools", "wheel"], [*_PIP, "--no-build-isolation", "rils-rols==1.6.7"]]
     default_params: ClassVar[dict[str, Any]] = {"max_fit_calls": 100000, "complexity_penalty": 0.001}
+    # a corner of SRBench 2.0's grid (complexity_penalty x max_complexity)
+    hyper_params: ClassVar[list[dict[str, Any]]] = [
+        {"complexity_penalty": 0.01}, {"complexity_penalty": 0.1}, {"max_complexity": 25},
+    ]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         from rils_rols.rils_rols import RILSROLSRegressor
@@ -68,8 +82,12 @@ class Hroch(_Optional):
     honours_time_limit = True
     requires = ("HROCH",)
     install_hint = "srtui methods install hroch"
-    install_steps = [[*_PIP, "HROCH"]]
+    install_steps = [[*_PIP, "HROCH==1.4.12"]]
     default_params: ClassVar[dict[str, Any]] = {"problem": "math", "iter_limit": 0}
+    # its instruction sets and float precision
+    hyper_params: ClassVar[list[dict[str, Any]]] = [
+        {"problem": "simple"}, {"precision": "f64"}, {"problem": "simple", "precision": "f64"},
+    ]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         from HROCH import SymbolicRegressor
@@ -98,12 +116,14 @@ class Feyn(_Optional):
     honours_time_limit = False
     requires = ("feyn",)
     install_hint = "srtui methods install feyn (non-commercial licence)"
-    install_steps = [[*_PIP, "feyn"]]
+    # 3.4.0: the srbench-optional extra's pin (the qlattice method folder needs it), one feyn for both
+    install_steps = [[*_PIP, "feyn==3.4.0"]]
     install_notice = (
         "feyn (QLattice) is proprietary software by Abzu, free for non-commercial use only; "
         "read its licence at https://www.abzu.ai before using it."
     )
     default_params: ClassVar[dict[str, Any]] = {"n_epochs": 10, "max_complexity": 10}
+    hyper_params: ClassVar[list[dict[str, Any]]] = [{"max_complexity": 5}, {"max_complexity": 15}, {"n_epochs": 20}]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         import feyn
@@ -136,10 +156,12 @@ class Bingo(_Optional):
     licence = "Apache-2.0 (bingo-nasa)"
     honours_time_limit = True
     requires = ("bingo-nasa",)
-    install_hint = "srtui methods install bingo (needs the mpich system library)"
-    install_steps = [[*_PIP, "bingo-nasa"]]
-    install_notice = "bingo needs MPI: install mpich first (e.g. `apt-get install mpich`)."
+    install_hint = "srtui methods install bingo (with MPICH from PyPI, which its mpi4py loads)"
+    # mpi4py's wheel has no MPI library of its own: PyPI's mpich puts libmpi.so.12 into the venv
+    install_steps = [[*_PIP, "mpich==5.0.2", "bingo-nasa==0.5.7"]]
     default_params: ClassVar[dict[str, Any]] = {"population_size": 100, "stack_size": 24}
+    # SRBench 2.0 varied population_size (100, 500, 1000); stack_size bounds the model's size
+    hyper_params: ClassVar[list[dict[str, Any]]] = [{"population_size": 500}, {"stack_size": 12}, {"stack_size": 48}]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         from bingo.symbolic_regression.symbolic_regressor import SymbolicRegressor
@@ -168,16 +190,31 @@ class Itea(_Optional):
     honours_time_limit = False
     requires = ("itea",)
     install_hint = "srtui methods install itea (pulls jax)"
-    install_steps = [[*_PIP, "itea"]]
+    install_steps = [[*_PIP, "itea==1.1.2"]]
     default_params: ClassVar[dict[str, Any]] = {"gens": 100, "popsize": 100, "max_terms": 5}
+    # SRBench 2.0's pyITEA grid varied the number of terms and the exponents' range
+    hyper_params: ClassVar[list[dict[str, Any]]] = [{"max_terms": 2}, {"max_terms": 8}, {"expolim": [-5, 5]}]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+        import itea.regression._ITExpr_regressor as itexpr
         from itea.regression import ITEA_regressor
+
+        # itea 1.1.2 calls mean_squared_error(..., squared=False), which scikit-learn 1.6 removed
+        itexpr.mean_squared_error = _mean_squared_error
+        p = self._params(params)
+        if isinstance(p.get("expolim"), list):  # a JSON round trip turns its tuple into a list
+            p["expolim"] = tuple(p["expolim"])
+
+        class _Shimmed(ITEA_regressor):
+            # after the search itea 1.1.2 explains its best model (feature importances, with jax)
+            # through an object scikit-learn >= 1.6 cannot tag; srtui reads only the model
+            def _explain_bestsol(self, itexpr, X, y):
+                return None
 
         # `id` is the identity (the parser's itea dialect knows it)
         tfuncs = {"id": lambda x: x, "sin": np.sin, "cos": np.cos, "log": np.log, "exp": np.exp}
-        est = ITEA_regressor(
-            tfuncs=tfuncs, labels=list(feature_names), random_state=seed, verbose=False, **self._params(params)
+        est = _Shimmed(
+            tfuncs=tfuncs, labels=list(feature_names), random_state=seed, verbose=False, **p
         )
         est.fit(np.asarray(X), np.asarray(y))
         expression = est.bestsol_.to_str(places=17, term_separator=" + ")

@@ -15,6 +15,7 @@ from results.scoring.base import (
     rule,
     shown,
 )
+from results.resources import method_medians
 from results.scoring.srbench2021 import pareto_ranks
 
 RELEASE = "srbench2025"
@@ -65,9 +66,14 @@ def srbench2025(runs: pd.DataFrame, profile: str = "reference", grid: int = 11) 
     51 points and flat after the last point; AUC by the trapezoid rule; median over seeds. Per
     (dataset, method) the same over seeds (shares of all seeds).
     corrected: the exact area of the step function (the mean of R2 clipped to [0, 1]) of each
-    dataset's best run, failures as 0."""
+    dataset's best run, failures as 0.
+
+    Both profiles add the cost of the methods (the paper's Figure 1): per method the median
+    energy (kWh and J) and the median training time (fit_s) of its single runs (table
+    energy_time, from results.resources; runs without an energy figure are left out)."""
     require(runs, "r2_test", rule="srbench2025")
     size = metric_column(runs, RELEASE, "size", profile)
+    cost, notes = _energy_time(runs)
     runs = complete(runs)
     xs = np.linspace(0, 1, int(grid))
     if profile == "reference":
@@ -79,7 +85,17 @@ def srbench2025(runs: pd.DataFrame, profile: str = "reference", grid: int = 11) 
               "auc_per_dataset": per_dataset}
     if size in runs.columns:
         tables.update(_fronts(runs, size))
-    return Score("srbench2025", {"profile": profile, "grid": int(grid), "size": size}, tables)
+    if cost is not None:
+        tables["energy_time"] = cost
+    return Score("srbench2025", {"profile": profile, "grid": int(grid), "size": size}, tables, notes)
+
+
+def _energy_time(runs: pd.DataFrame) -> tuple[pd.DataFrame | None, list[str]]:
+    """The Figure 1 table, or a note saying why there is none (a CSV of runs made elsewhere)."""
+    if "energy_j" not in runs.columns or not runs["energy_j"].notna().any():
+        return None, ["no run has an energy figure: no energy_time table (Figure 1)"]
+    measured = runs.reindex(columns=[*runs.columns, *({"energy_method", "fit_s"} - set(runs.columns))])
+    return method_medians(measured), []
 
 
 def _reference(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:

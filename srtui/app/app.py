@@ -128,6 +128,11 @@ class SrtuiApp(App):
         while len(self.screen_stack) > 1:
             await self.pop_screen()
 
+    async def action_energy_plot(self) -> None:
+        await self.action_section("plots")
+        if isinstance(self.screen, SuitePlotsScreen):
+            self.screen.show_plot("cost")
+
     def action_help(self) -> None:
         show_help(self)
 
@@ -135,6 +140,9 @@ class SrtuiApp(App):
         for n, (mode, _label) in enumerate(SECTIONS, 1):
             yield SystemCommand(PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')"))
         yield from screen_commands(self, screen)
+        if not isinstance(screen, SuitePlotsScreen):  # there its own key (e) is listed above
+            yield SystemCommand("Energy vs time", "Median energy against median training time per method "
+                                "(SRBench 2.0's Figure 1), in Suite plots", self.action_energy_plot)
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)
         if self.run_active:
             yield SystemCommand("Stop the run", "Stop the run started here (running jobs are terminated)", self.action_stop_run)

@@ -1,8 +1,12 @@
-"""Plots (plotext through textual-plotext): one run's predictions, and a suite's profiles/front."""
+"""Plots (plotext through textual-plotext): one run's predictions, and a suite's profiles, front
+and cost (median energy against median training time, SRBench 2.0's Figure 1)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,6 +16,9 @@ from textual.widgets import ContentSwitcher, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
+from engine.textsafe import visible
+from results.resources import COLUMNS as COST_COLUMNS
+from results.resources import suite_method_medians
 from srtui.app.data import Reader, suites
 from srtui.app.detail import (
     PredictionSeries,
@@ -33,9 +40,26 @@ SUITE_HELP = """\
 A suite's methods compared. Performance profile: for each R² threshold, the share of tasks whose
 median test R² (over seeds; failed runs count as unsolved) reaches it - higher and further
 right is better. Pareto front: median model size against median test R²; methods on the front
-(no other is both smaller and more accurate) are joined by the line. t switches the plot,
-the selector above picks the suite.
+(no other is both smaller and more accurate) are joined by the line. Energy vs time (e):
+each method's median energy of a single run (kWh, from RAPL or estimated: README "Energy")
+against its median training time, both on log axes (SRBench 2.0's Figure 1). t cycles
+through the plots, the selector above picks the suite.
 """
+#: the suite plots in the order t cycles through them
+SUITE_PLOTS = ("profile", "front", "cost")
+#: longest method label written beside a point of the cost plot (the legend has the full name)
+LABEL_CHARS = 14
+
+
+def log_axis(lo: float, hi: float) -> tuple[tuple[float, float], list[float]]:
+    """(limits as base-10 exponents, tick values) of a log axis over [lo, hi]: the powers of
+    ten inside it, with 2 and 5 times them when fewer than three powers fit."""
+    a, b = math.log10(lo), math.log10(hi)
+    ticks = [10.0**k for k in range(math.floor(a), math.ceil(b) + 1) if lo <= 10.0**k <= hi]
+    if len(ticks) < 3:
+        ticks = sorted(m * 10.0**k for k in range(math.floor(a), math.ceil(b) + 1) for m in (1, 2, 5)
+                       if lo <= m * 10.0**k <= hi)
+    return (a, b), ticks
 
 
 def _downsample(n: int, limit: int = 2000) -> np.ndarray:
@@ -135,12 +159,18 @@ class JobPlotsScreen(SectionScreen):
 class SuitePlotsScreen(SectionScreen):
     HELP = SUITE_HELP
     AUTO_FOCUS = ""  # keys go to the screen; Tab reaches the suite selector
-    BINDINGS = [Binding("t", "toggle", "Switch plot", id="suite-plots.toggle")]
+    BINDINGS = [
+        Binding("t", "toggle", "Switch plot", id="suite-plots.toggle"),
+        Binding("e", "show_cost", "Energy vs time", id="suite-plots.cost"),
+    ]
 
     def __init__(self) -> None:
         super().__init__()
         self.aggregate: SuiteAggregate | None = None
         self._requested: str | None = None
+        #: the Figure 1 table of the suite shown (results.resources.COLUMNS), once read
+        self.cost: pd.DataFrame | None = None
+        self._legends: dict[str, Text] = {}
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -150,6 +180,7 @@ class SuitePlotsScreen(SectionScreen):
         with ContentSwitcher(initial="profile", id="switcher"):
             yield PlotextPlot(id="profile")
             yield PlotextPlot(id="front")
+            yield PlotextPlot(id="cost")
         yield Static(id="legend", markup=False)
         yield Footer(compact=True, show_command_palette=False)
 
@@ -198,14 +229,22 @@ class SuitePlotsScreen(SectionScreen):
             self.query_one("#suite-info", Static).update(Text(f"computing the plots of {suite}...", style="dim"))
             self.query_one("#switcher").loading = True
             self.load(suite)
+            self.load_cost(suite)
 
     @work(thread=True, exclusive=True, group="suite-plots", exit_on_error=False)
     def load(self, suite: str) -> None:
         self.post_message(AggregateReady(suite_aggregate(self.reader, suite)))
 
+    @work(thread=True, exclusive=True, group="suite-cost", exit_on_error=False)
+    def load_cost(self, suite: str) -> None:
+        with self.reader.lock:
+            store = self.reader.store()
+            table = suite_method_medians(store, suite) if store is not None else None
+        self.app.call_from_thread(self._draw_cost, suite, table)
+
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group in ("suite-plots", "suite-list") and event.state == WorkerState.ERROR:
+        if event.worker.group in ("suite-plots", "suite-list", "suite-cost") and event.state == WorkerState.ERROR:
             self.query_one("#switcher").loading = False
             self.query_one("#suite-info", Static).update(Text(str(event.worker.error), style="red"))
 
@@ -234,8 +273,57 @@ class SuitePlotsScreen(SectionScreen):
         front.ylabel("median test R²")
         self.query_one("#front", PlotextPlot).refresh()
         names = [f"{m} (front)" if m in a.front else m for m in a.methods]
-        self.query_one("#legend", Static).update(legend(names, [styles[m] for m in a.methods]))
+        self._legends["profile"] = self._legends["front"] = legend(names, [styles[m] for m in a.methods])
+        self._show_legend()
+
+    def _draw_cost(self, suite: str, table: pd.DataFrame | None) -> None:
+        """Figure 1: one labelled point per method at (median fit_s, median energy), log axes."""
+        if suite != self._requested:
+            return  # another suite was chosen meanwhile
+        self.cost = table if table is not None else pd.DataFrame(columns=list(COST_COLUMNS))
+        # log axes take positive figures only (a fit too short to time has none)
+        shown = self.cost[(self.cost["median_fit_s"] > 0) & (self.cost["median_energy_kwh"] > 0)]
+        names = [visible(str(m), one_line=True) for m in shown["method"]]
+        styles = series_styles(self.app, len(names))
+        widget = self.query_one("#cost", PlotextPlot)
+        plt = widget.plt
+        plt.clear_data()
+        if names:
+            # plotext's own log scale transforms the stored data at every build, and a widget builds
+            # at every render: plot the exponents on linear axes, tick labels in the figures' units
+            xs = [math.log10(v) for v in shown["median_fit_s"].astype(float)]
+            ys = [math.log10(v) for v in shown["median_energy_kwh"].astype(float)]
+            (x_lo, x_hi), x_ticks = log_axis(10 ** min(xs) / 2, 10 ** max(xs) * 40)  # room for the labels
+            (y_lo, y_hi), y_ticks = log_axis(10 ** min(ys) / 3, 10 ** max(ys) * 3)
+            plt.xlim(x_lo, x_hi)
+            plt.ylim(y_lo, y_hi)
+            plt.xticks([math.log10(v) for v in x_ticks], [f"{v:g}" for v in x_ticks])
+            plt.yticks([math.log10(v) for v in y_ticks], [f"{v:.0e}" for v in y_ticks])
+            shift = (x_hi - x_lo) / 40  # the label starts a cell or two right of its point
+            for name, x, y, (glyph, rgb, _hex) in zip(names, xs, ys, styles):
+                plt.scatter([x], [y], color=rgb, marker=glyph)
+                plt.text(name[:LABEL_CHARS], x + shift, y, color=rgb, alignment="left")
+        plt.title("median energy vs median training time" if names else "no run of this suite has an energy figure yet")
+        plt.xlabel("median training time (s, log)")
+        plt.ylabel("median energy (kWh, log)")
+        widget.refresh()
+        how = [f"{n} {j:.3g} J ({m})" for n, j, m in zip(names, shown["median_energy_j"], shown["energy_method"])]
+        self._legends["cost"] = legend(how, styles)
+        self._show_legend()
+
+    def _show_legend(self) -> None:
+        current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]
+        self.query_one("#legend", Static).update(self._legends.get(current, Text("")))
+
+    def show_plot(self, name: str) -> None:
+        self.query_one("#switcher", ContentSwitcher).current = name
+        self._show_legend()
 
     def action_toggle(self) -> None:
-        switcher = self.query_one("#switcher", ContentSwitcher)
-        switcher.current = "front" if switcher.current == "profile" else "profile"
+        current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]
+        self.show_plot(SUITE_PLOTS[(SUITE_PLOTS.index(current) + 1) % len(SUITE_PLOTS)])
+
+    def action_show_cost(self) -> None:
+        """e: the cost plot, and e again back to the performance profile."""
+        current = self.query_one("#switcher", ContentSwitcher).current
+        self.show_plot(SUITE_PLOTS[0] if current == "cost" else "cost")
