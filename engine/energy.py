@@ -98,8 +98,14 @@ def start(root: Path = POWERCAP) -> Reading:
     return Reading(_read_counters(packages), _read_counters(drams), busy_cpu_seconds())
 
 
-def finish(begin: Reading, cpu_s: float | None, wall_s: float, peak_rss_mb: float | None,
-           root: Path = POWERCAP, end: Reading | None = None) -> tuple[float | None, str | None]:
+def finish(
+    begin: Reading,
+    cpu_s: float | None,
+    wall_s: float,
+    peak_rss_mb: float | None,
+    root: Path = POWERCAP,
+    end: Reading | None = None,
+) -> tuple[float | None, str | None]:
     """(joules, method) of the job between ``begin`` and ``end`` (default: now); (None, None)
     without a CPU time (the worker never started)."""
     if cpu_s is None:

@@ -34,8 +34,12 @@ class TaskArrays:
     def load(cls, path: str) -> TaskArrays:
         with np.load(path, allow_pickle=False) as z:
             return cls(
-                X_train=z["X_train"], y_train=z["y_train"], X_test=z["X_test"], y_test=z["y_test"],
-                train_index=z["train_index"], test_index=z["test_index"],
+                X_train=z["X_train"],
+                y_train=z["y_train"],
+                X_test=z["X_test"],
+                y_test=z["y_test"],
+                train_index=z["train_index"],
+                test_index=z["test_index"],
                 feature_names=[str(n) for n in z["feature_names"]],
                 scale_stats={k: z[k] for k in STAT_KEYS if k in z.files},
             )

@@ -3,7 +3,8 @@
 Runs in the forked child only. It leaves the server's session, takes its stdout/stderr pipes,
 closes the server's own descriptors, takes the job's environment (and its token in
 /proc/PID/environ), reseeds numpy's global RNG (the random module reseeds itself after fork),
-then applies the worker's limits and runs the worker's code. It ends as the interpreter would: non-daemon threads joined, atexit handlers run, streams
+then applies the worker's limits and runs the worker's code. It ends as the interpreter would: non-daemon
+threads joined, atexit handlers run, streams
 flushed, an uncaught exception printed with exit code 1.
 """
 
@@ -20,8 +21,10 @@ import threading
 import traceback
 from typing import Any, NoReturn
 
-def run_child(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int],
-              keep: set[int]) -> NoReturn:
+
+def run_child(
+    request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int], keep: set[int]
+) -> NoReturn:
     code = 70
     try:
         os.setsid()
@@ -56,8 +59,14 @@ def _take_stdio(fds: list[int], sock: socket.socket, keep: set[int]) -> None:
     for fd, name, errors in ((1, "stdout", "strict"), (2, "stderr", "backslashreplace")):
         old = getattr(sys, name)
         raw = io.FileIO(fd, "wb", closefd=False)
-        stream = io.TextIOWrapper(raw, encoding=getattr(old, "encoding", None) or "utf-8", errors=errors,
-                                  newline="\n", line_buffering=False, write_through=True)
+        stream = io.TextIOWrapper(
+            raw,
+            encoding=getattr(old, "encoding", None) or "utf-8",
+            errors=errors,
+            newline="\n",
+            line_buffering=False,
+            write_through=True,
+        )
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
 

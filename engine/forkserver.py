@@ -64,19 +64,19 @@ def _preload(family: str) -> list[str]:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
             failed.append(name)
-    import engine.energy  # noqa: F401 - what the worker imports around every fit
+    import engine.energy
     import engine.worker  # noqa: F401
     from engine.methods.base import Method
 
     try:
         module = importlib.import_module(family)
     except Exception as exc:  # noqa: BLE001 - the job loads it again and reports
-        return failed + [f"{family}: {type(exc).__name__}"]
+        return [*failed, f"{family}: {type(exc).__name__}"]
     for value in vars(module).values():  # every adapter of the family: the union of their modules
         if isinstance(value, type) and issubclass(value, Method) and value.__module__ == family:
             try:
                 failed += value().preload()
-            except Exception:  # noqa: BLE001, S112 - an adapter that needs arguments (folders)
+            except Exception:  # noqa: BLE001 - an adapter that needs arguments (folders)
                 continue
     return failed
 
@@ -118,8 +118,9 @@ def serve(sock: socket.socket, family: str) -> int:
                 return 0  # EOF: the driver is gone (the jobs' parent-death signal follows)
 
 
-def _serve_request(sock: socket.socket, slot: tuple[int, int], keep: set[int], jobs: dict[int, tuple[int, int]],
-                   poller: Any) -> bool:
+def _serve_request(
+    sock: socket.socket, slot: tuple[int, int], keep: set[int], jobs: dict[int, tuple[int, int]], poller: Any
+) -> bool:
     try:
         msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 4)
     except OSError:

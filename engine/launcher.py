@@ -187,13 +187,24 @@ def run_job(
     try:
         proc = start(scratch)
     except OSError as exc:
-        return JobOutcome(payload.job_id, payload.attempt, "error", host, started_at, now_iso(), 0.0, error=f"cannot start worker: {exc}")
+        return JobOutcome(
+            payload.job_id,
+            payload.attempt,
+            "error",
+            host,
+            started_at,
+            now_iso(),
+            0.0,
+            error=f"cannot start worker: {exc}",
+        )
     proctree.claim_root(proc.pid)
     cgroup = None
     base = _cgroup_base()
     if base is not None:
         try:
-            cgroup = proctree.JobCgroup(base, f"job-{payload.job_id}-{payload.attempt}-{proc.pid}", int(limits.mem_mb * 2**20))
+            cgroup = proctree.JobCgroup(
+                base, f"job-{payload.job_id}-{payload.attempt}-{proc.pid}", int(limits.mem_mb * 2**20)
+            )
             cgroup.add(proc.pid)
         except OSError:
             cgroup = None
@@ -228,7 +239,10 @@ def run_job(
             rss = tracker.poll()
             if reason is None:
                 if rss > mem_limit:
-                    reason, detail = "oom", f"tree memory (PSS) {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
+                    reason, detail = (
+                        "oom",
+                        f"tree memory (PSS) {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s",
+                    )
                     kill_at = time.monotonic()  # memory blow-ups are stopped at once
                 elif elapsed > limits.time_s:
                     reason, detail = "timeout", f"wall time {elapsed:.2f} s > limit {limits.time_s:g} s"
@@ -259,7 +273,10 @@ def run_job(
     peak = max(tracker.peak_rss, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
     if cgroup is not None:
         if reason is None and cgroup.oom_killed():
-            reason, detail = "oom", f"the kernel's cgroup OOM killer stopped the job (memory.max {limits.mem_mb:.0f} MB)"
+            reason, detail = (
+                "oom",
+                f"the kernel's cgroup OOM killer stopped the job (memory.max {limits.mem_mb:.0f} MB)",
+            )
         cgroup.remove()
     rc = proc.returncode
     outcome = JobOutcome(
@@ -308,7 +325,9 @@ def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:
     if reason is not None:
         return reason
     if outcome.leftover_pids:  # never ok while a process the job created is alive
-        outcome.error = f"{len(outcome.leftover_pids)} process(es) of the job survived SIGKILL: {outcome.leftover_pids[:5]}"
+        outcome.error = (
+            f"{len(outcome.leftover_pids)} process(es) of the job survived SIGKILL: {outcome.leftover_pids[:5]}"
+        )
         return "error"
     rc = outcome.returncode or 0
     if rc == -signal.SIGXCPU or (rc == -signal.SIGKILL and (outcome.cpu_s or 0) >= cpu_limit):

@@ -23,11 +23,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 import psutil
 
@@ -61,8 +62,9 @@ def choose(requested: str, fork_safe: bool) -> str:
     return requested
 
 
-def choose_for_method(requested: str, methods: dict[str, Any], folders_fork_safe: bool,
-                      notes: list[str]) -> dict[str, str]:
+def choose_for_method(
+    requested: str, methods: dict[str, Any], folders_fork_safe: bool, notes: list[str]
+) -> dict[str, str]:
     """Method name -> launcher for a run; a note for each method forked against its declaration."""
     from engine.methods.srbench_dir import SRBenchMethod
 
@@ -170,8 +172,13 @@ def starter(launcher: str, method_ref: str, env: dict[str, str]) -> Callable[[Pa
 def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "engine.worker", str(scratch)],
-        cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True, close_fds=True,
+        cwd=scratch,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
     )
 
 
@@ -183,15 +190,20 @@ class ForkServer:
         self.lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
-        self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")
+        self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")  # noqa: SIM115 - lives as long as its server
         server_env = dict(env)
         server_env[proctree.TOKEN_ENV] = PLACEHOLDER
         self.cwd = tempfile.gettempdir()
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "engine.forkserver", family, str(theirs.fileno())],
-                cwd=self.cwd, env=server_env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                start_new_session=True, pass_fds=(theirs.fileno(),),
+                cwd=self.cwd,
+                env=server_env,
+                stdin=subprocess.DEVNULL,
+                stdout=self.log,
+                stderr=self.log,
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
             )
         finally:
             theirs.close()
@@ -242,8 +254,11 @@ class ForkServer:
         err_r, err_w = os.pipe()
         status_r, status_w = os.pipe()
         request = {
-            "env": env, "cwd": str(scratch), "jobdir": str(scratch),
-            "worker_path": str(Path(__file__).with_name("worker.py")), "server_cwd": self.cwd,
+            "env": env,
+            "cwd": str(scratch),
+            "jobdir": str(scratch),
+            "worker_path": str(Path(__file__).with_name("worker.py")),
+            "server_cwd": self.cwd,
         }
         try:
             with self.lock:

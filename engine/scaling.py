@@ -12,8 +12,9 @@ wrote is trusted for it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -40,8 +41,7 @@ def statistics(X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
 
     sx = StandardScaler().fit(np.asarray(X, dtype=float))
     sy = StandardScaler().fit(np.asarray(y, dtype=float).reshape(-1, 1))
-    return {"scale_x_mean": sx.mean_, "scale_x_scale": sx.scale_,
-            "scale_y_mean": sy.mean_, "scale_y_scale": sy.scale_}
+    return {"scale_x_mean": sx.mean_, "scale_x_scale": sx.scale_, "scale_y_mean": sy.mean_, "scale_y_scale": sy.scale_}
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Scaling:
     y: tuple[float, float] | None
 
     @classmethod
-    def for_job(cls, option: str | None, data: Mapping[str, np.ndarray]) -> "Scaling | None":
+    def for_job(cls, option: str | None, data: Mapping[str, np.ndarray]) -> Scaling | None:
         """From the job's option and its data (an npz or TaskArrays-like mapping)."""
         if not option or option == "none":
             return None

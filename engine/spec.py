@@ -45,7 +45,9 @@ class SpecError(SrtuiError, ValueError):
 #: ceilings of the limits: beyond them a value is a typo (or an attack), not a benchmark setting
 LIMIT_CEILINGS = {"time_s": 30 * 86400.0, "cpu_s": 45 * 86400.0, "mem_mb": 16 * 2**20, "grace_s": 60.0}
 CEILING_WHY = {
-    "time_s": "30 days", "cpu_s": "45 days", "mem_mb": "16 TB",
+    "time_s": "30 days",
+    "cpu_s": "45 days",
+    "mem_mb": "16 TB",
     "grace_s": "a job is killed at most a minute after its limit",
 }
 
@@ -67,7 +69,9 @@ class Limits:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise SpecError(f"limit {name} must be a positive number, got {value!r}")
             if value > LIMIT_CEILINGS[name]:
-                raise SpecError(f"limit {name} must be at most {LIMIT_CEILINGS[name]:g} ({CEILING_WHY[name]}), got {value:g}")
+                raise SpecError(
+                    f"limit {name} must be at most {LIMIT_CEILINGS[name]:g} ({CEILING_WHY[name]}), got {value:g}"
+                )
 
     @property
     def effective_cpu_s(self) -> int:

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,18 +56,25 @@ class Protocol:
 PROTOCOLS = {
     "none": Protocol("none", None, description="one fit per (task, method, seed) with the given params"),
     "srbench2025": Protocol(
-        "srbench2025", "grid", 5,
+        "srbench2025",
+        "grid",
+        5,
         "SRBench 2.0: grid search over the method's defaults + hyper_params, 5-fold shuffled CV on the "
         "training set, R2; the best configuration refitted on the whole training set",
         runs=30,
     ),
     "srbench2021": Protocol(
-        "srbench2021", "halving", 5,
+        "srbench2021",
+        "halving",
+        5,
         "SRBench 2021: halving grid search (HalvingGridSearchCV, factor 3, resource = training rows) over "
         "the method's defaults + hyper_params, 5-fold shuffled CV, R2, a failed fit scores 0; 75/25 split per seed",
-        error_score=0.0, split="srbench2021", runs=10,
+        error_score=0.0,
+        split="srbench2021",
+        runs=10,
         # evaluate_model.py of 2021 scales X and y unless a method's eval_kwargs say otherwise
-        scaling="method", method_scaling={"scale_x": True, "scale_y": True},
+        scaling="method",
+        method_scaling={"scale_x": True, "scale_y": True},
     ),
 }
 
@@ -77,8 +85,9 @@ def get_protocol(name: str) -> Protocol:
     raise ProtocolError(f"unknown protocol {name!r} (protocols: {', '.join(PROTOCOLS)})")
 
 
-def configurations(default_params: dict[str, Any], hyper_params: Sequence[dict[str, Any]],
-                   base: dict[str, Any]) -> list[dict[str, Any]]:
+def configurations(
+    default_params: dict[str, Any], hyper_params: Sequence[dict[str, Any]], base: dict[str, Any]
+) -> list[dict[str, Any]]:
     """The grid: the defaults (``base``: the suite's params over the method's), then each of
     ``hyper_params`` over ``base``; repeats dropped, order kept."""
     grid, seen = [], set()
@@ -133,8 +142,9 @@ def halving_schedule(n_candidates: int, n_rows: int, n_splits: int, factor: int 
     return [min(int(factor**i * min_resources), n_rows) for i in range(min(possible, required))]
 
 
-def halving_folds(n_rows: int, n_splits: int, seed: int, resources: Sequence[int],
-                  rng: np.random.RandomState | None = None) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+def halving_folds(
+    n_rows: int, n_splits: int, seed: int, resources: Sequence[int], rng: np.random.RandomState | None = None
+) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """(train rows, validation rows) of each fold of each iteration: the shuffled KFold's rows,
     each subsampled to ``resources[i] / n_rows`` of its size by ``resample(replace=False)``.
 

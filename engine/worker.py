@@ -68,7 +68,10 @@ def _cpu_seconds() -> float:
 def _peak_rss_mb() -> float:
     import resource
 
-    return max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    return (
+        max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        / 1024
+    )
 
 
 def run(jobdir_arg: str) -> int:

@@ -1,8 +1,8 @@
 """The workspace: the one directory srtui writes to.
 
-    <workspace>/srtui.db     SQLite store (results.store), WAL mode
-    <workspace>/logs/        per-job stdout/stderr, capped
-    <workspace>/cache/       task data (npz), job scratch directories, downloads
+<workspace>/srtui.db     SQLite store (results.store), WAL mode
+<workspace>/logs/        per-job stdout/stderr, capped
+<workspace>/cache/       task data (npz), job scratch directories, downloads
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from pathlib import Path
 from engine.errors import SrtuiError
 
 #: file systems on which SQLite's WAL mode (shared memory) is unsafe
-NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "afs", "lustre", "gpfs", "ceph", "glusterfs"})
+NETWORK_FS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "afs", "lustre", "gpfs", "ceph", "glusterfs"}
+)
 
 
 class WorkspaceError(SrtuiError):
@@ -72,7 +74,9 @@ class Workspace:
                     if len(parts) < 3:
                         continue
                     mount = parts[1].replace("\\040", " ")
-                    if (str(target) == mount or str(target).startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
+                    if (str(target) == mount or str(target).startswith(mount.rstrip("/") + "/")) and len(mount) > len(
+                        best
+                    ):
                         best, fstype = mount, parts[2]
             return fstype
         except OSError:

@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from engine.errors import SrtuiError
-
 from results.columns import GROUP_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS
 from results.queries import Reader
 
@@ -187,24 +186,35 @@ def _summarise(frame: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
     frame["r2_test"] = pd.to_numeric(frame["r2_test"], errors="coerce")
     frame["wall_s"] = pd.to_numeric(frame["wall_s"], errors="coerce")
     g = frame.groupby(list(group_by), sort=False, dropna=False)
-    return pd.DataFrame({
-        "jobs": g.size(), "ok": g["ok"].sum(), "failed": g["failed"].sum(),
-        "median_r2_test": g["r2_test"].median(), "mean_r2_test": g["r2_test"].mean(),
-        "best_r2_test": g["r2_test"].max(), "mean_wall_s": g["wall_s"].mean(),
-    }).reset_index()
+    return pd.DataFrame(
+        {
+            "jobs": g.size(),
+            "ok": g["ok"].sum(),
+            "failed": g["failed"].sum(),
+            "median_r2_test": g["r2_test"].median(),
+            "mean_r2_test": g["r2_test"].mean(),
+            "best_r2_test": g["r2_test"].max(),
+            "mean_wall_s": g["wall_s"].mean(),
+        }
+    ).reset_index()
 
 
-def _window(groups: pd.DataFrame, query: ResultsQuery, columns: tuple[str, ...],
-            sort: str) -> tuple[tuple[tuple[Any, ...], ...], int]:
+def _window(
+    groups: pd.DataFrame, query: ResultsQuery, columns: tuple[str, ...], sort: str
+) -> tuple[tuple[tuple[Any, ...], ...], int]:
     if groups.empty:
         return (), 0
     ordered = groups.sort_values(
-        [sort, *query.group_by], ascending=[not query.descending] + [True] * len(query.group_by),
-        na_position="last", kind="stable",
+        [sort, *query.group_by],
+        ascending=[not query.descending] + [True] * len(query.group_by),
+        na_position="last",
+        kind="stable",
     )
     window = ordered.iloc[query.offset : query.offset + query.limit]
     rows = tuple(
-        tuple(None if (isinstance(v, float) and math.isnan(v)) else (v.item() if hasattr(v, "item") else v) for v in row)
+        tuple(
+            None if (isinstance(v, float) and math.isnan(v)) else (v.item() if hasattr(v, "item") else v) for v in row
+        )
         for row in window[list(columns)].itertuples(index=False, name=None)
     )
     return rows, len(ordered)

@@ -24,8 +24,18 @@ from engine.textsafe import csv_cell, visible
 from results.scoring.base import Score
 
 FORMATS = ("table", "csv", "md", "latex", "json")
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 class ExportError(SrtuiError, ValueError):
@@ -69,11 +79,17 @@ def _cells(col: pd.Series, missing: str, escape: Callable[[str], str]) -> list[s
 
 def latex_body(df: pd.DataFrame) -> str:
     """A ``tabular`` (booktabs rules): one row per line, the same number of cells in every row."""
-    align = "".join("r" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "l"
-                    for c in df.columns)
+    align = "".join(
+        "r" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "l"
+        for c in df.columns
+    )
     cols = [_cells(df[c], "--", latex_escape) for c in df.columns]
-    lines = [f"\\begin{{tabular}}{{{align}}}", r"\toprule",
-             " & ".join(latex_escape(c) for c in df.columns) + r" \\", r"\midrule"]
+    lines = [
+        f"\\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in df.columns) + r" \\",
+        r"\midrule",
+    ]
     lines += [" & ".join(row) + r" \\" for row in zip(*cols)]
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines)
@@ -85,8 +101,10 @@ def _md_escape(text: str) -> str:
 
 def markdown_table(df: pd.DataFrame) -> str:
     cols = [_cells(df[c], "", _md_escape) for c in df.columns]
-    lines = ["| " + " | ".join(_md_escape(str(c)) for c in df.columns) + " |",
-             "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(df[c]) else ":---" for c in df.columns) + "|"]
+    lines = [
+        "| " + " | ".join(_md_escape(str(c)) for c in df.columns) + " |",
+        "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(df[c]) else ":---" for c in df.columns) + "|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in zip(*cols)]
     return "\n".join(lines)
 
@@ -118,8 +136,15 @@ def _safe_text(df: pd.DataFrame, cell: Callable[[Any], Any]) -> pd.DataFrame:
     return out
 
 
-def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options: dict[str, Any] | None = None,
-                  notes: list[str] | None = None, *, raw: bool = False) -> str:
+def render_tables(
+    tables: dict[str, pd.DataFrame],
+    fmt: str,
+    rule: str,
+    options: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
+    *,
+    raw: bool = False,
+) -> str:
     """Several named tables of one rule (or of an export) in one text document.
 
     Text is made visible (engine.textsafe) in every format but JSON, whose escaping already is;
@@ -133,8 +158,9 @@ def render_tables(tables: dict[str, pd.DataFrame], fmt: str, rule: str, options:
     if fmt in ("csv", "latex"):
         head = head.replace("\nnote: ", "\n# note: " if fmt == "csv" else "\n% note: ")
     if fmt == "json":
-        return json.dumps({**meta, "tables": {k: _json_records(v) for k, v in tables.items()}}, indent=1,
-                          default=str, allow_nan=False)
+        return json.dumps(
+            {**meta, "tables": {k: _json_records(v) for k, v in tables.items()}}, indent=1, default=str, allow_nan=False
+        )
     cell = (lambda v: csv_cell(v, raw=raw)) if fmt == "csv" else visible
     tables = {visible(k, one_line=True): _safe_text(df, cell) for k, df in tables.items()}
     parts = []

@@ -77,7 +77,8 @@ class ExprCache:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.executemany(
-                    "INSERT OR REPLACE INTO expr_cache (key, op, status, " "result, timeout, seconds) VALUES (?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO expr_cache (key, op, status, "
+                    "result, timeout, seconds) VALUES (?,?,?,?,?,?)",
                     [(k, op, st, json.dumps(res), to, s) for k, op, st, res, to, s in rows],
                 )
             except BaseException:
@@ -103,8 +104,7 @@ def _basic(item: ModelItem) -> dict[str, Any]:
         return {"parse_error": str(exc)}
     if p.too_large:
         return {"too_large": True}
-    return {"size": em.node_count(p.expr), "diversity": em.diversity(p.expr),
-            "used": sorted(em.used_features(p.expr))}
+    return {"size": em.node_count(p.expr), "diversity": em.diversity(p.expr), "used": sorted(em.used_features(p.expr))}
 
 
 #: operations of a batch: {cache_key: (operation name, payload, group)}; a group (one model, or one
@@ -112,8 +112,9 @@ def _basic(item: ModelItem) -> dict[str, Any]:
 Ops = dict[str, tuple[str, dict, str]]
 
 
-def _run(ops: Ops, cache: ExprCache, pool_args: dict, stats: BatchStats,
-         exprs: dict[str, Any] | None = None) -> dict[str, tuple[str, Any]]:
+def _run(
+    ops: Ops, cache: ExprCache, pool_args: dict, stats: BatchStats, exprs: dict[str, Any] | None = None
+) -> dict[str, tuple[str, Any]]:
     """Resolve ``ops`` through the cache, then the pool: the missing operations of one group are
     one task, so a pathological model costs one deadline, not one per operation, and its
     operations share simplify results (results.releases.shared_simplify) in the worker.
@@ -156,8 +157,13 @@ def _run(ops: Ops, cache: ExprCache, pool_args: dict, stats: BatchStats,
     return done
 
 
-def expression_metrics(items: Sequence[ModelItem], cache: ExprCache | None = None, workers: int | None = None,
-                       timeout: float = 10.0, screen: bool = True) -> tuple[list[dict[str, Any]], BatchStats]:
+def expression_metrics(
+    items: Sequence[ModelItem],
+    cache: ExprCache | None = None,
+    workers: int | None = None,
+    timeout: float = 10.0,
+    screen: bool = True,
+) -> tuple[list[dict[str, Any]], BatchStats]:
     """One dict of expression metrics per item (names: :func:`results.releases.assemble_release`).
 
     Two phases, each one pool task per model under one deadline (``timeout``): the model under
@@ -192,14 +198,31 @@ def _model_ops(readable: Sequence[ModelItem]) -> Ops:
     ops: Ops = {}
     for it in {(it.key, it.unwanted): it for it in readable}.values():
         for rel in RELEASES:
-            ops[_model_key(it, rel)] = (f"model:{rel}", {
-                "op": "model", "release": rel, "text": it.text, "features": list(it.features),
-                "dialect": it.dialect, "unwanted": list(it.unwanted)}, it.key)
+            ops[_model_key(it, rel)] = (
+                f"model:{rel}",
+                {
+                    "op": "model",
+                    "release": rel,
+                    "text": it.text,
+                    "features": list(it.features),
+                    "dialect": it.dialect,
+                    "unwanted": list(it.unwanted),
+                },
+                it.key,
+            )
     for it in readable:
         if it.truth:
-            ops[_cache_key("srsd", it.key, it.truth_key)] = ("srsd", {
-                "op": "srsd", "text": it.text, "truth": it.truth, "features": list(it.features),
-                "dialect": it.dialect}, it.key)
+            ops[_cache_key("srsd", it.key, it.truth_key)] = (
+                "srsd",
+                {
+                    "op": "srsd",
+                    "text": it.text,
+                    "truth": it.truth,
+                    "features": list(it.features),
+                    "dialect": it.dialect,
+                },
+                it.key,
+            )
     return ops
 
 
@@ -211,10 +234,20 @@ def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, sc
         for rel in RELEASES:
             if models.get(_model_key(it, rel), ("",))[0] == "timeout":
                 continue  # the check starts from the cleaned model: it would only time out again
-            ops[_cache_key(f"solution:{rel}", it.key, it.truth_key)] = (f"solution:{rel}", {
-                "op": "solution", "release": rel, "text": it.text, "truth": it.truth,
-                "features": list(it.features), "dialect": it.dialect, "screen": screen,
-                "model": cleaned.get(_model_key(it, rel))}, f"{it.key}|{it.truth_key}")
+            ops[_cache_key(f"solution:{rel}", it.key, it.truth_key)] = (
+                f"solution:{rel}",
+                {
+                    "op": "solution",
+                    "release": rel,
+                    "text": it.text,
+                    "truth": it.truth,
+                    "features": list(it.features),
+                    "dialect": it.dialect,
+                    "screen": screen,
+                    "model": cleaned.get(_model_key(it, rel)),
+                },
+                f"{it.key}|{it.truth_key}",
+            )
     return ops
 
 

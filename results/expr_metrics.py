@@ -60,6 +60,7 @@ def used_features(expr: sp.Basic) -> set[str]:
 
 # --- the operations run in pool workers (definitions: results/releases.py) ---------------------
 
+
 def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker entry: ``{"op": "model"|"solution"|"srsd", "release": ..., ...arguments}``."""
     from results import releases
@@ -71,9 +72,16 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     if op == "model":
         return releases.model_op(*args, payload["release"], payload.get("unwanted", ()))
     if op == "solution":
-        return releases.solution_op(payload["text"], payload["truth"], payload["features"], payload["dialect"],
-                                    payload["release"], payload.get("model"), r2_test=1.0,
-                                    screen=payload.get("screen", True))
+        return releases.solution_op(
+            payload["text"],
+            payload["truth"],
+            payload["features"],
+            payload["dialect"],
+            payload["release"],
+            payload.get("model"),
+            r2_test=1.0,
+            screen=payload.get("screen", True),
+        )
     if op == "srsd":
         return releases.srsd_op(payload["text"], payload["truth"], payload["features"], payload["dialect"])
     raise ValueError(f"unknown operation {op!r}")
@@ -88,7 +96,7 @@ def _guarded(payload: dict[str, Any]) -> tuple[str, Any, float]:
         out = ("error", "out of memory")
     except RecursionError:
         out = ("error", "recursion too deep")
-    except Exception as exc:  # a failing metric must not lose the bundle's other results
+    except Exception as exc:  # noqa: BLE001 - a failing metric must not lose the bundle's other results
         out = ("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
     return (*out, time.perf_counter() - t0)
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -81,12 +82,13 @@ def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, floa
 
 # --- the store ------------------------------------------------------------------------------
 
+
 def _task_info(name: str, context) -> dict[str, Any]:
     from tasks.catalogue import get_task
 
     try:
         task = get_task(name, context)
-    except Exception as exc:  # a task that cannot be rebuilt still gets its accuracy metrics
+    except Exception as exc:  # noqa: BLE001 - a task that cannot be rebuilt still gets its accuracy metrics
         return {"name": name, "unavailable": " ".join(str(exc).split())[:200]}
     info = task.summary()
     info["noiseless_task"] = (task.provenance or {}).get("noiseless_task")
@@ -102,8 +104,10 @@ def _store_task_info(store, names: list[str], data_dir: Path | None) -> dict[str
         context = TaskContext.for_workspace(store.workspace.root, data_dir)
         new = {n: _task_info(n, context) for n in missing}
         with store.transaction() as c:
-            c.executemany("INSERT OR REPLACE INTO task_info (task, info) VALUES (?, ?)",
-                          [(n, json.dumps(i, default=str)) for n, i in new.items()])
+            c.executemany(
+                "INSERT OR REPLACE INTO task_info (task, info) VALUES (?, ?)",
+                [(n, json.dumps(i, default=str)) for n, i in new.items()],
+            )
         have.update(new)
     return have
 
@@ -124,8 +128,9 @@ def _stored(name: str) -> bool:
 
 def stale_metric_jobs(store, suite: str | None = None) -> int:
     """Finished jobs whose stored metrics are of an older definition (`srtui rescore` updates them)."""
-    q = ("SELECT count(*) FROM metrics m JOIN jobs j USING (job_id) WHERE m.name = '_version' AND m.value < ?"
-         + (" AND j.suite = ?" if suite else ""))
+    q = "SELECT count(*) FROM metrics m JOIN jobs j USING (job_id) WHERE m.name = '_version' AND m.value < ?" + (
+        " AND j.suite = ?" if suite else ""
+    )
     return int(store.conn.execute(q, (METRICS_VERSION, suite) if suite else (METRICS_VERSION,)).fetchone()[0])
 
 
@@ -137,19 +142,29 @@ def _write(store, rows: dict[str, dict[str, Any]]) -> None:
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
             accuracy = {k: metrics[k] for k in ACCURACY if metrics.get(k) is not None}
             if accuracy:  # the names are results.columns' own, never input
-                c.execute(f"UPDATE jobs SET {', '.join(f'{k} = ?' for k in accuracy)} WHERE job_id = ?",
-                          (*map(float, accuracy.values()), job_id))
+                c.execute(
+                    f"UPDATE jobs SET {', '.join(f'{k} = ?' for k in accuracy)} WHERE job_id = ?",
+                    (*map(float, accuracy.values()), job_id),
+                )
             notes = metrics.pop("_notes", [])
             vals: list[tuple[str, str, float | None, str | None]] = [
-                (job_id, k, None if v is None else float(v), None) for k, v in metrics.items()
-                    if _stored(k) and k not in ACCURACY]
+                (job_id, k, None if v is None else float(v), None)
+                for k, v in metrics.items()
+                if _stored(k) and k not in ACCURACY
+            ]
             vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
 
 
-def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, only_missing: bool = True,
-                      suite: str | None = None, data_dir: Path | None = None,
-                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def compute_for_store(
+    store,
+    workers: int | None = None,
+    timeout: float = 10.0,
+    only_missing: bool = True,
+    suite: str | None = None,
+    data_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Compute (or recompute) the metrics of the finished jobs of a workspace; returns a summary.
 
     ``only_missing`` skips jobs whose metrics exist at the current METRICS_VERSION. Expression
@@ -164,8 +179,12 @@ def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, 
     cols += ", method_notes" if "method_notes" in present else ""
     jobs = [j for j in store.jobs(suite, columns=cols) if j["status"] in ("ok", "invalid_model")]
     if only_missing:
-        done = {r[0] for r in store.conn.execute(
-            "SELECT job_id FROM metrics WHERE name = '_version' AND value >= ?", (METRICS_VERSION,))}
+        done = {
+            r[0]
+            for r in store.conn.execute(
+                "SELECT job_id FROM metrics WHERE name = '_version' AND value >= ?", (METRICS_VERSION,)
+            )
+        }
         todo = [j for j in jobs if j["job_id"] not in done]
     else:
         todo = jobs
@@ -192,26 +211,41 @@ def compute_for_store(store, workers: int | None = None, timeout: float = 10.0, 
             m["_notes"].append("task data file missing from the workspace cache")
         features = tuple(data.feature_names) if data is not None else tuple(info.get("features") or ())
         if j["model"] and features:
-            unwanted = tuple(sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ())))
+            unwanted = tuple(
+                sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ()))
+            )
             text = _as_printed(j["model"], j.get("method_notes"), m)
-            items.append((j["job_id"], ModelItem(text, features, j["dialect"] or "python",
-                                                 info.get("ground_truth"), unwanted, m.get("r2_test"))))
+            items.append(
+                (
+                    j["job_id"],
+                    ModelItem(
+                        text, features, j["dialect"] or "python", info.get("ground_truth"), unwanted, m.get("r2_test")
+                    ),
+                )
+            )
         elif not j["model"]:
             _blackbox_size(m, j.get("method_notes"))
         rows[j["job_id"]] = m
     stats = BatchStats()
     if items:
         say(f"expression metrics of {len(items)} model(s), {timeout:g} s per operation")
-        results, stats = expression_metrics([it for _, it in items], ExprCache(store.conn, store.lock),
-                                            workers=workers, timeout=timeout)
+        results, stats = expression_metrics(
+            [it for _, it in items], ExprCache(store.conn, store.lock), workers=workers, timeout=timeout
+        )
         for (job_id, _), em in zip(items, results):
             notes = em.pop("_notes", [])
             rows[job_id].update(em)
             rows[job_id]["_notes"] += notes
     _noise_robustness(store, rows, {j["job_id"]: j for j in jobs}, infos)
     _write(store, rows)
-    return {"jobs": len(todo), "models": len(items), "computed": stats.computed, "cached": stats.cached,
-            "timeouts": stats.timeouts, "errors": stats.errors}
+    return {
+        "jobs": len(todo),
+        "models": len(items),
+        "computed": stats.computed,
+        "cached": stats.cached,
+        "timeouts": stats.timeouts,
+        "errors": stats.errors,
+    }
 
 
 def _as_printed(model: str, method_notes: str | None, m: dict[str, Any]) -> str:
@@ -254,16 +288,22 @@ def _aligned(data_index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -
 
 def _noise_robustness(store, rows, jobs, infos) -> None:
     """Needs the twin's test R2: read it from rows just computed or from the stored metrics."""
-    need = [(jid, infos[jobs[jid]["task"]].get("noiseless_task")) for jid in rows
-            if infos.get(jobs[jid]["task"], {}).get("property") == "noise_robustness"]
+    need = [
+        (jid, infos[jobs[jid]["task"]].get("noiseless_task"))
+        for jid in rows
+        if infos.get(jobs[jid]["task"], {}).get("property") == "noise_robustness"
+    ]
     need = [(jid, twin) for jid, twin in need if twin and rows[jid].get("r2_test") is not None]
     if not need:
         return
     stored = dict(store.conn.execute("SELECT job_id, r2_test FROM jobs"))
     for jid, twin in need:
         method = jobs[jid]["method"]
-        found = [rows[t]["r2_test"] if t in rows else stored.get(t) for t, j in jobs.items()
-                 if j["task"] == twin and j["method"] == method]
+        found = [
+            rows[t]["r2_test"] if t in rows else stored.get(t)
+            for t, j in jobs.items()
+            if j["task"] == twin and j["method"] == method
+        ]
         r2s = [float(r) for r in found if r is not None]
         base = float(np.median(r2s)) if r2s else None
         rows[jid]["noise_robustness"] = rows[jid]["r2_test"] / base if base and base > 0 else None

@@ -95,8 +95,14 @@ def default_workers() -> int:
 class TimedPool:
     """``run(tasks)`` yields a :class:`TaskResult` per ``(key, payload)`` as each finishes."""
 
-    def __init__(self, fn: Callable[[Any], Any], workers: int | None = None, timeout: float = 10.0,
-                 mem_mb: int | None = DEFAULT_MEM_MB, preload: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        workers: int | None = None,
+        timeout: float = 10.0,
+        mem_mb: int | None = DEFAULT_MEM_MB,
+        preload: tuple[str, ...] = (),
+    ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.fn, self.timeout, self.mem_mb = fn, float(timeout), mem_mb
@@ -146,8 +152,9 @@ class TimedPool:
                 try:
                     _, (status, value) = conn.recv()
                 except (EOFError, OSError):
-                    yield TaskResult(key, "crashed", f"worker died (exit code {slot.proc.exitcode})",
-                                     time.monotonic() - slot.started)
+                    yield TaskResult(
+                        key, "crashed", f"worker died (exit code {slot.proc.exitcode})", time.monotonic() - slot.started
+                    )
                     self._replace(slot)
                     continue
                 yield TaskResult(key, status, value, time.monotonic() - slot.started)

@@ -133,9 +133,20 @@ def running_jobs(store: Store, alive: Callable[[str | None], bool] = driver_aliv
         "ORDER BY j.started_at, j.job_id",
     )
     return [
-        RunningRow(r["job_id"], r["suite"], r["task"], r["method"], r["seed"], r["attempt"], r["started_at"],
-                   json.loads(r["limits"]).get("time_s"), r["host"] or "", r["run_id"], r["worker_pid"],
-                   alive(r["driver"]))
+        RunningRow(
+            r["job_id"],
+            r["suite"],
+            r["task"],
+            r["method"],
+            r["seed"],
+            r["attempt"],
+            r["started_at"],
+            json.loads(r["limits"]).get("time_s"),
+            r["host"] or "",
+            r["run_id"],
+            r["worker_pid"],
+            alive(r["driver"]),
+        )
         for r in found
     ]
 
@@ -166,8 +177,10 @@ def run_progress(store: Store, runs: list[ActiveRun]) -> tuple[int, int]:
         return 0, 0
     ids = [r.run_id for r in runs]
     done, running = store.conn.execute(
-        f"SELECT count(*) FILTER (WHERE status NOT IN ('running', 'pending')), count(*) FILTER (WHERE status = 'running') "
-        f"FROM jobs WHERE run_id IN ({marks(ids)})", ids,
+        "SELECT count(*) FILTER (WHERE status NOT IN ('running', 'pending')), count(*) FILTER (WHERE "
+        "status = 'running') "
+        f"FROM jobs WHERE run_id IN ({marks(ids)})",
+        ids,
     ).fetchone()
     if all(r.queued is not None for r in runs):
         return done, max(sum(r.queued or 0 for r in runs) - done, running)
@@ -194,8 +207,12 @@ def recent_failures(store: Store, limit: int = 5) -> list[FailureRow]:
         f"WHERE status IN ({marks(FAILED)}) ORDER BY ended_at DESC LIMIT ?",
         (*FAILED, limit),
     )
-    return [FailureRow(r["job_id"], r["status"], f"{r['method']} / {r['task']} / seed {r['seed']}",
-                       r["ended_at"] or "", _tail(r)) for r in found]
+    return [
+        FailureRow(
+            r["job_id"], r["status"], f"{r['method']} / {r['task']} / seed {r['seed']}", r["ended_at"] or "", _tail(r)
+        )
+        for r in found
+    ]
 
 
 def _tail(row: dict[str, Any], lines: int = 3) -> str:
@@ -241,7 +258,8 @@ def metric_by_job(store: Store, suite: str, name: str) -> dict[str, float]:
     try:
         found = store.conn.execute(
             "SELECT m.job_id, m.value FROM metrics m JOIN jobs j USING (job_id) "
-            "WHERE j.suite = ? AND m.name = ? AND m.value IS NOT NULL", (suite, name),
+            "WHERE j.suite = ? AND m.name = ? AND m.value IS NOT NULL",
+            (suite, name),
         ).fetchall()
     except sqlite3.OperationalError:
         return {}
@@ -255,5 +273,8 @@ def finished_jobs(store: Store, suite: str, columns: tuple[str, ...]) -> list[di
     unknown = [c for c in columns if c not in JOB_COLUMNS]
     if unknown:
         raise ValueError(f"not job columns: {', '.join(unknown)}")
-    return rows(store, f"SELECT {', '.join(columns)} FROM jobs WHERE suite = ? AND status NOT IN ({marks(UNFINISHED)})",
-                (suite, *UNFINISHED))
+    return rows(
+        store,
+        f"SELECT {', '.join(columns)} FROM jobs WHERE suite = ? AND status NOT IN ({marks(UNFINISHED)})",
+        (suite, *UNFINISHED),
+    )

@@ -31,9 +31,10 @@ with the same verdict (tests/test_releases.py checks this property on near-solut
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -82,8 +83,9 @@ def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
 
 
 @lru_cache(maxsize=64)
-def _read(text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool,
-          pi_value: str | None) -> sp.Expr:
+def _read(
+    text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool, pi_value: str | None
+) -> sp.Expr:
     # one model is read by several releases (and twice by 2.0) within one worker task
     return parse_sympy_view(text, features, dialect, plain_log_protected=plain_log_protected, pi_value=pi_value)
 
@@ -141,8 +143,9 @@ SPECS = {
 }
 
 
-def model_op(text: str, features: Sequence[str], dialect: str, release: str,
-             unwanted: Sequence[str] = ()) -> dict[str, Any]:
+def model_op(
+    text: str, features: Sequence[str], dialect: str, release: str, unwanted: Sequence[str] = ()
+) -> dict[str, Any]:
     """Sizes, simplicity and feature absence of one model under one release."""
     r = SPECS[release]
     raw = r.read(text, features, dialect)
@@ -153,9 +156,14 @@ def model_op(text: str, features: Sequence[str], dialect: str, release: str,
     clean = r.clean(raw)
     n = node_count(clean)
     used = {str(s) for s in clean.free_symbols}
-    return {"size": size, "size_simplified": n, "simplicity": simplicity(n),
-            "feature_absence": feature_absence(used, unwanted),
-            "simplified": str(clean), "_expr": clean}
+    return {
+        "size": size,
+        "size_simplified": n,
+        "simplicity": simplicity(n),
+        "feature_absence": feature_absence(used, unwanted),
+        "simplified": str(clean),
+        "_expr": clean,
+    }
 
 
 @lru_cache(maxsize=256)
@@ -166,6 +174,7 @@ def _truth(truth: str, features: tuple[str, ...], release: str) -> sp.Expr:
 
 
 # --- the numeric screen --------------------------------------------------------------------------
+
 
 def _points(symbols: Sequence[sp.Symbol], k: int = 4) -> list[dict]:
     rng = random.Random(20260423)
@@ -205,6 +214,7 @@ def varies_beyond_noise(t: sp.Basic, m: sp.Basic, tol: float) -> tuple[bool, boo
 
 # --- symbolic solution ---------------------------------------------------------------------------
 
+
 def _const(expr: sp.Basic, **flags) -> bool:
     return bool(expr.is_constant(**flags))
 
@@ -229,9 +239,9 @@ def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
                 dc = _const(diff)
                 frac = shared_simplify(frac)
                 fc = _const(frac)
-            except Exception:  # the reference gives up on a failing simplify, keeping what it has
+            except Exception:  # noqa: BLE001 - the reference gives up on a failing simplify, keeping what it has
                 pass
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure is recorded, never raised
         dc = fc = False
     ok = str(diff) == "0" or dc or fc
     if release.name == "srbench2022":
@@ -252,7 +262,7 @@ def _check_2021(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
         z = str(diff) == "0"
         c = _const(diff)
         f = _const(frac)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure is recorded, never raised
         pass
     return bool(z or c or f), f"difference zero {z}, constant {c}; ratio constant {f}"
 
@@ -272,15 +282,27 @@ def _check_corrected(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> 
     return False, "neither difference nor ratio is constant"
 
 
-def solution_op(text: str, truth: str, features: Sequence[str], dialect: str, release: str,
-                model: sp.Expr | None = None, r2_test: float | None = None, screen: bool = True) -> dict[str, Any]:
+def solution_op(
+    text: str,
+    truth: str,
+    features: Sequence[str],
+    dialect: str,
+    release: str,
+    model: sp.Expr | None = None,
+    r2_test: float | None = None,
+    screen: bool = True,
+) -> dict[str, Any]:
     """Reference and corrected verdicts of one release; ``model`` is the cleaned model if known."""
     r = SPECS[release]
     m = model if model is not None else r.clean(r.read(text, features, dialect))
     t = _truth(truth, tuple(features), release)
     if release == "srbench2021" and not (r2_test is not None and r2_test > 0.5):
-        return {"reference": False, "corrected": False, "why": "2021 checks only models with test R2 > 0.5",
-                "gate": False}
+        return {
+            "reference": False,
+            "corrected": False,
+            "why": "2021 checks only models with test R2 > 0.5",
+            "gate": False,
+        }
     check = _check_2021 if release == "srbench2021" else _check_2022
     ref, why = check(t, m, r, screen)
     cor, why_c = _check_corrected(t, m, r, screen)
@@ -288,6 +310,7 @@ def solution_op(text: str, truth: str, features: Sequence[str], dialect: str, re
 
 
 # --- SRSD's normalised tree edit distance ------------------------------------------------------
+
 
 def _srsd_prepare(expr: sp.Expr) -> sp.Expr:
     return expr.subs(sp.pi, sp.pi.evalf()).evalf().factor().simplify().subs(1.0, 1)
@@ -336,8 +359,13 @@ DEFINITION_VERSION = 2
 #: ``:corrected`` to the name. The CLI shows every metric of every release.
 STORED = {
     "srbench2021": ("size", "size_simplified", "symbolic_solution", "symbolic_solution:corrected"),
-    "srbench2022": ("size_simplified", "simplicity", "symbolic_solution", "symbolic_solution:corrected",
-                    "feature_absence"),
+    "srbench2022": (
+        "size_simplified",
+        "simplicity",
+        "symbolic_solution",
+        "symbolic_solution:corrected",
+        "feature_absence",
+    ),
     "srbench2025": ("size", "simplicity", "symbolic_solution", "symbolic_solution:corrected"),
     "srsd": ("ted_norm", "ted"),
 }
@@ -345,8 +373,15 @@ STORED_NAMES = frozenset(f"{r}.{m}" for r, ms in STORED.items() for m in ms)
 METRICS = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
 
 
-def assemble_release(rel: str, model: tuple[str, Any], solution: tuple[str, Any] | None, *, gate_applies: bool,
-                     r2_test: float | None, notes: list[str]) -> dict[str, Any]:
+def assemble_release(
+    rel: str,
+    model: tuple[str, Any],
+    solution: tuple[str, Any] | None,
+    *,
+    gate_applies: bool,
+    r2_test: float | None,
+    notes: list[str],
+) -> dict[str, Any]:
     """``<rel>.<metric>`` values from the model and solution operations' (status, value)."""
     status, val = model
     out: dict[str, Any] = {f"{rel}.{k}": (val.get(k) if status == "ok" else None) for k in METRICS[:3] + METRICS[4:]}

@@ -36,12 +36,14 @@ def method_medians(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=list(COLUMNS))
     energy = pd.to_numeric(measured["energy_j"])
     grouped = measured.assign(energy_j=energy, fit_s=pd.to_numeric(measured["fit_s"])).groupby("method")
-    out = pd.DataFrame({
-        "runs": grouped.size(),
-        "median_energy_j": grouped["energy_j"].median(),
-        "median_fit_s": grouped["fit_s"].median(),
-        "energy_method": grouped["energy_method"].agg(lambda s: "+".join(sorted(set(s.dropna())))),
-    })
+    out = pd.DataFrame(
+        {
+            "runs": grouped.size(),
+            "median_energy_j": grouped["energy_j"].median(),
+            "median_fit_s": grouped["fit_s"].median(),
+            "energy_method": grouped["energy_method"].agg(lambda s: "+".join(sorted(set(s.dropna())))),
+        }
+    )
     out["median_energy_kwh"] = out["median_energy_j"] / J_PER_KWH
     out = out.reset_index().sort_values(["median_energy_j", "method"], ascending=[False, True])
     return out[list(COLUMNS)].reset_index(drop=True)

@@ -61,7 +61,7 @@ def _v1(c: sqlite3.Connection) -> None:
         CREATE TABLE predictions (
             job_id TEXT PRIMARY KEY REFERENCES jobs (job_id), attempt INTEGER, data BLOB NOT NULL
         );
-        """
+        """,
     )
     c.execute("INSERT INTO meta (key, value) VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
 
@@ -80,7 +80,7 @@ def _v2_metrics(c: sqlite3.Connection) -> None:
             timeout REAL, seconds REAL
         );
         CREATE TABLE task_info (task TEXT PRIMARY KEY, info TEXT NOT NULL)
-        """
+        """,
     )
 
 
@@ -128,8 +128,14 @@ def _v3_reviews(c: sqlite3.Connection) -> None:
             actor TEXT, at TEXT NOT NULL, detail TEXT
         )""",
     ]
-    for table, what in (("review_audit", "UPDATE"), ("review_audit", "DELETE"), ("review_events", "UPDATE"),
-                        ("review_events", "DELETE"), ("review_items", "UPDATE"), ("review_ratings", "DELETE")):
+    for table, what in (
+        ("review_audit", "UPDATE"),
+        ("review_audit", "DELETE"),
+        ("review_events", "UPDATE"),
+        ("review_events", "DELETE"),
+        ("review_items", "UPDATE"),
+        ("review_ratings", "DELETE"),
+    ):
         statements.append(_append_only_trigger(table, what))
     for what in ("INSERT", "UPDATE"):
         statements.append(
@@ -164,8 +170,10 @@ def _v5_add_expert_event(c: sqlite3.Connection) -> None:
             actor TEXT, at TEXT NOT NULL, detail TEXT
         )"""
     )
-    c.execute("INSERT INTO review_events_v5 (seq, session, event, actor, at, detail) "
-              "SELECT seq, session, event, actor, at, detail FROM review_events")
+    c.execute(
+        "INSERT INTO review_events_v5 (seq, session, event, actor, at, detail) "
+        "SELECT seq, session, event, actor, at, detail FROM review_events"
+    )
     c.execute("DROP TABLE review_events")
     c.execute("ALTER TABLE review_events_v5 RENAME TO review_events")
     for what in ("UPDATE", "DELETE"):
@@ -188,7 +196,8 @@ def _v7_accuracy_once(c: sqlite3.Connection) -> None:
     for name in _ACCURACY:  # the names are this module's own, never input
         c.execute(
             f"UPDATE jobs SET {name} = (SELECT m.value FROM metrics m WHERE m.job_id = jobs.job_id AND m.name = ?) "
-            "WHERE EXISTS (SELECT 1 FROM metrics m WHERE m.job_id = jobs.job_id AND m.name = ? AND m.value IS NOT NULL)",
+            "WHERE EXISTS (SELECT 1 FROM metrics m WHERE m.job_id = jobs.job_id AND m.name = ? AND "
+            "m.value IS NOT NULL)",
             (name, name),
         )
     c.execute(f"DELETE FROM metrics WHERE name IN ({','.join('?' * len(_ACCURACY))})", _ACCURACY)
@@ -196,7 +205,13 @@ def _v7_accuracy_once(c: sqlite3.Connection) -> None:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _v1, _v2_metrics, _v3_reviews, _v4_method_notes, _v5_add_expert_event, _v6_energy, _v7_accuracy_once,
+    _v1,
+    _v2_metrics,
+    _v3_reviews,
+    _v4_method_notes,
+    _v5_add_expert_event,
+    _v6_energy,
+    _v7_accuracy_once,
 ]
 VERSION = len(MIGRATIONS)
 

@@ -37,9 +37,17 @@ import pandas as pd
 
 from engine.errors import SrtuiError
 
-RENAME = {"dataset": "task", "algorithm": "method", "random_state": "seed", "model_size": "size",
-          "symbolic_model": "model", "true_model": "ground_truth", "time_time": "wall_s",
-          "target_noise": "noise", "feature_absence_score": "feature_absence"}
+RENAME = {
+    "dataset": "task",
+    "algorithm": "method",
+    "random_state": "seed",
+    "model_size": "size",
+    "symbolic_model": "model",
+    "true_model": "ground_truth",
+    "time_time": "wall_s",
+    "target_noise": "noise",
+    "feature_absence_score": "feature_absence",
+}
 SKIP = ("params", "y_true_", "y_pred_", "idx_")
 STAGE1 = re.compile(r"^(\d+)_((seir|exact_formula|localopt|featureselection|extrapolation|noise).*)$")
 SOLVED_2021 = ("symbolic_error_is_zero", "symbolic_error_is_constant", "symbolic_fraction_is_constant")
@@ -56,16 +64,17 @@ def _record(path: Path) -> dict:
         raise SRBenchFileError(f"{path}: not a readable JSON result ({' '.join(str(exc).split())})") from None
     if not isinstance(data, dict) or "dataset" not in data or "algorithm" not in data:
         raise SRBenchFileError(f"{path}: not an SRBench evaluate_model.py result (no dataset/algorithm keys)")
-    out = {RENAME.get(k, k): v for k, v in data.items()
-           if not k.startswith(SKIP) and not isinstance(v, (list, dict))}
+    out = {RENAME.get(k, k): v for k, v in data.items() if not k.startswith(SKIP) and not isinstance(v, (list, dict))}
     eq = data.get("symbolic_equivalence")
     if isinstance(eq, dict) and "equivalent" in eq:
         out["symbolic_solution"] = int(bool(eq["equivalent"]))
     if any(k in data for k in SOLVED_2021):
         simplified = str(data.get("simplified_symbolic_model"))
-        out["symbolic_solution"] = int(any(bool(data.get(k)) for k in SOLVED_2021)
-                                       and data.get("simplified_symbolic_model") is not None
-                                       and simplified not in ("0", "nan"))
+        out["symbolic_solution"] = int(
+            any(bool(data.get(k)) for k in SOLVED_2021)
+            and data.get("simplified_symbolic_model") is not None
+            and simplified not in ("0", "nan")
+        )
     return out
 
 
@@ -79,8 +88,11 @@ def _stage1_names(df: pd.DataFrame) -> pd.DataFrame:
         df.loc[is_stage1, "seed"] = parts.loc[is_stage1, 0].astype(int)
         df.loc[is_stage1, "task"] = parts.loc[is_stage1, 1]
         kind = parts.loc[is_stage1, 2]
-        prop = np.select([kind.isin(["seir", "exact_formula"]), kind.isin(["localopt", "featureselection"])],
-                         ["exact_rediscovery", "feature_absence"], "accuracy")
+        prop = np.select(
+            [kind.isin(["seir", "exact_formula"]), kind.isin(["localopt", "featureselection"])],
+            ["exact_rediscovery", "feature_absence"],
+            "accuracy",
+        )
         if "property" not in df.columns:
             df["property"] = None
         df.loc[is_stage1, "property"] = prop

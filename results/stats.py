@@ -66,13 +66,26 @@ def friedman(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
 
     conover = sph.posthoc_conover_friedman(pd.DataFrame(data, columns=m.columns), p_adjust="holm")
     nemenyi = sph.posthoc_nemenyi_friedman(pd.DataFrame(data, columns=m.columns))
-    summary = pd.DataFrame({"statistic": [float(stat)], "p_value": [float(p)], "methods": [k], "datasets": [n],
-                            "critical_difference": [cd], "alpha": [alpha]})
-    return Score("friedman", {"metric": metric, "agg": agg, "alpha": alpha}, {
-        "average_ranks": board, "friedman": summary,
-        "conover_holm": conover.rename_axis("method").reset_index(),
-        "nemenyi": nemenyi.rename_axis("method").reset_index(),
-    })
+    summary = pd.DataFrame(
+        {
+            "statistic": [float(stat)],
+            "p_value": [float(p)],
+            "methods": [k],
+            "datasets": [n],
+            "critical_difference": [cd],
+            "alpha": [alpha],
+        }
+    )
+    return Score(
+        "friedman",
+        {"metric": metric, "agg": agg, "alpha": alpha},
+        {
+            "average_ranks": board,
+            "friedman": summary,
+            "conover_holm": conover.rename_axis("method").reset_index(),
+            "nemenyi": nemenyi.rename_axis("method").reset_index(),
+        },
+    )
 
 
 @rule("wilcoxon", {"metric": ("r2_test", None), "agg": ("median", AGG), "alpha": (0.05, None)})
@@ -113,13 +126,21 @@ def sensitivity(runs: pd.DataFrame, metrics: str = ",".join(DEFAULT_METRICS), ag
     if len(names) < 2:
         raise ScoreError("metric sensitivity needs at least 2 metrics with values in the runs table")
     runs = complete(runs)
-    ranking = pd.DataFrame({x: rank_per_task(aggregate(runs, x, agg, higher_better(x)), higher_better(x))
-                            .groupby(level="method").mean() for x in names})
+    ranking = pd.DataFrame(
+        {
+            x: rank_per_task(aggregate(runs, x, agg, higher_better(x)), higher_better(x)).groupby(level="method").mean()
+            for x in names
+        }
+    )
     taus = []
     for a, b in itertools.combinations(names, 2):
         tau, p = sstats.kendalltau(ranking[a], ranking[b])
         taus.append((a, b, float(tau), float(p)))
-    return Score("sensitivity", {"metrics": ",".join(names), "agg": agg}, {
-        "rankings": ranking.rename_axis("method").reset_index(),
-        "kendall_tau": pd.DataFrame(taus, columns=["metric_a", "metric_b", "tau", "p_value"]),
-    })
+    return Score(
+        "sensitivity",
+        {"metrics": ",".join(names), "agg": agg},
+        {
+            "rankings": ranking.rename_axis("method").reset_index(),
+            "kendall_tau": pd.DataFrame(taus, columns=["metric_a", "metric_b", "tau", "p_value"]),
+        },
+    )

@@ -136,13 +136,15 @@ class Store:
 
     # --- runs --------------------------------------------------------------------------------
 
-    def begin_run(self, suite: str, driver: str, host: str, argv: list[str], started_at: str,
-                  queued: int | None = None) -> str:
+    def begin_run(
+        self, suite: str, driver: str, host: str, argv: list[str], started_at: str, queued: int | None = None
+    ) -> str:
         """A run that sets out to run ``queued`` jobs (the monitor's ETA is over them; None: unknown)."""
         run_id = uuid.uuid4().hex[:12]
         with self.transaction() as c:
             c.execute(
-                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status, queued) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO runs (run_id, suite, driver, host, argv, started_at, status, queued) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (run_id, suite, driver, host, json.dumps(argv), started_at, "running", queued),
             )
         return run_id
@@ -162,8 +164,10 @@ class Store:
         dead = [run_id for run_id, driver in rows if not driver_alive(driver or "")]
         if dead:
             with self.transaction() as c:
-                c.executemany("UPDATE runs SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'running'",
-                              [(ended_at, run_id) for run_id in dead])
+                c.executemany(
+                    "UPDATE runs SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'running'",
+                    [(ended_at, run_id) for run_id in dead],
+                )
         return len(dead)
 
     # --- jobs --------------------------------------------------------------------------------
@@ -173,11 +177,20 @@ class Store:
         rows = []
         for spec in specs:
             d = spec.to_dict()
-            rows.append((
-                spec.job_id, spec.suite, spec.task, spec.method, json.dumps(d["params"], sort_keys=True),
-                spec.seed, json.dumps(d["limits"], sort_keys=True), spec.data_fingerprint,
-                spec.method_version, json.dumps(d, sort_keys=True),
-            ))
+            rows.append(
+                (
+                    spec.job_id,
+                    spec.suite,
+                    spec.task,
+                    spec.method,
+                    json.dumps(d["params"], sort_keys=True),
+                    spec.seed,
+                    json.dumps(d["limits"], sort_keys=True),
+                    spec.data_fingerprint,
+                    spec.method_version,
+                    json.dumps(d, sort_keys=True),
+                )
+            )
         with self.transaction() as c:
             c.executemany(
                 "INSERT OR IGNORE INTO jobs (job_id, suite, task, method, params, seed, limits, "
@@ -209,7 +222,8 @@ class Store:
     def running_jobs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(
             "SELECT j.job_id, j.suite, j.task, j.method, j.seed, j.attempt, j.started_at, j.limits, "
-            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN " "runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
+            "j.worker_pid, j.run_id, r.driver FROM jobs j LEFT JOIN "
+            "runs r ON r.run_id = j.run_id WHERE j.status = 'running'"
         )
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, row)) for row in cur]
@@ -255,7 +269,8 @@ class Store:
             )
             if cur.rowcount:
                 c.execute(
-                    "INSERT OR REPLACE INTO attempts (job_id, attempt, " "status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO attempts (job_id, attempt, "
+                    "status, run_id, started_at, host) VALUES (?,?,?,?,?,?)",
                     (job_id, attempt, "running", run_id, started_at, host),
                 )
             return bool(cur.rowcount)
@@ -278,9 +293,19 @@ class Store:
                 "INSERT OR REPLACE INTO attempts (job_id, attempt, status, run_id, started_at, ended_at, "
                 "returncode, signal, wall_s, cpu_s, peak_rss_mb, host, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    job_id, values["attempt"], values["status"], values["run_id"], values["started_at"],
-                    values["ended_at"], values["returncode"], values["signal"], values["wall_s"],
-                    values["cpu_s"], values["peak_rss_mb"], values["host"], values["error"],
+                    job_id,
+                    values["attempt"],
+                    values["status"],
+                    values["run_id"],
+                    values["started_at"],
+                    values["ended_at"],
+                    values["returncode"],
+                    values["signal"],
+                    values["wall_s"],
+                    values["cpu_s"],
+                    values["peak_rss_mb"],
+                    values["host"],
+                    values["error"],
                 ),
             )
             if predictions is not None:

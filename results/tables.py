@@ -39,9 +39,13 @@ from engine.errors import SrtuiError
 from results.columns import ACCURACY, RUNS_COLUMNS
 
 ALIASES = {
-    "dataset": "task", "algorithm": "method", "random_state": "seed",
-    "model_size": "size", "simplified_complexity": "size_simplified",
-    "target_noise": "noise", "training time (s)": "wall_s",  # SRBench's collated docs/csv tables
+    "dataset": "task",
+    "algorithm": "method",
+    "random_state": "seed",
+    "model_size": "size",
+    "simplified_complexity": "size_simplified",
+    "target_noise": "noise",
+    "training time (s)": "wall_s",  # SRBench's collated docs/csv tables
 }
 REQUIRED = ("task", "method", "r2_test")
 #: the job record's columns in the runs table (results.columns)
@@ -67,8 +71,25 @@ def normalise(runs: pd.DataFrame) -> pd.DataFrame:
     runs["status"] = runs["status"].fillna("ok").astype(str)
     runs["task"], runs["method"] = runs["task"].astype(str), runs["method"].astype(str)
     for col in runs.columns:
-        if col not in ("task", "method", "status", "suite", "job_id", "model", "dialect", "track",
-                       "difficulty", "property", "error", "notes", "ground_truth") and runs[col].dtype == object:
+        if (
+            col
+            not in (
+                "task",
+                "method",
+                "status",
+                "suite",
+                "job_id",
+                "model",
+                "dialect",
+                "track",
+                "difficulty",
+                "property",
+                "error",
+                "notes",
+                "ground_truth",
+            )
+            and runs[col].dtype == object
+        ):
             conv = pd.to_numeric(runs[col], errors="coerce")
             if conv.notna().sum() >= runs[col].notna().sum():
                 runs[col] = conv
@@ -130,7 +151,9 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
     """Every job of the workspace (or of one suite) with its metrics and its task's description."""
     # a read-only workspace of an older schema lacks the newer columns: they come out empty
     present = [c for c in JOB_COLUMNS if c in {r[1] for r in store.conn.execute("PRAGMA table_info(jobs)")}]
-    jobs = pd.DataFrame(store.jobs(suite, columns=", ".join(present)), columns=present).reindex(columns=list(JOB_COLUMNS))
+    jobs = pd.DataFrame(store.jobs(suite, columns=", ".join(present)), columns=present).reindex(
+        columns=list(JOB_COLUMNS)
+    )
     q = "SELECT m.job_id, m.name, m.value FROM metrics m"
     args: tuple = ()
     if suite:

@@ -27,14 +27,15 @@ ENDED = tuple(sorted(TERMINAL))
 def summaries(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     """{final job_id: tuning summary} of every tuned final job in the store."""
     out = {}
-    for key, value in conn.execute("SELECT key, value FROM meta WHERE key LIKE ? ESCAPE '\\'",
-                                   (SUMMARY_PREFIX.replace("_", "\\_") + "%",)):
+    for key, value in conn.execute(
+        "SELECT key, value FROM meta WHERE key LIKE ? ESCAPE '\\'", (SUMMARY_PREFIX.replace("_", "\\_") + "%",)
+    ):
         try:
             summary = json.loads(value)
         except (TypeError, ValueError):
             continue  # not ours to explain: shown as untuned
         if isinstance(summary, dict):
-            out[key[len(SUMMARY_PREFIX):]] = summary
+            out[key[len(SUMMARY_PREFIX) :]] = summary
     return out
 
 
@@ -70,8 +71,7 @@ class TuningProgress:
 def progress(conn: sqlite3.Connection, suites: list[str] | None = None) -> list[TuningProgress]:
     """Tuning progress of the suites that have tuning jobs (only ``suites``, if given)."""
     ended = ",".join("?" * len(ENDED))
-    rows = conn.execute(
-        f"SELECT suite, count(*), sum(status IN ({ended})) FROM jobs GROUP BY suite", ENDED).fetchall()
+    rows = conn.execute(f"SELECT suite, count(*), sum(status IN ({ended})) FROM jobs GROUP BY suite", ENDED).fetchall()
     counts = {suite: (int(done or 0), int(total)) for suite, total, done in rows}
     out = []
     for suite, (done, total) in sorted(counts.items()):
@@ -93,5 +93,4 @@ def active_progress(store: Store) -> list[TuningProgress]:
 
 
 def progress_text(p: TuningProgress) -> str:
-    return (f"{p.suite}: tuning {p.tuning_done}/{p.tuning_total} jobs done, "
-            f"final {p.final_done}/{p.final_total}")
+    return f"{p.suite}: tuning {p.tuning_done}/{p.tuning_total} jobs done, final {p.final_done}/{p.final_total}"

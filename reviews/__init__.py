@@ -24,6 +24,19 @@ from reviews.storage import (
 )
 
 __all__ = [
-    "LIKERT", "ExpertError", "ExpertSession", "FrozenItem", "ReviewError", "add_expert", "audit", "check_name", "close",
-    "create_session", "events", "session_row", "sessions", "status", "unblind",
+    "LIKERT",
+    "ExpertError",
+    "ExpertSession",
+    "FrozenItem",
+    "ReviewError",
+    "add_expert",
+    "audit",
+    "check_name",
+    "close",
+    "create_session",
+    "events",
+    "session_row",
+    "sessions",
+    "status",
+    "unblind",
 ]

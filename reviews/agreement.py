@@ -60,7 +60,9 @@ def pairwise_kappa(m: pd.DataFrame) -> pd.DataFrame:
         if both.shape[1] >= 2:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # constant raters: sklearn warns and returns nan
-                k = cohen_kappa_score(both.loc[a].astype(int), both.loc[b].astype(int), labels=list(SCALE), weights="quadratic")
+                k = cohen_kappa_score(
+                    both.loc[a].astype(int), both.loc[b].astype(int), labels=list(SCALE), weights="quadratic"
+                )
             kappa = None if np.isnan(k) else float(k)
         rows.append({"expert_a": a, "expert_b": b, "items": int(both.shape[1]), "kappa": kappa})
     return pd.DataFrame(rows, columns=["expert_a", "expert_b", "items", "kappa"])
@@ -69,7 +71,13 @@ def pairwise_kappa(m: pd.DataFrame) -> pd.DataFrame:
 def icc2k(m: pd.DataFrame) -> dict[str, Any]:
     """ICC(2,k) with its 95 % CI over the items every expert rated (pingouin's ICC(A,k) row)."""
     complete = m.dropna(axis=1)
-    out: dict[str, Any] = {"icc": None, "ci95_low": None, "ci95_high": None, "items": int(complete.shape[1]), "experts": int(m.shape[0])}
+    out: dict[str, Any] = {
+        "icc": None,
+        "ci95_low": None,
+        "ci95_high": None,
+        "items": int(complete.shape[1]),
+        "experts": int(m.shape[0]),
+    }
     if m.shape[0] < 2 or complete.shape[1] < 3:
         return out
     if np.nanvar(complete.to_numpy()) == 0:
@@ -80,7 +88,11 @@ def icc2k(m: pd.DataFrame) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = pingouin.intraclass_corr(long, targets="item", raters="expert", ratings="rating")
-    row = table.set_index("Type").loc["ICC(A,k)"] if "ICC(A,k)" in set(table["Type"]) else table.set_index("Type").loc["ICC2k"]
+    row = (
+        table.set_index("Type").loc["ICC(A,k)"]
+        if "ICC(A,k)" in set(table["Type"])
+        else table.set_index("Type").loc["ICC2k"]
+    )
     lo, hi = row["CI95"] if "CI95" in row else row["CI95%"]
     out.update(icc=float(row["ICC"]), ci95_low=float(lo), ci95_high=float(hi))
     return out
@@ -91,18 +103,26 @@ def agreement(ratings: pd.DataFrame) -> Agreement:
     m = matrix(ratings) if len(ratings) else pd.DataFrame()
     notes = []
     if m.shape[0] < 2:
-        notes.append("agreement needs ratings from at least two experts "
-                     f"(this session has {m.shape[0]} expert{'s' if m.shape[0] != 1 else ''} with ratings)")
+        notes.append(
+            "agreement needs ratings from at least two experts "
+            f"(this session has {m.shape[0]} expert{'s' if m.shape[0] != 1 else ''} with ratings)"
+        )
         empty = pd.DataFrame(columns=["expert_a", "expert_b", "items", "kappa"])
-        return Agreement(None, empty, {"icc": None, "ci95_low": None, "ci95_high": None,
-                                       "items": 0, "experts": int(m.shape[0])}, notes)
+        return Agreement(
+            None,
+            empty,
+            {"icc": None, "ci95_low": None, "ci95_high": None, "items": 0, "experts": int(m.shape[0])},
+            notes,
+        )
     alpha = krippendorff_alpha(m)
     if alpha is None:
         notes.append("Krippendorff's alpha is undefined: no item rated by two experts, or no variation in ratings")
     kappa = pairwise_kappa(m)
     icc = icc2k(m)
     if icc["icc"] is None:
-        notes.append(f"ICC(2,k) needs at least 3 items rated by every expert and some variation ({icc['items']} such items)")
+        notes.append(
+            f"ICC(2,k) needs at least 3 items rated by every expert and some variation ({icc['items']} such items)"
+        )
     return Agreement(alpha, kappa, icc, notes)
 
 
@@ -113,6 +133,13 @@ def self_consistency(pairs: pd.DataFrame) -> pd.DataFrame:
     if pairs.empty:
         return pd.DataFrame(columns=cols)
     d = pairs.assign(diff=(pairs["first"] - pairs["repeat"]).abs())
-    out = d.groupby("expert").agg(repeat_pairs=("diff", "size"), exact_share=("diff", lambda s: float((s == 0).mean())),
-                                  mean_abs_diff=("diff", "mean")).reset_index()
+    out = (
+        d.groupby("expert")
+        .agg(
+            repeat_pairs=("diff", "size"),
+            exact_share=("diff", lambda s: float((s == 0).mean())),
+            mean_abs_diff=("diff", "mean"),
+        )
+        .reset_index()
+    )
     return out[cols]

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         if flag in args:
             i = args.index(flag)
             opts[flag] = float(args[i + 1])
-            del args[i:i + 2]
+            del args[i : i + 2]
     auto = int(opts["--auto"]) if "--auto" in opts else None
     if len(args) != 3:
         print(__doc__, file=sys.stderr)

@@ -70,16 +70,20 @@ def rounded_expression(text: str, features: tuple[str, ...], dialect: str) -> di
         return black
     if parsed.expr is None:
         return black
-    expr = parsed.expr.xreplace({f: sp.Float(_round_sig(float(f), SIGNIFICANT), SIGNIFICANT)
-                                 for f in parsed.expr.atoms(sp.Float)})
+    expr = parsed.expr.xreplace(
+        {f: sp.Float(_round_sig(float(f), SIGNIFICANT), SIGNIFICANT) for f in parsed.expr.atoms(sp.Float)}
+    )
     plain = sp.sstr(expr)
     if len(plain) >= BLACK_BOX_CHARS:
         return black
     # feature names as written: sympy would print value_hosp_tot as value with subscripts
     expr = expr.xreplace({s: _verbatim_symbol(s.name) for s in expr.free_symbols})
-    return {"expression": sp.pretty(expr, use_unicode=True, wrap_line=False),
-            "expression_ascii": sp.pretty(expr, use_unicode=False, wrap_line=False),
-            "plain": plain, "black_box": False}
+    return {
+        "expression": sp.pretty(expr, use_unicode=True, wrap_line=False),
+        "expression_ascii": sp.pretty(expr, use_unicode=False, wrap_line=False),
+        "plain": plain,
+        "black_box": False,
+    }
 
 
 def _num(v: Any, digits: int = 6) -> float | None:
@@ -115,7 +119,9 @@ def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dic
     ws = store.workspace
     path = ws.data_cache / f"{rep['data_fingerprint']}.npz"
     if not path.is_file():
-        raise ReviewError(f"the data of task {rep['task']} (job {rep['job_id']}) is not in the workspace cache at {path}")
+        raise ReviewError(
+            f"the data of task {rep['task']} (job {rep['job_id']}) is not in the workspace cache at {path}"
+        )
     with np.load(path, allow_pickle=False) as z:
         data = {k: z[k] for k in z.files}
     features = tuple(str(f) for f in data["feature_names"])
@@ -129,8 +135,10 @@ def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dic
     if task is not None and task.dates_train is not None and task.fingerprint() == rep["data_fingerprint"]:
         dates_train, dates_test = [str(d) for d in task.dates_train], [str(d) for d in task.dates_test]
     series = {
-        "dates_train": dates_train, "dates_test": dates_test,
-        "y_train": [_num(v) for v in data["y_train"]], "y_test": [_num(v) for v in data["y_test"]],
+        "dates_train": dates_train,
+        "dates_test": dates_test,
+        "y_train": [_num(v) for v in data["y_train"]],
+        "y_test": [_num(v) for v in data["y_test"]],
         "pred_train": [_num(v) for v in _aligned(data["train_index"], preds["train_index"], preds["train_pred"])],
         "pred_test": [_num(v) for v in _aligned(data["test_index"], preds["test_index"], preds["test_pred"])],
     }
@@ -155,8 +163,14 @@ def _is_baseline(method: str) -> bool:
         return False
 
 
-def build_items(store: Store, suite: str | None = None, tasks: list[str] | None = None, select: str = "median",
-                include_baseline: bool = False, say: Callable[[str], None] = lambda _m: None) -> list[FrozenItem]:
+def build_items(
+    store: Store,
+    suite: str | None = None,
+    tasks: list[str] | None = None,
+    select: str = "median",
+    include_baseline: bool = False,
+    say: Callable[[str], None] = lambda _m: None,
+) -> list[FrozenItem]:
     """One frozen item per (task, method) of the workspace's finished runs."""
     from results.tables import runs_frame
 
@@ -176,13 +190,17 @@ def build_items(store: Store, suite: str | None = None, tasks: list[str] | None 
     if tasks:
         unknown = sorted(set(tasks) - set(runs["task"]))
         if unknown:
-            raise ReviewError(f"no runs of task(s) {', '.join(unknown)} (tasks: {', '.join(sorted(runs['task'].unique()))})")
+            raise ReviewError(
+                f"no runs of task(s) {', '.join(unknown)} (tasks: {', '.join(sorted(runs['task'].unique()))})"
+            )
         runs = runs[runs["task"].isin(tasks)]
     methods = sorted(runs["method"].unique())
     if not include_baseline:
         kept = [m for m in methods if not _is_baseline(m)]
         if not kept:
-            raise ReviewError(f"every method here is a baseline ({', '.join(methods)}): add --include-baseline to review them")
+            raise ReviewError(
+                f"every method here is a baseline ({', '.join(methods)}): add --include-baseline to review them"
+            )
         runs = runs[runs["method"].isin(kept)]
     fps = dict(store.conn.execute("SELECT job_id, data_fingerprint FROM jobs"))
     items: list[FrozenItem] = []
@@ -195,7 +213,9 @@ def build_items(store: Store, suite: str | None = None, tasks: list[str] | None 
             continue
         rep = {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in best.to_dict().items()}
         rep["data_fingerprint"] = fps[rep["job_id"]]
-        items.append(FrozenItem(str(task), str(method), freeze(store, rep, task_cache), rep["job_id"], int(best["seed"])))
+        items.append(
+            FrozenItem(str(task), str(method), freeze(store, rep, task_cache), rep["job_id"], int(best["seed"]))
+        )
     if missing:
         say(f"no successful run to review for: {', '.join(missing)}")
     if not items:

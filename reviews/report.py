@@ -24,7 +24,9 @@ def ratings_frame(store: Store, name: str) -> pd.DataFrame:
     cur = store.conn.execute(
         "SELECT r.expert, r.item_id AS item, i.task, i.method, a.is_repeat, r.rating, r.elapsed_s, r.comment "
         "FROM review_ratings r JOIN review_assignments a ON a.assignment_id = r.assignment_id "
-        "JOIN review_items i ON i.item_id = r.item_id WHERE r.session = ? ORDER BY r.expert, a.position", (name,))
+        "JOIN review_items i ON i.item_id = r.item_id WHERE r.session = ? ORDER BY r.expert, a.position",
+        (name,),
+    )
     return pd.DataFrame(cur.fetchall(), columns=[d[0] for d in cur.description])
 
 
@@ -42,27 +44,38 @@ def _timing(r: pd.DataFrame) -> pd.DataFrame:
     if r.empty:
         return pd.DataFrame(columns=["expert", "rated", "median_s", "mean_s", "p90_s"])
     t = r.groupby("expert")["elapsed_s"]
-    return pd.DataFrame({"rated": t.size(), "median_s": t.median(), "mean_s": t.mean(),
-                         "p90_s": t.quantile(0.9)}).reset_index()
+    return pd.DataFrame(
+        {"rated": t.size(), "median_s": t.median(), "mean_s": t.mean(), "p90_s": t.quantile(0.9)}
+    ).reset_index()
 
 
-def leaderboard(store: Store, name: str, trust: pd.DataFrame, select: str = "median") -> tuple[dict[str, pd.DataFrame], list[str]]:
+def leaderboard(
+    store: Store, name: str, trust: pd.DataFrame, select: str = "median"
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """The rule's tables over the session's (task, method) runs, with the session's trust."""
     from results.scoring import ScoreError, score
     from results.tables import runs_frame
 
     row = session_row(store, name)
-    pairs = pd.DataFrame(store.conn.execute("SELECT DISTINCT task, method FROM review_items WHERE session = ?", (name,)).fetchall(),
-                         columns=["task", "method"])
+    pairs = pd.DataFrame(
+        store.conn.execute("SELECT DISTINCT task, method FROM review_items WHERE session = ?", (name,)).fetchall(),
+        columns=["task", "method"],
+    )
     runs = runs_frame(store, row["suite"])
     if runs.empty:
-        return {}, ["the leaderboard needs the session's runs, and the workspace " f"has none{' of suite ' + row['suite'] if row['suite'] else ''}"]
+        return {}, [
+            "the leaderboard needs the session's runs, and the workspace "
+            f"has none{' of suite ' + row['suite'] if row['suite'] else ''}"
+        ]
     runs = runs.merge(pairs, on=["task", "method"])
     try:
         result = score(RULE, runs, trust=trust, representative=select)
     except ScoreError as exc:
         return {}, [f"no leaderboard: {exc}"]
-    return {f"leaderboard ({RULE})": result.tables["leaderboard"], "leaderboard per task": result.tables["per_task"]}, result.notes
+    return {
+        f"leaderboard ({RULE})": result.tables["leaderboard"],
+        "leaderboard per task": result.tables["per_task"],
+    }, result.notes
 
 
 def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
@@ -75,7 +88,11 @@ def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, A
     notes: list[str] = []
 
     keys = ["item", "task"] if blinded else ["task", "method", "item"]
-    wide = first.pivot_table(index=keys, columns="expert", values="rating", aggfunc="first") if len(first) else pd.DataFrame()
+    wide = (
+        first.pivot_table(index=keys, columns="expert", values="rating", aggfunc="first")
+        if len(first)
+        else pd.DataFrame()
+    )
     if len(wide):
         wide.columns.name = None
         wide["pooled"] = wide.mean(axis=1)
@@ -90,12 +107,24 @@ def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, A
         notes.append("no ratings yet")
 
     ag = agreement(first[["expert", "item", "rating"]])
-    tables["agreement"] = pd.DataFrame([
-        {"measure": "Krippendorff's alpha (ordinal)", "value": ag.alpha, "ci95_low": None, "ci95_high": None,
-         "items": int((first.groupby("item")["expert"].nunique() >= 2).sum()) if len(first) else 0},
-        {"measure": "ICC(2,k)", "value": ag.icc["icc"], "ci95_low": ag.icc["ci95_low"], "ci95_high": ag.icc["ci95_high"],
-         "items": ag.icc["items"]},
-    ])
+    tables["agreement"] = pd.DataFrame(
+        [
+            {
+                "measure": "Krippendorff's alpha (ordinal)",
+                "value": ag.alpha,
+                "ci95_low": None,
+                "ci95_high": None,
+                "items": int((first.groupby("item")["expert"].nunique() >= 2).sum()) if len(first) else 0,
+            },
+            {
+                "measure": "ICC(2,k)",
+                "value": ag.icc["icc"],
+                "ci95_low": ag.icc["ci95_low"],
+                "ci95_high": ag.icc["ci95_high"],
+                "items": ag.icc["items"],
+            },
+        ]
+    )
     if len(ag.kappa):
         tables["weighted kappa (quadratic), pairs of experts"] = ag.kappa
     notes += ag.notes
@@ -110,16 +139,23 @@ def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, A
     tables["time per item (s)"] = _timing(r)
 
     if blinded:
-        notes.append(f"the session is blinded: methods and the {RULE} leaderboard appear after "
-                     f"`srtui review close {name}` and `srtui review unblind {name}`")
+        notes.append(
+            f"the session is blinded: methods and the {RULE} leaderboard appear after "
+            f"`srtui review close {name}` and `srtui review unblind {name}`"
+        )
     else:
         board, board_notes = leaderboard(store, name, trust_frame(store, name), row["settings"].get("select", "median"))
         tables.update(board)
         notes += board_notes
     if notes:
         tables["notes"] = pd.DataFrame({"note": notes})
-    options = {"session": name, "status": row["status"], "blinded": blinded,
-               "select": row["settings"].get("select"), "repeats": row["settings"].get("repeats")}
+    options = {
+        "session": name,
+        "status": row["status"],
+        "blinded": blinded,
+        "select": row["settings"].get("select"),
+        "repeats": row["settings"].get("repeats"),
+    }
     return tables, options
 
 

@@ -18,22 +18,31 @@ from pathlib import Path
 
 from reviews.storage import ReviewError, check_name
 
-KEY_TYPES = frozenset({
-    "ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-    "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
-})
+KEY_TYPES = frozenset(
+    {
+        "ssh-ed25519",
+        "ssh-rsa",
+        "ecdsa-sha2-nistp256",
+        "ecdsa-sha2-nistp384",
+        "ecdsa-sha2-nistp521",
+        "sk-ssh-ed25519@openssh.com",
+        "sk-ecdsa-sha2-nistp256@openssh.com",
+    }
+)
 
 
 def parse_public_key(text: str) -> tuple[str, str]:
     """(type, base64 blob) of an OpenSSH public key line; options or a mismatched blob are refused."""
     parts = (text or "").strip().split()
     if len(parts) < 2 or parts[0] not in KEY_TYPES:
-        raise ReviewError("--key must be an OpenSSH public key such as 'ssh-ed25519 AAAA... comment' (no options before it)")
+        raise ReviewError(
+            "--key must be an OpenSSH public key such as 'ssh-ed25519 AAAA... comment' (no options before it)"
+        )
     kind, blob = parts[0], parts[1]
     try:
         raw = base64.b64decode(blob, validate=True)
         (n,) = struct.unpack(">I", raw[:4])
-        inner = raw[4:4 + n].decode("ascii")
+        inner = raw[4 : 4 + n].decode("ascii")
     except (binascii.Error, struct.error, UnicodeDecodeError, ValueError):
         raise ReviewError("--key: the key's base64 part is not a valid OpenSSH public key") from None
     if inner != kind:

@@ -46,7 +46,9 @@ def now_iso() -> str:
 def check_name(value: str, what: str) -> str:
     """Session and expert names go into a forced SSH command: a strict alphabet, no quoting games."""
     if not isinstance(value, str) or not NAME_RE.match(value):
-        raise ReviewError(f"{what} {value!r} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        raise ReviewError(
+            f"{what} {value!r} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
     return value
 
 
@@ -82,21 +84,32 @@ def expert_order(n_items: int, repeats: int, seed: int, expert: str) -> list[tup
     return order
 
 
-def _assign(c: sqlite3.Connection, name: str, expert: str, item_ids: list[str], repeats: int, seed: int,
-            taken: set[str]) -> int:
+def _assign(
+    c: sqlite3.Connection, name: str, expert: str, item_ids: list[str], repeats: int, seed: int, taken: set[str]
+) -> int:
     """Insert ``expert``'s seeded order over the session's items (``item_ids`` in item-number
     order: sorted by task, then method); returns the number of assignments."""
     order = expert_order(len(item_ids), repeats, seed, expert)
     c.executemany(
-        "INSERT INTO review_assignments (assignment_id, session, " "expert, position, item_id, is_repeat) VALUES (?,?,?,?,?,?)",
+        "INSERT INTO review_assignments (assignment_id, session, "
+        "expert, position, item_id, is_repeat) VALUES (?,?,?,?,?,?)",
         [(_token(taken), name, expert, pos, item_ids[k], int(rep)) for pos, (k, rep) in enumerate(order)],
     )
     return len(order)
 
 
-def create_session(store: Store, name: str, items: list[FrozenItem], experts: list[str], *, repeats: int = 0,
-                   seed: int | None = None, suite: str | None = None, settings: dict[str, Any] | None = None,
-                   actor: str | None = None) -> dict[str, Any]:
+def create_session(
+    store: Store,
+    name: str,
+    items: list[FrozenItem],
+    experts: list[str],
+    *,
+    repeats: int = 0,
+    seed: int | None = None,
+    suite: str | None = None,
+    settings: dict[str, Any] | None = None,
+    actor: str | None = None,
+) -> dict[str, Any]:
     """Store a new session: its frozen items (opaque ids) and each expert's seeded order."""
     check_name(name, "session name")
     experts = [check_name(e, "expert name") for e in experts]
@@ -118,17 +131,24 @@ def create_session(store: Store, name: str, items: list[FrozenItem], experts: li
         with store.transaction() as c:
             if c.execute("SELECT 1 FROM review_sessions WHERE name = ?", (name,)).fetchone():
                 raise ReviewError(f"a review session named {name!r} already exists")
-            c.execute("INSERT INTO review_sessions (name, suite, created_at, status, settings) VALUES (?,?,?,?,?)",
-                      (name, suite, at, "open", json.dumps(settings, sort_keys=True)))
+            c.execute(
+                "INSERT INTO review_sessions (name, suite, created_at, status, settings) VALUES (?,?,?,?,?)",
+                (name, suite, at, "open", json.dumps(settings, sort_keys=True)),
+            )
             c.executemany(
-                "INSERT INTO review_items (item_id, session, task, " "method, job_id, seed, content) VALUES (?,?,?,?,?,?,?)",
-                [(i, name, it.task, it.method, it.job_id, it.seed, json.dumps(it.content, sort_keys=True))
-                 for i, it in zip(ids, items)],
+                "INSERT INTO review_items (item_id, session, task, "
+                "method, job_id, seed, content) VALUES (?,?,?,?,?,?,?)",
+                [
+                    (i, name, it.task, it.method, it.job_id, it.seed, json.dumps(it.content, sort_keys=True))
+                    for i, it in zip(ids, items)
+                ],
             )
             for expert in experts:
                 _assign(c, name, expert, ids, repeats, seed, taken)
-            c.execute("INSERT INTO review_events (session, event, actor, at, detail) VALUES (?,?,?,?,?)",
-                      (name, "create", actor, at, json.dumps({"items": len(items), "experts": experts, "repeats": repeats})))
+            c.execute(
+                "INSERT INTO review_events (session, event, actor, at, detail) VALUES (?,?,?,?,?)",
+                (name, "create", actor, at, json.dumps({"items": len(items), "experts": experts, "repeats": repeats})),
+            )
     except sqlite3.IntegrityError as exc:
         raise ReviewError(f"cannot create review {name!r}: {exc}") from None
     return {"name": name, "items": len(items), "experts": experts, "repeats": repeats, "seed": seed}
@@ -145,16 +165,21 @@ def add_expert(store: Store, name: str, expert: str, actor: str | None = None) -
         if c.execute("SELECT 1 FROM review_assignments WHERE session = ? AND expert = ?", (name, expert)).fetchone():
             raise ReviewError(f"{expert!r} is already an expert of review {name!r}")
         # the items in the order create_session numbered them (by task, then method)
-        ids = [r[0] for r in c.execute("SELECT item_id FROM review_items WHERE session = ? ORDER BY task, method", (name,))]
+        ids = [
+            r[0] for r in c.execute("SELECT item_id FROM review_items WHERE session = ? ORDER BY task, method", (name,))
+        ]
         taken = {r[0] for r in c.execute("SELECT assignment_id FROM review_assignments")}
         assigned = _assign(c, name, expert, ids, int(settings["repeats"]), int(settings["seed"]), taken)
         settings["experts"] = [*settings.get("experts", []), expert]
-        c.execute("UPDATE review_sessions SET settings = ? WHERE name = ?", (json.dumps(settings, sort_keys=True), name))
+        c.execute(
+            "UPDATE review_sessions SET settings = ? WHERE name = ?", (json.dumps(settings, sort_keys=True), name)
+        )
         _event(c, name, "add_expert", actor, {"expert": expert})
     return {"name": name, "expert": expert, "assigned": assigned}
 
 
 # --- organiser -------------------------------------------------------------------------------
+
 
 def session_row(store: Store, name: str) -> dict[str, Any]:
     cur = store.conn.execute("SELECT * FROM review_sessions WHERE name = ?", (name,))
@@ -173,7 +198,8 @@ def sessions(store: Store) -> list[dict[str, Any]]:
         "(SELECT count(DISTINCT expert) FROM review_assignments a WHERE a.session = s.name) AS experts, "
         "(SELECT count(*) FROM review_assignments a WHERE a.session = s.name) AS assigned, "
         "(SELECT count(*) FROM review_ratings r WHERE r.session = s.name) AS rated "
-        "FROM review_sessions s ORDER BY s.created_at")
+        "FROM review_sessions s ORDER BY s.created_at"
+    )
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur]
 
@@ -182,30 +208,53 @@ def status(store: Store, name: str) -> list[dict[str, Any]]:
     """Progress per expert: assigned, rated, skipped (not yet rated), remaining, time per item."""
     session_row(store, name)
     out = []
-    experts = [r[0] for r in store.conn.execute(
-        "SELECT DISTINCT expert FROM review_assignments WHERE session = ? ORDER BY expert", (name,))]
+    experts = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT DISTINCT expert FROM review_assignments WHERE session = ? ORDER BY expert", (name,)
+        )
+    ]
     for expert in experts:
-        assigned = store.conn.execute("SELECT count(*) FROM review_assignments WHERE session = ? AND expert = ?",
-                                      (name, expert)).fetchone()[0]
-        times = [r[0] for r in store.conn.execute(
-            "SELECT elapsed_s FROM review_ratings WHERE session = ? AND expert = ? AND elapsed_s IS NOT NULL",
-            (name, expert))]
-        rated, last = store.conn.execute("SELECT count(*), max(submitted_at) FROM review_ratings "
-                                         "WHERE session = ? AND expert = ?", (name, expert)).fetchone()
+        assigned = store.conn.execute(
+            "SELECT count(*) FROM review_assignments WHERE session = ? AND expert = ?", (name, expert)
+        ).fetchone()[0]
+        times = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT elapsed_s FROM review_ratings WHERE session = ? AND expert = ? AND elapsed_s IS NOT NULL",
+                (name, expert),
+            )
+        ]
+        rated, last = store.conn.execute(
+            "SELECT count(*), max(submitted_at) FROM review_ratings WHERE session = ? AND expert = ?", (name, expert)
+        ).fetchone()
         skipped = store.conn.execute(
             "SELECT count(DISTINCT a.assignment_id) FROM review_audit a WHERE a.session = ? AND a.expert = ? "
-            "AND a.action = 'skip' AND NOT EXISTS (SELECT 1 FROM " "review_ratings r WHERE r.assignment_id = a.assignment_id)",
-            (name, expert)).fetchone()[0]
+            "AND a.action = 'skip' AND NOT EXISTS (SELECT 1 FROM "
+            "review_ratings r WHERE r.assignment_id = a.assignment_id)",
+            (name, expert),
+        ).fetchone()[0]
         median = statistics.median(times) if times else None
-        out.append({"expert": expert, "assigned": assigned, "rated": rated, "skipped": skipped,
-                    "remaining": assigned - rated, "median_s_per_item": median, "last_rating": last})
+        out.append(
+            {
+                "expert": expert,
+                "assigned": assigned,
+                "rated": rated,
+                "skipped": skipped,
+                "remaining": assigned - rated,
+                "median_s_per_item": median,
+                "last_rating": last,
+            }
+        )
     return out
 
 
 def _event(c: sqlite3.Connection, name: str, event: str, actor: str | None, detail: dict | None = None) -> str:
     at = now_iso()
-    c.execute("INSERT INTO review_events (session, event, actor, at, detail) VALUES (?,?,?,?,?)",
-              (name, event, actor, at, json.dumps(detail or {})))
+    c.execute(
+        "INSERT INTO review_events (session, event, actor, at, detail) VALUES (?,?,?,?,?)",
+        (name, event, actor, at, json.dumps(detail or {})),
+    )
     return at
 
 
@@ -231,7 +280,9 @@ def unblind(store: Store, name: str, actor: str | None = None) -> None:
 
 
 def events(store: Store, name: str) -> list[dict[str, Any]]:
-    cur = store.conn.execute("SELECT seq, event, actor, at, detail FROM review_events WHERE session = ? ORDER BY seq", (name,))
+    cur = store.conn.execute(
+        "SELECT seq, event, actor, at, detail FROM review_events WHERE session = ? ORDER BY seq", (name,)
+    )
     return [dict(zip([d[0] for d in cur.description], r)) for r in cur]
 
 
@@ -241,6 +292,7 @@ def audit(store: Store, name: str) -> list[dict[str, Any]]:
 
 
 # --- expert ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Shown:
@@ -269,15 +321,19 @@ class ExpertSession:
         if not NAME_RE.match(session or "") or not NAME_RE.match(expert or ""):
             raise ExpertError("this review cannot be opened: check the session and expert names with the organiser")
         row = store.conn.execute("SELECT status FROM review_sessions WHERE name = ?", (session,)).fetchone()
-        rows = store.conn.execute("SELECT assignment_id, item_id FROM review_assignments WHERE session = ? AND expert = ? "
-                                  "ORDER BY position", (session, expert)).fetchall()
+        rows = store.conn.execute(
+            "SELECT assignment_id, item_id FROM review_assignments WHERE session = ? AND expert = ? ORDER BY position",
+            (session, expert),
+        ).fetchall()
         if row is None or not rows:
             raise ExpertError("this review cannot be opened: check the session and expert names with the organiser")
         if row[0] != "open":
             raise ExpertError("this review is closed; thank you")
         self = cls(store, session, expert, [a for a, _ in rows], dict(rows))
         for a, r, comment in store.conn.execute(
-                "SELECT assignment_id, rating, comment FROM review_ratings WHERE session = ? AND expert = ?", (session, expert)):
+            "SELECT assignment_id, rating, comment FROM review_ratings WHERE session = ? AND expert = ?",
+            (session, expert),
+        ):
             self._ratings[a] = (r, comment)
         return self
 
@@ -323,17 +379,23 @@ class ExpertSession:
         try:
             with self.store.transaction() as c:
                 if action != "skip":
-                    cur = c.execute("UPDATE review_ratings SET rating = ?, comment = ?, shown_at = ?, submitted_at = ?, "
-                                    "elapsed_s = ?, revisions = revisions + 1 WHERE assignment_id = ?",
-                                    (rating, comment, shown.at, at, elapsed, a))
+                    cur = c.execute(
+                        "UPDATE review_ratings SET rating = ?, comment = ?, shown_at = ?, submitted_at = ?, "
+                        "elapsed_s = ?, revisions = revisions + 1 WHERE assignment_id = ?",
+                        (rating, comment, shown.at, at, elapsed, a),
+                    )
                     action = "revise" if cur.rowcount else "rate"
                     if action == "rate":
-                        c.execute("INSERT INTO review_ratings (assignment_id, session, expert, item_id, rating, comment, "
-                                  "shown_at, submitted_at, elapsed_s) VALUES (?,?,?,?,?,?,?,?,?)",
-                                  (a, self.session, self.expert, self._items[a], rating, comment, shown.at, at, elapsed))
-                c.execute("INSERT INTO review_audit (session, expert, assignment_id, action, rating, comment, shown_at, at, "
-                          "elapsed_s) VALUES (?,?,?,?,?,?,?,?,?)",
-                          (self.session, self.expert, a, action, rating, comment, shown.at, at, elapsed))
+                        c.execute(
+                            "INSERT INTO review_ratings (assignment_id, session, expert, item_id, rating, comment, "
+                            "shown_at, submitted_at, elapsed_s) VALUES (?,?,?,?,?,?,?,?,?)",
+                            (a, self.session, self.expert, self._items[a], rating, comment, shown.at, at, elapsed),
+                        )
+                c.execute(
+                    "INSERT INTO review_audit (session, expert, assignment_id, action, rating, comment, shown_at, at, "
+                    "elapsed_s) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (self.session, self.expert, a, action, rating, comment, shown.at, at, elapsed),
+                )
         except sqlite3.IntegrityError as exc:
             if "not open" in str(exc):
                 raise ExpertError("this review has been closed; your earlier ratings are saved") from None

@@ -19,12 +19,13 @@ def check_method(name: str, workspace: Workspace, time_limit: float) -> list[dic
     the stored rows of its jobs there, the newest last."""
     method_dirs: list[Path] = []
     if name.startswith(registry.SRBENCH_PREFIX):
-        folder = Path(name[len(registry.SRBENCH_PREFIX):])
+        folder = Path(name[len(registry.SRBENCH_PREFIX) :])
         method_dirs, name = [folder], folder.resolve().name
     elif Path(name).is_dir():
         method_dirs, name = [Path(name)], Path(name).resolve().name
-    req = RunRequest(suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_limit=time_limit, jobs=1,
-                     method_dirs=method_dirs)
+    req = RunRequest(
+        suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_limit=time_limit, jobs=1, method_dirs=method_dirs
+    )
     workspace.ensure()
     execute(plan_run(workspace, req), req)
     store = Store(workspace, readonly=True)

@@ -19,10 +19,18 @@ if TYPE_CHECKING:  # numpy loads when data is written, not when `srtui status` i
 
 
 def write_task_data(task: Task, path: Path) -> None:
-    write_arrays(path, {
-        "X_train": task.X_train, "y_train": task.y_train, "X_test": task.X_test, "y_test": task.y_test,
-        "train_index": task.train_index, "test_index": task.test_index, "feature_names": task.feature_names,
-    })
+    write_arrays(
+        path,
+        {
+            "X_train": task.X_train,
+            "y_train": task.y_train,
+            "X_test": task.X_test,
+            "y_test": task.y_test,
+            "train_index": task.train_index,
+            "test_index": task.test_index,
+            "feature_names": task.feature_names,
+        },
+    )
 
 
 def write_arrays(path: Path, arrays: dict[str, Any]) -> None:

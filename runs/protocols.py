@@ -15,17 +15,27 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from engine.scaling import SCALING_KEY, SCALINGS, statistics
 from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import (
-    Protocol, ProtocolError, best_configuration, configurations, halving_best, halving_folds, halving_keep,
-    halving_schedule, kfold, mean_scores, train_test_split_rows,
+    Protocol,
+    ProtocolError,
+    best_configuration,
+    configurations,
+    halving_best,
+    halving_folds,
+    halving_keep,
+    halving_schedule,
+    kfold,
+    mean_scores,
+    train_test_split_rows,
 )
 from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX
 
@@ -48,18 +58,21 @@ class TuningOptions:
     limits: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def from_table(cls, table: dict[str, Any], where: str = "suite") -> "TuningOptions":
+    def from_table(cls, table: dict[str, Any], where: str = "suite") -> TuningOptions:
         unknown = set(table) - {"scaling", "grids", "limits"}
         if unknown:
             raise ProtocolError(f"{where}: [tuning] has no option {sorted(unknown)[0]!r} (scaling, grids, limits)")
         scaling = table.get("scaling", {})
         scaling = {"default": scaling} if isinstance(scaling, str) else scaling
         if not isinstance(scaling, dict) or any(v not in (*SCALINGS, "method") for v in scaling.values()):
-            raise ProtocolError(f"{where}: [tuning] scaling must be one of {', '.join(SCALINGS)}, method "
-                                "(or a table of those per method)")
+            raise ProtocolError(
+                f"{where}: [tuning] scaling must be one of {', '.join(SCALINGS)}, method "
+                "(or a table of those per method)"
+            )
         grids = table.get("grids", {})
         if not isinstance(grids, dict) or not all(
-                isinstance(g, list) and all(isinstance(c, dict) for c in g) for g in grids.values()):
+            isinstance(g, list) and all(isinstance(c, dict) for c in g) for g in grids.values()
+        ):
             raise ProtocolError(f"{where}: [tuning.grids] must give each method a list of tables")
         limits = table.get("limits", {})
         if not isinstance(limits, dict):
@@ -72,7 +85,8 @@ class TuningOptions:
             return option
         kwargs = {**protocol.method_scaling, **getattr(method, "eval_kwargs", {})}
         return {(True, True): "xy", (True, False): "x", (False, True): "y"}.get(
-            (bool(kwargs.get("scale_x")), bool(kwargs.get("scale_y"))), "none")
+            (bool(kwargs.get("scale_x")), bool(kwargs.get("scale_y"))), "none"
+        )
 
     def tuning_limits(self, limits: Limits) -> Limits:
         try:
@@ -94,8 +108,13 @@ class Search:
     tuning_limits: Limits  # each configuration's limits (the final job keeps the suite's)
 
     def job(self, candidate: int, iteration: int, fold: int) -> JobSpec:
-        return replace(self.final, suite=self.final.suite + TUNING_SUFFIX, params=self.grid[candidate],
-                       data_fingerprint=self.folds[iteration][fold], limits=self.tuning_limits)
+        return replace(
+            self.final,
+            suite=self.final.suite + TUNING_SUFFIX,
+            params=self.grid[candidate],
+            data_fingerprint=self.folds[iteration][fold],
+            limits=self.tuning_limits,
+        )
 
     def first_jobs(self) -> list[JobSpec]:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
@@ -119,9 +138,15 @@ class Search:
             else:
                 means = mean_scores(scores, self.protocol.error_score)
                 chosen = halving_best(candidates, means) if it == len(self.folds) - 1 else None
-            summary["iterations"].append({"rows": self.rows[it], "candidates": [
-                {"params": self.grid[c], "mean_r2": _finite(m), "fold_r2": [_finite(s) for s in row]}
-                for c, m, row in zip(candidates, means, scores)]})
+            summary["iterations"].append(
+                {
+                    "rows": self.rows[it],
+                    "candidates": [
+                        {"params": self.grid[c], "mean_r2": _finite(m), "fold_r2": [_finite(s) for s in row]}
+                        for c, m, row in zip(candidates, means, scores)
+                    ],
+                }
+            )
             if chosen is not None:
                 summary["chosen"] = self.grid[chosen]
                 return jobs, replace(self.final, params=self.grid[chosen]), summary
@@ -161,7 +186,7 @@ def plan_searches(
     tasks: dict[str, Any],
     data_cache: Path,
     write: Callable[[Path, dict], None] | None,
-    options: "TuningOptions | None" = None,
+    options: TuningOptions | None = None,
 ) -> tuple[list[JobSpec], list[Search], dict[str, str]]:
     """(specs to run now, searches, data path per fingerprint of the protocol's own data)."""
     options = options or TuningOptions()
@@ -199,8 +224,14 @@ def _search(protocol: Protocol, grid: list, task: Any, spec: JobSpec, writer: Da
         kind = "kfold-shuffle" if protocol.search == "grid" else "halving"
         row_fps = []
         for k, (train, valid) in enumerate(cut):
-            fp = fold_fingerprint(spec.data_fingerprint, kind, protocol.folds, spec.seed, k,
-                                  None if protocol.search == "grid" else rows[it])
+            fp = fold_fingerprint(
+                spec.data_fingerprint,
+                kind,
+                protocol.folds,
+                spec.seed,
+                k,
+                None if protocol.search == "grid" else rows[it],
+            )
             row_fps.append(writer.put(fp, lambda t=train, v=valid: {**_fold_arrays(task, t, v), **stats}))
         folds.append(row_fps)
     return Search(spec, grid, folds, rows, protocol, limits)
@@ -229,8 +260,15 @@ def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> 
     y = np.concatenate([task.y_train, task.y_test])[order]
     rows = index[order]
     train, test = train_test_split_rows(len(y), 0.75, spec.seed)
-    arrays = {"X_train": X[train], "y_train": y[train], "X_test": X[test], "y_test": y[test],
-              "train_index": rows[train], "test_index": rows[test], "feature_names": list(task.feature_names)}
+    arrays = {
+        "X_train": X[train],
+        "y_train": y[train],
+        "X_test": X[test],
+        "y_test": y[test],
+        "train_index": rows[train],
+        "test_index": rows[test],
+        "feature_names": list(task.feature_names),
+    }
     fp = fold_fingerprint(spec.data_fingerprint, "split-" + protocol.split, 0, spec.seed, 0)
     writer.put(fp, lambda: arrays)
     return _SplitTask(arrays, fp)
@@ -238,15 +276,19 @@ def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> 
 
 def _fold_arrays(task: Any, train: np.ndarray, valid: np.ndarray) -> dict:
     return {
-        "X_train": task.X_train[train], "y_train": task.y_train[train],
-        "X_test": task.X_train[valid], "y_test": task.y_train[valid],
-        "train_index": task.train_index[train], "test_index": task.train_index[valid],
+        "X_train": task.X_train[train],
+        "y_train": task.y_train[train],
+        "X_test": task.X_train[valid],
+        "y_test": task.y_train[valid],
+        "train_index": task.train_index[train],
+        "test_index": task.train_index[valid],
         "feature_names": list(task.feature_names),
     }
 
 
-def next_jobs(searches: list[Search], records: Records,
-              save_summary: Callable[[str, str], None] | None = None) -> list[JobSpec]:
+def next_jobs(
+    searches: list[Search], records: Records, save_summary: Callable[[str, str], None] | None = None
+) -> list[JobSpec]:
     """Every job of the searches known from the scores so far (tuning jobs and chosen finals);
     the tuning summary of each chosen final is saved under ``SUMMARY_PREFIX + job_id``."""
     out: list[JobSpec] = []

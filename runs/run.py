@@ -13,9 +13,10 @@ import socket
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from engine import proctree
 from engine.backends import backend_kind, make_backend
@@ -32,9 +33,9 @@ from engine.tuning import get_protocol
 from engine.workspace import Workspace
 from results.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
+from runs.protocols import Search, TuningOptions, next_jobs, plan_searches
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
-from runs.protocols import Search, TuningOptions, next_jobs, plan_searches
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.model import Task
 from tasks.suites import Suite, load_suite
@@ -147,8 +148,11 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
             params = {**suite.params.get(method, {}), **req.params.get(method, {})}
             if method_refs[method].startswith(registry.SRBENCH_PREFIX) and srbench_opts:
                 params[OPTIONS_KEY] = srbench_opts
-            specs.append(JobSpec(suite.name, task_name, method, int(seed), limits, fingerprints[task_name],
-                                 versions[method], params))
+            specs.append(
+                JobSpec(
+                    suite.name, task_name, method, int(seed), limits, fingerprints[task_name], versions[method], params
+                )
+            )
     data_paths = {}
     for name, task in built.items():
         path = workspace.data_cache / f"{fingerprints[name]}.npz"
@@ -156,12 +160,14 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if write_data and not path.exists():
             workspace.ensure()
             write_task_data(task, path)
-    specs, searches, fold_paths = plan_searches(protocol, specs, loaded, built, workspace.data_cache,
-                                                write_arrays if write_data else None, tuning)
+    specs, searches, fold_paths = plan_searches(
+        protocol, specs, loaded, built, workspace.data_cache, write_arrays if write_data else None, tuning
+    )
     n_slots = req.jobs or cores
     kind, slots_text = _check_backend(req, specs, n_slots)
-    plan = RunPlan(suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes,
-                   searches, fold_paths)
+    plan = RunPlan(
+        suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes, searches, fold_paths
+    )
     plan.launchers = _launchers(suite, req, loaded, notes)
     if write_data and kind == "local":  # servers import while the driver goes on planning
         warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork"])
@@ -181,8 +187,10 @@ def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
         raise RunError(f"--jobs must be at least 1, got {req.jobs}")
     local = not (req.backend == "dask" or req.dask_scheduler or req.cluster or req.cluster_config)
     if req.jobs is not None and local and req.jobs > cores and not req.oversubscribe:
-        raise RunError(f"--jobs {req.jobs} is more than the {cores} usable core(s): jobs would share cores and "
-                       "their times would not compare (--oversubscribe to do it anyway)")
+        raise RunError(
+            f"--jobs {req.jobs} is more than the {cores} usable core(s): jobs would share cores and "
+            "their times would not compare (--oversubscribe to do it anyway)"
+        )
     if req.jobs is not None and req.jobs > MAX_JOBS:
         raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
     if n_seeds is not None and not 1 <= n_seeds <= MAX_SEEDS:
@@ -203,8 +211,9 @@ def _load_methods(methods: list[str], method_refs: dict[str, str]) -> dict[str, 
     return loaded
 
 
-def _task_seeds(suite: Suite, n_seeds: int | None, task_names: list[str],
-                built: dict[str, Task]) -> list[tuple[str, int]]:
+def _task_seeds(
+    suite: Suite, n_seeds: int | None, task_names: list[str], built: dict[str, Task]
+) -> list[tuple[str, int]]:
     """(task, seed) pairs: the suite's own, or N seeds (--seeds, else the protocol's runs when the
     suite names none) taken from the suite's and the competition's seeds, then 1, 2, ..."""
     if n_seeds is None:
@@ -222,8 +231,9 @@ def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple
     (nothing started), and the slots the run will have, said in words."""
     kind = backend_kind(req.backend, req.dask_scheduler, req.cluster, req.cluster_config)
     if kind != "dask" or req.dask_scheduler:
-        return kind, (f"slots: those of the workers of {req.dask_scheduler}" if req.dask_scheduler
-                      else f"{n_slots} slots")
+        return kind, (
+            f"slots: those of the workers of {req.dask_scheduler}" if req.dask_scheduler else f"{n_slots} slots"
+        )
     from engine.backends.dask_config import check_limits, load_cluster_config
 
     config = load_cluster_config(req.cluster, req.cluster_config)
@@ -248,8 +258,10 @@ def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
         if folder.name in refs:
             raise RunError(f"--method-dir {folder}: two method folders are named {folder.name!r}")
         if folder.name in registry.BUILTIN and folder.name not in (req.methods or []):
-            notes.append(f"--method-dir {folder}: not run, {folder.name!r} is a built-in method; "
-                         f"name it with --methods {folder.name} to run the folder instead")
+            notes.append(
+                f"--method-dir {folder}: not run, {folder.name!r} is a built-in method; "
+                f"name it with --methods {folder.name} to run the folder instead"
+            )
             continue
         refs[folder.name] = registry.SRBENCH_PREFIX + str(folder)
     return refs, notes
@@ -318,8 +330,9 @@ def _drive(
     todo = _todo(plan, store, plan.specs, req.retry_failed)
     state = RunState(total=len(todo))
     planned, queued = len(plan.specs), len(todo)
-    run_id = store.begin_run(plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(),
-                             queued=len(todo))
+    run_id = store.begin_run(
+        plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
+    )
     sink = StoreSink(store, run_id)
     on_change = (lambda: on_state(state)) if on_state else None
     failed = False
@@ -355,13 +368,14 @@ def _drive(
         _end_run(plan, store, run_id, state, cancel, failed)
     if state.failure:
         done = state.done - state.counts.get("interrupted", 0)
-        raise RunError(f"run stopped: {state.failure}; the {done} job(s) that finished are recorded, "
-                       "the others are retried by the next `srtui run`")
+        raise RunError(
+            f"run stopped: {state.failure}; the {done} job(s) that finished are recorded, "
+            "the others are retried by the next `srtui run`"
+        )
     return RunResult(run_id, state, planned - queued, lost, cancel.is_set())
 
 
-def _end_run(plan: RunPlan, store: Store, run_id: str, state: RunState, cancel: threading.Event,
-             failed: bool) -> None:
+def _end_run(plan: RunPlan, store: Store, run_id: str, state: RunState, cancel: threading.Event, failed: bool) -> None:
     """The run's end in the store: a store/disk failure first; then Ctrl-C (a cluster cancelled
     by it raises too); a backend that went down; else done."""
     try:
@@ -374,8 +388,15 @@ def _end_run(plan: RunPlan, store: Store, run_id: str, state: RunState, cancel: 
 
 def _start_backend(plan: RunPlan, req: RunRequest, cancel: threading.Event) -> Backend:
     """The backend made and prepared (a cluster started); closed here if preparing fails."""
-    options = BackendOptions(plan.backend, plan.n_slots, req.dask_scheduler, req.cluster, req.cluster_config,
-                             cancel=cancel, log_path=plan.workspace.logs / "dask.log")
+    options = BackendOptions(
+        plan.backend,
+        plan.n_slots,
+        req.dask_scheduler,
+        req.cluster,
+        req.cluster_config,
+        cancel=cancel,
+        log_path=plan.workspace.logs / "dask.log",
+    )
     backend = make_backend(options, plan.workspace.jobs_dir)
     try:
         backend.prepare(plan.specs)  # SLURM walltime/memory against the limits, the cluster started
@@ -400,8 +421,12 @@ def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool)
         if not needs_run(status, attempt, retry_failed):
             continue
         payload = JobPayload(
-            spec=spec.to_dict(), job_id=job_id, attempt=attempt + 1, workspace_token=store.workspace_id,
-            data_path=plan.data_path(spec), method_ref=plan.method_refs.get(spec.method),
+            spec=spec.to_dict(),
+            job_id=job_id,
+            attempt=attempt + 1,
+            workspace_token=store.workspace_id,
+            data_path=plan.data_path(spec),
+            method_ref=plan.method_refs.get(spec.method),
             launcher=plan.launchers.get(spec.method, "exec"),
         )
         todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))

@@ -63,8 +63,7 @@ class StoreSink:
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
-                raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}",
-                                recorded=True) from None
+                raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
         record = outcome_row(outcome, job.attempt, self.run_id, fields)

@@ -119,10 +119,16 @@ def fetch(remote: RemoteFile, target: Path, context: TaskContext) -> None:
     try:
         with urllib.request.urlopen(remote.url, timeout=60) as resp:  # fixed https URLs only
             total = int(resp.headers.get("Content-Length") or 0) or None
-            with Progress(
-                TextColumn(f"download {Path(remote.rel).name}"), BarColumn(), DownloadColumn(),
-                transient=True, disable=not sys.stderr.isatty(),
-            ) as progress, partial.open("wb") as out:
+            with (
+                Progress(
+                    TextColumn(f"download {Path(remote.rel).name}"),
+                    BarColumn(),
+                    DownloadColumn(),
+                    transient=True,
+                    disable=not sys.stderr.isatty(),
+                ) as progress,
+                partial.open("wb") as out,
+            ):
                 bar = progress.add_task("dl", total=total)
                 for block in iter(lambda: resp.read(1 << 16), b""):
                     out.write(block)

@@ -16,8 +16,10 @@ def export_task(task: Task, out: Path) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for part, X, y, dates in (("train", task.X_train, task.y_train, task.dates_train),
-                              ("test", task.X_test, task.y_test, task.dates_test)):
+    for part, X, y, dates in (
+        ("train", task.X_train, task.y_train, task.dates_train),
+        ("test", task.X_test, task.y_test, task.dates_test),
+    ):
         df = pd.DataFrame(X, columns=task.feature_names)
         df[task.target_name] = y
         if dates is not None:

@@ -99,6 +99,9 @@ def forecast_table(counts: pd.DataFrame, target: str, flags: pd.DataFrame | None
     train, test = chunk_split(len(table))
     return FeatureTable(
         dates=np.array(pd.DatetimeIndex(table.index).strftime("%Y-%m-%d"), dtype=str),
-        X=table.reset_index(drop=True), y=y.to_numpy(dtype=float), target=f"value_{target}",
-        train_index=train, test_index=test,
+        X=table.reset_index(drop=True),
+        y=y.to_numpy(dtype=float),
+        target=f"value_{target}",
+        train_index=train,
+        test_index=test,
     )

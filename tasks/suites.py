@@ -139,8 +139,9 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
     return suite_from_dict(data, default_name=path.stem, path=path, workspace=workspace)
 
 
-def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None = None,
-                    workspace: Path | None = None) -> Suite:
+def suite_from_dict(
+    data: dict[str, Any], default_name: str, path: Path | None = None, workspace: Path | None = None
+) -> Suite:
     where = str(path or default_name)
 
     def str_list(key: str) -> list[str]:
@@ -170,10 +171,10 @@ def suite_from_dict(data: dict[str, Any], default_name: str, path: Path | None =
     srbench = _srbench_table(data.get("srbench", {}), where)
     launcher = data.get("launcher", "auto")
     if launcher not in ("auto", "fork", "exec"):
-        raise SuiteError(f"suite {where}: 'launcher' must be \"auto\", \"fork\" or \"exec\"")
+        raise SuiteError(f'suite {where}: \'launcher\' must be "auto", "fork" or "exec"')
     protocol = data.get("protocol", "none")
     if not isinstance(protocol, str):
-        raise SuiteError(f"suite {where}: 'protocol' must be a name (\"none\", \"srbench2025\", \"srbench2021\")")
+        raise SuiteError(f'suite {where}: \'protocol\' must be a name ("none", "srbench2025", "srbench2021")')
     tuning = data.get("tuning", {})
     if not isinstance(tuning, dict):
         raise SuiteError(f"suite {where}: [tuning] must be a table")

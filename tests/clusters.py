@@ -54,8 +54,9 @@ class Servers:
 
     def spawn(self, args: list[str], log: str, env: dict | None = None) -> subprocess.Popen:
         with open(self.root / log, "ab") as out:  # the child keeps its own copy of the descriptor
-            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+            )
         self.procs.append(proc)
         return proc
 
@@ -84,7 +85,12 @@ class SSHD(Servers):
     key: Path | None = None
 
     def connect_options(self) -> dict:
-        return {"port": self.port, "client_keys": [str(self.key)], "known_hosts": str(self.root / "known_hosts"), "username": _user()}
+        return {
+            "port": self.port,
+            "client_keys": [str(self.key)],
+            "known_hosts": str(self.root / "known_hosts"),
+            "username": _user(),
+        }
 
 
 def _user() -> str:
@@ -153,14 +159,22 @@ class Slurm(Servers):
         super().stop()
 
     def queue(self) -> list[str]:
-        out = subprocess.run(["squeue", "-h", "-o", "%i %T"], env={**os.environ, **self.env}, capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["squeue", "-h", "-o", "%i %T"], env={**os.environ, **self.env}, capture_output=True, text=True, timeout=30
+        )
         return out.stdout.split("\n")[:-1] if out.returncode == 0 else []
 
 
 def start_slurm() -> Slurm:
-    missing = [exe for exe in ("munged", "slurmctld", "slurmd", "sbatch", "squeue") if not (shutil.which(exe) or Path(f"/usr/sbin/{exe}").exists())]
+    missing = [
+        exe
+        for exe in ("munged", "slurmctld", "slurmd", "sbatch", "squeue")
+        if not (shutil.which(exe) or Path(f"/usr/sbin/{exe}").exists())
+    ]
     if missing:
-        raise Unavailable(f"SLURM is not installed ({', '.join(missing)} missing; apt-get install -y {' '.join(SLURM_PACKAGES)})")
+        raise Unavailable(
+            f"SLURM is not installed ({', '.join(missing)} missing; apt-get install -y {' '.join(SLURM_PACKAGES)})"
+        )
     if os.geteuid() != 0:
         raise Unavailable("a single-node SLURM needs root here (slurmd runs jobs as their user)")
     root = Path(tempfile.mkdtemp(prefix="srtui-slurm-"))
@@ -192,9 +206,19 @@ def start_slurm() -> Slurm:
     )
     env = {**os.environ, "SLURM_CONF": str(server.conf)}
     try:
-        server.spawn(["munged", "--foreground", "--force", f"--socket={socket_path}", f"--key-file={key}",
-                      f"--pid-file={root / 'munge' / 'munged.pid'}", f"--log-file={root / 'munge.log'}",
-                      f"--seed-file={root / 'munge' / 'seed'}"], "munged.out")
+        server.spawn(
+            [
+                "munged",
+                "--foreground",
+                "--force",
+                f"--socket={socket_path}",
+                f"--key-file={key}",
+                f"--pid-file={root / 'munge' / 'munged.pid'}",
+                f"--log-file={root / 'munge.log'}",
+                f"--seed-file={root / 'munge' / 'seed'}",
+            ],
+            "munged.out",
+        )
         _wait_for(socket_path.exists, 20, "munged", root / "munge.log")
         server.spawn(["slurmctld", "-D", "-i", "-f", str(server.conf)], "slurmctld.out", env)
         server.spawn(["slurmd", "-D", "-N", "localhost", "-f", str(server.conf)], "slurmd.out", env)

@@ -17,12 +17,28 @@ REPO = Path(__file__).resolve().parent.parent
 #: and every test marked slow, is end to end (marker ``e2e``): the real CLI in subprocesses, the
 #: Textual app, real method fits under the engine's limits, real servers. ``pytest -m "not e2e"``
 #: is the fast run; the default run has both. A new module is end to end until listed here.
-UNIT_MODULES = frozenset({
-    "test_dask_config", "test_engine_units", "test_expression", "test_expression_dialects",
-    "test_expression_properties", "test_metrics", "test_releases", "test_reviews", "test_reviews_seed",
-    "test_scoring", "test_scoring_files", "test_scoring_reference", "test_scoring_stats", "test_tasks_cli",
-    "test_tasks_data", "test_tasks_generators", "test_textsafe", "test_tui_seed",
-})
+UNIT_MODULES = frozenset(
+    {
+        "test_dask_config",
+        "test_engine_units",
+        "test_expression",
+        "test_expression_dialects",
+        "test_expression_properties",
+        "test_metrics",
+        "test_releases",
+        "test_reviews",
+        "test_reviews_seed",
+        "test_scoring",
+        "test_scoring_files",
+        "test_scoring_reference",
+        "test_scoring_stats",
+        "test_tasks_cli",
+        "test_tasks_data",
+        "test_tasks_generators",
+        "test_textsafe",
+        "test_tui_seed",
+    }
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the markers
@@ -38,7 +54,9 @@ def shared_data_dir() -> Path | None:
     return path if path.is_dir() else None
 
 
-def srtui(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict | None = None, check: bool = False) -> subprocess.CompletedProcess:
+def srtui(
+    *args: str, cwd: Path | None = None, timeout: float = 300, env: dict | None = None, check: bool = False
+) -> subprocess.CompletedProcess:
     """Run the real `srtui` CLI (as `python -m srtui`) and capture its output."""
     full_env = dict(os.environ)
     full_env.pop("SRTUI_WORKSPACE", None)
@@ -65,7 +83,9 @@ def workspace(tmp_path: Path) -> Path:
 def suite_file(tmp_path: Path):
     """Write a suite TOML for a test and return its path."""
 
-    def make(name: str = "t", tasks=("smoke-linear",), methods=("probe-noop",), seeds=(1,), limits=None, params=None) -> Path:
+    def make(
+        name: str = "t", tasks=("smoke-linear",), methods=("probe-noop",), seeds=(1,), limits=None, params=None
+    ) -> Path:
         lines = [
             f'name = "{name}"',
             f"tasks = {json.dumps(list(tasks))}",
@@ -108,7 +128,8 @@ def srbench_folder(tmp_path: Path):
             out.mkdir(exist_ok=True)
             archive = subprocess.run(
                 ["git", f"--git-dir={SRBENCH_MIRROR}", "archive", SRBENCH_BRANCH, f"experiment/methods/{name}"],
-                capture_output=True, timeout=120,
+                capture_output=True,
+                timeout=120,
             )
             if archive.returncode == 0:
                 subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True, timeout=120)

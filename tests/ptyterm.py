@@ -25,8 +25,16 @@ class PtyProcess:
         def make_controlling() -> None:  # after setsid: the pty becomes the session's terminal
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
-                                     start_new_session=True, preexec_fn=make_controlling if controlling else None)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=make_controlling if controlling else None,
+        )
         os.close(slave)
         self._raw = bytearray()
         self._lock = threading.Lock()
@@ -74,7 +82,9 @@ class PtyProcess:
                 time.sleep(0.2)  # the reader may still hold the last bytes
                 if needle in self.since(mark):
                     return self.since(mark)
-                raise AssertionError(f"process exited ({self.proc.returncode}) before {needle!r}:\n{self.since(mark)[-2000:]}")
+                raise AssertionError(
+                    f"process exited ({self.proc.returncode}) before {needle!r}:\n{self.since(mark)[-2000:]}"
+                )
             time.sleep(0.05)
         raise AssertionError(f"{needle!r} not drawn within {timeout} s:\n{self.since(mark)[-2000:]}")
 

@@ -22,8 +22,13 @@ def test_import_linter_contracts_are_kept():
     # run through this interpreter, never a PATH lookup: CI does not activate the venv
     pytest.importorskip("importlinter", reason="import-linter is in the test extra")
     cli = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
-    proc = subprocess.run([sys.executable, "-c", cli, "--config", str(REPO / "pyproject.toml")], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", cli, "--config", str(REPO / "pyproject.toml")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "The core never imports Textual KEPT" in proc.stdout
     assert "broken" in proc.stdout and " 0 broken" in proc.stdout
@@ -64,6 +69,9 @@ def test_the_app_package_is_the_one_that_loads_textual():
     """The check above can fail: importing the app does load Textual."""
     proc = subprocess.run(
         [sys.executable, "-c", "import sys, srtui.app.app; print('textual' in sys.modules)"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.stdout.strip() == "True", proc.stderr[-2000:]

@@ -27,8 +27,10 @@ def exception_classes() -> list[tuple[str, str]]:
             tree = ast.parse(path.read_text(encoding="utf-8"))
             module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
             for node in tree.body:
-                if isinstance(node, ast.ClassDef) and (node.name.endswith("Error") or any(
-                        isinstance(b, ast.Name) and b.id in ("Exception", "ValueError") for b in node.bases)):
+                if isinstance(node, ast.ClassDef) and (
+                    node.name.endswith("Error")
+                    or any(isinstance(b, ast.Name) and b.id in ("Exception", "ValueError") for b in node.bases)
+                ):
                     found.append((module, node.name))
     return found
 
@@ -44,7 +46,7 @@ def test_every_exception_class_of_the_project_is_a_srtui_error() -> None:
     assert not strays, f"not under engine.errors.SrtuiError: {strays}"
 
 
-def one_error_line(proc: "object", code: int = 2) -> str:
+def one_error_line(proc: object, code: int = 2) -> str:
     assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)  # type: ignore[attr-defined]
     lines = proc.stderr.strip().splitlines()  # type: ignore[attr-defined]
     assert len(lines) == 1 and lines[0].startswith("srtui: error: "), proc.stderr  # type: ignore[attr-defined]
@@ -52,18 +54,22 @@ def one_error_line(proc: "object", code: int = 2) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args, says", [
-    (["run", "no-such-suite", "--dry-run"], "no-such-suite"),
-    (["run", "smoke", "--methods", "no-such-method", "--dry-run"], "no-such-method"),
-    (["run", "smoke", "--tasks", "no-such-task", "--dry-run"], "no-such-task"),
-    (["run", "smoke", "--protocol", "no-such-protocol", "--dry-run"], "no-such-protocol"),
-    (["tasks", "show", "no-such-task"], "no-such-task"),
-    (["expr", "x +"], ""),
-    (["score", "srbench2021", "--from-csv", "/nonexistent/runs.csv"], "/nonexistent"),
-    (["methods", "check", "no-such-method"], "no-such-method"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["run", "no-such-suite", "--dry-run"], "no-such-suite"),
+        (["run", "smoke", "--methods", "no-such-method", "--dry-run"], "no-such-method"),
+        (["run", "smoke", "--tasks", "no-such-task", "--dry-run"], "no-such-task"),
+        (["run", "smoke", "--protocol", "no-such-protocol", "--dry-run"], "no-such-protocol"),
+        (["tasks", "show", "no-such-task"], "no-such-task"),
+        (["expr", "x +"], ""),
+        (["score", "srbench2021", "--from-csv", "/nonexistent/runs.csv"], "/nonexistent"),
+        (["methods", "check", "no-such-method"], "no-such-method"),
+    ],
+)
 def test_every_command_prints_an_expected_failure_as_one_line_with_exit_2(
-        tmp_path: Path, args: list[str], says: str) -> None:
+    tmp_path: Path, args: list[str], says: str
+) -> None:
     with_workspace = args if args[0] in ("expr", "score") else [*args, "--workspace", str(tmp_path / "ws")]
     assert says in one_error_line(srtui(*with_workspace, cwd=tmp_path))
 
@@ -79,8 +85,21 @@ def test_root_workspace_is_used_by_tasks_add_status_run_and_methods_check(tmp_pa
     assert added.returncode == 0, added.stderr
     listed = srtui("-w", str(ws), "tasks", "list", cwd=tmp_path)
     assert listed.returncode == 0 and "mine" in listed.stdout, listed.stderr
-    ran = srtui("-w", str(ws), "run", "smoke", "--methods", "probe-noop", "--tasks", "mine", "--seeds", "1",
-                "--time-limit", "60", cwd=tmp_path)
+    ran = srtui(
+        "-w",
+        str(ws),
+        "run",
+        "smoke",
+        "--methods",
+        "probe-noop",
+        "--tasks",
+        "mine",
+        "--seeds",
+        "1",
+        "--time-limit",
+        "60",
+        cwd=tmp_path,
+    )
     assert ran.returncode == 0, ran.stderr
     status = srtui("-w", str(ws), "status", "--json", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
@@ -129,8 +148,9 @@ def test_every_backend_implements_the_backend_protocol() -> None:
     wanted = {name for name in vars(Backend) if not name.startswith("_")} | set(Backend.__annotations__)
     assert {"prepare", "run", "close", "name"} <= wanted
     for cls in (LocalBackend, DaskBackend):
-        missing = sorted(name for name in wanted
-                         if not hasattr(cls, name) and name not in cls.__init__.__code__.co_names)
+        missing = sorted(
+            name for name in wanted if not hasattr(cls, name) and name not in cls.__init__.__code__.co_names
+        )
         assert not missing, f"{cls.__name__} lacks {missing}"
 
 

@@ -63,13 +63,24 @@ def test_smoke_suite_matches_the_local_backend(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path, launcher: str) -> None:
     suite = suite_file(
-        name="limits", methods=("probe-sleep", "probe-memhog", "probe-escape", "probe-noop"),
+        name="limits",
+        methods=("probe-sleep", "probe-memhog", "probe-escape", "probe-noop"),
         limits={"time_s": 3, "grace_s": 1, "mem_mb": 300},
     )
     pidfile = tmp_path / "escapee.pid"
     t0 = time.monotonic()
-    proc = srtui("run", str(suite), *DASK, "--jobs", "2", "--launcher", launcher, "--workspace", str(workspace),
-                 env={"SRTUI_PROBE_PIDFILE": str(pidfile)})
+    proc = srtui(
+        "run",
+        str(suite),
+        *DASK,
+        "--jobs",
+        "2",
+        "--launcher",
+        launcher,
+        "--workspace",
+        str(workspace),
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+    )
     assert proc.returncode == 0, proc.stderr
     rows = {r["method"]: r for r in results_json(workspace)}
     sleep, hog = rows["probe-sleep"], rows["probe-memhog"]
@@ -86,20 +97,43 @@ def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path, la
 @pytest.mark.slow
 def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(
-        name="kill", tasks=("smoke-linear", "smoke-interaction"), methods=("probe-sleep",), seeds=(1, 2, 3),
-        limits={"time_s": 60, "grace_s": 1}, params={"probe-sleep": {"seconds": 3}},
+        name="kill",
+        tasks=("smoke-linear", "smoke-interaction"),
+        methods=("probe-sleep",),
+        seeds=(1, 2, 3),
+        limits={"time_s": 60, "grace_s": 1},
+        params={"probe-sleep": {"seconds": 3}},
     )
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), *DASK, "--jobs", "2", "--launcher", launcher,
-                               "--workspace", str(workspace)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            str(suite),
+            *DASK,
+            "--jobs",
+            "2",
+            "--launcher",
+            launcher,
+            "--workspace",
+            str(workspace),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # wait for a job whose worker has reported its pid: that job runs now, on a known worker
     victim_job = job_pid = None
     deadline = time.monotonic() + 90
     while victim_job is None and time.monotonic() < deadline:
         time.sleep(0.2)
         try:
-            found = db_rows(workspace, "SELECT job_id, worker_pid FROM jobs WHERE status = 'running' AND worker_pid IS NOT NULL")
+            found = db_rows(
+                workspace, "SELECT job_id, worker_pid FROM jobs WHERE status = 'running' AND worker_pid IS NOT NULL"
+            )
         except sqlite3.OperationalError:
             continue
         if found:
@@ -119,9 +153,9 @@ def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file, lau
     assert len(rows) == 6 and all(r["status"] == "ok" for r in rows), rows
     attempts = {r["job_id"]: r["attempt"] for r in rows}
     assert attempts[victim_job] == 2
-    assert db_rows(workspace, f"SELECT attempt, status FROM attempts WHERE job_id = '{victim_job}' ORDER BY attempt") == [
-        (1, "lost"), (2, "ok")
-    ]
+    assert db_rows(
+        workspace, f"SELECT attempt, status FROM attempts WHERE job_id = '{victim_job}' ORDER BY attempt"
+    ) == [(1, "lost"), (2, "ok")]
     # every job: attempts 1..n, exactly one terminal record (the last)
     for job_id, n, top, terminal in db_rows(
         workspace, "SELECT job_id, count(*), max(attempt), sum(status = 'ok') FROM attempts GROUP BY job_id"
@@ -132,10 +166,18 @@ def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file, lau
 
 @pytest.mark.slow
 def test_ctrl_c_interrupts_running_jobs_and_keeps_workers(workspace: Path, suite_file) -> None:
-    suite = suite_file(name="stop", methods=("probe-sleep",), seeds=(1, 2, 3, 4, 5), limits={"time_s": 60, "grace_s": 1})
+    suite = suite_file(
+        name="stop", methods=("probe-sleep",), seeds=(1, 2, 3, 4, 5), limits={"time_s": 60, "grace_s": 1}
+    )
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "srtui", "run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         time.sleep(0.2)
@@ -163,14 +205,33 @@ def test_running_scheduler_by_address(workspace: Path, suite_file) -> None:
 
     suite = suite_file(name="addr", methods=("probe-noop",), seeds=(1, 2))
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        refused = srtui("run", str(suite), "--backend", "dask", "--scheduler", cluster.scheduler_address, "--workspace", str(workspace))
+        refused = srtui(
+            "run",
+            str(suite),
+            "--backend",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--workspace",
+            str(workspace),
+        )
     assert refused.returncode != 0 and "ALLOWED_FAILURES=0" in refused.stderr
     assert not (workspace / "srtui.db").exists()  # refused before the store was touched
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
         LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
     ):
-        srtui("run", str(suite), "--backend", "dask", "--scheduler", cluster.scheduler_address, "--workspace", str(workspace), check=True)
+        srtui(
+            "run",
+            str(suite),
+            "--backend",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--workspace",
+            str(workspace),
+            check=True,
+        )
         assert len(cluster.scheduler.workers) == 2  # the driver leaves a shared cluster running
     rows = results_json(workspace)
     assert [r["status"] for r in rows] == ["ok", "ok"]
@@ -188,7 +249,9 @@ def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
     spec = JobSpec("s", "smoke-linear", "probe-noop", 1, Limits(time_s=7200), "fp", "v")
     payload = JobPayload(spec=spec.to_dict(), job_id=spec.job_id, attempt=1, workspace_token="retire-test")
     with (
-        LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, lifetime="1h") as cluster,
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, lifetime="1h"
+        ) as cluster,
         Client(cluster) as client,
     ):
         future = client.submit(run_on_worker, payload, "token", key="srtui-retire-test", pure=False)

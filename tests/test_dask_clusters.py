@@ -85,21 +85,34 @@ def slurm():
 def ssh_config(tmp_path: Path, sshd, python: str = PYTHON, timeout: int = 60, port: int | None = None) -> Path:
     connect = "\n".join(f"{k} = {json.dumps(v)}" for k, v in sshd.connect_options().items())
     path = tmp_path / "cluster-ssh.toml"
-    path.write_text(SSH_CONFIG.format(python=python, port=port or clusters.free_port(), timeout=timeout, connect=connect))
+    path.write_text(
+        SSH_CONFIG.format(python=python, port=port or clusters.free_port(), timeout=timeout, connect=connect)
+    )
     return path
 
 
-def slurm_config(tmp_path: Path, walltime: str = "00:10:00", python: str = PYTHON, extra: str = "", cores: int = 2) -> Path:
+def slurm_config(
+    tmp_path: Path, walltime: str = "00:10:00", python: str = PYTHON, extra: str = "", cores: int = 2
+) -> Path:
     path = tmp_path / "cluster-slurm.toml"
-    path.write_text(SLURM_CONFIG.format(walltime=walltime, python=python, extra=extra, cores=cores,
-                                        memory="2GiB" if cores == 2 else "4000MiB"))
+    path.write_text(
+        SLURM_CONFIG.format(
+            walltime=walltime, python=python, extra=extra, cores=cores, memory="2GiB" if cores == 2 else "4000MiB"
+        )
+    )
     return path
 
 
 def start_driver(suite: Path, workspace: Path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    return subprocess.Popen([PYTHON, "-m", "srtui", "run", str(suite), *args, "--workspace", str(workspace)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [PYTHON, "-m", "srtui", "run", str(suite), *args, "--workspace", str(workspace)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def wait_running(workspace: Path, n: int, driver: subprocess.Popen, timeout: float = 120) -> list[tuple[str, int]]:
@@ -110,7 +123,9 @@ def wait_running(workspace: Path, n: int, driver: subprocess.Popen, timeout: flo
         if driver.poll() is not None:
             raise AssertionError(f"the driver ended ({driver.returncode}): {driver.communicate()[1]}")
         try:
-            rows = db_rows(workspace, "SELECT job_id, worker_pid FROM jobs WHERE status = 'running' AND worker_pid IS NOT NULL")
+            rows = db_rows(
+                workspace, "SELECT job_id, worker_pid FROM jobs WHERE status = 'running' AND worker_pid IS NOT NULL"
+            )
         except sqlite3.OperationalError:
             continue
         if len(rows) >= n:
@@ -139,8 +154,7 @@ def distinct_cores(pids: list[int]) -> set[int]:
 
 def test_ssh_runs_jobs_on_distinct_cores(sshd, tmp_path: Path, suite_file, workspace: Path) -> None:
     # sleepers only: a probe-noop job could be caught running and be gone before its core is read
-    suite = suite_file(name="ssh", methods=("probe-sleep",), seeds=(1, 2, 3, 4),
-                       params={"probe-sleep": {"seconds": 4}})
+    suite = suite_file(name="ssh", methods=("probe-sleep",), seeds=(1, 2, 3, 4), params={"probe-sleep": {"seconds": 4}})
     driver = start_driver(suite, workspace, "--cluster-config", str(ssh_config(tmp_path, sshd)), *LIMITS)
     running = wait_running(workspace, 2, driver)
     if len(os.sched_getaffinity(0)) >= 2:
@@ -161,8 +175,14 @@ def test_ssh_hung_start_ends_by_deadline_and_by_ctrl_c(sshd, tmp_path: Path, sui
     hang.chmod(0o755)
     suite = suite_file(name="hang")
     t0 = time.monotonic()
-    proc = srtui("run", str(suite), "--cluster-config", str(ssh_config(tmp_path, sshd, python=str(hang), timeout=5)),
-                 "--workspace", str(workspace))
+    proc = srtui(
+        "run",
+        str(suite),
+        "--cluster-config",
+        str(ssh_config(tmp_path, sshd, python=str(hang), timeout=5)),
+        "--workspace",
+        str(workspace),
+    )
     one_line_error(proc, t0, 60, "did not start within 5 s", "no answer from 127.0.0.1")
     driver = start_driver(suite, workspace, "--cluster-config", str(ssh_config(tmp_path, sshd, python=str(hang))))
     time.sleep(4)
@@ -172,7 +192,9 @@ def test_ssh_hung_start_ends_by_deadline_and_by_ctrl_c(sshd, tmp_path: Path, sui
     assert driver.returncode == 130 and "interrupted while starting" in err, err
     assert time.monotonic() - t0 < 30
     time.sleep(1)
-    hung = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] and str(hang) in " ".join(p.info["cmdline"])]
+    hung = [
+        p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] and str(hang) in " ".join(p.info["cmdline"])
+    ]
     assert not hung, hung  # swept on the remote host (here)
     assert not [p for p in psutil.process_iter(["cmdline"]) if unique in (p.info["cmdline"] or [])]
 
@@ -186,7 +208,14 @@ def test_ssh_bad_host_and_busy_port_are_one_line(sshd, tmp_path: Path, suite_fil
         busy.listen()
         port = busy.getsockname()[1]
         t0 = time.monotonic()
-        proc = srtui("run", str(suite), "--cluster-config", str(ssh_config(tmp_path, sshd, port=port)), "--workspace", str(workspace))
+        proc = srtui(
+            "run",
+            str(suite),
+            "--cluster-config",
+            str(ssh_config(tmp_path, sshd, port=port)),
+            "--workspace",
+            str(workspace),
+        )
     one_line_error(proc, t0, 30, f"port {port} on 127.0.0.1 is in use")
     config = ssh_config(tmp_path, sshd)
     config.write_text(config.read_text().replace(f"port = {sshd.port}", f"port = {clusters.free_port()}"))
@@ -202,10 +231,27 @@ def test_ssh_bad_host_and_busy_port_are_one_line(sshd, tmp_path: Path, suite_fil
 def test_scheduler_mode_queues_then_runs_on_distinct_cores(tmp_path: Path, suite_file, workspace: Path) -> None:
     port = clusters.free_port()
     address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0", "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0"}
+    env = {
+        **os.environ,
+        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0",
+        "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0",
+    }
     dask = [PYTHON, "-m", "distributed.cli"]
-    scheduler = subprocess.Popen([*dask[:2], "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                  "--dashboard-address", ":0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    scheduler = subprocess.Popen(
+        [
+            *dask[:2],
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--dashboard-address",
+            ":0",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     worker = None
     try:
         suite = suite_file(name="sched", methods=("probe-sleep",), seeds=(1, 2), params={"probe-sleep": {"seconds": 4}})
@@ -215,8 +261,23 @@ def test_scheduler_mode_queues_then_runs_on_distinct_cores(tmp_path: Path, suite
             time.sleep(0.5)
             status = srtui("status", "--workspace", str(workspace)).stdout
         assert "queued: probe-sleep" in status and "waiting for workers 0/?" in status, status
-        worker = subprocess.Popen([*dask[:2], "distributed.cli.dask_worker", address, "--nworkers", "2", "--nthreads", "1",
-                                   "--host", "127.0.0.1", "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        worker = subprocess.Popen(
+            [
+                *dask[:2],
+                "distributed.cli.dask_worker",
+                address,
+                "--nworkers",
+                "2",
+                "--nthreads",
+                "1",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         running = wait_running(workspace, 2, driver)
         if len(os.sched_getaffinity(0)) >= 2:
             assert len(distinct_cores([pid for _, pid in running])) == 2
@@ -234,9 +295,14 @@ def test_scheduler_mode_queues_then_runs_on_distinct_cores(tmp_path: Path, suite
 
 
 def test_slurm_run_with_limits_on_the_workers(slurm, tmp_path: Path, suite_file, workspace: Path) -> None:
-    suite = suite_file(name="limits", methods=("probe-sleep", "probe-memhog", "probe-noop"),
-                       limits={"time_s": 3, "grace_s": 1, "mem_mb": 300})
-    proc = srtui("run", str(suite), "--cluster-config", str(slurm_config(tmp_path)), "--workspace", str(workspace), timeout=240)
+    suite = suite_file(
+        name="limits",
+        methods=("probe-sleep", "probe-memhog", "probe-noop"),
+        limits={"time_s": 3, "grace_s": 1, "mem_mb": 300},
+    )
+    proc = srtui(
+        "run", str(suite), "--cluster-config", str(slurm_config(tmp_path)), "--workspace", str(workspace), timeout=240
+    )
     assert proc.returncode == 0, proc.stderr
     assert "INFO" not in proc.stderr
     rows = {r["method"]: r for r in results_json(workspace)}
@@ -246,9 +312,16 @@ def test_slurm_run_with_limits_on_the_workers(slurm, tmp_path: Path, suite_file,
     assert not left_behind(workspace)
 
 
-def test_slurm_killed_worker_is_retried_and_ctrl_c_ends_the_run(slurm, tmp_path: Path, suite_file, workspace: Path) -> None:
-    suite = suite_file(name="kill", methods=("probe-sleep",), seeds=(1, 2, 3, 4, 5), limits={"time_s": 60, "grace_s": 1},
-                       params={"probe-sleep": {"seconds": 3}})
+def test_slurm_killed_worker_is_retried_and_ctrl_c_ends_the_run(
+    slurm, tmp_path: Path, suite_file, workspace: Path
+) -> None:
+    suite = suite_file(
+        name="kill",
+        methods=("probe-sleep",),
+        seeds=(1, 2, 3, 4, 5),
+        limits={"time_s": 60, "grace_s": 1},
+        params={"probe-sleep": {"seconds": 3}},
+    )
     config = slurm_config(tmp_path)
     driver = start_driver(suite, workspace, "--cluster-config", str(config), "--mem-limit", "500")
     victim, pid = wait_running(workspace, 1, driver)[0]
@@ -257,12 +330,17 @@ def test_slurm_killed_worker_is_retried_and_ctrl_c_ends_the_run(slurm, tmp_path:
     worker.kill()
     _, err = driver.communicate(timeout=240)
     assert driver.returncode == 0, err
-    assert db_rows(workspace, f"SELECT attempt, status FROM attempts WHERE job_id = '{victim}' ORDER BY attempt") == [(1, "lost"), (2, "ok")]
+    assert db_rows(workspace, f"SELECT attempt, status FROM attempts WHERE job_id = '{victim}' ORDER BY attempt") == [
+        (1, "lost"),
+        (2, "ok"),
+    ]
     assert {r["status"] for r in results_json(workspace)} == {"ok"}
 
     # Ctrl-C: dask_jobqueue's import must not take the handler away (it used to exit 0)
     again = tmp_path / "again"
-    suite = suite_file(name="stop", methods=("probe-sleep",), seeds=(1, 2, 3, 4, 5), limits={"time_s": 60, "grace_s": 1})
+    suite = suite_file(
+        name="stop", methods=("probe-sleep",), seeds=(1, 2, 3, 4, 5), limits={"time_s": 60, "grace_s": 1}
+    )
     driver = start_driver(suite, again, "--cluster-config", str(config), "--mem-limit", "500")
     wait_running(again, 2, driver)
     os.killpg(driver.pid, signal.SIGINT)
@@ -284,7 +362,9 @@ def test_slurm_killed_worker_is_retried_and_ctrl_c_ends_the_run(slurm, tmp_path:
         ("impossible", ("can never start", "PartitionConfig")),
     ],
 )
-def test_slurm_failure_paths_end_with_one_line(slurm, tmp_path: Path, suite_file, workspace: Path, case: str, fragments) -> None:
+def test_slurm_failure_paths_end_with_one_line(
+    slurm, tmp_path: Path, suite_file, workspace: Path, case: str, fragments
+) -> None:
     config = {
         "bad queue": lambda: slurm_config(tmp_path, extra='queue = "nope"'),
         "bad python": lambda: slurm_config(tmp_path, python="/nonexistent/python"),
@@ -292,7 +372,9 @@ def test_slurm_failure_paths_end_with_one_line(slurm, tmp_path: Path, suite_file
     }[case]()
     suite = suite_file(name="fail", seeds=(1, 2, 3))
     t0 = time.monotonic()
-    proc = srtui("run", str(suite), "--cluster-config", str(config), "--workspace", str(workspace), *LIMITS, timeout=200)
+    proc = srtui(
+        "run", str(suite), "--cluster-config", str(config), "--workspace", str(workspace), *LIMITS, timeout=200
+    )
     one_line_error(proc, t0, 120, *fragments)
     if (workspace / "srtui.db").exists():  # nothing claimed stays running; the next run resumes
         assert not db_rows(workspace, "SELECT 1 FROM jobs WHERE status = 'running'")
@@ -303,10 +385,24 @@ def test_slurm_lifetime_rollover_replaces_the_worker_job(slurm, tmp_path: Path, 
     # walltime 4 min: Dask draws each worker's life in 108 +- 12 s, and a worker starts no job
     # that could outlive it (25 + 1 + 60 s): it retires at an age between 10 and 34 s, while
     # five rounds of 8 s jobs need ~40 s, so srtui must submit a new SLURM job to finish
-    suite = suite_file(name="roll", methods=("probe-sleep",), seeds=tuple(range(1, 11)),
-                       limits={"time_s": 25, "grace_s": 1}, params={"probe-sleep": {"seconds": 8}})
-    proc = srtui("run", str(suite), "--cluster-config", str(slurm_config(tmp_path, walltime="00:04:00")),
-                 "--workspace", str(workspace), "--mem-limit", "500", timeout=400)
+    suite = suite_file(
+        name="roll",
+        methods=("probe-sleep",),
+        seeds=tuple(range(1, 11)),
+        limits={"time_s": 25, "grace_s": 1},
+        params={"probe-sleep": {"seconds": 8}},
+    )
+    proc = srtui(
+        "run",
+        str(suite),
+        "--cluster-config",
+        str(slurm_config(tmp_path, walltime="00:04:00")),
+        "--workspace",
+        str(workspace),
+        "--mem-limit",
+        "500",
+        timeout=400,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = results_json(workspace)
     assert [r["status"] for r in rows] == ["ok"] * 10 and {r["attempt"] for r in rows} == {1}, rows  # no attempt spent

@@ -210,11 +210,27 @@ def test_dry_run_checks_the_cluster_config_and_shows_its_slots(tmp_path: Path) -
 
     config = write(tmp_path, SLURM.replace('"32GB"', '"32GiB"'))
     ws = str(tmp_path / "ws")
-    shown = srtui("run", "smoke", "--cluster-config", str(config), "--time-limit", "600", "--mem-limit", "4096", "--dry-run", "--workspace", ws)
+    shown = srtui(
+        "run",
+        "smoke",
+        "--cluster-config",
+        str(config),
+        "--time-limit",
+        "600",
+        "--mem-limit",
+        "4096",
+        "--dry-run",
+        "--workspace",
+        ws,
+    )
     assert shown.returncode == 0, shown.stderr
     assert f"24 slots on a SLURM cluster ({config})" in shown.stdout
-    refused = srtui("run", "smoke", "--cluster-config", str(config), "--time-limit", "36000", "--dry-run", "--workspace", ws)
-    assert refused.returncode != 0 and "raise walltime" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    refused = srtui(
+        "run", "smoke", "--cluster-config", str(config), "--time-limit", "36000", "--dry-run", "--workspace", ws
+    )
+    assert (
+        refused.returncode != 0 and "raise walltime" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    )
     local = srtui("run", "smoke", "--backend", "local", "--cluster", "local", "--dry-run", "--workspace", ws)
     assert local.returncode != 0 and "need --backend dask" in local.stderr
     assert not (tmp_path / "ws").exists()

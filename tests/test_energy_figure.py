@@ -29,8 +29,10 @@ def energy_demo(tmp_path_factory) -> Workspace:
     ws = seed_demo(tmp_path_factory.mktemp("energy") / "ws")
     with sqlite3.connect(ws.db_path) as conn:
         for method, (fit_s, energy_j, how) in FIGURES.items():
-            conn.execute("UPDATE jobs SET fit_s = ?, energy_j = ?, energy_method = ? WHERE method = ?",
-                         (fit_s, energy_j, how, method))
+            conn.execute(
+                "UPDATE jobs SET fit_s = ?, energy_j = ?, energy_method = ? WHERE method = ?",
+                (fit_s, energy_j, how, method),
+            )
     return ws
 
 

@@ -31,8 +31,22 @@ def one(rows: list[dict], **where) -> dict:
 
 def test_sleep_times_out_and_leaves_nothing(workspace: Path, launcher: str) -> None:
     t0 = time.monotonic()
-    proc = srtui("run", "--launcher", launcher, "smoke", "--methods", "probe-sleep", "--tasks", "smoke-linear", "--time-limit", "3",
-                 "--grace", "1", "--workspace", str(workspace))
+    proc = srtui(
+        "run",
+        "--launcher",
+        launcher,
+        "smoke",
+        "--methods",
+        "probe-sleep",
+        "--tasks",
+        "smoke-linear",
+        "--time-limit",
+        "3",
+        "--grace",
+        "1",
+        "--workspace",
+        str(workspace),
+    )
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - t0 < 30
     row = one(results_json(workspace), method="probe-sleep")
@@ -62,8 +76,19 @@ def test_memhog_is_oom_and_neighbours_carry_on(workspace: Path, suite_file, laun
 
 def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path, launcher: str) -> None:
     pidfile = tmp_path / "escapee.pid"
-    proc = srtui("run", "--launcher", launcher, "smoke", "--methods", "probe-escape", "--tasks", "smoke-linear", "--workspace", str(workspace),
-                 env={"SRTUI_PROBE_PIDFILE": str(pidfile)})
+    proc = srtui(
+        "run",
+        "--launcher",
+        launcher,
+        "smoke",
+        "--methods",
+        "probe-escape",
+        "--tasks",
+        "smoke-linear",
+        "--workspace",
+        str(workspace),
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+    )
     assert proc.returncode == 0, proc.stderr
     assert one(results_json(workspace), method="probe-escape")["status"] == "ok"
     pid = int(pidfile.read_text())
@@ -80,7 +105,18 @@ def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path, launcher:
 
 
 def test_crash_records_the_signal(workspace: Path, launcher: str) -> None:
-    proc = srtui("run", "--launcher", launcher, "smoke", "--methods", "probe-crash", "--tasks", "smoke-linear", "--workspace", str(workspace))
+    proc = srtui(
+        "run",
+        "--launcher",
+        launcher,
+        "smoke",
+        "--methods",
+        "probe-crash",
+        "--tasks",
+        "smoke-linear",
+        "--workspace",
+        str(workspace),
+    )
     assert proc.returncode == 0, proc.stderr
     row = one(results_json(workspace), method="probe-crash")
     assert row["status"] == "crashed"
@@ -91,7 +127,19 @@ def test_crash_records_the_signal(workspace: Path, launcher: str) -> None:
 
 
 def test_bad_model_is_never_evaluated(workspace: Path, tmp_path: Path, launcher: str) -> None:
-    proc = srtui("run", "--launcher", launcher, "smoke", "--methods", "probe-badmodel", "--tasks", "smoke-linear", "--workspace", str(workspace), cwd=tmp_path)
+    proc = srtui(
+        "run",
+        "--launcher",
+        launcher,
+        "smoke",
+        "--methods",
+        "probe-badmodel",
+        "--tasks",
+        "smoke-linear",
+        "--workspace",
+        str(workspace),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     row = one(results_json(workspace), method="probe-badmodel")
     assert row["status"] == "invalid_model"
@@ -120,8 +168,24 @@ def test_cpu_time_limit(workspace: Path, tmp_path: Path, launcher: str) -> None:
         "def model(est, X=None):\n"
         "    return '0'\n"
     )
-    proc = srtui("run", "--launcher", launcher, "smoke", "--methods", "busy", "--method-dir", str(folder), "--tasks", "smoke-linear",
-                 "--time-limit", "30", "--cpu-limit", "2", "--workspace", str(workspace))
+    proc = srtui(
+        "run",
+        "--launcher",
+        launcher,
+        "smoke",
+        "--methods",
+        "busy",
+        "--method-dir",
+        str(folder),
+        "--tasks",
+        "smoke-linear",
+        "--time-limit",
+        "30",
+        "--cpu-limit",
+        "2",
+        "--workspace",
+        str(workspace),
+    )
     assert proc.returncode == 0, proc.stderr
     row = one(results_json(workspace), method="busy")
     assert row["status"] == "cpu_timeout", row

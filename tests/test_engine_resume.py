@@ -40,13 +40,33 @@ def test_rerun_skips_done_jobs_and_new_params_make_new_jobs(workspace: Path, sui
 @pytest.mark.slow
 def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(
-        name="crashy", tasks=("smoke-linear", "smoke-interaction"), methods=("probe-noop", "probe-sleep"),
-        seeds=tuple(range(1, 11)), limits={"time_s": 20, "grace_s": 1}, params={"probe-sleep": {"seconds": 0.6}},
+        name="crashy",
+        tasks=("smoke-linear", "smoke-interaction"),
+        methods=("probe-noop", "probe-sleep"),
+        seeds=tuple(range(1, 11)),
+        limits={"time_s": 20, "grace_s": 1},
+        params={"probe-sleep": {"seconds": 0.6}},
     )
     env = dict(os.environ)
     env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "--launcher",
+            launcher,
+            str(suite),
+            "--jobs",
+            "2",
+            "--workspace",
+            str(workspace),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     # wait until some jobs are done and some are running, then kill the driver outright
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -84,7 +104,9 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file, launche
     # the jobs that were running when the driver died were recorded lost, then retried
     lost = db_rows(workspace, "SELECT job_id, attempt FROM attempts WHERE status = 'lost'")
     for job_id, attempt in lost:
-        assert db_rows(workspace, f"SELECT attempt, status FROM jobs WHERE job_id = '{job_id}'") == [(attempt + 1, "ok")]
+        assert db_rows(workspace, f"SELECT attempt, status FROM jobs WHERE job_id = '{job_id}'") == [
+            (attempt + 1, "ok")
+        ]
     # each job's attempts are numbered 1..n, and exactly the last is its terminal record
     counts = db_rows(workspace, "SELECT job_id, count(*), max(attempt) FROM attempts GROUP BY job_id")
     assert all(n == top for _, n, top in counts)
@@ -101,7 +123,10 @@ def _started_by(driver_pid: int) -> list[int]:
     found = []
     for proc in psutil.process_iter():
         try:
-            if proc.environ().get("SRTUI_DRIVER", "").startswith(f"{driver_pid}:") and proc.status() != psutil.STATUS_ZOMBIE:
+            if (
+                proc.environ().get("SRTUI_DRIVER", "").startswith(f"{driver_pid}:")
+                and proc.status() != psutil.STATUS_ZOMBIE
+            ):
                 found.append(proc.pid)
         except psutil.Error:
             continue
@@ -112,8 +137,24 @@ def test_status_json_answers_during_a_run(workspace: Path, suite_file, launcher:
     suite = suite_file(methods=("probe-sleep",), seeds=(1, 2), params={"probe-sleep": {"seconds": 4}})
     env = dict(os.environ)
     env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "--launcher",
+            launcher,
+            str(suite),
+            "--jobs",
+            "2",
+            "--workspace",
+            str(workspace),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         seen_running = False
         deadline = time.monotonic() + 30

@@ -17,7 +17,16 @@ from results.store import Store, StoreError, needs_run
 
 
 def spec(**changes) -> JobSpec:
-    base: dict[str, Any] = dict(suite="s", task="t", method="m", seed=1, limits=Limits(time_s=10), data_fingerprint="abc", method_version="1", params={"a": 1})
+    base: dict[str, Any] = dict(
+        suite="s",
+        task="t",
+        method="m",
+        seed=1,
+        limits=Limits(time_s=10),
+        data_fingerprint="abc",
+        method_version="1",
+        params={"a": 1},
+    )
     base.update(changes)
     return JobSpec(**base)
 
@@ -26,8 +35,14 @@ def test_job_id_is_stable_and_covers_every_field() -> None:
     assert spec().job_id == spec().job_id == JobSpec.from_dict(spec().to_dict()).job_id
     assert spec(params={"a": 1}).job_id == JobSpec(**{**spec().__dict__, "params": {"a": 1}}).job_id
     variants = [
-        spec(suite="s2"), spec(task="t2"), spec(method="m2"), spec(seed=2), spec(limits=Limits(time_s=11)),
-        spec(data_fingerprint="abd"), spec(method_version="2"), spec(params={"a": 2}),
+        spec(suite="s2"),
+        spec(task="t2"),
+        spec(method="m2"),
+        spec(seed=2),
+        spec(limits=Limits(time_s=11)),
+        spec(data_fingerprint="abd"),
+        spec(method_version="2"),
+        spec(params={"a": 2}),
     ]
     ids = {v.job_id for v in variants} | {spec().job_id}
     assert len(ids) == len(variants) + 1
@@ -94,12 +109,17 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
             conn.execute(f"ALTER TABLE jobs DROP COLUMN {newer}")
         conn.execute("ALTER TABLE runs DROP COLUMN queued")  # added by v7
         conn.execute("PRAGMA user_version = 3")
-    out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws.root)],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws.root)],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0 and json.loads(out.stdout) == [], out.stderr
     store = Store(ws)
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
-    assert {"method_notes", "energy_j", "energy_method"} <= {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
+    assert {"method_notes", "energy_j", "energy_method"} <= {
+        row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")
+    }
 
 
 def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> None:
@@ -118,7 +138,10 @@ def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> Non
     with store.transaction() as c:
         c.execute("INSERT INTO review_events (session, event, at) VALUES ('s', 'add_expert', 't')")
     assert store.conn.execute("SELECT seq, event FROM review_events").fetchall() == [
-        (1, "create"), (2, "close"), (3, "add_expert")]
+        (1, "create"),
+        (2, "close"),
+        (3, "add_expert"),
+    ]
     for sql in ("UPDATE review_events SET actor = 'x'", "DELETE FROM review_events"):
         with pytest.raises(sqlite3.IntegrityError, match="cannot be"), store.transaction() as c:
             c.execute(sql)
@@ -192,8 +215,11 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
 
     env = {**os.environ, proctree.TOKEN_ENV: "ws:test-escapee"}
     root = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
-    hog = subprocess.Popen([sys.executable, "-c", "b = bytearray(200 * 2**20); print(flush=True); import time; time.sleep(30)"],
-                           env=env, stdout=subprocess.PIPE)
+    hog = subprocess.Popen(
+        [sys.executable, "-c", "b = bytearray(200 * 2**20); print(flush=True); import time; time.sleep(30)"],
+        env=env,
+        stdout=subprocess.PIPE,
+    )
     try:
         assert hog.stdout is not None
         hog.stdout.readline()  # the 200 MB are allocated

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from engine.errors import SrtuiError
 from results.export import (
     latex_body,
     latex_escape,
@@ -20,16 +21,19 @@ from results.export import (
 from results.scoring import score
 from results.tables import normalise, read_runs_csv
 from srtui.cli import app
-from engine.errors import SrtuiError
 
 
 def runs():
-    return normalise(pd.DataFrame([
-        dict(task="t_1", method="a_b&c%", seed=0, r2_test=0.9, size=5),
-        dict(task="t_1", method="linear", seed=0, r2_test=0.8, size=3),
-        dict(task="t#2", method="a_b&c%", seed=0, r2_test=np.nan, size=5, status="timeout"),
-        dict(task="t#2", method="linear", seed=0, r2_test=0.7, size=3),
-    ]))
+    return normalise(
+        pd.DataFrame(
+            [
+                dict(task="t_1", method="a_b&c%", seed=0, r2_test=0.9, size=5),
+                dict(task="t_1", method="linear", seed=0, r2_test=0.8, size=3),
+                dict(task="t#2", method="a_b&c%", seed=0, r2_test=np.nan, size=5, status="timeout"),
+                dict(task="t#2", method="linear", seed=0, r2_test=0.7, size=3),
+            ]
+        )
+    )
 
 
 def _unescaped_amps(line: str) -> int:
@@ -73,13 +77,23 @@ def test_csv_roundtrip_and_json_metadata(tmp_path):
 
 def test_cli_score_from_csv_and_errors(tmp_path):
     path = tmp_path / "srbench.csv"
-    pd.DataFrame({"dataset": ["d1", "d1", "d2", "d2"], "algorithm": ["linear", "x", "linear", "x"],
-                  "random_state": [0] * 4, "r2_test": [0.5, 0.9, 0.5, np.nan]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "dataset": ["d1", "d1", "d2", "d2"],
+            "algorithm": ["linear", "x", "linear", "x"],
+            "random_state": [0] * 4,
+            "r2_test": [0.5, 0.9, 0.5, np.nan],
+        }
+    ).to_csv(path, index=False)
     runner = CliRunner()
-    res = runner.invoke(app, ["score", "srbench2022-qualification", "--from-csv", str(path), "--format", "csv",
-                              "-o", "profile=corrected"])
+    res = runner.invoke(
+        app,
+        ["score", "srbench2022-qualification", "--from-csv", str(path), "--format", "csv", "-o", "profile=corrected"],
+    )
     assert res.exit_code == 0, res.output
-    assert res.output.startswith("# srbench2022-qualification (profile: corrected; options: baseline=linear, agg=median; srtui")
+    assert res.output.startswith(
+        "# srbench2022-qualification (profile: corrected; options: baseline=linear, agg=median; srtui"
+    )
     # x: rank 2 on d1 and the failed run ranks worst (1) on d2; linear 1 then 2: both 1.5, a tie
     # with the baseline qualifies; the failed run is counted
     assert "\nx,1.5,0.9,2,1,yes\n" in res.output and "\nlinear,1.5,0.5,2,0,baseline\n" in res.output
@@ -90,8 +104,9 @@ def test_cli_score_from_csv_and_errors(tmp_path):
 
 
 def test_cli_expr_reports_the_bingo_symbolic_solution():
-    res = CliRunner().invoke(app, ["expr", "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37",
-                                   "--truth", "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1", "--json"])
+    res = CliRunner().invoke(
+        app, ["expr", "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37", "--truth", "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1", "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["features"] == ["x1", "x2"]
@@ -108,7 +123,17 @@ def test_rescore_and_export_a_real_workspace(tmp_path):
     from conftest import srtui
 
     ws = tmp_path / "ws"
-    srtui("run", "smoke", "--methods", "linear", "--tasks", "smoke-linear,smoke-interaction", "--workspace", str(ws), check=True)
+    srtui(
+        "run",
+        "smoke",
+        "--methods",
+        "linear",
+        "--tasks",
+        "smoke-linear,smoke-interaction",
+        "--workspace",
+        str(ws),
+        check=True,
+    )
     # `srtui run` computes the metrics at its end: nothing is missing afterwards
     again = srtui("rescore", "--workspace", str(ws), check=True)
     assert "metrics of 0 job(s)" in again.stdout

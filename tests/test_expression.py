@@ -73,7 +73,12 @@ def test_function_whitelist_and_arity():
     cases = {
         "sin(a)+cos(b)+tan(a)": np.sin(a) + np.cos(b) + np.tan(a),
         "exp(a)+log(b)+sqrt(b)+abs(-a)": np.exp(a) + np.log(b) + np.sqrt(b) + a,
-        "tanh(a)+asin(a)+acos(a)+atan(b)+sinh(a)+cosh(b)": np.tanh(a) + np.arcsin(a) + np.arccos(a) + np.arctan(b) + np.sinh(a) + np.cosh(b),
+        "tanh(a)+asin(a)+acos(a)+atan(b)+sinh(a)+cosh(b)": np.tanh(a)
+        + np.arcsin(a)
+        + np.arccos(a)
+        + np.arctan(b)
+        + np.sinh(a)
+        + np.cosh(b),
         "pow(a, b) + max(a, b, 0.5) + min(a, b) + sign(-b)": a**b + 0.7 + 0.3 - 1,
         "erf(a) + square(b) + cube(a)": 0.328626759 + b**2 + a**3,
         "log10(b) + log2(b) + exp2(a)": np.log10(b) + np.log2(b) + 2**a,

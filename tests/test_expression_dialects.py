@@ -41,14 +41,22 @@ def test_python_dialect_reads_task_ground_truth():
 
 
 @pytest.mark.skipif(not _installed("pyoperon"), reason="pyoperon is not installed")
-@pytest.mark.parametrize("symbols", ["add,sub,mul,div,constant,variable,sin,exp,log,sqrt,cbrt,square", "add,mul,aq,pow,fmin,fmax,abs,tanh,constant,variable"])
+@pytest.mark.parametrize(
+    "symbols",
+    [
+        "add,sub,mul,div,constant,variable,sin,exp,log,sqrt,cbrt,square",
+        "add,mul,aq,pow,fmin,fmax,abs,tanh,constant,variable",
+    ],
+)
 def test_pyoperon_strings_match_predict(symbols):
     from pyoperon.sklearn import SymbolicRegressor
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(80, 3))
     y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.5
-    est = SymbolicRegressor(generations=5, population_size=50, max_length=30, n_threads=1, random_state=1, allowed_symbols=symbols)
+    est = SymbolicRegressor(
+        generations=5, population_size=50, max_length=30, n_threads=1, random_state=1, allowed_symbols=symbols
+    )
     est.fit(X, y)
     pred = est.predict(X)  # pyoperon evaluates in float32
     for names in (None, NAMES):  # X1.. numbering (from 1) and the feature names
@@ -79,14 +87,18 @@ def test_gplearn_programs_match_predict_exactly():
     fs = ("add", "sub", "mul", "div", "sqrt", "log", "abs", "neg", "inv", "max", "min", "sin", "cos", "tan")
     seen: set[str] = set()
     for seed in range(4):
-        est = SymbolicRegressor(population_size=150, generations=3, function_set=fs, random_state=seed, init_depth=(3, 6))
+        est = SymbolicRegressor(
+            population_size=150, generations=3, function_set=fs, random_state=seed, init_depth=(3, 6)
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X, y)
         prog = est._program
         # full-precision printing of the unrounded program is the model itself
         full = program_to_expression(prog.program, NAMES)
-        np.testing.assert_allclose(parse_expression(full, NAMES, "gplearn").evaluate(X), est.predict(X), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            parse_expression(full, NAMES, "gplearn").evaluate(X), est.predict(X), rtol=0, atol=1e-12
+        )
         # gplearn prints constants with '%.3f': round the program's constants the same way so
         # the printed string *is* the model, then demand exact agreement with predict
         prog.program = [float(f"{n:.3f}") if isinstance(n, float) else n for n in prog.program]
@@ -181,17 +193,21 @@ ITEA_X = np.array(
 ITEA_CASES = [
     (
         "0.0*exp(x_0^2 * x_1^-2) + 2.113*id(x_0^2 * x_1^-1) + 0.083*log(x_0 * x_1) + -0.373*id(x_0 * x_1^-1) + 2.079",
-        "1.2270502544e-07*exp(x_0^2 * x_1^-2) + 2.112964400405134*id(x_0^2 * x_1^-1) + " "0.08278682018451777*log(x_0 * x_1) + -0.3725802697917263*id(x_0 * x_1^-1) + 2.079303870977254",
+        "1.2270502544e-07*exp(x_0^2 * x_1^-2) + 2.112964400405134*id(x_0^2 * x_1^-1) + "
+        "0.08278682018451777*log(x_0 * x_1) + -0.3725802697917263*id(x_0 * x_1^-1) + 2.079303870977254",
         [6.450195624523309, 2.848767039072921, 5.177103151477822, 4.451642149066993],
     ),
     (
-        "-10.254*id(x_1^-1) + 1.226*id(x_0^2 * x_1^-2) + " "-3.329*log(x_0^-1 * x_1^2) + 1.992*id(x_0^-1 * x_1^-1) + 11.244",
-        "-10.2540941437144*id(x_1^-1) + 1.2258885469009924*id(x_0^2 * x_1^-2) + -3.329357444151152*log(x_0^-1 " "* x_1^2) + 1.9917863503633018*id(x_0^-1 * x_1^-1) + 11.244071895343868",
+        "-10.254*id(x_1^-1) + 1.226*id(x_0^2 * x_1^-2) + "
+        "-3.329*log(x_0^-1 * x_1^2) + 1.992*id(x_0^-1 * x_1^-1) + 11.244",
+        "-10.2540941437144*id(x_1^-1) + 1.2258885469009924*id(x_0^2 * x_1^-2) + -3.329357444151152*log(x_0^-1 "
+        "* x_1^2) + 1.9917863503633018*id(x_0^-1 * x_1^-1) + 11.244071895343868",
         [6.511705531304969, 2.239220501436016, 5.056144039356432, 4.695275501480393],
     ),
     (
         "2.009*id(x_0^2 * x_1^-1) + -2.899*sqrt.abs(x_1) + 0.941*log(x_1^2) + 0.032*log(x_0^-1) + 4.749",
-        "2.008615657505939*id(x_0^2 * x_1^-1) + -2.8991276385989933*sqrt.abs(x_1) + " "0.9411854414706388*log(x_1^2) + 0.03161976502479136*log(x_0^-1) + 4.749470542972237",
+        "2.008615657505939*id(x_0^2 * x_1^-1) + -2.8991276385989933*sqrt.abs(x_1) + "
+        "0.9411854414706388*log(x_1^2) + 0.03161976502479136*log(x_0^-1) + 4.749470542972237",
         [6.4947268713379875, 2.6604127858261766, 5.12493908723021, 4.46068378366038],
     ),
 ]

@@ -34,7 +34,9 @@ def parse_or_error(text: str, dialect: str = "python") -> ParsedExpression | Non
 
 
 # -- random strings ------------------------------------------------------------------------------
-ALPHABET = st.sampled_from([*list("x012.e+-*/^|()[], _'\"abcdsinlogXpw:;=<>!@#$%&~`{}\\\n\t"), "x0", "sin(", "**", "id(", "__"])
+ALPHABET = st.sampled_from(
+    [*list("x012.e+-*/^|()[], _'\"abcdsinlogXpw:;=<>!@#$%&~`{}\\\n\t"), "x0", "sin(", "**", "id(", "__"]
+)
 
 
 @SETTINGS
@@ -53,7 +55,19 @@ def test_random_unicode_parse_or_raise_expression_error(text, dialect):
 
 
 # -- random ASTs of allowed and forbidden nodes ----------------------------------------------------
-ALLOWED_FUNCS = {"sin": 1, "cos": 1, "exp": 1, "log": 1, "sqrt": 1, "abs": 1, "tanh": 1, "pow": 2, "max": 2, "min": 2, "square": 1}
+ALLOWED_FUNCS = {
+    "sin": 1,
+    "cos": 1,
+    "exp": 1,
+    "log": 1,
+    "sqrt": 1,
+    "abs": 1,
+    "tanh": 1,
+    "pow": 2,
+    "max": 2,
+    "min": 2,
+    "square": 1,
+}
 leaf_allowed = st.one_of(
     st.sampled_from([*FEATURES, "pi", "e"]).map(lambda n: ast.Name(n, ast.Load())),
     st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: ast.Constant(abs(v))),

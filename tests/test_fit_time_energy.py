@@ -41,7 +41,10 @@ def test_every_ok_job_has_energy_and_its_method(workspace: Path, suite_file) -> 
         assert row["energy_j"] > 0
         if row["energy_method"] == "estimate":
             # the fit's share of the job: at most the whole job's CPU time and peak memory
-            whole_job = row["cpu_s"] * energy.cpu_watts_per_core() + energy.RAM_W_PER_GIB * row["peak_rss_mb"] / 1024 * row["wall_s"]
+            whole_job = (
+                row["cpu_s"] * energy.cpu_watts_per_core()
+                + energy.RAM_W_PER_GIB * row["peak_rss_mb"] / 1024 * row["wall_s"]
+            )
             assert row["energy_j"] < whole_job
     csv_out = srtui("results", "--workspace", str(workspace), check=True).stdout
     assert "energy_j" in csv_out.splitlines()[0] and "energy_method" in csv_out.splitlines()[0]
@@ -93,8 +96,9 @@ def test_results_summary_gives_median_energy_and_training_time_per_method(worksp
     import json
     import statistics
 
-    suite = suite_file(name="summary", methods=("linear", "probe-sleep"), seeds=(1, 2, 3),
-                       params={"probe-sleep": {"seconds": 0.3}})
+    suite = suite_file(
+        name="summary", methods=("linear", "probe-sleep"), seeds=(1, 2, 3), params={"probe-sleep": {"seconds": 0.3}}
+    )
     srtui("run", str(suite), "--jobs", "2", "--workspace", str(workspace), check=True)
     rows = results_json(workspace)
     out = srtui("results", "--summary", "--format", "json", "--workspace", str(workspace), check=True)
@@ -121,12 +125,14 @@ def test_method_medians_reports_mixed_measurements_and_skips_unmeasured_runs() -
 
     from results.resources import method_medians
 
-    runs = pd.DataFrame({
-        "method": ["a", "a", "a", "b", "b"],
-        "energy_j": [1.0, 3.0, None, 10.0, 20.0],
-        "energy_method": ["rapl", "estimate", None, "estimate", "estimate"],
-        "fit_s": [0.1, 0.3, 9.0, 1.0, 2.0],
-    })
+    runs = pd.DataFrame(
+        {
+            "method": ["a", "a", "a", "b", "b"],
+            "energy_j": [1.0, 3.0, None, 10.0, 20.0],
+            "energy_method": ["rapl", "estimate", None, "estimate", "estimate"],
+            "fit_s": [0.1, 0.3, 9.0, 1.0, 2.0],
+        }
+    )
     table = method_medians(runs)
     assert list(table["method"]) == ["b", "a"]  # highest median energy first
     a = table.set_index("method").loc["a"]

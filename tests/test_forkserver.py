@@ -137,8 +137,18 @@ def _suite(tmp_path: Path, fork_safe: bool) -> Path:
 def _run(tmp_path: Path, folders: list[Path], launcher: str) -> tuple[list[dict], Path]:
     out = tmp_path / f"out-{launcher}"
     out.mkdir()
-    args = ["run", str(_suite(tmp_path, True)), "--methods", "linear,probe-forks,importer,threads,forker",
-            "--jobs", "2", "--launcher", launcher, "--workspace", str(tmp_path / f"ws-{launcher}")]
+    args = [
+        "run",
+        str(_suite(tmp_path, True)),
+        "--methods",
+        "linear,probe-forks,importer,threads,forker",
+        "--jobs",
+        "2",
+        "--launcher",
+        launcher,
+        "--workspace",
+        str(tmp_path / f"ws-{launcher}"),
+    ]
     for folder in folders:
         args += ["--method-dir", str(folder)]
     proc = srtui(*args, env={"SRTUI_TEST_OUT": str(out)})
@@ -163,14 +173,33 @@ def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Pa
 
 def test_folders_run_exec_unless_the_suite_says_they_are_fork_safe(tmp_path: Path, folders: list[Path]) -> None:
     for fork_safe, expected in ((False, "fork for linear, probe-forks;"), (True, "fork for forker, importer, linear")):
-        args = ["run", str(_suite(tmp_path, fork_safe)), "--methods", "linear,probe-forks,importer,threads,forker",
-                "--dry-run", "--workspace", str(tmp_path / "ws")]
+        args = [
+            "run",
+            str(_suite(tmp_path, fork_safe)),
+            "--methods",
+            "linear,probe-forks,importer,threads,forker",
+            "--dry-run",
+            "--workspace",
+            str(tmp_path / "ws"),
+        ]
         for folder in folders:
             args += ["--method-dir", str(folder)]
         proc = srtui(*args, check=True)
         assert expected in proc.stdout, proc.stdout
-    forced = srtui("run", str(_suite(tmp_path, False)), "--methods", "importer", "--method-dir", str(folders[0]),
-                   "--launcher", "fork", "--dry-run", "--workspace", str(tmp_path / "ws"), check=True)
+    forced = srtui(
+        "run",
+        str(_suite(tmp_path, False)),
+        "--methods",
+        "importer",
+        "--method-dir",
+        str(folders[0]),
+        "--launcher",
+        "fork",
+        "--dry-run",
+        "--workspace",
+        str(tmp_path / "ws"),
+        check=True,
+    )
     assert "importer is not declared fork-safe" in forced.stderr
 
 
@@ -214,8 +243,14 @@ def _driver(tmp_path: Path, method: str) -> subprocess.Popen:
     script = tmp_path / "driver.py"
     script.write_text(_DRIVER)
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, str(script), str(tmp_path), method], env=env, cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path), method],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_a_crashed_or_leaking_server_is_replaced(tmp_path: Path) -> None:
@@ -245,5 +280,5 @@ def test_server_and_its_jobs_die_with_the_driver(tmp_path: Path) -> None:
     finally:
         driver.send_signal(signal.SIGKILL)
         driver.wait()
-    gone, alive = psutil.wait_procs([server, *jobs], timeout=10)
+    _gone, alive = psutil.wait_procs([server, *jobs], timeout=10)
     assert not alive, alive

@@ -22,17 +22,20 @@ def refused(proc: subprocess.CompletedProcess, *words: str) -> None:
         assert word in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--grace", "1e300"], ["grace_s", "at most 60"]),
-    (["--grace", "61"], ["grace_s"]),
-    (["--cpu-limit", "1e300"], ["cpu_s", "at most"]),
-    (["--time-limit", "nan"], ["time_s", "positive"]),
-    (["--time-limit", "inf"], ["time_s"]),
-    (["--mem-limit", "1e300"], ["mem_mb"]),
-    (["--seeds", "2000000"], ["--seeds", "1000"]),
-    (["--jobs", "100000"], ["--jobs"]),
-    (["--jobs", str(len(usable_cores()) + 1)], ["usable core", "--oversubscribe"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--grace", "1e300"], ["grace_s", "at most 60"]),
+        (["--grace", "61"], ["grace_s"]),
+        (["--cpu-limit", "1e300"], ["cpu_s", "at most"]),
+        (["--time-limit", "nan"], ["time_s", "positive"]),
+        (["--time-limit", "inf"], ["time_s"]),
+        (["--mem-limit", "1e300"], ["mem_mb"]),
+        (["--seeds", "2000000"], ["--seeds", "1000"]),
+        (["--jobs", "100000"], ["--jobs"]),
+        (["--jobs", str(len(usable_cores()) + 1)], ["usable core", "--oversubscribe"]),
+    ],
+)
 def test_run_ceilings(workspace: Path, args: list[str], words: list[str]) -> None:
     t0 = time.monotonic()
     refused(srtui("run", "smoke", "--tasks", "smoke-linear", "--dry-run", *args, "--workspace", str(workspace)), *words)
@@ -41,14 +44,31 @@ def test_run_ceilings(workspace: Path, args: list[str], words: list[str]) -> Non
 
 
 def test_oversubscribe_is_explicit(workspace: Path) -> None:
-    proc = srtui("run", "smoke", "--tasks", "smoke-linear", "--methods", "probe-noop", "--dry-run",
-                 "--jobs", str(len(usable_cores()) + 1), "--oversubscribe", "--workspace", str(workspace))
+    proc = srtui(
+        "run",
+        "smoke",
+        "--tasks",
+        "smoke-linear",
+        "--methods",
+        "probe-noop",
+        "--dry-run",
+        "--jobs",
+        str(len(usable_cores()) + 1),
+        "--oversubscribe",
+        "--workspace",
+        str(workspace),
+    )
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["expr", "x0 + 1", "--timeout", "1e300"], ["expr", "x0 + 1", "--timeout", "nan"], ["rescore", "--timeout", "inf"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["expr", "x0 + 1", "--timeout", "1e300"],
+        ["expr", "x0 + 1", "--timeout", "nan"],
+        ["rescore", "--timeout", "inf"],
+    ],
+)
 def test_timeouts_are_finite_and_positive(workspace: Path, args: list[str]) -> None:
     refused(srtui(*args, *(["--workspace", str(workspace)] if args[0] == "rescore" else [])), "--timeout")
 
@@ -59,7 +79,9 @@ def test_score_from_csv_with_text_scores(tmp_path: Path) -> None:
     refused(srtui("score", "wilcoxon", "--from-csv", str(runs)), "r2_test", "hello")
 
 
-@pytest.mark.parametrize("n_columns, name, words", [(20_000, "a", ["20001 columns"]), (1_000_000, "column", ["header line"])])
+@pytest.mark.parametrize(
+    "n_columns, name, words", [(20_000, "a", ["20001 columns"]), (1_000_000, "column", ["header line"])]
+)
 def test_tasks_add_checks_the_header_first(workspace: Path, tmp_path: Path, n_columns: int, name: str, words) -> None:
     wide = tmp_path / "wide.csv"
     with open(wide, "w") as fh:
@@ -93,9 +115,27 @@ def test_a_100_mb_model_is_stored_truncated_and_the_driver_stays_small(workspace
     folder = tmp_path / "huge"
     folder.mkdir()
     (folder / "regressor.py").write_text(HUGE)
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", "smoke", "--methods", "huge", "--method-dir", str(folder),
-                               "--tasks", "smoke-linear", "--workspace", str(workspace)], cwd=REPO,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "smoke",
+            "--methods",
+            "huge",
+            "--method-dir",
+            str(folder),
+            "--tasks",
+            "smoke-linear",
+            "--workspace",
+            str(workspace),
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     me, peak = psutil.Process(driver.pid), 0
     while driver.poll() is None:
         try:
@@ -132,9 +172,29 @@ def test_a_second_sigterm_kills_at_once_whatever_the_grace(workspace: Path) -> N
     import signal
     import sqlite3
 
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", "smoke", "--methods", "probe-sleep", "--tasks", "smoke-linear",
-                               "--time-limit", "300", "--grace", "60", "--workspace", str(workspace)], cwd=REPO,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "smoke",
+            "--methods",
+            "probe-sleep",
+            "--tasks",
+            "smoke-linear",
+            "--time-limit",
+            "300",
+            "--grace",
+            "60",
+            "--workspace",
+            str(workspace),
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # until its worker runs and ignores SIGTERM (slow to get there under load)
         time.sleep(0.2)

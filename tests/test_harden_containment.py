@@ -24,11 +24,24 @@ def wait_gone(pid: int, timeout: float = 5.0) -> bool:
     return not alive(pid)
 
 
-def test_environment_cleared_double_forked_escapee_is_killed_and_counted(workspace: Path, suite_file, tmp_path: Path, launcher: str) -> None:
+def test_environment_cleared_double_forked_escapee_is_killed_and_counted(
+    workspace: Path, suite_file, tmp_path: Path, launcher: str
+) -> None:
     pidfile = tmp_path / "escapee.pid"
-    suite = suite_file(methods=("probe-escape",), limits={"time_s": 60, "mem_mb": 300},
-                       params={"probe-escape": {"clear_env": True, "hold_mb": 825, "wait_s": 5}})
-    proc = srtui("run", "--launcher", launcher, str(suite), "--workspace", str(workspace), env={"SRTUI_PROBE_PIDFILE": str(pidfile)})
+    suite = suite_file(
+        methods=("probe-escape",),
+        limits={"time_s": 60, "mem_mb": 300},
+        params={"probe-escape": {"clear_env": True, "hold_mb": 825, "wait_s": 5}},
+    )
+    proc = srtui(
+        "run",
+        "--launcher",
+        launcher,
+        str(suite),
+        "--workspace",
+        str(workspace),
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+    )
     assert proc.returncode == 0, proc.stderr
     [row] = results_json(workspace)
     pid = int(pidfile.read_text())
@@ -42,10 +55,20 @@ def test_environment_cleared_double_forked_escapee_is_killed_and_counted(workspa
             psutil.Process(pid).kill()
 
 
-def test_escapee_without_token_never_outlives_an_ok_job(workspace: Path, suite_file, tmp_path: Path, launcher: str) -> None:
+def test_escapee_without_token_never_outlives_an_ok_job(
+    workspace: Path, suite_file, tmp_path: Path, launcher: str
+) -> None:
     pidfile = tmp_path / "escapee.pid"
     suite = suite_file(methods=("probe-escape",), params={"probe-escape": {"clear_env": True}})
-    proc = srtui("run", "--launcher", launcher, str(suite), "--workspace", str(workspace), env={"SRTUI_PROBE_PIDFILE": str(pidfile)})
+    proc = srtui(
+        "run",
+        "--launcher",
+        launcher,
+        str(suite),
+        "--workspace",
+        str(workspace),
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+    )
     assert proc.returncode == 0, proc.stderr
     pid = int(pidfile.read_text())
     try:
@@ -60,8 +83,11 @@ def test_escapee_without_token_never_outlives_an_ok_job(workspace: Path, suite_f
 def test_fifty_forked_sleeping_children_are_not_oom(workspace: Path, suite_file, launcher: str) -> None:
     # every child maps the worker's 100 MB of touched ballast: summed RSS is over 5 GB, the
     # proportional set size of the tree a little more than one worker's
-    suite = suite_file(methods=("probe-forks",), limits={"time_s": 60, "mem_mb": 1000},
-                       params={"probe-forks": {"n": 50, "sleep_s": 4, "ballast_mb": 100}})
+    suite = suite_file(
+        methods=("probe-forks",),
+        limits={"time_s": 60, "mem_mb": 1000},
+        params={"probe-forks": {"n": 50, "sleep_s": 4, "ballast_mb": 100}},
+    )
     proc = srtui("run", "--launcher", launcher, str(suite), "--workspace", str(workspace))
     assert proc.returncode == 0, proc.stderr
     [row] = results_json(workspace)

@@ -67,7 +67,9 @@ def run_on_pty(args: list[str], timeout: float = 240) -> str:
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "40"}
     env.pop("SRTUI_WORKSPACE", None)
-    proc = subprocess.Popen([sys.executable, "-m", "srtui", *args], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "srtui", *args], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO
+    )
     os.close(slave)
     out = bytearray()
     while True:
@@ -94,8 +96,19 @@ def evil_ws(tmp_path_factory) -> Path:
         (folder / "regressor.py").write_text(f"RAISE = {raises}\n" + REGRESSOR)
         dirs += ["--method-dir", str(folder)]
     ws = root / "ws"
-    out = run_on_pty(["run", "smoke", "--methods", f"{NAME},{RAISER},probe-noop", "--tasks", "smoke-linear,smoke-interaction", *dirs,
-                      "--workspace", str(ws)])
+    out = run_on_pty(
+        [
+            "run",
+            "smoke",
+            "--methods",
+            f"{NAME},{RAISER},probe-noop",
+            "--tasks",
+            "smoke-linear,smoke-interaction",
+            *dirs,
+            "--workspace",
+            str(ws),
+        ]
+    )
     assert_no_raw_sequence(out, "srtui run on a terminal")
     assert "\\x1b]0;PWNTITLE" in out  # the folder name is shown, visibly
     return ws

@@ -18,8 +18,10 @@ def file_suite_ws(tmp_path_factory) -> Path:
     """A workspace of a suite given as a file path, with a scoring rule."""
     root = tmp_path_factory.mktemp("small")
     suite = root / "mine.toml"
-    suite.write_text('name = "mine"\ntasks = ["smoke-linear", "smoke-interaction"]\nmethods = ["probe-noop", "linear"]\n'
-                     'seeds = [1]\nscoring = "wilcoxon"\n')
+    suite.write_text(
+        'name = "mine"\ntasks = ["smoke-linear", "smoke-interaction"]\nmethods = ["probe-noop", "linear"]\n'
+        'seeds = [1]\nscoring = "wilcoxon"\n'
+    )
     ws = root / "ws"
     srtui("run", str(suite), "--workspace", str(ws), check=True)
     return ws
@@ -114,19 +116,32 @@ def test_two_drivers_on_one_workspace_never_run_a_job_twice(workspace: Path, sui
 
     from conftest import REPO
 
-    suite = suite_file(name="two", seeds=tuple(range(1, 13)), methods=("probe-sleep",), params={"probe-sleep": {"seconds": 0.3}})
+    suite = suite_file(
+        name="two", seeds=tuple(range(1, 13)), methods=("probe-sleep",), params={"probe-sleep": {"seconds": 0.3}}
+    )
     srtui("run", str(suite), "--dry-run", "--workspace", str(workspace), check=True)
-    srtui("run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--workspace", str(workspace), check=True)
+    srtui(
+        "run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--workspace", str(workspace), check=True
+    )
     drivers = []
     for delay in (0, 2.5):  # the second plans while the first runs: both hold the same pending jobs
         time.sleep(delay)
-        drivers.append(subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "1", "--workspace",
-                                         str(workspace)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        drivers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "1", "--workspace", str(workspace)],
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     outputs = [d.communicate(timeout=300) for d in drivers]
     assert all(d.returncode == 0 for d in drivers), outputs
     with sqlite3.connect(workspace / "srtui.db") as conn:
-        attempts = conn.execute("SELECT j.job_id, count(a.attempt) FROM jobs j JOIN attempts a USING (job_id) "
-                                "WHERE j.suite = 'two' GROUP BY j.job_id").fetchall()
+        attempts = conn.execute(
+            "SELECT j.job_id, count(a.attempt) FROM jobs j JOIN attempts a USING (job_id) "
+            "WHERE j.suite = 'two' GROUP BY j.job_id"
+        ).fetchall()
         statuses = conn.execute("SELECT status, count(*) FROM jobs WHERE suite = 'two' GROUP BY status").fetchall()
     assert statuses == [("ok", 12)]
     assert len(attempts) == 12 and all(n == 1 for _, n in attempts), attempts

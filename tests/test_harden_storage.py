@@ -35,7 +35,9 @@ def tmpfs(tmp_path: Path):
     """A 5 MB tmpfs (needs root); unmounted afterwards."""
     mount = tmp_path / "small"
     mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", str(mount)], capture_output=True, text=True)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip() or proc.returncode}")
     yield mount
@@ -55,8 +57,22 @@ def test_disk_fills_during_a_run(tmpfs: Path, tmp_path: Path) -> None:
     method.mkdir()
     (method / "regressor.py").write_text(NOISY)
     ws = tmpfs / "ws"
-    proc = srtui("run", "smoke", "--methods", "noisy", "--method-dir", str(method), "--tasks", "smoke-linear",
-                 "--seeds", "12", "--jobs", "1", "--workspace", str(ws))
+    proc = srtui(
+        "run",
+        "smoke",
+        "--methods",
+        "noisy",
+        "--method-dir",
+        str(method),
+        "--tasks",
+        "smoke-linear",
+        "--seeds",
+        "12",
+        "--jobs",
+        "1",
+        "--workspace",
+        str(ws),
+    )
     line = one_line_error(proc)
     assert "No space left on device" in line or "disk is full" in line, line
     rows = results_json(ws)
@@ -67,15 +83,40 @@ def test_disk_fills_during_a_run(tmpfs: Path, tmp_path: Path) -> None:
     # read-only commands still work on the full disk; a second run ends in one line too
     for args in READS[:3]:
         assert srtui(*args, "--workspace", str(ws)).returncode == 0, args
-    one_line_error(srtui("run", "smoke", "--methods", "noisy", "--method-dir", str(method), "--tasks", "smoke-linear",
-                         "--seeds", "12", "--jobs", "1", "--workspace", str(ws)))
+    one_line_error(
+        srtui(
+            "run",
+            "smoke",
+            "--methods",
+            "noisy",
+            "--method-dir",
+            str(method),
+            "--tasks",
+            "smoke-linear",
+            "--seeds",
+            "12",
+            "--jobs",
+            "1",
+            "--workspace",
+            str(ws),
+        )
+    )
 
 
 @pytest.fixture(scope="module")
 def done_ws(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("done") / "ws"
-    srtui("run", "smoke", "--methods", "probe-noop,probe-crash", "--tasks", "smoke-linear,smoke-interaction",
-          "--workspace", str(ws), check=True)
+    srtui(
+        "run",
+        "smoke",
+        "--methods",
+        "probe-noop,probe-crash",
+        "--tasks",
+        "smoke-linear,smoke-interaction",
+        "--workspace",
+        str(ws),
+        check=True,
+    )
     return ws
 
 
@@ -85,8 +126,11 @@ def test_broken_database_is_one_line_everywhere(done_ws: Path, tmp_path: Path, d
     shutil.copytree(done_ws, ws)
     db = ws / "srtui.db"
     data = db.read_bytes()
-    db.write_bytes({"corrupted": data[:100] + b"\xff" * (len(data) - 100), "zero-byte": b"",
-                    "truncated": data[: len(data) // 3]}[damage])
+    db.write_bytes(
+        {"corrupted": data[:100] + b"\xff" * (len(data) - 100), "zero-byte": b"", "truncated": data[: len(data) // 3]}[
+            damage
+        ]
+    )
     writes = [] if damage == "zero-byte" else [["run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear"]]
     for args in [*READS, ["rescore"], *writes]:  # `run` initialises an empty file, as SQLite does
         line = one_line_error(srtui(*args, "--workspace", str(ws)))
@@ -104,6 +148,9 @@ def test_read_only_workspace_reads_and_refuses_writes_in_one_line(done_ws: Path,
     assert len(results_json(ws)) == 4
     csv = tmpfs.parent / "t.csv"
     csv.write_text("a,y\n" + "".join(f"{i},{2 * i}\n" for i in range(40)))
-    for args in (["tasks", "add", "mine", str(csv), "--target", "y"], ["rescore"],
-                 ["run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear"]):
+    for args in (
+        ["tasks", "add", "mine", str(csv), "--target", "y"],
+        ["rescore"],
+        ["run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear"],
+    ):
         one_line_error(srtui(*args, "--workspace", str(ws)))

@@ -37,8 +37,25 @@ def _expr_pred(fitted: FittedModel, X):
 
 
 def test_registry_lists_every_decided_name_and_loads_lazily():
-    expected = {"linear", "lasso", "ridge", "poly2", "dummy", "rf", "gbr", "mlp", "knn", "pyoperon", "gplearn",
-                "ffx", "rils-rols", "hroch", "feyn", "bingo", "itea"}
+    expected = {
+        "linear",
+        "lasso",
+        "ridge",
+        "poly2",
+        "dummy",
+        "rf",
+        "gbr",
+        "mlp",
+        "knn",
+        "pyoperon",
+        "gplearn",
+        "ffx",
+        "rils-rols",
+        "hroch",
+        "feyn",
+        "bingo",
+        "itea",
+    }
     assert expected <= set(registry.names())
     assert not any(n.startswith("probe-") for n in registry.names())
     for name in registry.names():
@@ -125,9 +142,14 @@ def test_ffx_basis_printer_covers_every_operator():
 
     x0, x1 = SimpleBase(0, 1), SimpleBase(1, 0.5)
     bases_n = [
-        OperatorBase(x0, OP_ABS), OperatorBase(x0, OP_MAX0), OperatorBase(x0, OP_MIN0),
-        OperatorBase(SimpleBase(2, 1), OP_LOG10), OperatorBase(x0, OP_GTH, thr=0.123456789),
-        OperatorBase(x0, OP_LTH, thr=-1.987654321), ProductBase(x0, x1), SimpleBase(1, -1.0),
+        OperatorBase(x0, OP_ABS),
+        OperatorBase(x0, OP_MAX0),
+        OperatorBase(x0, OP_MIN0),
+        OperatorBase(SimpleBase(2, 1), OP_LOG10),
+        OperatorBase(x0, OP_GTH, thr=0.123456789),
+        OperatorBase(x0, OP_LTH, thr=-1.987654321),
+        ProductBase(x0, x1),
+        SimpleBase(1, -1.0),
     ]
     model = FFXModel([0.5] + [1.1 + i for i in range(len(bases_n))], bases_n, [0.25], [SimpleBase(2, 1)], NAMES)
     rng = np.random.default_rng(0)

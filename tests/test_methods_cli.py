@@ -19,8 +19,9 @@ def _srtui(*args: str, ws=None, timeout=600) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if ws is not None:
         env["SRTUI_WORKSPACE"] = str(ws)
-    return subprocess.run([sys.executable, "-m", "srtui", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "srtui", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def test_list_json_names_every_method_with_status_and_licence():
@@ -86,8 +87,21 @@ def _issue_task_runs(tmp_path, methods, names=("a", "b")):
     runs = []
     for name in names:
         ws = tmp_path / name
-        run = _srtui("run", "smoke", "--methods", ",".join(methods), "--tasks", "smoke-interaction",
-                     "--time-limit", "10", "--jobs", "1", "--workspace", str(ws), ws=ws)
+        run = _srtui(
+            "run",
+            "smoke",
+            "--methods",
+            ",".join(methods),
+            "--tasks",
+            "smoke-interaction",
+            "--time-limit",
+            "10",
+            "--jobs",
+            "1",
+            "--workspace",
+            str(ws),
+            ws=ws,
+        )
         assert run.returncode == 0, run.stderr
         out = _srtui("results", "--format", "json", "--workspace", str(ws), ws=ws)
         runs.append({r["method"]: r for r in json.loads(out.stdout)})

@@ -116,14 +116,36 @@ def test_method_dir_runs_through_srtui_run(method_dir, tmp_path):
     ws = tmp_path / "ws"
     env = {**os.environ, "SRTUI_WORKSPACE": str(ws)}
     run = subprocess.run(
-        [sys.executable, "-m", "srtui", "run", "smoke", "--method-dir", str(method_dir), "--methods", "TimedPoly",
-         "--tasks", "smoke-interaction", "--time-limit", "30", "--workspace", str(ws)],
-        capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "smoke",
+            "--method-dir",
+            str(method_dir),
+            "--methods",
+            "TimedPoly",
+            "--tasks",
+            "smoke-interaction",
+            "--time-limit",
+            "30",
+            "--workspace",
+            str(ws),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert run.returncode == 0, run.stderr
     out = subprocess.run(
         [sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
-        capture_output=True, text=True, env=env, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
     )
     (row,) = [r for r in json.loads(out.stdout) if r["method"] == "TimedPoly"]
     assert row["status"] == "ok", row
@@ -132,7 +154,7 @@ def test_method_dir_runs_through_srtui_run(method_dir, tmp_path):
 
 # -- evaluate_model.py's steps, on folders written here --------------------------------------------
 STEPS_PY = textwrap.dedent(
-    '''
+    """
     import numpy as np
     from sklearn.linear_model import LinearRegression
 
@@ -169,7 +191,7 @@ STEPS_PY = textwrap.dedent(
 
     eval_kwargs = {"max_train_samples": 50, "pre_train": pre_train, "test_params": {"tag": "test"},
                    "scale_x": False, "scale_y": False, "use_dataframe": USE_DF}
-    '''
+    """
 )
 
 
@@ -246,7 +268,8 @@ def _ridge_folder(tmp_path: Path, model_returns: str, extra: str = "") -> Path:
     folder = tmp_path / "ridge"
     folder.mkdir()
     (folder / "regressor.py").write_text(
-        "from sklearn.linear_model import Ridge\nest = Ridge()\ndef " f"model(est, X):\n    return {model_returns!r}\n{extra}"
+        "from sklearn.linear_model import Ridge\nest = Ridge()\ndef "
+        f"model(est, X):\n    return {model_returns!r}\n{extra}"
     )
     return folder
 
@@ -278,9 +301,25 @@ def test_run_options_in_suite_and_cli(tmp_path, method_dir):
     with pytest.raises(SuiteError, match="unknown"):
         suite_from_dict({**base, "srbench": {"tunde": True}}, "s")
     bad = subprocess.run(
-        [sys.executable, "-m", "srtui", "run", "smoke", "--method-dir", str(method_dir), "--methods", "TimedPoly",
-         "--srbench-scaling", "sometimes", "--dry-run", "--workspace", str(tmp_path / "ws")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "smoke",
+            "--method-dir",
+            str(method_dir),
+            "--methods",
+            "TimedPoly",
+            "--srbench-scaling",
+            "sometimes",
+            "--dry-run",
+            "--workspace",
+            str(tmp_path / "ws"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert bad.returncode != 0 and "scaling must be one of" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 

@@ -20,16 +20,33 @@ from conftest import srtui
 
 from engine.expression import parse_expression
 
-SKLEARN = ["sklearn_adaboost", "sklearn_lasso", "sklearn_linear", "sklearn_mlp", "sklearn_randomforest",
-           "sklearn_ridge", "sklearn_sgd"]
+SKLEARN = [
+    "sklearn_adaboost",
+    "sklearn_lasso",
+    "sklearn_linear",
+    "sklearn_mlp",
+    "sklearn_randomforest",
+    "sklearn_ridge",
+    "sklearn_sgd",
+]
 #: the folders that define complexity(est) (the others set complexity = None)
 WITH_COMPLEXITY = {"sklearn_adaboost", "sklearn_mlp", "sklearn_randomforest", "sklearn_ridge"}
 SMOKE_FEATURES = ["x0", "x1", "x2"]
 
 
 def _run(folders: list[Path], methods: list[str], ws: Path, *extra: str, time_limit: float = 120, timeout: float = 900):
-    args = ["run", "smoke", "--workspace", str(ws), "--methods", ",".join(methods), "--tasks", "smoke-interaction",
-            "--time-limit", str(time_limit)]
+    args = [
+        "run",
+        "smoke",
+        "--workspace",
+        str(ws),
+        "--methods",
+        ",".join(methods),
+        "--tasks",
+        "smoke-interaction",
+        "--time-limit",
+        str(time_limit),
+    ]
     for folder in folders:
         args += ["--method-dir", str(folder)]
     return srtui(*args, *extra, timeout=timeout)
@@ -83,8 +100,21 @@ def test_folder_without_time_attribute_is_stopped_by_the_wall_limit(srbench_fold
 
 def test_tuned_uses_the_folders_params_py(srbench_folder, tmp_path):
     folder = srbench_folder("sklearn_ridge")
-    proc = srtui("run", "smoke", "--method-dir", str(folder), "--methods", "sklearn_ridge", "--tasks", "smoke-linear",
-                 "--tuned", "--time-limit", "60", "--workspace", str(tmp_path / "ws"))
+    proc = srtui(
+        "run",
+        "smoke",
+        "--method-dir",
+        str(folder),
+        "--methods",
+        "sklearn_ridge",
+        "--tasks",
+        "smoke-linear",
+        "--tuned",
+        "--time-limit",
+        "60",
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert proc.returncode == 0, proc.stderr
     (row,) = json.loads(srtui("results", "--format", "json", "--workspace", str(tmp_path / "ws"), check=True).stdout)
     assert row["status"] == "ok" and row["params"] == {"srbench": {"tuned": True}}
@@ -99,12 +129,26 @@ def test_folder_named_like_a_builtin_runs_only_when_named(srbench_folder, tmp_pa
     assert sources[0].startswith("built-in") and "--methods ffx runs the folder" in sources[0]
     assert sources[1].startswith(f"folder {folder.resolve()}") and "only when named" in sources[1]
     # not named: the suite's built-in ffx runs and the folder is left out, with a note
-    dry = srtui("run", "smoke", "--method-dir", str(folder), "--dry-run", "--workspace", str(tmp_path / "ws"), check=True)
+    dry = srtui(
+        "run", "smoke", "--method-dir", str(folder), "--dry-run", "--workspace", str(tmp_path / "ws"), check=True
+    )
     assert "not run, 'ffx' is a built-in method" in dry.stderr
     ws = tmp_path / "ws2"
     ws.mkdir()
-    plan = srtui("run", "smoke", "--method-dir", str(folder), "--methods", "ffx", "--tasks", "smoke-linear",
-                 "--dry-run", "--workspace", str(ws), check=True)
+    plan = srtui(
+        "run",
+        "smoke",
+        "--method-dir",
+        str(folder),
+        "--methods",
+        "ffx",
+        "--tasks",
+        "smoke-linear",
+        "--dry-run",
+        "--workspace",
+        str(ws),
+        check=True,
+    )
     assert "not run" not in plan.stderr and "ffx" in plan.stdout
 
 
@@ -129,12 +173,27 @@ def test_optional_folder_runs_unmodified(srbench_folder, tmp_path, suite_file, n
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed (pip install -e '.[srbench-optional]')")
     folder = srbench_folder(name)
-    suite = suite_file("folders", tasks=("smoke-interaction",), methods=(name,), seeds=(2082,),
-                       limits={"time_s": time_limit, "mem_mb": 4000},
-                       params={"gplearn": {"generations": 5, "population_size": 200}})
+    suite = suite_file(
+        "folders",
+        tasks=("smoke-interaction",),
+        methods=(name,),
+        seeds=(2082,),
+        limits={"time_s": time_limit, "mem_mb": 4000},
+        params={"gplearn": {"generations": 5, "population_size": 200}},
+    )
     # --methods: bingo, gplearn and rils-rols are also built-in names; only a named folder runs
-    proc = srtui("run", str(suite), "--workspace", str(tmp_path / "ws"), "--method-dir", str(folder), "--methods", name, *extra,
-                 timeout=time_limit * 3 + 120)
+    proc = srtui(
+        "run",
+        str(suite),
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--method-dir",
+        str(folder),
+        "--methods",
+        name,
+        *extra,
+        timeout=time_limit * 3 + 120,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(srtui("results", "--format", "json", "--workspace", str(tmp_path / "ws"), check=True).stdout)
     (row,) = rows

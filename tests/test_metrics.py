@@ -20,6 +20,7 @@ BINGO_TRUTH = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 
 # --- accuracy -------------------------------------------------------------------------------
 
+
 def test_accuracy_hand_computed():
     y, yhat = np.array([1.0, 2, 3, 4]), np.array([1.0, 2, 3, 5])
     m = accuracy_metrics(y, yhat, "test")
@@ -57,6 +58,7 @@ def test_nonfinite_predictions_give_no_accuracy():
 
 # --- expression metrics -----------------------------------------------------------------------
 
+
 def test_size_simplicity_diversity():
     p = em.parse("x1*x2 + 1", ["x1", "x2"])
     assert em.node_count(p.expr) == 5  # Add, Mul, x1, x2, 1
@@ -75,6 +77,7 @@ def test_feature_absence_share():
 
 
 # --- the pool ---------------------------------------------------------------------------------
+
 
 def _sleepy(payload):
     time.sleep(payload)
@@ -99,8 +102,11 @@ def test_pool_reports_errors():
 
 # --- batches: timeouts, cache, pathological input ---------------------------------------------
 
-NESTED = "*".join(f"(x1 + {i}*x2 + exp(x1*{i}))" for i in range(1, 9)) + " - " + "*".join(
-    f"(x2 + {i}*x1 + exp(x2*{i}))" for i in range(1, 9))
+NESTED = (
+    "*".join(f"(x1 + {i}*x2 + exp(x1*{i}))" for i in range(1, 9))
+    + " - "
+    + "*".join(f"(x2 + {i}*x1 + exp(x2*{i}))" for i in range(1, 9))
+)
 
 
 def test_simplify_timeout_falls_back_and_says_so():
@@ -117,7 +123,10 @@ def test_simplify_timeout_falls_back_and_says_so():
 
 def test_cache_serves_second_pass_and_retries_timeouts_with_longer_deadline():
     cache = ExprCache()
-    items = [ModelItem(BINGO, ("x1", "x2"), "python", BINGO_TRUTH), ModelItem("x1", ("x1", "x2"), "python", BINGO_TRUTH)]
+    items = [
+        ModelItem(BINGO, ("x1", "x2"), "python", BINGO_TRUTH),
+        ModelItem("x1", ("x1", "x2"), "python", BINGO_TRUTH),
+    ]
     first, s1 = expression_metrics(items, cache, workers=1, timeout=30)
     assert first[0]["srbench2022.symbolic_solution:corrected"] == 1 and first[1]["symbolic_solution"] == 0
     assert first[0]["srbench2022.symbolic_solution"] == 0  # the 2022 code's float noise (README)
@@ -131,8 +140,11 @@ def test_cache_serves_second_pass_and_retries_timeouts_with_longer_deadline():
 
 def test_too_large_constant_and_unparsable_models():
     big = " + ".join(["x1"] * 6000)  # over the parser's 20,000 characters
-    items = [ModelItem(big, ("x1",), "python", "x1"), ModelItem("2.5", ("x1",), "python", "x1"),
-             ModelItem("x1 +", ("x1",), "python", "x1")]
+    items = [
+        ModelItem(big, ("x1",), "python", "x1"),
+        ModelItem("2.5", ("x1",), "python", "x1"),
+        ModelItem("x1 +", ("x1",), "python", "x1"),
+    ]
     big_m, const_m, bad_m = expression_metrics(items, ExprCache(), workers=1, timeout=30)[0]
     assert big_m["too_large"] == 1 and big_m["symbolic_solution"] == 0
     assert const_m["symbolic_solution"] == 0 and const_m["size"] == 1

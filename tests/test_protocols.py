@@ -46,7 +46,9 @@ def _grid_search(method: str, X, y, seed: int):
 
 @pytest.mark.slow
 def test_a_tuned_run_has_one_final_job_with_grid_search_cv_s_choice(workspace: Path, suite_file) -> None:
-    suite = suite_file(name="tuned", tasks=("smoke-linear", "smoke-interaction"), methods=("linear", "ridge"), seeds=(7,))
+    suite = suite_file(
+        name="tuned", tasks=("smoke-linear", "smoke-interaction"), methods=("linear", "ridge"), seeds=(7,)
+    )
     srtui("run", str(suite), "--protocol", "srbench2025", "--jobs", "2", "--workspace", str(workspace), check=True)
     rows = results_json(workspace)
     finals = [r for r in rows if r["suite"] == "tuned"]
@@ -74,8 +76,10 @@ def test_a_tuned_run_has_one_final_job_with_grid_search_cv_s_choice(workspace: P
 
 def test_protocol_from_the_suite_file_and_bad_names_on_the_command_line(workspace: Path, tmp_path: Path) -> None:
     suite = tmp_path / "p.toml"
-    suite.write_text('name = "p"\ntasks = ["smoke-linear"]\nmethods = ["ridge", "probe-noop"]\nseeds = [1, 2]\n'
-                     'protocol = "srbench2025"\n')
+    suite.write_text(
+        'name = "p"\ntasks = ["smoke-linear"]\nmethods = ["ridge", "probe-noop"]\nseeds = [1, 2]\n'
+        'protocol = "srbench2025"\n'
+    )
     dry = srtui("run", str(suite), "--dry-run", "--workspace", str(workspace), check=True)
     # ridge: 2 configurations x 5 folds per seed; probe-noop has no grid: its one job as it is
     assert "suite p: 22 jobs, 22 to run" in dry.stdout, dry.stdout
@@ -102,8 +106,24 @@ def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, 
 
     suite = suite_file(name="killed", methods=("ridge",), seeds=(1, 2))
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), "--protocol", "srbench2025", "--jobs", "2",
-                               "--workspace", str(workspace)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            str(suite),
+            "--protocol",
+            "srbench2025",
+            "--jobs",
+            "2",
+            "--workspace",
+            str(workspace),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     done, deadline = 0, time.monotonic() + 120
     while done < 4 and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -122,6 +142,8 @@ def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, 
     assert len(finals) == 2 and len(tuning) == 20 and all(r["status"] == "ok" for r in rows)
     for final in finals:
         grid = [{}, {"alphas": [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]}]
-        scores = [[r["r2_test"] for r in tuning if r["seed"] == final["seed"] and r["params"] == params] for params in grid]
+        scores = [
+            [r["r2_test"] for r in tuning if r["seed"] == final["seed"] and r["params"] == params] for params in grid
+        ]
         assert all(len(row) == 5 for row in scores)
         assert final["params"] == grid[best_configuration(scores)[0]]

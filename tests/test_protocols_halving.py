@@ -9,10 +9,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import results_json, srtui
+from conftest import srtui
 
 from engine.tuning import (
-    halving_best, halving_folds, halving_keep, halving_schedule, mean_scores, train_test_split_rows,
+    halving_best,
+    halving_folds,
+    halving_keep,
+    halving_schedule,
+    mean_scores,
+    train_test_split_rows,
 )
 
 
@@ -40,8 +45,14 @@ def _recorded_halving(n_rows: int, n_candidates: int, seed: int):
     X = np.c_[np.arange(n_rows), rng.normal(size=n_rows)]
     y = X[:, 1] + 0.3 * rng.normal(size=n_rows)
     np.random.seed(seed)
-    search = HalvingGridSearchCV(Recorder(), {"c": list(range(n_candidates))}, scoring="r2", error_score=0.0,
-                                 cv=KFold(5, shuffle=True, random_state=seed), refit=False).fit(X, y)
+    search = HalvingGridSearchCV(
+        Recorder(),
+        {"c": list(range(n_candidates))},
+        scoring="r2",
+        error_score=0.0,
+        cv=KFold(5, shuffle=True, random_state=seed),
+        refit=False,
+    ).fit(X, y)
     return search, calls, X, y, Recorder
 
 
@@ -90,10 +101,15 @@ def test_the_2021_split_is_train_test_split_s(n: int, seed: int) -> None:
     assert np.array_equal(ours[0], train) and np.array_equal(ours[1], test)
 
 
-@pytest.mark.parametrize("text,dialect", [
-    ("add(mul(X0, 0.5), div(X1, -1.25))", "gplearn"), ("1.5 * X1 ^ 2 + sin(X2)", "pyoperon"),
-    ("x0*x1 - 3", "python"), ("(X_0)(X_1) + |X_0|", "bingo"),
-])
+@pytest.mark.parametrize(
+    "text,dialect",
+    [
+        ("add(mul(X0, 0.5), div(X1, -1.25))", "gplearn"),
+        ("1.5 * X1 ^ 2 + sin(X2)", "pyoperon"),
+        ("x0*x1 - 3", "python"),
+        ("(X_0)(X_1) + |X_0|", "bingo"),
+    ],
+)
 def test_a_scaled_model_is_mapped_back_on_the_parser_s_tree(text: str, dialect: str) -> None:
     from engine.expression import parse_expression
     from engine.expression.rescale import in_original_units
@@ -111,9 +127,11 @@ RIDGE_GRID = [{"alphas": [10.0]}, {"alphas": [100.0]}, {"alphas": [1000.0]}]
 
 def _suite(tmp_path: Path, name: str, methods: list[str], protocol: str, extra: str = "") -> Path:
     path = tmp_path / f"{name}.toml"
-    grid = ", ".join("{ alphas = %s }" % json.dumps(g["alphas"]) for g in RIDGE_GRID)
-    path.write_text(f'name = "{name}"\ntasks = ["smoke-linear", "smoke-interaction"]\nmethods = {json.dumps(methods)}\n'
-                    f'seeds = [3]\nprotocol = "{protocol}"\n{extra}\n[tuning.grids]\nridge = [{grid}]\n')
+    grid = ", ".join("{{ alphas = {} }}".format(json.dumps(g["alphas"])) for g in RIDGE_GRID)
+    path.write_text(
+        f'name = "{name}"\ntasks = ["smoke-linear", "smoke-interaction"]\nmethods = {json.dumps(methods)}\n'
+        f'seeds = [3]\nprotocol = "{protocol}"\n{extra}\n[tuning.grids]\nridge = [{grid}]\n'
+    )
     return path
 
 
@@ -133,8 +151,9 @@ def _halving_reference(method: str, X: np.ndarray, y: np.ndarray, seed: int):
     else:
         est, grid = RidgeCV(), [{"alphas": [(0.1, 1.0, 10.0)]}] + [{"alphas": [g["alphas"]]} for g in RIDGE_GRID]
     np.random.seed(seed)
-    return HalvingGridSearchCV(est, grid, cv=KFold(5, shuffle=True, random_state=seed), scoring="r2",
-                               error_score=0.0, refit=False).fit(Xs, ys)
+    return HalvingGridSearchCV(
+        est, grid, cv=KFold(5, shuffle=True, random_state=seed), scoring="r2", error_score=0.0, refit=False
+    ).fit(Xs, ys)
 
 
 @pytest.mark.slow
@@ -158,14 +177,14 @@ def test_a_2021_run_makes_halving_grid_search_cv_s_choices(workspace: Path, tmp_
         defaults = {"fit_intercept": True} if final["method"] == "linear" else {"alphas": [0.1, 1.0, 10.0]}
 
         def key(params: dict) -> str:
-            full = {**defaults, **{k: v for k, v in params.items() if k != "srtui_scaling"}}
+            full = {**defaults, **{k: v for k, v in params.items() if k != "srtui_scaling"}}  # noqa: B023 - called inside this iteration only
             return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in full.items()}, sort_keys=True)
 
         res = search.cv_results_
 
         def at(i: int) -> dict[str, float]:
-            where = np.flatnonzero(res["iter"] == i)
-            return {key(res["params"][j]): float(res["mean_test_score"][j]) for j in where}
+            where = np.flatnonzero(res["iter"] == i)  # noqa: B023 - called inside this iteration only
+            return {key(res["params"][j]): float(res["mean_test_score"][j]) for j in where}  # noqa: B023 - called inside this iteration only
 
         for i, it in enumerate(summary["iterations"]):
             theirs = at(i)

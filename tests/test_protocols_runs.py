@@ -23,16 +23,28 @@ RIDGE_GRID = "ridge = [{ alphas = [10.0] }, { alphas = [100.0] }, { alphas = [10
 SR_GRIDS = "gplearn = [{ population_size = 100 }]\npyoperon = [{ max_length = 25 }]"
 
 
-def _suite(tmp_path: Path, name: str, protocol: str, methods: list[str], seeds: list[int], tasks: list[str],
-           extra: str = "", grids: str = "") -> Path:
+def _suite(
+    tmp_path: Path,
+    name: str,
+    protocol: str,
+    methods: list[str],
+    seeds: list[int],
+    tasks: list[str],
+    extra: str = "",
+    grids: str = "",
+) -> Path:
     path = tmp_path / f"{name}.toml"
-    path.write_text(f'name = "{name}"\ntasks = {json.dumps(tasks)}\nmethods = {json.dumps(methods)}\n'
-                    f'seeds = {json.dumps(seeds)}\nprotocol = "{protocol}"\n{extra}\n[tuning.grids]\n{RIDGE_GRID}\n{grids}\n')
+    path.write_text(
+        f'name = "{name}"\ntasks = {json.dumps(tasks)}\nmethods = {json.dumps(methods)}\n'
+        f'seeds = {json.dumps(seeds)}\nprotocol = "{protocol}"\n{extra}\n[tuning.grids]\n{RIDGE_GRID}\n{grids}\n'
+    )
     return path
 
 
 def _tuned_results(workspace: Path, suite: str) -> tuple[list[dict], list[dict]]:
-    rows = json.loads(srtui("results", "--format", "json", "--tuning", "--workspace", str(workspace), check=True).stdout)
+    rows = json.loads(
+        srtui("results", "--format", "json", "--tuning", "--workspace", str(workspace), check=True).stdout
+    )
     return [r for r in rows if r["suite"] == suite], [r for r in rows if r["suite"] == suite + "@tuning"]
 
 
@@ -43,10 +55,13 @@ def check_choices(finals: list[dict], tuning: list[dict], protocol: str) -> None
     for final in finals:
         summary = final["tuning"]
         assert summary is not None and final["params"] == summary["chosen"]
-        mine = [r for r in tuning if (r["task"], r["method"], r["seed"]) == (final["task"], final["method"], final["seed"])]
+        mine = [
+            r for r in tuning if (r["task"], r["method"], r["seed"]) == (final["task"], final["method"], final["seed"])
+        ]
         stored = sorted(r["r2_test"] for r in mine if r["status"] == "ok" and r["r2_test"] is not None)
-        summarised = sorted(s for it in summary["iterations"] for c in it["candidates"] for s in c["fold_r2"]
-                            if s is not None)
+        summarised = sorted(
+            s for it in summary["iterations"] for c in it["candidates"] for s in c["fold_r2"] if s is not None
+        )
         assert summarised == stored  # every tuning job counted once, with its stored score
         its = summary["iterations"]
         scores = [[c["fold_r2"] for c in it["candidates"]] for it in its]
@@ -72,12 +87,17 @@ def _ok_count(workspace: Path) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol,n_tuning", [("srbench2025", 2 * 4 * 5), ("srbench2021", 2 * (4 * 5 + 2 * 5))])
-def test_a_driver_killed_mid_tuning_resumes_to_one_final_job_each(workspace: Path, tmp_path: Path,
-                                                                   protocol: str, n_tuning: int) -> None:
+def test_a_driver_killed_mid_tuning_resumes_to_one_final_job_each(
+    workspace: Path, tmp_path: Path, protocol: str, n_tuning: int
+) -> None:
     suite = _suite(tmp_path, "killed", protocol, ["ridge"], [1, 2], ["smoke-interaction"])
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(workspace)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(workspace)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 180
     while _ok_count(workspace) < 6 and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.1)
@@ -95,8 +115,19 @@ def test_a_driver_killed_mid_tuning_resumes_to_one_final_job_each(workspace: Pat
 @pytest.mark.slow
 def test_tuning_jobs_run_on_the_dask_backend(workspace: Path, tmp_path: Path) -> None:
     suite = _suite(tmp_path, "dasked", "srbench2021", ["ridge"], [1], ["smoke-linear"])
-    srtui("run", str(suite), "--backend", "dask", "--cluster", "local", "--jobs", "2", "--workspace", str(workspace),
-          check=True)
+    srtui(
+        "run",
+        str(suite),
+        "--backend",
+        "dask",
+        "--cluster",
+        "local",
+        "--jobs",
+        "2",
+        "--workspace",
+        str(workspace),
+        check=True,
+    )
     finals, tuning = _tuned_results(workspace, "dasked")
     assert len(finals) == 1 and len(tuning) == 4 * 5 + 2 * 5 and all(r["status"] == "ok" for r in finals + tuning)
     check_choices(finals, tuning, "srbench2021")
@@ -120,11 +151,14 @@ time_s = 30
 @pytest.mark.parametrize("protocol", ["srbench2025", "srbench2021"])
 def test_done_when_linear_ridge_gplearn_pyoperon_on_two_tasks(workspace: Path, tmp_path: Path, protocol: str) -> None:
     methods = ["linear", "ridge", "gplearn", "pyoperon"]
-    suite = _suite(tmp_path, "dw", protocol, methods, [5], ["smoke-linear", "smoke-interaction"], DONE_WHEN_LIMITS, SR_GRIDS)
+    suite = _suite(
+        tmp_path, "dw", protocol, methods, [5], ["smoke-linear", "smoke-interaction"], DONE_WHEN_LIMITS, SR_GRIDS
+    )
     srtui("run", str(suite), "--jobs", "2", "--workspace", str(workspace), check=True, timeout=1500)
     finals, tuning = _tuned_results(workspace, "dw")
     assert sorted((r["task"], r["method"]) for r in finals) == sorted(
-        (t, m) for t in ("smoke-linear", "smoke-interaction") for m in methods)
+        (t, m) for t in ("smoke-linear", "smoke-interaction") for m in methods
+    )
     assert all(r["status"] == "ok" and r["energy_j"] > 0 and r["energy_method"] for r in finals)
     assert {r["method"] for r in tuning} == set(methods)  # every method has a grid to search
     check_choices(finals, tuning, protocol)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -57,7 +56,7 @@ def test_drilling_into_a_group_shows_only_its_runs(tmp_path: Path) -> None:
         assert len(got) == n and got < every
     unset = _page_ids(reader, filter_token("host", None))
     assert len(unset) == 3  # the two crashed jobs and the pending one (never claimed)
-    assert _page_ids(reader, "host!=\"\"") == every - unset
+    assert _page_ids(reader, 'host!=""') == every - unset
     reader.close()
 
 

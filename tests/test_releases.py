@@ -38,9 +38,13 @@ def _ours(c: dict) -> dict:
     out = {
         "c22_simplicity_size": [m22["simplicity"], m22["size_simplified"]],
         "c22_solution": R.solution_op(m, t, f, d, "srbench2022")["reference"],
-        "s21": {"simplified_complexity": m21["size_simplified"], "simplified": m21["simplified"],
-                "solution": R.solution_op(m, t, f, d, "srbench2021", r2_test=1.0)["reference"]},
-        "v2_size": m25["size"], "v2_simplicity": m25["simplicity"],
+        "s21": {
+            "simplified_complexity": m21["size_simplified"],
+            "simplified": m21["simplified"],
+            "solution": R.solution_op(m, t, f, d, "srbench2021", r2_test=1.0)["reference"],
+        },
+        "v2_size": m25["size"],
+        "v2_simplicity": m25["simplicity"],
         "v2_solution": R.solution_op(m, t, f, d, "srbench2025")["reference"],
     }
     if irr:
@@ -50,7 +54,9 @@ def _ours(c: dict) -> dict:
     return out
 
 
-@pytest.mark.skipif(not CASES, reason="shared data fidelity/expression_metrics_reference.json not found (set SRTUI_DATA_DIR)")
+@pytest.mark.skipif(
+    not CASES, reason="shared data fidelity/expression_metrics_reference.json not found (set SRTUI_DATA_DIR)"
+)
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_golden_case_matches_the_reference_code(case):
     ours = _ours(case)
@@ -66,8 +72,10 @@ def test_golden_data_has_33_cases():
     assert len(CASES) == 33
 
 
-@pytest.mark.parametrize("release,reference,corrected", [
-    ("srbench2021", True, True), ("srbench2022", False, True), ("srbench2025", False, True)])
+@pytest.mark.parametrize(
+    "release,reference,corrected",
+    [("srbench2021", True, True), ("srbench2022", False, True), ("srbench2025", False, True)],
+)
 def test_bingo_example_per_release(release, reference, corrected):
     v = R.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99)
     assert (v["reference"], v["corrected"]) == (reference, corrected)
@@ -166,21 +174,49 @@ def test_screen_never_rejects_a_solution(case):
 
 # --- the real CLI and the store -------------------------------------------------------------------
 
+
 def test_cli_expr_one_release_as_json_and_all_as_a_table():
     from conftest import srtui
 
-    args = ["expr", "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1 + 0*x3", "--truth", T1, "--features", "x1,x2,x3,x4",
-            "--irrelevant", "x3,x4"]
+    args = [
+        "expr",
+        "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1 + 0*x3",
+        "--truth",
+        T1,
+        "--features",
+        "x1,x2,x3,x4",
+        "--irrelevant",
+        "x3,x4",
+    ]
     one = srtui(*args, "--rule", "srbench2022", "--json", check=True)
     out = json.loads(one.stdout)
-    for key, want in {"size": 12, "size_simplified": 12, "simplicity": -1.5, "symbolic_solution": 1,
-                      "feature_absence": 1.0, "ted_norm": 0.0}.items():
+    for key, want in {
+        "size": 12,
+        "size_simplified": 12,
+        "simplicity": -1.5,
+        "symbolic_solution": 1,
+        "feature_absence": 1.0,
+        "ted_norm": 0.0,
+    }.items():
         assert out[key] == want, key
     table = srtui(*args, check=True).stdout
     assert "srbench2021" in table and "srbench2025" in table and "feature_absence" in table
-    gp = json.loads(srtui("expr", "add(add(mul(0.4, mul(X0, X1)), sub(mul(2.5, X1), mul(1.5, X0))), 1.0)",
-                          "--truth", T1, "--features", "x1,x2,x3,x4", "--dialect", "gplearn", "--rule", "srbench2025",
-                          "--json", check=True).stdout)
+    gp = json.loads(
+        srtui(
+            "expr",
+            "add(add(mul(0.4, mul(X0, X1)), sub(mul(2.5, X1), mul(1.5, X0))), 1.0)",
+            "--truth",
+            T1,
+            "--features",
+            "x1,x2,x3,x4",
+            "--dialect",
+            "gplearn",
+            "--rule",
+            "srbench2025",
+            "--json",
+            check=True,
+        ).stdout
+    )
     assert gp["size"] == 12 and gp["symbolic_solution"] == 1
     bad = srtui("expr", "x1\x1b[2J", "--features", "x1")
     assert bad.returncode != 0 and "\x1b" not in bad.stdout + bad.stderr
@@ -191,11 +227,23 @@ def test_stored_names_follow_the_contract():
     from results.metrics import METRICS_VERSION, _stored
 
     assert METRICS_VERSION >= 2
-    for name in ("srbench2021.size", "srbench2021.size_simplified", "srbench2021.symbolic_solution",
-                 "srbench2022.size_simplified", "srbench2022.simplicity", "srbench2022.symbolic_solution",
-                 "srbench2022.feature_absence", "srbench2025.size", "srbench2025.simplicity",
-                 "srbench2025.symbolic_solution", "srsd.ted_norm", "srsd.ted",
-                 "srbench2022.symbolic_solution:corrected", "size", "symbolic_solution"):
+    for name in (
+        "srbench2021.size",
+        "srbench2021.size_simplified",
+        "srbench2021.symbolic_solution",
+        "srbench2022.size_simplified",
+        "srbench2022.simplicity",
+        "srbench2022.symbolic_solution",
+        "srbench2022.feature_absence",
+        "srbench2025.size",
+        "srbench2025.simplicity",
+        "srbench2025.symbolic_solution",
+        "srsd.ted_norm",
+        "srsd.ted",
+        "srbench2022.symbolic_solution:corrected",
+        "size",
+        "symbolic_solution",
+    ):
         assert _stored(name), name
     assert not _stored("srbench2021.simplicity") and not _stored("_notes")
 

@@ -51,11 +51,20 @@ def items(store):
 
 
 def _session(store, items, name="s1", experts=("alice", "bob"), repeats=2, seed=7):
-    return create_session(store, name, items, list(experts), repeats=repeats, seed=seed, suite="demo-realworld",
-                          settings={"select": "median"})
+    return create_session(
+        store,
+        name,
+        items,
+        list(experts),
+        repeats=repeats,
+        seed=seed,
+        suite="demo-realworld",
+        settings={"select": "median"},
+    )
 
 
 # --- the database's own rules ------------------------------------------------------------------
+
 
 def test_an_expert_joins_an_open_session_with_an_own_order(store, items):
     _session(store, items)
@@ -63,9 +72,11 @@ def test_an_expert_joins_an_open_session_with_an_own_order(store, items):
     info = add_expert(store, "s1", "carol", actor="organiser")
     carol, alice = ExpertSession.open(store, "s1", "carol"), ExpertSession.open(store, "s1", "alice")
     assert info["assigned"] == len(carol) == len(alice)  # the same items, the same number of hidden repeats
+
     # carol's order is what create_session would have given her; it is her own
     def items_of(es):
         return [es._items[a] for a in es.order]
+
     assert items_of(carol) != items_of(alice) and set(items_of(carol)) == set(items_of(alice))
     fresh = Store(seeded_copy(store.workspace.root.parent / "fresh"))
     _session(fresh, build_items(fresh, include_baseline=True), experts=("alice", "bob", "carol"))
@@ -92,8 +103,11 @@ def test_rating_out_of_range_is_rejected_by_the_database(store, items):
     a = es.order[0]
     for bad in (0, 6):
         with pytest.raises(sqlite3.IntegrityError), store.transaction() as c:
-            c.execute("INSERT INTO review_ratings (assignment_id, session, expert, item_id, rating, shown_at, submitted_at) "
-                      "VALUES (?, 's1', 'alice', ?, ?, 'x', 'y')", (a, es._items[a], bad))
+            c.execute(
+                "INSERT INTO review_ratings (assignment_id, session, expert, item_id, rating, shown_at, submitted_at) "
+                "VALUES (?, 's1', 'alice', ?, ?, 'x', 'y')",
+                (a, es._items[a], bad),
+            )
         # the expert's path has no range check of its own: the database refuses, nothing is stored
         with pytest.raises(ExpertError, match="1 to 5"):
             es.rate(0, bad)
@@ -112,8 +126,14 @@ def test_audit_and_events_are_append_only_and_items_frozen(store, items):
     es.skip(1)
     rows = store.conn.execute("SELECT action, rating FROM review_audit ORDER BY seq").fetchall()
     assert rows == [("rate", 4), ("revise", 2), ("skip", None)]
-    for sql in ("UPDATE review_audit SET rating = 5", "DELETE FROM review_audit", "UPDATE review_events SET actor = 'x'",
-                "DELETE FROM review_events", "UPDATE review_items SET content = '{}'", "DELETE FROM review_ratings"):
+    for sql in (
+        "UPDATE review_audit SET rating = 5",
+        "DELETE FROM review_audit",
+        "UPDATE review_events SET actor = 'x'",
+        "DELETE FROM review_events",
+        "UPDATE review_items SET content = '{}'",
+        "DELETE FROM review_ratings",
+    ):
         with pytest.raises(sqlite3.IntegrityError, match="cannot be"), store.transaction() as c:
             c.execute(sql)
     assert len(store.conn.execute("SELECT * FROM review_audit").fetchall()) == 3
@@ -138,7 +158,10 @@ def test_closed_session_takes_no_ratings_and_unblinding_is_logged(store, items):
     with pytest.raises(ReviewError, match="already unblinded"):
         unblind(store, "s1", "org")
     assert store.conn.execute("SELECT event, actor FROM review_events ORDER BY seq").fetchall() == [
-        ("create", None), ("close", "org"), ("unblind", "org")]
+        ("create", None),
+        ("close", "org"),
+        ("unblind", "org"),
+    ]
 
 
 def test_bad_names_and_unknown_experts(store, items):
@@ -159,6 +182,7 @@ def test_bad_names_and_unknown_experts(store, items):
 
 # --- orders and resume -------------------------------------------------------------------------
 
+
 def test_orders_differ_per_expert_are_stable_and_resume(store, items):
     _session(store, items, repeats=3)
     alice, bob = ExpertSession.open(store, "s1", "alice"), ExpertSession.open(store, "s1", "bob")
@@ -174,8 +198,10 @@ def test_orders_differ_per_expert_are_stable_and_resume(store, items):
     again = ExpertSession.open(store, "s2", "alice")
     assert [tuple(key[alice._items[a]]) for a in alice.order] == [tuple(key[again._items[a]]) for a in again.order]
     # repeats come after their first showing, never next to it
-    rows = store.conn.execute("SELECT position, item_id, is_repeat FROM review_assignments WHERE session = 's1' "
-                              "AND expert = 'alice' ORDER BY position").fetchall()
+    rows = store.conn.execute(
+        "SELECT position, item_id, is_repeat FROM review_assignments WHERE session = 's1' "
+        "AND expert = 'alice' ORDER BY position"
+    ).fetchall()
     first = {i: p for p, i, r in rows if not r}
     assert sum(r for *_, r in rows) == 3
     assert all(p >= first[i] + 2 for p, i, r in rows if r)
@@ -189,8 +215,14 @@ def test_orders_differ_per_expert_are_stable_and_resume(store, items):
     assert reopened.first_unrated() == 3
     assert reopened.rating(1) == (2, None)
     assert status(store, "s1")[0] | {"median_s_per_item": None, "last_rating": None} == {
-        "expert": "alice", "assigned": n, "rated": 3, "skipped": 1, "remaining": n - 3,
-        "median_s_per_item": None, "last_rating": None}
+        "expert": "alice",
+        "assigned": n,
+        "rated": 3,
+        "skipped": 1,
+        "remaining": n - 3,
+        "median_s_per_item": None,
+        "last_rating": None,
+    }
 
 
 def test_expert_order_places_repeats_for_any_size():
@@ -202,6 +234,7 @@ def test_expert_order_places_repeats_for_any_size():
 
 
 # --- blinding of what is frozen ------------------------------------------------------------------
+
 
 def test_item_content_names_no_method_and_no_job(store, items):
     _session(store, items)
@@ -242,6 +275,7 @@ def test_representative_is_the_median_run(store):
 
 # --- agreement against hand-computed cases ---------------------------------------------------------
 
+
 def _long(rows):
     return pd.DataFrame(rows, columns=["expert", "item", "rating"])
 
@@ -250,8 +284,18 @@ def test_krippendorff_alpha_ordinal_by_hand():
     # units (1,1) (1,2) (2,2) (3,3): coincidences o11=2, o12=o21=1, o22=2, o33=2; n1=3, n2=3, n3=2, n=8
     # ordinal d2: (1,2) = (3/2+3/2)^2 = 9, (1,3) = (3/2+3+2/2)^2 = 30.25, (2,3) = (3/2+2/2)^2 = 6.25
     # alpha = 1 - (n-1) * sum o d2 / sum n_c n_k d2 = 1 - 7 * 18 / (2 * (81 + 181.5 + 37.5)) = 0.79
-    r = _long([("a", "u1", 1), ("b", "u1", 1), ("a", "u2", 1), ("b", "u2", 2), ("a", "u3", 2), ("b", "u3", 2),
-               ("a", "u4", 3), ("b", "u4", 3)])
+    r = _long(
+        [
+            ("a", "u1", 1),
+            ("b", "u1", 1),
+            ("a", "u2", 1),
+            ("b", "u2", 2),
+            ("a", "u3", 2),
+            ("b", "u3", 2),
+            ("a", "u4", 3),
+            ("b", "u4", 3),
+        ]
+    )
     assert krippendorff_alpha(matrix(r)) == pytest.approx(1 - 7 * 18 / 600)
 
 
@@ -308,6 +352,7 @@ def test_two_expert_report_has_agreement_and_consistency(store, items):
 
 
 # --- SRBench 2022 expert ratings -> srbench2022-realworld leaderboard ------------------------------
+
 
 def _n_minus_dense_rank(values: dict) -> dict:
     """The 2022 competition's ranks by hand: n - (1 + number of distinct values above it)."""
@@ -372,7 +417,17 @@ def test_authorized_keys_line_forces_the_rating_command(tmp_path):
     assert m, line
     command, kind, blob, comment = m.groups()
     argv = shlex.split(command)
-    assert argv[1:] == ["-m", "srtui", "review", "open", "s1", "--expert", "alice", "--workspace", str(tmp_path.absolute())]
+    assert argv[1:] == [
+        "-m",
+        "srtui",
+        "review",
+        "open",
+        "s1",
+        "--expert",
+        "alice",
+        "--workspace",
+        str(tmp_path.absolute()),
+    ]
     assert os.path.isabs(argv[0]) and (kind, blob) == parse_public_key(KEY) and comment == "srtui-review:s1:alice"
     for bad in ("", "ssh-ed25519", 'command="sh" ' + KEY, "ssh-rsa " + KEY.split()[1], "ssh-ed25519 !!!notbase64"):
         with pytest.raises(ReviewError):

@@ -26,8 +26,25 @@ def ws(tmp_path):
 @pytest.mark.slow
 def test_organiser_flow(ws):
     w = ("--workspace", str(ws))
-    out = srtui("review", "create", "r1", "--suite", "demo-realworld", "--experts", "alice,bob", "--repeats", "2",
-                "--tasks", "demo-epidemic-cases,demo-epidemic-hosp", "--select", "best", "--seed", "9", *w, check=True)
+    out = srtui(
+        "review",
+        "create",
+        "r1",
+        "--suite",
+        "demo-realworld",
+        "--experts",
+        "alice,bob",
+        "--repeats",
+        "2",
+        "--tasks",
+        "demo-epidemic-cases,demo-epidemic-hosp",
+        "--select",
+        "best",
+        "--seed",
+        "9",
+        *w,
+        check=True,
+    )
     assert "18 items, 2 expert(s)" in out.stdout and "2 hidden repeat(s)" in out.stdout
     store = Store(Workspace(ws))
     for expert in ("alice", "bob"):
@@ -40,7 +57,10 @@ def test_organiser_flow(ws):
     assert twice.returncode == 2 and twice.stderr.strip() == "srtui: error: 'carol' is already an expert of review 'r1'"
     status = json.loads(srtui("review", "status", "r1", "--json", *w, check=True).stdout)
     assert [(e["expert"], e["rated"], e["assigned"]) for e in status["experts"]] == [
-        ("alice", 20, 20), ("bob", 20, 20), ("carol", 0, 20)]
+        ("alice", 20, 20),
+        ("bob", 20, 20),
+        ("carol", 0, 20),
+    ]
     blinded = srtui("review", "report", "r1", "--format", "md", *w, check=True).stdout
     assert "is blinded" in blinded and not any(m in blinded for m in SRBENCH_METHODS)
     bad = srtui("review", "unblind", "r1", *w)
@@ -49,7 +69,9 @@ def test_organiser_flow(ws):
     assert early.returncode == 2 and "still blinded" in early.stderr
     srtui("review", "close", "r1", *w, check=True)
     srtui("review", "unblind", "r1", *w, check=True)
-    scored = json.loads(srtui("score", "srbench2022-realworld", "--review", "r1", "--format", "json", *w, check=True).stdout)
+    scored = json.loads(
+        srtui("score", "srbench2022-realworld", "--review", "r1", "--format", "json", *w, check=True).stdout
+    )
     assert scored["rule"] == "srbench2022-realworld"
     report = json.loads(srtui("review", "report", "r1", "--format", "json", *w, check=True).stdout)
     tables = report["tables"]
@@ -69,7 +91,9 @@ def test_organiser_flow(ws):
 def test_expert_errors_are_generic_and_ssh_setup(ws):
     w = ("--workspace", str(ws))
     srtui("review", "create", "r2", "--experts", "alice", *w, check=True)
-    out = srtui("review", "open", "r2", "--expert", "mallory", *w, env={"SSH_ORIGINAL_COMMAND": "srtui review report r2"})
+    out = srtui(
+        "review", "open", "r2", "--expert", "mallory", *w, env={"SSH_ORIGINAL_COMMAND": "srtui review report r2"}
+    )
     assert out.returncode == 2 and "cannot be opened" in out.stderr
     assert not any(m.lower() in out.stderr.lower() for m in SRBENCH_METHODS)
     line = srtui("review", "ssh-setup", "r2", "--expert", "alice", "--key", KEY, *w, check=True).stdout.strip()
@@ -105,11 +129,35 @@ def test_session_over_a_real_run(tmp_path):
     """linear, lasso and poly2 really fitted on the simulated epidemic; all are baselines."""
     ws = tmp_path / "ws"
     w = ("--workspace", str(ws))
-    srtui("run", "demo-realworld", "--methods", "linear,lasso,poly2", "--tasks", "demo-epidemic-cases",
-          "--seeds", "1", "-j", "2", *w, check=True, timeout=600)
+    srtui(
+        "run",
+        "demo-realworld",
+        "--methods",
+        "linear,lasso,poly2",
+        "--tasks",
+        "demo-epidemic-cases",
+        "--seeds",
+        "1",
+        "-j",
+        "2",
+        *w,
+        check=True,
+        timeout=600,
+    )
     out = srtui("review", "create", "real", "--suite", "demo-realworld", *w)
     assert out.returncode == 2 and "--include-baseline" in out.stderr
-    srtui("review", "create", "real", "--suite", "demo-realworld", "--include-baseline", "--experts", "a,b", *w, check=True)
+    srtui(
+        "review",
+        "create",
+        "real",
+        "--suite",
+        "demo-realworld",
+        "--include-baseline",
+        "--experts",
+        "a,b",
+        *w,
+        check=True,
+    )
     store = Store(Workspace(ws))
     contents = [json.loads(c) for (c,) in store.conn.execute("SELECT content FROM review_items")]
     assert len(contents) == 3 and all(c["series"]["dates_train"] for c in contents)

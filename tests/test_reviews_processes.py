@@ -24,19 +24,45 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _items(n: int) -> list[FrozenItem]:
     """Items with small but complete content (what the screen reads), from n (task, method) pairs."""
-    series = {"dates_train": ["2020-01-01", "2020-01-02"], "dates_test": ["2020-01-03"], "y_train": [1.0, 2.0],
-              "y_test": [3.0], "pred_train": [1.1, 2.1], "pred_test": [2.9]}
-    return [FrozenItem(f"task-{i // 10}", f"method-{i % 10}",
-                       {"task": f"task-{i // 10}", "horizon": "14 days", "r2_test": 0.9, "simplicity": -1.2,
-                        "expression": f"{i}*x", "expression_ascii": f"{i}*x", "plain": f"{i}*x", "black_box": False,
-                        "series": series})
-            for i in range(n)]
+    series = {
+        "dates_train": ["2020-01-01", "2020-01-02"],
+        "dates_test": ["2020-01-03"],
+        "y_train": [1.0, 2.0],
+        "y_test": [3.0],
+        "pred_train": [1.1, 2.1],
+        "pred_test": [2.9],
+    }
+    return [
+        FrozenItem(
+            f"task-{i // 10}",
+            f"method-{i % 10}",
+            {
+                "task": f"task-{i // 10}",
+                "horizon": "14 days",
+                "r2_test": 0.9,
+                "simplicity": -1.2,
+                "expression": f"{i}*x",
+                "expression_ascii": f"{i}*x",
+                "plain": f"{i}*x",
+                "black_box": False,
+                "series": series,
+            },
+        )
+        for i in range(n)
+    ]
 
 
 def _headless(ws: Path, session: str, expert: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "reviews.headless", str(ws), session, expert, *extra],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-m", "reviews.headless", str(ws), session, expert, *extra],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
 
 
 def _workspace(tmp_path: Path, n_items: int, experts: list[str], repeats: int = 0) -> Path:
@@ -80,7 +106,7 @@ def test_sigkill_right_after_submit_loses_nothing(tmp_path):
     order = [a for (a,) in store.conn.execute("SELECT assignment_id FROM review_assignments ORDER BY position")]
     assert out[0] == f"item 4 {order[4]}"
     after = store.conn.execute("SELECT seq, assignment_id, action, rating FROM review_audit ORDER BY seq").fetchall()
-    assert after[:len(audit)] == audit and len(after) == len(audit) + 1
+    assert after[: len(audit)] == audit and len(after) == len(audit) + 1
 
 
 @pytest.mark.slow
@@ -102,4 +128,7 @@ def test_four_experts_at_once_no_loss_no_duplicate(tmp_path):
     assert all(r == auto_rating(a) for a, _, r in rows)
     per_expert = dict(store.conn.execute("SELECT expert, count(DISTINCT item_id) FROM review_ratings GROUP BY expert"))
     assert per_expert == {e: 50 for e in experts}
-    assert store.conn.execute("SELECT count(*), count(DISTINCT assignment_id) FROM review_audit").fetchone() == (200, 200)
+    assert store.conn.execute("SELECT count(*), count(DISTINCT assignment_id) FROM review_audit").fetchone() == (
+        200,
+        200,
+    )

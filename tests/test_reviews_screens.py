@@ -104,9 +104,15 @@ def test_rate_comment_skip_back_revise_and_resume(store):
     rows = dict(store.conn.execute("SELECT assignment_id, rating FROM review_ratings WHERE expert = 'alice'"))
     assert rows == {order[0]: 5, order[2]: 2}
     # the comment was shown again on the way back, so the revision kept it
-    assert store.conn.execute("SELECT comment, revisions FROM review_ratings WHERE assignment_id = ?",
-                              (order[0],)).fetchone() == ("clear trend", 1)
-    assert [r[0] for r in store.conn.execute("SELECT action FROM review_audit ORDER BY seq")] == ["rate", "skip", "rate", "revise"]
+    assert store.conn.execute(
+        "SELECT comment, revisions FROM review_ratings WHERE assignment_id = ?", (order[0],)
+    ).fetchone() == ("clear trend", 1)
+    assert [r[0] for r in store.conn.execute("SELECT action FROM review_audit ORDER BY seq")] == [
+        "rate",
+        "skip",
+        "rate",
+        "revise",
+    ]
 
     async def reopen():
         es = ExpertSession.open(store, "s1", "alice")
@@ -163,4 +169,8 @@ def test_organiser_views_close_unblind_and_report(store):
             assert isinstance(app.screen, ReviewSessionsScreen)
 
     asyncio.run(run())
-    assert [r[0] for r in store.conn.execute("SELECT event FROM review_events ORDER BY seq")] == ["create", "close", "unblind"]
+    assert [r[0] for r in store.conn.execute("SELECT event FROM review_events ORDER BY seq")] == [
+        "create",
+        "close",
+        "unblind",
+    ]

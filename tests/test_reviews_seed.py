@@ -30,9 +30,16 @@ LIMITS = Limits(time_s=60, mem_mb=2000)
 def _write_data(ws: Workspace, task) -> str:
     fp = task.fingerprint()
     buf = io.BytesIO()
-    np.savez(buf, X_train=task.X_train, y_train=task.y_train, X_test=task.X_test, y_test=task.y_test,
-             train_index=task.train_index, test_index=task.test_index,
-             feature_names=np.array(task.feature_names, dtype=str))
+    np.savez(
+        buf,
+        X_train=task.X_train,
+        y_train=task.y_train,
+        X_test=task.X_test,
+        y_test=task.y_test,
+        train_index=task.train_index,
+        test_index=task.test_index,
+        feature_names=np.array(task.feature_names, dtype=str),
+    )
     (ws.data_cache / f"{fp}.npz").write_bytes(buf.getvalue())
     return fp
 
@@ -51,8 +58,12 @@ def seed_review_workspace(root: Path, methods=SRBENCH_METHODS, targets=TARGETS, 
     store = Store(ws, create=True)
     tasks = {t: get_task(f"demo-epidemic-{t}", TaskContext.for_workspace(root)) for t in targets}
     fps = {t: _write_data(ws, task) for t, task in tasks.items()}
-    specs = [JobSpec("demo-realworld", f"demo-epidemic-{t}", m, s, LIMITS, fps[t], "1.0")
-             for t in targets for m in methods for s in seeds]
+    specs = [
+        JobSpec("demo-realworld", f"demo-epidemic-{t}", m, s, LIMITS, fps[t], "1.0")
+        for t in targets
+        for m in methods
+        for s in seeds
+    ]
     store.plan(specs)
     run_id = store.begin_run("demo-realworld", "seed", "host", ["seed"], "2025-01-02T10:00:00+00:00")
     for spec in specs:
@@ -63,9 +74,20 @@ def seed_review_workspace(root: Path, methods=SRBENCH_METHODS, targets=TARGETS, 
         parsed = parse_expression(model, task.feature_names, "python")
         pred_train, pred_test = parsed.evaluate(task.X_train), parsed.evaluate(task.X_test)
         store.claim(spec.job_id, 1, run_id, "2025-01-02T10:00:01+00:00", "host")
-        fields = {"status": "ok", "attempt": 1, "run_id": run_id, "returncode": 0, "wall_s": 1.0, "cpu_s": 1.0,
-                  "peak_rss_mb": 50.0, "host": "host", "started_at": "2025-01-02T10:00:01+00:00",
-                  "ended_at": "2025-01-02T10:00:02+00:00", "dialect": "python", "model": model}
+        fields = {
+            "status": "ok",
+            "attempt": 1,
+            "run_id": run_id,
+            "returncode": 0,
+            "wall_s": 1.0,
+            "cpu_s": 1.0,
+            "peak_rss_mb": 50.0,
+            "host": "host",
+            "started_at": "2025-01-02T10:00:01+00:00",
+            "ended_at": "2025-01-02T10:00:02+00:00",
+            "dialect": "python",
+            "model": model,
+        }
         store.record(spec.job_id, fields, pack_predictions(task.train_index, pred_train, task.test_index, pred_test))
     store.end_run(run_id, "ok", "2025-01-02T10:01:00+00:00")
     compute_for_store(store, workers=1)

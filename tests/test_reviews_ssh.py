@@ -28,8 +28,10 @@ from results.store import Store
 SSHD = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/bin/sshd") if os.access(p, os.X_OK)), None)
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(SSHD is None or not shutil.which("ssh") or not shutil.which("ssh-keygen"),
-                       reason="needs OpenSSH's sshd, ssh and ssh-keygen (apt-get install openssh-server; .ci/run does)"),
+    pytest.mark.skipif(
+        SSHD is None or not shutil.which("ssh") or not shutil.which("ssh-keygen"),
+        reason="needs OpenSSH's sshd, ssh and ssh-keygen (apt-get install openssh-server; .ci/run does)",
+    ),
 ]
 
 
@@ -45,8 +47,25 @@ def _keygen(path: Path) -> str:
 
 
 def _setup_line(root: Path, expert: str, key: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "srtui", "review", "ssh-setup", "s", "--expert", expert, "--key", key,
-                           "--workspace", str(root)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "review",
+            "ssh-setup",
+            "s",
+            "--expert",
+            expert,
+            "--key",
+            key,
+            "--workspace",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 
@@ -60,12 +79,26 @@ class Server:
         lines = [_setup_line(root, e, _keygen(k)) for e, k in self.keys.items()]
         (home / "authorized_keys").write_text("\n".join(lines) + "\n")
         config = home / "sshd_config"
-        config.write_text("\n".join([
-            f"Port {self.port}", "ListenAddress 127.0.0.1", f"HostKey {home / 'host_key'}", f"PidFile {home / 'sshd.pid'}",
-            f"AuthorizedKeysFile {home / 'authorized_keys'}", "StrictModes no", "UsePAM no", "PubkeyAuthentication yes",
-            "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password",
-            f"AllowUsers {self.user}", "LogLevel ERROR", "",
-        ]))
+        config.write_text(
+            "\n".join(
+                [
+                    f"Port {self.port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {home / 'host_key'}",
+                    f"PidFile {home / 'sshd.pid'}",
+                    f"AuthorizedKeysFile {home / 'authorized_keys'}",
+                    "StrictModes no",
+                    "UsePAM no",
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "PermitRootLogin prohibit-password",
+                    f"AllowUsers {self.user}",
+                    "LogLevel ERROR",
+                    "",
+                ]
+            )
+        )
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
         self.log = open(home / "sshd.log", "w")  # noqa: SIM115 - sshd writes to it until stop()
@@ -83,9 +116,27 @@ class Server:
         raise AssertionError("sshd did not listen within 20 s")
 
     def ssh(self, expert: str, *args: str) -> list[str]:
-        return ["ssh", "-F", "/dev/null", "-i", str(self.keys[expert]), "-p", str(self.port), "-o", "BatchMode=yes",
-                "-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "LogLevel=ERROR", *args, f"{self.user}@127.0.0.1"]
+        return [
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-i",
+            str(self.keys[expert]),
+            "-p",
+            str(self.port),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "LogLevel=ERROR",
+            *args,
+            f"{self.user}@127.0.0.1",
+        ]
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -182,8 +233,13 @@ def test_an_expert_reaches_only_their_own_session(server):
     finally:
         term.kill()
     # alice's key asking for bob's session gets nothing: the forced command wins and refuses
-    proc = subprocess.run([*server.ssh("alice", "-tt"), "srtui review open s --expert bob"],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [*server.ssh("alice", "-tt"), "srtui review open s --expert bob"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0 and "only opens your review" in proc.stdout + proc.stderr
     assert _by_expert(server.root) == {"bob": [5]}
 
@@ -192,8 +248,13 @@ def test_no_pty_and_remote_commands_are_refused_at_once(server):
     for extra, command, words in ((["-T"], [], "no terminal"), ([], ["ls", "/"], "only opens your review")):
         start = time.monotonic()
         # stdin stays open, like an interactive client that asked for no PTY
-        proc = subprocess.Popen(server.ssh("alice", *extra) + command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            server.ssh("alice", *extra) + command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         _out, err = proc.communicate(timeout=60)
         assert proc.returncode != 0 and time.monotonic() - start < 30
         assert words in err and err.strip().count("\n") == 0, err

@@ -50,10 +50,15 @@ def _wait_ratings(root: Path, n: int, timeout: float = 20) -> dict[str, int]:
 
 def test_without_a_tty_both_apps_refuse_at_once(tmp_path):
     root = _workspace(tmp_path, 3, ["alice"])
-    for argv, words in ((_review_argv(root), "ssh HOST"), ([sys.executable, "-m", "srtui", "--workspace", str(root)], "srtui status")):
+    for argv, words in (
+        (_review_argv(root), "ssh HOST"),
+        ([sys.executable, "-m", "srtui", "--workspace", str(root)], "srtui status"),
+    ):
         start = time.monotonic()
         # stdin a pipe that stays open (an ssh client without a PTY), stdout a pipe
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+        )
         out, err = proc.communicate(timeout=30)
         took = time.monotonic() - start
         assert proc.returncode != 0 and took < 20, (proc.returncode, took, err)  # not the 30 s of a hang
@@ -64,8 +69,13 @@ def test_without_a_tty_both_apps_refuse_at_once(tmp_path):
 
 def test_a_remote_command_through_the_forced_key_is_refused(tmp_path):
     root = _workspace(tmp_path, 3, ["alice"])
-    proc = subprocess.run(_review_argv(root), env=_env(SSH_ORIGINAL_COMMAND="srtui review open s --expert bob"),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        _review_argv(root),
+        env=_env(SSH_ORIGINAL_COMMAND="srtui review open s --expert bob"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0 and "only opens your review" in proc.stderr and proc.stderr.count("\n") == 1
 
 

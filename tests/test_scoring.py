@@ -66,14 +66,50 @@ def test_qualification_single_seed_and_mean_option():
 
 
 def synth_runs():
-    return frame([
-        # T1, exact rediscovery, easy: accuracy tie at 3 decimals (0.9991 vs 0.9994)
-        dict(task="T1", method="m1", r2_test=0.9991, simplicity=-1.0, symbolic_solution=1, property="exact_rediscovery", difficulty="easy"),
-        dict(task="T1", method="m2", r2_test=0.9994, simplicity=-2.0, symbolic_solution=0, property="exact_rediscovery", difficulty="easy"),
-        # T2, feature absence, hard: m2's run failed
-        dict(task="T2", method="m1", r2_test=0.5, simplicity=-1.5, feature_absence=0.5, property="feature_absence", difficulty="hard"),
-        dict(task="T2", method="m2", r2_test=0.99, simplicity=-0.5, feature_absence=1.0, property="feature_absence", difficulty="hard", status="error"),
-    ], seed=0)
+    return frame(
+        [
+            # T1, exact rediscovery, easy: accuracy tie at 3 decimals (0.9991 vs 0.9994)
+            dict(
+                task="T1",
+                method="m1",
+                r2_test=0.9991,
+                simplicity=-1.0,
+                symbolic_solution=1,
+                property="exact_rediscovery",
+                difficulty="easy",
+            ),
+            dict(
+                task="T1",
+                method="m2",
+                r2_test=0.9994,
+                simplicity=-2.0,
+                symbolic_solution=0,
+                property="exact_rediscovery",
+                difficulty="easy",
+            ),
+            # T2, feature absence, hard: m2's run failed
+            dict(
+                task="T2",
+                method="m1",
+                r2_test=0.5,
+                simplicity=-1.5,
+                feature_absence=0.5,
+                property="feature_absence",
+                difficulty="hard",
+            ),
+            dict(
+                task="T2",
+                method="m2",
+                r2_test=0.99,
+                simplicity=-0.5,
+                feature_absence=1.0,
+                property="feature_absence",
+                difficulty="hard",
+                status="error",
+            ),
+        ],
+        seed=0,
+    )
 
 
 def test_synthetic_hand_computed():
@@ -105,8 +141,14 @@ def test_realworld_with_the_competition_expert_ratings():
     trust = load_expert_scores(_expert_file())
     assert set(trust["task"]) == {"cases", "hosp", "deaths"} and len(trust) == 27
     # equal accuracy and simplicity: every method ranks 1 on both, so only trust separates them
-    runs = frame([dict(task=f"srbench2022-realworld-{t}", method=m, r2_test=0.8, simplicity=-1.5)
-                  for t in ("cases", "hosp", "deaths") for m in trust["method"].unique()], seed=0)
+    runs = frame(
+        [
+            dict(task=f"srbench2022-realworld-{t}", method=m, r2_test=0.8, simplicity=-1.5)
+            for t in ("cases", "hosp", "deaths")
+            for m in trust["method"].unique()
+        ],
+        seed=0,
+    )
     board = score("srbench2022-realworld", runs, trust=trust, profile="corrected").main.set_index("method")
     # each task's ratings use all of 1..5, so the dense trust rank equals the rating:
     # operon 5, 4, 4 (cases, hosp, deaths); uDSR 4, 5, 4; LassoCV 1, 1, 1; score = hmean(1, 1, r)
@@ -119,19 +161,25 @@ def test_realworld_with_the_competition_expert_ratings():
 
 def test_realworld_representative_run():
     trust = pd.DataFrame({"task": ["t", "t"], "method": ["A", "B"], "trust": [3, 3]})
-    runs = frame([
-        dict(task="t", method="A", seed=1, r2_test=0.1, simplicity=-3.0),
-        dict(task="t", method="A", seed=2, r2_test=0.5, simplicity=-1.0),
-        dict(task="t", method="A", seed=3, r2_test=0.9, simplicity=-2.0),
-        dict(task="t", method="B", seed=1, r2_test=0.6, simplicity=-2.0),
-    ])
+    runs = frame(
+        [
+            dict(task="t", method="A", seed=1, r2_test=0.1, simplicity=-3.0),
+            dict(task="t", method="A", seed=2, r2_test=0.5, simplicity=-1.0),
+            dict(task="t", method="A", seed=3, r2_test=0.9, simplicity=-2.0),
+            dict(task="t", method="B", seed=1, r2_test=0.6, simplicity=-2.0),
+        ]
+    )
     # median: A's representative is seed 2 (0.5, -1.0); B's only run; seeds 2, 3 of B are missing
     # but the representative is chosen among B's runs that exist
     per = score("srbench2022-realworld", runs, trust=trust, profile="corrected").tables["per_task"].set_index("method")
     assert per.loc["A", "seed"] == 2
     assert per.loc["A", ["rank_r2", "rank_simplicity", "rank_trust"]].tolist() == [1, 2, 1]
     assert per.loc["A", "score"] == pytest.approx(3 / (1 + 0.5 + 1))
-    per = score("srbench2022-realworld", runs, trust=trust, representative="best", profile="corrected").tables["per_task"].set_index("method")
+    per = (
+        score("srbench2022-realworld", runs, trust=trust, representative="best", profile="corrected")
+        .tables["per_task"]
+        .set_index("method")
+    )
     assert per.loc["A", "seed"] == 3 and per.loc["A", "rank_r2"] == 2 and per.loc["B", "score"] == pytest.approx(1.0)
     with pytest.raises(ScoreError, match="trust"):
         score("srbench2022-realworld", runs, profile="corrected")
@@ -143,14 +191,17 @@ def test_pareto_ranks():
 
 
 def test_srbench2021_ranks_pareto_and_solution_rate():
-    runs = frame([
-        dict(task="A", method="small", r2_test=0.5, size=3, symbolic_solution=1, noise=0.0),
-        dict(task="A", method="big", r2_test=0.9, size=30, symbolic_solution=0, noise=0.0),
-        dict(task="A", method="worse", r2_test=0.4, size=40, symbolic_solution=0, noise=0.0),
-        dict(task="B", method="small", r2_test=0.6, size=5, symbolic_solution=0, noise=0.1),
-        dict(task="B", method="big", r2_test=0.95, size=50, symbolic_solution=1, noise=0.1),
-        dict(task="B", method="worse", r2_test=0.3, size=60, symbolic_solution=1, noise=0.1, status="timeout"),
-    ], seed=0)
+    runs = frame(
+        [
+            dict(task="A", method="small", r2_test=0.5, size=3, symbolic_solution=1, noise=0.0),
+            dict(task="A", method="big", r2_test=0.9, size=30, symbolic_solution=0, noise=0.0),
+            dict(task="A", method="worse", r2_test=0.4, size=40, symbolic_solution=0, noise=0.0),
+            dict(task="B", method="small", r2_test=0.6, size=5, symbolic_solution=0, noise=0.1),
+            dict(task="B", method="big", r2_test=0.95, size=50, symbolic_solution=1, noise=0.1),
+            dict(task="B", method="worse", r2_test=0.3, size=60, symbolic_solution=1, noise=0.1, status="timeout"),
+        ],
+        seed=0,
+    )
     s = score("srbench2021", runs, profile="corrected")
     b = s.main.set_index("method")
     # R2 ranks: A small 2 big 3 worse 1; B small 2 big 3 worse (failed) 1
@@ -169,14 +220,16 @@ def test_srbench2021_ranks_pareto_and_solution_rate():
 
 
 def test_srbench2025_profiles_fronts_and_deprecation():
-    runs = frame([
-        dict(task="A", method="m1", seed=0, r2_test=0.5, size=5, truth_size=7),
-        dict(task="A", method="m1", seed=1, r2_test=0.7, size=5, truth_size=7),
-        dict(task="A", method="m2", seed=0, r2_test=0.9, size=9, truth_size=7),
-        dict(task="A", method="m2", seed=1, r2_test=-2.0, size=9, truth_size=7),
-        dict(task="A", method="m3", seed=0, r2_test=0.4, size=20, truth_size=7),
-        dict(task="A", method="m3", seed=1, r2_test=0.4, size=20, truth_size=7),
-    ])
+    runs = frame(
+        [
+            dict(task="A", method="m1", seed=0, r2_test=0.5, size=5, truth_size=7),
+            dict(task="A", method="m1", seed=1, r2_test=0.7, size=5, truth_size=7),
+            dict(task="A", method="m2", seed=0, r2_test=0.9, size=9, truth_size=7),
+            dict(task="A", method="m2", seed=1, r2_test=-2.0, size=9, truth_size=7),
+            dict(task="A", method="m3", seed=0, r2_test=0.4, size=20, truth_size=7),
+            dict(task="A", method="m3", seed=1, r2_test=0.4, size=20, truth_size=7),
+        ]
+    )
     s = score("srbench2025", runs, profile="corrected")
     b = s.main.set_index("method")
     # max aggregation: m1 0.7, m2 0.9, m3 0.4; AUC of P[R2 >= x] on [0,1] = clipped value

@@ -28,10 +28,12 @@ def hm(*ranks):
 
 def test_qualification_reference_rounds_ranks_per_trial_and_fills_missing_with_worst():
     rows = []
-    for task, seed, vals in (("A", 0, dict(LR=0.5, good=0.9, tie=0.50001)),              # gone: no run
-                             ("A", 1, dict(LR=0.5, good=0.8, tie=0.5, gone=0.1)),
-                             ("B", 0, dict(LR=0.6, good=0.7, tie=0.6)),                    # gone: failed below
-                             ("B", 1, dict(LR=0.6, tie=0.6, gone=0.2))):                   # good: no run
+    for task, seed, vals in (
+        ("A", 0, dict(LR=0.5, good=0.9, tie=0.50001)),  # gone: no run
+        ("A", 1, dict(LR=0.5, good=0.8, tie=0.5, gone=0.1)),
+        ("B", 0, dict(LR=0.6, good=0.7, tie=0.6)),  # gone: failed below
+        ("B", 1, dict(LR=0.6, tie=0.6, gone=0.2)),
+    ):  # good: no run
         rows += [dict(task=task, seed=seed, method=m, r2_test=v) for m, v in vals.items()]
     rows.append(dict(task="B", seed=0, method="gone", r2_test=0.99, status="error"))
     runs = frame(rows)
@@ -94,8 +96,9 @@ def test_synthetic_reference_hand_computed():
     assert ("T2", "c") not in per.index
     assert per.loc[("T1", "c"), "score"] == 0.0  # a 0 rank inside the harmonic mean
     board = s.main.set_index("method")
-    assert board["score"].to_dict() == pytest.approx({"a": (hm(2, 2, 1) + hm(2, 2, 1)) / 2,
-                                                      "b": (hm(2, 1, 2) + hm(2, 2, 2)) / 2, "c": 0.0})
+    assert board["score"].to_dict() == pytest.approx(
+        {"a": (hm(2, 2, 1) + hm(2, 2, 1)) / 2, "b": (hm(2, 1, 2) + hm(2, 2, 2)) / 2, "c": 0.0}
+    )
     assert board["datasets"].to_dict() == {"a": 2, "b": 2, "c": 1}  # c is averaged over T1 only
 
 
@@ -114,9 +117,14 @@ def test_synthetic_corrected_hand_computed():
 
 
 def test_synthetic_reference_missing_rank_counts_as_the_number_of_methods():
-    runs = frame([dict(task="F", method="x", r2_test=0.9, simplicity=-1.0, feature_absence=np.nan),
-                  dict(task="F", method="y", r2_test=0.8, simplicity=-2.0, feature_absence=0.5)],
-                 seed=0, property="feature_absence")
+    runs = frame(
+        [
+            dict(task="F", method="x", r2_test=0.9, simplicity=-1.0, feature_absence=np.nan),
+            dict(task="F", method="y", r2_test=0.8, simplicity=-2.0, feature_absence=0.5),
+        ],
+        seed=0,
+        property="feature_absence",
+    )
     per = score("srbench2022-synthetic", runs).tables["per_task"].set_index("method")
     # x: ranks 1, 1 and a NaN property rank, which nanhmean turns into 2 (the number of methods)
     assert per.loc["x", "score"] == pytest.approx(hm(1, 1, 2)) and per.loc["y", "score"] == 0.0
@@ -129,10 +137,30 @@ def _expert_file() -> Path | None:
     return path if path.is_file() else None
 
 
-R2 = dict(operon=0.95, QLattice=0.9, uDSR=0.9004, Bingo=0.85, **{"PS-Tree": 0.8}, geneticengine=0.75, pysr=0.7,
-          E2ET=0.6, LassoCV=0.5, eql=0.99)
-SIMPLICITY = dict(LassoCV=-1.0, operon=-1.2, pysr=-1.4, QLattice=-1.6, Bingo=-1.8, uDSR=-2.0, geneticengine=-2.2,
-                  **{"PS-Tree": -2.4}, E2ET=-2.6, eql=-0.5)
+R2 = dict(
+    operon=0.95,
+    QLattice=0.9,
+    uDSR=0.9004,
+    Bingo=0.85,
+    **{"PS-Tree": 0.8},
+    geneticengine=0.75,
+    pysr=0.7,
+    E2ET=0.6,
+    LassoCV=0.5,
+    eql=0.99,
+)
+SIMPLICITY = dict(
+    LassoCV=-1.0,
+    operon=-1.2,
+    pysr=-1.4,
+    QLattice=-1.6,
+    Bingo=-1.8,
+    uDSR=-2.0,
+    geneticengine=-2.2,
+    **{"PS-Tree": -2.4},
+    E2ET=-2.6,
+    eql=-0.5,
+)
 # hand-worked ranks (n = 9 rated methods; eql has no rating and drops out): rank = 9 - dense rank.
 # R2 to 3 decimals: uDSR ties QLattice at 0.9. Simplicity: 9 distinct values, E2ET gets 0.
 R2_RANK = dict(operon=8, QLattice=7, uDSR=7, Bingo=6, **{"PS-Tree": 5}, geneticengine=4, pysr=3, E2ET=2, LassoCV=1)
@@ -147,13 +175,21 @@ TRUST_RANK = {  # from the ratings 1..5 of expert_scores.json: 5 -> 8, 4 -> 7, 3
 @pytest.mark.skipif(_expert_file() is None, reason="shared data srbench2022/expert_scores.json not found")
 def test_realworld_reference_step_by_step_with_the_competition_ratings():
     trust = load_expert_scores(_expert_file())
-    rows = [dict(task=f"srbench2022-realworld-{t}", method=m, seed=0, r2_test=R2[m], simplicity=SIMPLICITY[m])
-            for t in TRUST_RANK for m in R2 if not (t == "cases" and m == "operon")]
+    rows = [
+        dict(task=f"srbench2022-realworld-{t}", method=m, seed=0, r2_test=R2[m], simplicity=SIMPLICITY[m])
+        for t in TRUST_RANK
+        for m in R2
+        if not (t == "cases" and m == "operon")
+    ]
     # operon on cases: three runs, median 0.95 -> the representative is seed 1 (not the best, seed 2)
-    rows += [dict(task="srbench2022-realworld-cases", method="operon", seed=s, r2_test=v, simplicity=c)
-             for s, v, c in ((0, 0.2, -3.0), (1, 0.95, -1.2), (2, 0.99, -0.5))]
+    rows += [
+        dict(task="srbench2022-realworld-cases", method="operon", seed=s, r2_test=v, simplicity=c)
+        for s, v, c in ((0, 0.2, -3.0), (1, 0.95, -1.2), (2, 0.99, -0.5))
+    ]
     # a failed pysr run on cases with a high R2 is dropped (no result file)
-    rows.append(dict(task="srbench2022-realworld-cases", method="pysr", seed=1, r2_test=0.999, simplicity=-0.1, status="error"))
+    rows.append(
+        dict(task="srbench2022-realworld-cases", method="pysr", seed=1, r2_test=0.999, simplicity=-0.1, status="error")
+    )
     s = score("srbench2022-realworld", frame(rows), trust=trust)
     per = s.tables["per_task"].set_index(["task", "method"])
     assert set(per.index.get_level_values("method")) == set(R2_RANK)  # eql is not rated
@@ -184,14 +220,17 @@ def test_published_fronts_follow_the_notebook_loop():
 
 
 def test_srbench2021_reference_median_ranks_hand_computed():
-    runs = frame([
-        dict(task="A", method="p", seed=0, r2_test=0.9, size=10), dict(task="A", method="p", seed=1, r2_test=0.7, size=30),
-        dict(task="A", method="q", seed=0, r2_test=0.8, size=20),
-        dict(task="A", method="r", seed=0, r2_test=0.8001, size=5),
-        dict(task="B", method="p", seed=0, r2_test=0.5, size=7),
-        dict(task="B", method="q", seed=0, r2_test=0.6, size=7),
-        dict(task="B", method="r", seed=0, r2_test=0.99, size=50, status="error"),
-    ])
+    runs = frame(
+        [
+            dict(task="A", method="p", seed=0, r2_test=0.9, size=10),
+            dict(task="A", method="p", seed=1, r2_test=0.7, size=30),
+            dict(task="A", method="q", seed=0, r2_test=0.8, size=20),
+            dict(task="A", method="r", seed=0, r2_test=0.8001, size=5),
+            dict(task="B", method="p", seed=0, r2_test=0.5, size=7),
+            dict(task="B", method="q", seed=0, r2_test=0.6, size=7),
+            dict(task="B", method="r", seed=0, r2_test=0.99, size=50, status="error"),
+        ]
+    )
     b = score("srbench2021", runs).main.set_index("method")
     # A medians: p (0.8, 20), q (0.8, 20), r (0.8, 5): R2 ties at 3 decimals -> 2, 2, 2; size p q 2.5, r 1
     # B (r failed, no row): R2 q 1, p 2; size tie 1.5, 1.5
@@ -205,9 +244,16 @@ def test_srbench2021_front_0_is_the_non_dominated_set_on_a_blackbox_shaped_table
     rng = np.random.default_rng(7)
     methods = [f"m{i:02d}" for i in range(21)]
     skill, size = rng.normal(0, 1, 21), rng.lognormal(3, 1, 21)
-    rows = [dict(task=f"d{d}", method=m, r2_test=float(np.clip(0.7 + 0.1 * skill[i] + rng.normal(0, 0.1), -1, 1)),
-                 size=float(np.round(size[i] * rng.lognormal(0, 0.3))))
-            for d in range(120) for i, m in enumerate(methods)]
+    rows = [
+        dict(
+            task=f"d{d}",
+            method=m,
+            r2_test=float(np.clip(0.7 + 0.1 * skill[i] + rng.normal(0, 0.1), -1, 1)),
+            size=float(np.round(size[i] * rng.lognormal(0, 0.3))),
+        )
+        for d in range(120)
+        for i, m in enumerate(methods)
+    ]
     b = score("srbench2021", frame(rows, seed=0)).main.set_index("method")
     pts = b[["median_rank_r2", "median_rank_size"]].to_numpy()
     non_dominated = {m for m, p in zip(b.index, pts) if not any(np.all(q <= p) and np.any(q < p) for q in pts)}
@@ -216,11 +262,16 @@ def test_srbench2021_front_0_is_the_non_dominated_set_on_a_blackbox_shaped_table
 
 
 def test_srbench2025_reference_interpolated_profiles_hand_computed():
-    runs = frame([
-        dict(task="d1", method="m", seed=0, r2_test=0.5), dict(task="d2", method="m", seed=0, r2_test=1.0),
-        dict(task="d1", method="m", seed=1, r2_test=0.6), dict(task="d2", method="m", seed=1, r2_test=-0.3),
-        dict(task="d1", method="m", seed=2, r2_test=1.0), dict(task="d2", method="m", seed=2, r2_test=1.0),
-    ])
+    runs = frame(
+        [
+            dict(task="d1", method="m", seed=0, r2_test=0.5),
+            dict(task="d2", method="m", seed=0, r2_test=1.0),
+            dict(task="d1", method="m", seed=1, r2_test=0.6),
+            dict(task="d2", method="m", seed=1, r2_test=-0.3),
+            dict(task="d1", method="m", seed=2, r2_test=1.0),
+            dict(task="d2", method="m", seed=2, r2_test=1.0),
+        ]
+    )
     s = score("srbench2025", runs)
     # seed 0: points (0, 1), (0.5, 1), (1, 0.5): area 0.5 + 0.375 = 0.875 (exact step area: 0.75)
     # seed 1: (0, 0.5), (0.6, 0.5), then flat: 0.5; seed 2: (0, 1), (1, 1): 1.0; median 0.875
@@ -236,8 +287,9 @@ def test_srbench2025_reference_interpolated_profiles_hand_computed():
 def test_rules_read_their_release_metric_columns():
     from results.scoring.base import metric_column
 
-    runs = frame([dict(task="t", method="a", r2_test=0.9, size=3), dict(task="t", method="b", r2_test=0.8, size=30)],
-                 seed=0)
+    runs = frame(
+        [dict(task="t", method="a", r2_test=0.9, size=3), dict(task="t", method="b", r2_test=0.8, size=30)], seed=0
+    )
     assert metric_column(runs, "srbench2021", "size", "reference") == "size"  # a --from-csv file
     runs["srbench2021.size"] = [40.0, 2.0]
     runs["srbench2021.size:corrected"] = [1.0, np.nan]

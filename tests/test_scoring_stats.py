@@ -12,8 +12,11 @@ from results.tables import normalise
 
 def ordered_runs(n_tasks: int, methods=("A", "B", "C")) -> pd.DataFrame:
     """A is always best, then B, then C, on every dataset."""
-    rows = [dict(task=f"t{i}", method=m, r2_test=0.9 - 0.1 * k - 0.01 * i, size=10 * (k + 1))
-            for i in range(n_tasks) for k, m in enumerate(methods)]
+    rows = [
+        dict(task=f"t{i}", method=m, r2_test=0.9 - 0.1 * k - 0.01 * i, size=10 * (k + 1))
+        for i in range(n_tasks)
+        for k, m in enumerate(methods)
+    ]
     return normalise(pd.DataFrame(rows))
 
 

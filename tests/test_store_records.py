@@ -73,10 +73,18 @@ def _v6_workspace(root: Path) -> Workspace:
         conn.execute(
             "INSERT INTO jobs (job_id, suite, task, method, params, seed, limits, data_fingerprint, method_version, "
             "spec, status, attempt, r2_test, mse_test) VALUES (?, 'smoke', 'smoke-linear', 'linear', '{}', 1, '{}', "
-            "'fp', '1.0', '{}', 'ok', 1, 0.5, 2.0)", (spec.job_id,))
-        conn.executemany("INSERT INTO metrics (job_id, name, value) VALUES (?, ?, ?)",
-                         [(spec.job_id, "r2_test", 0.75), (spec.job_id, "mse_test", None), (spec.job_id, "size", 7.0),
-                          (spec.job_id, "_version", 2.0)])
+            "'fp', '1.0', '{}', 'ok', 1, 0.5, 2.0)",
+            (spec.job_id,),
+        )
+        conn.executemany(
+            "INSERT INTO metrics (job_id, name, value) VALUES (?, ?, ?)",
+            [
+                (spec.job_id, "r2_test", 0.75),
+                (spec.job_id, "mse_test", None),
+                (spec.job_id, "size", 7.0),
+                (spec.job_id, "_version", 2.0),
+            ],
+        )
     return ws
 
 

@@ -24,7 +24,9 @@ def test_list_json_has_every_track(tmp_path, capsys):
     assert code == 0
     rows = json.loads(out)
     assert len(rows) > 990 and {"name", "track", "offline", "description"} <= set(rows[0])
-    assert {"demo-epidemic-cases", "srbench2022-realworld-hosp", "pmlb-1028-swd", "nsr-nguyen-1"} <= {r["name"] for r in rows}
+    assert {"demo-epidemic-cases", "srbench2022-realworld-hosp", "pmlb-1028-swd", "nsr-nguyen-1"} <= {
+        r["name"] for r in rows
+    }
 
 
 def test_show_json(tmp_path, capsys):
@@ -42,7 +44,9 @@ def test_show_unknown_task_is_one_line(tmp_path, capsys):
 
 
 def test_export_round_trips(tmp_path, capsys):
-    code, _, _ = run(["tasks", "export", "demo-epidemic-cases", "--out", str(tmp_path / "out"), "-w", str(tmp_path)], capsys)
+    code, _, _ = run(
+        ["tasks", "export", "demo-epidemic-cases", "--out", str(tmp_path / "out"), "-w", str(tmp_path)], capsys
+    )
     assert code == 0
     task = get_task("demo-epidemic-cases", TaskContext.for_workspace(tmp_path))
     train = pd.read_csv(tmp_path / "out" / "train.csv")
@@ -63,8 +67,21 @@ def test_add_user_task_and_use_it(tmp_path, capsys):
     df = pd.DataFrame({"speed (m/s)": X[:, 0], "mass": X[:, 1], "y": 2 * X[:, 0] * X[:, 1]})
     df.to_csv(tmp_path / "data.csv", index=False)
     ws = tmp_path / "ws"
-    code, out, err = run(["tasks", "add", "my-task", str(tmp_path / "data.csv"), "--target", "y",
-                          "--truth", "2*speed__m_s_*mass", "-w", str(ws)], capsys)
+    code, out, err = run(
+        [
+            "tasks",
+            "add",
+            "my-task",
+            str(tmp_path / "data.csv"),
+            "--target",
+            "y",
+            "--truth",
+            "2*speed__m_s_*mass",
+            "-w",
+            str(ws),
+        ],
+        capsys,
+    )
     assert code == 0, err
     code, out, _ = run(["tasks", "show", "my-task", "--json", "-w", str(ws)], capsys)
     info = json.loads(out)
@@ -76,16 +93,20 @@ def test_add_user_task_and_use_it(tmp_path, capsys):
     assert code != 0 and "already exists" in err
 
 
-@pytest.mark.parametrize("rows,target,expect", [
-    (["a,b,y", "1,2,3", "4,x,6", "7,8,9", "1,1,1"], "y", "not numeric"),
-    (["a,b,y", "1,2,3", "4,5,6", "7,8,9", "1,1,1"], "z", "no target column"),
-    (["a,b,y", "1,2,3", "4,,6", "7,8,9", "1,1,1"], "y", "missing value"),
-    (["a,b,y", "1,2,3"], "y", "row(s)"),
-])
+@pytest.mark.parametrize(
+    "rows,target,expect",
+    [
+        (["a,b,y", "1,2,3", "4,x,6", "7,8,9", "1,1,1"], "y", "not numeric"),
+        (["a,b,y", "1,2,3", "4,5,6", "7,8,9", "1,1,1"], "z", "no target column"),
+        (["a,b,y", "1,2,3", "4,,6", "7,8,9", "1,1,1"], "y", "missing value"),
+        (["a,b,y", "1,2,3"], "y", "row(s)"),
+    ],
+)
 def test_add_rejects_bad_csv_and_writes_nothing(tmp_path, capsys, rows, target, expect):
     ws = tmp_path / "ws"
-    code, _out, err = run(["tasks", "add", "bad", str(_csv(tmp_path / "bad.csv", rows)), "--target", target,
-                          "-w", str(ws)], capsys)
+    code, _out, err = run(
+        ["tasks", "add", "bad", str(_csv(tmp_path / "bad.csv", rows)), "--target", target, "-w", str(ws)], capsys
+    )
     assert code != 0 and expect in err and err.count("\n") == 1
     assert not ws.exists() or not any((ws / "tasks").glob("*"))
 

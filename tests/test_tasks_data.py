@@ -27,12 +27,23 @@ def offline(monkeypatch):
 def test_listing_covers_every_track_without_building():
     names = set(builtin_names())
     tracks = {e.track for e in entries()}
-    assert {"srbench2022-synthetic", "srbench2022-qualification", "srbench2022-realworld", "srbench-groundtruth",
-            "nsr", "srbench2025-firstprinciples", "srbench2025-blackbox", "demo-realworld", "smoke"} <= tracks
+    assert {
+        "srbench2022-synthetic",
+        "srbench2022-qualification",
+        "srbench2022-realworld",
+        "srbench-groundtruth",
+        "nsr",
+        "srbench2025-firstprinciples",
+        "srbench2025-blackbox",
+        "demo-realworld",
+        "smoke",
+    } <= tracks
     assert len([n for n in names if n.startswith("srbench2022-qual-")]) == 20
     assert len([e for e in entries() if e.track == "srbench2025-blackbox"]) == 12
     assert len([n for n in names if n.startswith(("feynman-", "strogatz-"))]) == 133 * 4
-    assert len([n for n in names if n.startswith("srbench2022-") and n.endswith(tuple(f"-s{s}" for s in (2082,)))]) == 17
+    assert (
+        len([n for n in names if n.startswith("srbench2022-") and n.endswith(tuple(f"-s{s}" for s in (2082,)))]) == 17
+    )
 
 
 def test_offline_error_names_file_url_and_place(offline, tmp_path):
@@ -85,7 +96,7 @@ def test_pipeline_on_nyc_counts(offline):
     assert (np.diff(dates.values).astype("timedelta64[D]").astype(int) == 1).all()
     # horizon alignment: the 14-day lag of today's row is the target 14 rows back
     assert np.allclose(X["value_cases_14"].to_numpy()[HORIZON:], table.y[:-HORIZON])
-    assert np.allclose(X["value_cases_15"].to_numpy()[HORIZON + 1:], table.y[:-HORIZON - 1])
+    assert np.allclose(X["value_cases_15"].to_numpy()[HORIZON + 1 :], table.y[: -HORIZON - 1])
     # chunked split: runs of 35 train days, then 21 test days
     is_train = np.zeros(len(table.y), bool)
     is_train[table.train_index] = True

@@ -18,9 +18,15 @@ except ImportError:
 needs_parser = pytest.mark.skipif(not HAVE_PARSER, reason="engine.expression.parse_expression not available yet")
 
 SAMPLE = [
-    "srbench2022-exact-hard-s2082", "srbench2022-featsel-r0.05-s3946", "srbench2022-localopt-n5-s9900",
-    "srbench2022-extrap-r0.1-s5847-cleantest", "srbench2022-noise-r0.15-s7102", "nsr-cs-8", "fp-planck",
-    "strogatz-glider2-noise0.01", "demo-epidemic-hosp",
+    "srbench2022-exact-hard-s2082",
+    "srbench2022-featsel-r0.05-s3946",
+    "srbench2022-localopt-n5-s9900",
+    "srbench2022-extrap-r0.1-s5847-cleantest",
+    "srbench2022-noise-r0.15-s7102",
+    "nsr-cs-8",
+    "fp-planck",
+    "strogatz-glider2-noise0.01",
+    "demo-epidemic-hosp",
 ]
 
 
@@ -43,7 +49,9 @@ def test_seeds_change_the_data():
     assert a.fingerprint() != b.fingerprint()
 
 
-@pytest.mark.parametrize("difficulty,n_feat,used", [("easier", 10, 2), ("easy", 10, 3), ("medium", 5, 2), ("hard", 2, 2)])
+@pytest.mark.parametrize(
+    "difficulty,n_feat,used", [("easier", 10, 2), ("easy", 10, 3), ("medium", 5, 2), ("hard", 2, 2)]
+)
 def test_exact_layout(difficulty, n_feat, used):
     t = srbench2022.exact(difficulty, 2082)
     assert t.feature_names == [f"x{i}" for i in range(1, n_feat + 1)] and t.target_name == "y"
@@ -69,8 +77,10 @@ def test_featsel_layout_and_irrelevant_set():
         assert "x11..x20" in task.provenance["irrelevant_in_files"]
 
 
-@pytest.mark.parametrize("kind,levels", [("featsel", srbench2022.FEATSEL_R), ("extrap", srbench2022.EXTRAP_R),
-                                         ("noise", srbench2022.NOISE_R[1:])])
+@pytest.mark.parametrize(
+    "kind,levels",
+    [("featsel", srbench2022.FEATSEL_R), ("extrap", srbench2022.EXTRAP_R), ("noise", srbench2022.NOISE_R[1:])],
+)
 def test_measured_noise_ratio_matches_r(kind, levels):
     """var(noise) / var(noisy y) = r, pooled over the ten seeds (sampling error ~ 2-6 %)."""
     fn = getattr(srbench2022, kind)
@@ -161,12 +171,16 @@ def test_epidemic_task_has_dates_and_flags():
 
 # --- ground truth through the one safe parser -------------------------------------------------
 
+
 @needs_parser
-@pytest.mark.parametrize("name", [
-    *[f"srbench2022-exact-{d}-s2082" for d in srbench2022.EXACT],
-    *[f"srbench2022-localopt-n{n}-s3946" for n in srbench2022.LOCALOPT_N],
-    "srbench2022-noise-r0.0-s2082",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        *[f"srbench2022-exact-{d}-s2082" for d in srbench2022.EXACT],
+        *[f"srbench2022-localopt-n{n}-s3946" for n in srbench2022.LOCALOPT_N],
+        "srbench2022-noise-r0.0-s2082",
+    ],
+)
 def test_noiseless_truth_reproduces_target(name):
     from tasks.truth import evaluate_truth
 
@@ -225,12 +239,18 @@ def test_every_feynman_formula_parses_and_is_finite_on_its_ranges():
 
 
 @needs_parser
-@pytest.mark.parametrize("problem,fn", [
-    ("feynman_I_6_2a", lambda X: np.exp(-X[:, 0] ** 2 / 2) / np.sqrt(2 * np.pi)),
-    ("feynman_I_26_2", lambda X: np.arcsin(X[:, 0] * np.sin(X[:, 1]))),
-    ("feynman_I_44_4", lambda X: X[:, 0] * X[:, 1] * X[:, 2] * np.log(X[:, 4] / X[:, 3])),
-    ("feynman_test_10", lambda X: np.arccos((np.cos(X[:, 2]) - X[:, 1] / X[:, 0]) / (1 - X[:, 1] / X[:, 0] * np.cos(X[:, 2])))),
-])
+@pytest.mark.parametrize(
+    "problem,fn",
+    [
+        ("feynman_I_6_2a", lambda X: np.exp(-(X[:, 0] ** 2) / 2) / np.sqrt(2 * np.pi)),
+        ("feynman_I_26_2", lambda X: np.arcsin(X[:, 0] * np.sin(X[:, 1]))),
+        ("feynman_I_44_4", lambda X: X[:, 0] * X[:, 1] * X[:, 2] * np.log(X[:, 4] / X[:, 3])),
+        (
+            "feynman_test_10",
+            lambda X: np.arccos((np.cos(X[:, 2]) - X[:, 1] / X[:, 0]) / (1 - X[:, 1] / X[:, 0] * np.cos(X[:, 2]))),
+        ),
+    ],
+)
 def test_feynman_targets_match_hand_written_numpy(problem, fn):
     t = groundtruth.build(problem, 0.0)
     assert np.allclose(t.y_train, fn(t.X_train), rtol=1e-9)

@@ -22,8 +22,9 @@ needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"no git mirror of
 
 
 def from_mirror(name: str) -> bytes:
-    return subprocess.run(["git", f"--git-dir={MIRROR}", "show", f"srcomp:{STAGE1}{name}"],
-                          capture_output=True, check=True).stdout
+    return subprocess.run(
+        ["git", f"--git-dir={MIRROR}", "show", f"srcomp:{STAGE1}{name}"], capture_output=True, check=True
+    ).stdout
 
 
 @pytest.fixture

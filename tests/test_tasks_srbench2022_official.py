@@ -15,8 +15,10 @@ from tasks.suites import COMPETITION_SEEDS
 
 DATA = shared_data_dir()
 FINGERPRINTS = DATA / "fidelity" / "srbench2022_stage1_fingerprints.json" if DATA else None
-needs_fingerprints = pytest.mark.skipif(FINGERPRINTS is None or not FINGERPRINTS.is_file(),
-                                        reason="shared data fidelity/srbench2022_stage1_fingerprints.json not found")
+needs_fingerprints = pytest.mark.skipif(
+    FINGERPRINTS is None or not FINGERPRINTS.is_file(),
+    reason="shared data fidelity/srbench2022_stage1_fingerprints.json not found",
+)
 REL = 1e-12
 
 

@@ -38,13 +38,28 @@ def test_declared_feature_absence_is_scored_end_to_end(tmp_path):
     ws = tmp_path / "ws"
     train, test = official_style(tmp_path / "files")
     w = ("--workspace", str(ws))
-    added = srtui("tasks", "add", "off-featsel", str(train), "--test", str(test), "--target", "y",
-                  "--property", "feature_absence", "--irrelevant", "x4,x5,x6", *w, check=True)
+    added = srtui(
+        "tasks",
+        "add",
+        "off-featsel",
+        str(train),
+        "--test",
+        str(test),
+        "--target",
+        "y",
+        "--property",
+        "feature_absence",
+        "--irrelevant",
+        "x4,x5,x6",
+        *w,
+        check=True,
+    )
     assert "property feature_absence" in added.stdout and "renamed" not in added.stdout
     srtui("tasks", "add", "off-plain", str(train), "--test", str(test), "--target", "y", *w, check=True)
     suite = tmp_path / "off.toml"
-    suite.write_text('name = "off"\ntasks = ["off-*"]\nmethods = ["linear"]\nseeds = [1]\n'
-                     'scoring = "srbench2022-synthetic"\n')
+    suite.write_text(
+        'name = "off"\ntasks = ["off-*"]\nmethods = ["linear"]\nseeds = [1]\nscoring = "srbench2022-synthetic"\n'
+    )
     srtui("run", str(suite), *w, check=True)
     scored = json.loads(srtui("score", "srbench2022-synthetic", "--format", "json", *w, check=True).stdout)
     per_task = {row["task"]: row for row in scored["tables"]["per_task"]}
@@ -64,33 +79,81 @@ def test_add_records_property_and_feature_sets(tmp_path, capsys):
     renamed = tmp_path / "files" / "renamed.csv"
     pd.read_csv(train).rename(columns={"x6": "noise col"}).to_csv(renamed, index=False)
     ws = tmp_path / "ws"
-    code, out, err = run(["tasks", "add", "t-abs", str(renamed), "--target", "y", "--irrelevant", "x4, noise col",
-                          "--shortcut", "x5", "-w", str(ws)], capsys)
+    code, out, err = run(
+        [
+            "tasks",
+            "add",
+            "t-abs",
+            str(renamed),
+            "--target",
+            "y",
+            "--irrelevant",
+            "x4, noise col",
+            "--shortcut",
+            "x5",
+            "-w",
+            str(ws),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert out.splitlines()[-1] == "renamed columns: 'noise col' -> noise_col"  # one line
     code, out, _ = run(["tasks", "show", "t-abs", "--json", "-w", str(ws)], capsys)
     info = json.loads(out)
     assert info["property"] == "feature_absence"  # implied by the feature sets
     assert info["irrelevant_features"] == ["noise_col", "x4"] and info["shortcut_features"] == ["x5"]
-    code, out, err = run(["tasks", "add", "t-ext", str(train), "--test", str(test), "--target", "y",
-                          "--property", "extrapolation", "-w", str(ws)], capsys)
+    code, out, err = run(
+        [
+            "tasks",
+            "add",
+            "t-ext",
+            str(train),
+            "--test",
+            str(test),
+            "--target",
+            "y",
+            "--property",
+            "extrapolation",
+            "-w",
+            str(ws),
+        ],
+        capsys,
+    )
     assert code == 0, err
-    code, out, err = run(["tasks", "add", "t-noise", str(train), "--target", "y", "--property", "noise",
-                          "--noiseless-task", "t-ext", "-w", str(ws)], capsys)
+    code, out, err = run(
+        [
+            "tasks",
+            "add",
+            "t-noise",
+            str(train),
+            "--target",
+            "y",
+            "--property",
+            "noise",
+            "--noiseless-task",
+            "t-ext",
+            "-w",
+            str(ws),
+        ],
+        capsys,
+    )
     assert code == 0, err
     info = json.loads(run(["tasks", "show", "t-noise", "--json", "-w", str(ws)], capsys)[1])
     assert info["property"] == "noise_robustness" and info["provenance"]["noiseless_task"] == "t-ext"
 
 
-@pytest.mark.parametrize("extra,expect", [
-    (["--irrelevant", "x4,zz"], "--irrelevant: no feature column 'zz'"),
-    (["--shortcut", "y"], "--shortcut: no feature column 'y'"),
-    (["--property", "speed"], "--property 'speed': choose one of"),
-    (["--property", "exact_rediscovery"], "needs --truth"),
-    (["--property", "feature_absence"], "needs --irrelevant"),
-    (["--property", "extrapolation"], "needs --test"),
-    (["--property", "noise"], "needs --noiseless-task"),
-])
+@pytest.mark.parametrize(
+    "extra,expect",
+    [
+        (["--irrelevant", "x4,zz"], "--irrelevant: no feature column 'zz'"),
+        (["--shortcut", "y"], "--shortcut: no feature column 'y'"),
+        (["--property", "speed"], "--property 'speed': choose one of"),
+        (["--property", "exact_rediscovery"], "needs --truth"),
+        (["--property", "feature_absence"], "needs --irrelevant"),
+        (["--property", "extrapolation"], "needs --test"),
+        (["--property", "noise"], "needs --noiseless-task"),
+    ],
+)
 def test_bad_declarations_are_one_line_and_write_nothing(tmp_path, capsys, extra, expect):
     train, _ = official_style(tmp_path / "files")
     ws = tmp_path / "ws"
@@ -106,9 +169,10 @@ def test_builtin_suites_expand_over_builtin_tasks_only(tmp_path, capsys):
     assert "srbench2022-exact-mine" not in load_suite("srbench2022-synthetic", ws).tasks
     suite = tmp_path / "mine.toml"
     suite.write_text('tasks = ["srbench2022-exact-m*"]\nmethods = ["linear"]\n')
-    assert load_suite(str(suite), ws).tasks == ["srbench2022-exact-medium-s" + s for s in
-                                                 ("2082", "3946", "5847", "6087", "6589", "7102", "7884", "8674",
-                                                  "9023", "9900")] + ["srbench2022-exact-mine"]
+    assert load_suite(str(suite), ws).tasks == [
+        "srbench2022-exact-medium-s" + s
+        for s in ("2082", "3946", "5847", "6087", "6589", "7102", "7884", "8674", "9023", "9900")
+    ] + ["srbench2022-exact-mine"]
     other = tmp_path / "off.toml"
     other.write_text('tasks = ["off-*"]\nmethods = ["linear"]\n')
     with pytest.raises(SuiteError, match="matches no task"):

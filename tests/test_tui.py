@@ -165,7 +165,13 @@ async def test_expression_view_pretty_truth_metrics_pareto_copy(demo):
         assert "x₀" in model and "x₀" in truth  # unicode 2-D print
         pareto = screen.query_one("#pareto", DataTable)
         assert pareto.display and pareto.row_count == 2
-        metrics = {str(r[0]): str(r[1]) for r in (screen.query_one("#metrics", DataTable).get_row_at(i) for i in range(screen.query_one("#metrics", DataTable).row_count))}
+        metrics = {
+            str(r[0]): str(r[1])
+            for r in (
+                screen.query_one("#metrics", DataTable).get_row_at(i)
+                for i in range(screen.query_one("#metrics", DataTable).row_count)
+            )
+        }
         assert metrics["fidelity R² (expression vs method)"] == "1"
         assert "model size (nodes)" in metrics
         await pilot.press("a")  # ASCII fallback

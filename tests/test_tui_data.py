@@ -117,4 +117,6 @@ def test_expression_detail_has_truth_metrics_and_pareto(reader):
     assert d.truth is not None and d.truth.pretty
     assert len(d.pareto) == 2
     names = [label for label, _ in d.metrics]
-    assert "fidelity R² (expression vs method)" in names and "size (nodes)" in names  # results.metrics rows too, in words
+    assert (
+        "fidelity R² (expression vs method)" in names and "size (nodes)" in names
+    )  # results.metrics rows too, in words

@@ -21,9 +21,23 @@ def test_monitor_follows_a_real_run_in_another_process(tmp_path):
     ws_path = tmp_path / "ws"
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "run", "smoke", "--methods", "probe-noop,probe-sleep", "--jobs", "2",
-         "--workspace", str(ws_path)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "smoke",
+            "--methods",
+            "probe-noop,probe-sleep",
+            "--jobs",
+            "2",
+            "--workspace",
+            str(ws_path),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     seen_running = []
     seen_totals = []

@@ -19,8 +19,13 @@ from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
 from srtui.app.screens.results import ResultsScreen
 from srtui.app.widgets import SECTIONS
 
-ROOTS = {"monitor": MonitorScreen, "results": ResultsScreen, "leaderboard": LeaderboardScreen,
-         "plots": SuitePlotsScreen, "reviews": ReviewSessionsScreen}
+ROOTS = {
+    "monitor": MonitorScreen,
+    "results": ResultsScreen,
+    "leaderboard": LeaderboardScreen,
+    "plots": SuitePlotsScreen,
+    "reviews": ReviewSessionsScreen,
+}
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +35,16 @@ def demo(tmp_path_factory):
 
     ws = seed_demo(tmp_path_factory.mktemp("nav") / "ws")
     store = Store(ws)
-    content = {"task": "smoke-linear", "r2_test": 0.9, "simplicity": -1.0, "expression": "x0", "plain": "x0",
-               "expression_ascii": "x0", "black_box": False, "series": {}}
+    content = {
+        "task": "smoke-linear",
+        "r2_test": 0.9,
+        "simplicity": -1.0,
+        "expression": "x0",
+        "plain": "x0",
+        "expression_ascii": "x0",
+        "black_box": False,
+        "series": {},
+    }
     create_session(store, "rs", [FrozenItem("smoke-linear", "linear", content)], ["ann"], seed=1)
     store.close()
     return ws
@@ -199,8 +212,11 @@ async def test_every_footer_fits_80_columns(demo):
         for where in (*ROOTS, "expression", "job-plots", "review-session"):
             await _open(pilot, where, demo)
             await pilot.pause(0.2)
-            shown = [(app.get_key_display(a.binding), a.binding.description) for a in app.screen.active_bindings.values()
-                     if a.binding.show and a.binding.description and a.enabled]
+            shown = [
+                (app.get_key_display(a.binding), a.binding.description)
+                for a in app.screen.active_bindings.values()
+                if a.binding.show and a.binding.description and a.enabled
+            ]
             width = sum(len(k) + len(d) + 2 for k, d in shown)
             assert width <= 80, (where, shown)
             assert all(a.node is not app for a in app.screen.active_bindings.values() if a.binding.show), where

@@ -72,7 +72,11 @@ def _job(ws, method: str) -> str:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_monitor(snap_compare, demo, size):
-    assert snap_compare(make_app(demo), terminal_size=size, run_before=until(lambda app: getattr(app.screen, "snapshot", None) is not None))
+    assert snap_compare(
+        make_app(demo),
+        terminal_size=size,
+        run_before=until(lambda app: getattr(app.screen, "snapshot", None) is not None),
+    )
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -105,8 +109,10 @@ def test_leaderboard(snap_compare, demo, size):
     assert snap_compare(make_app(demo), terminal_size=size, run_before=after_key("3", "board"))
 
 
-LONG_MODEL = ("1.83746519283746*x0 - 3.00000012834765*x1 + 0.49999871236451 + 0.00012837465123*x0**2*x1/"
-              "(1.2837465192837 + exp(-0.981273645123*x0)) - 0.0234871623487*sin(2.1234987123*x1 + 0.7182818284590)")
+LONG_MODEL = (
+    "1.83746519283746*x0 - 3.00000012834765*x1 + 0.49999871236451 + 0.00012837465123*x0**2*x1/"
+    "(1.2837465192837 + exp(-0.981273645123*x0)) - 0.0234871623487*sin(2.1234987123*x1 + 0.7182818284590)"
+)
 
 
 @pytest.fixture(scope="module")

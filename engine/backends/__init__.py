@@ -14,8 +14,9 @@ from engine.backends.base import Backend, BackendError, BackendOptions
 KINDS = ("local", "dask")
 
 
-def backend_kind(backend: str | None, dask_scheduler: str | None, cluster: str | None,
-                 cluster_config: Path | None) -> str:
+def backend_kind(
+    backend: str | None, dask_scheduler: str | None, cluster: str | None, cluster_config: Path | None
+) -> str:
     """--backend, given or implied: a cluster option means dask; with --backend local it is an error."""
     wants_dask = bool(dask_scheduler or cluster or cluster_config)
     if backend is None:
@@ -23,8 +24,9 @@ def backend_kind(backend: str | None, dask_scheduler: str | None, cluster: str |
     if backend not in KINDS:
         raise BackendError(f"unknown backend {backend!r} (choose {' or '.join(KINDS)})")
     if backend == "local" and wants_dask:
-        raise BackendError("--dask-scheduler, --cluster and --cluster-config need --backend dask "
-                           "(or leave --backend out)")
+        raise BackendError(
+            "--dask-scheduler, --cluster and --cluster-config need --backend dask (or leave --backend out)"
+        )
     return backend
 
 

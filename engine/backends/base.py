@@ -11,9 +11,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from engine.errors import SrtuiError
 from engine.launcher import JobOutcome, JobPayload

@@ -1,6 +1,7 @@
 """The Dask backend: each job is one Dask task that runs engine.launcher.run_job on a worker.
 
-Driver side (``DaskBackend.run``, the loop in engine.backends.dask_run): claim a job in the store, submit it with an explicit key
+Driver side (``DaskBackend.run``, the loop in engine.backends.dask_run): claim a job in the store, submit it
+with an explicit key
 (never Dask's ``pure`` de-duplication), keep at most ``max_in_flight`` tasks out, collect them
 through ``as_completed(...).add(...)``, score and record each outcome here - the driver stays
 the only writer of the workspace. A worker that dies mid-job raises KilledWorker (the scheduler
@@ -20,8 +21,9 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from engine.backends.base import BackendError, BackendOptions, JobSink, PlannedJob, RunState
 from engine.backends.dask_config import (
@@ -50,6 +52,7 @@ from engine.spec import JobSpec
 
 __all__ = ["DaskBackend", "StartInterrupted"]
 
+
 def _first_line(exc: BaseException) -> str:
     """The innermost cause, in one line (Dask wraps it: 'Cluster failed to start: ...')."""
     while exc.__cause__ is not None:
@@ -70,8 +73,9 @@ class DaskBackend:
             raise BackendError("--cluster-config goes with --cluster local|ssh|slurm, not with --dask-scheduler")
         self.options = options
         self.scratch_root = scratch_root
-        self.config: ClusterConfig | None = (None if options.dask_scheduler
-                                             else load_cluster_config(options.cluster, options.cluster_config))
+        self.config: ClusterConfig | None = (
+            None if options.dask_scheduler else load_cluster_config(options.cluster, options.cluster_config)
+        )
         self.cluster: Any = None  # a distributed / dask_jobqueue cluster object
         self.client: Any = None  # distributed.Client (imported only when the backend starts)
         self.slurm: SlurmJobs | None = None
@@ -117,8 +121,14 @@ class DaskBackend:
         token = uuid.uuid4().hex
         timeout = self.config.start_timeout if self.config else START_TIMEOUT_S
         try:
-            start_within(lambda: self._start(token), what=self.where, timeout=timeout, cancel=self.options.cancel,
-                         cause=self._start_cause, abandon=lambda: self._abandon(token))
+            start_within(
+                lambda: self._start(token),
+                what=self.where,
+                timeout=timeout,
+                cancel=self.options.cancel,
+                cause=self._start_cause,
+                abandon=lambda: self._abandon(token),
+            )
             if self.kind == "slurm":
                 self._submit_slurm_jobs()
         except BackendError:
@@ -189,8 +199,14 @@ class DaskBackend:
         assert self.config is not None  # only a started SLURM cluster submits jobs
         kwargs, scale = slurm_kwargs(self.config)
         log_dir = Path(self.config.settings.get("log_directory") or default_log_dir(self.scratch_root))
-        self.slurm = SlurmJobs(self.cluster.job_script(), log_dir, scale.get("jobs", scale.get("minimum_jobs", 1)),
-                               self.config.worker_timeout, f"srtui-{uuid.uuid4().hex[:6]}", int(kwargs["processes"]))
+        self.slurm = SlurmJobs(
+            self.cluster.job_script(),
+            log_dir,
+            scale.get("jobs", scale.get("minimum_jobs", 1)),
+            self.config.worker_timeout,
+            f"srtui-{uuid.uuid4().hex[:6]}",
+            int(kwargs["processes"]),
+        )
         self.slurm.fill()
 
     def _start_cause(self) -> str:
@@ -198,7 +214,8 @@ class DaskBackend:
         if cause or self.config is None or self.config.kind != "ssh":
             return cause
         s = self.config.settings
-        return f"no answer from {', '.join(dict.fromkeys(s['hosts']))} (is remote_python {s.get('remote_python', sys.executable)} right?)"
+        hosts = ", ".join(dict.fromkeys(s["hosts"]))
+        return f"no answer from {hosts} (is remote_python {s.get('remote_python', sys.executable)} right?)"
 
     def _abandon(self, token: str) -> None:
         """A start that never returned: sweep what it spawned on the SSH hosts."""
@@ -220,7 +237,9 @@ class DaskBackend:
     # during the run ----------------------------------------------------------------------------
 
     def workers(self) -> list[str]:
-        names = [str(w.get("name", addr)) for addr, w in self.client.scheduler_info(n_workers=-1).get("workers", {}).items()]
+        names = [
+            str(w.get("name", addr)) for addr, w in self.client.scheduler_info(n_workers=-1).get("workers", {}).items()
+        ]
         self.seen_workers.update(names)
         return names
 
@@ -236,7 +255,9 @@ class DaskBackend:
         if self.slurm is not None and self.config is not None:
             kwargs, scale = slurm_kwargs(self.config)
             cores = int(kwargs["cores"])
-            low, high = (scale["jobs"], scale["jobs"]) if "jobs" in scale else (scale["minimum_jobs"], scale["maximum_jobs"])
+            low, high = (
+                (scale["jobs"], scale["jobs"]) if "jobs" in scale else (scale["minimum_jobs"], scale["maximum_jobs"])
+            )
             self.slurm.target = min(high, max(low, math.ceil(remaining / cores))) if remaining else 0
             self.slurm.tend(sorted(self.seen_workers), live, remaining > 0)
         elif not self.seen_workers and time.monotonic() - self.started > self.worker_timeout:

@@ -44,12 +44,42 @@ SLURM_WORKER_TIMEOUT_S = 3600.0
 
 _KEYS = {
     "local": {"n_workers", "max_in_flight", "start_timeout"},
-    "ssh": {"hosts", "workers_per_host", "remote_python", "host", "scheduler_port", "max_in_flight",
-            "start_timeout", "connect_options", "worker_options", "scheduler_options"},
-    "slurm": {"queue", "account", "cores", "memory", "walltime", "jobs", "minimum_jobs", "maximum_jobs",
-              "job_extra_directives", "job_script_prologue", "python", "interface", "local_directory",
-              "log_directory", "job_name", "max_in_flight", "host", "worker_host", "scheduler_port",
-              "start_timeout", "worker_timeout", "options"},
+    "ssh": {
+        "hosts",
+        "workers_per_host",
+        "remote_python",
+        "host",
+        "scheduler_port",
+        "max_in_flight",
+        "start_timeout",
+        "connect_options",
+        "worker_options",
+        "scheduler_options",
+    },
+    "slurm": {
+        "queue",
+        "account",
+        "cores",
+        "memory",
+        "walltime",
+        "jobs",
+        "minimum_jobs",
+        "maximum_jobs",
+        "job_extra_directives",
+        "job_script_prologue",
+        "python",
+        "interface",
+        "local_directory",
+        "log_directory",
+        "job_name",
+        "max_in_flight",
+        "host",
+        "worker_host",
+        "scheduler_port",
+        "start_timeout",
+        "worker_timeout",
+        "options",
+    },
 }
 # kwargs srtui sets itself: a user value would break one-job-per-thread or the lifetime rule
 _RESERVED_SLURM = {"processes", "walltime", "worker_extra_args", "cores", "memory", "n_workers", "scheduler_options"}
@@ -73,7 +103,9 @@ class ClusterConfig:
 
     @property
     def worker_timeout(self) -> float:
-        return _positive_seconds(self, "worker_timeout", SLURM_WORKER_TIMEOUT_S if self.kind == "slurm" else self.start_timeout)
+        return _positive_seconds(
+            self, "worker_timeout", SLURM_WORKER_TIMEOUT_S if self.kind == "slurm" else self.start_timeout
+        )
 
     @property
     def walltime_s(self) -> float | None:
@@ -99,7 +131,9 @@ def load_cluster_config(kind: str | None, path: Path | None) -> ClusterConfig:
         raise BackendError(f"--cluster must be local, ssh or slurm, got {kind!r}")
     if path is None:
         if kind not in (None, "local"):
-            raise BackendError(f"--cluster {kind} needs --cluster-config FILE.toml (see the README's \"Scaling out with Dask\")")
+            raise BackendError(
+                f'--cluster {kind} needs --cluster-config FILE.toml (see the README\'s "Scaling out with Dask")'
+            )
         return ClusterConfig("local")
     try:
         data = tomllib.loads(Path(path).read_text())
@@ -110,7 +144,9 @@ def load_cluster_config(kind: str | None, path: Path | None) -> ClusterConfig:
     if kind is None:
         tables = [k for k in data if k in _KEYS]
         if len(tables) != 1:
-            raise BackendError(f"--cluster-config {path}: expected one [local], [ssh] or [slurm] table (or give --cluster)")
+            raise BackendError(
+                f"--cluster-config {path}: expected one [local], [ssh] or [slurm] table (or give --cluster)"
+            )
         kind = tables[0]
     others = sorted(k for k in data if k != kind)
     if others:
@@ -121,7 +157,8 @@ def load_cluster_config(kind: str | None, path: Path | None) -> ClusterConfig:
     unknown = sorted(set(settings) - _KEYS[kind])
     if unknown:
         raise BackendError(
-            f"--cluster-config {path}: unknown [{kind}] key(s) " f"{', '.join(unknown)}; allowed: {', '.join(sorted(_KEYS[kind]))}"
+            f"--cluster-config {path}: unknown [{kind}] key(s) "
+            f"{', '.join(unknown)}; allowed: {', '.join(sorted(_KEYS[kind]))}"
         )
     config = ClusterConfig(kind, dict(settings), str(path))
     _check(config)
@@ -137,7 +174,9 @@ def _positive_int(config: ClusterConfig, key: str, value: Any) -> int:
 def _positive_seconds(config: ClusterConfig, key: str, default: float) -> float:
     value = config.settings.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise BackendError(f"--cluster-config {config.source}: {key} must be a positive number of seconds, got {value!r}")
+        raise BackendError(
+            f"--cluster-config {config.source}: {key} must be a positive number of seconds, got {value!r}"
+        )
     return float(value)
 
 
@@ -147,7 +186,16 @@ def _check(config: ClusterConfig) -> None:
     for key in ("host", "worker_host", "remote_python"):
         if key in s and not (isinstance(s[key], str) and s[key]):
             raise BackendError(f"--cluster-config {config.source}: {key} must be a non-empty string")
-    for key in ("n_workers", "workers_per_host", "cores", "jobs", "minimum_jobs", "maximum_jobs", "max_in_flight", "scheduler_port"):
+    for key in (
+        "n_workers",
+        "workers_per_host",
+        "cores",
+        "jobs",
+        "minimum_jobs",
+        "maximum_jobs",
+        "max_in_flight",
+        "scheduler_port",
+    ):
         if key in s:
             _positive_int(config, key, s[key])
     for key in ("connect_options", "worker_options", "scheduler_options", "options"):
@@ -157,21 +205,29 @@ def _check(config: ClusterConfig) -> None:
         hosts = s.get("hosts")
         if not isinstance(hosts, list) or len(hosts) < 2 or not all(isinstance(h, str) and h for h in hosts):
             raise BackendError(
-                f"--cluster-config {config.source}: ssh hosts must list " "the scheduler host then at least one worker host"
+                f"--cluster-config {config.source}: ssh hosts must list "
+                "the scheduler host then at least one worker host"
             )
         clash = sorted(_RESERVED_WORKER & set(s.get("worker_options", {})))
         if clash:
-            raise BackendError(f"--cluster-config {config.source}: set workers_per_host, not " f"worker_options {', '.join(clash)} (one thread per worker)")
+            raise BackendError(
+                f"--cluster-config {config.source}: set workers_per_host, not "
+                f"worker_options {', '.join(clash)} (one thread per worker)"
+            )
     if config.kind == "slurm":
         if "jobs" in s and ("minimum_jobs" in s or "maximum_jobs" in s):
-            raise BackendError(f"--cluster-config {config.source}: give either jobs (fixed) or minimum_jobs/maximum_jobs (adaptive)")
+            raise BackendError(
+                f"--cluster-config {config.source}: give either jobs (fixed) or minimum_jobs/maximum_jobs (adaptive)"
+            )
         if ("minimum_jobs" in s) != ("maximum_jobs" in s) or s.get("minimum_jobs", 0) > s.get("maximum_jobs", 0):
             raise BackendError(f"--cluster-config {config.source}: adaptive scaling needs minimum_jobs <= maximum_jobs")
         if "memory" not in s:
-            raise BackendError(f"--cluster-config {config.source}: slurm needs memory (per SLURM job, e.g. \"16GiB\")")
+            raise BackendError(f'--cluster-config {config.source}: slurm needs memory (per SLURM job, e.g. "16GiB")')
         clash = sorted(_RESERVED_SLURM & set(s.get("options", {})))
         if clash:
-            raise BackendError(f"--cluster-config {config.source}: [slurm.options] may not set {', '.join(clash)} (srtui sets them)")
+            raise BackendError(
+                f"--cluster-config {config.source}: [slurm.options] may not set {', '.join(clash)} (srtui sets them)"
+            )
         parse_walltime(s.get("walltime", "01:00:00"), config.source)
         parse_memory_mb(s["memory"], config.source)
 
@@ -183,7 +239,7 @@ def parse_walltime(text: Any, source: str = "") -> float:
     """SLURM time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Returns seconds."""
     match = _WALLTIME.match(str(text).strip())
     if not match:
-        raise BackendError(f"--cluster-config {source}: walltime {text!r} is not a SLURM time (e.g. \"04:00:00\")")
+        raise BackendError(f'--cluster-config {source}: walltime {text!r} is not a SLURM time (e.g. "04:00:00")')
     days, a, b, c = match.groups()
     if days is not None:  # D-H[:M[:S]]
         total = int(days) * 86400 + int(a) * 3600 + int(b or 0) * 60 + int(c or 0)
@@ -203,7 +259,7 @@ def parse_memory_mb(text: Any, source: str = "") -> float:
     try:
         return parse_bytes(str(text)) / 2**20
     except ValueError:
-        raise BackendError(f"--cluster-config {source}: memory {text!r} is not a size (e.g. \"16GiB\")") from None
+        raise BackendError(f'--cluster-config {source}: memory {text!r} is not a size (e.g. "16GiB")') from None
 
 
 def job_span_s(limits: Limits) -> float:
@@ -227,8 +283,10 @@ def check_limits(config: ClusterConfig, limits: list[Limits]) -> None:
     longest = max(limits, key=job_span_s)
     if job_span_s(longest) > shortest_life:
         raise BackendError(
-            f"jobs may take {job_span_s(longest):.0f} s (time limit " f"{longest.time_s:g} s + grace {longest.grace_s:g} s + "
-            f"{JOB_OVERHEAD_S:.0f} s start-up) but a SLURM worker with " f"walltime {config.settings.get('walltime', '01:00:00')} "
+            f"jobs may take {job_span_s(longest):.0f} s (time limit "
+            f"{longest.time_s:g} s + grace {longest.grace_s:g} s + "
+            f"{JOB_OVERHEAD_S:.0f} s start-up) but a SLURM worker with "
+            f"walltime {config.settings.get('walltime', '01:00:00')} "
             f"runs jobs for only {max(shortest_life, 0):.0f} s: raise walltime in {config.source} or lower --time-limit"
         )
     per_worker_mb = parse_memory_mb(config.settings["memory"], config.source) / int(config.settings.get("cores", 1))
@@ -254,13 +312,21 @@ def ssh_kwargs(config: ClusterConfig) -> dict[str, Any]:
     s = config.settings
     # the scheduler listens on (and advertises) the address it was reached by, not the host's
     # default-route address
-    scheduler_options = {"port": s.get("scheduler_port", 8786), "dashboard_address": None,
-                         "host": s.get("host", s["hosts"][0]), **s.get("scheduler_options", {})}
+    scheduler_options = {
+        "port": s.get("scheduler_port", 8786),
+        "dashboard_address": None,
+        "host": s.get("host", s["hosts"][0]),
+        **s.get("scheduler_options", {}),
+    }
     scheduler_options["allowed_failures"] = 0  # see SCHEDULER_CONFIG
     kwargs: dict[str, Any] = {
         "hosts": list(s["hosts"]),
         "connect_options": dict(s.get("connect_options", {})),
-        "worker_options": {**s.get("worker_options", {}), "n_workers": int(s.get("workers_per_host", 1)), "nthreads": 1},
+        "worker_options": {
+            **s.get("worker_options", {}),
+            "n_workers": int(s.get("workers_per_host", 1)),
+            "nthreads": 1,
+        },
         "scheduler_options": scheduler_options,
     }
     if "remote_python" in s:
@@ -290,8 +356,17 @@ def slurm_kwargs(config: ClusterConfig) -> tuple[dict[str, Any], dict[str, int]]
         "scheduler_options": scheduler_options,
         "n_workers": 0,  # srtui submits the SLURM jobs itself (engine.backends.slurm_jobs)
     }
-    for key in ("queue", "account", "job_extra_directives", "job_script_prologue", "python", "interface",
-                "local_directory", "log_directory", "job_name"):
+    for key in (
+        "queue",
+        "account",
+        "job_extra_directives",
+        "job_script_prologue",
+        "python",
+        "interface",
+        "local_directory",
+        "log_directory",
+        "job_name",
+    ):
         if key in s:
             kwargs[key] = s[key]
     if "minimum_jobs" in s:

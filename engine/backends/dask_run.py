@@ -13,9 +13,10 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from engine import proctree
 from engine.backends.base import BackendError, JobSink, PlannedJob, RunState
@@ -38,17 +39,30 @@ def _is_lost(exc: BaseException) -> bool:
     from distributed import KilledWorker
     from distributed.comm.core import CommClosedError
 
-    lost = (KilledWorker, CommClosedError, OSError, asyncio.CancelledError, concurrent.futures.CancelledError, TimeoutError)
+    lost = (
+        KilledWorker,
+        CommClosedError,
+        OSError,
+        asyncio.CancelledError,
+        concurrent.futures.CancelledError,
+        TimeoutError,
+    )
     return isinstance(exc, lost) or type(exc).__name__ in ("FutureCancelledError", "CancelledError")
-
 
 
 class DaskRun:
     """One run's bookkeeping on the driver: the calling thread claims and submits, one recorder
     thread scores and records finished attempts (lost ones are recorded before their retry)."""
 
-    def __init__(self, backend: DaskBackend, sink: JobSink, state: RunState, cancel: threading.Event,
-                 force: threading.Event, on_change: Callable[[], None] | None) -> None:
+    def __init__(
+        self,
+        backend: DaskBackend,
+        sink: JobSink,
+        state: RunState,
+        cancel: threading.Event,
+        force: threading.Event,
+        on_change: Callable[[], None] | None,
+    ) -> None:
         self.backend, self.client = backend, backend.client
         self.sink, self.state, self.cancel, self.force = sink, state, cancel, force
         self.on_change = on_change or (lambda: None)
@@ -140,8 +154,16 @@ class DaskRun:
             self.client.cancel(list(self.in_flight))
         for future, job in list(self.in_flight.items()):
             del self.in_flight[future]
-            self._finish(job, synthetic_outcome(job.job_id, job.attempt, "interrupted", f"the cluster failed: {why}",
-                                                self.claimed_at.get(job.job_id, now_iso())))
+            self._finish(
+                job,
+                synthetic_outcome(
+                    job.job_id,
+                    job.attempt,
+                    "interrupted",
+                    f"the cluster failed: {why}",
+                    self.claimed_at.get(job.job_id, now_iso()),
+                ),
+            )
 
     def _check_recording(self) -> None:
         """Re-raise here a failure to record (a store error must stop the run, as locally)."""
@@ -157,7 +179,11 @@ class DaskRun:
         if job.attempt < MAX_AUTO_ATTEMPTS and not self.cancel.is_set():
             with self.state.lock:
                 self.state.total += 1  # each attempt is a unit of work in the progress
-            todo.appendleft(PlannedJob(job.spec, job.job_id, job.attempt + 1, replace(job.payload, attempt=job.attempt + 1), job.data_path))
+            todo.appendleft(
+                PlannedJob(
+                    job.spec, job.job_id, job.attempt + 1, replace(job.payload, attempt=job.attempt + 1), job.data_path
+                )
+            )
 
     def _submit(self, job: PlannedJob, completed) -> None:
         started_at = now_iso()
@@ -176,8 +202,12 @@ class DaskRun:
         self.sends[(job.job_id, job.attempt)] = self.sends.get((job.job_id, job.attempt), 0) + 1
         payload = replace(job.payload, data_path=None, data_bytes=Path(job.data_path).read_bytes())
         future = self.client.submit(
-            run_on_worker, payload, self.token,
-            key=f"srtui-{job.job_id}-a{job.attempt}-{self.token[:8]}-{self.sends[(job.job_id, job.attempt)]}", pure=False, retries=0,
+            run_on_worker,
+            payload,
+            self.token,
+            key=f"srtui-{job.job_id}-a{job.attempt}-{self.token[:8]}-{self.sends[(job.job_id, job.attempt)]}",
+            pure=False,
+            retries=0,
         )
         self.in_flight[future] = job
         completed.add(future)
@@ -189,11 +219,25 @@ class DaskRun:
             started_at = self.claimed_at.get(job.job_id, now_iso())
             if _is_lost(exc):
                 key = (job.job_id, job.attempt)
-                if key not in self.started_keys and self.sends.get(key, 0) < MAX_FREE_REQUEUES and not self.cancel.is_set():
-                    return synthetic_outcome(job.job_id, job.attempt, "requeue", "its worker left before starting it", started_at)
+                if (
+                    key not in self.started_keys
+                    and self.sends.get(key, 0) < MAX_FREE_REQUEUES
+                    and not self.cancel.is_set()
+                ):
+                    return synthetic_outcome(
+                        job.job_id, job.attempt, "requeue", "its worker left before starting it", started_at
+                    )
                 self._sweep(job)
-                return synthetic_outcome(job.job_id, job.attempt, "lost", f"the dask worker running it died: {type(exc).__name__}: {exc}", started_at)
-            return synthetic_outcome(job.job_id, job.attempt, "error", f"dask task failed: {type(exc).__name__}: {exc}", started_at)
+                return synthetic_outcome(
+                    job.job_id,
+                    job.attempt,
+                    "lost",
+                    f"the dask worker running it died: {type(exc).__name__}: {exc}",
+                    started_at,
+                )
+            return synthetic_outcome(
+                job.job_id, job.attempt, "error", f"dask task failed: {type(exc).__name__}: {exc}", started_at
+            )
 
     def _finish(self, job: PlannedJob, outcome: JobOutcome) -> None:
         finish_job(job, outcome, self.sink, self.state, self.data_cache, self.on_change)
@@ -217,8 +261,16 @@ class DaskRun:
             self.client.cancel(waiting)
         for future in waiting:
             job = self.in_flight.pop(future)
-            self._finish(job, synthetic_outcome(job.job_id, job.attempt, "interrupted",
-                                                "stopped by the driver (Ctrl-C) before it started", self.claimed_at.get(job.job_id, now_iso())))
+            self._finish(
+                job,
+                synthetic_outcome(
+                    job.job_id,
+                    job.attempt,
+                    "interrupted",
+                    "stopped by the driver (Ctrl-C) before it started",
+                    self.claimed_at.get(job.job_id, now_iso()),
+                ),
+            )
 
     def _tell_workers(self, which: str) -> None:
         try:

@@ -132,7 +132,9 @@ def check_port_free(host: str, port: int, what: str) -> None:
         try:
             sock.bind((socket.gethostbyname(host), port))
         except OSError:
-            raise BackendError(f"the {what} port {port} on {host} is in use: free it or set another port in the cluster config") from None
+            raise BackendError(
+                f"the {what} port {port} on {host} is in use: free it or set another port in the cluster config"
+            ) from None
 
 
 def sweep_ssh_hosts(hosts: list[str], connect_options: dict, token: str, timeout: float = 20.0) -> None:

@@ -85,7 +85,9 @@ def worker_core(scope: str) -> int | None:
         return _core_claim[0]
 
 
-def synthetic_outcome(job_id: str, attempt: int, status: str, error: str, started_at: str, host: str = "") -> JobOutcome:
+def synthetic_outcome(
+    job_id: str, attempt: int, status: str, error: str, started_at: str, host: str = ""
+) -> JobOutcome:
     """An outcome for an attempt that produced none (worker died, cancelled before starting)."""
     return JobOutcome(job_id, attempt, status, host, started_at, now_iso(), 0.0, error=error)
 
@@ -112,8 +114,14 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
     worker = get_worker()
     cancel, force = _flags(run_token)
     if cancel.is_set():
-        return synthetic_outcome(payload.job_id, payload.attempt, "interrupted",
-                                 "stopped by the driver (Ctrl-C) before it started", now_iso(), socket.gethostname())
+        return synthetic_outcome(
+            payload.job_id,
+            payload.attempt,
+            "interrupted",
+            "stopped by the driver (Ctrl-C) before it started",
+            now_iso(),
+            socket.gethostname(),
+        )
     _retire_if_short(worker, Limits.from_dict(payload.spec["limits"]))
     scratch = Path(worker.local_directory) / "srtui-jobs" / f"{payload.job_id}-a{payload.attempt}"
     topic = TOPIC_PREFIX + run_token

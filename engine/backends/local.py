@@ -13,9 +13,9 @@ import queue
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from itertools import zip_longest
 from pathlib import Path
-from typing import Callable
 
 from engine.backends.base import JobSink, PlannedJob, RunState, SinkError
 from engine.evaluate import TaskArrays, evaluate_outcome
@@ -86,7 +86,7 @@ def finish_job(
         state.running.pop(job.job_id, None)
         state.counts[status] += 1
         if outcome.status != "ok":
-            state.recent_failures = (state.recent_failures + [(job, outcome)])[-10:]
+            state.recent_failures = ([*state.recent_failures, (job, outcome)])[-10:]
     if on_change:
         on_change()
 
@@ -116,7 +116,7 @@ class LocalBackend:
         force: threading.Event,
         on_change: Callable[[], None] | None = None,
     ) -> None:
-        todo: "queue.SimpleQueue[PlannedJob]" = queue.SimpleQueue()
+        todo: queue.SimpleQueue[PlannedJob] = queue.SimpleQueue()
         for job in interleave(jobs):
             todo.put(job)
         data_cache = DataCache()
@@ -133,8 +133,9 @@ class LocalBackend:
                 except (SinkError, OSError) as exc:  # the slot survives; the run stops
                     state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
 
-        threads = [threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True)
-                   for i in range(self.n_slots)]
+        threads = [
+            threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True) for i in range(self.n_slots)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -170,7 +171,15 @@ class LocalBackend:
                 on_start=lambda pid: sink.started(job, pid),
             )
         except OSError as exc:  # its scratch directory cannot be written: the disk is full
-            outcome = JobOutcome(job.job_id, job.attempt, "interrupted", os.uname().nodename, now_iso(), now_iso(),
-                                 0.0, error=f"cannot prepare the job: {exc}")
+            outcome = JobOutcome(
+                job.job_id,
+                job.attempt,
+                "interrupted",
+                os.uname().nodename,
+                now_iso(),
+                now_iso(),
+                0.0,
+                error=f"cannot prepare the job: {exc}",
+            )
             state.fail(f"cannot write the workspace: {exc}")
         finish_job(job, outcome, sink, state, data_cache, on_change)

@@ -20,9 +20,20 @@ from pathlib import Path
 from engine.backends.base import BackendError
 
 #: pending reasons SLURM never resolves by waiting
-HOPELESS_REASONS = ("PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints",
-                    "InvalidAccount", "InvalidQOS", "ReqNodeNotAvail", "AssocMaxCpuPerJobLimit",
-                    "AssocMaxNodePerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit", "QOSMaxMemoryPerJob")
+HOPELESS_REASONS = (
+    "PartitionConfig",
+    "PartitionNodeLimit",
+    "PartitionTimeLimit",
+    "BadConstraints",
+    "InvalidAccount",
+    "InvalidQOS",
+    "ReqNodeNotAvail",
+    "AssocMaxCpuPerJobLimit",
+    "AssocMaxNodePerJobLimit",
+    "QOSMaxCpuPerJobLimit",
+    "QOSMaxNodePerJobLimit",
+    "QOSMaxMemoryPerJob",
+)
 SQUEUE_EVERY_S = 2.0
 
 
@@ -59,8 +70,12 @@ class SlurmJobs:
         path = self.log_dir / f"{name}.sh"
         path.write_text(script)
         try:
-            proc = subprocess.run(["sbatch", "--parsable", "-o", str(self.log_path(index)), "-e", str(self.log_path(index)), str(path)],
-                                  capture_output=True, text=True, timeout=60)
+            proc = subprocess.run(
+                ["sbatch", "--parsable", "-o", str(self.log_path(index)), "-e", str(self.log_path(index)), str(path)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise BackendError(f"sbatch failed: {exc}") from None
         if proc.returncode != 0:
@@ -99,8 +114,10 @@ class SlurmJobs:
             if slurm_id in queue:
                 job.state, job.reason = queue[slurm_id]
                 if job.state == "PENDING" and job.reason in HOPELESS_REASONS:
-                    raise BackendError(f"SLURM job {slurm_id} can never start ({job.reason}): ask for fewer cores, less memory "
-                                       "or shorter walltime, or another queue")
+                    raise BackendError(
+                        f"SLURM job {slurm_id} can never start ({job.reason}): ask for fewer cores, less memory "
+                        "or shorter walltime, or another queue"
+                    )
                 continue
             del self.jobs[slurm_id]  # ended: its workers retired (lifetime) or it failed
             if not job.joined:
@@ -108,14 +125,22 @@ class SlurmJobs:
         if work_remains:
             self.fill()
         if not self.ever_joined and time.monotonic() - self.started > self.worker_timeout:
-            states = ", ".join(f"{i} {j.state}" + (f" ({j.reason})" if j.reason and j.reason != "None" else "") for i, j in self.jobs.items())
+            states = ", ".join(
+                f"{i} {j.state}" + (f" ({j.reason})" if j.reason and j.reason != "None" else "")
+                for i, j in self.jobs.items()
+            )
             raise BackendError(f"no SLURM worker joined within {self.worker_timeout:g} s: {states or 'no job queued'}")
 
     def _squeue(self) -> dict[str, tuple[str, str]]:
         if not self.jobs:
             return {}
         try:
-            proc = subprocess.run(["squeue", "-h", "-j", ",".join(self.jobs), "-o", "%i|%T|%r"], capture_output=True, text=True, timeout=60)
+            proc = subprocess.run(
+                ["squeue", "-h", "-j", ",".join(self.jobs), "-o", "%i|%T|%r"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise BackendError(f"squeue failed: {exc}") from None
         if proc.returncode != 0 and "Invalid job id" not in proc.stderr:
@@ -123,7 +148,14 @@ class SlurmJobs:
         out = {}
         for line in proc.stdout.splitlines():
             parts = line.split("|")
-            if len(parts) == 3 and parts[1] not in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
+            if len(parts) == 3 and parts[1] not in (
+                "COMPLETED",
+                "FAILED",
+                "CANCELLED",
+                "TIMEOUT",
+                "NODE_FAIL",
+                "OUT_OF_MEMORY",
+            ):
                 out[parts[0]] = (parts[1], parts[2])
         return out
 
@@ -141,7 +173,10 @@ class SlurmJobs:
 
     def waiting(self) -> str:
         """Why no worker is there yet, for status: 'job 12 PENDING (Resources)'."""
-        return ", ".join(f"job {i} {j.state}" + (f" ({j.reason})" if j.reason and j.reason != "None" else "") for i, j in self.jobs.items())
+        return ", ".join(
+            f"job {i} {j.state}" + (f" ({j.reason})" if j.reason and j.reason != "None" else "")
+            for i, j in self.jobs.items()
+        )
 
     def cancel_all(self) -> None:
         if self.jobs:

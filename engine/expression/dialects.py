@@ -191,7 +191,10 @@ _SRBENCH = _with(**{name.title(): entry for name, entry in _GPLEARN.items()})
 DIALECT_TABLE: dict[str, Dialect] = {
     "python": Dialect("python"),
     "pyoperon": Dialect(
-        "pyoperon", caret_power=True, numbering=(("X", 1),), functions=_with(logabs=(1, _log_abs), sqrtabs=(1, _sqrt_abs))
+        "pyoperon",
+        caret_power=True,
+        numbering=(("X", 1),),
+        functions=_with(logabs=(1, _log_abs), sqrtabs=(1, _sqrt_abs)),
     ),
     "gplearn": Dialect("gplearn", numbering=(("X", 0),), functions=_GPLEARN),
     "ffx": Dialect("ffx", caret_power=True, numbering=(("x", 0),)),
@@ -204,14 +207,22 @@ DIALECT_TABLE: dict[str, Dialect] = {
         functions=_with(log=(1, _log_abs), sqrt=(1, _sqrt_abs)),
     ),
     "itea": Dialect(
-        "itea", caret_power=True, dotted_names={("sqrt", "abs"): "sqrtabs"}, numbering=(("x_", 0), ("x", 0)), functions=_ITEA
+        "itea",
+        caret_power=True,
+        dotted_names={("sqrt", "abs"): "sqrtabs"},
+        numbering=(("x_", 0), ("x", 0)),
+        functions=_ITEA,
     ),
     "srbench": Dialect("srbench", caret_power=True, numbering=(("X", 0),), functions=_SRBENCH),
     "pysr": Dialect(
         "pysr",
         caret_power=True,
         numbering=(("x", 0),),
-        functions=_with(neg=(1, _neg), inv=(1, lambda a: _pow(a, sp.S.NegativeOne)), relu=(1, lambda a: sp.Max(sp.S.Zero, a, evaluate=False))),
+        functions=_with(
+            neg=(1, _neg),
+            inv=(1, lambda a: _pow(a, sp.S.NegativeOne)),
+            relu=(1, lambda a: sp.Max(sp.S.Zero, a, evaluate=False)),
+        ),
     ),
 }
 

@@ -30,7 +30,9 @@ _FLAT = 32
 
 def _balanced(parts: list[str], op: str) -> str:
     while len(parts) > 1:
-        parts = [f"({parts[i]}) {op} ({parts[i + 1]})" if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+        parts = [
+            f"({parts[i]}) {op} ({parts[i + 1]})" if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)
+        ]
     return parts[0]
 
 
@@ -118,9 +120,23 @@ def _reserved_names() -> frozenset[str]:
     if _reserved is None:
         import scipy.special
 
-        _reserved = frozenset(dir(np)) | frozenset(dir(scipy.special)) | frozenset(dir(builtins)) | {
-            "numpy", "scipy", "float64", "reduce", "select", "nan", "inf", "math", "mpmath", "sympy",
-        }
+        _reserved = (
+            frozenset(dir(np))
+            | frozenset(dir(scipy.special))
+            | frozenset(dir(builtins))
+            | {
+                "numpy",
+                "scipy",
+                "float64",
+                "reduce",
+                "select",
+                "nan",
+                "inf",
+                "math",
+                "mpmath",
+                "sympy",
+            }
+        )
     return _reserved
 
 

@@ -129,8 +129,10 @@ def _refuse_lookalikes(text: str) -> None:
     if text.isascii() or unicodedata.normalize("NFKC", text) == text:
         return
     bad = next(ch for ch in text if unicodedata.normalize("NFKC", ch) != ch)
-    raise ExpressionError(f"character {bad!r} (U+{ord(bad):04X}) would be read as "
-                          f"{unicodedata.normalize('NFKC', bad)!r}; write the model in plain characters")
+    raise ExpressionError(
+        f"character {bad!r} (U+{ord(bad):04X}) would be read as "
+        f"{unicodedata.normalize('NFKC', bad)!r}; write the model in plain characters"
+    )
 
 
 def _ast_parse(src: str) -> ast.Expression:
@@ -174,7 +176,8 @@ def _numbering(tree: ast.AST, feats: tuple[str, ...], dialect: Dialect) -> dict[
                 idx = int(m.group(1)) - base
                 if not 0 <= idx < len(feats):
                     raise ExpressionError(
-                        f"{n} refers to feature #{idx + 1} but there are " f"{len(feats)} features ({dialect.name} numbering)"
+                        f"{n} refers to feature #{idx + 1} but there are "
+                        f"{len(feats)} features ({dialect.name} numbering)"
                     )
                 rename[n] = feats[idx]
         return rename

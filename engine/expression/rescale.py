@@ -12,7 +12,7 @@ read again by ``parse_expression`` in the same dialect like any model string.
 from __future__ import annotations
 
 import ast
-from typing import Sequence
+from collections.abc import Sequence
 
 from engine.expression.dialects import DIALECT_TABLE
 from engine.expression.errors import ExpressionError
@@ -72,4 +72,3 @@ def in_original_units(
         mean, scale = y_shift
         body = ast.BinOp(ast.BinOp(body, ast.Mult(), _const(scale)), ast.Add(), _const(mean))
     return ast.unparse(ast.fix_missing_locations(ast.Expression(body)))
-

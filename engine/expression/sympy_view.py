@@ -31,8 +31,13 @@ from engine.expression.errors import ExpressionError
 from engine.expression.parser import _BAD_BINOPS, _REJECTED, MAX_DEPTH, _ast_parse, _check_features, _numbering
 from engine.expression.tokens import translate
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.Pow: operator.pow}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
 
 
 def plog(a: sp.Expr) -> sp.Expr:
@@ -50,21 +55,61 @@ def _log_base(base: int) -> Callable:
 
 #: sympy names of the functions srtui's dialects print (evaluated like sympy's parser would)
 COMMON: dict[str, Callable] = {
-    "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt,
-    "abs": sp.Abs, "tanh": sp.tanh, "sinh": sp.sinh, "cosh": sp.cosh, "asin": sp.asin, "acos": sp.acos,
-    "atan": sp.atan, "asinh": sp.asinh, "acosh": sp.acosh, "atanh": sp.atanh, "arcsin": sp.asin,
-    "arccos": sp.acos, "arctan": sp.atan, "sign": sp.sign, "erf": sp.erf,
-    "square": lambda a: a**2, "cube": lambda a: a**3, "cbrt": sp.cbrt, "log10": _log_base(10),
-    "log2": _log_base(2), "exp2": lambda a: sp.Integer(2) ** a, "pow": operator.pow,
-    "max": sp.Max, "min": sp.Min,
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "tan": sp.tan,
+    "exp": sp.exp,
+    "log": sp.log,
+    "sqrt": sp.sqrt,
+    "abs": sp.Abs,
+    "tanh": sp.tanh,
+    "sinh": sp.sinh,
+    "cosh": sp.cosh,
+    "asin": sp.asin,
+    "acos": sp.acos,
+    "atan": sp.atan,
+    "asinh": sp.asinh,
+    "acosh": sp.acosh,
+    "atanh": sp.atanh,
+    "arcsin": sp.asin,
+    "arccos": sp.acos,
+    "arctan": sp.atan,
+    "sign": sp.sign,
+    "erf": sp.erf,
+    "square": lambda a: a**2,
+    "cube": lambda a: a**3,
+    "cbrt": sp.cbrt,
+    "log10": _log_base(10),
+    "log2": _log_base(2),
+    "exp2": lambda a: sp.Integer(2) ** a,
+    "pow": operator.pow,
+    "max": sp.Max,
+    "min": sp.Min,
 }
 #: protected operators, read as SRBench's clean-up reads them
 PROTECTED: dict[str, Callable] = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
-    "log": plog, "sqrt": psqrt, "logabs": plog, "sqrtabs": psqrt, "sqrtAbs": psqrt, "SqrtAbs": psqrt,
-    "inv": lambda a: 1 / a, "neg": operator.neg, "sig": lambda a: 1 / (1 + sp.exp(-a)),
-    "relu": lambda a: sp.Max(0, a), "id": lambda a: a, "Id": lambda a: a,
-    "Sin": sp.sin, "Cos": sp.cos, "Tan": sp.tan, "Tanh": sp.tanh, "Sqrt": sp.sqrt, "Log": sp.log,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "log": plog,
+    "sqrt": psqrt,
+    "logabs": plog,
+    "sqrtabs": psqrt,
+    "sqrtAbs": psqrt,
+    "SqrtAbs": psqrt,
+    "inv": lambda a: 1 / a,
+    "neg": operator.neg,
+    "sig": lambda a: 1 / (1 + sp.exp(-a)),
+    "relu": lambda a: sp.Max(0, a),
+    "id": lambda a: a,
+    "Id": lambda a: a,
+    "Sin": sp.sin,
+    "Cos": sp.cos,
+    "Tan": sp.tan,
+    "Tanh": sp.tanh,
+    "Sqrt": sp.sqrt,
+    "Log": sp.log,
     "Exp": sp.exp,
 }
 #: dialects whose log/sqrt are the protected (abs-taking) ones
@@ -81,8 +126,15 @@ def _functions(dialect: str, plain_log_protected: bool) -> dict[str, Callable]:
 
 
 class _SympyBuilder:
-    def __init__(self, src: str, feats: tuple[str, ...], rename: dict[str, str], functions: dict[str, Callable],
-                 pi_value: str | None, dialect: str):
+    def __init__(
+        self,
+        src: str,
+        feats: tuple[str, ...],
+        rename: dict[str, str],
+        functions: dict[str, Callable],
+        pi_value: str | None,
+        dialect: str,
+    ):
         self.src, self.functions, self.dialect = src, functions, dialect
         self.names: dict[str, sp.Expr] = {f: sp.Symbol(f) for f in feats}
         self.names.update({k: sp.Symbol(v) for k, v in rename.items()})
@@ -94,7 +146,9 @@ class _SympyBuilder:
         if isinstance(node, ast.BinOp):
             op = _BINOPS.get(type(node.op))
             if op is None:
-                raise ExpressionError(_BAD_BINOPS.get(type(node.op), f"operator {type(node.op).__name__} is not allowed"))
+                raise ExpressionError(
+                    _BAD_BINOPS.get(type(node.op), f"operator {type(node.op).__name__} is not allowed")
+                )
             return self._apply(op, self.build(node.left, depth + 1), self.build(node.right, depth + 1))
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.UAdd):
@@ -108,14 +162,18 @@ class _SympyBuilder:
             return self._name(node.id)
         if isinstance(node, ast.Call):
             return self._call(node, depth)
-        raise ExpressionError(f"{_REJECTED.get(type(node), f'{type(node).__name__} nodes')} not allowed in an expression")
+        raise ExpressionError(
+            f"{_REJECTED.get(type(node), f'{type(node).__name__} nodes')} not allowed in an expression"
+        )
 
     @staticmethod
     def _apply(fn: Callable, *args: sp.Expr) -> sp.Expr:
         try:
             return fn(*args)
         except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
-            raise ExpressionError(f"cannot evaluate the expression as sympy does: {' '.join(str(exc).split())[:120]}") from None
+            raise ExpressionError(
+                f"cannot evaluate the expression as sympy does: {' '.join(str(exc).split())[:120]}"
+            ) from None
 
     def _number(self, node: ast.Constant) -> sp.Expr:
         v = node.value
@@ -145,9 +203,15 @@ class _SympyBuilder:
         return self._apply(fn, *[self.build(a, depth + 1) for a in node.args])
 
 
-def parse_sympy_view(text: str, features: Sequence[str], dialect: str = "python", *,
-                     plain_log_protected: bool = False, pi_value: str | None = None,
-                     max_chars: int = 20_000) -> sp.Expr:
+def parse_sympy_view(
+    text: str,
+    features: Sequence[str],
+    dialect: str = "python",
+    *,
+    plain_log_protected: bool = False,
+    pi_value: str | None = None,
+    max_chars: int = 20_000,
+) -> sp.Expr:
     """The sympy tree ``sympy.parse_expr`` would build from ``text`` as SRBench reads it.
 
     Raises ExpressionError for anything the safe parser refuses (or a too long string).
@@ -162,6 +226,7 @@ def parse_sympy_view(text: str, features: Sequence[str], dialect: str = "python"
         raise ExpressionError(f"unknown dialect {dialect!r}")
     src = translate(text, d)
     tree = _ast_parse(src)
-    builder = _SympyBuilder(src, feats, _numbering(tree, feats, d), _functions(dialect, plain_log_protected),
-                            pi_value, dialect)
+    builder = _SympyBuilder(
+        src, feats, _numbering(tree, feats, d), _functions(dialect, plain_log_protected), pi_value, dialect
+    )
     return builder.build(tree.body)

@@ -142,9 +142,7 @@ class Method(ABC):
             try:
                 version(dist)
             except PackageNotFoundError:
-                return False, f"{dist} is not installed" + (
-                    f" ({self.install_hint})" if self.install_hint else ""
-                )
+                return False, f"{dist} is not installed" + (f" ({self.install_hint})" if self.install_hint else "")
         return True, ""
 
     @abstractmethod

@@ -61,9 +61,7 @@ class Operon(Method):
             p["generations"] = generation_cap(nominal_budget(time_budget))
         # a second of head room for extracting the front; never below 1 s (pyoperon's unit)
         max_time = max(1, math.floor(time_budget - 1.0)) if time_budget else None
-        est = SymbolicRegressor(
-            n_threads=1, random_state=int(seed) % (2**63), max_time=max_time, **p
-        )
+        est = SymbolicRegressor(n_threads=1, random_state=int(seed) % (2**63), max_time=max_time, **p)
         est.fit(X, y)
         names = list(feature_names)
         expression = est.get_model_string(est.model_, _PRECISION, names)

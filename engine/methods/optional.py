@@ -4,7 +4,8 @@ Their packages are imported only inside ``fit`` (listing methods must not import
 class carries ``install_steps``: the commands, in order, that install it into the running
 Python (run by ``srtui methods install``), pinned to the versions fitted for real here (tests
 marked ``optional``: README "Optional methods"). Each declares a small tuning grid
-(``hyper_params``, searched under ``--protocol srbench2025``) over its defaults. Model strings that number variables from 0 as
+(``hyper_params``, searched under ``--protocol srbench2025``) over its defaults. Model strings that number
+variables from 0 as
 ``x0, x1, ...`` with ``^`` for powers are read in the parser's ``pysr`` dialect, which has
 exactly that numbering.
 """
@@ -61,15 +62,15 @@ class RilsRols(_Optional):
     default_params: ClassVar[dict[str, Any]] = {"max_fit_calls": 100000, "complexity_penalty": 0.001}
     # a corner of SRBench 2.0's grid (complexity_penalty x max_complexity)
     hyper_params: ClassVar[list[dict[str, Any]]] = [
-        {"complexity_penalty": 0.01}, {"complexity_penalty": 0.1}, {"max_complexity": 25},
+        {"complexity_penalty": 0.01},
+        {"complexity_penalty": 0.1},
+        {"max_complexity": 25},
     ]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         from rils_rols.rils_rols import RILSROLSRegressor
 
-        est = RILSROLSRegressor(
-            max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params)
-        )
+        est = RILSROLSRegressor(max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params))
         est.fit(X, y)
         return FittedModel(predict=est.predict, expression=str(est.model_string()), dialect=X0_DIALECT)
 
@@ -86,7 +87,9 @@ class Hroch(_Optional):
     default_params: ClassVar[dict[str, Any]] = {"problem": "math", "iter_limit": 0}
     # its instruction sets and float precision
     hyper_params: ClassVar[list[dict[str, Any]]] = [
-        {"problem": "simple"}, {"precision": "f64"}, {"problem": "simple", "precision": "f64"},
+        {"problem": "simple"},
+        {"precision": "f64"},
+        {"problem": "simple", "precision": "f64"},
     ]
 
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
@@ -101,9 +104,7 @@ class Hroch(_Optional):
             def _validate_data(self, *args, **kwargs):
                 return validate_data(self, *args, **kwargs)
 
-        est = _Shimmed(
-            time_limit=max(1.0, time_budget - 1.0), random_state=seed, num_threads=1, **self._params(params)
-        )
+        est = _Shimmed(time_limit=max(1.0, time_budget - 1.0), random_state=seed, num_threads=1, **self._params(params))
         est.fit(X, y)
         return FittedModel(predict=est.predict, expression=str(est.sexpr_), dialect=X0_DIALECT)
 
@@ -166,16 +167,13 @@ class Bingo(_Optional):
     def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
         from bingo.symbolic_regression.symbolic_regressor import SymbolicRegressor
 
-        est = SymbolicRegressor(
-            max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params)
-        )
+        est = SymbolicRegressor(max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params))
         est.fit(X, y)
         # bingo-nasa 0.5 wraps each equation in an EquationRegressor (``.equation``)
         best = getattr(est.get_best_individual(), "equation", est.get_best_individual())
         front = [getattr(m, "equation", m) for m in est.get_pareto_front()]
         pareto = [
-            ParetoPoint(m.get_formatted_string("console"), float(m.get_complexity()), float(m.fitness))
-            for m in front
+            ParetoPoint(m.get_formatted_string("console"), float(m.get_complexity()), float(m.fitness)) for m in front
         ]
         return FittedModel(
             predict=est.predict, expression=best.get_formatted_string("console"), dialect="bingo", pareto=pareto
@@ -213,9 +211,7 @@ class Itea(_Optional):
 
         # `id` is the identity (the parser's itea dialect knows it)
         tfuncs = {"id": lambda x: x, "sin": np.sin, "cos": np.cos, "log": np.log, "exp": np.exp}
-        est = _Shimmed(
-            tfuncs=tfuncs, labels=list(feature_names), random_state=seed, verbose=False, **p
-        )
+        est = _Shimmed(tfuncs=tfuncs, labels=list(feature_names), random_state=seed, verbose=False, **p)
         est.fit(np.asarray(X), np.asarray(y))
         expression = est.bestsol_.to_str(places=17, term_separator=" + ")
         return FittedModel(predict=est.predict, expression=expression, dialect="itea")

@@ -57,7 +57,7 @@ class MemHog(_Probe):
         hoard = []
         while True:
             block = bytearray(chunk)
-            block[:: 4096] = b"\x01" * len(range(0, chunk, 4096))  # touch every page: RSS grows
+            block[::4096] = b"\x01" * len(range(0, chunk, 4096))  # touch every page: RSS grows
             hoard.append(block)
             time.sleep(pause)
 
@@ -104,8 +104,9 @@ class Escape(_Probe):
     def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
         path = os.environ.get("SRTUI_PROBE_PIDFILE", "")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} if params.get("clear_env") else None
-        child = subprocess.Popen([sys.executable, "-c", _ESCAPEE, path, str(int(params.get("hold_mb", 0)))],
-                                 env=env, start_new_session=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", _ESCAPEE, path, str(int(params.get("hold_mb", 0)))], env=env, start_new_session=True
+        )
         child.wait()
         deadline = time.monotonic() + 30
         while path and not os.path.exists(path) and time.monotonic() < deadline:

@@ -67,7 +67,7 @@ def load(name: str) -> Method:
         # one adapter for every folder
         from engine.methods.srbench_dir import SRBenchMethod
 
-        return SRBenchMethod(Path(name[len(SRBENCH_PREFIX):]))
+        return SRBenchMethod(Path(name[len(SRBENCH_PREFIX) :]))
     target = BUILTIN.get(name)
     if target is None:
         raise MethodError(f"unknown method {name!r} (see `srtui methods list`)")

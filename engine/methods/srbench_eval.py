@@ -174,8 +174,11 @@ def over_task_features(text: str, features: Sequence[str], dialect: str, scalers
     if not renames and not scalers.active:
         return text
     src = translate(text, DIALECT_TABLE[dialect])
-    toks = [t for t in tokenize.generate_tokens(io.StringIO(src).readline)
-            if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)]
+    toks = [
+        t
+        for t in tokenize.generate_tokens(io.StringIO(src).readline)
+        if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)
+    ]
     index = {name: i for i, name in enumerate(features)}
     out: list[str] = []
     for k, tok in enumerate(toks):

@@ -67,13 +67,17 @@ class Rule:
     def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
         unknown = set(given) - set(self.options)
         if unknown:
-            raise ScoreError(f"rule {self.name!r} has no option(s) {', '.join(sorted(unknown))} "
-                             f"(options: {', '.join(self.options) or 'none'})")
+            raise ScoreError(
+                f"rule {self.name!r} has no option(s) {', '.join(sorted(unknown))} "
+                f"(options: {', '.join(self.options) or 'none'})"
+            )
         opts = {}
         for key, (default, allowed) in self.options.items():
             value = given.get(key, default)
             if allowed is not None and value not in allowed:
-                raise ScoreError(f"option {key}={value!r} of rule {self.name!r} must be one of {', '.join(map(str, allowed))}")
+                raise ScoreError(
+                    f"option {key}={value!r} of rule {self.name!r} must be one of {', '.join(map(str, allowed))}"
+                )
             opts[key] = value
         return opts
 
@@ -81,8 +85,12 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def rule(name: str, options: dict[str, tuple[Any, tuple[Any, ...] | None]] | None = None,
-         release: str | None = None, needs_trust: bool = False) -> Callable[[Callable[..., Score]], Callable[..., Score]]:
+def rule(
+    name: str,
+    options: dict[str, tuple[Any, tuple[Any, ...] | None]] | None = None,
+    release: str | None = None,
+    needs_trust: bool = False,
+) -> Callable[[Callable[..., Score]], Callable[..., Score]]:
     """Register the decorated function as the scoring rule ``name``. A rule of a ``release`` gets the
     option ``profile`` (reference, corrected); the function's docstring documents the rule."""
     opts = dict(options or {})
@@ -94,6 +102,7 @@ def rule(name: str, options: dict[str, tuple[Any, tuple[Any, ...] | None]] | Non
             raise ValueError(f"scoring rule {name!r} registered twice")
         RULES[name] = Rule(name, fn.__doc__ or "", fn, opts, release, needs_trust)
         return fn
+
     return register
 
 
@@ -114,7 +123,10 @@ AGG = {"median": np.median, "mean": np.mean}
 def require(runs: pd.DataFrame, *cols: str, rule: str) -> None:
     missing = [c for c in cols if c not in runs.columns]
     if missing:
-        raise ScoreError(f"rule {rule!r} needs column(s) {', '.join(missing)} in the " "runs table (metrics not computed yet? run `srtui rescore`)")
+        raise ScoreError(
+            f"rule {rule!r} needs column(s) {', '.join(missing)} in the "
+            "runs table (metrics not computed yet? run `srtui rescore`)"
+        )
     if runs.empty:
         raise ScoreError(f"rule {rule!r}: no runs to score")
 
@@ -180,6 +192,7 @@ def failures(runs: pd.DataFrame, col: str) -> pd.Series:
 
 
 # --- the published code's own steps (reference profiles) -------------------------------------
+
 
 def drop_failed(runs: pd.DataFrame, col: str = "r2_test") -> pd.DataFrame:
     """SRBench writes no result file for a failed run: a run that is not ok, or has no ``col``, is

@@ -85,19 +85,23 @@ def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, list[str]]:
     task = med.index.get_level_values("task")
     r_r2 = med["r2_test"].round(3).groupby(task).rank(ascending=False)
     r_size = med[size].round(3).groupby(task).rank(ascending=True)
-    board = pd.DataFrame({
-        "median_rank_r2": r_r2.groupby(level="method").median(),
-        "median_rank_size": r_size.groupby(level="method").median(),
-        "median_r2_test": med["r2_test"].groupby(level="method").median(),
-        f"median_{size}": med[size].groupby(level="method").median(),
-        "datasets": med.groupby(level="method").size(),
-    })
+    board = pd.DataFrame(
+        {
+            "median_rank_r2": r_r2.groupby(level="method").median(),
+            "median_rank_size": r_size.groupby(level="method").median(),
+            "median_r2_test": med["r2_test"].groupby(level="method").median(),
+            f"median_{size}": med[size].groupby(level="method").median(),
+            "datasets": med.groupby(level="method").size(),
+        }
+    )
     board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
     board["pareto_front"] = published_fronts(board[["median_rank_r2", "median_rank_size"]].to_numpy())
     notes = []
     if len(board) and board["pareto_front"].nunique() == 1 and len(board) > 1:
-        notes.append(f"fewer than {PUBLISHED_LEVELS} fronts: the published loop puts every method on its last "
-                     "level (see -o profile=corrected)")
+        notes.append(
+            f"fewer than {PUBLISHED_LEVELS} fronts: the published loop puts every method on its last "
+            "level (see -o profile=corrected)"
+        )
     order = board["pareto_front"].where(board["pareto_front"] >= 0, PUBLISHED_LEVELS)
     board = board.assign(_o=order).sort_values(["_o", "median_rank_r2"]).drop(columns="_o")
     return board.rename_axis("method").reset_index(), notes
@@ -106,13 +110,15 @@ def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, list[str]]:
 def _corrected(runs: pd.DataFrame, size: str, agg: str) -> pd.DataFrame:
     runs = complete(runs)
     r2, sz = aggregate(runs, "r2_test", agg), aggregate(runs, size, agg, higher_better=False)
-    board = pd.DataFrame({
-        f"{agg}_r2_test": shown(r2).groupby(level="method").median(),
-        f"{agg}_{size}": shown(sz).groupby(level="method").median(),
-        "rank_r2": rank_per_task(r2).groupby(level="method").mean(),
-        "rank_size": rank_per_task(sz, higher_better=False).groupby(level="method").mean(),
-        "failed_runs": failures(runs, "r2_test"),
-    })
+    board = pd.DataFrame(
+        {
+            f"{agg}_r2_test": shown(r2).groupby(level="method").median(),
+            f"{agg}_{size}": shown(sz).groupby(level="method").median(),
+            "rank_r2": rank_per_task(r2).groupby(level="method").mean(),
+            "rank_size": rank_per_task(sz, higher_better=False).groupby(level="method").mean(),
+            "failed_runs": failures(runs, "r2_test"),
+        }
+    )
     board["pareto_rank"] = pareto_ranks(board, {"rank_r2": True, "rank_size": True})
     return board.sort_values(["pareto_rank", "rank_r2"], ascending=[True, False]).rename_axis("method").reset_index()
 
@@ -130,15 +136,26 @@ def groundtruth(runs: pd.DataFrame, profile: str = "reference") -> Score:
     sol = metric_column(runs, RELEASE, "symbolic_solution", profile)
     runs = drop_failed(runs) if profile == "reference" else complete(runs)
     ok = runs["status"] == "ok"
-    flags = pd.DataFrame({
-        "symbolic_solution_rate": (runs[sol].where(ok, 0).fillna(0).astype(float) if sol in runs.columns
-                                   else pd.Series(np.nan, index=runs.index)),
-        "accuracy_solution_rate": (runs["r2_test"] > 0.999).where(ok, False).astype(float),
-    }) * 100
+    flags = (
+        pd.DataFrame(
+            {
+                "symbolic_solution_rate": (
+                    runs[sol].where(ok, 0).fillna(0).astype(float)
+                    if sol in runs.columns
+                    else pd.Series(np.nan, index=runs.index)
+                ),
+                "accuracy_solution_rate": (runs["r2_test"] > 0.999).where(ok, False).astype(float),
+            }
+        )
+        * 100
+    )
     noise = runs["noise"].fillna(0.0) if "noise" in runs.columns else pd.Series(0.0, index=runs.index)
     per = flags.groupby([runs["method"], noise.rename("noise"), runs["task"]]).mean()
     board = per.groupby(level=["method", "noise"]).mean()
     board["datasets"] = per.groupby(level=["method", "noise"]).size()
     board = board.reset_index().sort_values(["noise", "symbolic_solution_rate"], ascending=[True, False])
-    return Score("srbench-groundtruth", {"profile": profile, "symbolic_solution": sol},
-                 {"leaderboard": board, "per_task": per.reset_index()})
+    return Score(
+        "srbench-groundtruth",
+        {"profile": profile, "symbolic_solution": sol},
+        {"leaderboard": board, "per_task": per.reset_index()},
+    )

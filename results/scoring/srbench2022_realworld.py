@@ -22,8 +22,9 @@ from results.scoring.srbench2022 import RELEASE, match_trust
 
 
 @rule("srbench2022-realworld", {"representative": ("median", ("median", "best"))}, release=RELEASE, needs_trust=True)
-def realworld(runs: pd.DataFrame, trust: pd.DataFrame | None = None, profile: str = "reference",
-              representative: str = "median") -> Score:
+def realworld(
+    runs: pd.DataFrame, trust: pd.DataFrame | None = None, profile: str = "reference", representative: str = "median"
+) -> Score:
     """Per task one representative run per method (the finished run closest to the median test R2,
     or -o representative=best); ranks of its test R2, its simplicity and the expert's trust
     rating; task score = harmonic mean of the three ranks; final score = mean over tasks.
@@ -36,8 +37,10 @@ def realworld(runs: pd.DataFrame, trust: pd.DataFrame | None = None, profile: st
     on that task, a missing rating ranks worst."""
     require(runs, "r2_test", rule="srbench2022-realworld")
     if trust is None:
-        raise ScoreError("rule 'srbench2022-realworld' needs expert trust ratings (task, method, trust): "
-                         "give --trust FILE or --review SESSION")
+        raise ScoreError(
+            "rule 'srbench2022-realworld' needs expert trust ratings (task, method, trust): "
+            "give --trust FILE or --review SESSION"
+        )
     simp = metric_column(runs, RELEASE, "simplicity", profile)
     require(runs, simp, rule="srbench2022-realworld")
     # corrected: a method with no run at all on a task is there, without a representative
@@ -47,8 +50,11 @@ def realworld(runs: pd.DataFrame, trust: pd.DataFrame | None = None, profile: st
     board = per_task.groupby("method").agg(score=("score", "mean"), tasks=("task", "nunique"), trust=("trust", "mean"))
     board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
     board = board.sort_values("score", ascending=False).reset_index()
-    return Score("srbench2022-realworld", {"profile": profile, "representative": representative, "simplicity": simp},
-                 {"leaderboard": board, "per_task": per_task})
+    return Score(
+        "srbench2022-realworld",
+        {"profile": profile, "representative": representative, "simplicity": simp},
+        {"leaderboard": board, "per_task": per_task},
+    )
 
 
 def _representatives(runs: pd.DataFrame, simp: str, how: str) -> pd.DataFrame:
@@ -61,8 +67,11 @@ def _representatives(runs: pd.DataFrame, simp: str, how: str) -> pd.DataFrame:
     else:
         med = ok["r2_test"].groupby(keys).transform("median")
         order = (ok["r2_test"] - med).abs()
-    picked = (ok.assign(_order=order).sort_values(["task", "method", "_order", "seed"], kind="stable")
-              .drop_duplicates(["task", "method"]))
+    picked = (
+        ok.assign(_order=order)
+        .sort_values(["task", "method", "_order", "seed"], kind="stable")
+        .drop_duplicates(["task", "method"])
+    )
     reps = picked[["task", "method", "seed", "r2_test", simp]].rename(columns={simp: "simplicity"})
     pairs = runs[["task", "method"]].drop_duplicates()
     return pairs.merge(reps, on=["task", "method"], how="left").sort_values(["task", "method"]).reset_index(drop=True)
@@ -80,17 +89,35 @@ def _reference(reps: pd.DataFrame, rated: pd.DataFrame) -> pd.DataFrame:
     summed["r2_test"] = summed["r2_test"].round(3)
     n = final["method"].nunique()
     task = summed.index.get_level_values("expert_task")
-    ranks = pd.DataFrame({f"rank_{c}": n_minus_dense_rank(summed[c], task, n) for c in ("r2_test", "simplicity", "trust")})
+    ranks = pd.DataFrame(
+        {f"rank_{c}": n_minus_dense_rank(summed[c], task, n) for c in ("r2_test", "simplicity", "trust")}
+    )
     per_task = summed.join(ranks)
     per_task["score"] = scipy_hmean(ranks)
     per_task["seed"] = final.groupby(["expert_task", "method"])["seed"].first()
-    per_task = per_task.rename(columns={"rank_r2_test": "rank_r2"}).reset_index().rename(columns={"expert_task": "task"})
-    return per_task[["task", "method", "seed", "r2_test", "simplicity", "trust", "rank_r2", "rank_simplicity",
-                     "rank_trust", "score"]]
+    per_task = (
+        per_task.rename(columns={"rank_r2_test": "rank_r2"}).reset_index().rename(columns={"expert_task": "task"})
+    )
+    return per_task[
+        [
+            "task",
+            "method",
+            "seed",
+            "r2_test",
+            "simplicity",
+            "trust",
+            "rank_r2",
+            "rank_simplicity",
+            "rank_trust",
+            "score",
+        ]
+    ]
 
 
 def _corrected(reps: pd.DataFrame, rated: pd.DataFrame) -> pd.DataFrame:
-    rep = reps.merge(rated[["task", "method", "trust"]], on=["task", "method"], how="left").set_index(["task", "method"])
+    rep = reps.merge(rated[["task", "method", "trust"]], on=["task", "method"], how="left").set_index(
+        ["task", "method"]
+    )
     r_r2, r_simp, r_trust = rank_per_task(rep["r2_test"]), rank_per_task(rep["simplicity"]), rank_per_task(rep["trust"])
     rep["rank_r2"], rep["rank_simplicity"], rep["rank_trust"] = r_r2, r_simp, r_trust
     rep["score"] = hmean(r_r2, r_simp, r_trust)

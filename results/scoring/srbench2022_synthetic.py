@@ -54,8 +54,9 @@ def synthetic(runs: pd.DataFrame, profile: str = "reference", agg: str = "median
     tables = {"leaderboard": board, "per_task": per_task}
     if "difficulty" in runs.columns and runs["difficulty"].notna().any():
         per_task["difficulty"] = per_task["task"].map(runs.groupby("task")["difficulty"].first())
-        tables["per_difficulty"] = (per_task.groupby(["difficulty", "method"])["score"].mean()
-                                    .unstack("difficulty").reset_index())
+        tables["per_difficulty"] = (
+            per_task.groupby(["difficulty", "method"])["score"].mean().unstack("difficulty").reset_index()
+        )
     return Score("srbench2022-synthetic", options | {"simplicity": simp}, tables)
 
 
@@ -70,13 +71,19 @@ def _reference(runs: pd.DataFrame, simp: str) -> tuple[pd.DataFrame, pd.DataFram
     task = means.index.get_level_values("task")
     ranks = pd.DataFrame({c: n_minus_dense_rank(means[c], task, n) for c in means.columns})
     score = scipy_hmean(ranks.fillna(n))  # nanhmean: a missing rank counts as the number of methods
-    per_task = pd.DataFrame({
-        "property": task.map(ok.groupby("task")["property"].first().to_dict()),
-        "accuracy": means["r2_test"], "simplicity": means["_simplicity"], "property_value": means["_property"],
-        "rank_accuracy": ranks["r2_test"], "rank_simplicity": ranks["_simplicity"],
-        "rank_property": ranks["_property"], "score": score,
-        "runs": ok.groupby(["task", "method"]).size(),
-    }).reset_index()
+    per_task = pd.DataFrame(
+        {
+            "property": task.map(ok.groupby("task")["property"].first().to_dict()),
+            "accuracy": means["r2_test"],
+            "simplicity": means["_simplicity"],
+            "property_value": means["_property"],
+            "rank_accuracy": ranks["r2_test"],
+            "rank_simplicity": ranks["_simplicity"],
+            "rank_property": ranks["_property"],
+            "score": score,
+            "runs": ok.groupby(["task", "method"]).size(),
+        }
+    ).reset_index()
     board = per_task.groupby("method").agg(score=("score", "mean"), datasets=("task", "nunique"))
     board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
     return per_task, board.sort_values("score", ascending=False).reset_index()
@@ -96,7 +103,9 @@ def _reference_property(ok: pd.DataFrame) -> pd.Series:
         if rows.any():
             col = metric_column(ok, RELEASE, name, "reference")
             if col not in ok.columns:
-                raise ScoreError(f"tasks with property {prop!r} need column {col!r} (or {RELEASE}.{col}) in the runs table")
+                raise ScoreError(
+                    f"tasks with property {prop!r} need column {col!r} (or {RELEASE}.{col}) in the runs table"
+                )
             out[rows] = ok.loc[rows, col].astype(float)
     return out
 
@@ -122,15 +131,28 @@ def _corrected(runs: pd.DataFrame, simp: str, agg: str) -> tuple[pd.DataFrame, p
     acc = aggregate(runs, "r2_test_3", agg)
     simplicity = aggregate(runs, simp, agg)
     prop = _corrected_property(runs, agg).reindex(acc.index)
-    has_prop = np.asarray(acc.index.get_level_values("task").map(
-        runs.groupby("task")["property"].first().map(lambda p: p in PROPERTY_COLUMNS).to_dict()), np.bool_)
+    has_prop = np.asarray(
+        acc.index.get_level_values("task").map(
+            runs.groupby("task")["property"].first().map(lambda p: p in PROPERTY_COLUMNS).to_dict()
+        ),
+        np.bool_,
+    )
     r_acc, r_simp = rank_per_task(acc), rank_per_task(simplicity)
     r_prop = rank_per_task(prop.fillna(-np.inf)).where(has_prop)
-    scores = pd.Series(np.where(has_prop, hmean(r_acc, r_simp, r_prop.fillna(1)), hmean(r_acc, r_simp)), index=acc.index)
-    per_task = pd.DataFrame({
-        "accuracy": shown(acc), "simplicity": shown(simplicity), "property_value": shown(prop),
-        "rank_accuracy": r_acc, "rank_simplicity": r_simp, "rank_property": r_prop, "score": scores,
-    }).reset_index()
+    scores = pd.Series(
+        np.where(has_prop, hmean(r_acc, r_simp, r_prop.fillna(1)), hmean(r_acc, r_simp)), index=acc.index
+    )
+    per_task = pd.DataFrame(
+        {
+            "accuracy": shown(acc),
+            "simplicity": shown(simplicity),
+            "property_value": shown(prop),
+            "rank_accuracy": r_acc,
+            "rank_simplicity": r_simp,
+            "rank_property": r_prop,
+            "score": scores,
+        }
+    ).reset_index()
     per_task.insert(2, "property", per_task["task"].map(runs.groupby("task")["property"].first()))
     board = per_task.groupby("method").agg(score=("score", "mean"), datasets=("task", "nunique"))
     board["failed_runs"] = failures(runs, "r2_test")

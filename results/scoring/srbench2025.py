@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from results.resources import method_medians
 from results.scoring.base import (
     Score,
     aggregate,
@@ -15,7 +16,6 @@ from results.scoring.base import (
     rule,
     shown,
 )
-from results.resources import method_medians
 from results.scoring.srbench2021 import pareto_ranks
 
 RELEASE = "srbench2025"
@@ -81,8 +81,10 @@ def srbench2025(runs: pd.DataFrame, profile: str = "reference", grid: int = 11) 
     else:
         board, per_dataset = _corrected(runs, xs)
     board["failed_runs"] = failures(runs, "r2_test").reindex(board.index).fillna(0).astype(int)
-    tables = {"leaderboard": board.sort_values("auc", ascending=False).rename_axis("method").reset_index(),
-              "auc_per_dataset": per_dataset}
+    tables = {
+        "leaderboard": board.sort_values("auc", ascending=False).rename_axis("method").reset_index(),
+        "auc_per_dataset": per_dataset,
+    }
     if size in runs.columns:
         tables.update(_fronts(runs, size))
     if cost is not None:
@@ -108,8 +110,14 @@ def _reference(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.Dat
         curves = [published_curve(f["r2"].to_numpy(), n_datasets) for _, f in frame.groupby("seed")]
         aucs = [float(np.sum((c[1:] + c[:-1]) / 2 * np.diff(PUBLISHED_GRID))) for c in curves]
         median_curve = np.median(np.vstack(curves), axis=0)
-        rows.append({"method": method, "auc": float(np.median(aucs)), "seeds": len(aucs),
-                     **{f"P[R2>={x:g}]": float(np.interp(x, PUBLISHED_GRID, median_curve)) for x in xs}})
+        rows.append(
+            {
+                "method": method,
+                "auc": float(np.median(aucs)),
+                "seeds": len(aucs),
+                **{f"P[R2>={x:g}]": float(np.interp(x, PUBLISHED_GRID, median_curve)) for x in xs},
+            }
+        )
     board = pd.DataFrame(rows).set_index("method") if rows else pd.DataFrame(columns=["auc"])
     board = board.reindex(runs["method"].unique())  # a method without a result >= 0: no curve, NaN
     per = done.groupby(["task", "method"])["r2"].agg(lambda v: published_auc(v.to_numpy(), n_seeds))
@@ -123,8 +131,9 @@ def _corrected(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.Dat
     by_method = best.groupby(level="method")
     prof = pd.DataFrame({f"P[R2>={x:g}]": (best >= x).groupby(level="method").mean() for x in xs})
     # the exact area under x -> P[R2 >= x] on [0, 1] is the mean of R2 clipped to [0, 1]
-    board = pd.DataFrame({"auc": best.clip(0.0, 1.0).groupby(level="method").mean(),
-                          "datasets": by_method.size()}).join(prof)
+    board = pd.DataFrame(
+        {"auc": best.clip(0.0, 1.0).groupby(level="method").mean(), "datasets": by_method.size()}
+    ).join(prof)
     per_dataset = vals.clip(0.0, 1.0).groupby(keys).mean().rename("auc").reset_index()
     return board, per_dataset
 
@@ -141,10 +150,24 @@ def _fronts(runs: pd.DataFrame, size: str) -> dict[str, pd.DataFrame]:
             pts.loc[ok.index, "on_front"] = pareto_ranks(ok, {"r2_test": True, "size": False}) == 1
     if "truth_size" in runs.columns:
         truth = runs.groupby("task")["truth_size"].first().dropna()
-        pts = pd.concat([pts, pd.DataFrame({"task": truth.index, "method": "(ground truth)",
-                                            "r2_test": 1.0, "size": truth.values, "on_front": np.nan})])
+        pts = pd.concat(
+            [
+                pts,
+                pd.DataFrame(
+                    {
+                        "task": truth.index,
+                        "method": "(ground truth)",
+                        "r2_test": 1.0,
+                        "size": truth.values,
+                        "on_front": np.nan,
+                    }
+                ),
+            ]
+        )
     pts["r2_test"], pts["size"] = shown(pts["r2_test"]), shown(pts["size"])
     methods = pts[pts["method"] != "(ground truth)"]
     fronts = methods.groupby("method")["on_front"].sum().astype(int)
-    return {"pareto": pts.sort_values(["task", "method"]).reset_index(drop=True),
-            "deprecation": pd.DataFrame({"fronts": fronts, "deprecated": fronts == 0}).rename_axis("method").reset_index()}
+    return {
+        "pareto": pts.sort_values(["task", "method"]).reset_index(drop=True),
+        "deprecation": pd.DataFrame({"fronts": fronts, "deprecated": fronts == 0}).rename_axis("method").reset_index(),
+    }

@@ -40,14 +40,21 @@ from srtui.app.widgets import SECTIONS, Confirm
 class SrtuiApp(App):
     CSS_PATH = "srtui.tcss"
     TITLE = "srtui"
-    MODES = {"monitor": MonitorScreen, "results": ResultsScreen, "leaderboard": LeaderboardScreen,
-             "plots": SuitePlotsScreen, "reviews": ReviewSessionsScreen}
+    MODES = {
+        "monitor": MonitorScreen,
+        "results": ResultsScreen,
+        "leaderboard": LeaderboardScreen,
+        "plots": SuitePlotsScreen,
+        "reviews": ReviewSessionsScreen,
+    }
     DEFAULT_MODE = "monitor"
     # global keys: not in the Footer (the section bar on top shows them), in F1 and the palette
     BINDINGS = [
         Binding("f1", "help", "Help", show=False, id="app.help"),
-        *(Binding(str(n), f"section('{mode}')", label, show=False, id=f"app.{mode}")
-          for n, (mode, label) in enumerate(SECTIONS, 1)),
+        *(
+            Binding(str(n), f"section('{mode}')", label, show=False, id=f"app.{mode}")
+            for n, (mode, label) in enumerate(SECTIONS, 1)
+        ),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
     ]
 
@@ -70,7 +77,9 @@ class SrtuiApp(App):
         self.workspace_label = label or _short(workspace.root)
         self.clock = clock
         self.timings = timings  # query times in the explorer's status line (off for snapshots)
-        self.unicode_ok = (not ascii) if ascii is not None else (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
+        self.unicode_ok = (
+            (not ascii) if ascii is not None else (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
+        )
         self.sub_title = self.workspace_label
         if theme:
             self.theme = theme
@@ -96,8 +105,12 @@ class SrtuiApp(App):
         width, height = event.size
         small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
         if small and not self._small:  # say so once per shrink, and keep working
-            self.notify(f"the window is {width}x{height}: srtui is made for {MIN_SIZE[0]}x{MIN_SIZE[1]} or more, "
-                        "so parts may be cut off", severity="warning", markup=False)
+            self.notify(
+                f"the window is {width}x{height}: srtui is made for {MIN_SIZE[0]}x{MIN_SIZE[1]} or more, "
+                "so parts may be cut off",
+                severity="warning",
+                markup=False,
+            )
         self._small = small
 
     @work(thread=True, group="warm-up", exit_on_error=False)
@@ -138,14 +151,21 @@ class SrtuiApp(App):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for n, (mode, _label) in enumerate(SECTIONS, 1):
-            yield SystemCommand(PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')"))
+            yield SystemCommand(
+                PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')")
+            )
         yield from screen_commands(self, screen)
         if not isinstance(screen, SuitePlotsScreen):  # there its own key (e) is listed above
-            yield SystemCommand("Energy vs time", "Median energy against median training time per method "
-                                "(SRBench 2.0's Figure 1), in Suite plots", self.action_energy_plot)
+            yield SystemCommand(
+                "Energy vs time",
+                "Median energy against median training time per method (SRBench 2.0's Figure 1), in Suite plots",
+                self.action_energy_plot,
+            )
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)
         if self.run_active:
-            yield SystemCommand("Stop the run", "Stop the run started here (running jobs are terminated)", self.action_stop_run)
+            yield SystemCommand(
+                "Stop the run", "Stop the run started here (running jobs are terminated)", self.action_stop_run
+            )
         yield SystemCommand("Help", "What this screen shows and its keys (F1)", self.action_help)
         yield from super().get_system_commands(screen)
 

@@ -115,8 +115,9 @@ def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference"
             for row in b_rows:
                 grouped.setdefault(str(row[m]), []).append(row)
             breakdown = {k: tuple(v) for k, v in grouped.items()}
-    return Board(suite, rule, columns, rows, at, b_columns, breakdown, "; ".join(result.notes),
-                 result.options.get("profile"))
+    return Board(
+        suite, rule, columns, rows, at, b_columns, breakdown, "; ".join(result.notes), result.options.get("profile")
+    )
 
 
 def export_board(board: Board, folder: Path) -> list[Path]:

@@ -105,8 +105,9 @@ class MonitorSnapshot:
         return self.counts.get("pending", 0) + self.counts.get("running", 0)
 
 
-def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None,
-                     now: Callable[[], float] = time.time) -> MonitorSnapshot:
+def monitor_snapshot(
+    reader: Reader, previous: MonitorSnapshot | None = None, now: Callable[[], float] = time.time
+) -> MonitorSnapshot:
     """Counts, running jobs, throughput/ETA and recent failures; cheap when nothing changed."""
     with reader.lock:
         try:
@@ -129,7 +130,9 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None,
         live = [r for r in runs if r.driver_alive]
         # the same rule as the next `srtui run` applies (recovery): the job's driver is dead
         running = tuple(
-            RunningJob(r.job_id, r.label, parse_time(r.started_at), r.time_limit_s, r.host, driver_gone=not r.driver_alive)
+            RunningJob(
+                r.job_id, r.label, parse_time(r.started_at), r.time_limit_s, r.host, driver_gone=not r.driver_alive
+            )
             for r in running_jobs(store, check)
         )
         failures = tuple(recent_failures(store))
@@ -142,8 +145,16 @@ def monitor_snapshot(reader: Reader, previous: MonitorSnapshot | None = None,
         throughput = done / elapsed * 60
         eta = remaining / (done / elapsed) if done else None
     return MonitorSnapshot(
-        True, counts, running, failures, len(live), throughput, eta, version,
-        gone_runs=len(runs) - len(live), live_drivers=check.live,
+        True,
+        counts,
+        running,
+        failures,
+        len(live),
+        throughput,
+        eta,
+        version,
+        gone_runs=len(runs) - len(live),
+        live_drivers=check.live,
         tuning=tuning,
     )
 

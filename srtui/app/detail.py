@@ -43,13 +43,23 @@ EXPRESSION_METRICS = (
 
 #: the stored metrics (results.metrics) in words; any other name is shown with spaces for "_"
 METRIC_LABELS = {
-    "constant_model": "constant model", "diversity": "diversity (entropy of node labels)",
-    "feature_absence": "features not used", "isclose_acc": "share of predictions close to truth",
-    "nmse_test": "NMSE test", "nmse_train": "NMSE train", "r2_test_3": "R² test (3 decimals)",
-    "simplicity": "simplicity (-log5 size, simplified)", "simplicity_unsimplified": "simplicity (-log5 size)",
-    "size": "size (nodes)", "size_simplified": "size after simplify (nodes)", "symbolic_solution": "symbolic solution",
-    "ted_norm": "tree edit distance to truth (normalised)", "solved_r2_095": "solved (R² > 0.95)",
-    "solved_r2_099": "solved (R² > 0.99)", "solved_r2_0999": "solved (R² > 0.999)", "mse_train": "MSE train",
+    "constant_model": "constant model",
+    "diversity": "diversity (entropy of node labels)",
+    "feature_absence": "features not used",
+    "isclose_acc": "share of predictions close to truth",
+    "nmse_test": "NMSE test",
+    "nmse_train": "NMSE train",
+    "r2_test_3": "R² test (3 decimals)",
+    "simplicity": "simplicity (-log5 size, simplified)",
+    "simplicity_unsimplified": "simplicity (-log5 size)",
+    "size": "size (nodes)",
+    "size_simplified": "size after simplify (nodes)",
+    "symbolic_solution": "symbolic solution",
+    "ted_norm": "tree edit distance to truth (normalised)",
+    "solved_r2_095": "solved (R² > 0.95)",
+    "solved_r2_099": "solved (R² > 0.99)",
+    "solved_r2_0999": "solved (R² > 0.999)",
+    "mse_train": "MSE train",
     "mae_train": "MAE train",
 }
 
@@ -106,8 +116,17 @@ def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Ren
     uni = sp.pretty(parsed.expr, use_unicode=True, wrap_line=False)
     asc = sp.pretty(parsed.expr, use_unicode=False, wrap_line=False)
     rounded = round_numbers(parsed.expr)
-    return Rendered(text, uni, asc, latex, plain, parsed.n_nodes, None,
-                    sp.pretty(rounded, use_unicode=True, wrap_line=False), sp.pretty(rounded, use_unicode=False, wrap_line=False))
+    return Rendered(
+        text,
+        uni,
+        asc,
+        latex,
+        plain,
+        parsed.n_nodes,
+        None,
+        sp.pretty(rounded, use_unicode=True, wrap_line=False),
+        sp.pretty(rounded, use_unicode=False, wrap_line=False),
+    )
 
 
 def round_numbers(expr, digits: int = ROUND_DIGITS):
@@ -130,8 +149,14 @@ def simplified(text: str, features: tuple[str, ...], dialect: str = "python") ->
     if parsed.expr is None or (parsed.n_nodes or 0) > SIMPLIFY_MAX_NODES:
         return Rendered(text, error=f"too large to simplify here (more than {SIMPLIFY_MAX_NODES} nodes)")
     expr = round_numbers(sp.simplify(round_numbers(parsed.expr)))
-    return Rendered(text, sp.pretty(expr, use_unicode=True, wrap_line=False), sp.pretty(expr, use_unicode=False, wrap_line=False),
-                    sp.latex(expr), sp.sstr(expr), parsed.n_nodes)
+    return Rendered(
+        text,
+        sp.pretty(expr, use_unicode=True, wrap_line=False),
+        sp.pretty(expr, use_unicode=False, wrap_line=False),
+        sp.latex(expr),
+        sp.sstr(expr),
+        parsed.n_nodes,
+    )
 
 
 def _data_path(workspace: Workspace, fingerprint: str) -> Path:
@@ -261,7 +286,14 @@ def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
         dates_train, dates_test = tuple(map(str, task.dates_train)), tuple(map(str, task.dates_test))
     label = f"{job['method']} / {job['task']} / seed {job['seed']}"
     return PredictionSeries(
-        job_id, label, arrays["y_train"], preds["train_pred"], arrays["y_test"], preds["test_pred"], dates_train, dates_test
+        job_id,
+        label,
+        arrays["y_train"],
+        preds["train_pred"],
+        arrays["y_test"],
+        preds["test_pred"],
+        dates_train,
+        dates_test,
     )
 
 
@@ -307,8 +339,12 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: 
         per.setdefault((row["method"], row["task"]), []).append(r2 if ok else -math.inf)
     methods = tuple(sorted({m for m, _ in per}))
     tasks = sorted({t for _, t in per})
-    profiles = {m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m]) if m in table.index
-                else tuple(0.0 for _ in thresholds) for m in methods}
+    profiles = {
+        m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m])
+        if m in table.index
+        else tuple(0.0 for _ in thresholds)
+        for m in methods
+    }
     sizes = _sizes(reader.workspace, rows, stored, max_parse)
     points = {}
     for m in methods:
@@ -317,15 +353,25 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: 
         if sizes.get(m) and finite.size:
             points[m] = (float(np.median(sizes[m])), float(np.median(finite)))
     front = tuple(
-        m for m, (s, a) in points.items()
+        m
+        for m, (s, a) in points.items()
         if not any((s2 <= s and a2 >= a) and (s2 < s or a2 > a) for m2, (s2, a2) in points.items() if m2 != m)
     )
-    return SuiteAggregate(suite, methods, len(tasks), thresholds, profiles, points,
-                          tuple(sorted(front, key=lambda m: points[m][0])), profile)
+    return SuiteAggregate(
+        suite,
+        methods,
+        len(tasks),
+        thresholds,
+        profiles,
+        points,
+        tuple(sorted(front, key=lambda m: points[m][0])),
+        profile,
+    )
 
 
-def _sizes(workspace: Workspace, rows: list[dict[str, Any]], stored: dict[str, float],
-           max_parse: int) -> dict[str, list[float]]:
+def _sizes(
+    workspace: Workspace, rows: list[dict[str, Any]], stored: dict[str, float], max_parse: int
+) -> dict[str, list[float]]:
     """Model sizes of the ok runs per method: the stored metric, else (not scored yet) the same
     definition computed here, for at most ``max_parse`` models."""
     from engine.expression import ExpressionError

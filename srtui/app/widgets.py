@@ -15,8 +15,16 @@ from textual.widgets import DataTable, Static
 from engine.textsafe import visible
 
 STATUS_STYLE = {
-    "ok": "green", "error": "red", "timeout": "yellow", "cpu_timeout": "yellow", "oom": "magenta",
-    "crashed": "red", "interrupted": "cyan", "lost": "cyan", "invalid_model": "red", "running": "bold blue",
+    "ok": "green",
+    "error": "red",
+    "timeout": "yellow",
+    "cpu_timeout": "yellow",
+    "oom": "magenta",
+    "crashed": "red",
+    "interrupted": "cyan",
+    "lost": "cyan",
+    "invalid_model": "red",
+    "running": "bold blue",
     "pending": "dim",
 }
 
@@ -74,7 +82,13 @@ def fmt_duration(seconds: float | None) -> str:
 
 
 #: the app's sections: mode, number key, label (the section bar and the number keys)
-SECTIONS = (("monitor", "Monitor"), ("results", "Results"), ("leaderboard", "Board"), ("plots", "Plots"), ("reviews", "Reviews"))
+SECTIONS = (
+    ("monitor", "Monitor"),
+    ("results", "Results"),
+    ("leaderboard", "Board"),
+    ("plots", "Plots"),
+    ("reviews", "Reviews"),
+)
 
 
 class Confirm:
@@ -92,8 +106,7 @@ class Confirm:
             self._armed = None
             return True
         self._armed = (what, now)
-        node.notify(f"press {key} again within 3 s to {what}", severity="warning", markup=False,
-                    timeout=self.WINDOW_S)
+        node.notify(f"press {key} again within 3 s to {what}", severity="warning", markup=False, timeout=self.WINDOW_S)
         return False
 
 

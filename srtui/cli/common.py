@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -18,7 +18,7 @@ class CliError(SrtuiError):
     """An expected failure (bad input, missing data): printed as one line, exit code 2."""
 
 
-def _with_root_workspace(ctx: typer.Context, param: typer.CallbackParam, value: Optional[Path]) -> Optional[Path]:
+def _with_root_workspace(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
     """A command's -w, else the root one (`srtui -w DIR tasks add ...`); two different ones are
     refused."""
     root = ctx.find_root()
@@ -36,7 +36,7 @@ def workspace_option(help_text: str = WORKSPACE_HELP) -> Any:
     return typer.Option("--workspace", "-w", help=help_text, show_default=False, callback=_with_root_workspace)
 
 
-WorkspaceOption = Annotated[Optional[Path], workspace_option()]
+WorkspaceOption = Annotated[Path | None, workspace_option()]
 
 
 class CommandGroup(TyperGroup):
@@ -44,15 +44,19 @@ class CommandGroup(TyperGroup):
     of ignoring it (every group of the CLI is one of these)."""
 
     # ctx is click's Context, which typer vendors in some versions: typed Any to fit both
-    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[Optional[str], Any, list[str]]:
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
         name, command, rest = super().resolve_command(ctx, args)
         root = ctx.find_root()
-        if (command is not None and not isinstance(command, TyperGroup)
-                and root.params.get("workspace") is not None
-                and not any(p.name == "workspace" for p in command.params)):
+        if (
+            command is not None
+            and not isinstance(command, TyperGroup)
+            and root.params.get("workspace") is not None
+            and not any(p.name == "workspace" for p in command.params)
+        ):
             path = " ".join([*ctx.command_path.split()[1:], name or ""])
             raise CliError(f"-w/--workspace does not apply to `srtui {path}`: it uses no workspace")
         return name, command, rest
+
 
 RAW_HELP = (
     "CSV: write text cells that start with = + - @ or a tab as they are (by default they get a leading ' "

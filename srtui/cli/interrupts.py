@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
-from typing import Callable
 
 Handler = Callable[[int, FrameType | None], None]
 
@@ -13,7 +13,7 @@ Handler = Callable[[int, FrameType | None], None]
 def install_interrupt_handlers(cancel: threading.Event, force: threading.Event, notify: Callable[[str], None]) -> None:
     """First Ctrl-C: stop scheduling and terminate running jobs; second: kill them at once."""
 
-    def handler(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
+    def handler(signum: int, frame: FrameType | None) -> None:
         if not cancel.is_set():
             cancel.set()
             notify("stopping: no new jobs; running jobs are being terminated (Ctrl-C again to force)")

@@ -12,15 +12,15 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from srtui.cli.common import CommandGroup, cell, console, fail, workspace_option
 
-methods_app = typer.Typer(help="List, check and install symbolic regression methods.", no_args_is_help=True,
-                          cls=CommandGroup)
-
+methods_app = typer.Typer(
+    help="List, check and install symbolic regression methods.", no_args_is_help=True, cls=CommandGroup
+)
 
 
 def _load(name: str):
@@ -46,7 +46,9 @@ def method_rows(include_probes: bool = False, method_dirs: list[Path] | None = N
         try:
             cls = getattr(importlib.import_module(module_name), cls_name)
         except ImportError as exc:  # our own adapter module is broken: show it, do not crash
-            rows.append({"name": name, "installed": False, "why_not": f"adapter fails to import: {exc}", "source": source})
+            rows.append(
+                {"name": name, "installed": False, "why_not": f"adapter fails to import: {exc}", "source": source}
+            )
             continue
         rows.append(_row(name, cls(), source, optional=name in registry.OPTIONAL))
     for name, folder in folders.items():
@@ -78,7 +80,9 @@ def _row(name: str, method: Any, source: str, optional: bool) -> dict[str, Any]:
 def list_methods(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     probes: Annotated[bool, typer.Option("--probes", help="Also list the engine's probe methods.")] = False,
-    method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="Also list this SRBench method folder (repeatable).")] = None,
+    method_dir: Annotated[
+        list[Path] | None, typer.Option("--method-dir", help="Also list this SRBench method folder (repeatable).")
+    ] = None,
 ) -> None:
     """Every method: installed or why not, version, family, licence, time-limit support, source."""
     for folder in method_dir or []:
@@ -98,7 +102,15 @@ def list_methods(
         installed = "yes" if r["installed"] else f"no: {r['why_not']}"
         limit = r.get("time_limit")
         limit = limit if isinstance(limit, str) else ("yes" if limit else "no")
-        cells = (r["name"], installed, r.get("version", ""), r.get("family", ""), r.get("licence", ""), limit, r["source"])
+        cells = (
+            r["name"],
+            installed,
+            r.get("version", ""),
+            r.get("family", ""),
+            r.get("licence", ""),
+            limit,
+            r["source"],
+        )
         table.add_row(*(cell(c) for c in cells))
     console(width=max(120, console().width)).print(table)
 
@@ -138,7 +150,7 @@ def install(
     if dry_run:
         return
     # a fresh interpreter: this process has cached the old distribution metadata
-    probe = "from engine.methods import registry; m = registry.load(%r); print(m.availability())" % name
+    probe = f"from engine.methods import registry; m = registry.load({name!r}); print(m.availability())"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     print(f"{name}: installed ({out.stdout.strip()})" if out.returncode == 0 else out.stderr.strip())
 
@@ -147,7 +159,7 @@ def install(
 def check(
     name: Annotated[str, typer.Argument(help="A method name, or an SRBench method folder.")],
     time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
-    workspace: Annotated[Optional[Path], workspace_option("Keep the check's workspace here.")] = None,
+    workspace: Annotated[Path | None, workspace_option("Keep the check's workspace here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
@@ -162,8 +174,19 @@ def check(
     if not rows:
         fail(f"method {name!r}: the check ran no job")
     row = rows[-1]
-    keys = ("method", "status", "r2_train", "r2_test", "fidelity_r2", "max_abs_diff", "wall_s", "model",
-            "model_error", "error", "limit_detail")
+    keys = (
+        "method",
+        "status",
+        "r2_train",
+        "r2_test",
+        "fidelity_r2",
+        "max_abs_diff",
+        "wall_s",
+        "model",
+        "model_error",
+        "error",
+        "limit_detail",
+    )
     out = {k: row.get(k) for k in keys}
     if as_json:
         json.dump(out, sys.stdout, indent=1)

@@ -18,8 +18,15 @@ from engine.backends.local import RunState
 from engine.textsafe import raw_stream, visible
 
 STATUS_STYLE = {
-    "ok": "green", "error": "red", "timeout": "yellow", "cpu_timeout": "yellow", "oom": "magenta",
-    "crashed": "red", "interrupted": "cyan", "lost": "cyan", "invalid_model": "red",
+    "ok": "green",
+    "error": "red",
+    "timeout": "yellow",
+    "cpu_timeout": "yellow",
+    "oom": "magenta",
+    "crashed": "red",
+    "interrupted": "cyan",
+    "lost": "cyan",
+    "invalid_model": "red",
 }
 
 
@@ -45,7 +52,13 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         if self.console.is_terminal:
-            self.live = Live(Text("starting..."), console=self.console, refresh_per_second=4, transient=False, get_renderable=self._render)
+            self.live = Live(
+                Text("starting..."),
+                console=self.console,
+                refresh_per_second=4,
+                transient=False,
+                get_renderable=self._render,
+            )
             self.live.__enter__()
         return self
 
@@ -88,13 +101,19 @@ class RunProgress:
         table.add_column("elapsed / limit", justify="right")
         now = time.monotonic()
         for job, started in sorted(running, key=lambda r: r[1]):
-            table.add_row(Text(visible(job.label, one_line=True)), f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}")
+            table.add_row(
+                Text(visible(job.label, one_line=True)), f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}"
+            )
         parts = [head, table]
         for job, outcome in failures:
-            line = Text(visible(f"{outcome.status}: {job.label}", one_line=True), style=STATUS_STYLE.get(outcome.status, ""))
+            line = Text(
+                visible(f"{outcome.status}: {job.label}", one_line=True), style=STATUS_STYLE.get(outcome.status, "")
+            )
             tail = (outcome.error or outcome.limit_detail or outcome.stderr_tail or "").strip().splitlines()
             if tail:
-                line.append(f"  {visible(tail[-1][:120], one_line=True)}", style="dim")  # Text(): untrusted, never markup
+                line.append(
+                    f"  {visible(tail[-1][:120], one_line=True)}", style="dim"
+                )  # Text(): untrusted, never markup
             parts.append(line)
         return Group(*parts)
 

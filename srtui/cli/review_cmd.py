@@ -17,7 +17,8 @@ import typer
 from srtui.cli.common import CommandGroup, WorkspaceOption, fail, require_terminal
 
 review_app = typer.Typer(
-    help="Blinded expert trust ratings of models (SRBench 2022 real-world " "track): create, open, status, close, unblind, report.",
+    help="Blinded expert trust ratings of models (SRBench 2022 real-world "
+    "track): create, open, status, close, unblind, report.",
     no_args_is_help=True,
     cls=CommandGroup,
 )
@@ -51,12 +52,31 @@ def _run(fn, *args, **kwargs):
 @review_app.command("create")
 def create(
     name: SessionArg,
-    suite: Annotated[str | None, typer.Option(help="Review this suite's runs (default: every run of the workspace).")] = None,
+    suite: Annotated[
+        str | None, typer.Option(help="Review this suite's runs (default: every run of the workspace).")
+    ] = None,
     tasks: Annotated[str | None, typer.Option(help="Comma-separated tasks (default: every task with runs).")] = None,
-    select: Annotated[str, typer.Option(help="Representative run per (task, method): median (closest to the " "median test R2, the competition's rule) or best (the paper's).")] = "median",
-    experts: Annotated[str, typer.Option(help="Comma-separated expert names, each gets an own random order.")] = "expert",
-    repeats: Annotated[int, typer.Option(help="Hidden repeat items per expert (self-consistency; left out of scores).")] = 0,
-    include_baseline: Annotated[bool, typer.Option("--include-baseline", help="Also review baseline methods' models (disguised like the " "rest, as SRBench 2022 did with its linear baseline).")] = False,
+    select: Annotated[
+        str,
+        typer.Option(
+            help="Representative run per (task, method): median (closest to the "
+            "median test R2, the competition's rule) or best (the paper's)."
+        ),
+    ] = "median",
+    experts: Annotated[
+        str, typer.Option(help="Comma-separated expert names, each gets an own random order.")
+    ] = "expert",
+    repeats: Annotated[
+        int, typer.Option(help="Hidden repeat items per expert (self-consistency; left out of scores).")
+    ] = 0,
+    include_baseline: Annotated[
+        bool,
+        typer.Option(
+            "--include-baseline",
+            help="Also review baseline methods' models (disguised like the "
+            "rest, as SRBench 2022 did with its linear baseline).",
+        ),
+    ] = False,
     seed: Annotated[int | None, typer.Option(help="Seed of the experts' orders (default: random, stored).")] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -69,11 +89,22 @@ def create(
     task_list = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     items = _run(build_items, store, suite, task_list, select, include_baseline, say)
     expert_list = [e.strip() for e in experts.split(",") if e.strip()]
-    info = _run(create_session, store, name, items, expert_list, repeats=repeats, seed=seed, suite=suite,
-                settings={"select": select, "include_baseline": include_baseline, "tasks": task_list},
-                actor=_actor())
-    print(f"review {name}: {info['items']} items, {len(info['experts'])} expert(s) ({', '.join(info['experts'])}), "
-          f"{info['repeats']} hidden repeat(s) each, order seed {info['seed']}")
+    info = _run(
+        create_session,
+        store,
+        name,
+        items,
+        expert_list,
+        repeats=repeats,
+        seed=seed,
+        suite=suite,
+        settings={"select": select, "include_baseline": include_baseline, "tasks": task_list},
+        actor=_actor(),
+    )
+    print(
+        f"review {name}: {info['items']} items, {len(info['experts'])} expert(s) ({', '.join(info['experts'])}), "
+        f"{info['repeats']} hidden repeat(s) each, order seed {info['seed']}"
+    )
     print(f"experts rate with: srtui review open {name} --expert NAME --workspace {store.workspace.root}")
 
 
@@ -116,8 +147,10 @@ def list_(workspace: WorkspaceOption = None) -> None:
         print("no review sessions (create one with `srtui review create NAME --suite SUITE`)")
     for r in rows:
         blind = "unblinded" if r["unblinded_at"] else "blinded"
-        print(f"{r['name']}  {r['status']}, {blind}  suite {r['suite'] or '-'}  {r['items']} items  "
-              f"{r['experts']} experts  {r['rated']}/{r['assigned']} rated")
+        print(
+            f"{r['name']}  {r['status']}, {blind}  suite {r['suite'] or '-'}  {r['items']} items  "
+            f"{r['experts']} experts  {r['rated']}/{r['assigned']} rated"
+        )
 
 
 @review_app.command("status")
@@ -133,13 +166,20 @@ def status_(
     row = _run(session_row, store, name)
     rows = _run(status, store, name)
     if as_json:
-        print(json.dumps({"session": name, "status": row["status"], "unblinded_at": row["unblinded_at"], "experts": rows}, indent=1))
+        print(
+            json.dumps(
+                {"session": name, "status": row["status"], "unblinded_at": row["unblinded_at"], "experts": rows},
+                indent=1,
+            )
+        )
         return
     print(f"review {name}: {row['status']}, {'unblinded ' + row['unblinded_at'] if row['unblinded_at'] else 'blinded'}")
     for r in rows:
         med = f"{r['median_s_per_item']:.1f} s/item" if r["median_s_per_item"] is not None else "-"
-        print(f"  {r['expert']:<16} {r['rated']:>4}/{r['assigned']:<4} rated  {r['skipped']:>3} skipped  "
-              f"{r['remaining']:>4} left  {med}  last {r['last_rating'] or '-'}")
+        print(
+            f"  {r['expert']:<16} {r['rated']:>4}/{r['assigned']:<4} rated  {r['skipped']:>3} skipped  "
+            f"{r['remaining']:>4} left  {med}  last {r['last_rating'] or '-'}"
+        )
 
 
 @review_app.command("add-expert")
@@ -200,7 +240,9 @@ def report_(
 def ssh_setup(
     name: SessionArg,
     expert: Annotated[str, typer.Option(help="The expert this key belongs to.", show_default=False)],
-    key: Annotated[str, typer.Option(help="The expert's public key, e.g. \"ssh-ed25519 AAAA... alice@laptop\".", show_default=False)],
+    key: Annotated[
+        str, typer.Option(help='The expert\'s public key, e.g. "ssh-ed25519 AAAA... alice@laptop".', show_default=False)
+    ],
     workspace: WorkspaceOption = None,
 ) -> None:
     """Print the authorized_keys line that lets this key only rate this expert's items."""

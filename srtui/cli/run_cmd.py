@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from results.columns import EXPORT_COLUMNS
-
 from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
 
 if TYPE_CHECKING:
@@ -29,30 +28,67 @@ def _split(value: str | None) -> list[str] | None:
 def run(
     suite: Annotated[str, typer.Argument(help="Built-in suite name or path to a suite .toml file.")],
     workspace: WorkspaceOption = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel jobs (default: usable cores).")] = None,
-    methods: Annotated[Optional[str], typer.Option(help="Comma-separated methods (default: the suite's).")] = None,
-    tasks: Annotated[Optional[str], typer.Option(help="Comma-separated tasks (default: the suite's).")] = None,
-    seeds: Annotated[Optional[int], typer.Option(help="Number of seeds (default: the suite's).")] = None,
-    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="Wall-time limit per job, seconds.")] = None,
-    mem_limit: Annotated[Optional[float], typer.Option("--mem-limit", help="Memory limit of a job's process tree, MB.")] = None,
-    cpu_limit: Annotated[Optional[float], typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
-    grace: Annotated[Optional[float], typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
-    method_dir: Annotated[Optional[list[Path]], typer.Option("--method-dir", help="SRBench method folder (repeatable).")] = None,
-    tuned: Annotated[Optional[bool], typer.Option("--tuned/--untuned", help="Method folders: use their _params.py (SRBench's --tuned; default: the suite's).")] = None,
-    srbench_test: Annotated[Optional[bool], typer.Option("--srbench-test/--no-srbench-test", help="Method folders: apply their eval_kwargs test_params (SRBench's -test).")] = None,
-    srbench_scaling: Annotated[Optional[str], typer.Option("--srbench-scaling", help="Method folders: reference (scale X and y, as SRBench 2.0 ran), folder (their eval_kwargs) or none.")] = None,
-    oversubscribe: Annotated[bool, typer.Option("--oversubscribe", help="Allow --jobs above the usable cores.")] = False,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Parallel jobs (default: usable cores).")] = None,
+    methods: Annotated[str | None, typer.Option(help="Comma-separated methods (default: the suite's).")] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated tasks (default: the suite's).")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Number of seeds (default: the suite's).")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Wall-time limit per job, seconds.")] = None,
+    mem_limit: Annotated[
+        float | None, typer.Option("--mem-limit", help="Memory limit of a job's process tree, MB.")
+    ] = None,
+    cpu_limit: Annotated[float | None, typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
+    grace: Annotated[float | None, typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
+    method_dir: Annotated[
+        list[Path] | None, typer.Option("--method-dir", help="SRBench method folder (repeatable).")
+    ] = None,
+    tuned: Annotated[
+        bool | None,
+        typer.Option(
+            "--tuned/--untuned", help="Method folders: use their _params.py (SRBench's --tuned; default: the suite's)."
+        ),
+    ] = None,
+    srbench_test: Annotated[
+        bool | None,
+        typer.Option(
+            "--srbench-test/--no-srbench-test",
+            help="Method folders: apply their eval_kwargs test_params (SRBench's -test).",
+        ),
+    ] = None,
+    srbench_scaling: Annotated[
+        str | None,
+        typer.Option(
+            "--srbench-scaling",
+            help="Method folders: reference (scale X and y, as SRBench 2.0 ran), folder (their eval_kwargs) or none.",
+        ),
+    ] = None,
+    oversubscribe: Annotated[
+        bool, typer.Option("--oversubscribe", help="Allow --jobs above the usable cores.")
+    ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")] = False,
-    backend: Annotated[Optional[str], typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")] = None,
-    dask_scheduler: Annotated[Optional[str], typer.Option(
-        "--dask-scheduler", help="dask: address of a running scheduler, tcp://HOST:8786.")] = None,
-    scheduler: Annotated[Optional[str], typer.Option(
-        "--scheduler", hidden=True, help="Deprecated: --dask-scheduler.")] = None,
-    cluster: Annotated[Optional[str], typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
-    cluster_config: Annotated[Optional[Path], typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster).")] = None,
-    protocol: Annotated[Optional[str], typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")] = None,
-    launcher: Annotated[Optional[str], typer.Option(help="auto (fork where the method is fork-safe), fork or exec (default: the suite's, else auto).")] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")
+    ] = False,
+    backend: Annotated[
+        str | None, typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")
+    ] = None,
+    dask_scheduler: Annotated[
+        str | None, typer.Option("--dask-scheduler", help="dask: address of a running scheduler, tcp://HOST:8786.")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", hidden=True, help="Deprecated: --dask-scheduler.")
+    ] = None,
+    cluster: Annotated[str | None, typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
+    cluster_config: Annotated[
+        Path | None,
+        typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster)."),
+    ] = None,
+    protocol: Annotated[
+        str | None, typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")
+    ] = None,
+    launcher: Annotated[
+        str | None,
+        typer.Option(help="auto (fork where the method is fork-safe), fork or exec (default: the suite's, else auto)."),
+    ] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -65,16 +101,32 @@ def run(
     if scheduler is not None:
         if dask_scheduler is not None:
             fail("--scheduler is the old name of --dask-scheduler: give only --dask-scheduler")
-        print("note: --scheduler is deprecated (it named the Dask scheduler's address): use --dask-scheduler",
-              file=sys.stderr)
+        print(
+            "note: --scheduler is deprecated (it named the Dask scheduler's address): use --dask-scheduler",
+            file=sys.stderr,
+        )
         dask_scheduler = scheduler
     ws = resolve(workspace)
     req = RunRequest(
-        suite=suite, methods=_split(methods), tasks=_split(tasks), seeds=seeds, time_limit=time_limit,
-        mem_limit=mem_limit, cpu_limit=cpu_limit, grace=grace, jobs=jobs, retry_failed=retry_failed,
-        method_dirs=list(method_dir or []), srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
-        backend=backend, dask_scheduler=dask_scheduler, cluster=cluster,
-        cluster_config=cluster_config, oversubscribe=oversubscribe, protocol=protocol, launcher=launcher,
+        suite=suite,
+        methods=_split(methods),
+        tasks=_split(tasks),
+        seeds=seeds,
+        time_limit=time_limit,
+        mem_limit=mem_limit,
+        cpu_limit=cpu_limit,
+        grace=grace,
+        jobs=jobs,
+        retry_failed=retry_failed,
+        method_dirs=list(method_dir or []),
+        srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
+        backend=backend,
+        dask_scheduler=dask_scheduler,
+        cluster=cluster,
+        cluster_config=cluster_config,
+        oversubscribe=oversubscribe,
+        protocol=protocol,
+        launcher=launcher,
     )
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else
@@ -99,9 +151,15 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
 
     would = jobs_to_run(plan, req.retry_failed)
     limits = plan.specs[0].limits if plan.specs else None
-    print(f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, {len(plan.specs) - len(would)} already done")
+    print(
+        f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, "
+        f"{len(plan.specs) - len(would)} already done"
+    )
     if limits:
-        print(f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU {limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}")
+        print(
+            f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU "
+            f"{limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}"
+        )
         forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
     for spec in would:
@@ -111,7 +169,7 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
 def status(
     workspace: WorkspaceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
 ) -> None:
     """Counts per status and running jobs; safe to call from another shell during a run."""
     from engine.workspace import resolve
@@ -139,10 +197,19 @@ def status(
             "total": sum(counts.values()),
             "counts": counts,
             "running": [
-                {"job_id": r.job_id, "suite": r.suite, "task": r.task, "method": r.method, "seed": r.seed,
-                 "attempt": r.attempt, "started_at": r.started_at, "driver_alive": r.driver_alive,
-                 "state": "queued" if r.queued else "running", "workers": workers.get(r.run_id or ""),
-                 "time_limit_s": r.time_limit_s}
+                {
+                    "job_id": r.job_id,
+                    "suite": r.suite,
+                    "task": r.task,
+                    "method": r.method,
+                    "seed": r.seed,
+                    "attempt": r.attempt,
+                    "started_at": r.started_at,
+                    "driver_alive": r.driver_alive,
+                    "state": "queued" if r.queued else "running",
+                    "workers": workers.get(r.run_id or ""),
+                    "time_limit_s": r.time_limit_s,
+                }
                 for r in running
             ],
         }
@@ -169,17 +236,24 @@ RESULT_COLUMNS = EXPORT_COLUMNS
 def results(
     workspace: WorkspaceOption = None,
     fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
-    suite: Annotated[Optional[str], typer.Option(help="Only this suite.")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
-    summary: Annotated[bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")] = False,
-    tuning: Annotated[bool, typer.Option("--tuning", help="Add a 'tuning' column: each final job's chosen configuration and the tuning scores behind it.")] = False,
+    summary: Annotated[
+        bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")
+    ] = False,
+    tuning: Annotated[
+        bool,
+        typer.Option(
+            "--tuning",
+            help="Add a 'tuning' column: each final job's chosen configuration and the tuning scores behind it.",
+        ),
+    ] = False,
 ) -> None:
     """One row per job, with its status, resources and accuracy (--summary: per method)."""
     import csv
     import math
 
     from engine.textsafe import csv_row
-
     from engine.workspace import resolve
     from results.store import Store, StoreError
 

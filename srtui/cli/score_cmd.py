@@ -76,9 +76,16 @@ def score(
     from_csv: Annotated[Path | None, typer.Option("--from-csv", help=CSV_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean.")] = None,
-    trust: Annotated[Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")] = None,
-    review: Annotated[str | None, typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean."),
+    ] = None,
+    trust: Annotated[
+        Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")
+    ] = None,
+    review: Annotated[
+        str | None, typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")
+    ] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     workspace: WorkspaceOption = None,
@@ -116,15 +123,23 @@ def _list_rules(rules) -> None:
     import textwrap
 
     for r in rules.values():
-        opts = ", ".join(f"{k}={d}" + (f" ({'|'.join(map(str, allowed))})" if allowed else "")
-                         for k, (d, allowed) in r.options.items())
+        opts = ", ".join(
+            f"{k}={d}" + (f" ({'|'.join(map(str, allowed))})" if allowed else "")
+            for k, (d, allowed) in r.options.items()
+        )
         release = f"  release {r.release}" if r.release else ""
-        print(f"{r.name}{release}\n  options: {opts or 'none'}" + ("; needs --trust or --review" if r.needs_trust else ""))
+        print(
+            f"{r.name}{release}\n  options: {opts or 'none'}" + ("; needs --trust or --review" if r.needs_trust else "")
+        )
         for para in textwrap.dedent("    " + (r.doc or "").strip()).split("\n\n"):
             text = " ".join(para.split())
             lines = text.split(" corrected: ", 1)  # reference and corrected as two paragraphs
             for i, part in enumerate(lines):
-                print(textwrap.fill(("corrected: " if i else "") + part, 100, initial_indent="  ", subsequent_indent="    "))
+                print(
+                    textwrap.fill(
+                        ("corrected: " if i else "") + part, 100, initial_indent="  ", subsequent_indent="    "
+                    )
+                )
         print()
 
 
@@ -158,11 +173,23 @@ def _guess_features(*texts: str) -> list[str]:
 def expr(
     expression: Annotated[str, typer.Argument(help="A model string.")],
     truth: Annotated[str | None, typer.Option(help="Ground-truth expression to compare with.")] = None,
-    features: Annotated[str | None, typer.Option(help="Comma-separated feature names (default: the names used).")] = None,
-    irrelevant: Annotated[str | None, typer.Option(help="Comma-separated features a model should not use (feature absence).")] = None,
+    features: Annotated[
+        str | None, typer.Option(help="Comma-separated feature names (default: the names used).")
+    ] = None,
+    irrelevant: Annotated[
+        str | None, typer.Option(help="Comma-separated features a model should not use (feature absence).")
+    ] = None,
     dialect: Annotated[str, typer.Option(help="How the model is printed (python, gplearn, operon, ...).")] = "python",
-    rule: Annotated[str | None, typer.Option(help="Only this release's metrics: srbench2021, srbench2022 or srbench2025.")] = None,
-    r2_test: Annotated[float | None, typer.Option("--r2-test", help="Test R2 of the model (SRBench 2021 checks solutions only above 0.5; default: not applied).")] = None,
+    rule: Annotated[
+        str | None, typer.Option(help="Only this release's metrics: srbench2021, srbench2022 or srbench2025.")
+    ] = None,
+    r2_test: Annotated[
+        float | None,
+        typer.Option(
+            "--r2-test",
+            help="Test R2 of the model (SRBench 2021 checks solutions only above 0.5; default: not applied).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds per sympy operation.")] = 10.0,
 ) -> None:
@@ -201,8 +228,11 @@ def _warn_stale(store, suite: str | None) -> None:
 
     n = stale_metric_jobs(store, suite)
     if n:
-        print(f"srtui: warning: {n} job(s) have metrics of an older definition (current version "
-              f"{METRICS_VERSION}); run `srtui rescore` to recompute them", file=sys.stderr)
+        print(
+            f"srtui: warning: {n} job(s) have metrics of an older definition (current version "
+            f"{METRICS_VERSION}); run `srtui rescore` to recompute them",
+            file=sys.stderr,
+        )
 
 
 def _names(text: str | None) -> list[str]:
@@ -224,8 +254,10 @@ def _print_expr_table(head: dict, per: dict, notes: list[str]) -> None:
     from engine.textsafe import visible as printable
 
     print(f"expression: {printable(head['expression'])}   dialect: {printable(head['dialect'])}")
-    print(f"features: {printable(', '.join(head['features']) or '(none)')}"
-          + (f"   irrelevant: {printable(', '.join(head['irrelevant']))}" if head["irrelevant"] else ""))
+    print(
+        f"features: {printable(', '.join(head['features']) or '(none)')}"
+        + (f"   irrelevant: {printable(', '.join(head['irrelevant']))}" if head["irrelevant"] else "")
+    )
     if head["truth"]:
         print(f"truth: {printable(head['truth'])}")
     rels = list(per)
@@ -242,7 +274,9 @@ def _print_expr_table(head: dict, per: dict, notes: list[str]) -> None:
 
 def export(
     fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
-    out: Annotated[Path | None, typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")
+    ] = None,
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     trust: Annotated[Path | None, typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
@@ -253,6 +287,7 @@ def export(
     from results.scoring import ScoreError
     from results.scoring import score as apply_rule
     from results.tables import runs_frame
+
     if fmt not in ("csv", "md", "latex", "json"):
         fail(f"unknown format {fmt!r} (formats: csv, md, latex, json)")
     ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
@@ -267,7 +302,9 @@ def export(
             print(f"srtui: suite {name}: no scoring rule, no leaderboard", file=sys.stderr)
             continue
         try:
-            docs[f"leaderboard-{name}"] = render_score(apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt, raw=raw)
+            docs[f"leaderboard-{name}"] = render_score(
+                apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt, raw=raw
+            )
         except (ScoreError, ExportError) as exc:
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
     for key, text in docs.items():
@@ -297,9 +334,13 @@ def _suite_rule(store, name: str) -> str | None:
 
 def rescore(
     suite: Annotated[str | None, typer.Option(help="Only this suite's jobs.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Recompute every job's metrics, not only missing ones.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Recompute every job's metrics, not only missing ones.")
+    ] = False,
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: usable cores).")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per sympy operation (simplify, solution check, edit distance).")] = 10.0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds per sympy operation (simplify, solution check, edit distance).")
+    ] = 10.0,
     workspace: WorkspaceOption = None,
 ) -> None:
     """(Re)compute the metrics of finished jobs from their stored predictions and models."""
@@ -309,10 +350,18 @@ def rescore(
     if workers is not None and workers < 1:
         fail("--workers must be at least 1")
     store = _store(workspace, readonly=False)
-    summary = compute_for_store(store, workers=workers, timeout=timeout, only_missing=not force, suite=suite,
-                                progress=lambda m: print(m, file=sys.stderr))
-    print(f"metrics of {summary['jobs']} job(s), {summary['models']} model(s): {summary['computed']} operation(s) "
-          f"computed, {summary['cached']} from the cache, {summary['timeouts']} timeout(s), {summary['errors']} error(s)")
+    summary = compute_for_store(
+        store,
+        workers=workers,
+        timeout=timeout,
+        only_missing=not force,
+        suite=suite,
+        progress=lambda m: print(m, file=sys.stderr),
+    )
+    print(
+        f"metrics of {summary['jobs']} job(s), {summary['models']} model(s): {summary['computed']} operation(s) "
+        f"computed, {summary['cached']} from the cache, {summary['timeouts']} timeout(s), {summary['errors']} error(s)"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,9 +16,12 @@ if TYPE_CHECKING:
     from tasks.model import Task
 
 DataDirOption = Annotated[
-    Optional[Path],
-    typer.Option("--data-dir", help="Folder holding downloaded data files (else $SRTUI_DATA_DIR, else the workspace cache).",
-                 show_default=False),
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Folder holding downloaded data files (else $SRTUI_DATA_DIR, else the workspace cache).",
+        show_default=False,
+    ),
 ]
 
 
@@ -35,14 +38,15 @@ def _task(name: str, workspace: Path | None, data_dir: Path | None) -> Task:
 
 
 def register(app: typer.Typer) -> None:
-    tasks_app = typer.Typer(help="The task catalogue: list, show, export and add tasks.", no_args_is_help=True,
-                            cls=CommandGroup)
+    tasks_app = typer.Typer(
+        help="The task catalogue: list, show, export and add tasks.", no_args_is_help=True, cls=CommandGroup
+    )
     app.add_typer(tasks_app, name="tasks")
 
     @tasks_app.command("list")
     def list_(
         workspace: WorkspaceOption = None,
-        track: Annotated[Optional[str], typer.Option("--track", help="Only tasks of this track.")] = None,
+        track: Annotated[str | None, typer.Option("--track", help="Only tasks of this track.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Every task srtui knows (built in, and the workspace's own)."""
@@ -50,15 +54,26 @@ def register(app: typer.Typer) -> None:
 
         rows = [e for e in entries(_context(workspace, None)) if track is None or e.track == track]
         if as_json:
-            typer.echo(json.dumps([{"name": e.name, "track": e.track, "offline": e.offline,
-                                    "description": e.description.strip()} for e in rows], indent=1))
+            typer.echo(
+                json.dumps(
+                    [
+                        {"name": e.name, "track": e.track, "offline": e.offline, "description": e.description.strip()}
+                        for e in rows
+                    ],
+                    indent=1,
+                )
+            )
             return
         from rich.table import Table
 
         table = Table("task", "track", "data", "description", box=None, pad_edge=False)
         for e in rows:
-            table.add_row(cell(e.name), cell(e.track), "offline" if e.offline else "download",
-                          cell(e.description.strip().splitlines()[0] if e.description.strip() else ""))
+            table.add_row(
+                cell(e.name),
+                cell(e.track),
+                "offline" if e.offline else "download",
+                cell(e.description.strip().splitlines()[0] if e.description.strip() else ""),
+            )
         out = console()
         out.print(table)
         out.print(f"{len(rows)} tasks")
@@ -121,26 +136,49 @@ def register(app: typer.Typer) -> None:
         name: str,
         csv: Path,
         target: Annotated[str, typer.Option("--target", help="Name of the target column.")],
-        test: Annotated[Optional[Path], typer.Option("--test", help="A separate test CSV (else a 75/25 split).")] = None,
-        truth: Annotated[Optional[str], typer.Option("--truth", help="Known ground-truth formula over the features.")] = None,
-        prop: Annotated[Optional[str], typer.Option(
-            "--property", help="Property scored beside accuracy: exact_rediscovery, feature_absence, extrapolation, "
-                               "noise or accuracy (default: feature_absence with --irrelevant/--shortcut, "
-                               "exact_rediscovery with --truth, else accuracy).")] = None,
-        irrelevant: Annotated[Optional[str], typer.Option("--irrelevant", help="Comma-separated irrelevant feature columns.")] = None,
-        shortcut: Annotated[Optional[str], typer.Option("--shortcut", help="Comma-separated shortcut (deceptive) feature columns.")] = None,
-        noiseless_task: Annotated[Optional[str], typer.Option(
-            "--noiseless-task", help="For --property noise: the noiseless twin task whose test R2 it is compared with.")] = None,
+        test: Annotated[Path | None, typer.Option("--test", help="A separate test CSV (else a 75/25 split).")] = None,
+        truth: Annotated[
+            str | None, typer.Option("--truth", help="Known ground-truth formula over the features.")
+        ] = None,
+        prop: Annotated[
+            str | None,
+            typer.Option(
+                "--property",
+                help="Property scored beside accuracy: exact_rediscovery, feature_absence, extrapolation, "
+                "noise or accuracy (default: feature_absence with --irrelevant/--shortcut, "
+                "exact_rediscovery with --truth, else accuracy).",
+            ),
+        ] = None,
+        irrelevant: Annotated[
+            str | None, typer.Option("--irrelevant", help="Comma-separated irrelevant feature columns.")
+        ] = None,
+        shortcut: Annotated[
+            str | None, typer.Option("--shortcut", help="Comma-separated shortcut (deceptive) feature columns.")
+        ] = None,
+        noiseless_task: Annotated[
+            str | None,
+            typer.Option(
+                "--noiseless-task",
+                help="For --property noise: the noiseless twin task whose test R2 it is compared with.",
+            ),
+        ] = None,
         workspace: WorkspaceOption = None,
     ) -> None:
         """Add a CSV file as a task of this workspace (validated before anything is written)."""
         from tasks.loaders.user import Declared, add_user_task
 
-        declared = Declared(truth=truth, property=prop, irrelevant=_names(irrelevant), shortcut=_names(shortcut),
-                            noiseless_task=noiseless_task)
+        declared = Declared(
+            truth=truth,
+            property=prop,
+            irrelevant=_names(irrelevant),
+            shortcut=_names(shortcut),
+            noiseless_task=noiseless_task,
+        )
         task = add_user_task(resolve(workspace).root, name, csv, target, test, declared)
-        typer.echo(f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
-                   f"{task.n_features} features; property {task.property}")
+        typer.echo(
+            f"added task {task.name}: {len(task.y_train)} train / {len(task.y_test)} test rows, "
+            f"{task.n_features} features; property {task.property}"
+        )
         renamed = task.provenance.get("renamed_columns") or {}
         if renamed:
             typer.echo("renamed columns: " + ", ".join(f"{old!r} -> {new}" for old, new in renamed.items()))

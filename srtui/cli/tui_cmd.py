@@ -8,8 +8,10 @@ import typer
 
 from srtui.cli.common import WorkspaceOption, require_terminal
 
-CLI_INSTEAD = ("the app cannot start here; the same views from the command line: srtui status, "
-               "srtui results, srtui score RULE, srtui expr MODEL, srtui review list")
+CLI_INSTEAD = (
+    "the app cannot start here; the same views from the command line: srtui status, "
+    "srtui results, srtui score RULE, srtui expr MODEL, srtui review list"
+)
 
 
 def tui(

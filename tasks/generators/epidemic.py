@@ -49,6 +49,7 @@ def _delay_kernel(mean: float, shape: float = 3.0, length: int = 40) -> np.ndarr
 def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Daily counts (cases, hosp, deaths) and policy flags, indexed by date."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     rng = np.random.default_rng(seed)
     flags = np.zeros((DAYS, len(INTERVENTIONS)))
     factor = np.ones(DAYS)
@@ -78,28 +79,47 @@ def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
     for day in rng.choice(np.arange(60, DAYS), size=4, replace=False):  # back-log dumps
         counts[day, 0] += 6 * cases_mean.max()
     dates = pd.date_range(START, periods=DAYS, freq="D")
-    return (pd.DataFrame(counts, index=dates, columns=["cases", "hosp", "deaths"]),
-            pd.DataFrame(flags, index=dates, columns=list(INTERVENTIONS)))
+    return (
+        pd.DataFrame(counts, index=dates, columns=["cases", "hosp", "deaths"]),
+        pd.DataFrame(flags, index=dates, columns=list(INTERVENTIONS)),
+    )
 
 
 def build(target: str, seed: int = SEED) -> Task:
     counts, flags = simulate(seed)
     table = forecast_table(counts, target, flags)
     return make_task(
-        f"demo-epidemic-{target}", TRACK, list(table.X.columns), table.target, table.X.to_numpy(), table.y,
-        table.train_index, table.test_index, dates=table.dates,
+        f"demo-epidemic-{target}",
+        TRACK,
+        list(table.X.columns),
+        table.target,
+        table.X.to_numpy(),
+        table.y,
+        table.train_index,
+        table.test_index,
+        dates=table.dates,
         difficulty="real-world-like",
         split="alternating chunks in date order: 5 weeks train, 3 weeks test",
         property="trust",
-        provenance={"source": "generated", "generator": "tasks.generators.epidemic", "version": VERSION,
-                    "seed": seed, "model": "SEIR with waning immunity and intervention periods",
-                    "interventions": {k: [list(p) for p in v] for k, v in INTERVENTIONS.items()},
-                    "pipeline": "tasks.pipeline.forecast_table (lags 14..27, horizon 14)"},
+        provenance={
+            "source": "generated",
+            "generator": "tasks.generators.epidemic",
+            "version": VERSION,
+            "seed": seed,
+            "model": "SEIR with waning immunity and intervention periods",
+            "interventions": {k: [list(p) for p in v] for k, v in INTERVENTIONS.items()},
+            "pipeline": "tasks.pipeline.forecast_table (lags 14..27, horizon 14)",
+        },
         description=f"Simulated epidemic: forecast daily {target} 14 days ahead from lagged, smoothed counts.",
     )
 
 
 for _target in ("cases", "hosp", "deaths"):
-    register(TaskEntry(f"demo-epidemic-{_target}", TRACK,
-                       cache.builder(f"demo-epidemic-{_target}", VERSION, partial(build, _target)),
-                       description=f"simulated SEIR epidemic, {_target} 14 days ahead"))
+    register(
+        TaskEntry(
+            f"demo-epidemic-{_target}",
+            TRACK,
+            cache.builder(f"demo-epidemic-{_target}", VERSION, partial(build, _target)),
+            description=f"simulated SEIR epidemic, {_target} 14 days ahead",
+        )
+    )

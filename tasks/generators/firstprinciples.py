@@ -29,25 +29,53 @@ def _planck(nu, T):
 
 #: key -> (features, target, formula, numpy twin, sampler(rng, n) -> X, noise, ranges note)
 LAWS = {
-    "ideal-gas": (["n", "T", "V"], "P", f"{R}*n*T/V", lambda X: R * X[:, 0] * X[:, 1] / X[:, 2],
-                  lambda rng, n: rng.uniform([0.5, 200, 0.01], [5, 400, 0.1], size=(n, 3)), 0.10,
-                  "n [0.5, 5] mol, T [200, 400] K, V [0.01, 0.1] m^3"),
-    "newton": (["r", "m1", "m2"], "F", f"{G}*m1*m2/r**2", lambda X: G * X[:, 1] * X[:, 2] / X[:, 0] ** 2,
-               lambda rng, n: rng.uniform([0.1, 1, 1], [10, 100, 100], size=(n, 3)), 0.10,
-               "r [0.1, 10] m, m1 and m2 [1, 100] kg"),
-    "planck": (["nu", "T"], "B", f"2*{H}*nu**3/{C}**2/(exp({H}*nu/({K_B}*T)) - 1)",
-               lambda X: _planck(X[:, 0], X[:, 1]),
-               lambda rng, n: rng.uniform([1e13, 1000], [1e15, 10000], size=(n, 2)), 0.10,
-               "nu [1e13, 1e15] Hz, T [1000, 10000] K"),
-    "rydberg": (["n_1", "n_2"], "lambda_", f"1/({RYD}*(1/n_1**2 - 1/n_2**2))",
-                lambda X: 1 / (RYD * (1 / X[:, 0] ** 2 - 1 / X[:, 1] ** 2)),
-                lambda rng, n: (lambda n1: np.column_stack([n1, n1 + rng.integers(1, 6, size=n)]))(
-                    rng.integers(1, 6, size=n)).astype(float), 0.01,
-                "n_1 integer 1..5, n_2 = n_1 + integer 1..5; wavelength in m"),
-    "schechter": (["L"], "phi", "0.0093*L**(-1.25)*exp(-L)",
-                  lambda X: 0.0093 * X[:, 0] ** -1.25 * np.exp(-X[:, 0]),
-                  lambda rng, n: rng.uniform(0.01, 5, size=(n, 1)), 0.20,
-                  "L [0.01, 5] in units of L* (phi* = 0.0093 Mpc^-3, alpha = -1.25)"),
+    "ideal-gas": (
+        ["n", "T", "V"],
+        "P",
+        f"{R}*n*T/V",
+        lambda X: R * X[:, 0] * X[:, 1] / X[:, 2],
+        lambda rng, n: rng.uniform([0.5, 200, 0.01], [5, 400, 0.1], size=(n, 3)),
+        0.10,
+        "n [0.5, 5] mol, T [200, 400] K, V [0.01, 0.1] m^3",
+    ),
+    "newton": (
+        ["r", "m1", "m2"],
+        "F",
+        f"{G}*m1*m2/r**2",
+        lambda X: G * X[:, 1] * X[:, 2] / X[:, 0] ** 2,
+        lambda rng, n: rng.uniform([0.1, 1, 1], [10, 100, 100], size=(n, 3)),
+        0.10,
+        "r [0.1, 10] m, m1 and m2 [1, 100] kg",
+    ),
+    "planck": (
+        ["nu", "T"],
+        "B",
+        f"2*{H}*nu**3/{C}**2/(exp({H}*nu/({K_B}*T)) - 1)",
+        lambda X: _planck(X[:, 0], X[:, 1]),
+        lambda rng, n: rng.uniform([1e13, 1000], [1e15, 10000], size=(n, 2)),
+        0.10,
+        "nu [1e13, 1e15] Hz, T [1000, 10000] K",
+    ),
+    "rydberg": (
+        ["n_1", "n_2"],
+        "lambda_",
+        f"1/({RYD}*(1/n_1**2 - 1/n_2**2))",
+        lambda X: 1 / (RYD * (1 / X[:, 0] ** 2 - 1 / X[:, 1] ** 2)),
+        lambda rng, n: (lambda n1: np.column_stack([n1, n1 + rng.integers(1, 6, size=n)]))(
+            rng.integers(1, 6, size=n)
+        ).astype(float),
+        0.01,
+        "n_1 integer 1..5, n_2 = n_1 + integer 1..5; wavelength in m",
+    ),
+    "schechter": (
+        ["L"],
+        "phi",
+        "0.0093*L**(-1.25)*exp(-L)",
+        lambda X: 0.0093 * X[:, 0] ** -1.25 * np.exp(-X[:, 0]),
+        lambda rng, n: rng.uniform(0.01, 5, size=(n, 1)),
+        0.20,
+        "L [0.01, 5] in units of L* (phi* = 0.0093 Mpc^-3, alpha = -1.25)",
+    ),
 }
 
 
@@ -59,16 +87,38 @@ def build(key: str) -> Task:
     y = add_relative_noise(fn(X), level, rng)
     train, test = shuffled_split(ROWS, 0.75, seed)
     return make_task(
-        f"fp-{key}", TRACK, features, target, X, y, train, test,
-        difficulty="generated", ground_truth=formula, split="random 75/25", noise=level,
+        f"fp-{key}",
+        TRACK,
+        features,
+        target,
+        X,
+        y,
+        train,
+        test,
+        difficulty="generated",
+        ground_truth=formula,
+        split="random 75/25",
+        noise=level,
         property="exact_rediscovery",
-        provenance={"source": "generated", "generator": "tasks.generators.firstprinciples", "version": VERSION,
-                    "seed": seed, "ranges": ranges, "noise": f"y * (1 + {level:g} * N(0, 1)) on every row",
-                    "reference": "SRBench 2.0 first-principles track (PMLB first_principles_*)"},
+        provenance={
+            "source": "generated",
+            "generator": "tasks.generators.firstprinciples",
+            "version": VERSION,
+            "seed": seed,
+            "ranges": ranges,
+            "noise": f"y * (1 + {level:g} * N(0, 1)) on every row",
+            "reference": "SRBench 2.0 first-principles track (PMLB first_principles_*)",
+        },
         description=f"{key.replace('-', ' ').title()} law: {target} = {formula}",
     )
 
 
 for _key in LAWS:
-    register(TaskEntry(f"fp-{_key}", TRACK, cache.builder(f"fp-{_key}", VERSION, partial(build, _key)),
-                       description=f"{_key} law, {LAWS[_key][5]:.0%} noise"))
+    register(
+        TaskEntry(
+            f"fp-{_key}",
+            TRACK,
+            cache.builder(f"fp-{_key}", VERSION, partial(build, _key)),
+            description=f"{_key} law, {LAWS[_key][5]:.0%} noise",
+        )
+    )

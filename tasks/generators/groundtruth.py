@@ -35,20 +35,37 @@ _DATA = Path(__file__).resolve().parent.parent / "data" / "groundtruth.json"
 
 #: system -> (dx/dt, dy/dt, initial conditions (x0, y0)); numpy twins of the shipped formulas
 STROGATZ: dict[str, tuple[Callable[..., float], Callable[..., float], Sequence[tuple[float, float]]]] = {
-    "bacres": (lambda x, y: 20 - x - x * y / (1 + 0.5 * x**2), lambda x, y: 10 - x * y / (1 + 0.5 * x**2),
-               [(5, 10), (1, 1), (10, 20), (2, 5)]),
-    "barmag": (lambda x, y: 0.5 * np.sin(x - y) - np.sin(x), lambda x, y: 0.5 * np.sin(y - x) - np.sin(y),
-               [(1, 2), (-1, 1), (3, -2), (0.5, -0.5)]),
-    "glider": (lambda x, y: -0.05 * x**2 - np.sin(y), lambda x, y: x - np.cos(y) / x,
-               [(5, 0), (3, 1), (7, -1), (4, 2)]),
-    "lv": (lambda x, y: 3 * x - 2 * x * y - x**2, lambda x, y: 2 * y - x * y - y**2,
-           [(0.2, 0.2), (2, 0.5), (0.5, 2.5), (3, 3)]),
-    "predprey": (lambda x, y: x * (4 - x - y / (1 + x)), lambda x, y: y * (x / (1 + x) - 0.075 * y),
-                 [(1, 1), (3, 5), (5, 2), (0.5, 10)]),
-    "shearflow": (lambda x, y: np.cos(x) / np.tan(y), lambda x, y: (np.cos(y) ** 2 + 0.1 * np.sin(y) ** 2) * np.sin(x),
-                  [(0.5, 1), (1, 2), (2, 1.5), (-1, 2.5)]),
-    "vdp": (lambda x, y: 10 * (y - (x**3 - x) / 3), lambda x, y: -x / 10,
-            [(1, 0), (-2, 1), (0.5, -0.5), (2, 2)]),
+    "bacres": (
+        lambda x, y: 20 - x - x * y / (1 + 0.5 * x**2),
+        lambda x, y: 10 - x * y / (1 + 0.5 * x**2),
+        [(5, 10), (1, 1), (10, 20), (2, 5)],
+    ),
+    "barmag": (
+        lambda x, y: 0.5 * np.sin(x - y) - np.sin(x),
+        lambda x, y: 0.5 * np.sin(y - x) - np.sin(y),
+        [(1, 2), (-1, 1), (3, -2), (0.5, -0.5)],
+    ),
+    "glider": (
+        lambda x, y: -0.05 * x**2 - np.sin(y),
+        lambda x, y: x - np.cos(y) / x,
+        [(5, 0), (3, 1), (7, -1), (4, 2)],
+    ),
+    "lv": (
+        lambda x, y: 3 * x - 2 * x * y - x**2,
+        lambda x, y: 2 * y - x * y - y**2,
+        [(0.2, 0.2), (2, 0.5), (0.5, 2.5), (3, 3)],
+    ),
+    "predprey": (
+        lambda x, y: x * (4 - x - y / (1 + x)),
+        lambda x, y: y * (x / (1 + x) - 0.075 * y),
+        [(1, 1), (3, 5), (5, 2), (0.5, 10)],
+    ),
+    "shearflow": (
+        lambda x, y: np.cos(x) / np.tan(y),
+        lambda x, y: (np.cos(y) ** 2 + 0.1 * np.sin(y) ** 2) * np.sin(x),
+        [(0.5, 1), (1, 2), (2, 1.5), (-1, 2.5)],
+    ),
+    "vdp": (lambda x, y: 10 * (y - (x**3 - x) / 3), lambda x, y: -x / 10, [(1, 0), (-2, 1), (0.5, -0.5), (2, 2)]),
 }
 T_END, N_POINTS = 10.0, 100
 
@@ -75,8 +92,7 @@ def simulate(system: str) -> tuple[np.ndarray, np.ndarray]:
     t = np.linspace(0, T_END, N_POINTS)
     states = []
     for ic in ics:
-        sol = solve_ivp(lambda _t, s: [fx(*s), fy(*s)], (0, T_END), ic, t_eval=t, method="LSODA",
-                        rtol=1e-8, atol=1e-10)
+        sol = solve_ivp(lambda _t, s: [fx(*s), fy(*s)], (0, T_END), ic, t_eval=t, method="LSODA", rtol=1e-8, atol=1e-10)
         states.append(sol.y.T)
     S = np.vstack(states)
     return S, np.column_stack([fx(S[:, 0], S[:, 1]), fy(S[:, 0], S[:, 1])])
@@ -101,20 +117,38 @@ def build(problem: str, level: float) -> Task:
         S, dS = simulate(p["system"])
         X, y = S, dS[:, 0 if p["state"] == "x" else 1]
         _fx, _fy, ics = STROGATZ[p["system"]]
-        how = {"simulation": f"LSODA, t = 0..{T_END:g} at {N_POINTS} points per initial condition",
-               "initial_conditions": [list(ic) for ic in ics]}
+        how = {
+            "simulation": f"LSODA, t = 0..{T_END:g} at {N_POINTS} points per initial condition",
+            "initial_conditions": [list(ic) for ic in ics],
+        }
     train, test = shuffled_split(len(y), 0.75, stable_seed(problem, "split"))
     y_noisy = y.copy()
     y_noisy[train] = add_rms_noise(y[train], level, np.random.default_rng(stable_seed(problem, level)))
     name = task_name(problem, level)
     return make_task(
-        name, TRACK, p["features"], p["target"], X, y_noisy, train, test,
-        difficulty=p["family"], ground_truth=p["formula"], split="random 75/25 (seeded by the problem name)",
-        noise=level, property="exact_rediscovery",
-        provenance={"source": "generated", "generator": "tasks.generators.groundtruth", "version": VERSION,
-                    "problem": problem, "formulas": catalogue_source(), **how,
-                    "noise": f"N(0, {level:g} x RMS(y)) on training targets only",
-                    "pmlb_download": f"pmlb-{problem}"},
+        name,
+        TRACK,
+        p["features"],
+        p["target"],
+        X,
+        y_noisy,
+        train,
+        test,
+        difficulty=p["family"],
+        ground_truth=p["formula"],
+        split="random 75/25 (seeded by the problem name)",
+        noise=level,
+        property="exact_rediscovery",
+        provenance={
+            "source": "generated",
+            "generator": "tasks.generators.groundtruth",
+            "version": VERSION,
+            "problem": problem,
+            "formulas": catalogue_source(),
+            **how,
+            "noise": f"N(0, {level:g} x RMS(y)) on training targets only",
+            "pmlb_download": f"pmlb-{problem}",
+        },
         description=f"{problem}: {p['target']} = {p['formula']}",
     )
 
@@ -123,8 +157,14 @@ def _register_all() -> None:
     for problem in problems():
         for level in NOISE_LEVELS:
             name = task_name(problem, level)
-            register(TaskEntry(name, TRACK, cache.builder(name, VERSION, partial(build, problem, level)),
-                               description=f"{problem}, noise {level:g}"))
+            register(
+                TaskEntry(
+                    name,
+                    TRACK,
+                    cache.builder(name, VERSION, partial(build, problem, level)),
+                    description=f"{problem}, noise {level:g}",
+                )
+            )
 
 
 _register_all()

@@ -25,8 +25,12 @@ EQUATIONS: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], tuple[float,
     "nguyen-1": ("x1**3 + x1**2 + x1", lambda x: x**3 + x**2 + x, (-1, 1), 20),
     "nguyen-2": ("x1**4 + x1**3 + x1**2 + x1", lambda x: x**4 + x**3 + x**2 + x, (-1, 1), 20),
     "nguyen-3": ("x1**5 + x1**4 + x1**3 + x1**2 + x1", lambda x: x**5 + x**4 + x**3 + x**2 + x, (-1, 1), 20),
-    "nguyen-4": ("x1**6 + x1**5 + x1**4 + x1**3 + x1**2 + x1",
-                 lambda x: x**6 + x**5 + x**4 + x**3 + x**2 + x, (-1, 1), 20),
+    "nguyen-4": (
+        "x1**6 + x1**5 + x1**4 + x1**3 + x1**2 + x1",
+        lambda x: x**6 + x**5 + x**4 + x**3 + x**2 + x,
+        (-1, 1),
+        20,
+    ),
     "nguyen-5": ("sin(x1**2)*cos(x1) - 1", lambda x: np.sin(x**2) * np.cos(x) - 1, (-1, 1), 20),
     "nguyen-6": ("sin(x1) + sin(x1 + x1**2)", lambda x: np.sin(x) + np.sin(x + x**2), (-1, 1), 20),
     "nguyen-7": ("log(x1 + 1) + log(x1**2 + 1)", lambda x: np.log(x + 1) + np.log(x**2 + 1), (0, 2), 20),
@@ -38,11 +42,19 @@ EQUATIONS: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], tuple[float,
     "cs-5": ("x1/sqrt(x1**2 + sin(x1))", lambda x: x / np.sqrt(x**2 + np.sin(x)), (0.1, 2), 100),
     # 1 + x*cos(x**2) changes sign just above x = 1.25: stay below it
     "cs-6": ("(x1 + x1**3)/(1 + x1*cos(x1**2))", lambda x: (x + x**3) / (1 + x * np.cos(x**2)), (0.1, 1.2), 100),
-    "cs-7": ("exp(x1)*(1 + sqrt(1 + x1) + cos(x1**2))/x1**2",
-             lambda x: np.exp(x) * (1 + np.sqrt(1 + x) + np.cos(x**2)) / x**2, (0.1, 2), 100),
+    "cs-7": (
+        "exp(x1)*(1 + sqrt(1 + x1) + cos(x1**2))/x1**2",
+        lambda x: np.exp(x) * (1 + np.sqrt(1 + x) + np.cos(x**2)) / x**2,
+        (0.1, 2),
+        100,
+    ),
     # x**3 + x*log(x**2) vanishes near x = 0.75: sample x >= 1
-    "cs-8": ("cos((x1 + sin(x1))/(x1**3 + x1*log(x1**2)))",
-             lambda x: np.cos((x + np.sin(x)) / (x**3 + x * np.log(x**2))), (1, 3), 100),
+    "cs-8": (
+        "cos((x1 + sin(x1))/(x1**3 + x1*log(x1**2)))",
+        lambda x: np.cos((x + np.sin(x)) / (x**3 + x * np.log(x**2))),
+        (1, 3),
+        100,
+    ),
 }
 N_TEST = 200
 
@@ -53,16 +65,36 @@ def build(key: str) -> Task:
     idx = np.arange(len(x))
     label = key.replace("nguyen", "Nguyen").replace("cs", "C.S.")
     return make_task(
-        f"nsr-{key}", TRACK, ["x1"], "y", x[:, None], fn(x), idx[:n_train], idx[n_train:],
-        difficulty=key.split("-")[0], ground_truth=formula,
-        split=f"first {n_train} rows train, {N_TEST} test, same interval", noise=0.0,
+        f"nsr-{key}",
+        TRACK,
+        ["x1"],
+        "y",
+        x[:, None],
+        fn(x),
+        idx[:n_train],
+        idx[n_train:],
+        difficulty=key.split("-")[0],
+        ground_truth=formula,
+        split=f"first {n_train} rows train, {N_TEST} test, same interval",
+        noise=0.0,
         property="exact_rediscovery",
-        provenance={"source": "generated", "generator": "tasks.generators.nsr", "version": VERSION,
-                    "sampling": f"uniform [{low}, {high}]", "seed": stable_seed("nsr", key)},
+        provenance={
+            "source": "generated",
+            "generator": "tasks.generators.nsr",
+            "version": VERSION,
+            "sampling": f"uniform [{low}, {high}]",
+            "seed": stable_seed("nsr", key),
+        },
         description=f"{label}: y = {formula}",
     )
 
 
 for _key in EQUATIONS:
-    register(TaskEntry(f"nsr-{_key}", TRACK, cache.builder(f"nsr-{_key}", VERSION, partial(build, _key)),
-                       description=EQUATIONS[_key][0]))
+    register(
+        TaskEntry(
+            f"nsr-{_key}",
+            TRACK,
+            cache.builder(f"nsr-{_key}", VERSION, partial(build, _key)),
+            description=EQUATIONS[_key][0],
+        )
+    )

@@ -81,8 +81,9 @@ EXACT_ROW = {
     "easier": lambda x1, x2, *_: _f1(x1, x2),
     "easy": lambda x1, x2, x3, *_: _f1(x1, x2) + math.log(30 * x3**2),
     "medium": lambda x1, x2, *_: _f1(x1, x2) / (1 + 0.2 * (x1**2 + x2**2)),
-    "hard": lambda x1, x2: (5.5 * math.sin(x1 + x2) + 0.4 * x1 * x2 + (-1.5 * x1 + 2.5 * x2 + 1))
-    / (1 + 0.2 * (x1**2 + x2**2)),
+    "hard": lambda x1, x2: (
+        (5.5 * math.sin(x1 + x2) + 0.4 * x1 * x2 + (-1.5 * x1 + 2.5 * x2 + 1)) / (1 + 0.2 * (x1**2 + x2**2))
+    ),
 }
 LOCALOPT_ROW = (
     lambda x1, x2, x3, x4, x5: 0.77 * x1 * x2,
@@ -93,8 +94,19 @@ LOCALOPT_ROW = (
 )
 
 
-def _featsel_row(x1: float, x2: float, x3: float, x4: float, x5: float, x6: float, x7: float, x8: float, x9: float,
-                 x10: float, *_irrelevant: float) -> float:
+def _featsel_row(
+    x1: float,
+    x2: float,
+    x3: float,
+    x4: float,
+    x5: float,
+    x6: float,
+    x7: float,
+    x8: float,
+    x9: float,
+    x10: float,
+    *_irrelevant: float,
+) -> float:
     return 0.11 * x1**3 + 0.91 * x2 * x3 + 0.68 * x4 * x5 + 0.26 * x6**2 * x7 + 0.13 * x8 * x9 * x10
 
 
@@ -109,7 +121,8 @@ def _provenance(kind: str, seed: int, official: str | None, **extra: object) -> 
         "version": VERSION,
         "seed": seed,
         "reference": "SRBench 2022 competition (cavalab/srbench, branch srcomp), synthetic track, stage 1",
-        "official_files": f"{STAGE1}{seed}_{official}_data_{{train,test}}.csv" if official
+        "official_files": f"{STAGE1}{seed}_{official}_data_{{train,test}}.csv"
+        if official
         else "none (not one of the competition's settings)",
         **extra,
     }
@@ -122,16 +135,28 @@ def exact(difficulty: str, seed: int) -> Task:
     used = {"easier": 2, "easy": 3, "medium": 2, "hard": 2}[difficulty]
     idx = np.arange(2000)
     return make_task(
-        f"srbench2022-exact-{difficulty}-s{seed}", TRACK, _names(n_feat), "y", X, y, idx[:1000], idx[1000:],
-        difficulty=difficulty, ground_truth=formula,
+        f"srbench2022-exact-{difficulty}-s{seed}",
+        TRACK,
+        _names(n_feat),
+        "y",
+        X,
+        y,
+        idx[:1000],
+        idx[1000:],
+        difficulty=difficulty,
+        ground_truth=formula,
         irrelevant_features=frozenset(_names(n_feat)[used:]),
-        split="first 1000 rows train, last 1000 test", noise=0.0, property="exact_rediscovery",
+        split="first 1000 rows train, last 1000 test",
+        noise=0.0,
+        property="exact_rediscovery",
         provenance=_provenance("exact", seed, f"exact_formula_{difficulty}", sampling="uniform [-5, 5]", rows=2000),
         description=f"Exact rediscovery ({difficulty}): {formula}; {n_feat} features uniform on [-5, 5].",
     )
 
 
-def _noisy(y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+def _noisy(
+    y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
     return add_srbench2022_noise(y, r, seed), (y[test_index] if clean_test else None)
 
 
@@ -139,9 +164,11 @@ def _noise_note(y: np.ndarray, r: float, clean_test: bool) -> dict:
     if r == 0:
         return {"noise": "no noise"}
     where = "training rows only (test targets noiseless, srtui's -cleantest variant)" if clean_test else "every row"
-    return {"noise": f"y + default_rng(seed).normal(0, sigma) on {where}; "
-                     f"sigma = pandas std (ddof 1) of the noiseless y over all rows * sqrt(r/(1-r)), r = {r}",
-            "sigma": srbench2022_sigma(y, r)}
+    return {
+        "noise": f"y + default_rng(seed).normal(0, sigma) on {where}; "
+        f"sigma = pandas std (ddof 1) of the noiseless y over all rows * sqrt(r/(1-r)), r = {r}",
+        "sigma": srbench2022_sigma(y, r),
+    }
 
 
 def featsel(r: float, seed: int, clean_test: bool = False, judge_set: bool = False) -> Task:
@@ -155,22 +182,41 @@ def featsel(r: float, seed: int, clean_test: bool = False, judge_set: bool = Fal
     y = _by_row(_featsel_row, X)
     idx = np.arange(1000)
     y_noisy, y_test = _noisy(y, r, seed, clean_test, idx[500:])
-    name = f"srbench2022-featsel-r{r}-s{seed}" + ("-cleantest" if clean_test else "") + ("-judgeset" if judge_set else "")
+    name = (
+        f"srbench2022-featsel-r{r}-s{seed}" + ("-cleantest" if clean_test else "") + ("-judgeset" if judge_set else "")
+    )
     irrelevant = JUDGE_IRRELEVANT if judge_set else FEATSEL_IRRELEVANT
     which = "the judge's (x2, x4, ..., x20)" if judge_set else "the files' (x11..x20)"
     return make_task(
-        name, TRACK, _names(20), "y", X, y_noisy, idx[:500], idx[500:], y_test_override=y_test,
-        difficulty="feature-selection", ground_truth=FEATSEL, irrelevant_features=irrelevant,
-        split="first 500 rows train, last 500 test", noise=r, property="feature_absence",
+        name,
+        TRACK,
+        _names(20),
+        "y",
+        X,
+        y_noisy,
+        idx[:500],
+        idx[500:],
+        y_test_override=y_test,
+        difficulty="feature-selection",
+        ground_truth=FEATSEL,
+        irrelevant_features=irrelevant,
+        split="first 500 rows train, last 500 test",
+        noise=r,
+        property="feature_absence",
         provenance=_provenance(
-            "featsel", seed, LEVEL.get(r) and f"featureselection_{LEVEL[r]}", sampling="uniform [-10, 10]", rows=1000,
+            "featsel",
+            seed,
+            LEVEL.get(r) and f"featureselection_{LEVEL[r]}",
+            sampling="uniform [-10, 10]",
+            rows=1000,
             **_noise_note(y, r, clean_test),
             irrelevant_features=f"scored with {which} set",
             irrelevant_in_files="x11..x20: the files' target uses x1..x10 only (srtui's default)",
             irrelevant_by_judge="x2, x4, ..., x20 (metrics/evaluation.py): an exact model scores 0.5 there; "
-                                "task suffix -judgeset",
+            "task suffix -judgeset",
             committed_script="create_data.py writes 0.91*x3*x5 + ... + 0.13*x15*x17*x19; the files hold "
-                             f"{FEATSEL} (reproduced to the last bit)"),
+            f"{FEATSEL} (reproduced to the last bit)",
+        ),
         description=f"Feature selection: 20 features, {which} irrelevant; {FEATSEL}.",
     )
 
@@ -189,13 +235,29 @@ def localopt(n_terms: int, seed: int) -> Task:
     idx = np.arange(1000)
     formula = " + ".join(LOCALOPT_TERMS[:n_terms])
     return make_task(
-        f"srbench2022-localopt-n{n_terms}-s{seed}", TRACK, names, "y", X, y, idx[:100], idx[100:],
-        difficulty=f"localopt-{n_terms}", ground_truth=formula,
+        f"srbench2022-localopt-n{n_terms}-s{seed}",
+        TRACK,
+        names,
+        "y",
+        X,
+        y,
+        idx[:100],
+        idx[100:],
+        difficulty=f"localopt-{n_terms}",
+        ground_truth=formula,
         shortcut_features=frozenset(names[5:]),
-        split="first 100 rows train, last 900 test", noise=0.0, property="feature_absence",
-        provenance=_provenance("localopt", seed, f"localopt_{LOCALOPT_LEVEL[n_terms]}", sampling="uniform [-5, 5]",
-                               rows=1000, shortcuts="x6.. = the target's terms g1..gn, each + N(0, std(g) * "
-                               "sqrt(0.1/0.9)) drawn after the inputs from the same generator"),
+        split="first 100 rows train, last 900 test",
+        noise=0.0,
+        property="feature_absence",
+        provenance=_provenance(
+            "localopt",
+            seed,
+            f"localopt_{LOCALOPT_LEVEL[n_terms]}",
+            sampling="uniform [-5, 5]",
+            rows=1000,
+            shortcuts="x6.. = the target's terms g1..gn, each + N(0, std(g) * "
+            "sqrt(0.1/0.9)) drawn after the inputs from the same generator",
+        ),
         description=f"Deceptive shortcuts: y = {formula}; x6..x{5 + n_terms} are its noisy terms.",
     )
 
@@ -207,12 +269,28 @@ def extrap(r: float, seed: int, clean_test: bool = False) -> Task:
     train, test = idx[x <= 15], idx[x > 15]
     y_noisy, y_test = _noisy(y, r, seed, clean_test, test)
     return make_task(
-        f"srbench2022-extrap-r{r}-s{seed}" + ("-cleantest" if clean_test else ""), TRACK, ["x"], "y",
-        x[:, None], y_noisy, train, test, y_test_override=y_test,
-        difficulty="extrapolation", ground_truth=EXTRAP,
-        split="train x <= 15, test x > 15", noise=r, property="extrapolation",
-        provenance=_provenance("extrap", seed, LEVEL.get(r) and f"extrapolation_{LEVEL[r]}", sampling="numpy.arange(-15, 40.01, 0.1)",
-                               rows=len(x), **_noise_note(y, r, clean_test)),
+        f"srbench2022-extrap-r{r}-s{seed}" + ("-cleantest" if clean_test else ""),
+        TRACK,
+        ["x"],
+        "y",
+        x[:, None],
+        y_noisy,
+        train,
+        test,
+        y_test_override=y_test,
+        difficulty="extrapolation",
+        ground_truth=EXTRAP,
+        split="train x <= 15, test x > 15",
+        noise=r,
+        property="extrapolation",
+        provenance=_provenance(
+            "extrap",
+            seed,
+            LEVEL.get(r) and f"extrapolation_{LEVEL[r]}",
+            sampling="numpy.arange(-15, 40.01, 0.1)",
+            rows=len(x),
+            **_noise_note(y, r, clean_test),
+        ),
         description=f"Extrapolation: {EXTRAP} on x = -15..40; train x <= 15, test beyond.",
     )
 
@@ -223,18 +301,33 @@ def noise(r: float, seed: int, clean_test: bool = False) -> Task:
     x = np.concatenate([x_train, x_test])
     y = _by_row(_noise_row, x[:, None])
     idx = np.arange(len(x))
-    train, test = idx[: len(x_train)], idx[len(x_train):]
+    train, test = idx[: len(x_train)], idx[len(x_train) :]
     y_noisy, y_test = _noisy(y, r, seed, clean_test, test)
     name = f"srbench2022-noise-r{r}-s{seed}" + ("-cleantest" if clean_test else "")
     return make_task(
-        name, TRACK, ["x1"], "y", x[:, None], y_noisy, train, test, y_test_override=y_test,
-        difficulty="noise", ground_truth=NOISE,
-        split="train x = -10..10 step 0.4 (51 rows), test 949 rows uniform [-10, 10]", noise=r,
+        name,
+        TRACK,
+        ["x1"],
+        "y",
+        x[:, None],
+        y_noisy,
+        train,
+        test,
+        y_test_override=y_test,
+        difficulty="noise",
+        ground_truth=NOISE,
+        split="train x = -10..10 step 0.4 (51 rows), test 949 rows uniform [-10, 10]",
+        noise=r,
         property="noise_robustness",
-        provenance=_provenance("noise", seed, NOISE_LEVEL.get(r) and f"noise_{NOISE_LEVEL[r]}", **_noise_note(y, r, clean_test),
-                               noiseless_task=f"srbench2022-noise-r0.0-s{seed}",
-                               judge="metrics/evaluation.py scores the noise tasks by test accuracy alone; srtui's "
-                                     "noise_robustness divides the test R2 by the r = 0 twin's"),
+        provenance=_provenance(
+            "noise",
+            seed,
+            NOISE_LEVEL.get(r) and f"noise_{NOISE_LEVEL[r]}",
+            **_noise_note(y, r, clean_test),
+            noiseless_task=f"srbench2022-noise-r0.0-s{seed}",
+            judge="metrics/evaluation.py scores the noise tasks by test accuracy alone; srtui's "
+            "noise_robustness divides the test R2 by the r = 0 twin's",
+        ),
         description=f"Noise robustness: {NOISE} with r = {r}; scored against the r = 0 twin.",
     )
 
@@ -248,16 +341,28 @@ def _register_all() -> None:
         for diff in EXACT:
             _register(f"srbench2022-exact-{diff}-s{seed}", partial(exact, diff, seed), f"exact rediscovery, {diff}")
         for n in LOCALOPT_N:
-            _register(f"srbench2022-localopt-n{n}-s{seed}", partial(localopt, n, seed), f"deceptive shortcuts, {n} terms")
-        for kind, fn, levels in (("featsel", featsel, FEATSEL_R), ("extrap", extrap, EXTRAP_R), ("noise", noise, NOISE_R)):
+            _register(
+                f"srbench2022-localopt-n{n}-s{seed}", partial(localopt, n, seed), f"deceptive shortcuts, {n} terms"
+            )
+        for kind, fn, levels in (
+            ("featsel", featsel, FEATSEL_R),
+            ("extrap", extrap, EXTRAP_R),
+            ("noise", noise, NOISE_R),
+        ):
             for r in levels:
                 _register(f"srbench2022-{kind}-r{r}-s{seed}", partial(fn, r, seed), f"{kind}, r = {r}")
                 if r > 0:
-                    _register(f"srbench2022-{kind}-r{r}-s{seed}-cleantest", partial(fn, r, seed, True),
-                              f"{kind}, r = {r}, noiseless test targets (srtui's variant)")
+                    _register(
+                        f"srbench2022-{kind}-r{r}-s{seed}-cleantest",
+                        partial(fn, r, seed, True),
+                        f"{kind}, r = {r}, noiseless test targets (srtui's variant)",
+                    )
         for r in FEATSEL_R:
-            _register(f"srbench2022-featsel-r{r}-s{seed}-judgeset", partial(featsel, r, seed, judge_set=True),
-                      f"featsel, r = {r}, scored with the judge's irrelevant set x2, x4, ..., x20")
+            _register(
+                f"srbench2022-featsel-r{r}-s{seed}-judgeset",
+                partial(featsel, r, seed, judge_set=True),
+                f"featsel, r = {r}, scored with the judge's irrelevant set x2, x4, ..., x20",
+            )
 
 
 _register_all()

@@ -27,8 +27,10 @@ VERSION = "1"
 TRACK = "srbench2022-realworld"
 BASE = "https://raw.githubusercontent.com/cavalab/srbench/srcomp/competition-2022/experiment/data/stage2/data/"
 TARGETS = ("cases", "hosp", "deaths")
-NYC = RemoteFile("nyc-covid/data-by-day.csv",
-                 "https://raw.githubusercontent.com/nychealth/coronavirus-data/master/trends/data-by-day.csv")
+NYC = RemoteFile(
+    "nyc-covid/data-by-day.csv",
+    "https://raw.githubusercontent.com/nychealth/coronavirus-data/master/trends/data-by-day.csv",
+)
 NYC_COLUMNS = {"CASE_COUNT": "cases", "HOSPITALIZED_COUNT": "hosp", "DEATH_COUNT": "deaths"}
 
 
@@ -39,6 +41,7 @@ def official_file(target: str, part: str) -> RemoteFile:
 
 def official(target: str, context: TaskContext) -> Task:
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     parts, prov = {}, {}
     for part in ("train", "test"):
         path, prov[part] = locate(official_file(target, part), context)
@@ -52,19 +55,29 @@ def official(target: str, context: TaskContext) -> Task:
     features = [c for c in full.columns if c not in ("date", target_col, "_train")]
     idx = np.arange(len(full))
     return make_task(
-        f"srbench2022-realworld-{target}", TRACK, features, target_col,
-        full[features].to_numpy(dtype=float), full[target_col].to_numpy(dtype=float),
-        idx[full["_train"].to_numpy()], idx[~full["_train"].to_numpy()], dates=full["date"].astype(str).to_numpy(),
-        difficulty="real-world", split="the competition's split: alternating 5-week train / 3-week test chunks",
+        f"srbench2022-realworld-{target}",
+        TRACK,
+        features,
+        target_col,
+        full[features].to_numpy(dtype=float),
+        full[target_col].to_numpy(dtype=float),
+        idx[full["_train"].to_numpy()],
+        idx[~full["_train"].to_numpy()],
+        dates=full["date"].astype(str).to_numpy(),
+        difficulty="real-world",
+        split="the competition's split: alternating 5-week train / 3-week test chunks",
         property="trust",
-        provenance={"source": "SRBench 2022 competition, stage 2 (New York State COVID-19)",
-                    "files": [prov["train"], prov["test"]]},
+        provenance={
+            "source": "SRBench 2022 competition, stage 2 (New York State COVID-19)",
+            "files": [prov["train"], prov["test"]],
+        },
         description=f"Forecast New York State daily {target} 14 days ahead (official competition features).",
     )
 
 
 def nyc_counts(context: TaskContext) -> tuple[pd.DataFrame, dict]:
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     path, prov = locate(NYC, context)
     raw = pd.read_csv(path)
     missing = [c for c in ["date_of_interest", *NYC_COLUMNS] if c not in raw.columns]
@@ -82,11 +95,23 @@ def nyc(target: str, context: TaskContext) -> Task:
     except PipelineError as exc:
         raise TaskError(f"nyc-covid: {exc}") from None
     return make_task(
-        f"nyc-covid-{target}", TRACK, list(table.X.columns), table.target, table.X.to_numpy(), table.y,
-        table.train_index, table.test_index, dates=table.dates, difficulty="real-world",
-        split="alternating chunks in date order: 5 weeks train, 3 weeks test", property="trust",
-        provenance={"source": "NYC Department of Health, nychealth/coronavirus-data", "file": prov,
-                    "pipeline": "tasks.pipeline.forecast_table (lags 14..27, horizon 14, no policy flags)"},
+        f"nyc-covid-{target}",
+        TRACK,
+        list(table.X.columns),
+        table.target,
+        table.X.to_numpy(),
+        table.y,
+        table.train_index,
+        table.test_index,
+        dates=table.dates,
+        difficulty="real-world",
+        split="alternating chunks in date order: 5 weeks train, 3 weeks test",
+        property="trust",
+        provenance={
+            "source": "NYC Department of Health, nychealth/coronavirus-data",
+            "file": prov,
+            "pipeline": "tasks.pipeline.forecast_table (lags 14..27, horizon 14, no policy flags)",
+        },
         description=f"Forecast New York City daily {target} 14 days ahead (srtui's pipeline on NYC counts).",
     )
 
@@ -96,8 +121,21 @@ def _cached(name: str, build: Callable[[TaskContext], Task]) -> Callable[[TaskCo
 
 
 for _t in TARGETS:
-    register(TaskEntry(f"srbench2022-realworld-{_t}", TRACK,
-                       _cached(f"srbench2022-realworld-{_t}", partial(official, _t)),
-                       offline=False, description=f"New York State {_t}, 14-day horizon (official files)"))
-    register(TaskEntry(f"nyc-covid-{_t}", TRACK, _cached(f"nyc-covid-{_t}", partial(nyc, _t)),
-                       offline=False, description=f"New York City {_t} through the real-world pipeline"))
+    register(
+        TaskEntry(
+            f"srbench2022-realworld-{_t}",
+            TRACK,
+            _cached(f"srbench2022-realworld-{_t}", partial(official, _t)),
+            offline=False,
+            description=f"New York State {_t}, 14-day horizon (official files)",
+        )
+    )
+    register(
+        TaskEntry(
+            f"nyc-covid-{_t}",
+            TRACK,
+            _cached(f"nyc-covid-{_t}", partial(nyc, _t)),
+            offline=False,
+            description=f"New York City {_t} through the real-world pipeline",
+        )
+    )

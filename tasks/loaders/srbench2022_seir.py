@@ -38,9 +38,11 @@ JUDGE = {
     "I": "x_sigma*x_E - x_gamma*x_I + x_c*x_R*x_I/x_N",
     "R": "x_gamma*x_I - x_c*x_R*x_I/x_N",
 }
-MISSING = ("SEIR stage-1 tasks (srbench2022-seir-*): the competition's generator is not published, so srtui "
-           "loads its files (downloaded, sha256-checked) and cannot regenerate them; the judge's formulas use "
-           "a column x_N the files lack (srtui writes S+E+I+R).")
+MISSING = (
+    "SEIR stage-1 tasks (srbench2022-seir-*): the competition's generator is not published, so srtui "
+    "loads its files (downloaded, sha256-checked) and cannot regenerate them; the judge's formulas use "
+    "a column x_N the files lack (srtui writes S+E+I+R)."
+)
 
 
 def official_file(seed: int, compartment: str, level: str, part: str) -> RemoteFile:
@@ -77,15 +79,25 @@ def load(compartment: str, level: str, seed: int, context: TaskContext) -> Task:
     idx = np.arange(len(full))
     truth = JUDGE[compartment].replace("x_N", N)
     return make_task(
-        task_name(compartment, level, seed), TRACK, FEATURES, target, X, y,
-        idx[: len(parts["train"])], idx[len(parts["train"]):], difficulty=f"seir-{level}", ground_truth=truth,
-        split="the competition's train and test files", property="exact_rediscovery",
+        task_name(compartment, level, seed),
+        TRACK,
+        FEATURES,
+        target,
+        X,
+        y,
+        idx[: len(parts["train"])],
+        idx[len(parts["train"]) :],
+        difficulty=f"seir-{level}",
+        ground_truth=truth,
+        split="the competition's train and test files",
+        property="exact_rediscovery",
         provenance={
             "source": "SRBench 2022 competition, stage 1, seir/ (official files; generator not published)",
-            "files": files, "seed": seed,
+            "files": files,
+            "seed": seed,
             "judge_formula": JUDGE[compartment],
             "x_N": "the judge's formulas use x_N, a column the files lack; srtui writes x_S + x_E + x_I + x_R "
-                   "(11,000,840 in every row)",
+            "(11,000,840 in every row)",
             "ground_truth_r2_on_files": _truth_r2(truth, X, y),
             "not_used": "the repository's seir_hard/ folder (columns without the x_ prefix, other targets)",
             "stage1_ranking": "the competition's stage-1 ranking notebook skipped the SEIR tasks",
@@ -103,9 +115,15 @@ def _register_all() -> None:
         for compartment in "SEIR":
             for level in LEVELS:
                 name = task_name(compartment, level, seed)
-                register(TaskEntry(
-                    name, TRACK, partial(_build, compartment, level, seed, name),
-                    offline=False, description=f"SEIR d{compartment}/dt, {level} (official files, download)"))
+                register(
+                    TaskEntry(
+                        name,
+                        TRACK,
+                        partial(_build, compartment, level, seed, name),
+                        offline=False,
+                        description=f"SEIR d{compartment}/dt, {level} (official files, download)",
+                    )
+                )
     register_note(MISSING)
 
 

@@ -18,6 +18,7 @@ from tasks.catalogue import TaskError
 def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
     """A CSV/TSV (optionally gzipped) as a DataFrame; one-line TaskError if unreadable."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     if not Path(path).is_file():
         raise TaskError(f"file not found: {path}")
     if sep is None:
@@ -47,9 +48,12 @@ def sanitise_names(columns: list[str]) -> dict[str, str]:
     return mapping
 
 
-def numeric_xy(df: pd.DataFrame, target: str, where: str, min_rows: int = 2) -> tuple[list[str], np.ndarray, np.ndarray]:
+def numeric_xy(
+    df: pd.DataFrame, target: str, where: str, min_rows: int = 2
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Feature columns, X and y of a table, refusing anything a regression method cannot take."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     if target not in df.columns:
         raise TaskError(f"{where}: no target column {target!r} (columns: {', '.join(map(str, df.columns[:12]))})")
     features = [c for c in df.columns if c != target]

@@ -99,8 +99,9 @@ def _property(declared: Declared, has_test: bool) -> str:
     return prop
 
 
-def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path | None = None,
-                  declared: Declared = Declared()) -> Task:
+def add_user_task(
+    workspace: Path, name: str, csv: Path, target: str, test: Path | None = None, declared: Declared = Declared()
+) -> Task:
     """Validate the files and store the task; returns the Task as it will be loaded."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
@@ -133,11 +134,17 @@ def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path
         parse_truth(declared.truth, features)
     prop = _property(declared, test is not None)
     meta = {
-        "name": name, "target": target, "features": features, "columns": columns, "ground_truth": declared.truth,
-        "property": prop, "irrelevant_features": _feature_list("irrelevant", declared.irrelevant, mapping, csv),
+        "name": name,
+        "target": target,
+        "features": features,
+        "columns": columns,
+        "ground_truth": declared.truth,
+        "property": prop,
+        "irrelevant_features": _feature_list("irrelevant", declared.irrelevant, mapping, csv),
         "shortcut_features": _feature_list("shortcut", declared.shortcut, mapping, csv),
         "noiseless_task": declared.noiseless_task,
-        "train_file": str(Path(csv).resolve()), "train_sha256": sha256_file(Path(csv)),
+        "train_file": str(Path(csv).resolve()),
+        "train_sha256": sha256_file(Path(csv)),
         "test_file": str(Path(test).resolve()) if test is not None else None,
         "test_sha256": sha256_file(Path(test)) if test is not None else None,
     }
@@ -158,6 +165,7 @@ def add_user_task(workspace: Path, name: str, csv: Path, target: str, test: Path
 
 def load_user_task(folder: Path) -> Task:
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
+
     try:
         meta = json.loads((folder / "task.json").read_text())
     except (OSError, ValueError) as exc:
@@ -171,23 +179,39 @@ def load_user_task(folder: Path) -> Task:
         X = np.vstack([X, test[features].to_numpy(dtype=float)])
         y = np.concatenate([y, test[target].to_numpy(dtype=float)])
         idx = np.arange(len(y))
-        tr, te = idx[: len(train)], idx[len(train):]
+        tr, te = idx[: len(train)], idx[len(train) :]
         split = "the given train and test files"
     else:
         tr, te = shuffled_split(len(y), 0.75, stable_seed(meta["name"], "split"))
         split = "random 75/25 (seeded by the task name)"
     renamed = {c: f for c, f in zip(meta["columns"], features) if c != f}
     default = "exact_rediscovery" if meta.get("ground_truth") else "accuracy"  # task.json of older srtui
-    provenance = {"source": "user", "train_file": meta["train_file"], "train_sha256": meta["train_sha256"],
-                  "test_file": meta["test_file"], "test_sha256": meta["test_sha256"], "renamed_columns": renamed}
+    provenance = {
+        "source": "user",
+        "train_file": meta["train_file"],
+        "train_sha256": meta["train_sha256"],
+        "test_file": meta["test_file"],
+        "test_sha256": meta["test_sha256"],
+        "renamed_columns": renamed,
+    }
     if meta.get("noiseless_task"):
         provenance["noiseless_task"] = meta["noiseless_task"]
     return make_task(
-        meta["name"], TRACK, features, target, X, y, tr, te, ground_truth=meta.get("ground_truth"),
-        split=split, property=meta.get("property") or default,
+        meta["name"],
+        TRACK,
+        features,
+        target,
+        X,
+        y,
+        tr,
+        te,
+        ground_truth=meta.get("ground_truth"),
+        split=split,
+        property=meta.get("property") or default,
         irrelevant_features=frozenset(meta.get("irrelevant_features") or ()),
         shortcut_features=frozenset(meta.get("shortcut_features") or ()),
-        provenance=provenance, description=f"User task from {Path(meta['train_file']).name}",
+        provenance=provenance,
+        description=f"User task from {Path(meta['train_file']).name}",
     )
 
 
@@ -204,7 +228,5 @@ def user_entries(workspace: Path) -> list[TaskEntry]:
         path = meta.parent
         if path.name.startswith("."):
             continue  # an `add` still being written
-        found.append(TaskEntry(path.name, TRACK, partial(_build, path),
-                               description=f"user task ({path})"))
+        found.append(TaskEntry(path.name, TRACK, partial(_build, path), description=f"user task ({path})"))
     return found
-

@@ -16,7 +16,13 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent.parent / "data" / "groundtruth.json"
 SOURCE = "EpistasisLab/pmlb@7c1f4bdc00136dc2e55c87fa6b8ba6e8af6d1a68 datasets/NAME/metadata.yaml"
 #: numpy-style names in the prose -> the Python dialect of engine.expression
-RENAMES = {r"\bcot\((\w+)\)": r"(1/tan(\1))", r"\barcsin\(": "asin(", r"\barccos\(": "acos(", r"\barctan\(": "atan(", r"\bln\(": "log("}
+RENAMES = {
+    r"\bcot\((\w+)\)": r"(1/tan(\1))",
+    r"\barcsin\(": "asin(",
+    r"\barccos\(": "acos(",
+    r"\barctan\(": "atan(",
+    r"\bln\(": "log(",
+}
 RANGE = re.compile(r"^\s*(\w+)\s+in\s+\[\s*([-\d.eE+]+)\s*,\s*([-\d.eE+]+)\s*\]\s*$")
 EQUATION = re.compile(r"^\s*(\w+)'?\s*=\s*(.+?)\s*$")
 
@@ -47,13 +53,25 @@ def convert(meta: dict) -> dict:
         target, formula = _groups(EQUATION, eq)
         if sorted(ranges) != sorted(features):
             raise ValueError(f"{name}: ranges {sorted(ranges)} do not match features {features}")
-        return {"name": name, "family": "feynman", "features": features, "target": target,
-                "formula": _python(formula), "ranges": ranges}
+        return {
+            "name": name,
+            "family": "feynman",
+            "features": features,
+            "target": target,
+            "formula": _python(formula),
+            "ranges": ranges,
+        }
     eq = next(ln for ln in lines if re.match(r"^\s*[xy]'\s*=", ln))
     state, formula = _groups(EQUATION, eq.replace("'", "", 1))
-    return {"name": name, "family": "strogatz", "features": features, "target": f"d{state}_dt",
-            "formula": _python(formula), "state": state,
-            "system": name.removeprefix("strogatz_").rstrip("12")}
+    return {
+        "name": name,
+        "family": "strogatz",
+        "features": features,
+        "target": f"d{state}_dt",
+        "formula": _python(formula),
+        "state": state,
+        "system": name.removeprefix("strogatz_").rstrip("12"),
+    }
 
 
 def main(argv: list[str]) -> None:

@@ -34,8 +34,24 @@ def _run(args: list[str], ws: Path, env_extra: dict | None = None) -> tuple[floa
     env["PYTHONPATH"] = str(REPO)
     env.update(env_extra or {})
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "srtui", "run", *args, "--mem-limit", "500", "--time-limit", "60",
-                           "--workspace", str(ws)], env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            *args,
+            "--mem-limit",
+            "500",
+            "--time-limit",
+            "60",
+            "--workspace",
+            str(ws),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     total = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
@@ -51,16 +67,20 @@ def _run(args: list[str], ws: Path, env_extra: dict | None = None) -> tuple[floa
 def _ssh_config(tmp: Path, sshd) -> Path:
     connect = "\n".join(f"{k} = {json.dumps(v)}" for k, v in sshd.connect_options().items())
     path = tmp / "cluster-ssh.toml"
-    path.write_text(f'[ssh]\nhosts = ["127.0.0.1", "127.0.0.1"]\nworkers_per_host = 2\nremote_python = "{sys.executable}"\n'
-                    f'host = "127.0.0.1"\nscheduler_port = {clusters.free_port()}\n[ssh.connect_options]\n{connect}\n'
-                    '[ssh.worker_options]\nhost = "127.0.0.1"\n')
+    path.write_text(
+        f'[ssh]\nhosts = ["127.0.0.1", "127.0.0.1"]\nworkers_per_host = 2\nremote_python = "{sys.executable}"\n'
+        f'host = "127.0.0.1"\nscheduler_port = {clusters.free_port()}\n[ssh.connect_options]\n{connect}\n'
+        '[ssh.worker_options]\nhost = "127.0.0.1"\n'
+    )
     return path
 
 
 def _slurm_config(tmp: Path) -> Path:
     path = tmp / "cluster-slurm.toml"
-    path.write_text(f'[slurm]\ncores = 2\nmemory = "2GiB"\nwalltime = "00:30:00"\njobs = 1\npython = "{sys.executable}"\n'
-                    'host = "127.0.0.1"\nworker_host = "127.0.0.1"\n')
+    path.write_text(
+        f'[slurm]\ncores = 2\nmemory = "2GiB"\nwalltime = "00:30:00"\njobs = 1\npython = "{sys.executable}"\n'
+        'host = "127.0.0.1"\nworker_host = "127.0.0.1"\n'
+    )
     return path
 
 
@@ -70,10 +90,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         suite = tmp / "noop.toml"
-        suite.write_text('name = "bench-noop"\ntasks = ["smoke-linear"]\nmethods = ["probe-noop"]\n'
-                         f"seeds = {list(range(1, N_JOBS + 1))}\n")
+        suite.write_text(
+            'name = "bench-noop"\ntasks = ["smoke-linear"]\nmethods = ["probe-noop"]\n'
+            f"seeds = {list(range(1, N_JOBS + 1))}\n"
+        )
         rows.append(("local backend (--jobs 2)", *_run([str(suite), "--jobs", "2"], tmp / "local")))
-        rows.append(("dask, 2-worker LocalCluster", *_run([str(suite), "--jobs", "2", "--cluster", "local"], tmp / "dask")))
+        rows.append(
+            ("dask, 2-worker LocalCluster", *_run([str(suite), "--jobs", "2", "--cluster", "local"], tmp / "dask"))
+        )
         for name, start in (("SSH", clusters.start_sshd), ("SLURM", clusters.start_slurm)):
             try:
                 server = start()
@@ -82,16 +106,29 @@ def main() -> None:
                 continue
             try:
                 if name == "SSH":
-                    rows.append(("dask, SSH (2 workers, 127.0.0.1)", *_run([str(suite), "--cluster-config", str(_ssh_config(tmp, server))], tmp / "ssh")))
+                    rows.append(
+                        (
+                            "dask, SSH (2 workers, 127.0.0.1)",
+                            *_run([str(suite), "--cluster-config", str(_ssh_config(tmp, server))], tmp / "ssh"),
+                        )
+                    )
                 else:
                     assert isinstance(server, clusters.Slurm)
-                    rows.append(("dask, SLURM (1 job x 2 workers)", *_run([str(suite), "--cluster-config", str(_slurm_config(tmp))], tmp / "slurm", server.env)))
+                    rows.append(
+                        (
+                            "dask, SLURM (1 job x 2 workers)",
+                            *_run([str(suite), "--cluster-config", str(_slurm_config(tmp))], tmp / "slurm", server.env),
+                        )
+                    )
             finally:
                 server.stop()
     local_total, local_phase = rows[0][1], rows[0][2]
     print(f"{N_JOBS} probe-noop jobs, 2 slots")
     for label, total, phase in rows:
-        print(f"  {label:<34} command {total:6.1f} s ({total / local_total:4.2f}x) " f"  run phase {phase:6.1f} s ({phase / local_phase:4.2f}x)")
+        print(
+            f"  {label:<34} command {total:6.1f} s ({total / local_total:4.2f}x) "
+            f"  run phase {phase:6.1f} s ({phase / local_phase:4.2f}x)"
+        )
     for line in skipped:
         print(f"  skipped {line}")
     print("  target: run phase <= 1.5x local")

@@ -39,8 +39,10 @@ def sampling_cpu_s(root: Path) -> float:
 def fake_rapl(tmp: Path) -> Path:
     root = tmp / "powercap"
     for pkg in range(2):
-        for path, name in ((root / f"intel-rapl:{pkg}", f"package-{pkg}"),
-                           (root / f"intel-rapl:{pkg}" / f"intel-rapl:{pkg}:0", "dram")):
+        for path, name in (
+            (root / f"intel-rapl:{pkg}", f"package-{pkg}"),
+            (root / f"intel-rapl:{pkg}" / f"intel-rapl:{pkg}:0", "dram"),
+        ):
             path.mkdir(parents=True)
             (path / "name").write_text(name + "\n")
             (path / "energy_uj").write_text("123456789\n")
@@ -50,19 +52,32 @@ def fake_rapl(tmp: Path) -> Path:
 
 def job_cpu_s(tmp: Path) -> float:
     suite = tmp / "energy.toml"
-    suite.write_text('name = "bench-energy"\ntasks = ["smoke-linear"]\nmethods = ["linear"]\n'
-                     f"seeds = {list(range(1, 21))}\n")
+    suite.write_text(
+        f'name = "bench-energy"\ntasks = ["smoke-linear"]\nmethods = ["linear"]\nseeds = {list(range(1, 21))}\n'
+    )
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("SRTUI_WORKSPACE", None)
     ws = tmp / "ws"
-    subprocess.run([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(ws)],
-                   env=env, check=True, capture_output=True)
-    out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
-                         env=env, check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(ws)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     rows = [r for r in json.loads(out.stdout) if r["status"] == "ok"]
     methods = {r["energy_method"] for r in rows}
-    print(f"{len(rows)} linear jobs, energy method(s): {sorted(methods)}, "
-          f"median fit energy {statistics.median(r['energy_j'] for r in rows):.4f} " f"J, median fit_s {statistics.median(r['fit_s'] for r in rows):.4f} s")
+    print(
+        f"{len(rows)} linear jobs, energy method(s): {sorted(methods)}, "
+        f"median fit energy {statistics.median(r['energy_j'] for r in rows):.4f} "
+        f"J, median fit_s {statistics.median(r['fit_s'] for r in rows):.4f} s"
+    )
     return statistics.median(r["cpu_s"] for r in rows)
 
 

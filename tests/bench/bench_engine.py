@@ -47,8 +47,12 @@ def bench_overhead(tmp: Path) -> None:
     )
     ws = tmp / "ws"
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(ws)],
-                          env=_env(), capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(ws)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
     srtui_s = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
@@ -70,8 +74,10 @@ def bench_overhead(tmp: Path) -> None:
     baseline = f"xargs -P 2 -n 1 {sys.executable} -m engine.worker < {listing}"
     subprocess.run(baseline, shell=True, check=True, env=env, cwd=tmp)  # noqa: S602 - the xargs baseline
     xargs_s = time.perf_counter() - t0
-    print(f"engine overhead: {N_JOBS} probe-noop jobs, srtui run --jobs 2: {srtui_s:.2f} s; "
-          f"xargs -P 2 on the same worker: {xargs_s:.2f} s; ratio {srtui_s / xargs_s:.2f} (target <= 1.3)")
+    print(
+        f"engine overhead: {N_JOBS} probe-noop jobs, srtui run --jobs 2: {srtui_s:.2f} s; "
+        f"xargs -P 2 on the same worker: {xargs_s:.2f} s; ratio {srtui_s / xargs_s:.2f} (target <= 1.3)"
+    )
     print("  (srtui's figure includes interpreter start-up of the driver, planning, the store and scoring)")
 
 
@@ -89,33 +95,65 @@ def bench_status(tmp: Path) -> None:
     statuses = ["ok"] * 80 + ["error"] * 5 + ["timeout"] * 5 + ["oom"] * 3 + ["crashed"] * 2 + ["pending"] * 5
     rng = random.Random(0)
     with store.transaction() as c:
-        c.executemany("UPDATE jobs SET status = ?, r2_test = ? WHERE job_id = ?",
-                      [(rng.choice(statuses), rng.random(), s.job_id) for s in specs])
+        c.executemany(
+            "UPDATE jobs SET status = ?, r2_test = ? WHERE job_id = ?",
+            [(rng.choice(statuses), rng.random(), s.job_id) for s in specs],
+        )
     store.close()
     times = []
     for _ in range(5):
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "srtui", "status", "--json", "--workspace", str(ws.root)],
-                             env=_env(), capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "srtui", "status", "--json", "--workspace", str(ws.root)],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         times.append(time.perf_counter() - t0)
     total = json.loads(out.stdout)["total"]
-    print(f"srtui status --json on {total} job records: median {statistics.median(times):.3f} s, "
-          f"best {min(times):.3f} s over 5 runs (target < 0.5 s; includes interpreter start-up)")
+    print(
+        f"srtui status --json on {total} job records: median {statistics.median(times):.3f} s, "
+        f"best {min(times):.3f} s over 5 runs (target < 0.5 s; includes interpreter start-up)"
+    )
 
 
 def _srtui_run(tmp: Path, launcher: str) -> tuple[float, list[dict]]:
     suite = tmp / f"linear-{launcher}.toml"
-    suite.write_text(f'name = "bench-linear"\ntasks = ["smoke-linear"]\nmethods = ["linear"]\n'
-                     f"seeds = {list(range(1, N_LAUNCHER_JOBS + 1))}\n")
+    suite.write_text(
+        f'name = "bench-linear"\ntasks = ["smoke-linear"]\nmethods = ["linear"]\n'
+        f"seeds = {list(range(1, N_LAUNCHER_JOBS + 1))}\n"
+    )
     ws = tmp / f"ws-{launcher}"
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--launcher", launcher,
-                           "--workspace", str(ws)], env=_env(), capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            str(suite),
+            "--jobs",
+            "2",
+            "--launcher",
+            launcher,
+            "--workspace",
+            str(ws),
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
-    out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
-                         env=_env(), capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     rows = json.loads(out.stdout)
     bad = [r for r in rows if r["status"] != "ok"]
     if len(rows) != N_LAUNCHER_JOBS or bad:
@@ -139,25 +177,39 @@ def bench_launchers(tmp: Path) -> None:
     env = _env()
     env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     t0 = time.perf_counter()
-    subprocess.run(f"seq {n} | xargs -P {slots} -I{{}} {sys.executable} -c 'import numpy, sklearn.linear_model'",
-                   shell=True, check=True, env=env)
+    subprocess.run(  # noqa: S602 - the baseline is this very shell pipeline
+        f"seq {n} | xargs -P {slots} -I{{}} {sys.executable} -c 'import numpy, sklearn.linear_model'",
+        shell=True,
+        check=True,
+        env=env,
+    )
     base_s = time.perf_counter() - t0
     same = sorted(r["model"] for r in fork_rows) == sorted(r["model"] for r in exec_rows)
-    print(f"launchers: {n} LinearRegression jobs on smoke-linear, {slots} slots (wall of the whole `srtui run`, "
-          "driver start-up, planning, store and scoring included)")
+    print(
+        f"launchers: {n} LinearRegression jobs on smoke-linear, {slots} slots (wall of the whole `srtui run`, "
+        "driver start-up, planning, store and scoring included)"
+    )
     for name, wall, rows in (("fork", fork_s, fork_rows), ("exec", exec_s, exec_rows)):
         fit = statistics.mean(r["fit_s"] for r in rows)
         in_job = statistics.mean(r["wall_s"] - r["fit_s"] for r in rows)
-        print(f"  srtui --launcher {name}: {wall / n:.4f} s per job (run phase {_run_phase(rows) / n:.4f}); "
-              f"a slot spends {wall * slots / n:.4f} s per job (run phase {_run_phase(rows) * slots / n:.4f}), "
-              f"the fit {fit:.4f} s of it; the job itself, start to exit, {in_job:.4f} s beyond its fit")
-    print(f"  baseline (python -c 'import numpy, sklearn.linear_model' per job, xargs -P {slots}): "
-          f"{base_s / n:.4f} s per job")
+        print(
+            f"  srtui --launcher {name}: {wall / n:.4f} s per job (run phase {_run_phase(rows) / n:.4f}); "
+            f"a slot spends {wall * slots / n:.4f} s per job (run phase {_run_phase(rows) * slots / n:.4f}), "
+            f"the fit {fit:.4f} s of it; the job itself, start to exit, {in_job:.4f} s beyond its fit"
+        )
+    print(
+        f"  baseline (python -c 'import numpy, sklearn.linear_model' per job, xargs -P {slots}): "
+        f"{base_s / n:.4f} s per job"
+    )
     fork_fit = statistics.mean(r["fit_s"] for r in fork_rows)
-    print(f"  ratios: exec / fork {exec_s / fork_s:.1f}x (target >= 10x); baseline / fork {base_s / fork_s:.1f}x; "
-          f"exec / baseline {exec_s / base_s:.2f}")
-    print(f"  fork overhead beyond the fit, per job: {fork_s / n - fork_fit / slots:.4f} s of the run's wall "
-          f"({_run_phase(fork_rows) / n - fork_fit / slots:.4f} s in the run phase; target <= 0.05 s)")
+    print(
+        f"  ratios: exec / fork {exec_s / fork_s:.1f}x (target >= 10x); baseline / fork {base_s / fork_s:.1f}x; "
+        f"exec / baseline {exec_s / base_s:.2f}"
+    )
+    print(
+        f"  fork overhead beyond the fit, per job: {fork_s / n - fork_fit / slots:.4f} s of the run's wall "
+        f"({_run_phase(fork_rows) / n - fork_fit / slots:.4f} s in the run phase; target <= 0.05 s)"
+    )
     print(f"  the same {n} models under both launchers: {same}")
 
 

@@ -1,6 +1,6 @@
 """Benchmark: export 100,000 runs with metrics to CSV and to LaTeX (target < 10 s each).
 
-    python tests/bench/bench_export.py [--n 100000]
+python tests/bench/bench_export.py [--n 100000]
 """
 
 from __future__ import annotations
@@ -17,18 +17,26 @@ from results.tables import normalise
 
 def runs(n: int) -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    return normalise(pd.DataFrame({
-        "job_id": [f"{i:016x}" for i in range(n)],
-        "suite": "srbench2022-synthetic",
-        "task": [f"srbench2022-exact_{i % 200}" for i in range(n)],
-        "method": [f"method_{i % 12}&co" for i in range(n)],
-        "seed": rng.integers(0, 10_000, n),
-        "status": rng.choice(["ok", "ok", "ok", "timeout"], n),
-        "model": [f"{rng.normal():.4f}*x1*exp(-x2_{i % 7}) + sin(x3)" for i in range(n)],
-        "r2_test": rng.uniform(-1, 1, n), "r2_train": rng.uniform(0, 1, n), "mse_test": rng.exponential(1, n),
-        "size": rng.integers(1, 200, n), "size_simplified": rng.integers(1, 150, n),
-        "symbolic_solution": rng.integers(0, 2, n), "ted_norm": rng.uniform(0, 1, n),
-    }))
+    return normalise(
+        pd.DataFrame(
+            {
+                "job_id": [f"{i:016x}" for i in range(n)],
+                "suite": "srbench2022-synthetic",
+                "task": [f"srbench2022-exact_{i % 200}" for i in range(n)],
+                "method": [f"method_{i % 12}&co" for i in range(n)],
+                "seed": rng.integers(0, 10_000, n),
+                "status": rng.choice(["ok", "ok", "ok", "timeout"], n),
+                "model": [f"{rng.normal():.4f}*x1*exp(-x2_{i % 7}) + sin(x3)" for i in range(n)],
+                "r2_test": rng.uniform(-1, 1, n),
+                "r2_train": rng.uniform(0, 1, n),
+                "mse_test": rng.exponential(1, n),
+                "size": rng.integers(1, 200, n),
+                "size_simplified": rng.integers(1, 150, n),
+                "symbolic_solution": rng.integers(0, 2, n),
+                "ted_norm": rng.uniform(0, 1, n),
+            }
+        )
+    )
 
 
 def main() -> None:

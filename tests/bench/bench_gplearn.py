@@ -68,8 +68,10 @@ def main() -> None:
     nominal = time_budget(args.budget)
     budget = FitBudget(1e9, nominal=nominal)  # the cap from the nominal budget, no wall-clock stop
     solved: dict[str, int] = {}
-    print(f"task smoke-interaction, {args.seeds} seeds from {args.first}, {args.budget:g} s job "
-          f"(nominal fit budget {nominal:g} s)")
+    print(
+        f"task smoke-interaction, {args.seeds} seeds from {args.first}, {args.budget:g} s job "
+        f"(nominal fit budget {nominal:g} s)"
+    )
     for name, override in CONFIGS.items():
         params = {**method.default_params, **override}
         gens = generation_cap(nominal, int(params["population_size"]))
@@ -80,11 +82,16 @@ def main() -> None:
             secs.append(time.perf_counter() - t0)
             scores.append(r2(task.y_test, fitted.predict(task.X_test)))
         solved[name] = sum(s >= 0.99 for s in scores)
-        print(f"{name:>11}: pop {params['population_size']:>4} x {gens:>2} generations  "
-              f"R2>=0.99 {solved[name]:>3}/{args.seeds}  median R2 {statistics.median(scores):.5f}  "
-              f"worst {min(scores):.5f}  {statistics.median(secs):.2f} s/fit", flush=True)
-    print(f"solved ratio srtui/srbench: {solved['srtui'] / max(solved['srbench'], 1):.1f}x "
-          f"({solved['srtui']} vs {solved['srbench']})")
+        print(
+            f"{name:>11}: pop {params['population_size']:>4} x {gens:>2} generations  "
+            f"R2>=0.99 {solved[name]:>3}/{args.seeds}  median R2 {statistics.median(scores):.5f}  "
+            f"worst {min(scores):.5f}  {statistics.median(secs):.2f} s/fit",
+            flush=True,
+        )
+    print(
+        f"solved ratio srtui/srbench: {solved['srtui'] / max(solved['srbench'], 1):.1f}x "
+        f"({solved['srtui']} vs {solved['srbench']})"
+    )
 
 
 if __name__ == "__main__":

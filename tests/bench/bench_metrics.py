@@ -72,7 +72,9 @@ def models(n: int, seed: int = 0) -> list[ModelItem]:
     return out
 
 
-VERDICTS = tuple(f"{r}.symbolic_solution{v}" for r in ("srbench2021", "srbench2022", "srbench2025") for v in ("", ":corrected"))
+VERDICTS = tuple(
+    f"{r}.symbolic_solution{v}" for r in ("srbench2021", "srbench2022", "srbench2025") for v in ("", ":corrected")
+)
 
 
 def _pass(items, cache, workers, timeout, screen):
@@ -82,7 +84,9 @@ def _pass(items, cache, workers, timeout, screen):
 
 
 def _solution_seconds(store) -> float:
-    return store.conn.execute("SELECT coalesce(sum(seconds), 0) FROM expr_cache WHERE op LIKE 'solution:%'").fetchone()[0]
+    return store.conn.execute("SELECT coalesce(sum(seconds), 0) FROM expr_cache WHERE op LIKE 'solution:%'").fetchone()[
+        0
+    ]
 
 
 ISSUE_RATE = 2.4  # models/s of the first pass when issue 12 was written (2 cores, no screen)
@@ -91,8 +95,12 @@ ISSUE_RATE = 2.4  # models/s of the first pass when issue 12 was written (2 core
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--baseline-n", type=int, default=400,
-                    help="models of the no-screen pass: the first N of the same sequence (same mix)")
+    ap.add_argument(
+        "--baseline-n",
+        type=int,
+        default=400,
+        help="models of the no-screen pass: the first N of the same sequence (same mix)",
+    )
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
@@ -122,17 +130,27 @@ def _report(args, items, nb, workers, slow, fast, t2, extra) -> None:
     timed_out = sum(1 for a, b in zip(before, first) if a.get("solution_timeout") or b.get("solution_timeout"))
     solved = {k: sum(1 for m in first if m.get(k)) for k in VERDICTS}
     rate0, rate1 = nb / t0, args.n / t1
-    print(f"models: {args.n} ({len({i.key for i in items})} distinct, {sum(1 for i in range(args.n) if i % 50 == 0)} "
-          f"pathological), workers: {workers}, deadline per model: {args.timeout:g} s")
-    print(f"first pass without screen: {nb} models (the first {nb}: same mix) in {t0:.1f} s = {rate0:.2f} models/s "
-          f"(timeouts {s0.timeouts})")
+    print(
+        f"models: {args.n} ({len({i.key for i in items})} distinct, {sum(1 for i in range(args.n) if i % 50 == 0)} "
+        f"pathological), workers: {workers}, deadline per model: {args.timeout:g} s"
+    )
+    print(
+        f"first pass without screen: {nb} models (the first {nb}: same mix) in {t0:.1f} s = {rate0:.2f} models/s "
+        f"(timeouts {s0.timeouts})"
+    )
     print(f"first pass with screen:    {args.n} models in {t1:.1f} s = {rate1:.2f} models/s (timeouts {s1.timeouts})")
-    print(f"ratio with/without screen: {rate1 / rate0:.1f}x (target >= 10x); "
-          f"vs the issue's {ISSUE_RATE} models/s: {rate1 / ISSUE_RATE:.1f}x")
-    print(f"solution checks alone (worker seconds, first {nb}): {sol0:.1f} s without the screen; "
-          f"all {args.n} with it: {sol1:.1f} s")
-    print(f"verdicts identical on the {nb} models of both passes: {'yes' if same else 'no'} "
-          f"(models with a timed-out check in either pass: {timed_out}); solutions: {solved}")
+    print(
+        f"ratio with/without screen: {rate1 / rate0:.1f}x (target >= 10x); "
+        f"vs the issue's {ISSUE_RATE} models/s: {rate1 / ISSUE_RATE:.1f}x"
+    )
+    print(
+        f"solution checks alone (worker seconds, first {nb}): {sol0:.1f} s without the screen; "
+        f"all {args.n} with it: {sol1:.1f} s"
+    )
+    print(
+        f"verdicts identical on the {nb} models of both passes: {'yes' if same else 'no'} "
+        f"(models with a timed-out check in either pass: {timed_out}); solutions: {solved}"
+    )
     print(f"longest operation: {longest:.2f} s (deadline {args.timeout:g} s)")
     print(f"second pass (cache): {t2:.2f} s = {args.n / t2:.0f} models/s; speed-up {t1 / t2:.0f}x (target >= 20x)")
 

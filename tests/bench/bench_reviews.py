@@ -40,9 +40,29 @@ EXPERTS = ["e1", "e2", "e3", "e4"]
 def run(root: Path, session: str, think_ms: float) -> list[float]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     start = time.time() + 5
-    procs = [subprocess.Popen([sys.executable, "-m", "reviews.headless", str(root), session, e, "--auto", "50",
-                               "--start-at", str(start), "--think", str(think_ms)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for e in EXPERTS]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reviews.headless",
+                str(root),
+                session,
+                e,
+                "--auto",
+                "50",
+                "--start-at",
+                str(start),
+                "--think",
+                str(think_ms),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for e in EXPERTS
+    ]
     lat = []
     for p in procs:
         out, err = p.communicate(timeout=600)
@@ -64,17 +84,23 @@ def main() -> None:
     for name in ("stress", "paced"):
         create_session(store, name, items, EXPERTS, repeats=50 - len(items), seed=1)
     store.close()
-    print(f"workspace {root}: {len(items)} items (mean {size / 1024:.0f} KiB " f"of frozen content), set up in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"workspace {root}: {len(items)} items (mean {size / 1024:.0f} KiB "
+        f"of frozen content), set up in {time.perf_counter() - t0:.1f} s"
+    )
     for name, think in (("stress", 0.0), ("paced", 200.0)):
         lat = np.array(run(root, name, think))
         check = Store(Workspace(root))
-        n, distinct = check.conn.execute("SELECT count(*), count(DISTINCT assignment_id) FROM review_ratings WHERE session = ?",
-                                         (name,)).fetchone()
+        n, distinct = check.conn.execute(
+            "SELECT count(*), count(DISTINCT assignment_id) FROM review_ratings WHERE session = ?", (name,)
+        ).fetchone()
         check.close()
         p50, p95, mx = np.percentile(lat, 50), np.percentile(lat, 95), lat.max()
-        print(f"{name:>6} (think {think:.0f} ms): {len(lat)} submits, {n} ratings stored ({distinct} distinct); "
-              f"submit-to-next latency p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {mx:.1f} ms; "
-              f"target p95 < 100 ms: {'met' if p95 < 100 else 'NOT met'} (ratio p95/target {p95 / 100:.2f})")
+        print(
+            f"{name:>6} (think {think:.0f} ms): {len(lat)} submits, {n} ratings stored ({distinct} distinct); "
+            f"submit-to-next latency p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {mx:.1f} ms; "
+            f"target p95 < 100 ms: {'met' if p95 < 100 else 'NOT met'} (ratio p95/target {p95 / 100:.2f})"
+        )
     shutil.rmtree(root.parent, ignore_errors=True)
 
 

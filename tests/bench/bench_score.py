@@ -20,25 +20,41 @@ import pandas as pd
 
 SRTUI = str(Path(sys.executable).with_name("srtui"))
 PROPERTIES = ("exact_rediscovery", "feature_absence", "noise_robustness", "extrapolation", "accuracy")
-RULES = ("srbench2022-qualification", "srbench2022-synthetic", "srbench2022-realworld", "srbench2021",
-         "srbench-groundtruth", "srbench2025")
+RULES = (
+    "srbench2022-qualification",
+    "srbench2022-synthetic",
+    "srbench2022-realworld",
+    "srbench2021",
+    "srbench-groundtruth",
+    "srbench2025",
+)
 
 
 def table(n_runs: int, n_methods: int = 30, n_tasks: int = 120) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     seeds = int(np.ceil(n_runs / (n_methods * n_tasks)))
-    grid = pd.MultiIndex.from_product([[f"task{t:03d}" for t in range(n_tasks)],
-                                       ["linear"] + [f"method{m:02d}" for m in range(n_methods - 1)],
-                                       range(seeds)], names=["task", "method", "seed"]).to_frame(index=False)
+    grid = pd.MultiIndex.from_product(
+        [
+            [f"task{t:03d}" for t in range(n_tasks)],
+            ["linear"] + [f"method{m:02d}" for m in range(n_methods - 1)],
+            range(seeds),
+        ],
+        names=["task", "method", "seed"],
+    ).to_frame(index=False)
     df = grid.sample(n=min(n_runs, len(grid)), random_state=0).reset_index(drop=True)  # some runs missing
     n = len(df)
     size = rng.integers(1, 200, n)
     df = df.assign(
-        status=rng.choice(["ok"] * 30 + ["timeout", "error"], n), r2_test=np.round(rng.uniform(-0.5, 1, n), 4),
-        size=size, size_simplified=np.maximum(1, size - rng.integers(0, 5, n)),
-        symbolic_solution=rng.integers(0, 2, n), feature_absence=rng.uniform(0, 1, n),
-        r2_extrapolation=rng.uniform(-1, 1, n), noise_robustness=rng.uniform(0, 1, n),
-        noise=rng.choice([0.0, 0.01, 0.1], n))
+        status=rng.choice(["ok"] * 30 + ["timeout", "error"], n),
+        r2_test=np.round(rng.uniform(-0.5, 1, n), 4),
+        size=size,
+        size_simplified=np.maximum(1, size - rng.integers(0, 5, n)),
+        symbolic_solution=rng.integers(0, 2, n),
+        feature_absence=rng.uniform(0, 1, n),
+        r2_extrapolation=rng.uniform(-1, 1, n),
+        noise_robustness=rng.uniform(0, 1, n),
+        noise=rng.choice([0.0, 0.01, 0.1], n),
+    )
     df["simplicity"] = np.round(-np.log(df["size_simplified"]) / np.log(5), 1)
     df["property"] = df["task"].map(lambda t: PROPERTIES[int(t[4:]) % len(PROPERTIES)])
     return df
@@ -53,10 +69,14 @@ def main() -> None:
         df = table(args.runs)
         df.to_csv(csv, index=False)
         methods = df["method"].unique()
-        pd.DataFrame([(t, m, (i * 7 + j) % 5 + 1) for j, t in enumerate(df["task"].unique())
-                      for i, m in enumerate(methods)], columns=["task", "method", "trust"]).to_csv(trust, index=False)
-        print(f"{len(df)} runs, {df['method'].nunique()} methods x {df['task'].nunique()} datasets x "
-              f"{df['seed'].nunique()} seeds")
+        pd.DataFrame(
+            [(t, m, (i * 7 + j) % 5 + 1) for j, t in enumerate(df["task"].unique()) for i, m in enumerate(methods)],
+            columns=["task", "method", "trust"],
+        ).to_csv(trust, index=False)
+        print(
+            f"{len(df)} runs, {df['method'].nunique()} methods x {df['task'].nunique()} datasets x "
+            f"{df['seed'].nunique()} seeds"
+        )
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         print(f"bare interpreter start: {time.perf_counter() - t0:.2f} s")

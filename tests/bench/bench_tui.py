@@ -37,7 +37,10 @@ def build_store(root: Path):
     store = Store(ws, create=True)
     limits = Limits(time_s=60)
     suites = ("srbench-groundtruth", "srbench2022-synthetic", "nsr")
-    specs = [JobSpec(suites[i % 3], f"task-{i % 250:03d}", f"method-{i % 20:02d}", i, limits, "f" * 20, "v1") for i in range(N_RUNS)]
+    specs = [
+        JobSpec(suites[i % 3], f"task-{i % 250:03d}", f"method-{i % 20:02d}", i, limits, "f" * 20, "v1")
+        for i in range(N_RUNS)
+    ]
     store.plan(specs)
     statuses = ["ok"] * 85 + ["error"] * 4 + ["timeout"] * 5 + ["oom"] * 2 + ["crashed"] * 2 + ["invalid_model"] * 2
     rng = random.Random(0)
@@ -46,11 +49,22 @@ def build_store(root: Path):
         status = rng.choice(statuses)
         ok = status == "ok"
         model = f"{rng.random():.6f}*x0 + sin({rng.random():.4f}*x1) - x2**2" if ok else None
-        rows.append((status, 1, rng.random() if ok else None, rng.uniform(1, 600), model, "2025-01-01T00:00:00+00:00",
-                     "2025-01-01T00:10:00+00:00", s.job_id))
+        rows.append(
+            (
+                status,
+                1,
+                rng.random() if ok else None,
+                rng.uniform(1, 600),
+                model,
+                "2025-01-01T00:00:00+00:00",
+                "2025-01-01T00:10:00+00:00",
+                s.job_id,
+            )
+        )
     with store.transaction() as c:
         c.executemany(
-            "UPDATE jobs SET status = ?, attempt = ?, r2_test = ?, wall_s " "= ?, model = ?, started_at = ?, ended_at = ? WHERE job_id = ?",
+            "UPDATE jobs SET status = ?, attempt = ?, r2_test = ?, wall_s "
+            "= ?, model = ?, started_at = ?, ended_at = ? WHERE job_id = ?",
             rows,
         )
     store.close()
@@ -142,27 +156,69 @@ def monitor_cpu(tmp: Path, seconds: float = 20.0) -> tuple[float, str]:
     ws = tmp / "live"
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
     run = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "run", "smoke", "--methods", "probe-sleep", "--jobs", "2", "--time-limit", "120",
-         "--workspace", str(ws)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            "smoke",
+            "--methods",
+            "probe-sleep",
+            "--jobs",
+            "2",
+            "--time-limit",
+            "120",
+            "--workspace",
+            str(ws),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # wait until both jobs run
-            out = subprocess.run([sys.executable, "-m", "srtui", "status", "--json", "-w", str(ws)], env=env, capture_output=True, text=True)
+            out = subprocess.run(
+                [sys.executable, "-m", "srtui", "status", "--json", "-w", str(ws)],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             if '"running": 2' in out.stdout.replace("\n", "") or out.stdout.count('"job_id"') >= 2:
                 break
             time.sleep(1)
         how = "tmux 80x24"
         if shutil.which("tmux"):
             session = f"srtui-bench-{os.getpid()}"
-            subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24",
-                            f"exec {sys.executable} -m srtui tui -w {ws}"], check=True, env=env)
-            pane_pid = int(subprocess.run(["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"], capture_output=True, text=True).stdout.split()[0])
+            subprocess.run(
+                [
+                    "tmux",
+                    "new-session",
+                    "-d",
+                    "-s",
+                    session,
+                    "-x",
+                    "80",
+                    "-y",
+                    "24",
+                    f"exec {sys.executable} -m srtui tui -w {ws}",
+                ],
+                check=True,
+                env=env,
+            )
+            pane_pid = int(
+                subprocess.run(
+                    ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"], capture_output=True, text=True
+                ).stdout.split()[0]
+            )
             app_proc = psutil.Process(pane_pid)
         else:
             how = "headless"
             session = None
-            code = "from engine.workspace import Workspace; from srtui.app.app import SrtuiApp; " f"SrtuiApp(Workspace(__import__('pathlib').Path({str(ws)!r}))).run(headless=True)"
+            code = (
+                "from engine.workspace import Workspace; from srtui.app.app import SrtuiApp; "
+                f"SrtuiApp(Workspace(__import__('pathlib').Path({str(ws)!r}))).run(headless=True)"
+            )
             app_proc = psutil.Popen([sys.executable, "-c", code], env=env)
         try:
             time.sleep(5)  # start-up and first polls are not idle
@@ -191,17 +247,28 @@ def main() -> None:
         ws = build_store(tmp / "big")
         print(f"store of {N_RUNS:,} runs built in {time.perf_counter() - t:.1f} s")
         r = asyncio.run(explorer(ws))
-        print("results explorer, time to first paint after pressing 2: " f"{r['first_paint_s'] * 1000:.0f} ms (target < 1500 ms)")
-        print("  app start (incl. imports of the app, not of Python) " f"to explorer painted: {r['app_start_to_paint_s']:.2f} s")
+        print(
+            "results explorer, time to first paint after pressing 2: "
+            f"{r['first_paint_s'] * 1000:.0f} ms (target < 1500 ms)"
+        )
+        print(
+            "  app start (incl. imports of the app, not of Python) "
+            f"to explorer painted: {r['app_start_to_paint_s']:.2f} s"
+        )
         lat = r["latency_s"]
         print(f"  {'operation (first time, not cached)':<36} {'to table':>9} {'query':>7}")
         for name, s in lat.items():
             print(f"  {name:<36} {s * 1000:6.0f} ms {r['query_s'][name] * 1000:4.0f} ms")
-        print(f"filter/sort/group latency: median {statistics.median(lat.values()) * 1000:.0f} ms, "
-              f"worst {max(lat.values()) * 1000:.0f} ms (target < 200 ms)")
+        print(
+            f"filter/sort/group latency: median {statistics.median(lat.values()) * 1000:.0f} ms, "
+            f"worst {max(lat.values()) * 1000:.0f} ms (target < 200 ms)"
+        )
         print(f"resident memory of the app process with the explorer open: {r['rss_mb']:.0f} MB")
         share, how = monitor_cpu(tmp)
-        print("monitor CPU while idle-waiting on a run of 2 parallel jobs " f"({how}): {share * 100:.1f} % of one core (target < 5 %)")
+        print(
+            "monitor CPU while idle-waiting on a run of 2 parallel jobs "
+            f"({how}): {share * 100:.1f} % of one core (target < 5 %)"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

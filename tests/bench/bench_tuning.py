@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-GRID = '\n[tuning.grids]\nridge = [{ alphas = [10.0] }, { alphas = [100.0] }, { alphas = [1000.0] }]\n'
+GRID = "\n[tuning.grids]\nridge = [{ alphas = [10.0] }, { alphas = [100.0] }, { alphas = [1000.0] }]\n"
 CASES = (("srbench2025", 4, 4 * (2 * 5 + 1), ""), ("srbench2021", 2, 2 * (4 * 5 + 2 * 5 + 1), GRID))
 
 
@@ -31,11 +31,32 @@ def timed_run(tmp: Path, name: str, seeds: list[int], protocol: str, extra: str 
     env.pop("SRTUI_WORKSPACE", None)
     ws = tmp / f"ws-{name}"
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-m", "srtui", "run", str(suite), "--protocol", protocol, "--jobs", "2",
-                    "--workspace", str(ws)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            "run",
+            str(suite),
+            "--protocol",
+            protocol,
+            "--jobs",
+            "2",
+            "--workspace",
+            str(ws),
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     wall = time.monotonic() - t0
-    out = subprocess.run([sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
-                         env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "srtui", "results", "--format", "json", "--workspace", str(ws)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return wall, sum(r["status"] == "ok" for r in json.loads(out.stdout))
 
 
@@ -45,8 +66,11 @@ def main() -> None:
             tmp = Path(tmp_name)
             plain, n_plain = timed_run(tmp, "plain", list(range(1, jobs + 1)), "none")
             tuned, n_tuned = timed_run(tmp, "tuned", list(range(1, seeds + 1)), protocol, extra)
-        print(f"{protocol}: plain {n_plain} jobs in {plain:.1f} s; tuned {n_tuned} jobs (tuning + final) in {tuned:.1f} s; "
-              f"ratio {tuned / plain:.3f} (target <= 1.1)")
+        print(
+            f"{protocol}: plain {n_plain} jobs in {plain:.1f} s; tuned {n_tuned} jobs (tuning + "
+            f"final) in {tuned:.1f} s; "
+            f"ratio {tuned / plain:.3f} (target <= 1.1)"
+        )
 
 
 if __name__ == "__main__":

@@ -112,8 +112,12 @@ class ExpertScreen(Screen):
                 yield PlotextPlot(id="series")
                 yield PlotextPlot(id="scatter")
         yield Static(id="likert", markup=False)
-        yield CommentInput(placeholder="c: comment (optional); Enter saves it with the rating", id="comment",
-                           max_length=2000, compact=True)
+        yield CommentInput(
+            placeholder="c: comment (optional); Enter saves it with the rating",
+            id="comment",
+            max_length=2000,
+            compact=True,
+        )
         yield Static(id="message", markup=False)
         yield Footer(compact=True)
 
@@ -134,8 +138,12 @@ class ExpertScreen(Screen):
         small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
         warning.set_class(small, "shown")
         if small:
-            warning.update(Text(f"This window is {width}x{height}; the screen is made for {MIN_SIZE[0]}x{MIN_SIZE[1]} "
-                                "or more. Everything still works: scroll with PgUp/PgDn."))
+            warning.update(
+                Text(
+                    f"This window is {width}x{height}; the screen is made for {MIN_SIZE[0]}x{MIN_SIZE[1]} "
+                    "or more. Everything still works: scroll with PgUp/PgDn."
+                )
+            )
 
     # --- drawing ---------------------------------------------------------------------------
 
@@ -170,8 +178,11 @@ class ExpertScreen(Screen):
         n, rated = len(self.session), self.session.rated
         saved = self.session.rating(self.index)
         state = f"saved {saved[0]} ({LIKERT[saved[0]]})" if saved else "not rated yet"
-        self.query_one("#progress-text", Static).update(Text.assemble(
-            (f"Item {self.index + 1} of {n}", "bold"), f" · {rated} rated, {n - rated} to go · this one: {state}"))
+        self.query_one("#progress-text", Static).update(
+            Text.assemble(
+                (f"Item {self.index + 1} of {n}", "bold"), f" · {rated} rated, {n - rated} to go · this one: {state}"
+            )
+        )
         self.query_one("#bar", ProgressBar).update(progress=rated)
         self.query_one("#likert", Static).update(likert_text(self.choice, saved[0] if saved else None))
 

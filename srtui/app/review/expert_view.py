@@ -85,9 +85,11 @@ def draw_series(widget, content: dict[str, Any]) -> None:
     plt.clear_figure()
     if dates:
         plt.date_form("Y-m-d")
-    for xs, ys, label, color, marker in ((x_train, y_train, "training truth", "blue", "•"),
-                                         (x_test, y_test, "test truth", "green", "+"),
-                                         (x_train + x_test, p_train + p_test, "model", "orange", "x")):
+    for xs, ys, label, color, marker in (
+        (x_train, y_train, "training truth", "blue", "•"),
+        (x_test, y_test, "test truth", "green", "+"),
+        (x_train + x_test, p_train + p_test, "model", "orange", "x"),
+    ):
         px, py = _points(xs, ys)
         if px:
             plt.plot(px, py, label=label, color=color, marker=marker)
@@ -103,7 +105,10 @@ def draw_scatter(widget, content: dict[str, Any]) -> None:
     plt = widget.plt
     plt.clear_data()
     plt.clear_figure()
-    for ys, ps, label, color, marker in ((y_train, p_train, "training", "blue", "•"), (y_test, p_test, "test", "orange", "x")):
+    for ys, ps, label, color, marker in (
+        (y_train, p_train, "training", "blue", "•"),
+        (y_test, p_test, "test", "orange", "x"),
+    ):
         px, py = _points(ys, ps)
         if px:
             plt.scatter(px, py, label=label, color=color, marker=marker)

@@ -141,9 +141,16 @@ class ReviewSessionsScreen(_ReviewScreen):
         table.clear(columns=True)
         table.add_columns("session", "suite", "status", "blinding", "items", "experts", "rated")
         for r in message.rows:
-            table.add_row(cell(r["name"]), cell(r["suite"]), cell(r["status"]),
-                          cell("unblinded" if r["unblinded_at"] else "blinded"), cell(r["items"]), cell(r["experts"]),
-                          cell(f"{r['rated']}/{r['assigned']}"), key=r["name"])
+            table.add_row(
+                cell(r["name"]),
+                cell(r["suite"]),
+                cell(r["status"]),
+                cell("unblinded" if r["unblinded_at"] else "blinded"),
+                cell(r["items"]),
+                cell(r["experts"]),
+                cell(f"{r['rated']}/{r['assigned']}"),
+                key=r["name"],
+            )
         if not message.rows:
             title.update(Text("No review sessions: create one with `srtui review create NAME --suite SUITE`"))
 
@@ -194,13 +201,22 @@ class ReviewSessionScreen(_ReviewScreen):
             return
         row = message.row
         blind = f"unblinded {row['unblinded_at']}" if row["unblinded_at"] else "blinded"
-        title.update(Text(f"Review {self.session}: {row['status']}, {blind}, suite {row['suite'] or '-'}", style="bold"))
+        title.update(
+            Text(f"Review {self.session}: {row['status']}, {blind}, suite {row['suite'] or '-'}", style="bold")
+        )
         table = self.query_one("#experts", DataTable)
         table.clear(columns=True)
         table.add_columns("expert", "rated", "assigned", "skipped", "left", "median s/item", "last rating")
         for r in message.progress:
-            table.add_row(cell(r["expert"]), cell(r["rated"]), cell(r["assigned"]), cell(r["skipped"]),
-                          cell(r["remaining"]), cell(r["median_s_per_item"]), cell(r["last_rating"]))
+            table.add_row(
+                cell(r["expert"]),
+                cell(r["rated"]),
+                cell(r["assigned"]),
+                cell(r["skipped"]),
+                cell(r["remaining"]),
+                cell(r["median_s_per_item"]),
+                cell(r["last_rating"]),
+            )
         self.load_report()
 
     @work(thread=True, exclusive=True, group="review-report", exit_on_error=False)

@@ -76,8 +76,13 @@ class SectionScreen(Screen):
 
 
 #: the sections in the command palette: their names and what they show
-PALETTE_NAMES = {"monitor": "Monitor", "results": "Results explorer", "leaderboard": "Leaderboards",
-                 "plots": "Suite plots", "reviews": "Review sessions"}
+PALETTE_NAMES = {
+    "monitor": "Monitor",
+    "results": "Results explorer",
+    "leaderboard": "Leaderboards",
+    "plots": "Suite plots",
+    "reviews": "Review sessions",
+}
 SECTION_HELP = {
     "monitor": "Live counts, running jobs and failures",
     "results": "Filter, sort and group every run",
@@ -95,5 +100,6 @@ def screen_commands(app, screen) -> Iterable[SystemCommand]:
         if active.node is app or not b.description or not active.enabled or (b.action, active.node) in seen:
             continue
         seen.add((b.action, active.node))
-        yield SystemCommand(b.description, f"{app.get_key_display(b)} on this screen",
-                            partial(app.run_action, b.action, active.node))
+        yield SystemCommand(
+            b.description, f"{app.get_key_display(b)} on this screen", partial(app.run_action, b.action, active.node)
+        )

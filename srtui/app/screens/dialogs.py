@@ -103,10 +103,18 @@ class StartRunScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="start-box"):
-            yield Static(Text("Start a run (like `srtui run`; blank means the suite's default)", style="bold"), markup=False)
+            yield Static(
+                Text("Start a run (like `srtui run`; blank means the suite's default)", style="bold"), markup=False
+            )
             with Grid(id="start-form"):
                 yield Label("suite")
-                yield Select([(s, s) for s in self.suites], value=("smoke" if "smoke" in self.suites else self.suites[0]) if self.suites else Select.BLANK, id="suite", allow_blank=False, compact=True)
+                yield Select(
+                    [(s, s) for s in self.suites],
+                    value=("smoke" if "smoke" in self.suites else self.suites[0]) if self.suites else Select.BLANK,
+                    id="suite",
+                    allow_blank=False,
+                    compact=True,
+                )
                 yield Label("tasks")
                 yield Input(placeholder="comma-separated", id="tasks", compact=True)
                 yield Label("seeds")
@@ -147,8 +155,15 @@ class StartRunScreen(ModalScreen):
         tasks = [t.strip() for t in self.query_one("#tasks", Input).value.split(",") if t.strip()]
         methods = list(self.query_one("#methods", SelectionList).selected)
         try:
-            req = RunRequest(suite=suite, methods=methods or None, tasks=tasks or None, seeds=number("#seeds", int),
-                             time_limit=number("#time"), mem_limit=number("#mem"), jobs=number("#jobs", int))
+            req = RunRequest(
+                suite=suite,
+                methods=methods or None,
+                tasks=tasks or None,
+                seeds=number("#seeds", int),
+                time_limit=number("#time"),
+                mem_limit=number("#mem"),
+                jobs=number("#jobs", int),
+            )
         except ValueError as exc:
             self._say(f"not a number: {exc}")
             return

@@ -22,8 +22,11 @@ from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, cell, status_cell
 
 VIEWS = ("rounded", "simplified", "raw")
-VIEW_NOTES = {"rounded": "numbers to 4 significant digits", "simplified": "simplified by sympy, rounded",
-              "raw": "as the method printed it"}
+VIEW_NOTES = {
+    "rounded": "numbers to 4 significant digits",
+    "simplified": "simplified by sympy, rounded",
+    "raw": "as the method printed it",
+}
 
 HELP = """\
 One run's model. The expression is parsed by srtui's safe parser and pretty-printed in 2-D
@@ -123,7 +126,9 @@ class ExpressionScreen(SectionScreen):
         if has_front:
             pareto.add_columns("complexity", "loss", "expression")
             for i, p in enumerate(d.pareto):
-                pareto.add_row(cell(p.get("complexity")), cell(p.get("loss")), cell(p.get("expression"), 200), key=str(i))
+                pareto.add_row(
+                    cell(p.get("complexity")), cell(p.get("loss")), cell(p.get("expression"), 200), key=str(i)
+                )
 
     def on_resize(self, event: Resize) -> None:
         self.query_one("#expressions").set_class(event.size.width < 100, "stacked")
@@ -133,10 +138,18 @@ class ExpressionScreen(SectionScreen):
         model, truth = self._form(self.shown, self.view), self._form(d.truth if d else None, "rounded")
         for widget_id, form in (("#model", model), ("#truth", truth)):
             # 2-D prints keep their lines (scroll sideways); plain text wraps in its panel
-            self.query_one(widget_id, Static).styles.width = "auto" if form is not None and "\n" in form.plain else "100%"
-        self.query_one("#model", Static).update(model or Text("the run has no model" + (f" ({d.job['status']})" if d else ""), style="dim"))
+            self.query_one(widget_id, Static).styles.width = (
+                "auto" if form is not None and "\n" in form.plain else "100%"
+            )
+        self.query_one("#model", Static).update(
+            model or Text("the run has no model" + (f" ({d.job['status']})" if d else ""), style="dim")
+        )
         self.query_one("#truth", Static).update(truth or Text("no ground truth for this task", style="dim"))
-        which = "Model" if self.pareto_index is None or d is None else f"Model (Pareto #{self.pareto_index + 1} of {len(d.pareto)})"
+        which = (
+            "Model"
+            if self.pareto_index is None or d is None
+            else f"Model (Pareto #{self.pareto_index + 1} of {len(d.pareto)})"
+        )
         title = Text(which, style="bold")
         title.append(f"  {VIEW_NOTES[self.view]} (v: {VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]})", style="dim")
         self.query_one("#model-title", Static).update(title)
@@ -163,7 +176,9 @@ class ExpressionScreen(SectionScreen):
         if rendered.error:
             body.append(f"\n\n(not parsed: {rendered.error})", style="italic dim")
         elif len(rendered.text) >= 1000:
-            body.append(f"\n\n({len(rendered.text):,} characters: shown as text, not pretty-printed)", style="italic dim")
+            body.append(
+                f"\n\n({len(rendered.text):,} characters: shown as text, not pretty-printed)", style="italic dim"
+            )
         return body
 
     @work(thread=True, group="simplify", exit_on_error=False)
@@ -215,8 +230,11 @@ class ExpressionScreen(SectionScreen):
         self.pareto_index = event.cursor_row
         self._show_expressions()
         self.query_one("#expression-body", VerticalScroll).scroll_home()
-        self.notify(f"showing Pareto member {event.cursor_row + 1} of {len(self.detail.pareto)} "
-                    f"(complexity {p.get('complexity')})", markup=False)
+        self.notify(
+            f"showing Pareto member {event.cursor_row + 1} of {len(self.detail.pareto)} "
+            f"(complexity {p.get('complexity')})",
+            markup=False,
+        )
 
     def action_scroll(self, direction: str) -> None:
         body = self.query_one("#expression-body", VerticalScroll)

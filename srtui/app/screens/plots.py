@@ -57,8 +57,9 @@ def log_axis(lo: float, hi: float) -> tuple[tuple[float, float], list[float]]:
     a, b = math.log10(lo), math.log10(hi)
     ticks = [10.0**k for k in range(math.floor(a), math.ceil(b) + 1) if lo <= 10.0**k <= hi]
     if len(ticks) < 3:
-        ticks = sorted(m * 10.0**k for k in range(math.floor(a), math.ceil(b) + 1) for m in (1, 2, 5)
-                       if lo <= m * 10.0**k <= hi)
+        ticks = sorted(
+            m * 10.0**k for k in range(math.floor(a), math.ceil(b) + 1) for m in (1, 2, 5) if lo <= m * 10.0**k <= hi
+        )
     return (a, b), ticks
 
 
@@ -115,7 +116,9 @@ class JobPlotsScreen(SectionScreen):
         plt = self.query_one("#scatter", PlotextPlot).plt
         plt.clear_data()
         styles = self.series_look = series_styles(self.app, 3)
-        for (_name, y, pred), (glyph, rgb, _hex) in zip((("train", s.y_train, s.pred_train), ("test", s.y_test, s.pred_test)), styles):
+        for (_name, y, pred), (glyph, rgb, _hex) in zip(
+            (("train", s.y_train, s.pred_train), ("test", s.y_test, s.pred_test)), styles
+        ):
             keep = _downsample(len(y))
             finite = np.isfinite(pred[keep])
             plt.scatter(y[keep][finite].tolist(), pred[keep][finite].tolist(), color=rgb, marker=glyph)
@@ -251,7 +254,9 @@ class SuitePlotsScreen(SectionScreen):
     def on_aggregate_ready(self, message: AggregateReady) -> None:
         a = self.aggregate = message.aggregate
         self.query_one("#switcher").loading = False
-        self.query_one("#suite-info", Static).update(Text(f"{len(a.methods)} methods x {a.n_tasks} tasks  (t: switch plot)"))
+        self.query_one("#suite-info", Static).update(
+            Text(f"{len(a.methods)} methods x {a.n_tasks} tasks  (t: switch plot)")
+        )
         styles = dict(zip(a.methods, series_styles(self.app, len(a.methods))))
         plt = self.query_one("#profile", PlotextPlot).plt
         plt.clear_data()

@@ -31,10 +31,24 @@ from srtui.app.messages import PageReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell, status_cell
 
-GROUPINGS: tuple[tuple[str, ...], ...] = ((), ("method",), ("suite", "method"), ("task",), ("task", "method"), ("status",), ("method", "status"))
+GROUPINGS: tuple[tuple[str, ...], ...] = (
+    (),
+    ("method",),
+    ("suite", "method"),
+    ("task",),
+    ("task", "method"),
+    ("status",),
+    ("method", "status"),
+)
 SORTS = ("task", "method", "seed", "status", "r2_test", "wall_s", "suite", "job_id")
-HEADERS = {"r2_test": "R² test", "wall_s": "wall s", "median_r2_test": "median R²", "mean_r2_test": "mean R²",
-           "best_r2_test": "best R²", "mean_wall_s": "mean wall s"}
+HEADERS = {
+    "r2_test": "R² test",
+    "wall_s": "wall s",
+    "median_r2_test": "median R²",
+    "mean_r2_test": "mean R²",
+    "best_r2_test": "best R²",
+    "mean_wall_s": "mean wall s",
+}
 
 HELP = """\
 Every run in the workspace, a page at a time. Type a filter and press Enter:
@@ -120,8 +134,13 @@ class ResultsScreen(SectionScreen):
         model_at = page.columns.index("model") if "model" in page.columns else -1
         status_at = page.columns.index("status") if "status" in page.columns else -1
         id_at = page.columns.index("job_id") if "job_id" in page.columns else -1
-        rows = [[status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
-                 for j, v in enumerate(row)] for row in page.rows]
+        rows = [
+            [
+                status_cell(v) if j == status_at else cell(v, 50 if j == model_at else 28 if j == 0 else None)
+                for j, v in enumerate(row)
+            ]
+            for row in page.rows
+        ]
         table.clear(columns=True)
         labels = []
         for col in page.columns:
@@ -195,7 +214,11 @@ class ResultsScreen(SectionScreen):
         sorts = self._sorts()
         i = sorts.index(self.query_state.sort) if self.query_state.sort in sorts else -1
         sort = sorts[(i + 1) % len(sorts)]
-        self.load(replace(self.query_state, sort=sort, offset=0, descending=sort in NUMBER_COLUMNS or sort.endswith("r2_test")))
+        self.load(
+            replace(
+                self.query_state, sort=sort, offset=0, descending=sort in NUMBER_COLUMNS or sort.endswith("r2_test")
+            )
+        )
 
     def action_reverse(self) -> None:
         self.load(replace(self.query_state, descending=not self.query_state.descending, offset=0))
@@ -239,7 +262,16 @@ class ResultsScreen(SectionScreen):
             extra = " ".join(filter_token(col, row[i]) for i, col in enumerate(q.group_by))
             self._group_index = 0
             self.query_one("#filter", Input).value = f"{q.filter_text} {extra}".strip()
-            self.load(replace(q, filter_text=f"{q.filter_text} {extra}".strip(), group_by=(), sort="task", descending=False, offset=0))
+            self.load(
+                replace(
+                    q,
+                    filter_text=f"{q.filter_text} {extra}".strip(),
+                    group_by=(),
+                    sort="task",
+                    descending=False,
+                    offset=0,
+                )
+            )
         else:
             self.app.open_expression(row[self.page.columns.index("job_id")])
 
