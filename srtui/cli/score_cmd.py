@@ -191,7 +191,9 @@ def expr(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds per sympy operation.")] = 10.0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds of sympy work per model (its operations share the deadline).")
+    ] = 10.0,
 ) -> None:
     """Report an expression's metrics as each SRBench release computes them (vs --truth if given)."""
     from results.expr_batch import ExprCache, ModelItem, expression_metrics
@@ -339,7 +341,8 @@ def rescore(
     ] = False,
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: usable cores).")] = None,
     timeout: Annotated[
-        float, typer.Option(help="Seconds per sympy operation (simplify, solution check, edit distance).")
+        float,
+        typer.Option(help="Seconds of sympy work per model: simplifies, solution checks and edit distance share it."),
     ] = 10.0,
     workspace: WorkspaceOption = None,
 ) -> None:
