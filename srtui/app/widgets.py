@@ -13,20 +13,7 @@ from textual.content import Content
 from textual.widgets import DataTable, Static
 
 from engine.textsafe import visible
-
-STATUS_STYLE = {
-    "ok": "green",
-    "error": "red",
-    "timeout": "yellow",
-    "cpu_timeout": "yellow",
-    "oom": "magenta",
-    "crashed": "red",
-    "interrupted": "cyan",
-    "lost": "cyan",
-    "invalid_model": "red",
-    "running": "bold blue",
-    "pending": "dim",
-}
+from srtui.styles import STATUS_STYLE
 
 
 class VimTable(DataTable):

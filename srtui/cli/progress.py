@@ -16,18 +16,7 @@ from rich.text import Text
 
 from engine.backends.local import RunState
 from engine.textsafe import raw_stream, visible
-
-STATUS_STYLE = {
-    "ok": "green",
-    "error": "red",
-    "timeout": "yellow",
-    "cpu_timeout": "yellow",
-    "oom": "magenta",
-    "crashed": "red",
-    "interrupted": "cyan",
-    "lost": "cyan",
-    "invalid_model": "red",
-}
+from srtui.styles import STATUS_STYLE
 
 
 def _fmt_s(seconds: float | None) -> str:
