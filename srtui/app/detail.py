@@ -340,7 +340,7 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: 
     methods = tuple(sorted({m for m, _ in per}))
     tasks = sorted({t for _, t in per})
     profiles = {
-        m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m])
+        m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m].to_numpy(dtype=float))
         if m in table.index
         else tuple(0.0 for _ in thresholds)
         for m in methods

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
+from typing import TYPE_CHECKING
 
-from textual import work
+from textual import getters, work
 from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from srtui.app.app import SrtuiApp
 
 
 class DataChanged(Message):
@@ -25,6 +29,11 @@ class SectionScreen(Screen):
     ]
     #: seconds between checks for new data while the screen is shown (None: no live refresh)
     LIVE_S: float | None = None
+    if TYPE_CHECKING:
+        # Textual types `self.app` as App; the section screens run in SrtuiApp (its workspace, clock,
+        # open_expression...). For mypy only: nothing is checked at run time (a test hosts the review
+        # screens in an app of its own)
+        app = getters.app(SrtuiApp)
 
     def __init__(self) -> None:
         super().__init__()

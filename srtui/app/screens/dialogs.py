@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -12,6 +13,9 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
 
 APP_HELP = """\
 srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
@@ -95,7 +99,7 @@ class StartRunScreen(ModalScreen):
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel")]
 
-    def __init__(self, suites: list[str], default_jobs: int, workspace=None) -> None:
+    def __init__(self, suites: list[str], default_jobs: int, workspace: Workspace) -> None:
         super().__init__()
         self.suites = suites
         self.default_jobs = default_jobs
@@ -177,7 +181,7 @@ class StartRunScreen(ModalScreen):
         from runs.run import plan_run
 
         try:
-            plan = plan_run(self.workspace or self.app.workspace, req, write_data=False)
+            plan = plan_run(self.workspace, req, write_data=False)
         except SrtuiError as exc:
             self.app.call_from_thread(self._say, str(exc))
             return

@@ -184,4 +184,5 @@ class MonitorScreen(SectionScreen):
 
     @on(DataTable.RowSelected, "#failures")
     def _open_failure(self, event: DataTable.RowSelected) -> None:
-        self.app.open_expression(event.row_key.value)
+        if event.row_key.value is not None:  # every failure row has its job id as key
+            self.app.open_expression(event.row_key.value)
