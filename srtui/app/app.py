@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -35,6 +36,9 @@ from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
 from srtui.app.screens.results import ResultsScreen
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
 from srtui.app.widgets import SECTIONS, Confirm
+
+if TYPE_CHECKING:
+    from runs.run import RunRequest
 
 
 class SrtuiApp(App):
@@ -195,7 +199,7 @@ class SrtuiApp(App):
 
         self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
 
-    def _start_run(self, req) -> None:
+    def _start_run(self, req: RunRequest | None) -> None:
         if req is None:
             return
         self._cancel, self._force = threading.Event(), threading.Event()
@@ -205,7 +209,7 @@ class SrtuiApp(App):
         self.run_suite(req)
 
     @work(thread=True, group="run", exit_on_error=False)
-    def run_suite(self, req) -> None:
+    def run_suite(self, req: RunRequest) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
         from engine.errors import SrtuiError
         from runs.run import execute, plan_run

@@ -10,10 +10,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import SrtuiError
 from srtui.app.data import Reader
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class BoardError(SrtuiError, ValueError):
@@ -66,7 +69,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _frame_rows(frame) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
+def _frame_rows(frame: pd.DataFrame) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     if any(name is not None for name in frame.index.names):
         frame = frame.reset_index()
     columns = tuple(str(c) for c in frame.columns)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
+from textual.app import App
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from engine.textsafe import visible
@@ -86,7 +89,9 @@ class Confirm:
     def __init__(self) -> None:
         self._armed: tuple[str, float] | None = None
 
-    def confirmed(self, node, what: str, key: str, clock=time.monotonic) -> bool:
+    def confirmed(
+        self, node: App[Any] | Widget, what: str, key: str, clock: Callable[[], float] = time.monotonic
+    ) -> bool:
         """True on the second press within the window; the first press says what a second does."""
         now = clock()
         if self._armed is not None and self._armed[0] == what and now - self._armed[1] <= self.WINDOW_S:
@@ -124,7 +129,7 @@ MARKERS = ("•", "x", "+", "o", "*", "#", "@", "%", "&", "=")
 _THEME_COLOURS = ("primary", "warning", "success", "error", "accent", "secondary")
 
 
-def series_styles(app, n: int) -> list[tuple[str, tuple[int, int, int], str]]:
+def series_styles(app: App[Any], n: int) -> list[tuple[str, tuple[int, int, int], str]]:
     """(glyph, RGB for plotext, hex for the legend) per series, colours from the app's theme."""
     from textual.color import Color
 

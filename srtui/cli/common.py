@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -64,7 +64,7 @@ RAW_HELP = (
 )
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     """Raise the one-line error the entry point prints."""
     raise CliError(message)
 

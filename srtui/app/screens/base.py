@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import getters, work
-from textual.app import SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
 if TYPE_CHECKING:
     from srtui.app.app import SrtuiApp
+    from srtui.app.data import Reader
 
 
 class DataChanged(Message):
@@ -72,7 +73,7 @@ class SectionScreen(Screen):
             self._read_version(reader)
 
     @work(thread=True, exclusive=True, group="live-check", exit_on_error=False)
-    def _read_version(self, reader) -> None:
+    def _read_version(self, reader: Reader) -> None:
         with reader.lock:
             version = reader.data_version()
         changed = self._seen_version is not None and version != self._seen_version
@@ -101,7 +102,7 @@ SECTION_HELP = {
 }
 
 
-def screen_commands(app, screen) -> Iterable[SystemCommand]:
+def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
     """Every action the current screen offers by a key, also in the command palette."""
     seen = set()
     for _key, active in screen.active_bindings.items():

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -16,6 +16,9 @@ from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace
+    from runs.run import RunRequest
+
+_Number = TypeVar("_Number", int, float)
 
 APP_HELP = """\
 srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
@@ -73,7 +76,7 @@ class HelpScreen(ModalScreen[None]):
 GENERIC_ACTIONS = ("focus_next", "focus_previous", "copy_text")
 
 
-def show_help(app, general: str = APP_HELP) -> None:
+def show_help(app: App[Any], general: str = APP_HELP) -> None:
     """F1 on any screen: what it shows and every key it answers to (its own first, then the app's)."""
     screen = app.screen
     if isinstance(screen, HelpScreen):
@@ -148,7 +151,7 @@ class StartRunScreen(ModalScreen):
     def _start(self) -> None:
         from runs.run import RunRequest
 
-        def number(widget_id: str, kind=float):
+        def number(widget_id: str, kind: type[_Number]) -> _Number | None:
             value = self.query_one(widget_id, Input).value.strip()
             return kind(value) if value else None
 
@@ -164,8 +167,8 @@ class StartRunScreen(ModalScreen):
                 methods=methods or None,
                 tasks=tasks or None,
                 seeds=number("#seeds", int),
-                time_limit=number("#time"),
-                mem_limit=number("#mem"),
+                time_limit=number("#time", float),
+                mem_limit=number("#mem", float),
                 jobs=number("#jobs", int),
             )
         except ValueError as exc:
@@ -175,7 +178,7 @@ class StartRunScreen(ModalScreen):
         self.check(req)
 
     @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
-    def check(self, req) -> None:
+    def check(self, req: RunRequest) -> None:
         """Plan without writing: the same errors `srtui run` gives, shown in the form."""
         from engine.errors import SrtuiError
         from runs.run import plan_run

@@ -226,7 +226,7 @@ class SuitePlotsScreen(SectionScreen):
     def _suite_changed(self, event: Select.Changed) -> None:
         self._load_once(event.value)
 
-    def _load_once(self, suite) -> None:
+    def _load_once(self, suite: object) -> None:
         if isinstance(suite, str) and suite != self._requested:
             self._requested = suite  # Select posts Changed more than once: load once
             self.query_one("#suite-info", Static).update(Text(f"computing the plots of {suite}...", style="dim"))
