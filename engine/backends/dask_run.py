@@ -26,6 +26,8 @@ from engine.launcher import JobOutcome, now_iso
 from engine.spec import MAX_AUTO_ATTEMPTS
 
 if TYPE_CHECKING:
+    from distributed import Future, as_completed
+
     from engine.backends.dask import DaskBackend
 
 #: an attempt whose worker left before starting it is sent again this often, then counted lost
@@ -101,7 +103,7 @@ class DaskRun:
                 future.cancel()
             self._tell_workers("forget")
 
-    def _loop(self, todo: deque, completed) -> None:
+    def _loop(self, todo: deque, completed: as_completed) -> None:
         from distributed import wait
 
         cancel_sent = force_sent = False
@@ -171,7 +173,7 @@ class DaskRun:
             self.recording.remove(future)
             future.result()
 
-    def _fill(self, todo: deque, completed, limit: int) -> None:
+    def _fill(self, todo: deque, completed: as_completed, limit: int) -> None:
         while todo and not self.cancel.is_set() and len(self.in_flight) < limit:
             self._submit(todo.popleft(), completed)
 
@@ -185,7 +187,7 @@ class DaskRun:
                 )
             )
 
-    def _submit(self, job: PlannedJob, completed) -> None:
+    def _submit(self, job: PlannedJob, completed: as_completed) -> None:
         started_at = now_iso()
         if not self.sink.claim(job, started_at, self.backend.address):
             with self.state.lock:
@@ -197,7 +199,7 @@ class DaskRun:
         self.on_change()
         self._send(job, completed)
 
-    def _send(self, job: PlannedJob, completed) -> None:
+    def _send(self, job: PlannedJob, completed: as_completed) -> None:
         """Hand a claimed job to the scheduler (again, after its worker retired)."""
         self.sends[(job.job_id, job.attempt)] = self.sends.get((job.job_id, job.attempt), 0) + 1
         payload = replace(job.payload, data_path=None, data_bytes=Path(job.data_path).read_bytes())
@@ -212,7 +214,7 @@ class DaskRun:
         self.in_flight[future] = job
         completed.add(future)
 
-    def _outcome(self, future, job: PlannedJob) -> JobOutcome:
+    def _outcome(self, future: Future, job: PlannedJob) -> JobOutcome:
         try:
             return future.result()
         except Exception as exc:  # noqa: BLE001 - a task failure is a record, never a crash
