@@ -76,6 +76,7 @@ async def explorer(ws) -> dict:
     """Times from the key (or filter) to the page's rows being in the table; Pilot's own waiting
     for idle after a key press (~150 ms) is harness time and is left out; a frame is <= 17 ms more."""
     import psutil
+    from textual.widgets import Input
 
     from srtui.app.app import SrtuiApp
     from srtui.app.screens import results
@@ -118,7 +119,7 @@ async def explorer(ws) -> dict:
             return applied[n] - t
 
         async def set_filter(text):
-            screen.query_one("#filter").value = text
+            screen.query_one("#filter", Input).value = text
             screen._apply_filter(text)
 
         ops = {
