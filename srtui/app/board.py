@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import SrtuiError
@@ -36,7 +37,7 @@ class Board:
     profile: str | None = None  # reference / corrected, for the rules of a published release
 
 
-def _scoring():
+def _scoring() -> ModuleType:
     try:
         from results import scoring
     except ImportError:

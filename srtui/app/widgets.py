@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
@@ -112,7 +112,7 @@ class NavBar(Horizontal):
     NavBar #nav-keys { width: auto; color: $text-muted; }
     """
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         current = getattr(self.app, "current_mode", None) if getattr(self.app, "MODES", None) else None
         tabs = Content("")
         for number, (mode, label) in enumerate(SECTIONS, 1):

@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 from engine.errors import SrtuiError
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.text import Text
 
 
@@ -96,7 +97,7 @@ def check_timeout(value: float, option: str = "--timeout") -> float:
     return value
 
 
-def console(**kwargs):
+def console(**kwargs: Any) -> Console:
     """A rich Console on the real stdout (rich writes its own escape codes; the entry point's
     SafeStream would show them as text). Put untrusted strings in through ``cell``."""
     import sys
