@@ -42,7 +42,7 @@ def _verbatim_class() -> Any:  # a sympy Symbol subclass (sympy ships no types)
     import sympy as sp
     from sympy.printing.pretty.stringpict import prettyForm
 
-    class Verbatim(sp.Symbol):
+    class Verbatim(sp.Symbol):  # type: ignore[misc]  # sympy ships no types: Symbol is Any to mypy
         """A symbol the 2-D printer writes as its name (no subscripts made of '_' or digits)."""
 
         def _pretty(self, printer: Any) -> Any:

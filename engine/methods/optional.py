@@ -113,7 +113,7 @@ class Hroch(_Optional):
         from HROCH import SymbolicRegressor
         from sklearn.utils.validation import validate_data
 
-        class _Shimmed(SymbolicRegressor):
+        class _Shimmed(SymbolicRegressor):  # type: ignore[misc]  # HROCH ships no types
             # scikit-learn >= 1.6 removed BaseEstimator._validate_data and _estimator_type,
             # which HROCH 1.4 still calls
             _estimator_type = "regressor"
@@ -162,7 +162,7 @@ class Feyn(_Optional):
         models = ql.auto_run(data, output_name=target, kind="regression", threads=1, **self._params(params))
         best = models[0]
 
-        def predict(Xn: np.ndarray) -> np.ndarray:
+        def predict(Xn: np.ndarray) -> Any:  # feyn's prediction (no types)
             return best.predict(pd.DataFrame(np.asarray(Xn), columns=list(feature_names)))
 
         def expression(m: Any) -> str:  # a feyn Model (no types)
@@ -244,7 +244,7 @@ class Itea(_Optional):
         if isinstance(p.get("expolim"), list):  # a JSON round trip turns its tuple into a list
             p["expolim"] = tuple(p["expolim"])
 
-        class _Shimmed(ITEA_regressor):
+        class _Shimmed(ITEA_regressor):  # type: ignore[misc]  # itea ships no types
             # after the search itea 1.1.2 explains its best model (feature importances, with jax)
             # through an object scikit-learn >= 1.6 cannot tag; srtui reads only the model
             def _explain_bestsol(self, itexpr: Any, X: Any, y: Any) -> None:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from runs.run import RunRequest
 
 
-class SrtuiApp(App):
+class SrtuiApp(App[None]):
     CSS_PATH = "srtui.tcss"
     TITLE = "srtui"
     MODES = {
@@ -153,7 +153,7 @@ class SrtuiApp(App):
     def action_help(self) -> None:
         show_help(self)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for n, (mode, _label) in enumerate(SECTIONS, 1):
             yield SystemCommand(
                 PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')")
@@ -239,7 +239,7 @@ class SrtuiApp(App):
         else:
             self.notify(message.summary, markup=False, timeout=10)
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "start_run":
             return not self.run_active  # one run from the app at a time (the Footer shows what applies)
         if action == "stop_run":

@@ -19,7 +19,7 @@ from engine.textsafe import visible
 from srtui.styles import STATUS_STYLE
 
 
-class VimTable(DataTable):
+class VimTable(DataTable[Any]):
     """A DataTable with vim-style keys (j/k, g/G, ctrl+d/ctrl+u)."""
 
     BINDINGS = [
@@ -49,7 +49,7 @@ def cell(value: Any, width: int | None = None) -> Text:
     return Text(text)
 
 
-def add_sized_columns(table: DataTable, columns: list[tuple[str, str]], rows: list[list[Text]]) -> None:
+def add_sized_columns(table: DataTable[Any], columns: list[tuple[str, str]], rows: list[list[Text]]) -> None:
     """Add (label, key) columns as wide as their widest cell. The table's own sizing, done on
     idle, can lose a race with a quick refill and leave columns collapsed to their headers until
     a resize: widths from the cells themselves never do."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -291,7 +291,7 @@ def results(
     writer.writerows(csv_row(row, raw=raw) for row in rows)
 
 
-def _add_tuning(store: Store, rows: list[dict], fmt: str) -> None:
+def _add_tuning(store: Store, rows: list[dict[str, Any]], fmt: str) -> None:
     """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
     from results.tuning import summaries, summary_text
 

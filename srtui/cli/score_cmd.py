@@ -6,7 +6,7 @@ import ast
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -247,7 +247,7 @@ def _names(text: str | None) -> list[str]:
     return [f.strip() for f in (text or "").split(",") if f.strip()]
 
 
-def _release_view(m: dict, rel: str, with_truth: bool) -> dict:
+def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
     view = {k: m.get(f"{rel}.{k}") for k in keys}
     view["symbolic_solution:corrected"] = m.get(f"{rel}.symbolic_solution:corrected")
@@ -258,7 +258,7 @@ def _release_view(m: dict, rel: str, with_truth: bool) -> dict:
     return view
 
 
-def _print_expr_table(head: dict, per: dict, notes: list[str]) -> None:
+def _print_expr_table(head: dict[str, Any], per: dict[str, Any], notes: list[str]) -> None:
     from engine.textsafe import visible as printable
 
     print(f"expression: {printable(head['expression'])}   dialect: {printable(head['dialect'])}")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from textual_plotext.plot import Plot
 
 
-def _points(xs: list, ys: list) -> tuple[list, list]:
+def _points(xs: list[Any], ys: list[Any]) -> tuple[list[Any], list[Any]]:
     keep = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
     return [k[0] for k in keep], [k[1] for k in keep]
 

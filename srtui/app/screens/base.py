@@ -23,7 +23,7 @@ class DataChanged(Message):
     """Another connection committed to the workspace since the screen last read it."""
 
 
-class SectionScreen(Screen):
+class SectionScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back", id="screen.back"),
         Binding("r", "refresh", "Refresh", id="screen.refresh"),
@@ -50,7 +50,7 @@ class SectionScreen(Screen):
         """Opened from another screen (Escape goes back to it), not a section's root."""
         return self in self.app.screen_stack[1:]
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
             return self.pushed  # not in the Footer of a section's root
         return True

@@ -51,7 +51,7 @@ class HelpScreen(ModalScreen[None]):
         self.bindings = bindings
         self.general = general
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action != "section" or hasattr(self.app, "action_section")  # not in the expert's app
 
     async def action_section(self, number: str) -> None:
@@ -94,7 +94,7 @@ def show_help(app: App[Any], general: str = APP_HELP) -> None:
     app.push_screen(HelpScreen(getattr(screen, "HELP", general), rows, general))
 
 
-class StartRunScreen(ModalScreen):
+class StartRunScreen(ModalScreen["RunRequest | None"]):
     """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs.
 
     Start plans the run (as `srtui run --dry-run` does, in a worker) before closing: a bad choice

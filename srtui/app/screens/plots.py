@@ -148,7 +148,7 @@ class JobPlotsScreen(SectionScreen):
         styles[2] = ("·", styles[2][1], styles[2][2])
         self.query_one("#legend", Static).update(legend(names, styles))
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_plot":  # only a time-series task has a second plot
             return self.series is not None and bool(self.series.dates_train)
         return super().check_action(action, parameters)
