@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -92,7 +92,7 @@ class JobOutcome:
 class CappedReader(threading.Thread):
     """Drains a pipe, keeping the first LOG_CAP - TAIL_KEEP bytes and the last TAIL_KEEP bytes."""
 
-    def __init__(self, pipe) -> None:
+    def __init__(self, pipe: IO[bytes]) -> None:
         super().__init__(daemon=True)
         self.pipe = pipe
         self.head = bytearray()

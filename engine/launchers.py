@@ -169,7 +169,7 @@ def starter(launcher: str, method_ref: str, env: dict[str, str]) -> Callable[[Pa
     return fork
 
 
-def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen:
+def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "engine.worker", str(scratch)],
         cwd=scratch,
@@ -185,7 +185,7 @@ def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen:
 class ForkServer:
     """The driver's end of one server: its process, socket and a lock (one request at a time)."""
 
-    def __init__(self, family: str, key: tuple, env: dict[str, str]) -> None:
+    def __init__(self, family: str, key: tuple[object, ...], env: dict[str, str]) -> None:
         self.family, self.key = family, key
         self.lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -222,7 +222,8 @@ class ForkServer:
             raise OSError(f"no answer from the fork server: {exc}; {self.tail()}") from None
         if not data:
             raise OSError(f"the fork server exited; {self.tail()}")
-        return json.loads(data)
+        reply: dict[str, Any] = json.loads(data)
+        return reply
 
     def tail(self) -> str:
         try:
@@ -295,10 +296,10 @@ class ServerPool:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.servers: dict[tuple, ForkServer] = {}
-        self.refused: dict[tuple, str] = {}  # families whose server cannot be used, and why
-        self.starting: dict[tuple, threading.Lock] = {}
-        self.requests: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
+        self.servers: dict[tuple[object, ...], ForkServer] = {}
+        self.refused: dict[tuple[object, ...], str] = {}  # families whose server cannot be used, and why
+        self.starting: dict[tuple[object, ...], threading.Lock] = {}
+        self.requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self.spawner: threading.Thread | None = None
 
     def server(self, family: str, env: dict[str, str]) -> ForkServer | None:
@@ -335,7 +336,7 @@ class ServerPool:
             if self.spawner is None or not self.spawner.is_alive():
                 self.spawner = threading.Thread(target=self._spawn_loop, name="srtui-forkserver", daemon=True)
                 self.spawner.start()
-        done: Future = Future()
+        done: Future[ForkServer] = Future()
         self.requests.put((make, done))
         return done.result()
 

@@ -35,7 +35,7 @@ def _prctl(option: int, arg: int) -> bool:
     try:
         if _libc is None:
             _libc = ctypes.CDLL(None, use_errno=True)
-        return _libc.prctl(option, arg, 0, 0, 0) == 0
+        return bool(_libc.prctl(option, arg, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 

@@ -48,7 +48,7 @@ def safe_value(value: Any) -> Any:
     return value
 
 
-def safe_row(cursor: Any, row: tuple) -> tuple:
+def safe_row(cursor: Any, row: tuple[Any, ...]) -> tuple[Any, ...]:
     """A sqlite3 row factory: every text column made visible (the app's read-only reads).
     A clean row (nearly all) is returned as it is, after one search per text value."""
     search = _CONTROL.search

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from pathlib import Path
 
 #: ceilings of what a method's result may carry (characters / entries): a model this long is far
 #: past the parser's limit (it is stored marked too large), and the driver reads every result
@@ -48,7 +49,7 @@ def _harden() -> None:
             pass  # the core left our allowed set (cpuset change): run unpinned, the driver notes it
 
 
-def _write_atomic(path, data: bytes) -> None:
+def _write_atomic(path: Path, data: bytes) -> None:
     # no fsync: the driver reads the file on this host as soon as the worker exits (the page
     # cache serves it); after a host crash the job is re-run, never read from here
     tmp = path.with_name(path.name + ".tmp")

@@ -28,7 +28,7 @@ SCALE = (1, 2, 3, 4, 5)
 class Agreement:
     alpha: float | None
     kappa: pd.DataFrame  # expert_a, expert_b, items, kappa
-    icc: dict  # icc, ci95_low, ci95_high, items, experts (values None when not computable)
+    icc: dict[str, Any]  # icc, ci95_low, ci95_high, items, experts (values None when not computable)
     notes: list[str] = field(default_factory=list)
 
 

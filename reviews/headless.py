@@ -20,6 +20,7 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from typing import Any
 
 from engine.workspace import Workspace, WorkspaceError
 from results.store import Store, StoreError
@@ -35,7 +36,7 @@ def _open(workspace: str, session: str, expert: str) -> ExpertSession:
     return ExpertSession.open(Store(Workspace(Path(workspace).absolute())), session, expert)
 
 
-def run_auto(es: ExpertSession, n: int, start_at: float | None = None, think_ms: float = 0.0) -> dict:
+def run_auto(es: ExpertSession, n: int, start_at: float | None = None, think_ms: float = 0.0) -> dict[str, Any]:
     """Rate ``n`` items; the latency is from the submit to the next item's content being ready."""
     latencies, done = [], 0
     pos = es.first_unrated()
@@ -61,7 +62,11 @@ def run_stdin(es: ExpertSession) -> None:
     pos = es.first_unrated()
     if pos is not None:
         es.show(pos)
-    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())  # noqa: E731
+
+    def say(text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
     for line in sys.stdin:
         cmd, _, rest = line.strip().partition(" ")
         if cmd == "current":

@@ -38,14 +38,14 @@ def _round_sig(x: float, digits: int) -> float:
 
 
 @lru_cache(maxsize=1)
-def _verbatim_class():
+def _verbatim_class() -> Any:  # a sympy Symbol subclass (sympy ships no types)
     import sympy as sp
     from sympy.printing.pretty.stringpict import prettyForm
 
-    class Verbatim(sp.Symbol):
+    class Verbatim(sp.Symbol):  # type: ignore[misc]  # sympy ships no types: Symbol is Any to mypy
         """A symbol the 2-D printer writes as its name (no subscripts made of '_' or digits)."""
 
-        def _pretty(self, printer):
+        def _pretty(self, printer: Any) -> Any:
             return prettyForm(self.name)
 
     return Verbatim

@@ -159,7 +159,7 @@ def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, A
     return tables, options
 
 
-def _cell(value):
+def _cell(value: Any) -> Any:
     if value is None or (isinstance(value, float) and value != value):
         return "-"
     return f"{value:.4g}" if isinstance(value, float) else value

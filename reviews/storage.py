@@ -249,7 +249,9 @@ def status(store: Store, name: str) -> list[dict[str, Any]]:
     return out
 
 
-def _event(c: sqlite3.Connection, name: str, event: str, actor: str | None, detail: dict | None = None) -> str:
+def _event(
+    c: sqlite3.Connection, name: str, event: str, actor: str | None, detail: dict[str, Any] | None = None
+) -> str:
     at = now_iso()
     c.execute(
         "INSERT INTO review_events (session, event, actor, at, detail) VALUES (?,?,?,?,?)",

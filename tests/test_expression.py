@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import sympy as sp
+from numpy.typing import ArrayLike
 
 from engine.expression import (
     DIALECTS,
@@ -26,7 +27,7 @@ RNG = np.random.default_rng(0)
 X = RNG.uniform(-3, 3, size=(50, 3))
 
 
-def ev(text: str, x: np.ndarray, features=("a", "b"), dialect: str = "python") -> np.ndarray:
+def ev(text: str, x: ArrayLike, features=("a", "b"), dialect: str = "python") -> np.ndarray:
     return parse_expression(text, list(features), dialect).evaluate(np.atleast_2d(np.asarray(x, dtype=float)))
 
 
@@ -40,10 +41,10 @@ def test_ground_truth_string_evaluates_like_numpy():
 
 def test_symbols_are_real_and_shared():
     p = parse_expression("x0 + x1", F)
-    assert p.expr.free_symbols == {feature_symbol("x0"), feature_symbol("x1")}
+    assert p.expr is not None and p.expr.free_symbols == {feature_symbol("x0"), feature_symbol("x1")}
     assert all(s.is_real for s in p.expr.free_symbols)
     q = parse_expression("x1 + x0", F)
-    assert sp.simplify(p.expr - q.expr) == 0
+    assert q.expr is not None and sp.simplify(p.expr - q.expr) == 0
 
 
 def test_tree_keeps_the_methods_structure():
@@ -177,7 +178,7 @@ def test_long_flat_sums_and_products_parse():
     n = 4000  # ffx prints long sums; 19,999 characters
     text = " + ".join(["x0"] * n)
     p = parse_expression(text, F)
-    assert len(p.expr.args) == n
+    assert p.expr is not None and len(p.expr.args) == n
     np.testing.assert_allclose(p.evaluate(X[:3]), n * X[:3, 0])
     q = parse_expression("*".join(["1.0001"] * 2500) + "*x1", F)
     np.testing.assert_allclose(q.evaluate(X[:3]), 1.0001**2500 * X[:3, 1], rtol=1e-10)
@@ -237,7 +238,7 @@ class TestGplearnProtectedOperators:
 
     def test_prefix_tree_is_piecewise(self):
         p = parse_expression("div(X0, X1)", ["a", "b"], "gplearn")
-        assert p.expr.has(sp.Piecewise)
+        assert p.expr is not None and p.expr.has(sp.Piecewise)
         assert p.expr.free_symbols == {feature_symbol("a"), feature_symbol("b")}
 
 

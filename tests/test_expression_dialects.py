@@ -36,6 +36,7 @@ def test_every_dialect_is_covered_here():
 
 def test_python_dialect_reads_task_ground_truth():
     task = smoke.interaction()
+    assert task.ground_truth is not None
     p = parse_expression(task.ground_truth, task.feature_names)
     np.testing.assert_allclose(p.evaluate(task.X_test), task.y_test, rtol=1e-12, atol=1e-12)
 

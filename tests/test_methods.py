@@ -100,7 +100,7 @@ def test_pyoperon_fits_uses_feature_names_keeps_front_and_is_deterministic():
     a = _fit("pyoperon", X, y, generations=10, population_size=200, pool_size=200)
     b = _fit("pyoperon", X, y, generations=10, population_size=200, pool_size=200)
     assert a.expression == b.expression
-    assert "X1" not in a.expression and any(n in a.expression for n in NAMES)
+    assert a.expression is not None and "X1" not in a.expression and any(n in a.expression for n in NAMES)
     assert _r2(y, a.predict(X)) > 0.99
     expr = _expr_pred(a, X)
     assert _r2(a.predict(X), expr) > 0.999999
@@ -127,7 +127,7 @@ def test_ffx_prints_its_model_exactly_and_keeps_the_front():
     method = registry.load("ffx")
     a, b = (method.fit(X, y, NAMES[:2], 3, 10.0, {}) for _ in range(2))
     assert a.expression == b.expression
-    assert _r2(y, a.predict(X)) > 0.99
+    assert _r2(y, a.predict(X)) > 0.99 and a.expression is not None
     expr = parse_expression(a.expression, NAMES[:2], a.dialect).evaluate(X)
     np.testing.assert_allclose(expr, a.predict(X), rtol=1e-9, atol=1e-9)
     assert len(a.pareto) >= 2 and a.pareto[-1].expression == a.expression
@@ -261,12 +261,13 @@ def test_gplearn_scaled_model_front_and_plain_mode_are_exact():
     X, y = _data(n=80)
     fitted = _fit("gplearn", X, y, population_size=200, generations=5)
     np.testing.assert_allclose(_expr_pred(fitted, X), fitted.predict(X), rtol=1e-12, atol=1e-12)
-    assert fitted.notes["scale"] != 0 and " + " in fitted.expression
+    assert fitted.expression is not None and fitted.notes["scale"] != 0 and " + " in fitted.expression
     for point in fitted.pareto:
         pred = parse_expression(point.expression, NAMES, "gplearn").evaluate(X)
         assert np.mean((y - pred) ** 2) == pytest.approx(point.loss, rel=1e-9, abs=1e-12)
     plain = _fit("gplearn", X, y, population_size=200, generations=3, linear_scaling=False)
-    assert "scale" not in plain.notes and not plain.expression.startswith(tuple("0123456789-"))
+    assert plain.expression is not None and "scale" not in plain.notes
+    assert not plain.expression.startswith(tuple("0123456789-"))
     np.testing.assert_allclose(_expr_pred(plain, X), plain.predict(X), rtol=1e-12, atol=1e-12)
 
 

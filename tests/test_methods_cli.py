@@ -115,7 +115,8 @@ def test_default_sr_methods_on_the_issue_task_through_srtui_run(tmp_path):
     Timing-sensitive by nature (a 10 s wall limit that includes interpreter start-up): run it
     on an otherwise idle machine.
     """
-    models, problems = [], []
+    models: list[dict[str, str]] = []
+    problems: list[tuple[object, ...]] = []
     budget_stopped = set()  # on a loaded machine gplearn may stop on its wall budget before its cap
     for rows in _issue_task_runs(tmp_path, DETERMINISTIC):
         for name in DETERMINISTIC:

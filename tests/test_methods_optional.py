@@ -23,7 +23,9 @@ def test_every_optional_method_has_an_install_recipe_and_lazy_module():
     assert set(MODULES) == set(registry.OPTIONAL)
     for name in registry.OPTIONAL:
         method = registry.load(name)
-        assert method.install_steps and method.install_hint.startswith(f"srtui methods install {name}")
+        assert getattr(method, "install_steps", None) and method.install_hint.startswith(
+            f"srtui methods install {name}"
+        )
         ok, why = method.availability()
         assert ok or f"srtui methods install {name}" in why
     code = f"import sys, engine.methods.optional; print([m for m in {list(MODULES.values())!r} if m in sys.modules])"
@@ -43,5 +45,6 @@ def test_optional_method_fits_and_its_expression_is_its_model(name):
     fitted = method.fit(X, y, NAMES, 1, 4.0, dict(method.default_params))
     pred = np.asarray(fitted.predict(X), dtype=float).reshape(-1)
     assert 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2) > 0.9
+    assert fitted.expression is not None
     expr = parse_expression(fitted.expression, NAMES, fitted.dialect).evaluate(X)
     assert 1 - np.sum((pred - expr) ** 2) / np.sum((pred - pred.mean()) ** 2) > 0.999

@@ -81,6 +81,7 @@ def test_folder_runs_unmodified_with_budget_and_seed(method_dir):
     assert method.module().est.max_time == fitted.notes["time_set"]
     assert method.honours_time_limit
     assert fitted.notes["complexity"] == 2 * 9 + 1
+    assert fitted.expression is not None
     expr = parse_expression(fitted.expression, names, fitted.dialect).evaluate(X)
     np.testing.assert_allclose(expr, fitted.predict(X), rtol=1e-9, atol=1e-9)
     assert np.allclose(fitted.predict(X), y)
@@ -224,6 +225,7 @@ def test_evaluate_model_steps_in_srbench_order(tmp_path):
     assert fitted.notes["time_attribute"] == "timeout" and est.timeout in range(20, 28)
     assert fitted.notes["scale_x"] is False and fitted.notes["scale_y"] is False
     # model(est) with one argument; the string over the names the folder printed
+    assert fitted.expression is not None
     parsed = parse_expression(fitted.expression, ["u", "v", "w"], fitted.dialect)
     np.testing.assert_allclose(parsed.evaluate(X), fitted.predict(X), rtol=1e-9)
 
@@ -259,6 +261,7 @@ def test_reference_scaling_maps_predictions_back_and_the_model_to_raw_features(m
     assert fitted.notes["scale_x"] and fitted.notes["scale_y"]
     assert "u" in fitted.notes["model_as_printed"]  # printed over the standardised u, v, w
     np.testing.assert_allclose(fitted.predict(X), y, rtol=1e-9)
+    assert fitted.expression is not None
     parsed = parse_expression(fitted.expression, ["u", "v", "w"], fitted.dialect)
     np.testing.assert_allclose(parsed.evaluate(X), fitted.predict(X), rtol=1e-9)
 

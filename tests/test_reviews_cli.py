@@ -97,7 +97,9 @@ def test_expert_errors_are_generic_and_ssh_setup(ws):
     assert out.returncode == 2 and "cannot be opened" in out.stderr
     assert not any(m.lower() in out.stderr.lower() for m in SRBENCH_METHODS)
     line = srtui("review", "ssh-setup", "r2", "--expert", "alice", "--key", KEY, *w, check=True).stdout.strip()
-    command = re.fullmatch(r'restrict,pty,command="([^"]*)" ssh-ed25519 \S+ srtui-review:r2:alice', line).group(1)
+    match = re.fullmatch(r'restrict,pty,command="([^"]*)" ssh-ed25519 \S+ srtui-review:r2:alice', line)
+    assert match, line
+    command = match.group(1)
     assert shlex.split(command)[-7:] == ["review", "open", "r2", "--expert", "alice", "--workspace", str(ws)]
     out = srtui("review", "ssh-setup", "r2", "--expert", "bob", "--key", KEY, *w)
     assert out.returncode == 2 and "not an expert" in out.stderr

@@ -76,6 +76,7 @@ def _workspace(tmp_path: Path, n_items: int, experts: list[str], repeats: int = 
 def test_sigkill_right_after_submit_loses_nothing(tmp_path):
     root = _workspace(tmp_path, 6, ["alice"], repeats=1)
     proc = _headless(root, "s", "alice")
+    assert proc.stdin is not None and proc.stdout is not None
     saved = []
     for value in (4, 2, 5):
         proc.stdin.write(f"rate {value} note {value}\n")
@@ -99,6 +100,7 @@ def test_sigkill_right_after_submit_loses_nothing(tmp_path):
     assert [(a, r) for _, a, _, r in audit] == saved
     # a new process resumes after the last saved item, and the audit log only grows
     proc = _headless(root, "s", "alice")
+    assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("current\nrate 3\n")
     proc.stdin.close()
     out = proc.stdout.read().split("\n")

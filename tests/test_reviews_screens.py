@@ -55,6 +55,7 @@ def test_every_expert_screen_is_blind(store):
                 text = screen_text(app)
                 assert "data set demo-epidemic-" in text and "R² " in text and "Simplicity" in text
                 assert _leaks(text, store) == [], text
+                assert isinstance(app.screen, ExpertScreen)
                 seen.append(app.screen.index)
                 await pilot.press("n")
                 await pilot.pause()
@@ -120,7 +121,7 @@ def test_rate_comment_skip_back_revise_and_resume(store):
         app = ReviewApp(es)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            assert app.screen.index == 1  # the first unrated item
+            assert isinstance(app.screen, ExpertScreen) and app.screen.index == 1  # the first unrated item
             assert f"Item 2 of {len(es)}" in screen_text(app)
 
     asyncio.run(reopen())

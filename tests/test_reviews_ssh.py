@@ -73,6 +73,7 @@ def _setup_line(root: Path, expert: str, key: str) -> str:
 class Server:
     def __init__(self, home: Path, root: Path, experts: list[str]) -> None:
         home.mkdir()
+        self.root = root
         self.home, self.port, self.user = home, _free_port(), getpass.getuser()
         _keygen(home / "host_key")
         self.keys = {e: home / f"{e}_key" for e in experts}
@@ -185,7 +186,6 @@ def _wait(condition, timeout: float, what: str):
 def server(tmp_path):
     root = _workspace(tmp_path, 4, ["alice", "bob"])
     srv = Server(tmp_path / "sshd", root, ["alice", "bob"])
-    srv.root = root
     yield srv
     srv.stop()
     for pid in _raters(root):  # only if a test failed midway

@@ -87,12 +87,12 @@ def test_synthetic_reference_hand_computed():
     cols = ["rank_accuracy", "rank_simplicity", "rank_property"]
     # n = 3 methods; rank = 3 - dense rank (descending). T1 means: a (0.999, -1, 0.5),
     # b (0.999, -2, 1), c (0.6, -3, 0)
-    assert per.loc[("T1", "a"), cols].tolist() == [2, 2, 1]
-    assert per.loc[("T1", "b"), cols].tolist() == [2, 1, 2]
-    assert per.loc[("T1", "c"), cols].tolist() == [1, 0, 0]
+    assert list(per.loc[("T1", "a"), cols]) == [2, 2, 1]
+    assert list(per.loc[("T1", "b"), cols]) == [2, 1, 2]
+    assert list(per.loc[("T1", "c"), cols]) == [1, 0, 0]
     # T2: the property is plain (unrounded) R2: a 0.8 < b 0.8004, while accuracy ties at 0.8
-    assert per.loc[("T2", "a"), cols].tolist() == [2, 2, 1]
-    assert per.loc[("T2", "b"), cols].tolist() == [2, 2, 2]
+    assert list(per.loc[("T2", "a"), cols]) == [2, 2, 1]
+    assert list(per.loc[("T2", "b"), cols]) == [2, 2, 2]
     assert ("T2", "c") not in per.index
     assert per.loc[("T1", "c"), "score"] == 0.0  # a 0 rank inside the harmonic mean
     board = s.main.set_index("method")
@@ -107,12 +107,12 @@ def test_synthetic_corrected_hand_computed():
     per = s.tables["per_task"].set_index(["task", "method"])
     cols = ["rank_accuracy", "rank_simplicity", "rank_property"]
     # medians with failures as -inf: T1 b fails (median of 0.999 and -inf); dense ranks 1..
-    assert per.loc[("T1", "a"), cols].tolist() == [3, 3, 3]
-    assert per.loc[("T1", "b"), cols].tolist() == [1, 1, 1]
-    assert per.loc[("T1", "c"), cols].tolist() == [2, 2, 2]
+    assert list(per.loc[("T1", "a"), cols]) == [3, 3, 3]
+    assert list(per.loc[("T1", "b"), cols]) == [1, 1, 1]
+    assert list(per.loc[("T1", "c"), cols]) == [2, 2, 2]
     # T2: a's missing seed makes its median a failure, like c's; property: noise robustness
-    assert per.loc[("T2", "b"), cols].tolist() == [2, 2, 2]
-    assert per.loc[("T2", "a"), cols].tolist() == [1, 1, 1] == per.loc[("T2", "c"), cols].tolist()
+    assert list(per.loc[("T2", "b"), cols]) == [2, 2, 2]
+    assert list(per.loc[("T2", "a"), cols]) == [1, 1, 1] == list(per.loc[("T2", "c"), cols])
     assert s.main.set_index("method")["score"].to_dict() == pytest.approx({"a": 2.0, "b": 1.5, "c": 1.5})
 
 
@@ -174,7 +174,9 @@ TRUST_RANK = {  # from the ratings 1..5 of expert_scores.json: 5 -> 8, 4 -> 7, 3
 
 @pytest.mark.skipif(_expert_file() is None, reason="shared data srbench2022/expert_scores.json not found")
 def test_realworld_reference_step_by_step_with_the_competition_ratings():
-    trust = load_expert_scores(_expert_file())
+    path = _expert_file()
+    assert path is not None  # the skipif above
+    trust = load_expert_scores(path)
     rows = [
         dict(task=f"srbench2022-realworld-{t}", method=m, seed=0, r2_test=R2[m], simplicity=SIMPLICITY[m])
         for t in TRUST_RANK
@@ -194,10 +196,10 @@ def test_realworld_reference_step_by_step_with_the_competition_ratings():
     per = s.tables["per_task"].set_index(["task", "method"])
     assert set(per.index.get_level_values("method")) == set(R2_RANK)  # eql is not rated
     assert per.loc[("cases", "operon"), "seed"] == 1
-    expected = {}
+    expected: dict[str, list[float]] = {}
     for task, trust_rank in TRUST_RANK.items():
         for m in R2_RANK:
-            got = per.loc[(task, m), ["rank_r2", "rank_simplicity", "rank_trust"]].tolist()
+            got = list(per.loc[(task, m), ["rank_r2", "rank_simplicity", "rank_trust"]])
             assert got == [R2_RANK[m], SIMP_RANK[m], trust_rank[m]], (task, m)
             want = hm(R2_RANK[m], SIMP_RANK[m], trust_rank[m])
             assert per.loc[(task, m), "score"] == pytest.approx(want), (task, m)

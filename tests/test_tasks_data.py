@@ -72,7 +72,7 @@ def test_official_realworld_files(offline, target):
     assert t.target_name == f"value_{target}" and len(t.y_train) == 420 and len(t.y_test) == 245
     assert t.X_train.shape[1] == 92 and "date" not in t.feature_names
     official_train = pd.read_csv(SHARED / f"srbench2022/realworld/135_NY_value_{target}_14_14_train.csv")
-    assert list(t.dates_train) == list(official_train["date"])
+    assert t.dates_train is not None and list(t.dates_train) == list(official_train["date"])
     assert np.array_equal(t.y_train, official_train[f"value_{target}"].to_numpy())
     assert t.provenance["files"][0]["checksum"] == "sha256 shipped with srtui"
 

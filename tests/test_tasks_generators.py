@@ -265,4 +265,5 @@ def test_cached_tasks_round_trip(tmp_path):
     assert second.fingerprint() == first.fingerprint() and second.summary() == first.summary()
     epi = get_task("demo-epidemic-deaths", ctx)
     again = get_task("demo-epidemic-deaths", ctx)
+    assert again.dates_test is not None and epi.dates_test is not None
     assert list(again.dates_test) == list(epi.dates_test)

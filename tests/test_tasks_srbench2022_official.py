@@ -54,6 +54,7 @@ def mismatches(stem: str, task, want: dict) -> list[str]:
 
 @needs_fingerprints
 def test_every_stage1_dataset_matches_the_official_files():
+    assert FINGERPRINTS is not None  # needs_fingerprints
     want = json.loads(FINGERPRINTS.read_text())
     built = {stem: build() for seed in COMPETITION_SEEDS for stem, build in official_stems(seed)}
     assert sorted(built) == sorted(want), "the 170 official datasets, one task each"
@@ -64,6 +65,7 @@ def test_every_stage1_dataset_matches_the_official_files():
 @needs_fingerprints
 def test_the_old_noise_stream_would_fail_the_check():
     """The comparison can fail: the same data with noise from another stream does not match."""
+    assert FINGERPRINTS is not None  # needs_fingerprints
     want = json.loads(FINGERPRINTS.read_text())
     task = s22.featsel(0.1, 2082)
     rng = np.random.default_rng([2082, 1])

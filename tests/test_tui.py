@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import csv
+from typing import Any, TypeVar
 
 import pytest
 from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
-from textual.widgets import DataTable, Input, Static
+from textual.app import App
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, DataTable, Input, Select, SelectionList, Static
 
 from srtui.app.app import SrtuiApp
-from srtui.app.screens.dialogs import HelpScreen
+from srtui.app.screens.dialogs import HelpScreen, StartRunScreen
 from srtui.app.screens.expression import ExpressionScreen
-from srtui.app.screens.plots import JobPlotsScreen
+from srtui.app.screens.leaderboard import LeaderboardScreen
+from srtui.app.screens.monitor import MonitorScreen
+from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
+from srtui.app.screens.results import ResultsScreen
+
+S = TypeVar("S", bound=Screen[Any])
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +56,13 @@ def text_of(widget: Static) -> str:
     return str(widget.render())
 
 
+def current(app: App[Any], kind: type[S]) -> S:
+    """The app's current screen, checked to be a ``kind``."""
+    screen = app.screen
+    assert isinstance(screen, kind), screen
+    return screen
+
+
 def job_id_of(ws, method: str, task: str = "smoke-linear") -> str:
     from results.store import Store
 
@@ -62,8 +77,8 @@ def job_id_of(ws, method: str, task: str = "smoke-linear") -> str:
 async def test_monitor_counts_running_and_failures(demo):
     app = make_app(demo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.screen.snapshot is not None)
-        counts = text_of(app.screen.query_one("#counts"))
+        await wait_for(pilot, lambda: current(app, MonitorScreen).snapshot is not None)
+        counts = text_of(app.screen.query_one("#counts", Static))
         assert "8/10 finished" in counts and "ok 4" in counts and "crashed 2" in counts
         assert "1 active run(s)" in counts
         running = app.screen.query_one("#running", DataTable)
@@ -73,10 +88,12 @@ async def test_monitor_counts_running_and_failures(demo):
         failures = app.screen.query_one("#failures", DataTable)
         assert failures.row_count == 4
         await pilot.press("j", "j")
-        tail = text_of(app.screen.query_one("#failure-tail"))
+        tail = text_of(app.screen.query_one("#failure-tail", Static))
         assert tail  # the highlighted failure's error or stderr, as plain text
         # the crashed jobs' stderr is markup-like: it shows literally
-        crashed = [f for f in app.screen.snapshot.failures if f.status == "crashed"]
+        snapshot = current(app, MonitorScreen).snapshot
+        assert snapshot is not None
+        crashed = [f for f in snapshot.failures if f.status == "crashed"]
         assert any("[bold red]boom[/]" in f.tail for f in crashed)
         await pilot.press("enter")  # the highlighted failure opens as a run
         assert isinstance(app.screen, ExpressionScreen)
@@ -91,8 +108,8 @@ async def test_monitor_says_when_a_runs_driver_is_gone(tmp_path):
         conn.execute("UPDATE runs SET driver = '999999999:0.000'")
     app = make_app(ws)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.screen.snapshot is not None)
-        counts = text_of(app.screen.query_one("#counts"))
+        await wait_for(pilot, lambda: current(app, MonitorScreen).snapshot is not None)
+        counts = text_of(app.screen.query_one("#counts", Static))
         assert "no run in progress" in counts and "1 run(s) lost their driver" in counts
         assert str(app.screen.query_one("#running", DataTable).get_row_at(0)[2]) == "driver gone"
 
@@ -101,7 +118,7 @@ async def test_monitor_says_when_a_runs_driver_is_gone(tmp_path):
 async def test_monitor_polls_without_overlap(demo):
     app = make_app(demo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.screen.snapshot is not None)
+        await wait_for(pilot, lambda: current(app, MonitorScreen).snapshot is not None)
         await pilot.pause(1.2)
         polls = [w for w in app.workers if w.group == "monitor-poll" and not w.is_finished]
         assert len(polls) <= 1
@@ -112,10 +129,10 @@ async def test_results_filter_sort_group_and_drill(demo):
     app = make_app(demo)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("2")
-        screen = app.screen
+        screen = current(app, ResultsScreen)
         await wait_for(pilot, lambda: screen.page is not None)
         table = screen.query_one("#results", DataTable)
-        assert screen.page.total == 10 and table.row_count == 10
+        assert screen.page is not None and screen.page.total == 10 and table.row_count == 10
         await pilot.press("slash")
         assert isinstance(app.focused, Input)
         await pilot.press(*"method=linear,ridge", "enter")
@@ -142,7 +159,7 @@ async def test_results_open_expression_and_plots(demo):
     app = make_app(demo)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("2")
-        screen = app.screen
+        screen = current(app, ResultsScreen)
         await wait_for(pilot, lambda: screen.page is not None)
         await pilot.press("enter")
         assert isinstance(app.screen, ExpressionScreen)
@@ -158,10 +175,10 @@ async def test_expression_view_pretty_truth_metrics_pareto_copy(demo):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.1)
         app.open_expression(ridge)
-        screen = app.screen
+        screen = current(app, ExpressionScreen)
         await wait_for(pilot, lambda: screen.detail is not None)
-        model = text_of(screen.query_one("#model"))
-        truth = text_of(screen.query_one("#truth"))
+        model = text_of(screen.query_one("#model", Static))
+        truth = text_of(screen.query_one("#truth", Static))
         assert "x₀" in model and "x₀" in truth  # unicode 2-D print
         pareto = screen.query_one("#pareto", DataTable)
         assert pareto.display and pareto.row_count == 2
@@ -175,14 +192,16 @@ async def test_expression_view_pretty_truth_metrics_pareto_copy(demo):
         assert metrics["fidelity R² (expression vs method)"] == "1"
         assert "model size (nodes)" in metrics
         await pilot.press("a")  # ASCII fallback
-        assert "x0" in text_of(screen.query_one("#model")) and "⋅" not in text_of(screen.query_one("#model"))
+        assert "x0" in text_of(screen.query_one("#model", Static))
+        assert "⋅" not in text_of(screen.query_one("#model", Static))
         await pilot.press("c")
+        assert screen.detail is not None and screen.detail.model is not None
         assert app.clipboard == screen.detail.model.text
         await pilot.press("l")
         assert app.clipboard == screen.detail.model.latex and "x_{0}" in app.clipboard
         pareto.focus()
         await pilot.press("enter")  # show the first member of the front
-        assert screen.shown.text == "x0"
+        assert screen.shown is not None and screen.shown.text == "x0"
 
 
 @sync
@@ -192,9 +211,9 @@ async def test_markup_like_model_and_stderr_render_as_text(demo):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.1)
         app.open_expression(noop)
-        screen = app.screen
+        screen = current(app, ExpressionScreen)
         await wait_for(pilot, lambda: screen.detail is not None)
-        shown = text_of(screen.query_one("#model"))
+        shown = text_of(screen.query_one("#model", Static))
         assert MARKUP_MODEL in shown
         await pilot.pause(0.2)  # a render pass with the markup-like text on screen
         await pilot.press("escape", "2")
@@ -211,19 +230,19 @@ async def test_job_plots_and_suite_plots(demo):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.1)
         app.open_plots(linear)
-        screen = app.screen
+        screen = current(app, JobPlotsScreen)
         await wait_for(pilot, lambda: screen.series is not None)
-        assert len(screen.series.y_test) == len(screen.series.pred_test)
+        assert screen.series is not None and len(screen.series.y_test) == len(screen.series.pred_test)
         await pilot.press("t")  # not a time series: a notice, the scatter stays
-        assert screen.query_one("#switcher").current == "scatter"
+        assert screen.query_one("#switcher", ContentSwitcher).current == "scatter"
         await pilot.press("escape", "4")
-        suite_screen = app.screen
+        suite_screen = current(app, SuitePlotsScreen)
         await wait_for(pilot, lambda: suite_screen.aggregate is not None)
         agg = suite_screen.aggregate
-        assert agg.profiles["linear"][-1] == 1.0 and agg.n_tasks == 2
+        assert agg is not None and agg.profiles["linear"][-1] == 1.0 and agg.n_tasks == 2
         assert "linear" in agg.front
         await pilot.press("t")
-        assert suite_screen.query_one("#switcher").current == "front"
+        assert suite_screen.query_one("#switcher", ContentSwitcher).current == "front"
 
 
 @sync
@@ -231,9 +250,9 @@ async def test_leaderboard_and_export(demo):
     app = make_app(demo)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("3")
-        screen = app.screen
+        screen = current(app, LeaderboardScreen)
         await wait_for(pilot, lambda: screen.board is not None)
-        assert screen.board.suite == "smoke"
+        assert screen.board is not None and screen.board.suite == "smoke"
         table = screen.query_one("#board", DataTable)
         assert table.row_count >= 2
         await pilot.press("e")
@@ -275,11 +294,12 @@ async def test_missing_workspace_and_no_color(tmp_path, monkeypatch):
     app = SrtuiApp(Workspace(tmp_path / "nothing"), label="nothing", clock=lambda: FIXED_NOW)
     assert app.no_color
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.screen.snapshot is not None)
-        assert "No srtui workspace at nothing" in text_of(app.screen.query_one("#counts"))
+        await wait_for(pilot, lambda: current(app, MonitorScreen).snapshot is not None)
+        assert "No srtui workspace at nothing" in text_of(app.screen.query_one("#counts", Static))
         await pilot.press("2")
-        await wait_for(pilot, lambda: app.screen.page is not None)
-        assert app.screen.page.total == 0
+        await wait_for(pilot, lambda: current(app, ResultsScreen).page is not None)
+        page = current(app, ResultsScreen).page
+        assert page is not None and page.total == 0
 
 
 @sync
@@ -300,19 +320,19 @@ async def test_start_a_run_from_the_app(tmp_path):
     app = SrtuiApp(ws, label="fresh")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("s")
-        form = app.screen
-        assert form.query_one("#suite").value == "smoke"
+        form = current(app, StartRunScreen)
+        assert form.query_one("#suite", Select).value == "smoke"
         form.query_one("#tasks", Input).value = "nonsense-task"
-        form.query_one("#methods").select("linear")
+        form.query_one("#methods", SelectionList).select("linear")
         form.query_one("#jobs", Input).value = "1"
         form.query_one("#jobs", Input).focus()
         await pilot.press("enter")  # an unknown task: said in the form, every field kept
         await wait_for(pilot, lambda: "nonsense-task" in str(form.query_one("#start-error").render()), timeout=60)
         assert app.screen is form and form.query_one("#jobs", Input).value == "1"
-        assert list(form.query_one("#methods").selected) == ["linear"]
+        assert list(form.query_one("#methods", SelectionList).selected) == ["linear"]
         form.query_one("#tasks", Input).value = "smoke-linear"
         form.query_one("#tasks", Input).focus()
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.run_active, timeout=60)
         await wait_for(pilot, lambda: not app.run_active, timeout=120)
-        await wait_for(pilot, lambda: "1/1 finished" in text_of(app.screen.query_one("#counts")), timeout=10)
+        await wait_for(pilot, lambda: "1/1 finished" in text_of(app.screen.query_one("#counts", Static)), timeout=10)

@@ -99,6 +99,7 @@ def test_monitor_flags_the_running_jobs_of_a_dead_driver(tmp_path):
 
 def test_render_pretty_long_and_bad_expressions():
     r = render("x0**2 + sin(x1)/3", ("x0", "x1"))
+    assert r.unicode is not None and r.ascii is not None
     assert r.pretty and "x₀" in r.unicode and "x0" in r.ascii and r.latex and r.n_nodes
     long = " + ".join(f"{i}.5*x0" for i in range(200))
     assert len(long) >= PRETTY_MAX_CHARS

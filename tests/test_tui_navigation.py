@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_tui import job_id_of, make_app, sync, wait_for
+from test_tui import current, job_id_of, make_app, sync, wait_for
 from test_tui_seed import seed_demo
+from textual.widgets import Input
 
 from srtui.app.review.organiser import ReviewSessionScreen, ReviewSessionsScreen
 from srtui.app.screens.dialogs import HelpScreen
@@ -100,7 +101,7 @@ async def test_digits_typed_into_the_filter_stay_in_the_filter(demo):
     async with app.run_test(size=(80, 24)) as pilot:
         await _open(pilot, "results", demo)
         await pilot.press("slash", *"seed=2082")
-        assert app.screen.query_one("#filter").value == "seed=2082" and isinstance(app.screen, ResultsScreen)
+        assert app.screen.query_one("#filter", Input).value == "seed=2082" and isinstance(app.screen, ResultsScreen)
 
 
 #: the controls Tab must reach on each screen (widget ids)
@@ -185,24 +186,28 @@ async def test_explorer_and_board_follow_a_run_writing_the_workspace(tmp_path):
     app = make_app(ws)
     async with app.run_test(size=(80, 24)) as pilot:
         await _open(pilot, "results", ws)
-        await wait_for(pilot, lambda: app.screen.page is not None and app.screen.page.total == 10)
+        results = current(app, ResultsScreen)
+        await wait_for(pilot, lambda: results.page is not None and results.page.total == 10)
         store = Store(ws)  # another process's run plans more jobs
         try:
             fp = store.conn.execute("SELECT data_fingerprint FROM jobs WHERE task = 'smoke-linear'").fetchone()[0]
             store.plan([JobSpec("smoke", "smoke-linear", "linear", 7, LIMITS, fp, "1.0")])
         finally:
             store.close()
-        await wait_for(pilot, lambda: app.screen.page.total == 11, timeout=20)  # no key pressed
+        await wait_for(
+            pilot, lambda: results.page is not None and results.page.total == 11, timeout=20
+        )  # no key pressed
         await _open(pilot, "leaderboard", ws)
-        await wait_for(pilot, lambda: app.screen.board is not None, timeout=60)
-        first = app.screen.board
+        board = current(app, LeaderboardScreen)
+        await wait_for(pilot, lambda: board.board is not None, timeout=60)
+        first = board.board
         store = Store(ws)
         try:
             store.conn.execute("UPDATE jobs SET r2_test = 0.5 WHERE method = 'ridge'")
             store.conn.commit()
         finally:
             store.close()
-        await wait_for(pilot, lambda: app.screen.board is not first, timeout=30)
+        await wait_for(pilot, lambda: board.board is not first, timeout=30)
 
 
 @sync

@@ -244,7 +244,7 @@ class DaskBackend:
         return names
 
     def slots(self) -> int:
-        live = sum(self.client.nthreads().values())
+        live: int = sum(self.client.nthreads().values())
         return max(live, self.expected_slots(), 1)
 
     def tend(self, remaining: int) -> tuple[int, int]:

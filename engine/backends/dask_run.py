@@ -26,6 +26,8 @@ from engine.launcher import JobOutcome, now_iso
 from engine.spec import MAX_AUTO_ATTEMPTS
 
 if TYPE_CHECKING:
+    from distributed import Future, as_completed
+
     from engine.backends.dask import DaskBackend
 
 #: an attempt whose worker left before starting it is sent again this often, then counted lost
@@ -70,12 +72,12 @@ class DaskRun:
         self.data_cache = DataCache()
         self.in_flight: dict[Any, PlannedJob] = {}  # future -> job
         self.claimed_at: dict[str, str] = {}
-        self.started: deque = deque()  # (job_id, attempt, pid) from the workers' start events
+        self.started: deque[Any] = deque()  # (job_id, attempt, pid) from the workers' start events
         self.started_keys: set[tuple[str, int]] = set()
         # one recorder thread: scoring (the first parse imports sympy) and SQLite writes happen
         # beside the loop that feeds the workers; the sink is thread-safe (LocalBackend's slots)
         self.recorder = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="srtui-dask-record")
-        self.recording: list[concurrent.futures.Future] = []
+        self.recording: list[concurrent.futures.Future[Any]] = []
         self.sends: dict[tuple[str, int], int] = {}  # times each attempt was handed to the scheduler
         self.workers_shown: tuple[int, int] | None = None
 
@@ -101,7 +103,7 @@ class DaskRun:
                 future.cancel()
             self._tell_workers("forget")
 
-    def _loop(self, todo: deque, completed) -> None:
+    def _loop(self, todo: deque[PlannedJob], completed: as_completed) -> None:
         from distributed import wait
 
         cancel_sent = force_sent = False
@@ -171,11 +173,11 @@ class DaskRun:
             self.recording.remove(future)
             future.result()
 
-    def _fill(self, todo: deque, completed, limit: int) -> None:
+    def _fill(self, todo: deque[PlannedJob], completed: as_completed, limit: int) -> None:
         while todo and not self.cancel.is_set() and len(self.in_flight) < limit:
             self._submit(todo.popleft(), completed)
 
-    def _queue_retry(self, job: PlannedJob, todo: deque) -> None:
+    def _queue_retry(self, job: PlannedJob, todo: deque[PlannedJob]) -> None:
         if job.attempt < MAX_AUTO_ATTEMPTS and not self.cancel.is_set():
             with self.state.lock:
                 self.state.total += 1  # each attempt is a unit of work in the progress
@@ -185,7 +187,7 @@ class DaskRun:
                 )
             )
 
-    def _submit(self, job: PlannedJob, completed) -> None:
+    def _submit(self, job: PlannedJob, completed: as_completed) -> None:
         started_at = now_iso()
         if not self.sink.claim(job, started_at, self.backend.address):
             with self.state.lock:
@@ -197,7 +199,7 @@ class DaskRun:
         self.on_change()
         self._send(job, completed)
 
-    def _send(self, job: PlannedJob, completed) -> None:
+    def _send(self, job: PlannedJob, completed: as_completed) -> None:
         """Hand a claimed job to the scheduler (again, after its worker retired)."""
         self.sends[(job.job_id, job.attempt)] = self.sends.get((job.job_id, job.attempt), 0) + 1
         payload = replace(job.payload, data_path=None, data_bytes=Path(job.data_path).read_bytes())
@@ -212,7 +214,7 @@ class DaskRun:
         self.in_flight[future] = job
         completed.add(future)
 
-    def _outcome(self, future, job: PlannedJob) -> JobOutcome:
+    def _outcome(self, future: Future[JobOutcome], job: PlannedJob) -> JobOutcome:
         try:
             return future.result()
         except Exception as exc:  # noqa: BLE001 - a task failure is a record, never a crash

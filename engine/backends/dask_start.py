@@ -137,7 +137,7 @@ def check_port_free(host: str, port: int, what: str) -> None:
             ) from None
 
 
-def sweep_ssh_hosts(hosts: list[str], connect_options: dict, token: str, timeout: float = 20.0) -> None:
+def sweep_ssh_hosts(hosts: list[str], connect_options: dict[str, Any], token: str, timeout: float = 20.0) -> None:
     """Kill, on every host, the processes an abandoned SSH start left (marked by ``token`` in
     their environment): a hung remote Python must not outlive the run."""
     import asyncio

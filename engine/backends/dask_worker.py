@@ -18,11 +18,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.backends.dask_config import job_span_s
 from engine.backends.local import usable_cores
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
 from engine.spec import Limits
+
+if TYPE_CHECKING:
+    from distributed import Scheduler, Worker
 
 TOPIC_PREFIX = "srtui-started-"
 
@@ -47,7 +51,7 @@ def forget_run(run_token: str) -> None:
         _run_flags.pop(run_token, None)
 
 
-def dask_setup(worker) -> None:  # a Dask preload hook for LocalCluster workers
+def dask_setup(worker: Worker) -> None:  # a Dask preload hook for LocalCluster workers
     """Local workers share the terminal's process group: Ctrl-C is the driver's to handle."""
     import signal
 
@@ -92,7 +96,7 @@ def synthetic_outcome(
     return JobOutcome(job_id, attempt, status, host, started_at, now_iso(), 0.0, error=error)
 
 
-def _retire_if_short(worker, limits: Limits) -> None:
+def _retire_if_short(worker: Worker, limits: Limits) -> None:
     """A worker with a lifetime (SLURM walltime) starts no job it could not finish: it retires
     and the task goes back to the scheduler for a younger worker."""
     lifetime = getattr(worker, "lifetime", None)
@@ -136,7 +140,7 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
         shutil.rmtree(scratch, ignore_errors=True)  # logs and results came back in the outcome
 
 
-def allowed_failures(dask_scheduler) -> int:
+def allowed_failures(dask_scheduler: Scheduler) -> int:
     return dask_scheduler.allowed_failures
 
 

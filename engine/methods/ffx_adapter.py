@@ -12,6 +12,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
 from engine.methods.base import FittedModel, Method, ParetoPoint
 
 
@@ -67,7 +69,15 @@ class FFX(Method):
     install_hint = "pip install ffx six"
     default_params: ClassVar[dict[str, Any]] = {}
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         import numpy as np
         import sklearn
         from ffx.core.model_factories import MultiFFXModelFactory

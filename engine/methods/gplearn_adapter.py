@@ -176,7 +176,15 @@ class Gplearn(Method):
         {"linear_scaling": False},  # plain gplearn: MSE of the program itself
     ]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         start = time.monotonic()  # the budget includes importing gplearn (scikit-learn, joblib)
         from gplearn.fitness import make_fitness
         from gplearn.genetic import SymbolicRegressor

@@ -10,7 +10,10 @@ generation of 1000 on 150 rows), while an hour-long SRBench budget is not wasted
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
+
+import numpy as np
 
 from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
 
@@ -52,7 +55,15 @@ class Operon(Method):
         {"allowed_symbols": "add,sub,mul,div,exp,log,sqrt,sin,cos,constant,variable"},
     ]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from pyoperon.sklearn import SymbolicRegressor
 
         p = {**self.default_params, **(params or {})}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -67,7 +68,15 @@ class RilsRols(_Optional):
         {"max_complexity": 25},
     ]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from rils_rols.rils_rols import RILSROLSRegressor
 
         est = RILSROLSRegressor(max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params))
@@ -92,16 +101,24 @@ class Hroch(_Optional):
         {"problem": "simple", "precision": "f64"},
     ]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from HROCH import SymbolicRegressor
         from sklearn.utils.validation import validate_data
 
-        class _Shimmed(SymbolicRegressor):
+        class _Shimmed(SymbolicRegressor):  # type: ignore[misc]  # HROCH ships no types
             # scikit-learn >= 1.6 removed BaseEstimator._validate_data and _estimator_type,
             # which HROCH 1.4 still calls
             _estimator_type = "regressor"
 
-            def _validate_data(self, *args, **kwargs):
+            def _validate_data(self, *args: Any, **kwargs: Any) -> Any:
                 return validate_data(self, *args, **kwargs)
 
         est = _Shimmed(time_limit=max(1.0, time_budget - 1.0), random_state=seed, num_threads=1, **self._params(params))
@@ -126,7 +143,15 @@ class Feyn(_Optional):
     default_params: ClassVar[dict[str, Any]] = {"n_epochs": 10, "max_complexity": 10}
     hyper_params: ClassVar[list[dict[str, Any]]] = [{"max_complexity": 5}, {"max_complexity": 15}, {"n_epochs": 20}]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         import feyn
         import pandas as pd
 
@@ -137,10 +162,10 @@ class Feyn(_Optional):
         models = ql.auto_run(data, output_name=target, kind="regression", threads=1, **self._params(params))
         best = models[0]
 
-        def predict(Xn):
+        def predict(Xn: np.ndarray) -> Any:  # feyn's prediction (no types)
             return best.predict(pd.DataFrame(np.asarray(Xn), columns=list(feature_names)))
 
-        def expression(m) -> str:
+        def expression(m: Any) -> str:  # a feyn Model (no types)
             # feyn's own Model method that turns its graph into a sympy object (feyn's code, in
             # this worker, on no string of ours); str() prints it in Python syntax for the parser.
             # Looked up by name: the repository bans calls of that name on strings (grep-checked).
@@ -164,7 +189,15 @@ class Bingo(_Optional):
     # SRBench 2.0 varied population_size (100, 500, 1000); stack_size bounds the model's size
     hyper_params: ClassVar[list[dict[str, Any]]] = [{"population_size": 500}, {"stack_size": 12}, {"stack_size": 48}]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from bingo.symbolic_regression.symbolic_regressor import SymbolicRegressor
 
         est = SymbolicRegressor(max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params))
@@ -193,7 +226,15 @@ class Itea(_Optional):
     # SRBench 2.0's pyITEA grid varied the number of terms and the exponents' range
     hyper_params: ClassVar[list[dict[str, Any]]] = [{"max_terms": 2}, {"max_terms": 8}, {"expolim": [-5, 5]}]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         import itea.regression._ITExpr_regressor as itexpr
         from itea.regression import ITEA_regressor
 
@@ -203,10 +244,10 @@ class Itea(_Optional):
         if isinstance(p.get("expolim"), list):  # a JSON round trip turns its tuple into a list
             p["expolim"] = tuple(p["expolim"])
 
-        class _Shimmed(ITEA_regressor):
+        class _Shimmed(ITEA_regressor):  # type: ignore[misc]  # itea ships no types
             # after the search itea 1.1.2 explains its best model (feature importances, with jax)
             # through an object scikit-learn >= 1.6 cannot tag; srtui reads only the model
-            def _explain_bestsol(self, itexpr, X, y):
+            def _explain_bestsol(self, itexpr: Any, X: Any, y: Any) -> None:
                 return None
 
         # `id` is the identity (the parser's itea dialect knows it)

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,15 @@ class Noop(_Probe):
     name = "probe-noop"
     honours_time_limit = True
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         return _constant(float(np.mean(y)))
 
 
@@ -38,7 +47,15 @@ class Sleep(_Probe):
 
     name = "probe-sleep"
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         deadline = time.monotonic() + float(params.get("seconds", 1e9))
         while time.monotonic() < deadline:
@@ -51,7 +68,15 @@ class MemHog(_Probe):
 
     name = "probe-memhog"
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         chunk = int(params.get("chunk_mb", 10)) * 2**20
         pause = float(params.get("pause_s", 0.02))
         hoard = []
@@ -67,7 +92,15 @@ class Crash(_Probe):
 
     name = "probe-crash"
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         sys.stdout.flush()
         sys.stderr.write("probe-crash: raising signal\n")
         sys.stderr.flush()
@@ -101,7 +134,15 @@ class Escape(_Probe):
 
     name = "probe-escape"
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         path = os.environ.get("SRTUI_PROBE_PIDFILE", "")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} if params.get("clear_env") else None
         child = subprocess.Popen(
@@ -121,7 +162,15 @@ class Forks(_Probe):
 
     name = "probe-forks"
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         ballast = bytearray(int(params.get("ballast_mb", 0)) * 2**20)
         ballast[::4096] = b"\x01" * len(range(0, len(ballast), 4096))
         children = []
@@ -142,7 +191,15 @@ class BadModel(_Probe):
     name = "probe-badmodel"
     honours_time_limit = True
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         fitted = _constant(float(np.mean(y)))
         fitted.expression = "__import__('os').system('touch PWNED')"
         return fitted

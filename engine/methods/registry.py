@@ -76,4 +76,5 @@ def load(name: str) -> Method:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise MethodError(f"method {name!r} cannot be loaded: {exc}") from None
-    return getattr(module, cls_name)()
+    method: Method = getattr(module, cls_name)()
+    return method

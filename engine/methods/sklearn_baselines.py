@@ -52,7 +52,15 @@ class Dummy(_Sklearn):
     preload_modules = ("sklearn.dummy",)
     honours_time_limit = True
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from sklearn.dummy import DummyRegressor
 
         est = DummyRegressor(strategy="mean").fit(X, y)
@@ -64,7 +72,15 @@ class Linear(_Sklearn):
     honours_time_limit = True  # closed form; finishes at once
     hyper_params = [{"fit_intercept": False}]  # the only choice ordinary least squares has
 
-    def fit(self, X, y, feature_names, seed, time_budget, params: dict[str, Any]) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from sklearn.linear_model import LinearRegression
 
         est = LinearRegression(**self._params(params)).fit(X, y)
@@ -78,7 +94,15 @@ class Lasso(_Sklearn):
     default_params = {"cv": 5, "max_iter": 10000}
     hyper_params = [{"cv": 5, "max_iter": 10000, "n_alphas": 50}]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from sklearn.linear_model import LassoCV
 
         est = LassoCV(random_state=int(seed) % 2**32, n_jobs=1, **self._params(params)).fit(X, y)
@@ -92,7 +116,15 @@ class Ridge(_Sklearn):
     default_params = {"alphas": (0.1, 1.0, 10.0)}
     hyper_params = [{"alphas": (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)}]
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from sklearn.linear_model import RidgeCV
 
         est = RidgeCV(**self._params(params)).fit(X, y)
@@ -107,7 +139,15 @@ class Poly2(_Sklearn):
     honours_time_limit = True
     default_params = {"degree": 2}
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         from sklearn.linear_model import LinearRegression
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import PolynomialFeatures
@@ -125,10 +165,18 @@ class _BlackBox(_Sklearn):
     family = "blackbox"
     honours_time_limit = False  # no internal clock; the launcher's wall limit applies
 
-    def _make(self, seed: int, p: dict[str, Any]):
+    def _make(self, seed: int, p: dict[str, Any]) -> Any:  # a scikit-learn estimator (no types)
         raise NotImplementedError
 
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         # numpy's RandomState takes seeds below 2**32
         est = self._make(int(seed) % 2**32, self._params(params)).fit(X, y)
         return FittedModel(predict=est.predict, expression=None)
@@ -145,7 +193,7 @@ class RandomForest(_BlackBox):
         {"n_estimators": 100, "max_features": 0.5, "min_samples_leaf": 5},
     ]
 
-    def _make(self, seed, p):
+    def _make(self, seed: int, p: dict[str, Any]) -> Any:
         from sklearn.ensemble import RandomForestRegressor
 
         return RandomForestRegressor(random_state=seed, n_jobs=1, **p)
@@ -162,7 +210,7 @@ class GradientBoosting(_BlackBox):
         {"n_estimators": 500, "learning_rate": 0.05, "max_depth": 5},
     ]
 
-    def _make(self, seed, p):
+    def _make(self, seed: int, p: dict[str, Any]) -> Any:
         from sklearn.ensemble import GradientBoostingRegressor
 
         return GradientBoostingRegressor(random_state=seed, **p)
@@ -179,7 +227,7 @@ class MLP(_BlackBox):
         {"hidden_layer_sizes": (100, 100), "alpha": 1e-2, "max_iter": 2000},
     ]
 
-    def _make(self, seed, p):
+    def _make(self, seed: int, p: dict[str, Any]) -> Any:
         from sklearn.neural_network import MLPRegressor
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
@@ -198,7 +246,7 @@ class KNN(_BlackBox):
         {"n_neighbors": 10, "weights": "distance"},
     ]
 
-    def _make(self, seed, p):
+    def _make(self, seed: int, p: dict[str, Any]) -> Any:
         from sklearn.neighbors import KNeighborsRegressor
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler

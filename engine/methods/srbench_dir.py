@@ -15,14 +15,19 @@ import hashlib
 import importlib.util
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.methods import srbench_eval as ev
 from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
 from engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: SRBench 2.0 proposes at most 4 configurations besides the defaults
 MAX_CONFIGS = 4
@@ -109,7 +114,15 @@ class SRBenchMethod(Method):
         return module
 
     # -- fit ----------------------------------------------------------------------------------
-    def fit(self, X, y, feature_names, seed, time_budget, params) -> FittedModel:
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
         started = time.monotonic()
         mod = self.module()
         params = dict(params or {})
@@ -131,7 +144,7 @@ class SRBenchMethod(Method):
         scalers = ev.Scalers(X_fit, y_fit, scale_x, scale_y)
         notes.update(scale_x=scale_x, scale_y=scale_y, n_train=len(y_fit))
 
-        def frame(Xn):
+        def frame(Xn: np.ndarray) -> Any:
             Xs = scalers.transform_x(np.asarray(Xn))
             return self._frame(Xs, names) if use_df else Xs
 
@@ -144,7 +157,7 @@ class SRBenchMethod(Method):
         notes.update(ev.set_time_budget(est, left - max(1.0, FINISH_SHARE * nominal_budget(time_budget))))
         est.fit(Xf, yf)
 
-        def predict(Xn):
+        def predict(Xn: np.ndarray) -> np.ndarray:
             return scalers.inverse_y(est.predict(frame(Xn)))
 
         X_named = Xf if use_df else self._frame(Xf, names)
@@ -164,7 +177,16 @@ class SRBenchMethod(Method):
         pareto = self._pareto(mod, est, X_fit, y_fit, X_named, scalers, frame, names)
         return FittedModel(predict=predict, expression=expression, dialect="srbench", pareto=pareto, notes=notes)
 
-    def _prepare(self, mod, est, Xf, yf, eval_kwargs, opts, notes) -> None:
+    def _prepare(
+        self,
+        mod: ModuleType,
+        est: Any,
+        Xf: Any,
+        yf: np.ndarray,
+        eval_kwargs: dict[str, Any],
+        opts: ev.RunOptions,
+        notes: dict[str, Any],
+    ) -> None:
         """pre_train, test_params, tuned params: in evaluate_model.py's order, before the budget."""
         if callable(eval_kwargs.get("pre_train")):
             eval_kwargs["pre_train"](est, Xf, yf)
@@ -179,7 +201,17 @@ class SRBenchMethod(Method):
             except Exception as exc:  # noqa: BLE001 - SRBench prints a warning and runs the untuned estimator
                 notes["tuned_error"] = f"{type(exc).__name__}: {exc}"
 
-    def _pareto(self, mod, est, X_fit, y_fit, X_named, scalers, frame, names) -> list[ParetoPoint]:
+    def _pareto(
+        self,
+        mod: ModuleType,
+        est: Any,
+        X_fit: np.ndarray,
+        y_fit: np.ndarray,
+        X_named: Any,
+        scalers: ev.Scalers,
+        frame: Callable[[Any], Any],
+        names: list[str],
+    ) -> list[ParetoPoint]:
         """get_population (else get_best_solution) as the front, each member's loss in y's units."""
         if hasattr(mod, "get_population"):
             members = list(mod.get_population(est))[:MAX_POPULATION]
@@ -208,7 +240,7 @@ class SRBenchMethod(Method):
         return points
 
     @staticmethod
-    def _frame(X, names):
+    def _frame(X: Any, names: Sequence[str]) -> pd.DataFrame:
         return _writable_frame_class()(np.asarray(X), columns=list(names))
 
 
@@ -226,7 +258,7 @@ def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str
         return text
 
 
-def _writable_frame_class():
+def _writable_frame_class() -> type[pd.DataFrame]:
     """A pandas DataFrame whose ``np.asarray`` is a writable copy.
 
     pandas 3 hands out read-only views (copy-on-write); SRBench's environments had pandas 1-2,
@@ -236,10 +268,10 @@ def _writable_frame_class():
 
     class WritableFrame(pd.DataFrame):
         @property
-        def _constructor(self):
+        def _constructor(self) -> type[pd.DataFrame]:
             return WritableFrame
 
-        def __array__(self, dtype=None, copy=None):
+        def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
             return np.array(super().__array__(dtype), copy=True)
 
     return WritableFrame

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 
-def run_app(workspace_path=None, *, theme: str | None = None, ascii: bool | None = None) -> int:
+
+def run_app(
+    workspace_path: str | os.PathLike[str] | None = None, *, theme: str | None = None, ascii: bool | None = None
+) -> int:
     """Open the app on a workspace (``--workspace``, ``$SRTUI_WORKSPACE`` or ./srtui-workspace)."""
     from engine.workspace import resolve
     from srtui.app.app import SrtuiApp

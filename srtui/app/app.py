@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -36,8 +37,11 @@ from srtui.app.screens.results import ResultsScreen
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
 from srtui.app.widgets import SECTIONS, Confirm
 
+if TYPE_CHECKING:
+    from runs.run import RunRequest
 
-class SrtuiApp(App):
+
+class SrtuiApp(App[None]):
     CSS_PATH = "srtui.tcss"
     TITLE = "srtui"
     MODES = {
@@ -149,7 +153,7 @@ class SrtuiApp(App):
     def action_help(self) -> None:
         show_help(self)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for n, (mode, _label) in enumerate(SECTIONS, 1):
             yield SystemCommand(
                 PALETTE_NAMES[mode], f"{SECTION_HELP[mode]} ({n})", partial(self.run_action, f"section('{mode}')")
@@ -195,7 +199,7 @@ class SrtuiApp(App):
 
         self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
 
-    def _start_run(self, req) -> None:
+    def _start_run(self, req: RunRequest | None) -> None:
         if req is None:
             return
         self._cancel, self._force = threading.Event(), threading.Event()
@@ -205,7 +209,7 @@ class SrtuiApp(App):
         self.run_suite(req)
 
     @work(thread=True, group="run", exit_on_error=False)
-    def run_suite(self, req) -> None:
+    def run_suite(self, req: RunRequest) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
         from engine.errors import SrtuiError
         from runs.run import execute, plan_run
@@ -235,7 +239,7 @@ class SrtuiApp(App):
         else:
             self.notify(message.summary, markup=False, timeout=10)
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "start_run":
             return not self.run_active  # one run from the app at a time (the Footer shows what applies)
         if action == "stop_run":

@@ -10,10 +10,14 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import SrtuiError
 from srtui.app.data import Reader
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class BoardError(SrtuiError, ValueError):
@@ -33,7 +37,7 @@ class Board:
     profile: str | None = None  # reference / corrected, for the rules of a published release
 
 
-def _scoring():
+def _scoring() -> ModuleType:
     try:
         from results import scoring
     except ImportError:
@@ -66,7 +70,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _frame_rows(frame) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
+def _frame_rows(frame: pd.DataFrame) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     if any(name is not None for name in frame.index.names):
         frame = frame.reset_index()
     columns = tuple(str(c) for c in frame.columns)

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from engine.textsafe import safe_value
 from engine.workspace import Workspace
 from results.queries import finished_jobs, job_metrics, metric_by_job
 from srtui.app.data import Reader, job_row
+
+if TYPE_CHECKING:
+    from tasks.model import Task
 
 #: at or above this many characters a model is shown as text, not pretty-printed
 PRETTY_MAX_CHARS = 1000
@@ -129,7 +132,7 @@ def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Ren
     )
 
 
-def round_numbers(expr, digits: int = ROUND_DIGITS):
+def round_numbers(expr: Any, digits: int = ROUND_DIGITS) -> Any:  # sympy ships no types
     """Every float of the tree to ``digits`` significant digits (17-digit floats hide the form)."""
     import sympy as sp
 
@@ -172,7 +175,7 @@ def task_arrays(workspace: Workspace, fingerprint: str) -> dict[str, np.ndarray]
 
 
 @lru_cache(maxsize=32)
-def _task(root: str, name: str):
+def _task(root: str, name: str) -> Task | None:
     """The built task (ground truth, dates), or None. Tasks that need a download are read only
     from the workspace's task cache: looking at results never touches the network."""
     from tasks import cache
@@ -340,7 +343,7 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: 
     methods = tuple(sorted({m for m, _ in per}))
     tasks = sorted({t for _, t in per})
     profiles = {
-        m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m])
+        m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m].to_numpy(dtype=float))
         if m in table.index
         else tuple(0.0 for _ in thresholds)
         for m in methods

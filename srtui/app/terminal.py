@@ -11,24 +11,28 @@ on the dead terminal) is ended with ``os._exit`` after a grace period.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import select
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import IO
 
 #: exit code of an app whose terminal went away (128 + SIGHUP, as a shell reports a hang-up)
 HANGUP_CODE = 129
 
 
-def terminal_problem(stdin=None, stdout=None, environ=None) -> str | None:
+def terminal_problem(
+    stdin: IO[str] | None = None, stdout: IO[str] | None = None, environ: Mapping[str, str] | None = None
+) -> str | None:
     """Why a full-screen app cannot run here, in a few words, or None when it can."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     environ = os.environ if environ is None else environ
 
-    def tty(stream) -> bool:
+    def tty(stream: IO[str] | None) -> bool:
         try:
             return stream is not None and stream.isatty()
         except (ValueError, OSError):  # closed
@@ -53,7 +57,7 @@ class HangupWatch:
         self._fired = threading.Event()
         self._stop = threading.Event()
 
-    def start(self, loop) -> None:
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in (signal.SIGHUP, signal.SIGTERM):
             try:
                 loop.add_signal_handler(sig, self.fire)
@@ -64,7 +68,7 @@ class HangupWatch:
     def stop(self) -> None:
         self._stop.set()
 
-    def _poll(self, loop) -> None:
+    def _poll(self, loop: asyncio.AbstractEventLoop) -> None:
         """Wait (without spinning) for the terminal to hang up or the parent to change."""
         poller = select.poll()
         poller.register(self.fd, 0)  # no events asked: only POLLHUP, POLLERR and POLLNVAL report

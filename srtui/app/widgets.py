@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from engine.textsafe import visible
 from srtui.styles import STATUS_STYLE
 
 
-class VimTable(DataTable):
+class VimTable(DataTable[Any]):
     """A DataTable with vim-style keys (j/k, g/G, ctrl+d/ctrl+u)."""
 
     BINDINGS = [
@@ -46,7 +49,7 @@ def cell(value: Any, width: int | None = None) -> Text:
     return Text(text)
 
 
-def add_sized_columns(table: DataTable, columns: list[tuple[str, str]], rows: list[list[Text]]) -> None:
+def add_sized_columns(table: DataTable[Any], columns: list[tuple[str, str]], rows: list[list[Text]]) -> None:
     """Add (label, key) columns as wide as their widest cell. The table's own sizing, done on
     idle, can lose a race with a quick refill and leave columns collapsed to their headers until
     a resize: widths from the cells themselves never do."""
@@ -86,7 +89,9 @@ class Confirm:
     def __init__(self) -> None:
         self._armed: tuple[str, float] | None = None
 
-    def confirmed(self, node, what: str, key: str, clock=time.monotonic) -> bool:
+    def confirmed(
+        self, node: App[Any] | Widget, what: str, key: str, clock: Callable[[], float] = time.monotonic
+    ) -> bool:
         """True on the second press within the window; the first press says what a second does."""
         now = clock()
         if self._armed is not None and self._armed[0] == what and now - self._armed[1] <= self.WINDOW_S:
@@ -107,7 +112,7 @@ class NavBar(Horizontal):
     NavBar #nav-keys { width: auto; color: $text-muted; }
     """
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         current = getattr(self.app, "current_mode", None) if getattr(self.app, "MODES", None) else None
         tabs = Content("")
         for number, (mode, label) in enumerate(SECTIONS, 1):
@@ -124,7 +129,7 @@ MARKERS = ("•", "x", "+", "o", "*", "#", "@", "%", "&", "=")
 _THEME_COLOURS = ("primary", "warning", "success", "error", "accent", "secondary")
 
 
-def series_styles(app, n: int) -> list[tuple[str, tuple[int, int, int], str]]:
+def series_styles(app: App[Any], n: int) -> list[tuple[str, tuple[int, int, int], str]]:
     """(glyph, RGB for plotext, hex for the legend) per series, colours from the app's theme."""
     from textual.color import Color
 

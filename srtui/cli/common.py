@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 from engine.errors import SrtuiError
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.text import Text
 
 
@@ -64,7 +65,7 @@ RAW_HELP = (
 )
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     """Raise the one-line error the entry point prints."""
     raise CliError(message)
 
@@ -96,7 +97,7 @@ def check_timeout(value: float, option: str = "--timeout") -> float:
     return value
 
 
-def console(**kwargs):
+def console(**kwargs: Any) -> Console:
     """A rich Console on the real stdout (rich writes its own escape codes; the entry point's
     SafeStream would show them as text). Put untrusted strings in through ``cell``."""
     import sys

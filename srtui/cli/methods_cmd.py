@@ -12,18 +12,21 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from srtui.cli.common import CommandGroup, cell, console, fail, workspace_option
+
+if TYPE_CHECKING:
+    from engine.methods.base import Method
 
 methods_app = typer.Typer(
     help="List, check and install symbolic regression methods.", no_args_is_help=True, cls=CommandGroup
 )
 
 
-def _load(name: str):
+def _load(name: str) -> Method:
     from engine.methods import registry
 
     return registry.load(name)

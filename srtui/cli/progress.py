@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -17,6 +18,9 @@ from rich.text import Text
 from engine.backends.local import RunState
 from engine.textsafe import raw_stream, visible
 from srtui.styles import STATUS_STYLE
+
+if TYPE_CHECKING:
+    from runs.run import RunPlan, RunResult
 
 
 def _fmt_s(seconds: float | None) -> str:
@@ -29,7 +33,7 @@ def _fmt_s(seconds: float | None) -> str:
 
 
 class RunProgress:
-    def __init__(self, plan) -> None:
+    def __init__(self, plan: RunPlan) -> None:
         self.plan = plan
         # rich writes its own escape codes, so it gets the unwrapped stream; every untrusted string
         # it shows (job labels, errors) is made visible first
@@ -51,7 +55,7 @@ class RunProgress:
             self.live.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if self.live is not None:
             self.live.__exit__(*exc)
 
@@ -71,7 +75,7 @@ class RunProgress:
                 counts = ", ".join(f"{k} {v}" for k, v in sorted(state.counts.items()))
                 print(f"[{done}/{state.total}] {counts}", file=sys.stderr, flush=True)
 
-    def _render(self):
+    def _render(self) -> RenderableType:
         state = self.state
         if state is None:
             return Text(f"planning {self.plan.n_jobs} jobs...")
@@ -93,7 +97,7 @@ class RunProgress:
             table.add_row(
                 Text(visible(job.label, one_line=True)), f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}"
             )
-        parts = [head, table]
+        parts: list[RenderableType] = [head, table]
         for job, outcome in failures:
             line = Text(
                 visible(f"{outcome.status}: {job.label}", one_line=True), style=STATUS_STYLE.get(outcome.status, "")
@@ -106,7 +110,7 @@ class RunProgress:
             parts.append(line)
         return Group(*parts)
 
-    def summary(self, result) -> None:
+    def summary(self, result: RunResult) -> None:
         state = result.state
         counts = ", ".join(f"{k} {v}" for k, v in sorted(state.counts.items())) or "nothing to run"
         extra = f"; {result.skipped} already done" if result.skipped else ""

@@ -9,12 +9,20 @@ from __future__ import annotations
 import getpass
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 
 from srtui.cli.common import CommandGroup, WorkspaceOption, fail, require_terminal
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
+    from results.store import Store
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 review_app = typer.Typer(
     help="Blinded expert trust ratings of models (SRBench 2022 real-world "
@@ -26,13 +34,13 @@ review_app = typer.Typer(
 SessionArg = Annotated[str, typer.Argument(help="Review session name.", show_default=False)]
 
 
-def _workspace(workspace):
+def _workspace(workspace: Path | None) -> Workspace:
     from engine.workspace import resolve
 
     return resolve(workspace)
 
 
-def _store(workspace):
+def _store(workspace: Path | None) -> Store:
     from results.store import Store
 
     return Store(_workspace(workspace))
@@ -45,7 +53,7 @@ def _actor() -> str:
         return "unknown"
 
 
-def _run(fn, *args, **kwargs):
+def _run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     return fn(*args, **kwargs)
 
 

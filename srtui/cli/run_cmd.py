@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,7 @@ from results.columns import EXPORT_COLUMNS
 from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
 
 if TYPE_CHECKING:
+    from results.store import Store
     from runs.run import RunPlan, RunRequest
 
 
@@ -290,7 +291,7 @@ def results(
     writer.writerows(csv_row(row, raw=raw) for row in rows)
 
 
-def _add_tuning(store, rows: list[dict], fmt: str) -> None:
+def _add_tuning(store: Store, rows: list[dict[str, Any]], fmt: str) -> None:
     """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
     from results.tuning import summaries, summary_text
 
@@ -300,7 +301,7 @@ def _add_tuning(store, rows: list[dict], fmt: str) -> None:
         row["tuning"] = summary if fmt == "json" or summary is None else summary_text(summary)
 
 
-def _print_summary(store, suite: str | None, fmt: str, raw: bool = False) -> None:
+def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False) -> None:
     from engine.textsafe import csv_cell
     from results.resources import method_medians
     from results.tables import runs_frame

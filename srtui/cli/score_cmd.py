@@ -6,11 +6,17 @@ import ast
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from results.scoring.base import Rule
+    from results.store import Store
 
 CSV_HELP = (
     "Score runs produced elsewhere: a CSV with one row per run, SRBench's collated tables "
@@ -23,7 +29,7 @@ CSV_HELP = (
 )
 
 
-def _store(workspace, readonly: bool = True):
+def _store(workspace: Path | None, readonly: bool = True) -> Store:
     from engine.workspace import resolve
     from results.store import Store
 
@@ -40,7 +46,7 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _trust(path: Path | None):
+def _trust(path: Path | None) -> pd.DataFrame | None:
     if path is None:
         return None
     import pandas as pd
@@ -117,7 +123,7 @@ def score(
     _emit(text, out)
 
 
-def _list_rules(rules) -> None:
+def _list_rules(rules: dict[str, Rule]) -> None:
     """Each rule: name, release, options (default and choices), its documentation; the profiles
     reference and corrected each get their own paragraph."""
     import textwrap
@@ -143,7 +149,7 @@ def _list_rules(rules) -> None:
         print()
 
 
-def _review_trust(workspace, name: str):
+def _review_trust(workspace: Path | None, name: str) -> pd.DataFrame:
     """Pooled trust of a review session; only once unblinded (before, methods stay hidden)."""
     from reviews.report import trust_frame
     from reviews.storage import session_row
@@ -224,7 +230,7 @@ def expr(
     _print_expr_table(head, per, notes)
 
 
-def _warn_stale(store, suite: str | None) -> None:
+def _warn_stale(store: Store, suite: str | None) -> None:
     """Metrics of an older definition are never mixed in silently: say so, and how to update."""
     from results.metrics import METRICS_VERSION, stale_metric_jobs
 
@@ -241,7 +247,7 @@ def _names(text: str | None) -> list[str]:
     return [f.strip() for f in (text or "").split(",") if f.strip()]
 
 
-def _release_view(m: dict, rel: str, with_truth: bool) -> dict:
+def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
     view = {k: m.get(f"{rel}.{k}") for k in keys}
     view["symbolic_solution:corrected"] = m.get(f"{rel}.symbolic_solution:corrected")
@@ -252,7 +258,7 @@ def _release_view(m: dict, rel: str, with_truth: bool) -> dict:
     return view
 
 
-def _print_expr_table(head: dict, per: dict, notes: list[str]) -> None:
+def _print_expr_table(head: dict[str, Any], per: dict[str, Any], notes: list[str]) -> None:
     from engine.textsafe import visible as printable
 
     print(f"expression: {printable(head['expression'])}   dialect: {printable(head['dialect'])}")
@@ -313,7 +319,7 @@ def export(
         _emit(text, None if out is None else out / f"{key}.{ext}")
 
 
-def _suite_rule(store, name: str) -> str | None:
+def _suite_rule(store: Store, name: str) -> str | None:
     """The scoring rule of a suite by name: built in, or the suite file a run of it was given
     (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
     from tasks.suites import SuiteError, load_suite

@@ -72,7 +72,7 @@ class CommentInput(Input):
     ]
 
 
-class ExpertScreen(Screen):
+class ExpertScreen(Screen[None]):
     HELP = HELP
     DEFAULT_CSS = CSS
     AUTO_FOCUS = "#body"
@@ -242,7 +242,7 @@ class ExpertScreen(Screen):
         show_help(self.app, general="")
 
 
-class ReviewApp(App):
+class ReviewApp(App[None]):
     """The expert's whole app: one screen, no command palette, nothing else to reach."""
 
     TITLE = "srtui review"

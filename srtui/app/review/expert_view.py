@@ -6,19 +6,24 @@ so every sentence is tested on its own and none can name a method.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from reviews import LIKERT
 
+if TYPE_CHECKING:
+    from textual_plotext import PlotextPlot
+    from textual_plotext.plot import Plot
 
-def _points(xs: list, ys: list) -> tuple[list, list]:
+
+def _points(xs: list[Any], ys: list[Any]) -> tuple[list[Any], list[Any]]:
     keep = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
     return [k[0] for k in keep], [k[1] for k in keep]
 
 
-def headroom(plt, values: list) -> None:
+def headroom(plt: Plot, values: Sequence[float | None]) -> None:
     """Room above the data for the legend, which plotext draws in the top-left corner."""
     finite = [v for v in values if v is not None]
     if finite:
@@ -72,7 +77,7 @@ def likert_text(choice: int | None, saved: int | None) -> Text:
     return text
 
 
-def draw_series(widget, content: dict[str, Any]) -> None:
+def draw_series(widget: PlotextPlot, content: dict[str, Any]) -> None:
     """Truth and prediction over time (or by row), one glyph per series so no colour is needed."""
     s = content.get("series") or {}
     y_train, y_test = s.get("y_train") or [], s.get("y_test") or []
@@ -98,7 +103,7 @@ def draw_series(widget, content: dict[str, Any]) -> None:
     widget.refresh()
 
 
-def draw_scatter(widget, content: dict[str, Any]) -> None:
+def draw_scatter(widget: PlotextPlot, content: dict[str, Any]) -> None:
     s = content.get("series") or {}
     y_train, y_test = s.get("y_train") or [], s.get("y_test") or []
     p_train, p_test = s.get("pred_train") or [], s.get("pred_test") or []

@@ -17,6 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
@@ -105,8 +106,8 @@ class _ReviewScreen(SectionScreen):
                 self.store.conn.row_factory = safe_row  # names, models, comments shown visibly
             return self.store
 
-    def reload(self) -> None:  # pragma: no cover - overridden
-        pass
+    def reload(self) -> object:  # pragma: no cover - overridden (by a worker: it returns the Worker)
+        return None
 
     def refresh_data(self) -> None:
         self.reload()
@@ -160,7 +161,7 @@ class ReviewSessionsScreen(_ReviewScreen):
     def action_open(self) -> None:
         table = self.query_one("#sessions", DataTable)
         if table.row_count:
-            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+            key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
             self.app.push_screen(ReviewSessionScreen(str(key.value), self._workspace))
 
 

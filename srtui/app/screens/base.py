@@ -6,25 +6,35 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from textual import work
-from textual.app import SystemCommand
+from textual import getters, work
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from srtui.app.app import SrtuiApp
+    from srtui.app.data import Reader
 
 
 class DataChanged(Message):
     """Another connection committed to the workspace since the screen last read it."""
 
 
-class SectionScreen(Screen):
+class SectionScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back", id="screen.back"),
         Binding("r", "refresh", "Refresh", id="screen.refresh"),
     ]
     #: seconds between checks for new data while the screen is shown (None: no live refresh)
     LIVE_S: float | None = None
+    if TYPE_CHECKING:
+        # Textual types `self.app` as App; the section screens run in SrtuiApp (its workspace, clock,
+        # open_expression...). For mypy only: nothing is checked at run time (a test hosts the review
+        # screens in an app of its own)
+        app = getters.app(SrtuiApp)
 
     def __init__(self) -> None:
         super().__init__()
@@ -40,7 +50,7 @@ class SectionScreen(Screen):
         """Opened from another screen (Escape goes back to it), not a section's root."""
         return self in self.app.screen_stack[1:]
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
             return self.pushed  # not in the Footer of a section's root
         return True
@@ -63,7 +73,7 @@ class SectionScreen(Screen):
             self._read_version(reader)
 
     @work(thread=True, exclusive=True, group="live-check", exit_on_error=False)
-    def _read_version(self, reader) -> None:
+    def _read_version(self, reader: Reader) -> None:
         with reader.lock:
             version = reader.data_version()
         changed = self._seen_version is not None and version != self._seen_version
@@ -92,7 +102,7 @@ SECTION_HELP = {
 }
 
 
-def screen_commands(app, screen) -> Iterable[SystemCommand]:
+def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
     """Every action the current screen offers by a key, also in the command palette."""
     seen = set()
     for _key, active in screen.active_bindings.items():

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
+    from runs.run import RunRequest
+
+_Number = TypeVar("_Number", int, float)
 
 APP_HELP = """\
 srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
@@ -44,7 +51,7 @@ class HelpScreen(ModalScreen[None]):
         self.bindings = bindings
         self.general = general
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action != "section" or hasattr(self.app, "action_section")  # not in the expert's app
 
     async def action_section(self, number: str) -> None:
@@ -69,7 +76,7 @@ class HelpScreen(ModalScreen[None]):
 GENERIC_ACTIONS = ("focus_next", "focus_previous", "copy_text")
 
 
-def show_help(app, general: str = APP_HELP) -> None:
+def show_help(app: App[Any], general: str = APP_HELP) -> None:
     """F1 on any screen: what it shows and every key it answers to (its own first, then the app's)."""
     screen = app.screen
     if isinstance(screen, HelpScreen):
@@ -87,7 +94,7 @@ def show_help(app, general: str = APP_HELP) -> None:
     app.push_screen(HelpScreen(getattr(screen, "HELP", general), rows, general))
 
 
-class StartRunScreen(ModalScreen):
+class StartRunScreen(ModalScreen["RunRequest | None"]):
     """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs.
 
     Start plans the run (as `srtui run --dry-run` does, in a worker) before closing: a bad choice
@@ -95,7 +102,7 @@ class StartRunScreen(ModalScreen):
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel")]
 
-    def __init__(self, suites: list[str], default_jobs: int, workspace=None) -> None:
+    def __init__(self, suites: list[str], default_jobs: int, workspace: Workspace) -> None:
         super().__init__()
         self.suites = suites
         self.default_jobs = default_jobs
@@ -144,7 +151,7 @@ class StartRunScreen(ModalScreen):
     def _start(self) -> None:
         from runs.run import RunRequest
 
-        def number(widget_id: str, kind=float):
+        def number(widget_id: str, kind: type[_Number]) -> _Number | None:
             value = self.query_one(widget_id, Input).value.strip()
             return kind(value) if value else None
 
@@ -160,8 +167,8 @@ class StartRunScreen(ModalScreen):
                 methods=methods or None,
                 tasks=tasks or None,
                 seeds=number("#seeds", int),
-                time_limit=number("#time"),
-                mem_limit=number("#mem"),
+                time_limit=number("#time", float),
+                mem_limit=number("#mem", float),
                 jobs=number("#jobs", int),
             )
         except ValueError as exc:
@@ -171,13 +178,13 @@ class StartRunScreen(ModalScreen):
         self.check(req)
 
     @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
-    def check(self, req) -> None:
+    def check(self, req: RunRequest) -> None:
         """Plan without writing: the same errors `srtui run` gives, shown in the form."""
         from engine.errors import SrtuiError
         from runs.run import plan_run
 
         try:
-            plan = plan_run(self.workspace or self.app.workspace, req, write_data=False)
+            plan = plan_run(self.workspace, req, write_data=False)
         except SrtuiError as exc:
             self.app.call_from_thread(self._say, str(exc))
             return

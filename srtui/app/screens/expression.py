@@ -169,9 +169,15 @@ class ExpressionScreen(SectionScreen):
                 return Text(f"{done.error}", style="italic dim")
             rendered = done
         if view != "raw" and rendered.pretty:
+            ascii_form: str | None
+            unicode_form: str | None
             if view == "rounded" and rendered.rounded_unicode is not None:
-                return Text(rendered.rounded_ascii if self.ascii else rendered.rounded_unicode, no_wrap=True)
-            return Text(rendered.ascii if self.ascii else rendered.unicode, no_wrap=True)
+                ascii_form, unicode_form = rendered.rounded_ascii, rendered.rounded_unicode
+            else:
+                ascii_form, unicode_form = rendered.ascii, rendered.unicode
+            form = ascii_form if self.ascii else unicode_form
+            if form is not None:  # render() and simplified() fill the ASCII and unicode prints together
+                return Text(form, no_wrap=True)
         body = Text(rendered.text)  # as the method printed it: wrapped, never markup
         if rendered.error:
             body.append(f"\n\n(not parsed: {rendered.error})", style="italic dim")
@@ -185,8 +191,11 @@ class ExpressionScreen(SectionScreen):
     def simplify(self, text: str) -> None:
         from srtui.app.detail import features_of, simplified
 
-        features = features_of(self.reader.workspace, self.detail.job) or ()
-        result = simplified(text, tuple(features), self.detail.job.get("dialect") or "python")
+        detail = self.detail
+        if detail is None:  # started from a shown detail, which is never unset
+            return
+        features = features_of(self.reader.workspace, detail.job) or ()
+        result = simplified(text, tuple(features), detail.job.get("dialect") or "python")
         self.app.call_from_thread(self._simplified_ready, text, result)
 
     def _simplified_ready(self, text: str, result: Rendered) -> None:
@@ -223,16 +232,18 @@ class ExpressionScreen(SectionScreen):
     def _pareto_selected(self, event: DataTable.RowSelected) -> None:
         from srtui.app.detail import features_of, render
 
-        p = self.detail.pareto[event.cursor_row]
-        features = features_of(self.reader.workspace, self.detail.job)
+        d = self.detail
+        if d is None:  # the Pareto table is filled from a detail only
+            return
+        p = d.pareto[event.cursor_row]
+        features = features_of(self.reader.workspace, d.job)
         text = str(p.get("expression") or "")
-        self.shown = render(text, features, self.detail.job.get("dialect") or "python") if features else Rendered(text)
+        self.shown = render(text, features, d.job.get("dialect") or "python") if features else Rendered(text)
         self.pareto_index = event.cursor_row
         self._show_expressions()
         self.query_one("#expression-body", VerticalScroll).scroll_home()
         self.notify(
-            f"showing Pareto member {event.cursor_row + 1} of {len(self.detail.pareto)} "
-            f"(complexity {p.get('complexity')})",
+            f"showing Pareto member {event.cursor_row + 1} of {len(d.pareto)} (complexity {p.get('complexity')})",
             markup=False,
         )
 

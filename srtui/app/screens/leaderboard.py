@@ -106,9 +106,8 @@ class LeaderboardScreen(SectionScreen):
     def _reload(self) -> None:
         suite = self.query_one("#board-suite", Select).value
         rule = self.query_one("#board-rule", Select).value
-        wanted = (suite, rule, self.profile)
-        if isinstance(suite, str) and isinstance(rule, str) and wanted != self._requested:
-            self._requested = wanted  # Select posts Changed more than once: load once
+        if isinstance(suite, str) and isinstance(rule, str) and (suite, rule, self.profile) != self._requested:
+            self._requested = (suite, rule, self.profile)  # Select posts Changed more than once: load once
             self.query_one("#board-info", Static).update(Text(f"scoring {suite} by {rule}...", style="dim"))
             self.load(suite, rule, self.profile)
 
@@ -153,14 +152,15 @@ class LeaderboardScreen(SectionScreen):
 
     def _show_breakdown(self, index: int) -> None:
         b = self.board
-        ok = b is not None and b.method_column >= 0 and 0 <= index < len(b.rows)
-        key = (id(b), b.rows[index][b.method_column]) if ok else None
+        key = None
+        if b is not None and b.method_column >= 0 and 0 <= index < len(b.rows):
+            key = (id(b), b.rows[index][b.method_column])
         if key is not None and key == self._breakdown_of:
             return  # RowHighlighted repeats the row just filled in
         self._breakdown_of = key
         table = self.query_one("#breakdown", DataTable)
         table.clear(columns=True)
-        if key is None:
+        if b is None or key is None:
             return
         cells = [[cell(v) for v in row] for row in b.breakdown.get(key[1], ())]
         add_sized_columns(table, [(col, col) for col in b.breakdown_columns], cells)

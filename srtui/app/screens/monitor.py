@@ -19,7 +19,8 @@ from engine.textsafe import visible
 from srtui.app.data import MonitorSnapshot, Reader, monitor_snapshot
 from srtui.app.messages import SnapshotReady
 from srtui.app.screens.base import SectionScreen
-from srtui.app.widgets import STATUS_STYLE, NavBar, VimTable, cell, fmt_duration, status_cell
+from srtui.app.widgets import NavBar, VimTable, cell, fmt_duration, status_cell
+from srtui.styles import STATUS_STYLE
 
 HELP = """\
 The monitor follows every run writing this workspace, including a `srtui run` in another shell
@@ -184,4 +185,5 @@ class MonitorScreen(SectionScreen):
 
     @on(DataTable.RowSelected, "#failures")
     def _open_failure(self, event: DataTable.RowSelected) -> None:
-        self.app.open_expression(event.row_key.value)
+        if event.row_key.value is not None:  # every failure row has its job id as key
+            self.app.open_expression(event.row_key.value)

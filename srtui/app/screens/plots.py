@@ -72,7 +72,7 @@ class JobPlotsScreen(SectionScreen):
     HELP = JOB_HELP
     AUTO_FOCUS = ""
     BINDINGS = [
-        Binding("t", "toggle", "Switch plot", id="plots.toggle"),
+        Binding("t", "switch_plot", "Switch plot", id="plots.toggle"),
     ]
 
     def __init__(self, job_id: str) -> None:
@@ -148,12 +148,12 @@ class JobPlotsScreen(SectionScreen):
         styles[2] = ("·", styles[2][1], styles[2][2])
         self.query_one("#legend", Static).update(legend(names, styles))
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "toggle":  # only a time-series task has a second plot
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_plot":  # only a time-series task has a second plot
             return self.series is not None and bool(self.series.dates_train)
         return super().check_action(action, parameters)
 
-    def action_toggle(self) -> None:
+    def action_switch_plot(self) -> None:
         switcher = self.query_one("#switcher", ContentSwitcher)
         switcher.current = "timeseries" if switcher.current == "scatter" else "scatter"
         self._legend()
@@ -163,7 +163,7 @@ class SuitePlotsScreen(SectionScreen):
     HELP = SUITE_HELP
     AUTO_FOCUS = ""  # keys go to the screen; Tab reaches the suite selector
     BINDINGS = [
-        Binding("t", "toggle", "Switch plot", id="suite-plots.toggle"),
+        Binding("t", "switch_plot", "Switch plot", id="suite-plots.toggle"),
         Binding("e", "show_cost", "Energy vs time", id="suite-plots.cost"),
     ]
 
@@ -226,7 +226,7 @@ class SuitePlotsScreen(SectionScreen):
     def _suite_changed(self, event: Select.Changed) -> None:
         self._load_once(event.value)
 
-    def _load_once(self, suite) -> None:
+    def _load_once(self, suite: object) -> None:
         if isinstance(suite, str) and suite != self._requested:
             self._requested = suite  # Select posts Changed more than once: load once
             self.query_one("#suite-info", Static).update(Text(f"computing the plots of {suite}...", style="dim"))
@@ -324,7 +324,7 @@ class SuitePlotsScreen(SectionScreen):
         self.query_one("#switcher", ContentSwitcher).current = name
         self._show_legend()
 
-    def action_toggle(self) -> None:
+    def action_switch_plot(self) -> None:
         current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]
         self.show_plot(SUITE_PLOTS[(SUITE_PLOTS.index(current) + 1) % len(SUITE_PLOTS)])
 

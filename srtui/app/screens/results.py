@@ -13,6 +13,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
@@ -83,8 +84,8 @@ class ResultsScreen(SectionScreen):
         self.query_state = ResultsQuery(sort="task", limit=self.PAGE)
         self.page: ResultsPage | None = None
         self._group_index = 0
-        self._debounce = None
-        self._shown_query = None
+        self._debounce: Timer | None = None
+        self._shown_query: ResultsQuery | None = None
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -153,10 +154,9 @@ class ResultsScreen(SectionScreen):
             table.add_row(*cells, key=row[id_at] if id_at >= 0 else f"group-{i}")
         if keep_row:
             table.move_cursor(row=min(keep_row, table.row_count - 1))
-        self._show_info()
+        self._show_info(page)
 
-    def _show_info(self) -> None:
-        page = self.page
+    def _show_info(self, page: ResultsPage) -> None:
         q = page.query
         first = q.offset + 1 if page.rows else 0
         text = Text()
@@ -251,6 +251,11 @@ class ResultsScreen(SectionScreen):
             return None
         return tuple(self.page.rows[table.cursor_row]) if table.cursor_row < len(self.page.rows) else None
 
+    def _job_id(self, row: tuple[str, ...]) -> str:
+        """The run id of a row `_selected` returned (a run, not a group)."""
+        assert self.page is not None  # `_selected` returns a row only while a page is shown
+        return str(row[self.page.columns.index("job_id")])
+
     @on(DataTable.RowSelected, "#results")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         row = self._selected()
@@ -273,9 +278,9 @@ class ResultsScreen(SectionScreen):
                 )
             )
         else:
-            self.app.open_expression(row[self.page.columns.index("job_id")])
+            self.app.open_expression(self._job_id(row))
 
     def action_plots(self) -> None:
         row = self._selected()
         if row is not None and not self.query_state.group_by:
-            self.app.open_plots(row[self.page.columns.index("job_id")])
+            self.app.open_plots(self._job_id(row))
