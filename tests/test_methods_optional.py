@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -45,3 +47,51 @@ def test_optional_method_fits_and_its_expression_is_its_model(name):
     assert 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2) > 0.9
     expr = parse_expression(fitted.expression, NAMES, fitted.dialect).evaluate(X)
     assert 1 - np.sum((pred - expr) ** 2) / np.sum((pred - pred.mean()) ** 2) > 0.999
+
+
+#: per method: its params for a quick fit, the one configuration tried besides its defaults, and
+#: each tuning job's time limit
+TUNED = {
+    "rils-rols": ("max_fit_calls = 20000", "{ complexity_penalty = 0.01 }", 8),
+    "hroch": ("", '{ problem = "simple" }', 8),
+    # feyn has no time limit of its own and takes seconds per epoch here: one epoch
+    "feyn": ("n_epochs = 1", "{ max_complexity = 5 }", 8),
+    # bingo checks its max_time every 10 generations and then ranks its populations: it overran
+    # the adapter's 1 s head room by up to 2 s here under load, so its limit has more
+    "bingo": ("population_size = 50", "{ stack_size = 12 }", 14),
+    "itea": ("gens = 20\npopsize = 30", "{ max_terms = 2 }", 8),
+}
+
+
+@pytest.mark.optional
+@pytest.mark.parametrize("name", sorted(TUNED))
+def test_optional_method_tuned_under_srbench2025_with_energy(name: str, tmp_path: Path) -> None:
+    """Through `srtui run --protocol srbench2025`: 2 configurations x 5 folds, then one final job
+    whose configuration is the best mean CV score's, each ok with fit_s and energy (and its method)."""
+    from conftest import srtui
+    from test_protocols_runs import check_choices
+
+    if importlib.util.find_spec(MODULES[name]) is None:
+        pytest.skip(f"{name} is not installed (srtui methods install {name})")
+    params, alternative, tuning_s = TUNED[name]
+    suite = tmp_path / "opt.toml"
+    suite.write_text(
+        f'name = "opt"\ntasks = ["smoke-linear"]\nmethods = ["{name}"]\nseeds = [1]\n'
+        f'[limits]\ntime_s = 20\n[params."{name}"]\n{params}\n'
+        f'[tuning.grids]\n"{name}" = [{alternative}]\n[tuning.limits]\ntime_s = {tuning_s}\n'
+    )
+    workspace = tmp_path / "ws"
+    run = srtui(
+        "run", str(suite), "--protocol", "srbench2025", "--jobs", "2", "--workspace", str(workspace), timeout=900
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = srtui("results", "--format", "json", "--tuning", "--workspace", str(workspace), check=True)
+    rows = json.loads(out.stdout)
+    finals = [r for r in rows if r["suite"] == "opt"]
+    tuning = [r for r in rows if r["suite"] == "opt@tuning"]
+    assert len(finals) == 1 and len(tuning) == 2 * 5, [(r["suite"], r["status"], r.get("error")) for r in rows]
+    for row in finals + tuning:
+        assert row["status"] == "ok", (row["suite"], row["params"], row["status"], row.get("error"))
+        assert row["fit_s"] is not None and row["fit_s"] > 0
+        assert row["energy_j"] > 0 and row["energy_method"] in ("rapl", "estimate")
+    check_choices(finals, tuning, "srbench2025")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ def test_each_point_is_mapped_and_one_that_cannot_be_is_marked() -> None:
     y = 2 * X[:, 0] - X[:, 1] + 7
     scaler = Scaling.for_job("xy", {"X_train": X, "y_train": y})
     assert scaler is not None
-    points = [
+    points: list[dict[str, Any]] = [
         {"expression": "x0 + 0.5", "complexity": 3.0, "loss": 0.1},
         {"expression": "x0 * x1 - x1", "complexity": 5.0, "loss": 0.05},
         {"expression": "x0 + (", "complexity": 2.0, "loss": 1.0},  # unreadable
