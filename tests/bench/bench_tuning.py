@@ -9,10 +9,13 @@ fork` into fresh workspaces:
   jobs, in three rounds (the driver releases each halving iteration when the previous one ended).
 
 The time of a run is from the driver's start to the end of its last job: the driver's start-up,
-its planning (the protocol writes its fold data) and every job, but not the results metrics the
-run computes afterwards (for every plain job, for the tuned run's final jobs only: not tuning).
-On a loaded shared machine the runs alternate plain, tuned, plain, tuned ... (N pairs) and the
-ratio is of the medians; each pair's own ratio is printed too. Target: ratio <= 1.1.
+its planning (the protocol writes its fold data), every job and the waits between the rounds, but
+not the results metrics the run computes afterwards (for every plain job, for the tuned run's
+final jobs only: not tuning). The job phase (first job's start to last job's end) is printed
+beside it: under load the interpreter's start-up varies by seconds between runs and can hide the
+jobs. On a loaded shared machine the runs alternate plain, tuned, plain, tuned ... (N pairs); the
+headline ratio is the median of the pairs' ratios (a pair's two runs see about the same load),
+the ratio of the medians is printed too. Target: ratio <= 1.1.
 """
 
 from __future__ import annotations
@@ -33,46 +36,51 @@ GRID = "\n[tuning.grids]\nridge = [{ alphas = [10.0] }, { alphas = [100.0] }, { 
 CASES = (("srbench2025", 4, 4 * (2 * 5 + 1), ""), ("srbench2021", 2, 2 * (4 * 5 + 2 * 5 + 1), GRID))
 
 
-def timed_run(tmp: Path, name: str, seeds: list[int], protocol: str, extra: str = "") -> tuple[float, int, float]:
-    """(seconds from the driver's start to its last job's end, jobs ok, seconds of the whole command)."""
+def timed_run(tmp: Path, name: str, seeds: list[int], protocol: str, extra: str = "") -> tuple[float, float, int]:
+    """(seconds from the driver's start to its last job's end, seconds of the job phase, jobs ok)."""
     suite = tmp / f"{name}.toml"
     suite.write_text(f'name = "{name}"\ntasks = ["smoke-linear"]\nmethods = ["ridge"]\nseeds = {seeds}\n{extra}')
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("SRTUI_WORKSPACE", None)
     ws = tmp / f"ws-{name}"
     command = [sys.executable, "-m", "srtui", "run", str(suite), "--protocol", protocol, "--jobs", "2"]
-    t0, m0 = time.time(), time.monotonic()
+    t0 = time.time()
     subprocess.run([*command, "--launcher", "fork", "--workspace", str(ws)], env=env, check=True, capture_output=True)
-    whole = time.monotonic() - m0
     with sqlite3.connect(ws / "srtui.db") as conn:
-        ended, ok = conn.execute("SELECT max(ended_at), sum(status = 'ok') FROM jobs").fetchone()
-    return datetime.fromisoformat(ended).timestamp() - t0, int(ok), whole
+        started, ended, ok = conn.execute(
+            "SELECT min(started_at), max(ended_at), sum(status = 'ok') FROM jobs"
+        ).fetchone()
+    end = datetime.fromisoformat(ended).timestamp()
+    return end - t0, end - datetime.fromisoformat(started).timestamp(), int(ok)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--reps", type=int, default=3, help="plain/tuned pairs per protocol (default 3)")
+    parser.add_argument("--reps", type=int, default=5, help="plain/tuned pairs per protocol (default 5)")
     reps = parser.parse_args().reps
     load = os.getloadavg()[0]
     for protocol, seeds, jobs, extra in CASES:
-        plain, tuned, whole_plain, whole_tuned = [], [], [], []
+        runs: dict[str, list[tuple[float, float]]] = {"plain": [], "tuned": []}
         for rep in range(reps):
             with tempfile.TemporaryDirectory() as tmp_name:
                 tmp = Path(tmp_name)
-                p, n_plain, wp = timed_run(tmp, "plain", list(range(1, jobs + 1)), "none")
-                t, n_tuned, wt = timed_run(tmp, "tuned", list(range(1, seeds + 1)), protocol, extra)
+                *plain, n_plain = timed_run(tmp, "plain", list(range(1, jobs + 1)), "none")
+                *tuned, n_tuned = timed_run(tmp, "tuned", list(range(1, seeds + 1)), protocol, extra)
             assert n_plain == n_tuned == jobs, (n_plain, n_tuned, jobs)  # the same number of jobs, all ok
-            plain.append(p)
-            tuned.append(t)
-            whole_plain.append(wp)
-            whole_tuned.append(wt)
-            print(f"{protocol} pair {rep + 1}: plain {p:.1f} s, tuned {t:.1f} s, ratio {t / p:.3f}", flush=True)
-        ratio = statistics.median(tuned) / statistics.median(plain)
+            runs["plain"].append((plain[0], plain[1]))
+            runs["tuned"].append((tuned[0], tuned[1]))
+            print(
+                f"{protocol} pair {rep + 1}: plain {plain[0]:.1f} s (jobs {plain[1]:.1f} s), tuned {tuned[0]:.1f} s "
+                f"(jobs {tuned[1]:.1f} s), ratio {tuned[0] / plain[0]:.3f}",
+                flush=True,
+            )
+        pairs = statistics.median(t[0] / p[0] for p, t in zip(runs["plain"], runs["tuned"]))
+        phase = statistics.median(t[1] / p[1] for p, t in zip(runs["plain"], runs["tuned"]))
+        med = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
         print(
-            f"{protocol}: {jobs} jobs each; median plain {statistics.median(plain):.1f} s, median tuned "
-            f"{statistics.median(tuned):.1f} s (driver start to last job end); ratio {ratio:.3f} (target <= 1.1); "
-            f"whole commands incl. results metrics: plain {statistics.median(whole_plain):.1f} s, "
-            f"tuned {statistics.median(whole_tuned):.1f} s"
+            f"{protocol}: {jobs} jobs each, {reps} pairs; ratio tuned/plain {pairs:.3f} (median of the pairs; "
+            f"target <= 1.1); ratio of the medians {med['tuned'] / med['plain']:.3f} (plain {med['plain']:.1f} s, "
+            f"tuned {med['tuned']:.1f} s); job phase ratio {phase:.3f}"
         )
     print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
 
