@@ -64,11 +64,20 @@ def _domains(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     return packages, tuple(drams)
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(path: Path | str) -> str | None:
+    """The start of a small kernel file (its first 4 KiB: all of a counter, /proc/stat's first
+    line), stripped. os.read, not read_text(): these files are ASCII, and a text read's first
+    call in a fresh worker (the encoding's look-up) costs more than the rest of the sampling."""
     try:
-        return path.read_text().strip()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        return os.read(fd, 4096).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _read_counters(domains: tuple[Path, ...]) -> dict[str, int] | None:
@@ -94,8 +103,13 @@ def busy_cpu_seconds(stat: Path = Path("/proc/stat")) -> float | None:
 
 
 def start(root: Path = POWERCAP) -> Reading:
+    """The counters now. Without RAPL nothing is read: the estimate needs only the job's CPU
+    time, and /proc/stat's busy time only divides a RAPL reading between the processes."""
     packages, drams = _domains(root)
-    return Reading(_read_counters(packages), _read_counters(drams), busy_cpu_seconds())
+    cpu_uj = _read_counters(packages)
+    if cpu_uj is None:
+        return Reading(None, None, None)
+    return Reading(cpu_uj, _read_counters(drams), busy_cpu_seconds())
 
 
 def finish(
@@ -112,6 +126,8 @@ def finish(
         return None, None
     peak_gib = (peak_rss_mb or 0.0) / 1024
     memory_j = RAM_W_PER_GIB * peak_gib * max(wall_s, 0.0)
+    if begin.cpu_uj is None:  # no RAPL at the start: the estimate, with nothing more to read
+        return cpu_s * cpu_watts_per_core() + memory_j, "estimate"
     end = end or start(root)
     share = _cpu_share(cpu_s, begin.busy_s, end.busy_s)
     cpu_j = _delta_j(begin.cpu_uj, end.cpu_uj, root)
@@ -158,9 +174,23 @@ def cpu_watts_per_core() -> float:
 
 
 def _sockets() -> int:
+    """Distinct physical package ids of the CPUs (os.scandir: a pathlib glob costs a fresh
+    worker about half a millisecond, most of its sampling cost)."""
+    base = "/sys/devices/system/cpu"
     ids = set()
-    for path in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology/physical_package_id"):
-        text = _read_text(path)
+    try:
+        names = [e.name for e in os.scandir(base) if e.name.startswith("cpu") and e.name[3:].isdigit()]
+    except OSError:
+        return 1
+    for name in names:
+        text = _read_text(Path(base, name, "topology", "physical_package_id"))
         if text is not None:
             ids.add(text)
     return max(1, len(ids))
+
+
+def warm(root: Path = POWERCAP) -> None:
+    """Fill this process's caches (the counters found, the CPU power per core): a fork server
+    calls it once, so the workers it forks sample without looking them up again."""
+    _domains(root)
+    cpu_watts_per_core()

@@ -82,6 +82,7 @@ def evaluate_outcome(outcome: JobOutcome, data: TaskArrays, scaler: Scaling | No
 
     try:
         if scaler is not None:
+            outcome.pareto = pareto_in_original_units(outcome.pareto, data.feature_names, outcome.dialect, scaler)
             printed = outcome.model
             outcome.model = scaler.model_in_original_units(printed, data.feature_names, outcome.dialect or "python")
             outcome.notes = {**(outcome.notes or {}), "model_as_printed": printed}
@@ -101,3 +102,28 @@ def evaluate_outcome(outcome: JobOutcome, data: TaskArrays, scaler: Scaling | No
     fields["max_abs_diff"] = check.get("max_abs_diff")
     fields["expression_mismatch"] = int(bool(check.get("expression_mismatch")))
     return fields
+
+
+def pareto_in_original_units(
+    pareto: list[dict[str, Any]], features: list[str], dialect: str | None, scaler: Scaling
+) -> list[dict[str, Any]]:
+    """The method's alternative models mapped back to the task's units like its final model.
+
+    Each mapped point keeps the string the method printed under ``expression_as_printed``. A
+    point that cannot be mapped (cut at the size cap, or unreadable) keeps its printed string,
+    marked ``units: "standardised"`` with the reason, so it is never shown as if in raw units.
+    Its ``loss`` stays the method's own figure, on the standardised target."""
+    out = []
+    for point in pareto:
+        printed = point.get("expression")
+        if not isinstance(printed, str) or point.get("too_large"):
+            why = "cut at the size cap: not mapped" if point.get("too_large") else "no expression"
+            out.append({**point, "units": "standardised", "units_error": why})
+            continue
+        try:
+            mapped = scaler.model_in_original_units(printed, features, dialect or "python")
+        except (ValueError, RecursionError) as exc:  # ExpressionError is a ValueError; one point, not the job
+            out.append({**point, "units": "standardised", "units_error": str(exc)[:200]})
+            continue
+        out.append({**point, "expression": mapped, "expression_as_printed": printed})
+    return out

@@ -65,7 +65,9 @@ def _preload(family: str) -> list[str]:
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
             failed.append(name)
     import engine.energy
-    import engine.worker  # noqa: F401
+    import engine.worker
+
+    engine.energy.warm()  # the forked workers inherit the counters found and the CPU power per core
     from engine.methods.base import Method
 
     try:

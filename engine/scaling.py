@@ -37,11 +37,28 @@ def check(value: Any) -> str:
 
 def statistics(X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
     """StandardScaler's mean_ and scale_ of X's columns and of y (a constant column: scale 1)."""
-    from sklearn.preprocessing import StandardScaler
+    mean_x, scale_x = standard_scaler(np.asarray(X, dtype=float))
+    mean_y, scale_y = standard_scaler(np.asarray(y, dtype=float).reshape(-1, 1))
+    return {"scale_x_mean": mean_x, "scale_x_scale": scale_x, "scale_y_mean": mean_y, "scale_y_scale": scale_y}
 
-    sx = StandardScaler().fit(np.asarray(X, dtype=float))
-    sy = StandardScaler().fit(np.asarray(y, dtype=float).reshape(-1, 1))
-    return {"scale_x_mean": sx.mean_, "scale_x_scale": sx.scale_, "scale_y_mean": sy.mean_, "scale_y_scale": sy.scale_}
+
+def standard_scaler(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean_, scale_) of ``StandardScaler().fit(A)`` for finite float64 rows, bit for bit, with
+    numpy alone: the driver plans a scaled search without importing scikit-learn (seconds on a
+    loaded machine). Its steps: ``_incremental_mean_and_var`` from nothing seen (the corrected
+    two-pass variance), ``_is_constant_feature``, ``_handle_zeros_in_scale``; a test checks the
+    equality against scikit-learn."""
+    n = A.shape[0]
+    total = A.sum(axis=0)
+    mean = total / n
+    centred = A - total / n
+    correction = centred.sum(axis=0)
+    var = ((centred**2).sum(axis=0) - correction**2 / n) / n
+    eps = np.finfo(np.float64).eps
+    constant = var <= n * eps * var + (n * mean * eps) ** 2
+    scale = np.sqrt(var)
+    scale[constant] = 1.0
+    return mean, scale
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace, WorkspaceError
 from results import schema
 from results.columns import RESULT_COLUMNS
+from results.tuning import JobScore
 
 
 class StoreError(SrtuiError):
@@ -209,14 +210,18 @@ class Store:
                 states[job_id] = (status, attempt)
         return states
 
-    def scores(self, job_ids: list[str]) -> dict[str, tuple[str, float | None]]:
-        """{job_id: (status, r2_test)} of the given jobs that are in the store (tuning choices)."""
-        out: dict[str, tuple[str, float | None]] = {}
+    def scores(self, job_ids: list[str]) -> dict[str, JobScore]:
+        """{job_id: (status, r2_test, attempt, error)} of the given jobs that are in the store
+        (tuning choices)."""
+        out: dict[str, JobScore] = {}
         for i in range(0, len(job_ids), 500):
             chunk = job_ids[i : i + 500]
-            q = f"SELECT job_id, status, r2_test FROM jobs WHERE job_id IN ({','.join('?' * len(chunk))})"
-            for job_id, status, r2_test in self.conn.execute(q, chunk):
-                out[job_id] = (status, r2_test)
+            q = (
+                "SELECT job_id, status, r2_test, attempt, error FROM jobs "
+                f"WHERE job_id IN ({','.join('?' * len(chunk))})"
+            )
+            for job_id, status, r2_test, attempt, error in self.conn.execute(q, chunk):
+                out[job_id] = JobScore(status, r2_test, int(attempt or 0), error)
         return out
 
     def running_jobs(self) -> list[dict[str, Any]]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from engine.spec import TERMINAL
+from engine.spec import MAX_AUTO_ATTEMPTS, RETRY_AUTOMATIC, TERMINAL
 
 if TYPE_CHECKING:
     from results.store import Store
@@ -22,6 +22,27 @@ if TYPE_CHECKING:
 TUNING_SUFFIX = "@tuning"
 SUMMARY_PREFIX = "tuning:"
 ENDED = tuple(sorted(TERMINAL))
+
+
+class JobScore(NamedTuple):
+    """What a tuning choice reads of one stored job."""
+
+    status: str
+    r2_test: float | None
+    attempt: int = 0
+    error: str | None = None
+
+
+def given_up(score: JobScore) -> bool:
+    """Lost or interrupted on its last automatic attempt: no run starts it again, so its search
+    counts it as a failed fold instead of waiting for it."""
+    return score.status in RETRY_AUTOMATIC and score.attempt >= MAX_AUTO_ATTEMPTS
+
+
+def failure_text(score: JobScore) -> str:
+    """Why a fold has no score, in a few words: its status (and attempts when given up), its error."""
+    what = f"{score.status} after {score.attempt} attempts" if given_up(score) else score.status
+    return f"{what}: {score.error}" if score.error else what
 
 
 def summaries(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
@@ -43,9 +64,16 @@ def summary_text(summary: dict[str, Any]) -> str:
     """One line: the protocol, the chosen params and each iteration's candidates with their mean R2."""
     parts = [f"{summary.get('protocol')} {summary.get('search')}: chosen {_params(summary.get('chosen'))}"]
     for i, it in enumerate(summary.get("iterations") or []):
-        cands = "; ".join(f"{_params(c.get('params'))} {_r2(c.get('mean_r2'))}" for c in it.get("candidates") or [])
+        cands = "; ".join(_candidate_text(c) for c in it.get("candidates") or [])
         parts.append(f"iteration {i + 1} ({it.get('rows')} rows): {cands}")
     return " | ".join(parts)
+
+
+def _candidate_text(candidate: dict[str, Any]) -> str:
+    """A candidate's params and mean R2, and why each of its failed folds has no score."""
+    failed = [f for f in candidate.get("failed") or [] if isinstance(f, dict)]
+    why = ", ".join(f"fold {f.get('fold')}: {f.get('why')}" for f in failed)
+    return f"{_params(candidate.get('params'))} {_r2(candidate.get('mean_r2'))}" + (f" (failed {why})" if why else "")
 
 
 def _params(params: Any) -> str:

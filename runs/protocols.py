@@ -37,11 +37,11 @@ from engine.tuning import (
     mean_scores,
     train_test_split_rows,
 )
-from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX
+from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
 
 UNFINISHED = (None, "pending", "running", "interrupted", "lost")
 
-Records = Callable[[list[str]], dict[str, tuple[str, float | None]]]
+Records = Callable[[list[str]], dict[str, JobScore]]
 
 
 @dataclass
@@ -120,7 +120,10 @@ class Search:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
 
     def advance(self, records: Records) -> tuple[list[JobSpec], JobSpec | None, dict[str, Any]]:
-        """(every tuning job known so far, the final job once chosen, the summary of the scores)."""
+        """(every tuning job known so far, the final job once chosen, the summary of the scores).
+
+        A fold job that failed, or was lost past the retry limit (``given_up``), has no score:
+        its configuration is ranked as failed and the search goes on without waiting for it."""
         candidates = list(range(len(self.grid)))
         jobs: list[JobSpec] = []
         summary: dict[str, Any] = {"protocol": self.protocol.name, "search": self.protocol.search, "iterations": []}
@@ -129,9 +132,9 @@ class Search:
             jobs += [s for row in specs for s in row]
             got = records([s.job_id for row in specs for s in row])
             ended = [[got.get(s.job_id) for s in row] for row in specs]
-            if any(r is None or r[0] in UNFINISHED for row in ended for r in row):
+            if any(r is None or (r.status in UNFINISHED and not given_up(r)) for row in ended for r in row):
                 return jobs, None, summary
-            scores = [[r[1] if r is not None and r[0] == "ok" else None for r in row] for row in ended]
+            scores = [[_score(r) for r in row] for row in ended]
             if self.protocol.search == "grid":
                 index, means = best_configuration(scores)
                 chosen: int | None = candidates[index]
@@ -142,8 +145,8 @@ class Search:
                 {
                     "rows": self.rows[it],
                     "candidates": [
-                        {"params": self.grid[c], "mean_r2": _finite(m), "fold_r2": [_finite(s) for s in row]}
-                        for c, m, row in zip(candidates, means, scores)
+                        _candidate(self.grid[c], m, row, done)
+                        for c, m, row, done in zip(candidates, means, scores, ended)
                     ],
                 }
             )
@@ -152,6 +155,26 @@ class Search:
                 return jobs, replace(self.final, params=self.grid[chosen]), summary
             candidates = halving_keep(candidates, means)
         return jobs, None, summary  # not reached: the last iteration always chooses
+
+
+def _score(record: JobScore | None) -> float | None:
+    return record.r2_test if record is not None and record.status == "ok" else None
+
+
+def _candidate(
+    params: dict[str, Any], mean: float, scores: list[float | None], ended: list[JobScore | None]
+) -> dict[str, Any]:
+    """One candidate of an iteration in the summary; ``failed`` says why a fold has no score."""
+    out: dict[str, Any] = {"params": params, "mean_r2": _finite(mean), "fold_r2": [_finite(s) for s in scores]}
+    failed = []
+    for fold, (record, score) in enumerate(zip(ended, scores), 1):  # 1-based, as the summary text says
+        if record is not None and record.status != "ok":
+            failed.append({"fold": fold, "why": failure_text(record)})
+        elif record is not None and score is None:
+            failed.append({"fold": fold, "why": "ok but no score (predictions not finite)"})
+    if failed:
+        out["failed"] = failed
+    return out
 
 
 def _finite(value: float | None) -> float | None:

@@ -200,3 +200,21 @@ def test_a_2021_run_makes_halving_grid_search_cv_s_choices(workspace: Path, tmp_
         assert final["method_notes"]["model_as_printed"] != final["model"]
     csv = srtui("results", "--tuning", "--suite", "h21", "--workspace", str(workspace), check=True).stdout
     assert "srbench2021 halving: chosen" in csv and "iteration 2 (150 rows)" in csv
+
+
+def test_the_driver_s_standard_scaler_is_scikit_learn_s_bit_for_bit() -> None:
+    from sklearn.preprocessing import StandardScaler
+
+    from engine.scaling import standard_scaler
+
+    rng = np.random.default_rng(0)
+    for i in range(200):
+        n, d = int(rng.integers(2, 300)), int(rng.integers(1, 5))
+        A = rng.normal(rng.uniform(-1e3, 1e3), rng.uniform(1e-3, 1e3), size=(n, d))
+        if i % 5 == 0:
+            A[:, 0] = 3.7  # a constant column: scale 1
+        if i % 7 == 0:
+            A = np.round(A)
+        theirs = StandardScaler().fit(A)
+        mean, scale = standard_scaler(A)
+        assert np.array_equal(mean, theirs.mean_) and np.array_equal(scale, theirs.scale_), i

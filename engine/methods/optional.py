@@ -57,6 +57,7 @@ class RilsRols(_Optional):
     licence = "MIT (rils-rols)"
     honours_time_limit = True
     requires = ("rils-rols",)
+    preload_modules = ("rils_rols.rils_rols",)  # imported before fit_s starts, as fit imports it
     install_hint = "srtui methods install rils-rols (pybind11, then a --no-build-isolation build)"
     # its build imports pybind11 without declaring it; without isolation it also needs wheel
     install_steps = [[*_PIP, "pybind11", "setuptools", "wheel"], [*_PIP, "--no-build-isolation", "rils-rols==1.6.7"]]
@@ -91,6 +92,7 @@ class Hroch(_Optional):
     licence = "MIT (HROCH)"
     honours_time_limit = True
     requires = ("HROCH",)
+    preload_modules = ("HROCH", "sklearn.utils.validation")
     install_hint = "srtui methods install hroch"
     install_steps = [[*_PIP, "HROCH==1.4.12"]]
     default_params: ClassVar[dict[str, Any]] = {"problem": "math", "iter_limit": 0}
@@ -133,6 +135,7 @@ class Feyn(_Optional):
     licence = "proprietary: free for non-commercial use only (Abzu feyn licence)"
     honours_time_limit = False
     requires = ("feyn",)
+    preload_modules = ("feyn", "pandas")
     install_hint = "srtui methods install feyn (non-commercial licence)"
     # 3.4.0: the srbench-optional extra's pin (the qlattice method folder needs it), one feyn for both
     install_steps = [[*_PIP, "feyn==3.4.0"]]
@@ -182,6 +185,7 @@ class Bingo(_Optional):
     licence = "Apache-2.0 (bingo-nasa)"
     honours_time_limit = True
     requires = ("bingo-nasa",)
+    preload_modules = ("bingo.symbolic_regression.symbolic_regressor",)
     install_hint = "srtui methods install bingo (with MPICH from PyPI, which its mpi4py loads)"
     # mpi4py's wheel has no MPI library of its own: PyPI's mpich puts libmpi.so.12 into the venv
     install_steps = [[*_PIP, "mpich==5.0.2", "bingo-nasa==0.5.7"]]
@@ -220,6 +224,7 @@ class Itea(_Optional):
     licence = "BSD-3-Clause (itea)"
     honours_time_limit = False
     requires = ("itea",)
+    preload_modules = ("itea.regression", "itea.regression._ITExpr_regressor")
     install_hint = "srtui methods install itea (pulls jax)"
     install_steps = [[*_PIP, "itea==1.1.2"]]
     default_params: ClassVar[dict[str, Any]] = {"gens": 100, "popsize": 100, "max_terms": 5}
