@@ -84,7 +84,10 @@ def run(
         typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster)."),
     ] = None,
     protocol: Annotated[
-        str | None, typer.Option(help="none or srbench2025 (tuning by grid search CV; default: the suite's).")
+        str | None,
+        typer.Option(
+            help="none, srbench2021 (halving grid search CV) or srbench2025 (grid search CV); default: the suite's."
+        ),
     ] = None,
     launcher: Annotated[
         str | None,
