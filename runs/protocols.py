@@ -116,6 +116,19 @@ class Search:
             limits=self.tuning_limits,
         )
 
+    def finals(self) -> list[JobSpec]:
+        """The final job each configuration would give (its id depends on the configuration)."""
+        return [replace(self.final, params=params) for params in self.grid]
+
+    def tuning_job_ids(self) -> set[str]:
+        """Every tuning job this search can ever plan (every candidate, iteration and fold)."""
+        return {
+            self.job(c, it, k).job_id
+            for c in range(len(self.grid))
+            for it, fps in enumerate(self.folds)
+            for k in range(len(fps))
+        }
+
     def first_jobs(self) -> list[JobSpec]:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
 
@@ -318,8 +331,30 @@ def next_jobs(
     for search in searches:
         jobs, final, summary = search.advance(records)
         out += jobs
-        if final is not None:
+        earlier = chosen_earlier(search, records)
+        if earlier is not None:  # the choice stands, and so does the summary saved with it
+            out.append(earlier)
+        elif final is not None:
             out.append(final)
             if save_summary is not None:
                 save_summary(SUMMARY_PREFIX + final.job_id, json.dumps(summary, sort_keys=True))
+    return out
+
+
+def chosen_earlier(search: Search, records: Records) -> JobSpec | None:
+    """The final job a run already planned for this search, if any. The choice stands: a tuning
+    job retried later (``--retry-failed``) must not choose a second final job for the same task,
+    method and seed, whose scores would then disagree with the first one's."""
+    finals = search.finals()
+    known = records([f.job_id for f in finals])
+    return next((f for f in finals if f.job_id in known), None)
+
+
+def settled_tuning_jobs(searches: list[Search], records: Records) -> set[str]:
+    """The tuning jobs of the searches whose final job is planned: not retried, since their
+    scores can no longer change the choice."""
+    out: set[str] = set()
+    for search in searches:
+        if chosen_earlier(search, records) is not None:
+            out |= search.tuning_job_ids()
     return out

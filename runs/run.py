@@ -33,7 +33,7 @@ from engine.tuning import get_protocol
 from engine.workspace import Workspace
 from results.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
-from runs.protocols import Search, TuningOptions, next_jobs, plan_searches
+from runs.protocols import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
 from tasks.catalogue import TaskContext, entry, get_task
@@ -327,7 +327,8 @@ def _drive(
 ) -> RunResult:
     """The run proper, in the open store: recovery, the jobs, the final fits, the metrics."""
     lost, _ = recover(store)
-    todo = _todo(plan, store, plan.specs, req.retry_failed)
+    settled = settled_tuning_jobs(plan.searches, store.scores) if req.retry_failed else set()
+    todo = _todo(plan, store, plan.specs, req.retry_failed, settled)
     state = RunState(total=len(todo))
     planned, queued = len(plan.specs), len(todo)
     run_id = store.begin_run(
@@ -348,7 +349,7 @@ def _drive(
                 if not new:
                     break
                 seen.update(s.job_id for s in new)
-                todo = _todo(plan, store, new, req.retry_failed)
+                todo = _todo(plan, store, new, req.retry_failed, settled)
                 planned, queued = planned + len(new), queued + len(todo)
                 store.add_queued(run_id, len(todo))
                 with state.lock:
@@ -411,14 +412,21 @@ def _start_backend(plan: RunPlan, req: RunRequest, cancel: threading.Event) -> B
     return backend
 
 
-def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool) -> list[PlannedJob]:
-    """The jobs of ``specs`` that need a run, recorded as planned in the store."""
+def _todo(
+    plan: RunPlan,
+    store: Store,
+    specs: list[JobSpec],
+    retry_failed: bool,
+    settled: set[str] | frozenset[str] = frozenset(),
+) -> list[PlannedJob]:
+    """The jobs of ``specs`` that need a run, recorded as planned in the store; a ``settled``
+    tuning job (its search's final job is planned) is not retried."""
     states = store.plan(specs)
     todo: list[PlannedJob] = []
     for spec in specs:
         job_id = spec.job_id
         status, attempt = states[job_id]
-        if not needs_run(status, attempt, retry_failed):
+        if not needs_run(status, attempt, retry_failed and job_id not in settled):
             continue
         payload = JobPayload(
             spec=spec.to_dict(),
@@ -436,10 +444,16 @@ def _todo(plan: RunPlan, store: Store, specs: list[JobSpec], retry_failed: bool)
 def jobs_to_run(plan: RunPlan, retry_failed: bool) -> list[JobSpec]:
     """The plan's jobs a run would start now (for --dry-run): read-only, nothing recorded."""
     states: dict[str, tuple[str, int]] = {}
+    settled: set[str] = set()
     if plan.workspace.exists():
         store = Store(plan.workspace, readonly=True)
         try:
             states = store.states([s.job_id for s in plan.specs])
+            settled = settled_tuning_jobs(plan.searches, store.scores) if retry_failed else set()
         finally:
             store.close()
-    return [s for s in plan.specs if needs_run(*states.get(s.job_id, ("pending", 0)), retry_failed)]
+    return [
+        s
+        for s in plan.specs
+        if needs_run(*states.get(s.job_id, ("pending", 0)), retry_failed and s.job_id not in settled)
+    ]

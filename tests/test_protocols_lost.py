@@ -107,3 +107,21 @@ def test_a_tuning_job_lost_past_the_retry_limit_does_not_hold_back_the_final_job
     srtui("run", str(suite), "--jobs", "1", "--workspace", str(workspace), check=True)
     assert _db(workspace, "SELECT count(*) FROM attempts") == attempts
     assert _db(workspace, "SELECT count(*) FROM jobs WHERE status = 'lost'") == [(1,)]
+
+
+@pytest.mark.slow
+def test_retry_failed_after_the_choice_does_not_reopen_the_search(workspace: Path, tmp_path: Path) -> None:
+    """`--retry-failed` once the final job is planned: the failed tuning jobs are not re-run (their
+    scores could choose a second final job for the same task, method and seed) and there stays
+    one final job, whose saved scores are those it was chosen by."""
+    suite = tmp_path / "settled.toml"
+    suite.write_text(SUITE.replace('name = "lost"', 'name = "settled"').replace(f"seconds = {SLOW}", "seconds = 30"))
+    srtui("run", str(suite), "--workspace", str(workspace), check=True, timeout=600)
+    before = _db(workspace, "SELECT job_id, status, attempt FROM jobs WHERE suite = 'settled@tuning' ORDER BY job_id")
+    assert sum(status == "timeout" for _, status, _ in before) == 5  # the slow configuration, every fold
+    dry = srtui("run", str(suite), "--retry-failed", "--dry-run", "--workspace", str(workspace), check=True)
+    srtui("run", str(suite), "--retry-failed", "--workspace", str(workspace), check=True, timeout=600)
+    after = _db(workspace, "SELECT job_id, status, attempt FROM jobs WHERE suite = 'settled@tuning' ORDER BY job_id")
+    assert after == before, dry.stdout
+    finals = _db(workspace, "SELECT status, params FROM jobs WHERE suite = 'settled'")
+    assert len(finals) == 1 and finals[0][0] == "ok" and json.loads(finals[0][1]) == {"seconds": 0}
