@@ -132,6 +132,9 @@ def _run(
     if not groups:
         return done
     tasks = [(g, {"op": "bundle", "ops": [ops[k][1] for k in ks]}) for g, ks in groups.items()]
+    # longest model strings first: the workers then finish together rather than one of them
+    # idling while the other works through a late pathological model
+    tasks.sort(key=lambda t: -max(len(p["text"]) for p in t[1]["ops"]))
     new: list[tuple[str, str, str, Any, float | None, float]] = []
     with TimedPool(em.run_op, preload=("results.expr_metrics",), **pool_args) as pool:
         for r in pool.run(tasks):

@@ -219,12 +219,12 @@ def _const(expr: sp.Basic, **flags) -> bool:
     return bool(expr.is_constant(**flags))
 
 
-def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple[bool, str]:
+def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screened_out: bool) -> tuple[bool, str]:
     """The 2022 competition's (and, rounding first and without the ``0`` test, 2.0's) check."""
     # the screen goes first: sympy's is_constant(simplify=False) alone costs the screen many times
     # over (exact equals() of random values), and it says "constant" only of an expression whose
     # values the screen finds constant too
-    if screen and all(varies_beyond_noise(t, m, WIDE)):
+    if screened_out:
         return False, "screen: difference and ratio vary"
     diff, frac = t - m, m / t
     if release.name == "srbench2025":
@@ -249,12 +249,12 @@ def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
     return bool(ok), f"{how}: difference constant {dc}, ratio constant {fc}"
 
 
-def _check_2021(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple[bool, str]:
+def _check_2021(t: sp.Expr, m: sp.Expr, release: Release, screened_out: bool) -> tuple[bool, str]:
     if str(m) in ("0", "nan"):
         return False, "cleaned model is 0"
-    diff, frac = release.rnd(t - m), release.rnd(m / t)
-    if screen and all(varies_beyond_noise(t, m, WIDE)):
+    if screened_out:  # before the rounding: its subs calls cost as much as the screen
         return False, "screen: difference and ratio vary"
+    diff, frac = release.rnd(t - m), release.rnd(m / t)
     z = c = f = False
     try:
         if not _const(diff) or _const(frac):
@@ -267,12 +267,12 @@ def _check_2021(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple
     return bool(z or c or f), f"difference zero {z}, constant {c}; ratio constant {f}"
 
 
-def _check_corrected(t: sp.Expr, m: sp.Expr, release: Release, screen: bool) -> tuple[bool, str]:
+def _check_corrected(t: sp.Expr, m: sp.Expr, release: Release, screened_out: bool) -> tuple[bool, str]:
     if not m.free_symbols:
         return False, "constant model"
-    diff, frac = t - m, m / t
-    if screen and all(varies_beyond_noise(t, m, WIDE)):
+    if screened_out:
         return False, "screen: difference and ratio vary"
+    diff, frac = t - m, m / t
     d = release.rnd(release.simplify(diff))
     if not d.free_symbols or _const(d):
         return True, f"truth - model = {d}"
@@ -304,8 +304,10 @@ def solution_op(
             "gate": False,
         }
     check = _check_2021 if release == "srbench2021" else _check_2022
-    ref, why = check(t, m, r, screen)
-    cor, why_c = _check_corrected(t, m, r, screen)
+    # one screen for both checks: it depends on truth and model alone
+    screened_out = screen and all(varies_beyond_noise(t, m, WIDE))
+    ref, why = check(t, m, r, screened_out)
+    cor, why_c = _check_corrected(t, m, r, screened_out)
     return {"reference": ref, "corrected": cor, "why": why, "why_corrected": why_c, "gate": True}
 
 
@@ -339,12 +341,19 @@ def _tree_size(tree: tuple) -> int:
     return 1 + sum(_tree_size(c) for c in tree[1:])
 
 
+@lru_cache(maxsize=256)
+def _srsd_truth(truth: str, features: tuple[str, ...]) -> tuple:
+    # a truth is compared with every model of its task: its factor().simplify() (a fifth of an
+    # srsd operation) is computed once per worker; the tree is a pure function of the string
+    return srsd_tree(_srsd_prepare(parse_sympy_view(truth, features, "python")))
+
+
 def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dict[str, Any]:
     """SRSD's edit distance d (unit costs, ordered trees) and min(d, n) / n, n = truth's nodes."""
     from apted import APTED
 
     m = srsd_tree(_srsd_prepare(parse_sympy_view(text, features, dialect)))
-    t = srsd_tree(_srsd_prepare(parse_sympy_view(truth, features, "python")))
+    t = _srsd_truth(truth, tuple(features))
     d = int(APTED(_apted(m), _apted(t)).compute_edit_distance())
     n = _tree_size(t)
     return {"ted": d, "ted_norm": min(d, n) / n}

@@ -89,6 +89,16 @@ def _solution_seconds(store) -> float:
     ]
 
 
+def _breakdown(store, n: int) -> str:
+    """Worker seconds per model by kind of operation (timed-out operations apart): where a pass spends."""
+    kind = (
+        "CASE WHEN status = 'timeout' THEN 'timed out' WHEN op LIKE 'model:%' THEN 'clean-ups' "
+        "WHEN op = 'srsd' THEN 'srsd' WHEN op LIKE 'solution:%' THEN 'solution checks' ELSE 'other' END"
+    )
+    rows = store.conn.execute(f"SELECT {kind}, sum(seconds) FROM expr_cache GROUP BY 1 ORDER BY 1").fetchall()
+    return ", ".join(f"{k} {s / n:.2f}" for k, s in rows if k != "other")
+
+
 ISSUE_RATE = 2.4  # models/s of the first pass when issue 12 was written (2 cores, no screen)
 
 
@@ -116,16 +126,17 @@ def main() -> None:
         cache = ExprCache(store.conn, store.lock)
         first, s1, t1 = _pass(items, cache, workers, args.timeout, True)
         sol0, sol1 = _solution_seconds(slow_store), _solution_seconds(store)
+        split = (_breakdown(slow_store, nb), _breakdown(store, args.n))
         longest = store.conn.execute("SELECT max(seconds) FROM expr_cache WHERE op != 'basic'").fetchone()[0] or 0.0
         second, _s2, t2 = _pass(items, cache, workers, args.timeout, True)
         slow_store.close()
         store.close()
     assert second == first, "the cached pass must give the same metrics"
-    _report(args, items, nb, workers, (before, s0, t0), (first, s1, t1), t2, (sol0, sol1, longest))
+    _report(args, items, nb, workers, (before, s0, t0), (first, s1, t1), t2, (sol0, sol1, longest, split))
 
 
 def _report(args, items, nb, workers, slow, fast, t2, extra) -> None:
-    (before, s0, t0), (first, s1, t1), (sol0, sol1, longest) = slow, fast, extra
+    (before, s0, t0), (first, s1, t1), (sol0, sol1, longest, split) = slow, fast, extra
     same = all(a.get(k) == b.get(k) for a, b in zip(before, first[:nb]) for k in VERDICTS)
     timed_out = sum(1 for a, b in zip(before, first) if a.get("solution_timeout") or b.get("solution_timeout"))
     solved = {k: sum(1 for m in first if m.get(k)) for k in VERDICTS}
@@ -147,6 +158,7 @@ def _report(args, items, nb, workers, slow, fast, t2, extra) -> None:
         f"solution checks alone (worker seconds, first {nb}): {sol0:.1f} s without the screen; "
         f"all {args.n} with it: {sol1:.1f} s"
     )
+    print(f"worker seconds per model without screen: {split[0]}; with it: {split[1]}")
     print(
         f"verdicts identical on the {nb} models of both passes: {'yes' if same else 'no'} "
         f"(models with a timed-out check in either pass: {timed_out}); solutions: {solved}"
