@@ -142,7 +142,9 @@ def srbench_folder(tmp_path: Path):
     return get
 
 
-@pytest.fixture(params=["fork", "exec"])
+#: ``fork`` is the launcher every built-in method gets by default (``auto``); the ``exec`` runs
+#: of the same tests are marked ``slow`` (not in the default run, a step of their own in .ci/run)
+@pytest.fixture(params=["fork", pytest.param("exec", marks=pytest.mark.slow)])
 def launcher(request) -> str:
     """Both job launchers (engine.launchers): a test taking it runs once forked, once exec'd."""
     return request.param

@@ -60,7 +60,6 @@ def test_smoke_suite_matches_the_local_backend(tmp_path: Path) -> None:
         assert other["attempt"] == 1
 
 
-@pytest.mark.slow
 def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path, launcher: str) -> None:
     suite = suite_file(
         name="limits",
@@ -237,7 +236,6 @@ def test_running_scheduler_by_address(workspace: Path, suite_file) -> None:
     assert [r["status"] for r in rows] == ["ok", "ok"]
 
 
-@pytest.mark.slow
 def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
     """SLURM workers get a lifetime below the walltime; one too old for a job hands it back."""
     from distributed import Client, LocalCluster

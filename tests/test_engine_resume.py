@@ -37,7 +37,6 @@ def test_rerun_skips_done_jobs_and_new_params_make_new_jobs(workspace: Path, sui
     assert len(results_json(workspace)) == 4
 
 
-@pytest.mark.slow
 def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(
         name="crashy",

@@ -118,7 +118,7 @@ def test_gplearn_programs_match_predict_exactly():
     assert {"div", "log"} & seen, "no protected operator was exercised"
 
 
-@pytest.mark.slow  # ffx's pathwise fits take ~6 s even on 60 rows
+@pytest.mark.e2e  # ffx's pathwise fits take ~6 s even on 60 rows: not a unit test
 @pytest.mark.skipif(not _installed("ffx"), reason="ffx is not installed")
 def test_ffx_models_match_simulate():
     import ffx

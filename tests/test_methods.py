@@ -119,7 +119,6 @@ def test_pyoperon_honours_its_time_budget():
     assert fitted.notes["max_time"] == 1
 
 
-@pytest.mark.slow  # two FFX runs, a few seconds each
 def test_ffx_prints_its_model_exactly_and_keeps_the_front():
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, size=(60, 2))
@@ -158,7 +157,6 @@ def test_ffx_basis_printer_covers_every_operator():
     np.testing.assert_allclose(parse_expression(expr, NAMES, "python").evaluate(X), model.simulate(X), rtol=1e-12)
 
 
-@pytest.mark.slow
 def test_gplearn_translates_every_program_of_a_population_exactly():
     """All built-in operators, data near gplearn's 0.001 protection threshold: exact agreement."""
     from gplearn.genetic import SymbolicRegressor

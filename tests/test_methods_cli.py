@@ -63,7 +63,6 @@ def test_install_of_builtin_and_unknown_methods():
     assert proc.stderr.strip() == "srtui: error: unknown method 'nope' (see `srtui methods list`)"
 
 
-@pytest.mark.slow
 def test_check_runs_a_tiny_fit_through_the_engine(tmp_path):
     proc = _srtui("methods", "check", "poly2", "--json", "--workspace", str(tmp_path / "ws"))
     assert proc.returncode == 0, proc.stderr
@@ -72,7 +71,6 @@ def test_check_runs_a_tiny_fit_through_the_engine(tmp_path):
     assert "x0*x1" in out["model"]
 
 
-@pytest.mark.slow
 def test_check_of_unknown_method_fails_cleanly(tmp_path):
     proc = _srtui("methods", "check", "nope", "--workspace", str(tmp_path / "ws"))
     assert proc.returncode == 2 and "unknown method 'nope'" in proc.stderr

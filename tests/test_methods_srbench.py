@@ -112,7 +112,6 @@ def test_hyper_params_grid_expands_and_is_capped():
     assert expand_hyper_params(None) == []
 
 
-@pytest.mark.slow
 def test_method_dir_runs_through_srtui_run(method_dir, tmp_path):
     ws = tmp_path / "ws"
     env = {**os.environ, "SRTUI_WORKSPACE": str(ws)}

@@ -87,7 +87,6 @@ def test_organiser_flow(ws):
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
-@pytest.mark.slow
 def test_expert_errors_are_generic_and_ssh_setup(ws):
     w = ("--workspace", str(ws))
     srtui("review", "create", "r2", "--experts", "alice", *w, check=True)

@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from engine.workspace import Workspace
 from results.store import Store
 from reviews import FrozenItem, create_session
@@ -111,7 +109,6 @@ def test_sigkill_right_after_submit_loses_nothing(tmp_path):
     assert after[: len(audit)] == audit and len(after) == len(audit) + 1
 
 
-@pytest.mark.slow
 def test_four_experts_at_once_no_loss_no_duplicate(tmp_path):
     experts = ["e1", "e2", "e3", "e4"]
     root = _workspace(tmp_path, 50, experts)

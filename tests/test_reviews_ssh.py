@@ -27,7 +27,6 @@ from results.store import Store
 
 SSHD = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/bin/sshd") if os.access(p, os.X_OK)), None)
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.skipif(
         SSHD is None or not shutil.which("ssh") or not shutil.which("ssh-keygen"),
         reason="needs OpenSSH's sshd, ssh and ssh-keygen (apt-get install openssh-server; .ci/run does)",

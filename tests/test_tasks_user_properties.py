@@ -33,7 +33,6 @@ def official_style(folder, seed=0):
     return folder / "data_train.csv", folder / "data_test.csv"
 
 
-@pytest.mark.slow
 def test_declared_feature_absence_is_scored_end_to_end(tmp_path):
     ws = tmp_path / "ws"
     train, test = official_style(tmp_path / "files")

@@ -311,7 +311,6 @@ async def test_terminal_gone_exits(demo):
     assert app.return_code == 129
 
 
-@pytest.mark.slow
 @sync
 async def test_start_a_run_from_the_app(tmp_path):
     from engine.workspace import Workspace
