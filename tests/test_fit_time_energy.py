@@ -11,16 +11,19 @@ from conftest import results_json, srtui
 from engine import energy
 
 
-def test_fit_s_times_the_fit_alone_not_the_imports(workspace: Path, suite_file) -> None:
+def test_fit_s_times_the_fit_alone_not_the_imports(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(name="fit-time", methods=("linear",), seeds=(1, 2))
-    srtui("run", str(suite), "--workspace", str(workspace), check=True)
+    srtui("run", str(suite), "--workspace", str(workspace), "--launcher", launcher, check=True)
     rows = results_json(workspace)
     assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
     for row in rows:
-        # importing scikit-learn takes most of a second (more on a loaded machine) and is in
-        # the wall time; LinearRegression on a small task takes milliseconds
+        # LinearRegression on a small task takes milliseconds, tens of them on a loaded machine
         assert row["fit_s"] is not None and 0 < row["fit_s"] < 0.5, row["fit_s"]
-        assert row["wall_s"] > row["fit_s"] * 5
+        assert row["wall_s"] > row["fit_s"], (row["wall_s"], row["fit_s"])
+        if launcher == "exec":
+            # an exec'd job starts Python and imports scikit-learn (most of a second) inside its
+            # wall time; a forked one inherits them from its server, so only exec shows the gap
+            assert row["wall_s"] > row["fit_s"] * 5, (row["wall_s"], row["fit_s"])
 
 
 def test_preload_defaults_to_the_top_level_modules_of_the_required_distributions() -> None:
