@@ -44,6 +44,12 @@ def until(condition, timeout: float = 20.0):
             if loop.time() > end:
                 raise AssertionError("tables never finished sizing their columns")
             await pilot.pause(0.05)
+        # then repaint every table from its settled data: once, beside a full test run, a table
+        # shown moments before (the expression screen's Pareto front) was captured as blank lines
+        for table in pilot.app.screen.query(DataTable):
+            table._clear_caches()
+            table.refresh()
+        pilot.app.screen.refresh(layout=True)
         await pilot.pause(0.1)
         await pilot.pause()
 
