@@ -6,8 +6,9 @@ the numeric screen, in one run.
 Prints models/s of a first pass without the screen (every solution check simplifies difference
 and ratio) and of a first pass with it (fresh caches both), their ratio (target >= 10x) and the
 ratio to the 2.4 models/s issue 12 measured, whether every verdict is identical, the solution-
-check phase alone (where the screen acts), and the speed-up of a second pass served from the
-cache in a real workspace database (target >= 20x).
+check phase alone (where the screen acts), the ceiling the deadline sets (the worker seconds of
+the operations that ran out of time, as if everything else were free), and the speed-up of a
+second pass served from the cache in a real workspace database (target >= 20x).
 
 The pass with the screen runs on all ``--n`` models. The pass without it would take hours on
 2,000 (most of its checks run into the deadline), so it runs on the first ``--baseline-n`` of
@@ -89,14 +90,18 @@ def _solution_seconds(store) -> float:
     ]
 
 
-def _breakdown(store, n: int) -> str:
+def _per_model(store, n: int) -> dict[str, float]:
     """Worker seconds per model by kind of operation (timed-out operations apart): where a pass spends."""
     kind = (
         "CASE WHEN status = 'timeout' THEN 'timed out' WHEN op LIKE 'model:%' THEN 'clean-ups' "
         "WHEN op = 'srsd' THEN 'srsd' WHEN op LIKE 'solution:%' THEN 'solution checks' ELSE 'other' END"
     )
     rows = store.conn.execute(f"SELECT {kind}, sum(seconds) FROM expr_cache GROUP BY 1 ORDER BY 1").fetchall()
-    return ", ".join(f"{k} {s / n:.2f}" for k, s in rows if k != "other")
+    return {k: s / n for k, s in rows if k != "other"}
+
+
+def _words(split: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.2f}" for k, v in split.items())
 
 
 ISSUE_RATE = 2.4  # models/s of the first pass when issue 12 was written (2 cores, no screen)
@@ -126,7 +131,7 @@ def main() -> None:
         cache = ExprCache(store.conn, store.lock)
         first, s1, t1 = _pass(items, cache, workers, args.timeout, True)
         sol0, sol1 = _solution_seconds(slow_store), _solution_seconds(store)
-        split = (_breakdown(slow_store, nb), _breakdown(store, args.n))
+        split = (_per_model(slow_store, nb), _per_model(store, args.n))
         longest = store.conn.execute("SELECT max(seconds) FROM expr_cache WHERE op != 'basic'").fetchone()[0] or 0.0
         second, _s2, t2 = _pass(items, cache, workers, args.timeout, True)
         slow_store.close()
@@ -156,9 +161,20 @@ def _report(args, items, nb, workers, slow, fast, t2, extra) -> None:
     )
     print(
         f"solution checks alone (worker seconds, first {nb}): {sol0:.1f} s without the screen; "
-        f"all {args.n} with it: {sol1:.1f} s"
+        f"all {args.n} with it: {sol1:.1f} s; per model {sol0 / nb:.2f} and {sol1 / args.n:.3f} = "
+        f"{(sol0 / nb) / max(sol1 / args.n, 1e-9):.0f}x"
     )
-    print(f"worker seconds per model without screen: {split[0]}; with it: {split[1]}")
+    print(f"worker seconds per model without screen: {_words(split[0])}; with it: {_words(split[1])}")
+    # the models that run out of time cost the deadline whatever computes them: even if every
+    # other operation were free, the pass could not be faster than the workers can spend it
+    dead = split[1].get("timed out", 0.0)
+    if dead:
+        ceiling = workers / dead
+        print(
+            f"ceiling set by the deadline alone (timed-out worker seconds {dead:.2f} per model, all else free): "
+            f"{ceiling:.1f} models/s = {ceiling / rate0:.1f}x the pass without screen, "
+            f"{ceiling / ISSUE_RATE:.1f}x the issue's {ISSUE_RATE} models/s"
+        )
     print(
         f"verdicts identical on the {nb} models of both passes: {'yes' if same else 'no'} "
         f"(models with a timed-out check in either pass: {timed_out}); solutions: {solved}"
