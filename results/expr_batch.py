@@ -17,7 +17,7 @@ from typing import Any
 
 from results import expr_metrics as em
 from results.pool import TimedPool
-from results.releases import DEFINITION_VERSION, RELEASES, assemble_release
+from results.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,10 @@ def expression_metrics(
 
     cleaned: dict[str, Any] = {}  # model key -> the cleaned sympy model, for results computed in this pass
     first = _run(_model_ops(readable), cache, pool_args, stats, cleaned)
-    pairs = _run(_solution_ops(readable, first, cleaned, screen), cache, pool_args, stats)
+    # phase two: the solution checks, and for a model whose simplify ran out of time the model a
+    # release with a simplify limit of its own keeps (unsimplified; cheap, no simplify)
+    second = _fallback_ops(readable, first) | _solution_ops(readable, first, cleaned, screen)
+    pairs = _run(second, cache, pool_args, stats)
     pairs.update(first)
 
     out = [_assemble(it, basic[_cache_key("basic", it.key)][1], first, pairs) for it in items]
@@ -201,18 +204,7 @@ def _model_ops(readable: Sequence[ModelItem]) -> Ops:
     ops: Ops = {}
     for it in {(it.key, it.unwanted): it for it in readable}.values():
         for rel in RELEASES:
-            ops[_model_key(it, rel)] = (
-                f"model:{rel}",
-                {
-                    "op": "model",
-                    "release": rel,
-                    "text": it.text,
-                    "features": list(it.features),
-                    "dialect": it.dialect,
-                    "unwanted": list(it.unwanted),
-                },
-                it.key,
-            )
+            ops[_model_key(it, rel)] = (f"model:{rel}", _model_op_payload(it, rel), it.key)
     for it in readable:
         if it.truth:
             ops[_cache_key("srsd", it.key, it.truth_key)] = (
@@ -229,16 +221,46 @@ def _model_ops(readable: Sequence[ModelItem]) -> Ops:
     return ops
 
 
+def _timed_out(models: dict, it: ModelItem, rel: str) -> bool:
+    return models.get(_model_key(it, rel), ("",))[0] == "timeout"
+
+
+def _fallback_ops(readable: Sequence[ModelItem], models: dict) -> Ops:
+    """The unsimplified model of each release that keeps one when its simplify runs out of time
+    (2022, 2.0: ``Release.simplify_limit``), for the models whose clean-up timed out."""
+    ops: Ops = {}
+    for it in {(it.key, it.unwanted): it for it in readable}.values():
+        for rel in RELEASES:
+            if SPECS[rel].simplify_limit is not None and _timed_out(models, it, rel):
+                op = _model_op_payload(it, rel) | {"simplified": False}
+                ops[_model_key(it, rel, simplified=False)] = (f"model:{rel}:unsimplified", op, f"{it.key}|unsimplified")
+    return ops
+
+
+def _model_op_payload(it: ModelItem, rel: str) -> dict[str, Any]:
+    return {
+        "op": "model",
+        "release": rel,
+        "text": it.text,
+        "features": list(it.features),
+        "dialect": it.dialect,
+        "unwanted": list(it.unwanted),
+    }
+
+
 def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, screen: bool) -> Ops:
     ops: Ops = {}
     for it in readable:
         if not it.truth:
             continue
         for rel in RELEASES:
-            if models.get(_model_key(it, rel), ("",))[0] == "timeout":
+            simplified = not _timed_out(models, it, rel)
+            if not simplified and SPECS[rel].simplify_limit is None:
                 continue  # the check starts from the cleaned model: it would only time out again
-            ops[_cache_key(f"solution:{rel}", it.key, it.truth_key)] = (
-                f"solution:{rel}",
+            # after a timeout, the release's code checks the model it kept (unsimplified)
+            op = f"solution:{rel}" if simplified else f"solution:{rel}:unsimplified"
+            ops[_cache_key(op, it.key, it.truth_key)] = (
+                op,
                 {
                     "op": "solution",
                     "release": rel,
@@ -247,15 +269,17 @@ def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, sc
                     "features": list(it.features),
                     "dialect": it.dialect,
                     "screen": screen,
-                    "model": cleaned.get(_model_key(it, rel)),
+                    "simplified": simplified,
+                    "model": cleaned.get(_model_key(it, rel)) if simplified else None,
                 },
                 f"{it.key}|{it.truth_key}",
             )
     return ops
 
 
-def _model_key(it: ModelItem, release: str) -> str:
-    return _cache_key(f"model:{release}", it.key, ",".join(it.unwanted))
+def _model_key(it: ModelItem, release: str, simplified: bool = True) -> str:
+    op = f"model:{release}" if simplified else f"model:{release}:unsimplified"
+    return _cache_key(op, it.key, ",".join(it.unwanted))
 
 
 def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, Any]:
@@ -267,8 +291,13 @@ def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, An
     gate = None if not it.gate_r2 else it.r2_test
     for rel in RELEASES:
         model = models.get(_model_key(it, rel), ("missing", None))
-        sol = pairs.get(_cache_key(f"solution:{rel}", it.key, it.truth_key), ("missing", None)) if it.truth else None
-        m.update(assemble_release(rel, model, sol, gate_applies=it.gate_r2, r2_test=gate, notes=m["_notes"]))
+        op = f"solution:{rel}"
+        kept = None
+        if model[0] == "timeout" and SPECS[rel].simplify_limit is not None:
+            kept = pairs.get(_model_key(it, rel, simplified=False))
+            op += ":unsimplified"
+        sol = pairs.get(_cache_key(op, it.key, it.truth_key), ("missing", None)) if it.truth else None
+        m.update(assemble_release(rel, model, sol, gate_applies=it.gate_r2, r2_test=gate, notes=m["_notes"], kept=kept))
     if it.truth:
         status, val = pairs.get(_cache_key("srsd", it.key, it.truth_key), ("missing", None))
         m["srsd.ted"] = val["ted"] if status == "ok" else None

@@ -69,8 +69,9 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     if op == "bundle":  # one model's operations in one task: one deadline, shared simplify results
         return {"results": [_guarded(p) for p in payload["ops"]]}
     args = (payload["text"], payload["features"], payload["dialect"])
+    simplified = payload.get("simplified", True)
     if op == "model":
-        return releases.model_op(*args, payload["release"], payload.get("unwanted", ()))
+        return releases.model_op(*args, payload["release"], payload.get("unwanted", ()), simplified)
     if op == "solution":
         return releases.solution_op(
             payload["text"],
@@ -81,6 +82,7 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
             payload.get("model"),
             r2_test=1.0,
             screen=payload.get("screen", True),
+            simplified=simplified,
         )
     if op == "srsd":
         return releases.srsd_op(payload["text"], payload["truth"], payload["features"], payload["dialect"])

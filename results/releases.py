@@ -13,11 +13,14 @@ would build, never sympify). Per release (README "Expression metrics per release
   1e-3 -> 0, others ``round(c, 3)``; simplicity = -round(log5(nodes), 1); feature absence on that
   model; truth read the same way. Solution: model is not ``0`` and ``truth - model`` is ``0`` or
   constant or ``model / truth`` constant (sympy ``is_constant(simplify=False)``, then after
-  ``simplify`` ``is_constant()``).
+  ``simplify`` ``is_constant()``). A simplify over 10 s (SIGALRM) leaves the model unsimplified.
 - ``srbench2025`` (srbench_2025 metrics/evaluation.py, symbolic_utils): ``size`` = nodes of the model
   read with ``pi`` -> 3.1415926535 and 2021's rounding; simplicity of ``simplify(rounded model)``;
   solution as 2022 but rounding (1e-4) the difference and ratio before the check and no test
-  that the model is not 0.
+  that the model is not 0. A simplify over 60 s leaves the (rounded) model unsimplified.
+- srtui's own deadline (one per model, ``expr_batch``) ends a simplify sooner: 2022 and 2.0 then
+  keep the unsimplified model as their code would (``Release.simplify_limit``); 2021 has no limit,
+  so its metrics record a timeout.
 - ``corrected`` solution (each release's reading and rounding): the model is not constant, and
   the rounded, simplified difference is constant or the rounded, simplified ratio a non-zero
   constant (floats rounded *after* simplify, so float noise cannot hide a solution).
@@ -120,6 +123,9 @@ class Release:
     round_first: bool  # round the floats before simplify (2021, 2.0) or after (2022)
     pi_literal: bool  # pi read as 3.1415926535 for the simplified model and truth (2021)
     plain_log_protected: bool  # every log/sqrt read as PLOG/PSQRT (2021's clean-up)
+    #: seconds the release's own code lets one simplify run (SIGALRM) before it keeps the model
+    #: unsimplified; None: no limit (2021), so srtui's deadline can only record a timeout
+    simplify_limit: float | None = None
 
     def read(self, text: str, features: Sequence[str], dialect: str, pi_literal: bool | None = None) -> sp.Expr:
         pi = self.pi_literal if pi_literal is None else pi_literal
@@ -131,29 +137,38 @@ class Release:
     def simplify(self, expr: sp.Basic) -> sp.Basic:
         return shared_simplify(expr, self.ratio)
 
-    def clean(self, expr: sp.Basic) -> sp.Basic:
-        """The model (or truth) as the release compares it."""
+    def clean(self, expr: sp.Basic, simplified: bool = True) -> sp.Basic:
+        """The model (or truth) as the release compares it; ``simplified=False``: as the release's
+        code keeps it when its simplify runs out of time (rounded, unsimplified)."""
+        if not simplified:
+            return self.rnd(expr)
         return self.simplify(self.rnd(expr)) if self.round_first else self.rnd(self.simplify(expr))
 
 
 SPECS = {
     "srbench2021": Release("srbench2021", 1e-4, True, 1, True, True, True),
-    "srbench2022": Release("srbench2022", 1e-3, False, None, False, False, False),
-    "srbench2025": Release("srbench2025", 1e-4, False, None, True, False, False),
+    "srbench2022": Release("srbench2022", 1e-3, False, None, False, False, False, simplify_limit=10),
+    "srbench2025": Release("srbench2025", 1e-4, False, None, True, False, False, simplify_limit=60),
 }
 
 
 def model_op(
-    text: str, features: Sequence[str], dialect: str, release: str, unwanted: Sequence[str] = ()
+    text: str,
+    features: Sequence[str],
+    dialect: str,
+    release: str,
+    unwanted: Sequence[str] = (),
+    simplified: bool = True,
 ) -> dict[str, Any]:
-    """Sizes, simplicity and feature absence of one model under one release."""
+    """Sizes, simplicity and feature absence of one model under one release (``simplified=False``:
+    of the model the release keeps when its simplify runs out of time)."""
     r = SPECS[release]
     raw = r.read(text, features, dialect)
     if release == "srbench2025":  # 2.0's model_size: pi as a literal, 2021's rounding, no simplify
         size = node_count(round_floats(r.read(text, features, dialect, pi_literal=True), 1e-4, True))
     else:
         size = node_count(raw)
-    clean = r.clean(raw)
+    clean = r.clean(raw, simplified)
     n = node_count(clean)
     used = {str(s) for s in clean.free_symbols}
     return {
@@ -237,8 +252,9 @@ def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screened_out: bool) ->
             try:
                 diff = shared_simplify(diff)
                 dc = _const(diff)
-                frac = shared_simplify(frac)
-                fc = _const(frac)
+                if not dc:  # a constant difference decides the verdict: the ratio cannot change it
+                    frac = shared_simplify(frac)
+                    fc = _const(frac)
             except Exception:  # noqa: BLE001 - the reference gives up on a failing simplify, keeping what it has
                 pass
     except Exception:  # noqa: BLE001 - any failure is recorded, never raised
@@ -291,10 +307,12 @@ def solution_op(
     model: sp.Expr | None = None,
     r2_test: float | None = None,
     screen: bool = True,
+    simplified: bool = True,
 ) -> dict[str, Any]:
-    """Reference and corrected verdicts of one release; ``model`` is the cleaned model if known."""
+    """Reference and corrected verdicts of one release; ``model`` is the cleaned model if known
+    (``simplified=False``: the model the release keeps when its simplify runs out of time)."""
     r = SPECS[release]
-    m = model if model is not None else r.clean(r.read(text, features, dialect))
+    m = model if model is not None else r.clean(r.read(text, features, dialect), simplified)
     t = _truth(truth, tuple(features), release)
     if release == "srbench2021" and not (r2_test is not None and r2_test > 0.5):
         return {
@@ -390,11 +408,20 @@ def assemble_release(
     gate_applies: bool,
     r2_test: float | None,
     notes: list[str],
+    kept: tuple[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``<rel>.<metric>`` values from the model and solution operations' (status, value)."""
+    """``<rel>.<metric>`` values from the model and solution operations' (status, value);
+    ``kept``: after a timed-out simplify, the unsimplified model a release with a
+    ``simplify_limit`` keeps (its values stand, as in that release's code)."""
     status, val = model
+    timed_out = status == "timeout"
+    if timed_out and kept is not None and kept[0] == "ok":
+        limit = SPECS[rel].simplify_limit
+        why = f"the unsimplified model, as that code keeps it after its own {limit:g} s"
+        notes.append(f"{rel}: simplify ran out of srtui's deadline: {why}")
+        status, val = kept
     out: dict[str, Any] = {f"{rel}.{k}": (val.get(k) if status == "ok" else None) for k in METRICS[:3] + METRICS[4:]}
-    out[f"{rel}._timeout"] = status == "timeout"
+    out[f"{rel}._timeout"] = timed_out
     if status != "ok":
         notes.append(f"{rel}: simplify {status}: {val}")
     if solution is None:

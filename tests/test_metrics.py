@@ -111,16 +111,43 @@ NESTED = (
 )
 
 
-def test_simplify_timeout_falls_back_and_says_so():
-    item = ModelItem(NESTED, ("x1", "x2"), "python", "x1*x2")
-    [m], stats = expression_metrics([item], ExprCache(), workers=1, timeout=0.05)
-    assert m["simplify_timeout"] == 1 and m["size_simplified"] == m["size"]
-    assert m["srbench2022.size_simplified"] is None  # no release value is made up
-    assert any("srbench2022: simplify timeout" in n for n in m["_notes"])
-    assert stats.timeouts >= 1
-    # the symbolic-solution check, which starts from the cleaned model, is not run to time out again
-    assert m["solution_timeout"] == 1 and m["symbolic_solution"] == 0
+def _as_reference_keeps(text: str, names: tuple[str, ...], below: float) -> int:
+    """Nodes of the model SRBench 2022 (below 1e-3) and 2.0 (1e-4) keep when simplify runs out
+    of time, as their evaluation.py computes it: the parsed model (the tree sympy's parser builds,
+    tests/test_releases.py), then their round_floats loop, no simplify."""
+    import sympy as sp
+
+    from engine.expression.sympy_view import parse_sympy_view
+
+    ex = parse_sympy_view(text, names, "python")
+    out = ex
+    for a in sp.preorder_traversal(ex):
+        if isinstance(a, sp.Float):
+            out = out.subs(a, sp.Integer(0) if abs(a) < below else round(a, 3))
+    return sum(1 for _ in sp.preorder_traversal(out))
+
+
+def test_simplify_timeout_keeps_what_each_release_keeps():
+    text = NESTED + " + 0.00049*x1 + 1.23456"  # 0 in 2022 (below 1e-3), 0.0 in 2.0 (1e-4)
+    item = ModelItem(text, ("x1", "x2"), "python", "x1*x2", r2_test=0.9)
+    [m], stats = expression_metrics([item], ExprCache(), workers=1, timeout=1.0)
+    assert m["simplify_timeout"] == 1 and stats.timeouts >= 1
+    # 2021's code has no simplify limit: srtui's deadline leaves no value, and none is made up
+    assert m["srbench2021.size_simplified"] is None and m["srbench2021.symbolic_solution"] == 0
+    assert any("srbench2021: simplify timeout" in n for n in m["_notes"])
     assert any("not run: the model's simplify timed out" in n for n in m["_notes"])
+    # 2022 (10 s) and 2.0 (60 s) keep the rounded, unsimplified model and score it
+    for rel, below, limit in (("srbench2022", 1e-3, 10), ("srbench2025", 1e-4, 60)):
+        n = _as_reference_keeps(text, ("x1", "x2"), below)
+        assert m[f"{rel}.size_simplified"] == n
+        assert m[f"{rel}.simplicity"] == float(-np.round(np.log(n) / np.log(5), 1))
+        assert m[f"{rel}.symbolic_solution"] == 0
+        assert any(
+            f"{rel}: simplify ran out of srtui's deadline" in x and f"keeps it after its own {limit} s" in x
+            for x in m["_notes"]
+        )
+    assert m["size_simplified"] == m["srbench2022.size_simplified"]
+    assert m["solution_timeout"] == 1 and m["symbolic_solution"] == 0
 
 
 def test_cache_serves_second_pass_and_retries_timeouts_with_longer_deadline():
