@@ -225,15 +225,29 @@ def _timed_out(models: dict, it: ModelItem, rel: str) -> bool:
     return models.get(_model_key(it, rel), ("",))[0] == "timeout"
 
 
+def _keeps_unsimplified(models: dict, it: ModelItem, rel: str) -> bool:
+    """The model's clean-up timed out and the release's code then keeps it unsimplified."""
+    return SPECS[rel].simplify_limit is not None and _timed_out(models, it, rel)
+
+
+def _op_name(kind: str, rel: str, simplified: bool = True) -> str:
+    """``model:<rel>`` / ``solution:<rel>``; ``:unsimplified`` for those of a kept model."""
+    return f"{kind}:{rel}" if simplified else f"{kind}:{rel}:unsimplified"
+
+
+def _solution_key(it: ModelItem, rel: str, simplified: bool = True) -> str:
+    return _cache_key(_op_name("solution", rel, simplified), it.key, it.truth_key)
+
+
 def _fallback_ops(readable: Sequence[ModelItem], models: dict) -> Ops:
     """The unsimplified model of each release that keeps one when its simplify runs out of time
     (2022, 2.0: ``Release.simplify_limit``), for the models whose clean-up timed out."""
     ops: Ops = {}
     for it in {(it.key, it.unwanted): it for it in readable}.values():
         for rel in RELEASES:
-            if SPECS[rel].simplify_limit is not None and _timed_out(models, it, rel):
+            if _keeps_unsimplified(models, it, rel):
                 op = _model_op_payload(it, rel) | {"simplified": False}
-                ops[_model_key(it, rel, simplified=False)] = (f"model:{rel}:unsimplified", op, f"{it.key}|unsimplified")
+                ops[_model_key(it, rel, False)] = (_op_name("model", rel, False), op, f"{it.key}|unsimplified")
     return ops
 
 
@@ -254,13 +268,12 @@ def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, sc
         if not it.truth:
             continue
         for rel in RELEASES:
-            simplified = not _timed_out(models, it, rel)
-            if not simplified and SPECS[rel].simplify_limit is None:
+            # after a timeout, a release with a simplify limit checks the model it kept (unsimplified)
+            simplified = not _keeps_unsimplified(models, it, rel)
+            if simplified and _timed_out(models, it, rel):
                 continue  # the check starts from the cleaned model: it would only time out again
-            # after a timeout, the release's code checks the model it kept (unsimplified)
-            op = f"solution:{rel}" if simplified else f"solution:{rel}:unsimplified"
-            ops[_cache_key(op, it.key, it.truth_key)] = (
-                op,
+            ops[_solution_key(it, rel, simplified)] = (
+                _op_name("solution", rel, simplified),
                 {
                     "op": "solution",
                     "release": rel,
@@ -278,8 +291,7 @@ def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, sc
 
 
 def _model_key(it: ModelItem, release: str, simplified: bool = True) -> str:
-    op = f"model:{release}" if simplified else f"model:{release}:unsimplified"
-    return _cache_key(op, it.key, ",".join(it.unwanted))
+    return _cache_key(_op_name("model", release, simplified), it.key, ",".join(it.unwanted))
 
 
 def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, Any]:
@@ -291,12 +303,9 @@ def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, An
     gate = None if not it.gate_r2 else it.r2_test
     for rel in RELEASES:
         model = models.get(_model_key(it, rel), ("missing", None))
-        op = f"solution:{rel}"
-        kept = None
-        if model[0] == "timeout" and SPECS[rel].simplify_limit is not None:
-            kept = pairs.get(_model_key(it, rel, simplified=False))
-            op += ":unsimplified"
-        sol = pairs.get(_cache_key(op, it.key, it.truth_key), ("missing", None)) if it.truth else None
+        simplified = not _keeps_unsimplified(models, it, rel)
+        kept = None if simplified else pairs.get(_model_key(it, rel, False))
+        sol = pairs.get(_solution_key(it, rel, simplified), ("missing", None)) if it.truth else None
         m.update(assemble_release(rel, model, sol, gate_applies=it.gate_r2, r2_test=gate, notes=m["_notes"], kept=kept))
     if it.truth:
         status, val = pairs.get(_cache_key("srsd", it.key, it.truth_key), ("missing", None))
