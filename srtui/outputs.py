@@ -176,3 +176,29 @@ def write_report(store: Store, out: Path, suites: list[str] | None = None, width
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")
     return out
+
+
+def _safe_stem(*parts: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts))[:120]
+
+
+def save_figure(store: Store, suite: str, kind: str, folder: Path, profile: str | None = None) -> Path:
+    """The app's save key: ``kind`` of one suite as a PDF in ``folder``, with the suite's
+    unblinded review (trust, ratings) when there is one; ``profile`` where the rule has one."""
+    from results.figures import get_kind, render
+    from results.scoring import RULES
+
+    rule = RULES.get(get_kind(kind).rule)
+    options = {"profile": profile} if profile and rule is not None and "profile" in rule.options else {}
+    data = figure_data(store, suite, options=options)
+    reviews = unblinded_reviews(store, suite)
+    if reviews:
+        data.trust, data.ratings, data.agreement = reviews[0].trust, reviews[0].ratings, reviews[0].agreement
+    return render(kind, data, folder / f"{_safe_stem('figure', suite, kind)}.pdf")
+
+
+def save_report(store: Store, suite: str, folder: Path) -> Path:
+    """The app's report key: the report of one suite in ``folder``."""
+    return write_report(store, folder / f"{_safe_stem('report', suite)}.html", [suite])

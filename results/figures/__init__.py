@@ -102,6 +102,22 @@ def get_kind(name: str) -> Kind:
     return found[name]
 
 
+#: the figure that shows a rule's leaderboard (the app's save key): the rule drawn, else points
+RULE_FIGURES = {
+    "srbench2021": "pareto",
+    "srbench-groundtruth": "solution-rate",
+    "srbench2025": "profiles",
+    "srbench2022-synthetic": "ranks",
+    "srbench2022-realworld": "ranks",
+    "friedman": "cd",
+    "wilcoxon": "wilcoxon",
+}
+
+
+def figure_for_rule(rule: str | None) -> str:
+    return RULE_FIGURES.get(rule or "", "points")
+
+
 def draw(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | None = None) -> Figure:
     k = get_kind(kind)
     with paper_style(style):
@@ -126,4 +142,16 @@ def svg(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | N
         return svg_text(k.draw(data, width))
 
 
-__all__ = ["KIND_NAMES", "FigureData", "FigureError", "Kind", "draw", "get_kind", "kinds", "render", "svg"]
+__all__ = [
+    "KIND_NAMES",
+    "RULE_FIGURES",
+    "FigureData",
+    "FigureError",
+    "Kind",
+    "draw",
+    "figure_for_rule",
+    "get_kind",
+    "kinds",
+    "render",
+    "svg",
+]

@@ -113,3 +113,36 @@ def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemComman
         yield SystemCommand(
             b.description, f"{app.get_key_display(b)} on this screen", partial(app.run_action, b.action, active.node)
         )
+
+
+def save_in_background(
+    screen: Screen[Any], reader: Reader, what: str, suite: str, kind: str = "", profile: str | None = None
+) -> None:
+    """Save a publication figure (PDF) or the suite's HTML report into <workspace>/exports/ in a
+    worker thread, then say where the file went (or why there is none)."""
+    from srtui.outputs import save_figure, save_report
+
+    folder = screen.app.workspace.root / "exports"  # type: ignore[attr-defined]
+    screen.notify(f"saving the {kind or what} of {suite}...", markup=False, timeout=3)
+
+    def job() -> None:
+        from engine.errors import SrtuiError
+        from engine.textsafe import visible
+
+        try:
+            with reader.lock:
+                store = reader.store()
+                if store is None:
+                    raise SrtuiError("no workspace yet")
+                path = (
+                    save_figure(store, suite, kind, folder, profile)
+                    if what == "figure"
+                    else save_report(store, suite, folder)
+                )
+        except SrtuiError as exc:
+            message, severity = f"no {what}: {visible(str(exc), one_line=True)}", "error"
+        else:
+            message, severity = f"saved {what} to {path}", "information"
+        screen.app.call_from_thread(screen.notify, message, severity=severity, markup=False, timeout=10)
+
+    screen.run_worker(job, thread=True, group="save", exit_on_error=False)

@@ -27,7 +27,7 @@ from srtui.app.detail import (
     suite_aggregate,
 )
 from srtui.app.messages import AggregateReady, SeriesReady
-from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.base import SectionScreen, save_in_background
 from srtui.app.widgets import NavBar, legend, series_styles
 
 JOB_HELP = """\
@@ -43,8 +43,12 @@ right is better. Pareto front: median model size against median test R²; method
 (no other is both smaller and more accurate) are joined by the line. Energy vs time (e):
 each method's median energy of a single run (kWh, from RAPL or estimated: README "Energy")
 against its median training time, both on log axes (SRBench 2.0's Figure 1). t cycles
-through the plots, the selector above picks the suite.
+through the plots, the selector above picks the suite. f saves the plot shown as a publication
+figure (PDF: profiles, pareto or energy; srtui plot) and w the suite's HTML report (srtui
+report), both into <workspace>/exports/.
 """
+#: the publication figure (results.figures) of each suite plot
+PLOT_FIGURES = {"profile": "profiles", "front": "pareto", "cost": "energy"}
 #: the suite plots in the order t cycles through them
 SUITE_PLOTS = ("profile", "front", "cost")
 #: longest method label written beside a point of the cost plot (the legend has the full name)
@@ -165,6 +169,8 @@ class SuitePlotsScreen(SectionScreen):
     BINDINGS = [
         Binding("t", "switch_plot", "Switch plot", id="suite-plots.toggle"),
         Binding("e", "show_cost", "Energy vs time", id="suite-plots.cost"),
+        Binding("f", "save_figure", "Save figure (PDF)", show=False, id="suite-plots.figure"),
+        Binding("w", "save_report", "Save report (HTML)", show=False, id="suite-plots.report"),
     ]
 
     def __init__(self) -> None:
@@ -327,6 +333,19 @@ class SuitePlotsScreen(SectionScreen):
     def action_switch_plot(self) -> None:
         current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]
         self.show_plot(SUITE_PLOTS[(SUITE_PLOTS.index(current) + 1) % len(SUITE_PLOTS)])
+
+    def action_save_figure(self) -> None:
+        current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]
+        if self._requested is None:
+            self.notify("no suite shown yet", severity="warning")
+            return
+        save_in_background(self, self.reader, "figure", self._requested, PLOT_FIGURES[current])
+
+    def action_save_report(self) -> None:
+        if self._requested is None:
+            self.notify("no suite shown yet", severity="warning")
+            return
+        save_in_background(self, self.reader, "report", self._requested)
 
     def action_show_cost(self) -> None:
         """e: the cost plot, and e again back to the performance profile."""
