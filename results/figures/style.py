@@ -132,10 +132,11 @@ def new_figure(width: float, height: float, layout: Literal["constrained"] | Non
 
 def annotate_points(ax: Any, points: list[tuple[float, float, str]], chars: int = 20) -> None:
     """A label beside each point; methods at the same point share one label."""
-    shared: dict[tuple[float, float], list[str]] = {}
+    shared: dict[str, tuple[float, float, list[str]]] = {}
     for x, y, name in points:
-        shared.setdefault((round(float(x), 6), round(float(y), 6)), []).append(label(name, chars))
-    for (x, y), names in shared.items():
+        key = f"{float(x):.6g} {float(y):.6g}"  # relative: a log axis spans many decades
+        shared.setdefault(key, (float(x), float(y), []))[2].append(label(name, chars))
+    for x, y, names in shared.values():
         ax.annotate(", ".join(names), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6)
 
 

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import platform
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -124,7 +125,8 @@ def _figures(s: SuiteInput, width: float) -> tuple[list[tuple[str, str, str]], l
         except (FigureError, ScoreError) as exc:
             skipped.append((kind.name, visible(str(exc), one_line=True)))
             continue
-        drawn.append((kind.name, kind.summary, text[text.index("<svg") :]))
+        body = re.sub(r"<metadata>.*?</metadata>", "", text[text.index("<svg") :], count=1, flags=re.S)
+        drawn.append((kind.name, kind.summary, body))
     return drawn, skipped
 
 
