@@ -175,9 +175,11 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
 
 
 def _truth_sizes(infos: dict) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if not any(info.get("ground_truth") for info in infos.values()):
+        return out  # no sympy import (1.5 s) for tasks without a ground truth
     from results.expr_metrics import ExpressionError, node_count, parse
 
-    out = {}
     for task, info in infos.items():
         truth, feats = info.get("ground_truth"), info.get("features") or []
         if truth:

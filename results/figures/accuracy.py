@@ -28,6 +28,7 @@ def metric_name(metric: str) -> str:
 
 
 N_BOOT = 1000
+PROFILE_GRID = 51  # points of the performance profiles (perfprof_plots.ipynb's grid)
 FRONT_LEVELS = 6  # fronts drawn, as blackbox_results.ipynb draws
 
 
@@ -198,7 +199,7 @@ def solution_rate(data: FigureData, width: float) -> Figure:
 def profiles(data: FigureData, width: float) -> Figure:
     """srbench2025's leaderboard: P[R2 >= x] over datasets on a 51-point grid, the area under
     each curve (AUC) in the legend."""
-    s = data.score("srbench2025", grid=51)
+    s = data.score("srbench2025", grid=PROFILE_GRID)
     board = s.main.dropna(subset=["auc"])
     cols = [c for c in board.columns if str(c).startswith("P[R2>=")]
     xs = np.array([float(str(c)[6:-1]) for c in cols])
@@ -236,7 +237,7 @@ def profiles(data: FigureData, width: float) -> Figure:
 def energy(data: FigureData, width: float) -> Figure:
     """srbench2025's energy_time table: each method's median energy of a run against its median
     training time, both axes logarithmic."""
-    s = data.score("srbench2025")
+    s = data.score("srbench2025", grid=PROFILE_GRID)  # the profiles' Score: computed once for both
     t = s.tables.get("energy_time")
     if t is None:
         raise FigureError("figure 'energy': no run has an energy figure (runs of srtui record one; a CSV has none)")

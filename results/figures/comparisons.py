@@ -6,7 +6,7 @@ session's, passed in by the caller: ``results`` does not import ``reviews``)."""
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -82,7 +82,8 @@ def wilcoxon(data: FigureData, width: float) -> Figure:
     n = len(methods)
     fig = new_figure(width, min(width, 1.2 + 0.3 * n))
     ax = fig.add_subplot()
-    image = ax.imshow(p.to_numpy(float), cmap="cividis", vmin=0, vmax=1)
+    image = _cells(ax, p.to_numpy(float), vmin=0, vmax=1)
+    ax.set_aspect("equal")
     ax.set_xticks(range(n), [label(m, 20) for m in methods], rotation=60, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(n), [label(m, 20) for m in methods])
     ax.grid(False)
@@ -135,9 +136,26 @@ def ranks(data: FigureData, width: float) -> Figure:
     return fig
 
 
+def _cells(ax: Axes, grid: np.ndarray, vmin: float | None = None, vmax: float | None = None) -> Any:
+    """A heatmap as vector cells centred on (column, row) (pcolormesh: sharp in PDF and SVG, and
+    no raster to resample), rows from the top; cividis is ordered in grey too."""
+    rows, cols = grid.shape
+    mesh = ax.pcolormesh(
+        np.arange(cols + 1) - 0.5,
+        np.arange(rows + 1) - 0.5,
+        np.ma.masked_invalid(grid),
+        cmap="cividis",
+        vmin=vmin,
+        vmax=vmax,
+    )
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    return mesh
+
+
 def _heat(ax: Axes, values: pd.DataFrame, columns: list[str]) -> None:
     grid = values.to_numpy(float)
-    ax.imshow(grid, cmap="cividis", aspect="auto")
+    _cells(ax, grid)
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", rotation_mode="anchor")
     ax.grid(False)
     finite = grid[np.isfinite(grid)]

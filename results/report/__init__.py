@@ -29,6 +29,7 @@ from engine.textsafe import visible
 from results.report.models import ModelView, model_views
 
 if TYPE_CHECKING:
+    from results.figures import FigureData
     from results.store import Store
 
 MAX_ROWS = 5000  # rows of one table in the page; the rest is counted, not shown
@@ -100,24 +101,23 @@ class Section:
     meta: list[Table]
 
 
-def _leaderboard(s: SuiteInput) -> tuple[dict[str, Any], list[str], list[Table]]:
-    from results.scoring import ScoreError, score
+def _leaderboard(s: SuiteInput, data: FigureData) -> tuple[dict[str, Any], list[str], list[Table]]:
+    from results.scoring import ScoreError
 
     if not s.rule:
         return {}, ["this suite names no scoring rule: no leaderboard (see `srtui score RULE --suite ...`)"], []
     try:
-        result = score(s.rule, s.runs, trust=s.trust)
+        result = data.score(s.rule)  # computed once for the leaderboard and the figures
     except ScoreError as exc:
         return {}, [f"no leaderboard: {exc}"], []
     tables = [table(name, frame) for name, frame in result.tables.items()]
     return {"rule": result.rule, **result.options}, list(result.notes), tables
 
 
-def _figures(s: SuiteInput, width: float) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    from results.figures import FigureData, FigureError, kinds, svg
+def _figures(data: FigureData, width: float) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    from results.figures import FigureError, kinds, svg
     from results.scoring import ScoreError
 
-    data = FigureData(runs=s.runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement)
     drawn, skipped = [], []
     for kind in kinds().values():
         try:
@@ -142,8 +142,11 @@ def _failures(runs: pd.DataFrame) -> list[Table]:
 
 
 def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> Section:
-    options, notes, tables = _leaderboard(s)
-    drawn, skipped = _figures(s, width)
+    from results.figures import FigureData
+
+    data = FigureData(runs=s.runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement)
+    options, notes, tables = _leaderboard(s, data)
+    drawn, skipped = _figures(data, width)
     reviews = [(visible(name), [table(t, f) for t, f in tabs.items()]) for name, tabs in s.reviews]
     return Section(
         visible(s.name),
