@@ -144,7 +144,8 @@ def save(fig: Figure, out: Path, dpi: int = 300) -> Path:
     fmt = out.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise FigureError(f"--out must end in .pdf, .svg or .png, not {out.name!r}")
-    meta = {"Creator": "srtui"} if fmt in ("pdf", "svg") else {"Software": "srtui"}
+    # no date: the same figure gives the same bytes (a figure in docs/ changes only when it does)
+    meta: dict[str, Any] = {"Software": "srtui"} if fmt == "png" else {"Creator": "srtui", "Date": None}
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, format=fmt, dpi=dpi, metadata=meta)
     return out
