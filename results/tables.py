@@ -169,7 +169,7 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
         jobs["notes"] = jobs["job_id"].map(notes)
     infos = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
     for field in TASK_FIELDS:
-        jobs[field] = jobs["task"].map(lambda t, f=field: infos.get(t, {}).get(f))
+        jobs[field] = jobs["task"].map({t: info.get(field) for t, info in infos.items()})  # per task, not per row
     jobs["truth_size"] = jobs["task"].map(_truth_sizes(infos))
     return normalise(jobs) if len(jobs) else jobs
 
