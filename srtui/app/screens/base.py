@@ -115,6 +115,18 @@ def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemComman
         )
 
 
+#: the save keys of Leaderboards and Suite plots (not in the footer, but in F1 help and the palette)
+SAVE_BINDINGS = [
+    Binding("f", "save_figure", "Save figure (PDF)", show=False),
+    Binding("w", "save_report", "Save report (HTML)", show=False),
+]
+SAVE_HELP = """
+f saves the figure shown (the rule's publication figure on Leaderboards; profiles, Pareto plot or
+energy on Suite plots) as a PDF, as `srtui plot` draws it; w saves the suite's HTML report
+(`srtui report`). Both go into <workspace>/exports/, and a notice says where (docs/figures.md).
+"""
+
+
 def save_in_background(
     screen: Screen[Any], reader: Reader, what: str, suite: str, kind: str = "", profile: str | None = None
 ) -> None:

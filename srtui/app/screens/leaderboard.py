@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState
 from srtui.app.board import Board, export_board, has_profiles, load_board, rule_names, suite_rule
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
-from srtui.app.screens.base import SectionScreen, save_in_background
+from srtui.app.screens.base import SAVE_BINDINGS, SAVE_HELP, SectionScreen, save_in_background
 from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell
 
 HELP = """\
@@ -25,19 +25,17 @@ A suite ranked by a scoring rule (the suite's own rule is chosen first; the sele
 rule). The top table is the leaderboard; the bottom one breaks it down per dataset for the
 method highlighted above. The rules of a published release are scored as the publication's code
 does (profile reference) by default; p switches to srtui's corrected profile and back (README,
-"Fidelity"). e exports both tables as CSV into <workspace>/exports/; f saves the rule's
-publication figure as a PDF (srtui plot) and w the suite's HTML report (srtui report) there too.
+"Fidelity"). e exports both tables as CSV into <workspace>/exports/.
 """
 
 
 class LeaderboardScreen(SectionScreen):
-    HELP = HELP
+    HELP = HELP + SAVE_HELP
     AUTO_FOCUS = "#board"
     BINDINGS = [
+        *SAVE_BINDINGS,
         Binding("e", "export", "Export", id="board.export"),
         Binding("p", "toggle_profile", "Profile", id="board.profile"),
-        Binding("f", "save_figure", "Save figure (PDF)", show=False, id="board.figure"),
-        Binding("w", "save_report", "Save report (HTML)", show=False, id="board.report"),
     ]
     LIVE_S = 5.0  # scores follow a run writing the workspace
 

@@ -27,7 +27,7 @@ from srtui.app.detail import (
     suite_aggregate,
 )
 from srtui.app.messages import AggregateReady, SeriesReady
-from srtui.app.screens.base import SectionScreen, save_in_background
+from srtui.app.screens.base import SAVE_BINDINGS, SAVE_HELP, SectionScreen, save_in_background
 from srtui.app.widgets import NavBar, legend, series_styles
 
 JOB_HELP = """\
@@ -43,9 +43,7 @@ right is better. Pareto front: median model size against median test R²; method
 (no other is both smaller and more accurate) are joined by the line. Energy vs time (e):
 each method's median energy of a single run (kWh, from RAPL or estimated: README "Energy")
 against its median training time, both on log axes (SRBench 2.0's Figure 1). t cycles
-through the plots, the selector above picks the suite. f saves the plot shown as a publication
-figure (PDF: profiles, pareto or energy; srtui plot) and w the suite's HTML report (srtui
-report), both into <workspace>/exports/.
+through the plots, the selector above picks the suite.
 """
 #: the publication figure (results.figures) of each suite plot
 PLOT_FIGURES = {"profile": "profiles", "front": "pareto", "cost": "energy"}
@@ -164,13 +162,12 @@ class JobPlotsScreen(SectionScreen):
 
 
 class SuitePlotsScreen(SectionScreen):
-    HELP = SUITE_HELP
+    HELP = SUITE_HELP + SAVE_HELP
     AUTO_FOCUS = ""  # keys go to the screen; Tab reaches the suite selector
     BINDINGS = [
         Binding("t", "switch_plot", "Switch plot", id="suite-plots.toggle"),
         Binding("e", "show_cost", "Energy vs time", id="suite-plots.cost"),
-        Binding("f", "save_figure", "Save figure (PDF)", show=False, id="suite-plots.figure"),
-        Binding("w", "save_report", "Save report (HTML)", show=False, id="suite-plots.report"),
+        *SAVE_BINDINGS,
     ]
 
     def __init__(self) -> None:
