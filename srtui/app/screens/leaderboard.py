@@ -17,7 +17,8 @@ from textual.worker import Worker, WorkerState
 from srtui.app.board import Board, export_board, has_profiles, load_board, rule_names, suite_rule
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
-from srtui.app.screens.base import SAVE_BINDINGS, SAVE_HELP, SectionScreen, save_in_background
+from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
 from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell
 
 HELP = """\

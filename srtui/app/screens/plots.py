@@ -27,7 +27,8 @@ from srtui.app.detail import (
     suite_aggregate,
 )
 from srtui.app.messages import AggregateReady, SeriesReady
-from srtui.app.screens.base import SAVE_BINDINGS, SAVE_HELP, SectionScreen, save_in_background
+from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
 from srtui.app.widgets import NavBar, legend, series_styles
 
 JOB_HELP = """\
