@@ -169,15 +169,17 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
         jobs["notes"] = jobs["job_id"].map(notes)
     infos = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
     for field in TASK_FIELDS:
-        jobs[field] = jobs["task"].map(lambda t, f=field: infos.get(t, {}).get(f))
+        jobs[field] = jobs["task"].map({t: info.get(field) for t, info in infos.items()})  # per task, not per row
     jobs["truth_size"] = jobs["task"].map(_truth_sizes(infos))
     return normalise(jobs) if len(jobs) else jobs
 
 
 def _truth_sizes(infos: dict) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if not any(info.get("ground_truth") for info in infos.values()):
+        return out  # no sympy import (1.5 s) for tasks without a ground truth
     from results.expr_metrics import ExpressionError, node_count, parse
 
-    out = {}
     for task, info in infos.items():
         truth, feats = info.get("ground_truth"), info.get("features") or []
         if truth:
