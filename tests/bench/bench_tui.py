@@ -29,7 +29,8 @@ sys.path.insert(0, str(REPO))
 N_RUNS = 100_000
 
 
-def build_store(root: Path):
+def build_store(root: Path, n_runs: int = N_RUNS):
+    """A workspace of ``n_runs`` finished runs (built in chunks: constant memory)."""
     from engine.spec import JobSpec, Limits
     from engine.workspace import Workspace
     from results.store import Store
@@ -38,36 +39,37 @@ def build_store(root: Path):
     store = Store(ws, create=True)
     limits = Limits(time_s=60)
     suites = ("srbench-groundtruth", "srbench2022-synthetic", "nsr")
-    specs = [
-        JobSpec(suites[i % 3], f"task-{i % 250:03d}", f"method-{i % 20:02d}", i, limits, "f" * 20, "v1")
-        for i in range(N_RUNS)
-    ]
-    store.plan(specs)
     statuses = ["ok"] * 85 + ["error"] * 4 + ["timeout"] * 5 + ["oom"] * 2 + ["crashed"] * 2 + ["invalid_model"] * 2
     rng = random.Random(0)
-    rows = []
-    for _i, s in enumerate(specs):
-        status = rng.choice(statuses)
-        ok = status == "ok"
-        model = f"{rng.random():.6f}*x0 + sin({rng.random():.4f}*x1) - x2**2" if ok else None
-        rows.append(
-            (
-                status,
-                1,
-                rng.random() if ok else None,
-                rng.uniform(1, 600),
-                model,
-                "2025-01-01T00:00:00+00:00",
-                "2025-01-01T00:10:00+00:00",
-                s.job_id,
+    for start in range(0, n_runs, 100_000):
+        specs = [
+            JobSpec(suites[i % 3], f"task-{i % 250:03d}", f"method-{i % 20:02d}", i, limits, "f" * 20, "v1")
+            for i in range(start, min(start + 100_000, n_runs))
+        ]
+        store.plan(specs)
+        rows = []
+        for s in specs:
+            status = rng.choice(statuses)
+            ok = status == "ok"
+            model = f"{rng.random():.6f}*x0 + sin({rng.random():.4f}*x1) - x2**2" if ok else None
+            rows.append(
+                (
+                    status,
+                    1,
+                    rng.random() if ok else None,
+                    rng.uniform(1, 600),
+                    model,
+                    "2025-01-01T00:00:00+00:00",
+                    "2025-01-01T00:10:00+00:00",
+                    s.job_id,
+                )
             )
-        )
-    with store.transaction() as c:
-        c.executemany(
-            "UPDATE jobs SET status = ?, attempt = ?, r2_test = ?, wall_s "
-            "= ?, model = ?, started_at = ?, ended_at = ? WHERE job_id = ?",
-            rows,
-        )
+        with store.transaction() as c:
+            c.executemany(
+                "UPDATE jobs SET status = ?, attempt = ?, r2_test = ?, wall_s "
+                "= ?, model = ?, started_at = ?, ended_at = ? WHERE job_id = ?",
+                rows,
+            )
     store.close()
     return ws
 
