@@ -70,7 +70,8 @@ class ColumnStore:
         self.alive = np.zeros(0, dtype=bool)
         self.combo = np.zeros(0, dtype=np.int32)
         self.numbers = {c: np.zeros(0) for c in NUMBERS}
-        self.jrank = np.zeros(0, dtype=np.int64)
+        #: the live rowids in job id order (SQLite's, from the primary key's index)
+        self.by_job = np.zeros(0, dtype=np.int32)
         self.combos: list[tuple[str, str, str, str]] = []
         self._combo_ids: dict[tuple[str, str, str, str], int] = {}
         #: numeric columns holding text somewhere (they go to SQL)
@@ -78,11 +79,14 @@ class ColumnStore:
         self._mem = sqlite3.connect(":memory:", check_same_thread=False)
         self._mem.execute(f"CREATE TABLE jobs (id INTEGER PRIMARY KEY, {', '.join(DIMS)})")
         self._ranks: dict[str, np.ndarray] = {}
+        self._arrangements: dict[tuple[Any, ...], Any] = {}
 
     # --- loading and changes ---------------------------------------------------------------
 
     def load(self, conn: sqlite3.Connection) -> None:
-        """Every job, in one read transaction (the connection is the loader's own)."""
+        """Every job, in one read transaction (the connection is the loader's own). Each row's
+        combination is looked up by SQLite in a temporary table of the combinations
+        (job_counts of the same snapshot): the rows arrive as numbers only."""
         cur = conn.cursor()
         cur.row_factory = None  # exact values: they are compared, never shown
         cur.execute("BEGIN")
@@ -90,12 +94,44 @@ class ColumnStore:
             self.seq = int(cur.execute("SELECT coalesce(max(seq), 0) FROM job_changes").fetchone()[0])
             top = int(cur.execute("SELECT coalesce(max(rowid), 0) FROM jobs").fetchone()[0])
             self._resize(top + 1)
-            cur.execute(_SELECT)
+            cols = ", ".join(DIMS)
+            cur.execute(f"CREATE TEMP TABLE colstore_combos ({cols}, id INTEGER, PRIMARY KEY ({cols})) WITHOUT ROWID")
+            for key in cur.execute(f"SELECT {cols} FROM job_counts").fetchall():
+                cur.execute("INSERT INTO colstore_combos VALUES (?, ?, ?, ?, ?)", (*key, self._code(key)))
+            on = " AND ".join(f"c.{k} = j.{k}" for k in DIMS)
+            numbers = ", ".join(f"j.{c}" for c in NUMBERS)
+            cur.execute(f"SELECT j.rowid, c.id, {numbers} FROM jobs j LEFT JOIN colstore_combos c ON {on}")
             while chunk := cur.fetchmany(_CHUNK):
-                self._put(chunk)
+                self._put_coded(chunk, conn)
             self._rank_job_ids(cur)
         finally:
+            cur.execute("DROP TABLE IF EXISTS temp.colstore_combos")
             cur.execute("COMMIT")
+
+    def _put_coded(self, rows: list[tuple[Any, ...]], conn: sqlite3.Connection) -> None:
+        """Rows of (rowid, combination id, numbers...); a row without an id is read in full."""
+        cols = list(zip(*rows))
+        if any(c is None for c in cols[1]):
+            ids = [r[0] for r in rows if r[1] is None]
+            q = f"SELECT rowid, {', '.join(DIMS)}, {', '.join(NUMBERS)} FROM jobs WHERE rowid = ?"
+            self._put([conn.execute(q, (i,)).fetchone() for i in ids])
+            rows = [r for r in rows if r[1] is not None]
+            if not rows:
+                return
+            cols = list(zip(*rows))
+        ids = np.asarray(cols[0], dtype=np.int64)
+        self.combo[ids] = np.asarray(cols[1], dtype=np.int32)
+        self._numbers(ids, cols[2:])
+
+    def _numbers(self, ids: np.ndarray, columns: Sequence[Sequence[Any]]) -> None:
+        for c, raw in zip(NUMBERS, columns):
+            values, clean = _floats(raw)
+            self.numbers[c][ids] = values
+            if not clean:
+                self.exotic.add(c)
+        self.alive[ids] = True
+        self._ranks.clear()
+        self._arrangements.clear()
 
     def _resize(self, size: int) -> None:
         if size <= self.size:
@@ -105,7 +141,6 @@ class ColumnStore:
         self.combo = np.concatenate([self.combo, np.zeros(grow, dtype=np.int32)])
         for c in NUMBERS:
             self.numbers[c] = np.concatenate([self.numbers[c], np.full(grow, np.nan)])
-        self.jrank = np.concatenate([self.jrank, np.zeros(grow, dtype=np.int64)])
         self.size = size
 
     def _code(self, key: tuple[str, str, str, str]) -> int:
@@ -116,24 +151,17 @@ class ColumnStore:
             self._mem.execute("INSERT INTO jobs VALUES (?, ?, ?, ?, ?)", (code, *key))
         return code
 
-    def _put(self, rows: list[tuple[Any, ...]]) -> None:
+    def _put(self, rows: Sequence[tuple[Any, ...]]) -> None:
         cols = list(zip(*rows))
         ids = np.asarray(cols[0], dtype=np.int64)
         self._resize(int(ids.max()) + 1)
         code = self._code
         self.combo[ids] = [code(k) for k in zip(*cols[1:5])]
-        for i, c in enumerate(NUMBERS):
-            values, clean = _floats(cols[5 + i])
-            self.numbers[c][ids] = values
-            if not clean:
-                self.exotic.add(c)
-        self.alive[ids] = True
-        self._ranks.clear()
+        self._numbers(ids, cols[5:])
 
     def _rank_job_ids(self, cur: sqlite3.Cursor) -> None:
-        """jrank[rowid] = the job id's place in SQLite's order (the index of the primary key)."""
-        order = np.fromiter((r[0] for r in cur.execute("SELECT rowid FROM jobs ORDER BY job_id")), dtype=np.int64)
-        self.jrank[order] = np.arange(len(order), dtype=np.int64)
+        rows = cur.execute("SELECT rowid FROM jobs ORDER BY job_id")
+        self.by_job = np.fromiter((r[0] for r in rows), dtype=np.int32)
 
     def sync(self, conn: sqlite3.Connection) -> bool:
         """Apply the logged changes since the last sync (the caller holds a read transaction).
@@ -160,6 +188,7 @@ class ColumnStore:
         if inserted or gone:
             self._rank_job_ids(cur)
         self._ranks.clear()
+        self._arrangements.clear()
         self.seq = int(last)
         return True
 
@@ -176,7 +205,7 @@ class ColumnStore:
         return all(held(t.column, t.op) for t in terms) and (sort is None or sort == "job_id" or held(sort))
 
     def matching(self, terms: Sequence[Term]) -> np.ndarray:
-        """The rowids of the jobs that match every condition (``answers`` said they can)."""
+        """Which rowids match every condition (``answers`` said they can): a mask."""
         mask = self.alive.copy()
         dims = [t for t in terms if t.column is None or t.column in DIMS]
         if dims:
@@ -185,7 +214,7 @@ class ColumnStore:
         for t in terms:
             if t.column in NUMBERS:
                 mask &= _compare(self.numbers[t.column], t)
-        return np.flatnonzero(mask)
+        return mask
 
     def combo_mask(self, where: str, args: Sequence[Any]) -> np.ndarray:
         """Which combinations of suite, task, method and status match ``where`` (SQL over those
@@ -195,69 +224,138 @@ class ColumnStore:
         keep[np.asarray(ids, dtype=np.int64)] = True
         return keep
 
-    def rank(self, column: str) -> tuple[np.ndarray, np.ndarray | None]:
-        """(dense rank of every row's value, NULL mask or None): equal values share a rank."""
-        if column in DIMS:
-            i = DIMS.index(column)
-            labels = [k[i] for k in self.combos]
-            order = sorted(set(labels), key=lambda v: v.encode("utf-8", "surrogatepass"))  # SQLite's BINARY
-            place = {v: n for n, v in enumerate(order)}
-            per_combo = np.asarray([place[v] for v in labels], dtype=np.int64)
-            return per_combo[self.combo], None
-        if column == "job_id":
-            return self.jrank, None
+    def _dim_rank(self, column: str) -> np.ndarray:
+        """Every row's place among the distinct values of a text column (SQLite's BINARY order)."""
         found = self._ranks.get(column)
         if found is None:
-            values = self.numbers[column]
-            null = np.isnan(values)
-            ranks = np.zeros(self.size, dtype=np.int64)
-            ranks[~null] = np.unique(values[~null], return_inverse=True)[1]
-            found = self._ranks[column] = ranks
-        return found, np.isnan(self.numbers[column])
+            i = DIMS.index(column)
+            labels = [k[i] for k in self.combos]
+            order = sorted(set(labels), key=lambda v: v.encode("utf-8", "surrogatepass"))
+            place = {v: n for n, v in enumerate(order)}
+            found = self._ranks[column] = np.asarray([place[v] for v in labels], dtype=np.int64)[self.combo]
+        return found
 
-    def order(self, rows: np.ndarray, column: str, descending: bool, offset: int, limit: int) -> np.ndarray:
-        """The rowids at places [offset, offset + limit) of ``rows`` ordered by ``column`` (NULLs
-        last either way) and then by job id: the order of ``ORDER BY column NULLS LAST, job_id``."""
-        ranks, null = self.rank(column)
-        r = ranks[rows]
-        if descending:
-            r = r.max(initial=0) - r
-        if null is not None:
-            r = np.where(null[rows], r.max(initial=0) + 1, r)
-        key = (r << 32) + self.jrank[rows]
-        end = min(offset + limit, len(rows))
-        if end <= offset:
-            return rows[:0]
-        if end < len(rows):
-            part = np.argpartition(key, end - 1)[:end]
-        else:
-            part = np.arange(len(rows))
-        part = part[np.argsort(key[part], kind="stable")]
-        return rows[part[offset:end]]
+    def sorted_rows(self, column: str, descending: bool) -> np.ndarray:
+        """Every live rowid in the order of ``ORDER BY column [DESC] NULLS LAST, job_id``
+        (cached until the next change): the job id order, stably sorted by the column."""
+        key = ("sorted", column, descending)
+        found = self._arrangements.get(key)
+        if found is None:
+            base = self.by_job
+            if column == "job_id":
+                found = base[::-1].copy() if descending else base
+            else:
+                if column in DIMS:
+                    ranks = self._dim_rank(column)[base]
+                    keys = (-ranks if descending else ranks).astype(
+                        np.int16 if ranks.max(initial=0) < 2**15 else np.int64
+                    )
+                else:
+                    values = self.numbers[column][base] + 0.0  # -0.0 is 0.0, as in SQL
+                    keys = -values if descending else values  # NaN (NULL) sorts last either way
+                found = base[np.argsort(keys, kind="stable")]
+            for old in [k for k in self._arrangements if k[0] == "sorted"][:-3]:  # 4 bytes a job each
+                del self._arrangements[old]
+            self._arrangements[key] = found
+        return found
 
-    def groups(self, rows: np.ndarray, group_by: tuple[str, ...]) -> pd.DataFrame:
-        """One row per group of the given rows: the explorer's summary columns."""
-        if not len(rows):
-            return pd.DataFrame()
-        combos = pd.DataFrame(self.combos, columns=list(DIMS))
-        per_combo = combos.groupby(list(group_by), sort=False).ngroup().to_numpy()
-        gid = per_combo[self.combo[rows]]
-        status = combos["status"].to_numpy()
-        ok = (status == "ok")[self.combo[rows]]
-        failed = ~np.isin(status, ("ok", "pending", "running"))[self.combo[rows]]
-        n = int(per_combo.max()) + 1
-        r2 = pd.Series(self.numbers["r2_test"][rows]).groupby(gid)
+    def order(self, mask: np.ndarray, column: str, descending: bool, offset: int, limit: int) -> np.ndarray:
+        """The rowids at places [offset, offset + limit) among the jobs in ``mask``, in the
+        column's order: the sorted rowids are walked a block at a time until the window is full
+        (a filter that keeps many jobs reads a few blocks, as an index walk would)."""
+        ordered = self.sorted_rows(column, descending)
+        found: list[np.ndarray] = []
+        seen, block = 0, 4096
+        for start in range(0, len(ordered), block):
+            chunk = ordered[start : start + block]
+            kept = chunk[mask[chunk]]
+            if seen + len(kept) > offset:
+                found.append(kept[max(0, offset - seen) :])
+            seen += len(kept)
+            if seen >= offset + limit:
+                break
+            block = min(block * 2, 1 << 20)
+        taken = np.concatenate(found) if found else ordered[:0]
+        return taken[:limit]
+
+    def _arranged(self, group_by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(group of each combination, the rowids with an R² ordered by group and then R², their
+        groups, combination keys per group) for every job, cached until the next change."""
+        key = ("arranged", group_by)
+        found = self._arrangements.get(key)
+        if found is None:
+            combos = pd.DataFrame(self.combos, columns=list(DIMS))
+            per_combo = combos.groupby(list(group_by), sort=False).ngroup().to_numpy()
+            n = int(per_combo.max()) + 1
+            per_combo = per_combo.astype(np.int16 if n < 2**15 else np.int32)  # int16: a radix sort
+            ordered = self.by_value("r2_test")
+            g = per_combo[self.combo[ordered]]
+            at = np.argsort(g, kind="stable")  # each group's values stay ascending
+            keys = combos.groupby(per_combo, sort=True)[list(group_by)].first()
+            for old in [k for k in self._arrangements if k[0] == "arranged"][:-1]:  # memory: 6 bytes a job
+                del self._arrangements[old]
+            found = self._arrangements[key] = (per_combo, ordered[at], g[at], keys)
+        return found
+
+    def by_value(self, column: str) -> np.ndarray:
+        """The rowids with a value in ``column``, ascending by it (cached until the next
+        change; the loader computes R²'s, so the first grouping need not)."""
+        key = ("by", column)
+        found = self._arrangements.get(key)
+        if found is None:
+            ascending = self.sorted_rows(column, False)
+            found = self._arrangements[key] = ascending[: np.count_nonzero(~np.isnan(self.numbers[column][ascending]))]
+        return found
+
+    def warm(self) -> None:
+        """Compute ahead (in the loader's worker) the orders the first keys need: the first
+        page's (task), R² best first, and R² ascending (every grouping's medians)."""
+        for column, descending in (("task", False), ("r2_test", True), ("r2_test", False)):
+            self.sorted_rows(column, descending)
+        self.by_value("r2_test")
+
+    def groups(self, mask: np.ndarray, group_by: tuple[str, ...]) -> pd.DataFrame:
+        """One row per group of the jobs in ``mask``: the explorer's summary columns. Linear
+        time: the jobs kept in order of group and R² (cached) are masked, so each group's
+        values come out sorted (median and best are read off); sums are bincounts."""
+        per_combo, ordered, g, keys = self._arranged(group_by)
+        n = len(keys)
+        combo = self.combo[mask]
+        per = np.bincount(combo, minlength=len(self.combos)).astype(np.float64)  # jobs per combination
+        status = np.asarray([k[3] for k in self.combos], dtype=object)
+        ok = status == "ok"
+        failed = ~np.isin(status, ("ok", "pending", "running"))
         out = pd.DataFrame(
             {
-                "jobs": np.bincount(gid, minlength=n),
-                "ok": np.bincount(gid, weights=ok, minlength=n).astype(np.int64),
-                "failed": np.bincount(gid, weights=failed, minlength=n).astype(np.int64),
+                "jobs": np.bincount(per_combo, weights=per, minlength=n).astype(np.int64),
+                "ok": np.bincount(per_combo, weights=per * ok, minlength=n).astype(np.int64),
+                "failed": np.bincount(per_combo, weights=per * failed, minlength=n).astype(np.int64),
             }
         )
-        out["median_r2_test"] = r2.median()
-        out["mean_r2_test"] = r2.mean()
-        out["best_r2_test"] = r2.max()
-        out["mean_wall_s"] = pd.Series(self.numbers["wall_s"][rows]).groupby(gid).mean()
-        keys = combos.groupby(per_combo, sort=True)[list(group_by)].first()
-        out = pd.concat([keys, out], axis=1)
+        take = mask[ordered]
+        g = g[take]
+        values = self.numbers["r2_test"][ordered[take]]
+        counts = np.bincount(g, minlength=n)
+        ends = np.cumsum(counts)
+        has = counts > 0
+        lo = np.where(has, ends - counts + (counts - 1) // 2, 0)
+        hi = np.where(has, ends - counts + counts // 2, 0)
+        padded = np.append(values, np.nan)  # an empty group reads the NaN at the end
+        lo, hi, last = (
+            np.where(has, lo, len(values)),
+            np.where(has, hi, len(values)),
+            np.where(has, ends - 1, len(values)),
+        )
+        wall = self.numbers["wall_s"][mask]
+        timed = ~np.isnan(wall)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["median_r2_test"] = (padded[lo] + padded[hi]) / 2
+            out["mean_r2_test"] = np.where(has, np.bincount(g, weights=values, minlength=n) / counts, np.nan)
+            out["best_r2_test"] = padded[last]
+            sums = np.bincount(combo[timed], weights=wall[timed], minlength=len(self.combos))
+            times = np.bincount(combo[timed], minlength=len(self.combos)).astype(np.float64)
+            out["mean_wall_s"] = np.bincount(per_combo, weights=sums, minlength=n) / np.bincount(
+                per_combo, weights=times, minlength=n
+            )
+        out = pd.concat([keys.reset_index(drop=True), out], axis=1)
         return out[out["jobs"] > 0].reset_index(drop=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from results import explore_sql
@@ -109,17 +110,17 @@ def _from_columns(
         if not cs.sync(conn):
             reader.columns = None  # too far behind the change log: loaded again
             return None
-        rows = cs.matching(terms)
         if query.group_by:
             key = ("groups", cs.seq, query.filter_text, query.group_by)
             groups = reader.group_cache.get(key)
             if groups is None:
-                groups = reader.group_cache[key] = cs.groups(rows, query.group_by)
+                groups = reader.group_cache[key] = cs.groups(cs.matching(terms), query.group_by)
                 _trim(reader.group_cache)
             window, total = _window(groups, query, columns)
             return window, total, True
-        ids = cs.order(rows, query.sort, query.descending, query.offset, query.limit)
-        return explore_sql.rows_by_id(conn, [int(i) for i in ids], columns), len(rows), True
+        mask = cs.matching(terms)
+        ids = cs.order(mask, query.sort, query.descending, query.offset, query.limit)
+        return explore_sql.rows_by_id(conn, [int(i) for i in ids], columns), int(np.count_nonzero(mask)), True
     finally:
         conn.execute("COMMIT")
 

@@ -322,10 +322,17 @@ class Store:
     # --- reading -----------------------------------------------------------------------------
 
     def status_counts(self, suite: str | None = None) -> dict[str, int]:
-        q, args = "SELECT status, count(*) FROM jobs", ()
+        """Jobs per status: from ``job_counts`` (schema v8, kept by triggers), else counted."""
+        table = "job_counts" if self.has_table("job_counts") else "jobs"
+        q, args = f"SELECT status, {'sum(n)' if table == 'job_counts' else 'count(*)'} FROM {table}", ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
-        return dict(self.conn.execute(q + " GROUP BY status", args).fetchall())
+        return {k: int(v) for k, v in self.conn.execute(q + " GROUP BY status", args).fetchall()}
+
+    def has_table(self, name: str) -> bool:
+        """A table of a newer schema may be missing from a workspace opened read-only."""
+        q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self.conn.execute(q, (name,)).fetchone() is not None
 
     def jobs(self, suite: str | None = None, columns: str = "*") -> list[dict[str, Any]]:
         q, args = f"SELECT {columns} FROM jobs", ()

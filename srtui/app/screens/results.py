@@ -92,6 +92,7 @@ class ResultsScreen(SectionScreen):
         self._shown_query: ResultsQuery | None = None
         #: every job's explorer columns are in memory (set by the prefetch worker)
         self.columns_ready = False
+        self._prefetching = False
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -104,7 +105,6 @@ class ResultsScreen(SectionScreen):
         self.reader = Reader(self.app.workspace)
         self.query_one("#info", Static).update(Text("loading..."))
         self.load()
-        self.prefetch()
         self.query_one("#results").focus()
 
     def on_unmount(self) -> None:
@@ -153,6 +153,9 @@ class ResultsScreen(SectionScreen):
     def on_page_ready(self, message: PageReady) -> None:
         page = message.page
         self.page = page
+        if not self._prefetching:  # after the first paint: the load competes for the CPU
+            self._prefetching = True
+            self.prefetch()
         table = self.query_one("#results", DataTable)
         same_view = table.row_count and self._shown_query is not None and self._shown_query == page.query
         keep_row = table.cursor_row if same_view else 0  # a live refresh keeps the highlighted row
