@@ -119,9 +119,9 @@ class ColumnStore:
             if not rows:
                 return
             cols = list(zip(*rows))
-        ids = np.asarray(cols[0], dtype=np.int64)
-        self.combo[ids] = np.asarray(cols[1], dtype=np.int32)
-        self._numbers(ids, cols[2:])
+        at = np.asarray(cols[0], dtype=np.int64)
+        self.combo[at] = np.asarray(cols[1], dtype=np.int32)
+        self._numbers(at, cols[2:])
 
     def _numbers(self, ids: np.ndarray, columns: Sequence[Sequence[Any]]) -> None:
         for c, raw in zip(NUMBERS, columns):
@@ -278,7 +278,7 @@ class ColumnStore:
         taken = np.concatenate(found) if found else ordered[:0]
         return taken[:limit]
 
-    def _arranged(self, group_by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _arranged(self, group_by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:
         """(group of each combination, the rowids with an R² ordered by group and then R², their
         groups, combination keys per group) for every job, cached until the next change."""
         key = ("arranged", group_by)
@@ -357,5 +357,5 @@ class ColumnStore:
             out["mean_wall_s"] = np.bincount(per_combo, weights=sums, minlength=n) / np.bincount(
                 per_combo, weights=times, minlength=n
             )
-        out = pd.concat([keys.reset_index(drop=True), out], axis=1)
+        out = pd.concat([keys.reset_index(drop=True), out], axis="columns")
         return out[out["jobs"] > 0].reset_index(drop=True)
