@@ -335,12 +335,17 @@ class Store:
         return self.conn.execute(q, (name,)).fetchone() is not None
 
     def jobs(self, suite: str | None = None, columns: str = "*") -> list[dict[str, Any]]:
+        return list(self.iter_jobs(suite, columns))
+
+    def iter_jobs(self, suite: str | None = None, columns: str = "*") -> Iterator[dict[str, Any]]:
+        """The jobs one at a time (constant memory however many), in the order of ``jobs``."""
         q, args = f"SELECT {columns} FROM jobs", ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
         cur = self.conn.execute(q + " ORDER BY suite, task, method, seed, job_id", args)
         cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, row)) for row in cur]
+        for row in cur:
+            yield dict(zip(cols, row))
 
     def attempts(self, job_id: str) -> list[dict[str, Any]]:
         cur = self.conn.execute("SELECT * FROM attempts WHERE job_id = ? ORDER BY attempt", (job_id,))
