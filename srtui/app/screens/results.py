@@ -153,8 +153,10 @@ class ResultsScreen(SectionScreen):
     def on_page_ready(self, message: PageReady) -> None:
         page = message.page
         self.page = page
-        if not self._prefetching:  # after the first paint: the load competes for the CPU
-            self._prefetching = True
+        if not self._prefetching or (self.columns_ready and self.reader.columns is None):
+            # after the first paint (the load competes for the CPU); again when the column
+            # store fell too far behind the change log and was dropped
+            self._prefetching, self.columns_ready = True, False
             self.prefetch()
         table = self.query_one("#results", DataTable)
         same_view = table.row_count and self._shown_query is not None and self._shown_query == page.query
