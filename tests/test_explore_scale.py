@@ -249,3 +249,27 @@ def test_a_superseded_query_stops(world):
             "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 100000000) SELECT count(*) FROM s"
         ).fetchone()
     assert store.conn.execute("SELECT count(*) FROM jobs").fetchone()[0] > 0  # the handler is gone
+
+
+def test_an_interrupted_rescore_resumes_where_it_stopped(tmp_path, monkeypatch):
+    """Metrics are written a batch at a time: Ctrl-C after the first batch keeps it, and the
+    next rescore computes only the jobs still missing."""
+    from results import metrics
+
+    store = Store(Workspace(tmp_path / "ws").ensure(), create=True)
+    _fill(store, 7, random.Random(1))
+    with store.transaction() as c:
+        c.execute("UPDATE jobs SET status = 'ok', model = NULL")
+    monkeypatch.setattr(metrics, "BATCH", 3)
+
+    def interrupt(message: str) -> None:
+        if message.startswith("jobs 4-6"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        metrics.compute_for_store(store, workers=1, progress=interrupt)
+    done = "SELECT count(*) FROM metrics WHERE name = '_version'"
+    assert store.conn.execute(done).fetchone()[0] == 3
+    assert metrics.compute_for_store(store, workers=1)["jobs"] == 4
+    assert store.conn.execute(done).fetchone()[0] == 7
+    store.close()
