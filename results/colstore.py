@@ -28,6 +28,8 @@ NUMBERS = ("seed", "r2_test", "wall_s")
 DIMS = COUNT_KEYS
 COLUMNS = (*DIMS, *NUMBERS, "job_id")
 _CHUNK = 50_000
+#: the first block of a sorted order a page walks (then doubling)
+BLOCK = 4096
 _SELECT = f"SELECT rowid, {', '.join(DIMS)}, {', '.join(NUMBERS)} FROM jobs"
 
 
@@ -265,9 +267,10 @@ class ColumnStore:
         (a filter that keeps many jobs reads a few blocks, as an index walk would)."""
         ordered = self.sorted_rows(column, descending)
         found: list[np.ndarray] = []
-        seen, block = 0, 4096
-        for start in range(0, len(ordered), block):
+        seen, start, block = 0, 0, BLOCK
+        while start < len(ordered):
             chunk = ordered[start : start + block]
+            start += block
             kept = chunk[mask[chunk]]
             if seen + len(kept) > offset:
                 found.append(kept[max(0, offset - seen) :])

@@ -105,6 +105,8 @@ def _from_columns(
     if cs is None or not cs.answers(terms, None if query.group_by else query.sort):
         return None
     conn = store.conn
+    if conn.in_transaction:  # left open by a query stopped half-way
+        conn.execute("ROLLBACK")
     conn.execute("BEGIN")
     try:
         if not cs.sync(conn):
@@ -122,7 +124,8 @@ def _from_columns(
         ids = cs.order(mask, query.sort, query.descending, query.offset, query.limit)
         return explore_sql.rows_by_id(conn, [int(i) for i in ids], columns), int(np.count_nonzero(mask)), True
     finally:
-        conn.execute("COMMIT")
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def _trim(cache: dict[Any, Any], keep: int = 8) -> None:
