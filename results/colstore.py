@@ -28,6 +28,8 @@ NUMBERS = ("seed", "r2_test", "wall_s")
 DIMS = COUNT_KEYS
 COLUMNS = (*DIMS, *NUMBERS, "job_id")
 _CHUNK = 50_000
+#: the orders computed ahead and kept: the first page's, R² best first and ascending (groupings)
+WARM = (("task", False), ("r2_test", True), ("r2_test", False))
 #: the first block of a sorted order a page walks (then doubling)
 BLOCK = 4096
 _SELECT = f"SELECT rowid, {', '.join(DIMS)}, {', '.join(NUMBERS)} FROM jobs"
@@ -256,7 +258,8 @@ class ColumnStore:
                     values = self.numbers[column][base] + 0.0  # -0.0 is 0.0, as in SQL
                     keys = -values if descending else values  # NaN (NULL) sorts last either way
                 found = base[np.argsort(keys, kind="stable")]
-            for old in [k for k in self._arrangements if k[0] == "sorted"][:-3]:  # 4 bytes a job each
+            others = [k for k in self._arrangements if k[0] == "sorted" and k[1:] not in WARM]
+            for old in others[:-2]:  # 4 bytes a job each: the warmed orders and the last two
                 del self._arrangements[old]
             self._arrangements[key] = found
         return found
@@ -313,7 +316,7 @@ class ColumnStore:
     def warm(self) -> None:
         """Compute ahead (in the loader's worker) the orders the first keys need: the first
         page's (task), R² best first, and R² ascending (every grouping's medians)."""
-        for column, descending in (("task", False), ("r2_test", True), ("r2_test", False)):
+        for column, descending in WARM:
             self.sorted_rows(column, descending)
         self.by_value("r2_test")
 

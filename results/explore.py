@@ -49,6 +49,8 @@ class ResultsPage:
     seconds: float = 0.0
     #: False: ``total`` is an estimate (a count that would have taken long), refined later
     exact: bool = True
+    #: CPU seconds of the reading thread (``seconds`` is wall time, which a loaded machine stretches)
+    cpu_seconds: float = 0.0
 
 
 def _columns(query: ResultsQuery) -> tuple[str, ...]:
@@ -69,7 +71,7 @@ def results_page(reader: Reader, query: ResultsQuery, cancelled: Callable[[], bo
     (results.colstore), else from SQL (results.explore_sql), where a count that takes long is
     estimated (``exact`` False; :func:`count_jobs` refines it). ``cancelled`` is polled while
     SQLite works: a query a newer key superseded stops (explore_sql.Cancelled)."""
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     terms = parse_filter(query.filter_text)
     columns = _columns(query)
     with reader.lock:
@@ -81,7 +83,7 @@ def results_page(reader: Reader, query: ResultsQuery, cancelled: Callable[[], bo
             if found is None:
                 found = _from_sql(reader, store, query, terms, columns)
     rows, total, exact = found
-    return ResultsPage(query, total, columns, rows, time.perf_counter() - started, exact)
+    return ResultsPage(query, total, columns, rows, time.perf_counter() - started, exact, time.thread_time() - cpu)
 
 
 Found = tuple[tuple[tuple[Any, ...], ...], int, bool]
