@@ -27,7 +27,7 @@ from results.schema import COUNT_KEYS
 NUMBERS = ("seed", "r2_test", "wall_s")
 DIMS = COUNT_KEYS
 COLUMNS = (*DIMS, *NUMBERS, "job_id")
-_CHUNK = 50_000
+_CHUNK = 20_000
 #: the orders computed ahead and kept: the first page's, R² best first and ascending (groupings)
 WARM = (("task", False), ("r2_test", True), ("r2_test", False))
 #: the first block of a sorted order a page walks (then doubling)
