@@ -33,7 +33,9 @@ with the same verdict (tests/test_releases.py checks this property on near-solut
 
 from __future__ import annotations
 
+import ast
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,6 +44,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from engine.expression.errors import ExpressionError
+from engine.expression.parser import numbered_names
 from engine.expression.sympy_view import parse_sympy_view
 
 PI_LITERAL = "3.1415926535"
@@ -85,12 +89,51 @@ def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
     return out
 
 
+#: symbolic_utils.clean_pred_model's text replacements after the feature renaming, in its order
+CLEAN_PRED_MODEL = (
+    ("^", "**"),
+    ("p/", "/"),
+    ("plog", "PLOG"),
+    ("aq", "/"),
+    ("mylog", "PLOG"),
+    ("sqrtAbs", "PSQRT"),
+    ("np.", ""),
+    ("|", ""),
+    ("log", "PLOG"),
+    ("sqrt", "PSQRT"),
+    ("pi", PI_LITERAL),
+    ("[", ""),
+    ("]", ""),
+)
+
+
+def clean_pred_model_text(text: str, features: Sequence[str], dialect: str) -> str:
+    """The string 2021's (and 2.0's assess) ``clean_pred_model`` hands ``parse_expr``: the
+    dialect's numbered names renamed to the features, then its text replacements."""
+    rename = numbered_names(text, features, dialect)
+    out = text.strip()
+    if rename:
+        out = re.sub(r"[A-Za-z_][A-Za-z_0-9]*", lambda n: rename.get(n.group(0), n.group(0)), out)
+    for old, new in CLEAN_PRED_MODEL:
+        out = out.replace(old, new)
+    return out
+
+
 @lru_cache(maxsize=64)
 def _read(
     text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool, pi_value: str | None
 ) -> sp.Expr:
     # one model is read by several releases (and twice by 2.0) within one worker task
     return parse_sympy_view(text, features, dialect, plain_log_protected=plain_log_protected, pi_value=pi_value)
+
+
+def refuse_what_clean_pred_model_breaks(text: str, features: Sequence[str], dialect: str) -> None:
+    """2021's clean-up (2.0's assess too) raises where its text replacements break the syntax
+    (``1/(p/(q*v*B))`` -> ``1/(/(q*v*B))``): so does srtui's reading of it (profile reference)."""
+    try:
+        ast.parse(clean_pred_model_text(text, features, dialect), mode="eval")
+    except SyntaxError:
+        raise ExpressionError("clean_pred_model's text replacements leave a string parse_expr cannot read") from None
 
 
 #: simplify results of this process, by (canonical tree, ratio): the releases' model clean-ups and
@@ -127,8 +170,14 @@ class Release:
     #: unsimplified; None: no limit (2021), so srtui's deadline can only record a timeout
     simplify_limit: float | None = None
 
-    def read(self, text: str, features: Sequence[str], dialect: str, pi_literal: bool | None = None) -> sp.Expr:
+    def read(
+        self, text: str, features: Sequence[str], dialect: str, pi_literal: bool | None = None, as_code: bool = True
+    ) -> sp.Expr:
+        """The model as the release reads it; ``as_code=False``: srtui's token reading alone, where
+        2021's text replacements would break the string (the corrected variant)."""
         pi = self.pi_literal if pi_literal is None else pi_literal
+        if as_code and self.plain_log_protected:
+            refuse_what_clean_pred_model_breaks(text, features, dialect)
         return _read(text, tuple(features), dialect, self.plain_log_protected, PI_LITERAL if pi else None)
 
     def rnd(self, expr: sp.Basic) -> sp.Basic:
@@ -150,6 +199,60 @@ SPECS = {
     "srbench2022": Release("srbench2022", 1e-3, False, None, False, False, False, simplify_limit=10),
     "srbench2025": Release("srbench2025", 1e-4, False, None, True, False, False, simplify_limit=60),
 }
+
+
+@dataclass(frozen=True)
+class Check:
+    """One symbolic-solution check as a release's code defines it."""
+
+    name: str
+    release: str  # whose model clean-up (``Release``) it checks
+    code: str  # the reference file and function
+    assess: bool  # assess_symbolic_model.py's test (2021, 2.0 published), else metrics/evaluation.py's
+    truth_as_sym_model: bool  # truth read by get_sym_model (2021, 2.0), else the release's clean-up
+    round_terms: bool = False  # evaluation.py of 2.0 rounds difference and ratio before testing
+    zero_model: bool = True  # the model ``0`` can be a solution (2022 tests that it is not)
+    corrected: bool = True  # srtui's corrected variant is computed alongside (the published checks)
+
+
+CHECKS = {
+    c.name: c
+    for c in (
+        Check(
+            "srbench2021",
+            "srbench2021",
+            "experiment/assess_symbolic_model.py assess_symbolic_model_from_file + "
+            "postprocessing/collate_groundtruth_results.py",
+            assess=True,
+            truth_as_sym_model=True,
+        ),
+        Check(
+            "srbench2022",
+            "srbench2022",
+            "competition-2022/experiment/metrics/evaluation.py symbolic_equivalence",
+            assess=False,
+            truth_as_sym_model=False,
+            zero_model=False,
+        ),
+        Check(
+            "srbench2025:evaluation",
+            "srbench2025",
+            "experiment/metrics/evaluation.py symbolic_equivalence",
+            assess=False,
+            truth_as_sym_model=True,
+            round_terms=True,
+            corrected=False,
+        ),
+    )
+}
+#: the check behind each release's published verdict. SRBench 2.0 ships metrics/evaluation.py, but
+#: its ground-truth pipeline runs assess_symbolic_model.py and collate_groundtruth_results.py,
+#: 2021's code (the same test, clean-up and truth reading), so its verdict is 2021's check
+PUBLISHED = {"srbench2021": "srbench2021", "srbench2022": "srbench2022", "srbench2025": "srbench2021"}
+#: named variants of a release's verdict (``<release>.symbolic_solution:<variant>``): other checks it ships
+VARIANTS = {"srbench2025": {"evaluation": "srbench2025:evaluation"}}
+#: the checks run per model: every published check and every variant, once each
+CHECK_NAMES = tuple(dict.fromkeys([*PUBLISHED.values(), *(c for v in VARIANTS.values() for c in v.values())]))
 
 
 def model_op(
@@ -181,11 +284,26 @@ def model_op(
     }
 
 
+def sym_model(truth: str, features: Sequence[str]) -> sp.Expr:
+    """The ground truth as SRBench 2021 and 2.0 read it (``symbolic_utils.get_sym_model``, the same
+    code on both branches): every ``pi`` in the formula string replaced by ``3.1415926535``
+    before parsing (a text replacement, as theirs), then ``round_floats`` (``Float(round(c, 3), 3)``),
+    never simplified. A Gaussian's ``1/sqrt(2*pi)`` is therefore the Float 0.399."""
+    return _sym_model(truth, tuple(features))
+
+
 @lru_cache(maxsize=256)
-def _truth(truth: str, features: tuple[str, ...], release: str) -> sp.Expr:
-    r = SPECS[release]
-    t = r.read(truth, features, "python")
-    return r.rnd(t) if release == "srbench2021" else r.clean(t)
+def _sym_model(truth: str, features: tuple[str, ...]) -> sp.Expr:
+    return round_floats(parse_sympy_view(truth.replace("pi", PI_LITERAL), features, "python"), 1e-4, True)
+
+
+@lru_cache(maxsize=256)
+def _truth(truth: str, features: tuple[str, ...], check: str) -> sp.Expr:
+    c = CHECKS[check]
+    if c.truth_as_sym_model:
+        return _sym_model(truth, features)
+    r = SPECS[c.release]
+    return r.clean(r.read(truth, features, "python"))
 
 
 # --- the numeric screen --------------------------------------------------------------------------
@@ -234,15 +352,17 @@ def _const(expr: sp.Basic, **flags) -> bool:
     return bool(expr.is_constant(**flags))
 
 
-def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screened_out: bool) -> tuple[bool, str]:
-    """The 2022 competition's (and, rounding first and without the ``0`` test, 2.0's) check."""
+def _check_evaluation(t: sp.Expr, m: sp.Expr, check: Check, screened_out: bool) -> tuple[bool, str]:
+    """metrics/evaluation.py's symbolic_equivalence (the 2022 competition's; 2.0's rounds first
+    and does not test that the model is not ``0``)."""
     # the screen goes first: sympy's is_constant(simplify=False) alone costs the screen many times
     # over (exact equals() of random values), and it says "constant" only of an expression whose
     # values the screen finds constant too
     if screened_out:
         return False, "screen: difference and ratio vary"
     diff, frac = t - m, m / t
-    if release.name == "srbench2025":
+    if check.round_terms:
+        release = SPECS[check.release]
         diff, frac = release.rnd(diff), release.rnd(frac)
     how = "is_constant(simplify=False)"
     try:
@@ -260,16 +380,19 @@ def _check_2022(t: sp.Expr, m: sp.Expr, release: Release, screened_out: bool) ->
     except Exception:  # noqa: BLE001 - any failure is recorded, never raised
         dc = fc = False
     ok = str(diff) == "0" or dc or fc
-    if release.name == "srbench2022":
+    if not check.zero_model:
         ok = ok and str(m) != "0"
     return bool(ok), f"{how}: difference constant {dc}, ratio constant {fc}"
 
 
-def _check_2021(t: sp.Expr, m: sp.Expr, release: Release, screened_out: bool) -> tuple[bool, str]:
+def _check_assess(t: sp.Expr, m: sp.Expr, check: Check, screened_out: bool) -> tuple[bool, str]:
+    """assess_symbolic_model.py's flags, combined as collate_groundtruth_results.py does (any flag,
+    and a simplified model that is not ``0`` or ``nan``)."""
     if str(m) in ("0", "nan"):
         return False, "cleaned model is 0"
     if screened_out:  # before the rounding: its subs calls cost as much as the screen
         return False, "screen: difference and ratio vary"
+    release = SPECS[check.release]
     diff, frac = release.rnd(t - m), release.rnd(m / t)
     z = c = f = False
     try:
@@ -298,35 +421,57 @@ def _check_corrected(t: sp.Expr, m: sp.Expr, release: Release, screened_out: boo
     return False, "neither difference nor ratio is constant"
 
 
+def check_of(name: str) -> Check:
+    """A check by its name, or a release's published check by the release's name."""
+    return CHECKS[PUBLISHED.get(name, name)]
+
+
 def solution_op(
     text: str,
     truth: str,
     features: Sequence[str],
     dialect: str,
-    release: str,
+    check: str,
     model: sp.Expr | None = None,
     r2_test: float | None = None,
     screen: bool = True,
     simplified: bool = True,
 ) -> dict[str, Any]:
-    """Reference and corrected verdicts of one release; ``model`` is the cleaned model if known
-    (``simplified=False``: the model the release keeps when its simplify runs out of time)."""
-    r = SPECS[release]
-    m = model if model is not None else r.clean(r.read(text, features, dialect), simplified)
-    t = _truth(truth, tuple(features), release)
-    if release == "srbench2021" and not (r2_test is not None and r2_test > 0.5):
+    """The verdict of one check (a name of ``CHECKS``, or a release: its published check) and,
+    for a published check, srtui's corrected verdict; ``model`` is the cleaned model if known
+    (``simplified=False``: the model the release keeps when its simplify runs out of time).
+    The assess check (2021, 2.0) looks only at models with test R2 > 0.5."""
+    c = check_of(check)
+    r = SPECS[c.release]
+    t = _truth(truth, tuple(features), c.name)
+    if c.assess and not (r2_test is not None and r2_test > 0.5):
         return {
             "reference": False,
-            "corrected": False,
-            "why": "2021 checks only models with test R2 > 0.5",
+            "corrected": False if c.corrected else None,
+            "why": "assess_symbolic_model checks only models with test R2 > 0.5",
             "gate": False,
         }
-    check = _check_2021 if release == "srbench2021" else _check_2022
+    crashed = None
+    if model is None:
+        try:
+            model = r.clean(r.read(text, features, dialect), simplified)
+        except ExpressionError as exc:
+            if not c.corrected:
+                raise
+            # the reference's clean-up raised: no simplified model, so no solution (collate's
+            # NA test); srtui's corrected variant reads the tokens instead
+            crashed = f"the model cannot be read as the reference reads it ({exc}): no simplified model"
+            model = r.clean(r.read(text, features, dialect, as_code=False), simplified)
     # one screen for both checks: it depends on truth and model alone
-    screened_out = screen and all(varies_beyond_noise(t, m, WIDE))
-    ref, why = check(t, m, r, screened_out)
-    cor, why_c = _check_corrected(t, m, r, screened_out)
-    return {"reference": ref, "corrected": cor, "why": why, "why_corrected": why_c, "gate": True}
+    screened_out = screen and all(varies_beyond_noise(t, model, WIDE))
+    if crashed:
+        ref, why = False, crashed
+    else:
+        ref, why = (_check_assess if c.assess else _check_evaluation)(t, model, c, screened_out)
+    out: dict[str, Any] = {"reference": ref, "corrected": None, "why": why, "gate": True}
+    if c.corrected:
+        out["corrected"], out["why_corrected"] = _check_corrected(t, model, r, screened_out)
+    return out
 
 
 # --- SRSD's normalised tree edit distance ------------------------------------------------------
@@ -381,9 +526,10 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
 
 #: bump when a definition here changes (cache keys follow it); bump results.metrics.METRICS_VERSION
 #: too, by hand, so `srtui rescore` recomputes the stored jobs
-DEFINITION_VERSION = 2
+DEFINITION_VERSION = 3
 #: what the metrics table stores per release (``<release>.<metric>``); corrected variants add
-#: ``:corrected`` to the name. The CLI shows every metric of every release.
+#: ``:corrected`` to the name, a named variant of the reference ``:<variant>`` (``VARIANTS``). The
+#: CLI shows every metric of every release.
 STORED = {
     "srbench2021": ("size", "size_simplified", "symbolic_solution", "symbolic_solution:corrected"),
     "srbench2022": (
@@ -393,7 +539,13 @@ STORED = {
         "symbolic_solution:corrected",
         "feature_absence",
     ),
-    "srbench2025": ("size", "simplicity", "symbolic_solution", "symbolic_solution:corrected"),
+    "srbench2025": (
+        "size",
+        "simplicity",
+        "symbolic_solution",
+        "symbolic_solution:corrected",
+        "symbolic_solution:evaluation",
+    ),
     "srsd": ("ted_norm", "ted"),
 }
 STORED_NAMES = frozenset(f"{r}.{m}" for r, ms in STORED.items() for m in ms)
@@ -409,10 +561,12 @@ def assemble_release(
     r2_test: float | None,
     notes: list[str],
     kept: tuple[str, Any] | None = None,
+    variants: dict[str, tuple[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """``<rel>.<metric>`` values from the model and solution operations' (status, value);
-    ``kept``: after a timed-out simplify, the unsimplified model a release with a
-    ``simplify_limit`` keeps (its values stand, as in that release's code)."""
+    """``<rel>.<metric>`` values from the model operation's and the checks' (status, value):
+    ``solution`` is the release's published check (``PUBLISHED``), ``variants`` its named
+    variants' checks (``VARIANTS``); ``kept``: after a timed-out simplify, the unsimplified model
+    a release with a ``simplify_limit`` keeps (its values stand, as in that release's code)."""
     status, val = model
     timed_out = status == "timeout"
     if timed_out and kept is not None and kept[0] == "ok":
@@ -426,18 +580,28 @@ def assemble_release(
         notes.append(f"{rel}: simplify {status}: {val}")
     if solution is None:
         return out
-    s_status, s_val = solution
-    if status == "timeout":
-        s_status, s_val = "timeout", "not run: the model's simplify timed out"
-    ok = s_status == "ok"
-    ref, cor = (bool(s_val["reference"]), bool(s_val["corrected"])) if ok else (False, False)
-    if rel == "srbench2021" and gate_applies and not (r2_test is not None and r2_test > 0.5):
-        ref = cor = False
-        notes.append(f"{rel}: solution not checked (test R2 {r2_test} is not above 0.5)")
-    elif ok:
-        notes.append(f"{rel}: {s_val['why']}; corrected: {s_val['why_corrected']}")
-    else:
-        notes.append(f"{rel}: symbolic-solution check {s_status}: {s_val}")
-    out[f"{rel}.symbolic_solution"], out[f"{rel}.symbolic_solution:corrected"] = int(ref), int(cor)
-    out[f"{rel}._solution_timeout"] = s_status == "timeout"
+    gated = CHECKS[PUBLISHED[rel]].assess and gate_applies and not (r2_test is not None and r2_test > 0.5)
+    ref, cor = _verdict(rel, solution, notes, gated, r2_test)
+    out[f"{rel}.symbolic_solution"], out[f"{rel}.symbolic_solution:corrected"] = int(ref), int(bool(cor))
+    out[f"{rel}._solution_timeout"] = solution[0] == "timeout"
+    for variant, result in (variants or {}).items():
+        out[f"{rel}.symbolic_solution:{variant}"] = int(_verdict(f"{rel}:{variant}", result, notes, False, None)[0])
+        out[f"{rel}._solution_timeout"] |= result[0] == "timeout"
     return out
+
+
+def _verdict(
+    label: str, result: tuple[str, Any], notes: list[str], gated: bool, r2_test: float | None
+) -> tuple[bool, bool | None]:
+    """(reference, corrected) of one check's (status, value), with its note."""
+    status, val = result
+    if gated:
+        notes.append(f"{label}: solution not checked (test R2 {r2_test} is not above 0.5)")
+        return False, False
+    if status != "ok":
+        notes.append(f"{label}: symbolic-solution check {status}: {val}")
+        return False, False
+    corrected = val.get("corrected")
+    tail = f"; corrected: {val['why_corrected']}" if corrected is not None else ""
+    notes.append(f"{label}: {val['why']}{tail}")
+    return bool(val["reference"]), None if corrected is None else bool(corrected)

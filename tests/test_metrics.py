@@ -199,5 +199,7 @@ def test_batch_bundles_give_the_values_of_each_operation_alone():
                 assert m[f"{rel}.size_simplified"] == alone["size_simplified"]
                 assert m[f"{rel}.symbolic_solution"] == int(sol["reference"])
                 assert m[f"{rel}.symbolic_solution:corrected"] == int(sol["corrected"])
+            variant = R.solution_op(text, truth, f, "python", "srbench2025:evaluation", screen=False)
+            assert m["srbench2025.symbolic_solution:evaluation"] == int(variant["reference"])
             assert m["srsd.ted"] == R.srsd_op(text, truth, f, "python")["ted"]
     assert out[0]["srbench2022.symbolic_solution"] == 1 and out[1]["srbench2022.symbolic_solution"] == 0
