@@ -283,3 +283,154 @@ def test_shared_simplify_is_sympy_simplify_keyed_by_the_tree():
         want = sp.simplify(e) if ratio is None else sp.simplify(e, ratio=ratio)
         assert sp.srepr(got) == sp.srepr(want)
         assert R.shared_simplify(e, ratio) is got  # the second call is served from the memo
+
+
+# --- SRBench 2.0's own pipeline, run side by side (reference code from the git mirror) -----------
+
+#: SRBench 2.0's ground-truth files, read (never committed: GPL-3.0) from the git mirror
+REFERENCE_FILES = (
+    "experiment/assess_symbolic_model.py",
+    "experiment/symbolic_utils.py",
+    "experiment/read_file.py",
+    "experiment/utils.py",
+    "experiment/metrics/__init__.py",
+    "experiment/metrics/evaluation.py",
+    "postprocessing/scripts/collate_groundtruth_results.py",
+    "postprocessing/scripts/improving_names.py",
+)
+#: runs assess_symbolic_model_from_file on each result file, then collate_groundtruth_results.py as
+#: a script (tqdm is not installed here: an identity stands in for its progress bar; no pyarrow:
+#: the collated table is written as JSON instead of feather), then evaluation.symbolic_equivalence
+#: with the truth as 2.0 reads it (get_sym_model); prints {model: [published, variant]}
+DRIVER = """
+import contextlib, glob, io, json, os, runpy, sys, types
+ref, data, rdir, sdir = sys.argv[1:5]
+sys.path[:0] = [os.path.join(ref, "experiment"), os.path.join(ref, "postprocessing", "scripts")]
+import pandas as pd, sympy as sp
+sys.modules["tqdm"] = types.SimpleNamespace(tqdm=lambda it: it)
+pd.DataFrame.to_feather = lambda self, path: self.to_json(path)
+with contextlib.redirect_stdout(io.StringIO()):
+    from assess_symbolic_model import assess_symbolic_model_from_file
+    from metrics.evaluation import symbolic_equivalence
+    from symbolic_utils import get_sym_model
+    for f in sorted(glob.glob(os.path.join(rdir, "*", "*.json"))):
+        assess_symbolic_model_from_file(f, data)
+    sys.argv = ["collate_groundtruth_results.py", rdir, sdir]
+    df = runpy.run_path(os.path.join(ref, "postprocessing", "scripts", "collate_groundtruth_results.py"))["df_results"]
+    truth = get_sym_model(data, return_str=False)
+    features = {c: sp.Symbol(c) for c in pd.read_csv(data, sep="\\t").columns if c != "target"}
+    out = {
+        f"{row.symbolic_model}|{row.r2_test}": [
+            bool(row.symbolic_solution),
+            bool(symbolic_equivalence(truth, row.symbolic_model, features)["equivalent"]),
+        ]
+        for row in df.itertuples()
+    }
+print("RESULT " + json.dumps(out))
+"""
+GAUSS = "exp(-theta**2/2)/sqrt(2*pi)"  # Feynman I.6.2a as PMLB's metadata states it
+GAUSS_MODELS = (
+    ("0.3989*exp(-theta**2/2) + 1.5", 0.99),  # a rounded 1/sqrt(2*pi), shifted by a constant
+    ("0.39894228*exp(-0.5*theta**2)", 0.99),
+    ("exp(-theta**2/2)/sqrt(2*pi)", 0.99),
+    ("0.3989*exp(-theta**2/3) + 1.5", 0.99),  # a different model
+    ("0.3989*exp(-theta**2/2) + 1.5", 0.4),  # the R2 gate
+)
+
+
+def _run_srbench_2025(tmp_path, models) -> dict[str, list[bool]]:
+    import gzip
+    import subprocess
+    import sys
+
+    from conftest import SRBENCH_BRANCH, SRBENCH_MIRROR
+
+    if not SRBENCH_MIRROR.is_dir():
+        pytest.skip(f"no git mirror of cavalab/srbench at {SRBENCH_MIRROR}")
+    ref = tmp_path / "srbench"
+    archive = subprocess.run(
+        ["git", f"--git-dir={SRBENCH_MIRROR}", "archive", SRBENCH_BRANCH, *REFERENCE_FILES],
+        capture_output=True,
+        timeout=120,
+    )
+    if archive.returncode != 0:
+        pytest.skip(f"branch {SRBENCH_BRANCH} of the mirror lacks the ground-truth pipeline")
+    ref.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True, timeout=120)
+    data = tmp_path / "pmlb" / "feynman_I_6_2a"
+    data.mkdir(parents=True)
+    rows = "\n".join(f"{1 + k / 10}\t0.0" for k in range(21))
+    (data / "feynman_I_6_2a.tsv.gz").write_bytes(gzip.compress(f"theta\ttarget\n{rows}\n".encode()))
+    (data / "metadata.yaml").write_text(f"target:\n  Raw: {GAUSS}\n")
+    results = tmp_path / "results" / "feynman_I_6_2a"
+    results.mkdir(parents=True)
+    for k, (model, r2) in enumerate(models):
+        record = {
+            "dataset": "feynman_I_6_2a",
+            "algorithm": "pysr",
+            "random_state": k,
+            "symbolic_model": model,
+            "r2_test": r2,
+            "time_time": 1.0,
+            "r2_test_rank": 1.0,
+            "model_size_rank": 1.0,
+        }
+        (results / f"feynman_I_6_2a_pysr_{k}.json").write_text(json.dumps(record))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            DRIVER,
+            str(ref),
+            str(data / "feynman_I_6_2a.tsv.gz"),
+            str(results.parent),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-2000:]
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def test_gaussian_with_pi_gets_the_verdict_srbench_2025_publishes(tmp_path):
+    """A Gaussian density's 1/sqrt(2*pi), rounded, shifted by a constant: SRBench 2.0's own
+    assess + collate (its published verdict) and its evaluation.py check, run in a subprocess on
+    the reference files, against srtui's srbench2025 verdict and variant (the store's batch and
+    the CLI)."""
+    from conftest import srtui
+
+    from results.expr_batch import ExprCache, ModelItem, expression_metrics
+
+    reference = _run_srbench_2025(tmp_path, GAUSS_MODELS)
+    items = [ModelItem(m, ("theta",), "python", GAUSS, r2_test=r2) for m, r2 in GAUSS_MODELS]
+    ours, _ = expression_metrics(items, ExprCache(), workers=1, timeout=60)
+    for (model, r2), m in zip(GAUSS_MODELS, ours):
+        published, variant = reference[f"{model}|{r2}"]
+        assert (m["srbench2025.symbolic_solution"], m["srbench2025.symbolic_solution:evaluation"]) == (
+            int(published),
+            int(variant),
+        ), model
+    shifted = reference[f"{GAUSS_MODELS[0][0]}|0.99"]
+    assert shifted == [True, True]  # pi read as 3.1415926535: 1/sqrt(2*pi) is the Float 0.399
+    assert reference[f"{GAUSS_MODELS[3][0]}|0.99"][0] is False and reference[f"{GAUSS_MODELS[4][0]}|0.4"][0] is False
+    cli = json.loads(
+        srtui(
+            "expr",
+            GAUSS_MODELS[0][0],
+            "--truth",
+            GAUSS,
+            "--features",
+            "theta",
+            "--rule",
+            "srbench2025",
+            "--r2-test",
+            "0.99",
+            "--json",
+            check=True,
+        ).stdout
+    )
+    assert (cli["symbolic_solution"], cli["symbolic_solution:evaluation"]) == (1, 1)
