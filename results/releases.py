@@ -4,20 +4,24 @@ Every model and truth string is read by ``engine.expression.sympy_view`` (the tr
 would build, never sympify). Per release (README "Expression metrics per release"):
 
 - ``srbench2021`` (branch master, symbolic_utils/assess_symbolic_model): model read with every
-  log/sqrt as PLOG/PSQRT and ``pi`` as 3.1415926535; floats below 1e-4 -> 0, others
-  ``Float(round(c, 3), 3)`` (by sequential ``subs``); ``simplify(ratio=1)``. ``size`` = nodes of the
-  read model, ``size_simplified`` = nodes of the cleaned model. Solution (only when test R2 > 0.5):
+  log/sqrt as PLOG/PSQRT and ``pi`` as 3.1415926535 (a string its text replacements break raises,
+  as there); floats below 1e-4 -> 0, others ``Float(round(c, 3), 3)`` (by sequential ``subs``);
+  ``simplify(ratio=1)``. ``size`` = nodes of the read model, ``size_simplified`` = nodes of the
+  cleaned model. Truth: ``get_sym_model`` (:func:`sym_model`). Solution (only when test R2 > 0.5):
   rounded ``truth - model`` is 0 or constant after ``simplify(ratio=1)`` + rounding, or the rounded
-  ``model / truth`` is constant; never when the cleaned model prints ``0``/``nan``.
+  ``model / truth`` is constant; never when the cleaned model prints ``0``/``nan`` (collate).
 - ``srbench2022`` (srcomp, competition-2022 metrics/evaluation.py): ``simplify`` then floats below
   1e-3 -> 0, others ``round(c, 3)``; simplicity = -round(log5(nodes), 1); feature absence on that
   model; truth read the same way. Solution: model is not ``0`` and ``truth - model`` is ``0`` or
   constant or ``model / truth`` constant (sympy ``is_constant(simplify=False)``, then after
   ``simplify`` ``is_constant()``). A simplify over 10 s (SIGALRM) leaves the model unsimplified.
-- ``srbench2025`` (srbench_2025 metrics/evaluation.py, symbolic_utils): ``size`` = nodes of the model
-  read with ``pi`` -> 3.1415926535 and 2021's rounding; simplicity of ``simplify(rounded model)``;
-  solution as 2022 but rounding (1e-4) the difference and ratio before the check and no test
-  that the model is not 0. A simplify over 60 s leaves the (rounded) model unsimplified.
+- ``srbench2025`` (srbench_2025 evaluate_model, metrics/evaluation.py, symbolic_utils): ``size`` =
+  nodes of the model read with ``pi`` -> 3.1415926535 and 2021's rounding; simplicity of
+  ``simplify(rounded model)``. A simplify over 60 s leaves the (rounded) model unsimplified. The
+  published solution is its ground-truth pipeline's (assess_symbolic_model + collate), 2021's
+  check (``PUBLISHED``); the variant ``:evaluation`` is metrics/evaluation.py's: as 2022 but
+  rounding (1e-4) the difference and ratio before the check and no test that the model is not 0,
+  with the truth read by ``get_sym_model``.
 - srtui's own deadline (one per model, ``expr_batch``) ends a simplify sooner: 2022 and 2.0 then
   keep the unsimplified model as their code would (``Release.simplify_limit``); 2021 has no limit,
   so its metrics record a timeout.
