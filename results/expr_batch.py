@@ -17,16 +17,8 @@ from typing import Any
 
 from results import expr_metrics as em
 from results.pool import TimedPool
-from results.releases import (
-    CHECK_NAMES,
-    CHECKS,
-    DEFINITION_VERSION,
-    PUBLISHED,
-    RELEASES,
-    SPECS,
-    VARIANTS,
-    assemble_release,
-)
+from results.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
+from results.solutions import CHECK_NAMES, CHECKS, PUBLISHED, VARIANTS
 
 
 @dataclass(frozen=True)
@@ -333,7 +325,7 @@ def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, An
                 rel,
                 model,
                 sol,
-                gate_applies=it.gate_r2,
+                gate_applies=it.gate_r2 and CHECKS[PUBLISHED[rel]].assess,  # assess's R2 > 0.5
                 r2_test=gate,
                 notes=m["_notes"],
                 kept=kept,

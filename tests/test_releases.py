@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from engine.expression import ExpressionError
 from engine.expression.sympy_view import parse_sympy_view
 from results import releases as R
+from results import solutions as S
 
 T1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
@@ -42,14 +43,14 @@ def _ours(c: dict) -> dict:
         s21 = f"ERR {exc}"
     out = {
         "c22_simplicity_size": [m22["simplicity"], m22["size_simplified"]],
-        "c22_solution": R.solution_op(m, t, f, d, "srbench2022")["reference"],
+        "c22_solution": S.solution_op(m, t, f, d, "srbench2022")["reference"],
         "s21": s21,
         "v2_size": m25["size"],
         "v2_simplicity": m25["simplicity"],
-        "v2_solution": R.solution_op(m, t, f, d, "srbench2025:evaluation")["reference"],
+        "v2_solution": S.solution_op(m, t, f, d, "srbench2025:evaluation")["reference"],
     }
     if isinstance(s21, dict):
-        s21["solution"] = R.solution_op(m, t, f, d, "srbench2021", r2_test=1.0)["reference"]
+        s21["solution"] = S.solution_op(m, t, f, d, "srbench2021", r2_test=1.0)["reference"]
     if irr:
         out["c22_feature_absence"] = m22["feature_absence"]
     s = R.srsd_op(m, t, f, d)
@@ -80,9 +81,9 @@ def test_golden_2025_published_verdict_is_the_assess_pipeline(case):
     m, t, f, d = case["model"], case["truth"], case["features"], case["dialect"]
     s21 = case["reference"]["s21"]
     published = s21["solution"] if isinstance(s21, dict) else False
-    assert R.solution_op(m, t, f, d, "srbench2025", r2_test=0.9)["reference"] == published
-    assert R.solution_op(m, t, f, d, "srbench2025:evaluation")["reference"] == case["reference"]["v2_solution"]
-    assert not R.solution_op(m, t, f, d, "srbench2025", r2_test=0.5)["reference"]  # the R2 gate
+    assert S.solution_op(m, t, f, d, "srbench2025", r2_test=0.9)["reference"] == published
+    assert S.solution_op(m, t, f, d, "srbench2025:evaluation")["reference"] == case["reference"]["v2_solution"]
+    assert not S.solution_op(m, t, f, d, "srbench2025", r2_test=0.5)["reference"]  # the R2 gate
 
 
 def test_golden_data_has_33_cases():
@@ -101,30 +102,30 @@ def test_golden_data_has_33_cases():
     ],
 )
 def test_bingo_example_per_release(release, reference, corrected):
-    v = R.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99)
+    v = S.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99)
     assert (v["reference"], v["corrected"]) == (reference, corrected)
     # the screen gives the same verdict as the full check
-    full = R.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99, screen=False)
+    full = S.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99, screen=False)
     assert (full["reference"], full["corrected"]) == (reference, corrected)
 
 
 @pytest.mark.parametrize("release", R.RELEASES)
 def test_power_half_is_sqrt_in_every_release(release):
-    v = R.solution_op("x1**0.5 + x2", "sqrt(x1) + x2", F4, "python", release, r2_test=1.0)
+    v = S.solution_op("x1**0.5 + x2", "sqrt(x1) + x2", F4, "python", release, r2_test=1.0)
     assert v["reference"] and v["corrected"]
 
 
 def test_2021_checks_only_models_with_r2_above_half():
-    assert not R.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.5)["reference"]
-    assert R.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.51)["reference"]
+    assert not S.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.5)["reference"]
+    assert S.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.51)["reference"]
 
 
 def test_constant_zero_model_is_a_solution_only_in_the_2025_evaluation_variant():
-    assert R.solution_op("0", T1, F4, "python", "srbench2025:evaluation")["reference"]
+    assert S.solution_op("0", T1, F4, "python", "srbench2025:evaluation")["reference"]
     # the published 2.0 verdict (collate_groundtruth_results.py) drops a simplified model '0'
-    assert not R.solution_op("0", T1, F4, "python", "srbench2025", r2_test=1.0)["reference"]
-    assert not R.solution_op("0", T1, F4, "python", "srbench2025", r2_test=1.0)["corrected"]
-    assert not R.solution_op("0", T1, F4, "python", "srbench2022")["reference"]
+    assert not S.solution_op("0", T1, F4, "python", "srbench2025", r2_test=1.0)["reference"]
+    assert not S.solution_op("0", T1, F4, "python", "srbench2025", r2_test=1.0)["corrected"]
+    assert not S.solution_op("0", T1, F4, "python", "srbench2022")["reference"]
 
 
 def test_sympy_view_builds_the_sympy_parser_tree():
@@ -190,8 +191,8 @@ def near_models(draw):
 def test_screen_never_rejects_a_solution(case):
     model, truth, release = case
     f = ["x1", "x2", "x3"]
-    fast = R.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=True)
-    full = R.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=False)
+    fast = S.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=True)
+    full = S.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=False)
     # the property: never "not a solution" where the full check says "solution" (and so: the same)
     assert not (full["reference"] and not fast["reference"]), (model, truth, release, fast, full)
     assert not (full["corrected"] and not fast["corrected"]), (model, truth, release, fast, full)

@@ -250,7 +250,7 @@ def _names(text: str | None) -> list[str]:
 def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     """One release's values: ``symbolic_solution`` is the verdict the release publishes; its
     corrected variant and each named variant (``results.releases.VARIANTS``) under their own keys."""
-    from results.releases import VARIANTS
+    from results.solutions import VARIANTS
 
     keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
     view = {k: m.get(f"{rel}.{k}") for k in keys}
