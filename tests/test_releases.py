@@ -128,6 +128,30 @@ def test_constant_zero_model_is_a_solution_only_in_the_2025_evaluation_variant()
     assert not S.solution_op("0", T1, F4, "python", "srbench2022")["reference"]
 
 
+def test_2021_clean_up_raises_where_its_text_replacements_break_the_string():
+    """clean_pred_model (2021, 2.0's assess) replaces ``p/`` by ``/`` (and more) in the text: where
+    that leaves no Python expression it raises, so no simplified model and no published solution;
+    the corrected variant reads the tokens."""
+    f = ["q", "v", "B", "p"]
+    assert R.clean_pred_model_text("1/(p/(q*v*B))", f, "python") == "1/(/(q*v*B))"
+    assert R.clean_pred_model_text("log(X0) + sqrt(X1)^2", F4, "gplearn") == "PLOG(x1) + PSQRT(x2)**2"
+    with pytest.raises(ExpressionError):
+        R.model_op("1/(p/(q*v*B))", f, "python", "srbench2021")
+    assert R.model_op("1/(p/(q*v*B))", f, "python", "srbench2025")["size"] == 7  # get_sympy_model: pi only
+    for release in ("srbench2021", "srbench2025"):
+        v = S.solution_op("1/(p/(q*v*B))", "q*v*B/p", f, "python", release, r2_test=0.9)
+        assert (v["reference"], v["corrected"]) == (False, True)
+        assert S.solution_op("q*v*B/p", "q*v*B/p", f, "python", release, r2_test=0.9)["reference"]
+
+
+def test_truth_is_read_as_get_sym_model_reads_it():
+    """2021 and 2.0 replace every ``pi`` in the formula text by 3.1415926535, then round_floats."""
+    theta = sp.Symbol("theta")
+    t = S.sym_model("exp(-theta**2/2)/sqrt(2*pi)", ["theta"])
+    assert t == sp.Float(0.399, 3) * sp.exp(-(theta**2) / 2)
+    assert not t.has(sp.pi)
+
+
 def test_sympy_view_builds_the_sympy_parser_tree():
     f = ["x1", "x2"]
     x1, x2 = sp.symbols("x1 x2")
