@@ -186,6 +186,19 @@ SPECS = {
 }
 
 
+def sympy_complexity(text: str, features: Sequence[str], dialect: str) -> int | None:
+    """2.0's ``model_size`` (evaluate_model.py ``sympy_complexity``): nodes of ``get_sympy_model``,
+    the text with every ``pi`` replaced by 3.1415926535 (inside names too, as there), parsed and
+    rounded (2021's ``round_floats``), not simplified; None where that reading fails (2.0 then
+    records -1, or a method folder's own ``complexity``)."""
+    try:
+        return node_count(
+            round_floats(_read(text.replace("pi", PI_LITERAL), tuple(features), dialect, False, None), 1e-4, True)
+        )
+    except ExpressionError:
+        return None
+
+
 def model_op(
     text: str,
     features: Sequence[str],
@@ -198,10 +211,7 @@ def model_op(
     of the model the release keeps when its simplify runs out of time)."""
     r = SPECS[release]
     raw = r.read(text, features, dialect)
-    if release == "srbench2025":  # 2.0's model_size: pi as a literal, 2021's rounding, no simplify
-        size = node_count(round_floats(r.read(text, features, dialect, pi_literal=True), 1e-4, True))
-    else:
-        size = node_count(raw)
+    size = sympy_complexity(text, features, dialect) if release == "srbench2025" else node_count(raw)
     clean = r.clean(raw, simplified)
     n = node_count(clean)
     used = {str(s) for s in clean.free_symbols}
