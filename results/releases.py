@@ -245,7 +245,7 @@ def srsd_tree(expr: sp.Basic) -> tuple:
     return (label, *(srsd_tree(a) for a in expr.args))
 
 
-def _apted(tree: tuple):
+def _apted(tree: tuple) -> Any:
     from apted.helpers import Tree as ATree
 
     return ATree(tree[0], *(_apted(c) for c in tree[1:]))

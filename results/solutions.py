@@ -162,7 +162,7 @@ def varies_beyond_noise(t: sp.Basic, m: sp.Basic, tol: float) -> tuple[bool, boo
 # --- symbolic solution ---------------------------------------------------------------------------
 
 
-def _const(expr: sp.Basic, **flags) -> bool:
+def _const(expr: sp.Basic, **flags: bool) -> bool:
     return bool(expr.is_constant(**flags))
 
 
