@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
+from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,9 +95,13 @@ def score(
     ] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
+    published: Annotated[str | None, typer.Option("--published", help=PUBLISHED_HELP)] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Score the runs of the workspace (or of a CSV file) with a named rule."""
+    """Score the runs of the workspace (or of a CSV file) with a named rule, optionally beside
+    SRBench's published results (--published)."""
     from results.export import render_score
     from results.scoring import RULES
     from results.scoring import score as apply_rule
@@ -107,6 +112,26 @@ def score(
         return
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
+    if published is not None and from_csv:
+        fail("give --from-csv or --published, not both (--published scores the workspace beside the publication)")
+    if (strict or data_dir) and published is None:
+        fail("--strict and --data-dir go with --published")
+    if trust and review:
+        fail("give --trust or --review, not both")
+    trust_df = _review_trust(workspace, review) if review else _trust(trust)
+    if published is not None:
+        result = published_score(
+            rule,
+            published,
+            suite=suite,
+            workspace=workspace,
+            data_dir=data_dir,
+            strict=strict,
+            options=_options(option),
+            trust=trust_df,
+        )
+        _emit(render_score(result, fmt, raw=raw), out)
+        return
     if from_csv:
         runs = read_runs_csv(from_csv)
     else:
@@ -115,9 +140,6 @@ def score(
         _warn_stale(store, suite)
         if runs.empty:
             fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-    if trust and review:
-        fail("give --trust or --review, not both")
-    trust_df = _review_trust(workspace, review) if review else _trust(trust)
     result = apply_rule(rule, runs, trust=trust_df, **_options(option))
     text = render_score(result, fmt, raw=raw)
     _emit(text, out)
