@@ -7,7 +7,6 @@ download, sha256 checked against the LFS pointer). Feathers need pyarrow (extra 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -37,10 +36,12 @@ class PublishedError(SrtuiError, ValueError):
 
 
 def _feather(path: Path) -> pd.DataFrame:
-    if importlib.util.find_spec("pyarrow") is None:
+    try:
+        import pyarrow  # noqa: F401 - pandas reads feathers through it
+    except ImportError:
         raise PublishedError(
             f"reading {path.name} needs pyarrow: install srtui's extra 'published' (pip install 'srtui[published]')"
-        )
+        ) from None
     if path.stat().st_size > MAX_BYTES:
         raise PublishedError(f"{path} is larger than {MAX_BYTES >> 20} MB: not a published SRBench file")
     try:
