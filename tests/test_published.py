@@ -248,3 +248,42 @@ def test_without_pyarrow_the_feather_is_refused_naming_the_extra(tmp_path: Path)
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "extra 'published'" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_app_leaderboard_toggles_the_published_rows(qual_workspace: Path) -> None:
+    import asyncio
+
+    from textual.widgets import Select, Static
+
+    from engine.workspace import Workspace
+    from srtui.app.app import SrtuiApp
+    from srtui.app.screens.leaderboard import LeaderboardScreen
+
+    async def wait(pilot, condition, timeout: float = 60.0) -> None:  # a loaded 2-core machine
+        end = asyncio.get_running_loop().time() + timeout
+        while not condition():
+            assert asyncio.get_running_loop().time() < end, "condition not reached in time"
+            await pilot.pause(0.05)
+
+    async def run() -> None:
+        app = SrtuiApp(Workspace(qual_workspace), label="pub", theme="textual-dark")
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.press("3")
+            screen = app.screen
+            assert isinstance(screen, LeaderboardScreen)
+            await wait(pilot, lambda: screen.query_one("#board-suite", Select).value == "mine")
+            screen.query_one("#board-rule", Select).value = "srbench2021"  # a suite file without a rule
+            await wait(pilot, lambda: screen.board is not None and screen.board.rule == "srbench2021")
+            assert screen.board is not None and len(screen.board.rows) == 2 and not screen.board.published
+            await pilot.press("u")
+            await wait(pilot, lambda: screen.board is not None and screen.board.published)
+            board = screen.board
+            assert board is not None and len(board.rows) == 23
+            source = board.columns.index("source")
+            assert {r[source] for r in board.rows} == {"this workspace", "published: SRBench 2021"}
+            info = str(screen.query_one("#board-info", Static).render())
+            assert "beside the published results" in info and "warning: scikit-learn:" in info
+            await pilot.press("u")
+            await wait(pilot, lambda: screen.board is not None and not screen.board.published)
+
+    asyncio.run(run())
