@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -51,10 +53,10 @@ def test_linear_of_2021_is_sgd_never_linear_and_operon_is_pyoperon() -> None:
 def test_every_blackbox_dataset_maps_to_its_2021_task() -> None:
     datasets = sorted(set(_table("black-box")["dataset"]))
     assert len(datasets) == 122
-    try:
-        from tasks.loaders import pmlb_blackbox  # helper blackbox21's manifest, once merged
-    except ImportError:
-        pmlb_blackbox = None  # type: ignore[assignment]
+    try:  # helper blackbox21's manifest, once merged
+        pmlb_blackbox: Any = importlib.import_module("tasks.loaders.pmlb_blackbox")
+    except ModuleNotFoundError:
+        pmlb_blackbox = None
     for d in datasets:
         task = names.blackbox_task(d, "srbench2021").srtui
         assert task == "srbench2021-bb-" + d.replace("_", "-").lower()

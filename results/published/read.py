@@ -7,6 +7,7 @@ download, sha256 checked against the LFS pointer). Feathers need pyarrow (extra 
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -37,7 +38,7 @@ class PublishedError(SrtuiError, ValueError):
 
 def _feather(path: Path) -> pd.DataFrame:
     try:
-        import pyarrow  # noqa: F401 - pandas reads feathers through it
+        importlib.import_module("pyarrow")  # pandas reads feathers through it
     except ImportError:
         raise PublishedError(
             f"reading {path.name} needs pyarrow: install srtui's extra 'published' (pip install 'srtui[published]')"
