@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from engine.errors import SrtuiError
 from engine.methods.registry import BUILTIN
 from results.published.sources import SOURCES
-from srtui.cli import app
+from srtui.cli import app, optional_values
 
 QUAL = ("556_analcatdata_apnea2", "579_fri_c0_250_5", "654_fri_c0_500_10")
 
@@ -65,6 +65,10 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
     ):
         proc = srtui(*args, "-w", str(tmp_path / "none"))
         assert proc.returncode == 2 and words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    csv = tmp_path / "runs.csv"
+    csv.write_text("task,method,seed,r2_test\nt,a,1,0.5\nt,b,1,0.4\n")
+    proc = srtui("score", "wilcoxon", "--from-csv", str(csv), "--format", "plot")
+    assert proc.returncode == 2 and "has no figure" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -287,3 +291,90 @@ def test_app_leaderboard_toggles_the_published_rows(qual_workspace: Path) -> Non
             await wait(pilot, lambda: screen.board is not None and not screen.board.published)
 
     asyncio.run(run())
+
+
+def _v2_feathers(folder: Path) -> dict[str, Path]:
+    """SRBench 2.0's results.feather (collate_experiments_results.py) and power_consumption.feather
+    (collate_blackbox_eco2ai_stats.py) in their published schemas: two methods, two datasets, 3 seeds."""
+    out = folder / "srbench" / "results" / "black-box-tuning"
+    out.mkdir(parents=True)
+    runs, power = [], []
+    for d in ("1028_SWD", "192_vineyard"):
+        for a, r2, size, kwh in (("Operon", 0.85, 40.0, 2e-3), ("gplearn", 0.55, 20.0, 5e-4)):
+            for i, s in enumerate((29802, 21575, 11964)):
+                flags = {"symbolic_alg": True, "pre_trained": False, "gp_alg": True}
+                runs.append(
+                    {"dataset": d, "algorithm": a, "random_state": s,
+                     "training time (s)": 200.0 if a == "Operon" else 100.0,
+                     "model_size": size, "symbolic_model": "x", "r2_test": r2 + 0.05 * i + 0.02 * (d == "192_vineyard"),
+                     "mse_test": 0.1, "mae_test": 0.1,
+                     "params_str": "{}", "training time (hr)": 0.03, **flags, "r2_zero_test": r2,
+                     "friedman_dataset": False}
+                )  # fmt: skip
+                power.append(
+                    {"dataset": d, "algorithm": a, "random_state": s, "start_time": "2024-01-01 00:00:00",
+                     "experiment_description": f"{a} {s}", "duration(s)": 100.0, "power_consumption(kWh)": kwh,
+                     "CO2_emissions(kg)": 1e-4, "CPU_name": "x", "GPU_name": "", "cost": 0.0, **flags}
+                )  # fmt: skip
+    pd.DataFrame(runs).to_feather(out / "results.feather")
+    pd.DataFrame(power).to_feather(out / "power_consumption.feather")
+    return {"black-box": out / "results.feather", "energy": out / "power_consumption.feather"}
+
+
+def test_srbench2025_profiles_and_energy_from_the_published_feathers(tmp_path: Path, monkeypatch) -> None:
+    files = _v2_feathers(tmp_path / "data")
+    src = SOURCES["srbench2025"]
+    digests = {t: hashlib.sha256(p.read_bytes()).hexdigest() for t, p in files.items()}
+    patched = tuple(replace(f, sha256=digests[f.track]) if f.track in digests else f for f in src.files)
+    monkeypatch.setitem(SOURCES, "srbench2025", replace(src, files=patched))
+    monkeypatch.setenv("SRTUI_OFFLINE", "1")  # read from --data-dir, never downloaded
+    # `--published` alone: srtui.cli.main's optional_values, which CliRunner bypasses
+    args = optional_values(["score", "srbench2025", "--published", "--data-dir", str(tmp_path / "data")])
+    args += ["-w", str(tmp_path / "ws")]
+    res = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    board = _board(data)
+    # 2.0's names: gplearn keeps its name, Operon stands for pyoperon
+    assert board["Operon"]["source"] == "published: SRBench 2.0" and board["Operon"]["srtui_method"] == "pyoperon"
+    assert board["Operon"]["auc"] > board["gplearn"]["auc"] and board["Operon"]["seeds"] == 3
+    energy = {r["method"]: r for r in data["tables"]["energy_time"]}
+    assert energy["Operon"]["median_energy_kwh"] == pytest.approx(2e-3)
+    assert energy["Operon"]["median_fit_s"] == pytest.approx(200.0) and energy["Operon"]["energy_method"] == "eco2ai"
+    plot = CliRunner().invoke(app, [*args, "--format", "plot"])
+    assert plot.exit_code == 0 and "energy vs median training time" in plot.stdout
+    assert "\x1b" not in plot.stdout and "Operon" in plot.stdout
+
+
+def test_groundtruth_feather_per_run_solution_rates(tmp_path: Path) -> None:
+    rows = [
+        {"dataset": "feynman_I_10_7", "algorithm": a, "random_state": s, "target_noise": noise, "r2_test": r2,
+         "model_size": 9, "simplified_complexity": 7, "symbolic_model": "x", "simplified_symbolic_model": "x",
+         "symbolic_error_is_zero": sol, "symbolic_error_is_constant": False, "symbolic_fraction_is_constant": False,
+         "symbolic_solution": sol, "training time (s)": 1.0, "data_group": "Feynman"}
+        for a, sol, r2 in (("tuned.OperonRegressor", True, 0.9999), ("tuned.gplearn", False, 0.5))
+        for noise in (0.0, 0.1)
+        for s in (1, 2)
+    ]  # fmt: skip
+    path = tmp_path / "ground-truth_results.feather"
+    pd.DataFrame(rows).to_feather(path)
+    data = _json(srtui("score", "srbench-groundtruth", "--published", str(path), "--format", "json"))
+    got = {(r["method"], r["noise"]): r for r in data["tables"]["leaderboard"]}
+    assert got[("tuned.OperonRegressor", 0.1)]["symbolic_solution_rate"] == 100
+    assert got[("tuned.OperonRegressor", 0.0)]["accuracy_solution_rate"] == 100
+    assert got[("tuned.gplearn", 0.0)]["symbolic_solution_rate"] == 0
+    assert got[("tuned.OperonRegressor", 0.0)]["srtui_method"] == "pyoperon"
+
+
+def test_the_figure_shows_the_workspace_among_the_21(qual_workspace: Path) -> None:
+    proc = srtui(
+        "score", "srbench2021", "--suite", "mine", "--published", "--format", "plot", "-w", str(qual_workspace)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "Pareto fronts" in proc.stdout.splitlines()[0]
+    legend = [line.split("  ") for line in proc.stdout.splitlines() if line.startswith("  ") and "front" in line]
+    named = {parts[2]: (parts[3], parts[4]) for parts in legend}
+    assert len(named) == 23 and len({parts[1] for parts in legend}) == 23  # one letter per method
+    assert named["rf"][1] == named["linear"][1] == "this workspace"
+    assert {m for m, (front, _) in named.items() if front == "front 0"} >= {"*Operon"}
+    assert any(line.startswith("warning: scikit-learn:") for line in proc.stdout.splitlines())

@@ -16,7 +16,7 @@ from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.scoring.base import Rule
+    from results.scoring.base import Rule, Score
     from results.store import Store
 
 CSV_HELP = (
@@ -81,7 +81,9 @@ def score(
     rule: Annotated[str, typer.Argument(help="Scoring rule, e.g. srbench2022-synthetic (see --list).")] = "",
     suite: Annotated[str | None, typer.Option(help="Score only this suite's runs.")] = None,
     from_csv: Annotated[Path | None, typer.Option("--from-csv", help=CSV_HELP)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
+    fmt: Annotated[
+        str, typer.Option("--format", help="table, csv, md, latex, json, or plot (the rule's figure in the terminal).")
+    ] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
     option: Annotated[
         list[str] | None,
@@ -102,7 +104,6 @@ def score(
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule, optionally beside
     SRBench's published results (--published)."""
-    from results.export import render_score
     from results.scoring import RULES
     from results.scoring import score as apply_rule
     from results.tables import read_runs_csv, runs_frame
@@ -110,6 +111,10 @@ def score(
     if list_rules or not rule:
         _list_rules(RULES)
         return
+    if fmt == "plot":
+        from srtui.cli.score_plot import check_figure
+
+        check_figure(rule)
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
     if published is not None and from_csv:
@@ -130,7 +135,7 @@ def score(
             options=_options(option),
             trust=trust_df,
         )
-        _emit(render_score(result, fmt, raw=raw), out)
+        _emit(_render(result, fmt, raw), out)
         return
     if from_csv:
         runs = read_runs_csv(from_csv)
@@ -141,8 +146,19 @@ def score(
         if runs.empty:
             fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
     result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-    text = render_score(result, fmt, raw=raw)
-    _emit(text, out)
+    _emit(_render(result, fmt, raw), out)
+
+
+def _render(result: Score, fmt: str, raw: bool) -> str:
+    """The score as text; ``plot`` draws the rule's figure, its warning lines under it."""
+    from engine.textsafe import visible
+    from results.export import render_score
+
+    if fmt != "plot":
+        return render_score(result, fmt, raw=raw)
+    from srtui.cli.score_plot import render_plot
+
+    return render_plot(result) + "".join(f"warning: {visible(w, one_line=True)}\n" for w in result.warnings)
 
 
 def _list_rules(rules: dict[str, Rule]) -> None:
