@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
+from srtui.cli.score_plot import check_figure, render
 from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.scoring.base import Rule, Score
+    from results.scoring.base import Rule
     from results.store import Store
 
 CSV_HELP = (
@@ -112,8 +113,6 @@ def score(
         _list_rules(RULES)
         return
     if fmt == "plot":
-        from srtui.cli.score_plot import check_figure
-
         check_figure(rule)
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
@@ -135,7 +134,7 @@ def score(
             options=_options(option),
             trust=trust_df,
         )
-        _emit(_render(result, fmt, raw), out)
+        _emit(render(result, fmt, raw), out)
         return
     if from_csv:
         runs = read_runs_csv(from_csv)
@@ -146,19 +145,7 @@ def score(
         if runs.empty:
             fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
     result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-    _emit(_render(result, fmt, raw), out)
-
-
-def _render(result: Score, fmt: str, raw: bool) -> str:
-    """The score as text; ``plot`` draws the rule's figure, its warning lines under it."""
-    from engine.textsafe import visible
-    from results.export import render_score
-
-    if fmt != "plot":
-        return render_score(result, fmt, raw=raw)
-    from srtui.cli.score_plot import render_plot
-
-    return render_plot(result) + "".join(f"warning: {visible(w, one_line=True)}\n" for w in result.warnings)
+    _emit(render(result, fmt, raw), out)
 
 
 def _list_rules(rules: dict[str, Rule]) -> None:

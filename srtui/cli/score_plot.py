@@ -136,3 +136,12 @@ FIGURES = ("srbench2021", "srbench-groundtruth", "srbench2025")
 def check_figure(rule: str) -> None:
     if rule not in FIGURES:
         raise PlotError(f"rule {rule!r} has no figure (figures: {', '.join(FIGURES)})")
+
+
+def render(result: Score, fmt: str, raw: bool) -> str:
+    """The score as text in ``fmt``; ``plot`` draws the rule's figure, its warning lines under it."""
+    from results.export import render_score
+
+    if fmt != "plot":
+        return render_score(result, fmt, raw=raw)
+    return render_plot(result) + "".join(f"warning: {visible(w, one_line=True)}\n" for w in result.warnings)
