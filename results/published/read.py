@@ -43,8 +43,6 @@ def _feather(path: Path) -> pd.DataFrame:
         raise PublishedError(
             f"reading {path.name} needs pyarrow: install srtui's extra 'published' (pip install 'srtui[published]')"
         ) from None
-    if path.stat().st_size > MAX_BYTES:
-        raise PublishedError(f"{path} is larger than {MAX_BYTES >> 20} MB: not a published SRBench file")
     try:
         return pd.read_feather(path)
     except (OSError, ValueError) as exc:
@@ -67,6 +65,8 @@ def locate(pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> 
 
 def read_file(path: Path) -> pd.DataFrame:
     """A published table (.csv) or per-run results (.feather) as it is."""
+    if path.stat().st_size > MAX_BYTES:
+        raise PublishedError(f"{path} is larger than {MAX_BYTES >> 20} MB: not a published SRBench file")
     if path.suffix == ".feather":
         return _feather(path)
     try:
