@@ -65,6 +65,22 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
     ):
         proc = srtui(*args, "-w", str(tmp_path / "none"))
         assert proc.returncode == 2 and words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    bad = tmp_path / "bad.feather"
+    bad.write_bytes(b"ARROW1 but not really")
+    proc = srtui("score", "srbench2021", "--published", str(bad), "-w", str(tmp_path / "none"))
+    assert proc.returncode == 2 and "not a readable feather file" in proc.stderr and proc.stderr.count("\n") == 1
+    # offline, a feather found nowhere: the line names the file to place and where
+    proc = srtui(
+        "score",
+        "srbench2021",
+        "--published",
+        "srbench2021-runs",
+        "-w",
+        str(tmp_path / "ws"),
+        env={"SRTUI_OFFLINE": "1"},
+    )
+    where = tmp_path / "ws" / "cache" / "data" / "srbench" / "results" / "black-box_results.feather"
+    assert proc.returncode == 2 and f"place it at {where}" in proc.stderr and proc.stderr.count("\n") == 1
     csv = tmp_path / "runs.csv"
     csv.write_text("task,method,seed,r2_test\nt,a,1,0.5\nt,b,1,0.4\n")
     proc = srtui("score", "wilcoxon", "--from-csv", str(csv), "--format", "plot")
