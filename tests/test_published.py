@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import importlib.util
 import json
 import subprocess
 import sys
@@ -25,6 +26,11 @@ from engine.methods.registry import BUILTIN
 from results.published.sources import SOURCES
 from srtui.cli import app, optional_values
 
+#: the feather tests need pyarrow (srtui's extra 'published'), which the `test` extra leaves out
+needs_pyarrow = pytest.mark.skipif(
+    importlib.util.find_spec("pyarrow") is None,
+    reason="needs pyarrow: srtui's extra 'published' (pip install -e '.[published]')",
+)
 QUAL = ("556_analcatdata_apnea2", "579_fri_c0_250_5", "654_fri_c0_500_10")
 
 
@@ -198,6 +204,7 @@ def _blackbox_feather(path: Path) -> Path:
     return path
 
 
+@needs_pyarrow
 def test_a_feather_in_the_published_schema_is_read_and_merged(tmp_path: Path) -> None:
     path = _blackbox_feather(tmp_path / "results.feather")
     data = _json(srtui("score", "srbench2021", "--published", f"srbench2021,{path}", "--format", "json"))
@@ -222,6 +229,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         httpd.server_close()
 
 
+@needs_pyarrow
 def test_download_checks_the_lfs_sha256(server: tuple[str, Path], tmp_path: Path, monkeypatch) -> None:
     url, root = server
     served = root / "master" / "results" / "black-box_results.feather"
@@ -261,7 +269,8 @@ def test_download_checks_the_lfs_sha256(server: tuple[str, Path], tmp_path: Path
 
 
 def test_without_pyarrow_the_feather_is_refused_naming_the_extra(tmp_path: Path) -> None:
-    path = _blackbox_feather(tmp_path / "results.feather")
+    path = tmp_path / "results.feather"
+    path.write_bytes(b"ARROW1")  # refused before it is read
     code = (
         "import sys; sys.modules['pyarrow'] = None; from srtui.cli import main; "
         f"main(['score', 'srbench2021', '--published', {str(path)!r}, '-w', {str(tmp_path / 'ws')!r}])"
@@ -337,6 +346,7 @@ def _v2_feathers(folder: Path) -> dict[str, Path]:
     return {"black-box": out / "results.feather", "energy": out / "power_consumption.feather"}
 
 
+@needs_pyarrow
 def test_srbench2025_profiles_and_energy_from_the_published_feathers(tmp_path: Path, monkeypatch) -> None:
     files = _v2_feathers(tmp_path / "data")
     src = SOURCES["srbench2025"]
@@ -362,6 +372,7 @@ def test_srbench2025_profiles_and_energy_from_the_published_feathers(tmp_path: P
     assert "\x1b" not in plot.stdout and "Operon" in plot.stdout
 
 
+@needs_pyarrow
 def test_groundtruth_feather_per_run_solution_rates(tmp_path: Path) -> None:
     rows = [
         {"dataset": "feynman_I_10_7", "algorithm": a, "random_state": s, "target_noise": noise, "r2_test": r2,
