@@ -49,21 +49,9 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _trust(path: Path | None) -> pd.DataFrame | None:
-    if path is None:
-        return None
-    import pandas as pd
+    from srtui.outputs import trust_file
 
-    from results.scoring import load_expert_scores
-
-    if path.suffix.lower() == ".json":
-        return load_expert_scores(path)
-    try:
-        df = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        fail(f"cannot read trust ratings {path}: {exc}")
-    if not {"task", "method", "trust"} <= set(df.columns):
-        fail(f"{path}: trust ratings need columns task, method, trust")
-    return df
+    return None if path is None else trust_file(path)
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -345,24 +333,9 @@ def export(
 
 
 def _suite_rule(store: Store, name: str) -> str | None:
-    """The scoring rule of a suite by name: built in, or the suite file a run of it was given
-    (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
-    from tasks.suites import SuiteError, load_suite
+    from srtui.outputs import suite_rule
 
-    candidates = [name]
-    for (argv,) in store.conn.execute("SELECT argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,)):
-        try:
-            candidates += [a for a in json.loads(argv or "[]") if isinstance(a, str) and a.endswith(".toml")]
-        except ValueError:
-            continue
-    for candidate in dict.fromkeys(candidates):
-        try:
-            suite = load_suite(candidate)
-        except SuiteError:
-            continue
-        if suite.name == name:
-            return suite.scoring
-    return None
+    return suite_rule(store, name)
 
 
 def rescore(

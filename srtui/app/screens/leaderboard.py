@@ -19,6 +19,7 @@ from srtui.app.board import Board, export_board, has_profiles, has_published, lo
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
 from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
 from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell
 
 HELP = """\
@@ -34,9 +35,10 @@ and back. e exports both tables as CSV into <workspace>/exports/.
 
 
 class LeaderboardScreen(SectionScreen):
-    HELP = HELP
+    HELP = HELP + SAVE_HELP
     AUTO_FOCUS = "#board"
     BINDINGS = [
+        *SAVE_BINDINGS,
         Binding("e", "export", "Export", id="board.export"),
         Binding("p", "toggle_profile", "Profile", id="board.profile"),
         Binding("u", "toggle_published", "Published", id="board.published"),
@@ -181,6 +183,21 @@ class LeaderboardScreen(SectionScreen):
         add_sized_columns(table, [(col, col) for col in b.breakdown_columns], cells)
         for row in cells:
             table.add_row(*row)
+
+    def action_save_figure(self) -> None:
+        from results.figures import figure_for_rule
+
+        if self.board is None:
+            self.notify("nothing to draw yet", severity="warning")
+            return
+        kind = figure_for_rule(self.board.rule)
+        save_in_background(self, self.reader, "figure", self.board.suite, kind, self.board.profile)
+
+    def action_save_report(self) -> None:
+        if self.board is None:
+            self.notify("nothing to report yet", severity="warning")
+            return
+        save_in_background(self, self.reader, "report", self.board.suite)
 
     def action_export(self) -> None:
         if self.board is None:
