@@ -77,13 +77,33 @@ def _cells(col: pd.Series, missing: str, escape: Callable[[str], str]) -> list[s
     return out
 
 
+LATEX_MARK = r"\textsuperscript{\dag}"
+MD_MARK = "†"
+
+
+def published_rows(df: pd.DataFrame) -> list[bool]:
+    """Which rows come from a publication (``source`` column ``published: ...``, results.published)."""
+    if "source" not in df.columns:
+        return [False] * len(df)
+    return [isinstance(v, str) and v.startswith("published:") for v in df["source"]]
+
+
+def _marked(df: pd.DataFrame, cols: list[list[str]], mark: str) -> list[list[str]]:
+    """The method cell of each published row gets ``mark`` (the footnote under the table says why)."""
+    flags = published_rows(df)
+    if "method" in df.columns and any(flags):
+        at = list(df.columns).index("method")
+        cols[at] = [c + mark if f else c for c, f in zip(cols[at], flags)]
+    return cols
+
+
 def latex_body(df: pd.DataFrame) -> str:
     """A ``tabular`` (booktabs rules): one row per line, the same number of cells in every row."""
     align = "".join(
         "r" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "l"
         for c in df.columns
     )
-    cols = [_cells(df[c], "--", latex_escape) for c in df.columns]
+    cols = _marked(df, [_cells(df[c], "--", latex_escape) for c in df.columns], LATEX_MARK)
     lines = [
         f"\\begin{{tabular}}{{{align}}}",
         r"\toprule",
@@ -100,7 +120,7 @@ def _md_escape(text: str) -> str:
 
 
 def markdown_table(df: pd.DataFrame) -> str:
-    cols = [_cells(df[c], "", _md_escape) for c in df.columns]
+    cols = _marked(df, [_cells(df[c], "", _md_escape) for c in df.columns], MD_MARK)
     lines = [
         "| " + " | ".join(_md_escape(str(c)) for c in df.columns) + " |",
         "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(df[c]) else ":---" for c in df.columns) + "|",
@@ -144,16 +164,45 @@ def render_tables(
     notes: list[str] | None = None,
     *,
     raw: bool = False,
+    warnings: list[str] | None = None,
+    sources: dict[str, str] | None = None,
 ) -> str:
     """Several named tables of one rule (or of an export) in one text document.
 
     Text is made visible (engine.textsafe) in every format but JSON, whose escaping already is;
-    CSV text cells that a spreadsheet would run as formulas are neutralised unless ``raw``."""
+    CSV text cells that a spreadsheet would run as formulas are neutralised unless ``raw``.
+    ``warnings`` (one line each) and the published ``sources`` (label -> citation, the footnote of
+    the rows marked † in Markdown and LaTeX) come under the tables."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
     meta = _meta(rule, options or {})
     if notes:
         meta["notes"] = list(notes)
+    if warnings:
+        meta["warnings"] = list(warnings)
+    if sources:
+        meta["sources"] = dict(sources)
+    body = _render(tables, fmt, meta, notes, raw)
+    return body + _footer(fmt, warnings or [], sources or {})
+
+
+def _footer(fmt: str, warnings: list[str], sources: dict[str, str]) -> str:
+    """Under the tables: the published rows' footnote, then one line per comparability warning."""
+    if fmt == "json" or not (warnings or sources):
+        return ""
+    foot = [f"{label}: not run here; {cite}" for label, cite in sources.items()]
+    lines = [visible(x, one_line=True) for x in foot]
+    warn = [visible(w, one_line=True) for w in warnings]
+    if fmt == "latex":
+        out = [r"\par\smallskip{\footnotesize " + LATEX_MARK + " " + latex_escape(x) + "}" for x in lines]
+        return "\n".join(out + [f"% warning: {w}" for w in warn]) + "\n"
+    if fmt == "md":
+        return "\n" + "\n".join([f"{MD_MARK} {x}  " for x in lines] + [f"> warning: {w}  " for w in warn]) + "\n"
+    prefix = "# " if fmt == "csv" else ""
+    return "".join(f"{prefix}source {x}\n" for x in lines) + "".join(f"{prefix}warning: {w}\n" for w in warn)
+
+
+def _render(tables: dict[str, pd.DataFrame], fmt: str, meta: dict[str, Any], notes: list[str] | None, raw: bool) -> str:
     head = visible(_header(meta), one_line=True) + "".join(f"\nnote: {visible(n, one_line=True)}" for n in notes or [])
     if fmt in ("csv", "latex"):
         head = head.replace("\nnote: ", "\n# note: " if fmt == "csv" else "\n% note: ")
@@ -185,4 +234,13 @@ def render_tables(
 
 
 def render_score(score: Score, fmt: str, *, raw: bool = False) -> str:
-    return render_tables(score.tables, fmt, score.rule, score.options, score.notes, raw=raw)
+    return render_tables(
+        score.tables,
+        fmt,
+        score.rule,
+        score.options,
+        score.notes,
+        raw=raw,
+        warnings=score.warnings,
+        sources=score.sources,
+    )

@@ -30,10 +30,11 @@ TOFU_FILE = "checksums-tofu.json"
 class RemoteFile:
     rel: str  # relative path under a data dir
     url: str
+    sha256: str | None = None  # known by its owner (e.g. a Git LFS pointer), else data/checksums.json
 
     @property
     def known_sha256(self) -> str | None:
-        return shipped_checksums().get(self.rel)
+        return self.sha256 or shipped_checksums().get(self.rel)
 
 
 @lru_cache(maxsize=1)

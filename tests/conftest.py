@@ -25,6 +25,7 @@ UNIT_MODULES = frozenset(
         "test_expression_dialects",
         "test_expression_properties",
         "test_metrics",
+        "test_published_names",
         "test_releases",
         "test_reviews",
         "test_reviews_seed",

@@ -41,6 +41,10 @@ class Score:
     options: dict[str, Any]  # every option the rule applied, ``profile`` included when it has one
     tables: dict[str, pd.DataFrame]  # the first one is the leaderboard
     notes: list[str] = field(default_factory=list)
+    #: one line per difference from a published protocol, shown under the table (results.published)
+    warnings: list[str] = field(default_factory=list)
+    #: the published sources of some rows: "published: <release>" -> its citation
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def profile(self) -> str | None:

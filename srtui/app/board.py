@@ -35,6 +35,8 @@ class Board:
     breakdown: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     note: str = ""
     profile: str | None = None  # reference / corrected, for the rules of a published release
+    published: bool = False  # SRBench's published rows beside the suite's (results.published)
+    warnings: tuple[str, ...] = ()  # one line per difference from the published protocol
 
 
 def _scoring() -> ModuleType:
@@ -86,9 +88,19 @@ def has_profiles(rule: str) -> bool:
         return False
 
 
-def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference") -> Board:
-    """Score the suite's runs with ``rule`` under ``profile`` (where the rule has profiles); the
-    per-dataset breakdown is grouped by method."""
+def has_published(rule: str) -> bool:
+    """Whether SRBench's published results can stand beside ``rule``'s board (results.published)."""
+    try:
+        from results.published import RULE_TRACKS
+    except ImportError:
+        return False
+    return rule in RULE_TRACKS
+
+
+def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference", published: bool = False) -> Board:
+    """Score the suite's runs with ``rule`` under ``profile`` (where the rule has profiles), with
+    the rule's published source beside them when ``published``; the per-dataset breakdown is
+    grouped by method."""
     from results.tables import runs_frame
 
     scoring = _scoring()
@@ -97,13 +109,16 @@ def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference"
         if store is None:
             raise BoardError("no workspace yet")
         runs = runs_frame(store, suite)
-    if runs.empty:
-        raise BoardError(f"suite {suite} has no runs")
-    try:
+        if runs.empty:
+            raise BoardError(f"suite {suite} has no runs")
+        published = published and has_published(rule)
         options = {"profile": profile} if has_profiles(rule) else {}
-        result = scoring.score(rule, runs, **options)
-    except scoring.ScoreError as exc:
-        raise BoardError(str(exc)) from None
+        try:
+            result = (
+                _published(rule, runs, store, suite, options) if published else scoring.score(rule, runs, **options)
+            )
+        except SrtuiError as exc:
+            raise BoardError(str(exc)) from None
     columns, rows = _frame_rows(result.main)
     at = columns.index("method") if "method" in columns else -1
     breakdown: dict[str, tuple[tuple[Any, ...], ...]] = {}
@@ -120,8 +135,29 @@ def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference"
                 grouped.setdefault(str(row[m]), []).append(row)
             breakdown = {k: tuple(v) for k, v in grouped.items()}
     return Board(
-        suite, rule, columns, rows, at, b_columns, breakdown, "; ".join(result.notes), result.options.get("profile")
+        suite,
+        rule,
+        columns,
+        rows,
+        at,
+        b_columns,
+        breakdown,
+        "; ".join(result.notes),
+        result.options.get("profile"),
+        published,
+        tuple(result.warnings),
     )
+
+
+def _published(rule: str, runs: pd.DataFrame, store: Any, suite: str, options: dict[str, Any]) -> Any:
+    """The rule's board with its default published source (the shipped tables need no network;
+    a feather source reads the workspace cache, or downloads once)."""
+    from results.published import merged_runs, score_published
+
+    merged = merged_runs(
+        rule, None, runs, store=store, suite=suite, cache_dir=store.workspace.cache, profile=options.get("profile")
+    )
+    return score_published(rule, merged, **options)
 
 
 def export_board(board: Board, folder: Path) -> list[Path]:

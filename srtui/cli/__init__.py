@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     if not isinstance(sys.stdout, SafeStream):
         sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
-        app(args=argv, prog_name="srtui", standalone_mode=True)
+        app(args=optional_values(sys.argv[1:] if argv is None else argv), prog_name="srtui", standalone_mode=True)
     except SrtuiError as exc:
         _one_line(exc.one_line(), exc.exit_code)
     except sqlite3.DatabaseError as exc:  # corrupted, truncated, not a database, disk I/O
@@ -62,6 +62,20 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # read-only or full file system, permissions
         where = f": {exc.filename}" if exc.filename else ""
         _one_line(f"{exc.strerror or exc}{where}")
+
+
+#: options whose value may be left out (typer has no optional values): the value they then take
+OPTIONAL_VALUES = {"--published": "default"}
+
+
+def optional_values(args: list[str]) -> list[str]:
+    """``--published`` alone (last, or before another option) means ``--published default``."""
+    out = []
+    for i, arg in enumerate(args):
+        out.append(arg)
+        if arg in OPTIONAL_VALUES and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            out.append(OPTIONAL_VALUES[arg])
+    return out
 
 
 def _one_line(message: str, code: int = 2) -> None:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
+from srtui.cli.score_plot import check_figure, render
+from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +70,9 @@ def score(
     rule: Annotated[str, typer.Argument(help="Scoring rule, e.g. srbench2022-synthetic (see --list).")] = "",
     suite: Annotated[str | None, typer.Option(help="Score only this suite's runs.")] = None,
     from_csv: Annotated[Path | None, typer.Option("--from-csv", help=CSV_HELP)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
+    fmt: Annotated[
+        str, typer.Option("--format", help="table, csv, md, latex, json, or plot (the rule's figure in the terminal).")
+    ] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
     option: Annotated[
         list[str] | None,
@@ -82,10 +86,13 @@ def score(
     ] = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
+    published: Annotated[str | None, typer.Option("--published", help=PUBLISHED_HELP)] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Score the runs of the workspace (or of a CSV file) with a named rule."""
-    from results.export import render_score
+    """Score the runs of the workspace (or of a CSV file) with a named rule, optionally beside
+    SRBench's published results (--published)."""
     from results.scoring import RULES
     from results.scoring import score as apply_rule
     from results.tables import read_runs_csv, runs_frame
@@ -93,8 +100,30 @@ def score(
     if list_rules or not rule:
         _list_rules(RULES)
         return
+    if fmt == "plot":
+        check_figure(rule)
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
+    if published is not None and from_csv:
+        fail("give --from-csv or --published, not both (--published scores the workspace beside the publication)")
+    if (strict or data_dir) and published is None:
+        fail("--strict and --data-dir go with --published")
+    if trust and review:
+        fail("give --trust or --review, not both")
+    trust_df = _review_trust(workspace, review) if review else _trust(trust)
+    if published is not None:
+        result = published_score(
+            rule,
+            published,
+            suite=suite,
+            workspace=workspace,
+            data_dir=data_dir,
+            strict=strict,
+            options=_options(option),
+            trust=trust_df,
+        )
+        _emit(render(result, fmt, raw), out)
+        return
     if from_csv:
         runs = read_runs_csv(from_csv)
     else:
@@ -103,12 +132,8 @@ def score(
         _warn_stale(store, suite)
         if runs.empty:
             fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-    if trust and review:
-        fail("give --trust or --review, not both")
-    trust_df = _review_trust(workspace, review) if review else _trust(trust)
     result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-    text = render_score(result, fmt, raw=raw)
-    _emit(text, out)
+    _emit(render(result, fmt, raw), out)
 
 
 def _list_rules(rules: dict[str, Rule]) -> None:

@@ -14,7 +14,8 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
-from srtui.app.board import Board, export_board, has_profiles, load_board, rule_names, suite_rule
+from engine.textsafe import visible
+from srtui.app.board import Board, export_board, has_profiles, has_published, load_board, rule_names, suite_rule
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
 from srtui.app.screens.base import SectionScreen
@@ -26,7 +27,10 @@ A suite ranked by a scoring rule (the suite's own rule is chosen first; the sele
 rule). The top table is the leaderboard; the bottom one breaks it down per dataset for the
 method highlighted above. The rules of a published release are scored as the publication's code
 does (profile reference) by default; p switches to srtui's corrected profile and back (README,
-"Fidelity"). e exports both tables as CSV into <workspace>/exports/.
+"Fidelity"). u puts SRBench's published results beside the suite's (rules srbench2021,
+srbench-groundtruth, srbench2025; each row's source column says where it comes from, and one
+warning line per difference from the published protocol shows above the table; docs/published.md)
+and back. e exports both tables as CSV into <workspace>/exports/.
 """
 
 
@@ -37,14 +41,16 @@ class LeaderboardScreen(SectionScreen):
         *SAVE_BINDINGS,
         Binding("e", "export", "Export", id="board.export"),
         Binding("p", "toggle_profile", "Profile", id="board.profile"),
+        Binding("u", "toggle_published", "Published", id="board.published"),
     ]
     LIVE_S = 5.0  # scores follow a run writing the workspace
 
     def __init__(self) -> None:
         super().__init__()
         self.board: Board | None = None
-        self._requested: tuple[str, str, str] | None = None
+        self._requested: tuple[str, str, str, bool] | None = None
         self.profile = "reference"
+        self.published = False
         self._breakdown_of: tuple[int, object] | None = None
         self._suites_shown = False
 
@@ -108,24 +114,30 @@ class LeaderboardScreen(SectionScreen):
     def _reload(self) -> None:
         suite = self.query_one("#board-suite", Select).value
         rule = self.query_one("#board-rule", Select).value
-        if isinstance(suite, str) and isinstance(rule, str) and (suite, rule, self.profile) != self._requested:
-            self._requested = (suite, rule, self.profile)  # Select posts Changed more than once: load once
+        key = (suite, rule, self.profile, self.published)
+        if isinstance(suite, str) and isinstance(rule, str) and key != self._requested:
+            self._requested = (suite, rule, self.profile, self.published)  # Select posts Changed more than once
             self.query_one("#board-info", Static).update(Text(f"scoring {suite} by {rule}...", style="dim"))
-            self.load(suite, rule, self.profile)
+            self.load(suite, rule, self.profile, self.published)
 
     def action_toggle_profile(self) -> None:
         self.profile = "corrected" if self.profile == "reference" else "reference"
         self._reload()
 
+    def action_toggle_published(self) -> None:
+        self.published = not self.published
+        self._reload()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "toggle_profile":  # offered only where the chosen rule has profiles
+        if action in ("toggle_profile", "toggle_published"):  # offered only where the rule has them
             rule = self.query_one("#board-rule", Select).value if self.is_mounted else None
-            return isinstance(rule, str) and has_profiles(rule)
+            has = has_profiles if action == "toggle_profile" else has_published
+            return isinstance(rule, str) and has(rule)
         return super().check_action(action, parameters)
 
     @work(thread=True, exclusive=True, group="board", exit_on_error=False)
-    def load(self, suite: str, rule: str, profile: str) -> None:
-        self.post_message(LeaderboardReady(load_board(self.reader, suite, rule, profile)))
+    def load(self, suite: str, rule: str, profile: str, published: bool) -> None:
+        self.post_message(LeaderboardReady(load_board(self.reader, suite, rule, profile, published)))
 
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
@@ -135,10 +147,13 @@ class LeaderboardScreen(SectionScreen):
     def on_leaderboard_ready(self, message: LeaderboardReady) -> None:
         b = self.board = message.board
         profile = f" (profile {b.profile})" if b.profile else ""
-        info = Text(f"{b.suite} by {b.rule}{profile}: {len(b.rows)} rows", style="bold")
-        self.refresh_bindings()  # the Profile key follows the rule just scored
+        beside = " beside the published results" if b.published else ""
+        info = Text(f"{b.suite} by {b.rule}{profile}{beside}: {len(b.rows)} rows", style="bold")
+        self.refresh_bindings()  # the Profile and Published keys follow the rule just scored
         if b.note:
             info.append(f"  {b.note}", style="dim")
+        for line in b.warnings:
+            info.append(f"\nwarning: {visible(line, one_line=True)}", style="yellow")
         self.query_one("#board-info", Static).update(info)
         table = self.query_one("#board", DataTable)
         table.clear(columns=True)

@@ -1,0 +1,70 @@
+"""`srtui score RULE --published [SOURCE,...]`: the workspace's runs beside SRBench's published ones."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from srtui.cli.common import fail
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from results.scoring.base import Score
+
+PUBLISHED_HELP = (
+    "Add SRBench's published results to the table: srbench2021 (the shipped docs/csv tables), "
+    "srbench2021-runs or srbench2025 (per-run feathers, downloaded once into the workspace cache, "
+    "sha256-checked; needs the extra 'published'), or a .csv/.feather file in a published schema; "
+    "comma-separated; alone: the rule's default source (docs/published.md)."
+)
+STRICT_HELP = "With --published: refuse when the workspace's runs differ from the published protocol."
+DATA_DIR_HELP = "With --published: a folder holding srbench/<path of the feather> (checked by sha256)."
+
+
+def published_score(
+    rule: str,
+    published: str,
+    *,
+    suite: str | None,
+    workspace: Path | None,
+    data_dir: Path | None,
+    strict: bool,
+    options: dict[str, Any],
+    trust: pd.DataFrame | None,
+) -> Score:
+    """Score the suite's runs (none when the workspace has none) merged with the published ones."""
+    import pandas as pd
+
+    from engine.workspace import resolve
+    from results.published import merged_runs, score_published
+    from results.store import Store
+    from results.tables import runs_frame
+
+    ws = resolve(workspace)
+    store, runs = None, pd.DataFrame()
+    if ws.db_path.exists():
+        store = Store(ws, readonly=True)
+        runs = runs_frame(store, suite)
+    if suite and runs.empty:
+        fail(f"no runs of suite {suite} in the workspace")
+    merged = merged_runs(
+        rule,
+        "" if published == "default" else published,
+        runs,
+        store=store,
+        suite=suite,
+        cache_dir=ws.cache,
+        data_dir=data_dir,
+        profile=str(options.get("profile", "reference")),
+    )
+    if strict and merged.warnings:
+        fail(
+            f"--strict: the workspace's runs differ from the published protocol in {len(merged.warnings)} way(s): "
+            + "; ".join(w.split(":", 1)[0] for w in merged.warnings)
+        )
+    result = score_published(rule, merged, trust=trust, **options)
+    for line in result.warnings:  # also on stderr, so a --out file does not hide them
+        print(f"srtui: warning: {line}", file=sys.stderr)
+    return result
