@@ -58,6 +58,10 @@ def _preload(family: str) -> list[str]:
     """Import the base modules and the family's (an adapter module); returns failures."""
     import importlib
 
+    # pandas imports pyarrow when it is installed, and pyarrow's jemalloc starts a background
+    # thread at load: a fork server must stay single-threaded (read by jemalloc at its start)
+    os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
+
     failed = []
     for name in BASE_MODULES:
         try:
