@@ -8,6 +8,7 @@ it is only ever read by ``engine.expression.parse_expression``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,9 @@ class TaskArrays:
 
     @classmethod
     def load(cls, path: str) -> TaskArrays:
-        with np.load(path, allow_pickle=False) as z:
+        from engine.untrusted import open_regular
+
+        with open_regular(Path(path)) as fh, np.load(fh, allow_pickle=False) as z:
             return cls(
                 X_train=z["X_train"],
                 y_train=z["y_train"],

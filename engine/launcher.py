@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from engine import launchers, proctree
+from engine import launchers, proctree, untrusted
 from engine.spec import JobSpec
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
@@ -157,9 +157,9 @@ def run_job(
     spec = JobSpec.from_dict(payload.spec)
     limits = spec.limits
     scratch = scratch.absolute()
-    scratch.mkdir(parents=True, exist_ok=True)
-    for stale in ("result.json", "predictions.npz"):
-        (scratch / stale).unlink(missing_ok=True)
+    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/jobs is not followed
+    untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
+    scratch.mkdir()
     data_path = os.path.abspath(payload.data_path) if payload.data_path else None
     if payload.data_bytes is not None:
         data_path = str(scratch / "data.npz")
@@ -346,29 +346,36 @@ def _last_line(data: bytes) -> str:
     return lines[-1][:500] if lines else ""
 
 
+#: bytes of predictions.npz the driver reads at most (16M float64 rows per split)
+PREDICTIONS_FILE_CAP = 256 << 20
+
+
 def _read_result(scratch: Path, outcome: JobOutcome) -> None:
-    """Read the worker's files as data. A missing or malformed result is an error, not a crash."""
-    from engine.worker import MODEL_CAP, RESULT_FILE_CAP
+    """Read the worker's files as data, as untrusted files (engine.untrusted: no link followed,
+    no FIFO waited on, nothing read past its cap). Anything else than the worker's two regular
+    files within their caps makes the job an error, never a crash or a hang of the driver."""
+    from engine.worker import MODEL_CAP, PARETO_CAP, RESULT_FILE_CAP
 
     try:
-        size = (scratch / "result.json").stat().st_size
-        if size > RESULT_FILE_CAP:  # the worker caps what it writes; this one was not the worker's
-            outcome.status, outcome.error = "error", f"worker result too large ({size / 2**20:.0f} MB)"
-            return
-        result = json.loads((scratch / "result.json").read_text())
-        with np.load(scratch / "predictions.npz", allow_pickle=False) as preds:
-            outcome.train_pred = np.asarray(preds["train_pred"], dtype=np.float64)
-            outcome.test_pred = np.asarray(preds["test_pred"], dtype=np.float64)
-    except (OSError, ValueError, KeyError) as exc:
-        outcome.status, outcome.error = "error", f"worker result unreadable: {exc}"
+        dir_fd = untrusted.open_dir(scratch)
+        try:
+            raw = untrusted.read_capped(dir_fd, "result.json", RESULT_FILE_CAP)
+            preds = untrusted.read_capped(dir_fd, "predictions.npz", PREDICTIONS_FILE_CAP)
+        finally:
+            os.close(dir_fd)
+        result = json.loads(raw)
+        vectors = untrusted.load_vectors(preds, ("train_pred", "test_pred"), PREDICTIONS_FILE_CAP)
+    except (OSError, ValueError, RecursionError, untrusted.UntrustedFileError) as exc:
+        outcome.status, outcome.error = "error", f"worker result unreadable: {visible_one_line(exc)}"
         return
+    outcome.train_pred, outcome.test_pred = vectors["train_pred"], vectors["test_pred"]
     if not isinstance(result, dict):
         outcome.status, outcome.error = "error", "worker result unreadable: not a JSON object"
         return
     model = result.get("model")
     outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
-    outcome.dialect = str(result.get("dialect") or "python")
-    outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
+    outcome.dialect = str(result.get("dialect") or "python")[:40]
+    outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)][:PARETO_CAP]
     notes = result.get("notes")
     outcome.notes = notes if isinstance(notes, dict) else {}
     fit_s = result.get("fit_s")
@@ -376,6 +383,12 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     joules, how = result.get("energy_j"), result.get("energy_method")
     if isinstance(joules, (int, float)) and how in ("rapl", "estimate"):
         outcome.energy_j, outcome.energy_method = float(joules), how
+
+
+def visible_one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception's message as one line of at most ``limit`` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _source_root() -> str:

@@ -49,9 +49,13 @@ class Store:
                 workspace.refuse_network_filesystem()
             except WorkspaceError as exc:
                 raise StoreError(str(exc)) from None
-        if not create and path.exists() and not _initialised(path):
-            # a run initialises an empty file (as SQLite does); nothing else has anything to read
-            raise StoreError(f"{path} is not a usable srtui database: it is empty (0 bytes)")
+        _refuse_links(path)
+        if path.exists() and not _initialised(path):
+            # SQLite makes a new database from an empty file: a run would silently start over
+            raise StoreError(
+                f"{path} is not a usable srtui database: it is empty (0 bytes); "
+                "move it away to start a new workspace there"
+            )
         try:
             if readonly:
                 conn = _connect_readonly(path)
@@ -357,6 +361,14 @@ def _ready_version(conn: sqlite3.Connection) -> int:
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     return version if {"meta", "runs", "jobs", "attempts"} <= tables else 0
+
+
+def _refuse_links(path: Path) -> None:
+    """The database and SQLite's files beside it are never opened through a symbolic link (a
+    job runs next to the workspace and could plant one)."""
+    for p in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
+        if p.is_symlink():
+            raise StoreError(f"{p} is a symbolic link: srtui does not open its database through one")
 
 
 def _initialised(path: Path, wait_s: float = 3.0) -> bool:

@@ -7,6 +7,7 @@ import sqlite3
 
 from engine.backends.base import PlannedJob, SinkError
 from engine.launcher import JobOutcome, now_iso
+from engine.untrusted import UntrustedFileError, write_file
 from results.columns import outcome_row
 from results.store import Store, pack_predictions
 from runs.data import row_indices
@@ -59,11 +60,12 @@ class StoreSink:
             path = self.logs / f"{job.job_id}.a{job.attempt}.{stream}"
             try:
                 if data:
-                    path.write_bytes(data)
-            except OSError as exc:
+                    write_file(path, data)  # never through a link a job planted (its ids are predictable)
+            except (OSError, UntrustedFileError) as exc:
                 with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
-                raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
+                why = getattr(exc, "strerror", None) or exc
+                raise SinkError(f"cannot write job logs in {self.logs}: {why}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
         record = outcome_row(outcome, job.attempt, self.run_id, fields)

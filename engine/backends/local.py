@@ -8,6 +8,7 @@ the *thread* that spawned it exits, so short-lived spawning threads would kill h
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -22,6 +23,7 @@ from engine.evaluate import TaskArrays, evaluate_outcome
 from engine.launcher import JobOutcome, now_iso, run_job
 from engine.scaling import SCALING_KEY, Scaling, data_arrays
 from engine.spec import JobSpec
+from engine.untrusted import UntrustedFileError, remove_tree
 
 
 def interleave(jobs: list[PlannedJob]) -> list[PlannedJob]:
@@ -161,16 +163,17 @@ class LocalBackend:
             state.running[job.job_id] = (job, time.monotonic())
         if on_change:
             on_change()
+        scratch = self.scratch_root / f"{job.job_id}-a{job.attempt}"
         try:
             outcome = run_job(
                 job.payload,
-                self.scratch_root / f"{job.job_id}-a{job.attempt}",
+                scratch,
                 core=core,
                 cancel=cancel,
                 force=force,
                 on_start=lambda pid: sink.started(job, pid),
             )
-        except OSError as exc:  # its scratch directory cannot be written: the disk is full
+        except (OSError, UntrustedFileError) as exc:  # its scratch directory cannot be written: the disk is full
             outcome = JobOutcome(
                 job.job_id,
                 job.attempt,
@@ -182,4 +185,7 @@ class LocalBackend:
                 error=f"cannot prepare the job: {exc}",
             )
             state.fail(f"cannot write the workspace: {exc}")
+        finally:
+            with contextlib.suppress(OSError):
+                remove_tree(scratch)  # whatever the job left there (a disk filled, links, FIFOs)
         finish_job(job, outcome, sink, state, data_cache, on_change)
