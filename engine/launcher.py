@@ -26,6 +26,7 @@ import numpy as np
 
 from engine import launchers, proctree, untrusted
 from engine.spec import JobSpec
+from engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
 TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
@@ -372,6 +373,7 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     if not isinstance(result, dict):
         outcome.status, outcome.error = "error", "worker result unreadable: not a JSON object"
         return
+    result = encodable(result)  # JSON may carry lone surrogates, which the store cannot encode
     model = result.get("model")
     outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
     outcome.dialect = str(result.get("dialect") or "python")[:40]

@@ -367,6 +367,11 @@ def _drive(
             compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
     finally:
         _end_run(plan, store, run_id, state, cancel, failed)
+    if state.unrecorded and not state.failure:
+        raise RunError(
+            f"{len(state.unrecorded)} job(s) could not be recorded (first: {state.unrecorded[0]}); "
+            "the others are recorded, and those are run again by the next `srtui run`"
+        )
     if state.failure:
         done = state.done - state.counts.get("interrupted", 0)
         raise RunError(

@@ -23,6 +23,7 @@ from engine.evaluate import TaskArrays, evaluate_outcome
 from engine.launcher import JobOutcome, now_iso, run_job
 from engine.scaling import SCALING_KEY, Scaling, data_arrays
 from engine.spec import JobSpec
+from engine.textsafe import encodable, visible
 from engine.untrusted import UntrustedFileError, remove_tree
 
 
@@ -79,7 +80,7 @@ def finish_job(
     fields = evaluate(job, outcome, cache)
     status = outcome.status
     try:
-        sink.finished(job, outcome, fields)
+        status = _record(job, outcome, fields, sink, state)
     except SinkError as exc:
         state.fail(str(exc))
         if not exc.recorded:
@@ -91,6 +92,44 @@ def finish_job(
             state.recent_failures = ([*state.recent_failures, (job, outcome)])[-10:]
     if on_change:
         on_change()
+
+
+def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sink: JobSink, state: RunState) -> str:
+    """The per-job barrier: an outcome the sink fails on for any reason but the store's own
+    (SinkError) is recorded as this job's error, its text made storable, and the slot goes on;
+    a job that cannot be recorded even so is counted (the run then exits non-zero)."""
+    try:
+        sink.finished(job, outcome, fields)
+        return outcome.status
+    except SinkError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one job's record must not end the slot or the run
+        why = visible(encodable(f"srtui could not record the result: {type(exc).__name__}: {exc}"), one_line=True)
+    failed = JobOutcome(
+        job.job_id,
+        job.attempt,
+        "error",
+        outcome.host,
+        outcome.started_at,
+        outcome.ended_at,
+        outcome.wall_s,
+        cpu_s=outcome.cpu_s,
+        peak_rss_mb=outcome.peak_rss_mb,
+        error=why[:500],
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+        model=encodable(outcome.model),
+        dialect=encodable(outcome.dialect),
+    )
+    try:
+        sink.finished(job, failed, {})
+        return failed.status
+    except SinkError:
+        raise
+    except Exception:  # noqa: BLE001 - counted: the run says so and exits non-zero
+        with state.lock:
+            state.unrecorded.append(job.job_id)
+        return "interrupted"
 
 
 class LocalBackend:
