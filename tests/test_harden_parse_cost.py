@@ -182,3 +182,28 @@ def test_nesting_any_dialects_operators_costs_linear_time(dialect: str, block: l
     t_long = _cost(long, dialect)
     assert t_long < 12 * t_short + 0.5, (dialect, len(long), t_short, t_long)
     assert t_long < 2.0, (dialect, len(long), t_long)
+
+
+# -- the check of a model runs in a process of its own under a deadline, never in the driver ------
+def test_a_model_check_past_its_deadline_is_recorded_with_its_accuracy(workspace) -> None:
+    from conftest import results_json, srtui
+
+    proc = srtui(
+        "run",
+        "smoke",
+        "--methods",
+        "linear,probe-noop",
+        "--tasks",
+        "smoke-linear",
+        "--seeds",
+        "1",
+        "--workspace",
+        str(workspace),
+        env={"SRTUI_CHECK_TIMEOUT_S": "0.001"},  # no model is read that fast: every check is stopped
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["method"]: r for r in results_json(workspace)}
+    linear = rows["linear"]
+    assert linear["status"] == "ok" and linear["r2_test"] > 0.9, linear
+    assert "model check was stopped (timeout" in linear["model_error"], linear
+    assert linear["fidelity_r2"] is None

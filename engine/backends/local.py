@@ -19,9 +19,9 @@ from itertools import zip_longest
 from pathlib import Path
 
 from engine.backends.base import JobSink, PlannedJob, RunState, SinkError
-from engine.evaluate import TaskArrays, evaluate_outcome
+from engine.evaluate import Checker, TaskArrays
 from engine.launcher import JobOutcome, now_iso, run_job
-from engine.scaling import SCALING_KEY, Scaling, data_arrays
+from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
 from engine.textsafe import encodable, visible
 from engine.untrusted import UntrustedFileError, remove_tree
@@ -44,11 +44,16 @@ def usable_cores() -> list[int]:
 
 
 class DataCache:
-    """Task arrays for evaluation, loaded once per data file."""
+    """Task arrays for evaluation, loaded once per data file, and the checker that reads the
+    models (in processes of its own: ``close`` it when the run ends)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._data: dict[str, TaskArrays] = {}
+        self.checker = Checker()
+
+    def close(self) -> None:
+        self.checker.close()
 
     def get(self, path: str) -> TaskArrays:
         with self._lock:
@@ -61,7 +66,7 @@ def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str
     try:
         data = cache.get(job.data_path)
         option = (job.spec.params or {}).get(SCALING_KEY)
-        return evaluate_outcome(outcome, data, Scaling.for_job(option, data_arrays(data)) if option else None)
+        return cache.checker.score(outcome, data, job.data_path, option)
     except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
         outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
         return {}
@@ -179,9 +184,12 @@ class LocalBackend:
         ]
         for t in threads:
             t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
+        finally:
+            data_cache.close()
 
     def _run_one(
         self,
