@@ -4,8 +4,11 @@ slot goes on; a run exits non-zero only if a job could not be recorded at all.""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
+import pytest
 from conftest import results_json, srtui
 
 from engine.backends.base import PlannedJob, RunState
@@ -106,4 +109,54 @@ def test_a_job_that_cannot_be_recorded_at_all_is_counted(tmp_path: Path) -> None
     state = RunState(total=1)
     finish_job(job, _outcome(job, "x1"), Refusing(store, run_id, 2), state, DataCache())
     assert state.unrecorded == [job.job_id] and state.failure is None
+    store.close()
+
+
+class Blocking(StoreSink):
+    """The real sink, blocked in recording as a slot stuck on a hung disk or lock would be."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        super().__init__(store, run_id)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def finished(self, job, outcome, fields) -> None:  # type: ignore[no-untyped-def]
+        self.entered.set()
+        self.release.wait(600)
+
+
+@pytest.mark.parametrize("second_signal", [False, True])
+def test_stopping_ends_the_run_within_the_grace_even_with_a_blocked_slot(tmp_path: Path, second_signal: bool) -> None:
+    from engine.backends.local import FORCE_MARGIN_S, STOP_MARGIN_S, LocalBackend
+    from runs.data import write_task_data
+    from tasks.catalogue import TaskContext, get_task
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    store = Store(ws, create=True)
+    task = get_task("smoke-linear", TaskContext.for_workspace(ws.root))
+    data = ws.data_cache / "d.npz"
+    write_task_data(task, data)
+    spec = JobSpec("t", "smoke-linear", "probe-noop", 1, Limits(time_s=60, mem_mb=2000, grace_s=1), "fp", "1")
+    store.plan([spec])
+    run_id = store.begin_run("t", "driver", "host", ["srtui"], now_iso())
+    payload = JobPayload(spec.to_dict(), spec.job_id, 1, store.workspace_id, data_path=str(data))
+    sink = Blocking(store, run_id)
+    cancel, force = threading.Event(), threading.Event()
+    backend = LocalBackend(1, ws.jobs_dir)
+    runner = threading.Thread(
+        target=backend.run,
+        args=([PlannedJob(spec, spec.job_id, 1, payload, str(data))], sink, RunState(total=1), cancel, force),
+    )
+    runner.start()
+    assert sink.entered.wait(120), "the job never finished"
+    t0 = time.monotonic()
+    cancel.set()
+    if second_signal:
+        force.set()
+    runner.join(60)
+    took = time.monotonic() - t0
+    sink.release.set()
+    assert not runner.is_alive(), "the driver waited on a blocked slot"
+    bound = FORCE_MARGIN_S if second_signal else 1 + STOP_MARGIN_S
+    assert took < bound + 5, took  # far below the slot's 600 s
     store.close()

@@ -137,6 +137,28 @@ def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sin
         return "interrupted"
 
 
+#: after Ctrl-C, how long past the grace period slots may take to record their jobs (and after a
+#: second Ctrl-C, past the kill); a slot still blocked then is left behind: its job is recorded
+#: `lost` by the next run, and the driver ends (slot threads are daemons, jobs die with it)
+STOP_MARGIN_S = 10.0
+FORCE_MARGIN_S = 2.0
+
+
+def _join(threads: list[threading.Thread], cancel: threading.Event, force: threading.Event, grace: float) -> None:
+    """Wait for the slots; once stopping, only as long as the grace period allows."""
+    stop_by: float | None = None
+    while any(t.is_alive() for t in threads):
+        for t in threads:
+            t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
+        now = time.monotonic()
+        if force.is_set():
+            stop_by = min(stop_by or now + FORCE_MARGIN_S, now + FORCE_MARGIN_S)
+        elif cancel.is_set() and stop_by is None:
+            stop_by = now + grace + STOP_MARGIN_S
+        if stop_by is not None and now > stop_by:
+            return
+
+
 class LocalBackend:
     """N slot threads on this machine, one core each."""
 
@@ -184,10 +206,9 @@ class LocalBackend:
         ]
         for t in threads:
             t.start()
+        grace = max((job.spec.limits.grace_s for job in jobs), default=0.0)
         try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
+            _join(threads, cancel, force, grace)
         finally:
             data_cache.close()
 
