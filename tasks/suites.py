@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import SrtuiError
+from engine.names import check_name, is_name, quoted
 
 SUITES_DIR = Path(__file__).parent / "suites"
 
@@ -128,6 +129,8 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
             raise SuiteError(f"suite file not found: {name_or_path}")
     else:
         workspace = None  # a built-in suite means the built-in tasks only
+        if not is_name(name_or_path):
+            raise SuiteError(f"unknown suite {quoted(name_or_path)} (a suite is a built-in name or a .toml file)")
         path = SUITES_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(builtin_suite_names())
@@ -182,8 +185,10 @@ def suite_from_dict(
     if seed_from_task:
         for t in tasks:
             task_seed(t)
+    name = data.get("name", default_name)
+    check_name(name, f"suite {where}: name", SuiteError)  # shown on terminals, made into file names
     return Suite(
-        name=str(data.get("name", default_name)),
+        name=name,
         tasks=tasks,
         methods=str_list("methods"),
         seeds=list(seeds),

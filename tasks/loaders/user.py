@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.names import RULE, is_name, quoted
 from tasks.build import make_task, shuffled_split, stable_seed
 from tasks.catalogue import TaskContext, TaskEntry, TaskError
 from tasks.datafiles import sha256_file
@@ -26,7 +26,6 @@ from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
 from tasks.model import PROPERTIES, Task
 
 TRACK = "user"
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 #: what ``--property`` accepts: the task properties, ``noise`` short for noise_robustness
 PROPERTY_ALIASES = {**{p: p for p in PROPERTIES}, "noise": "noise_robustness"}
 
@@ -107,8 +106,8 @@ def add_user_task(
 
     from tasks.catalogue import builtin_names
 
-    if not NAME_RE.match(name):
-        raise TaskError(f"task name {name!r} must be kebab-case: lower-case letters, digits, '-', '.', '_'")
+    if not is_name(name) or name != name.lower():
+        raise TaskError(f"task name {quoted(name)} must be kebab-case: {RULE}, in lower case")
     if name in builtin_names():
         raise TaskError(f"task name {name!r} is a built-in task; choose another")
     folder = user_dir(workspace) / name
