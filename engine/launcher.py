@@ -153,8 +153,11 @@ def run_job(
     force: threading.Event | None = None,
     on_start: Callable[[int], None] | None = None,
     poll_s: float = 0.25,
+    record: Path | None = None,
 ) -> JobOutcome:
-    """Run one job under its limits; always returns an outcome, never raises for job failures."""
+    """Run one job under its limits; always returns an outcome, never raises for job failures.
+    ``record``: where the job's processes are written down while it runs (removed at its end), so
+    a run after this driver died kills what the job left (engine.proctree.sweep_records)."""
     spec = JobSpec.from_dict(payload.spec)
     limits = spec.limits
     scratch = scratch.absolute()
@@ -215,7 +218,12 @@ def run_job(
     if on_start is not None:
         on_start(proc.pid)
 
-    tracker = proctree.TreeTracker(proc.pid, token)
+    if record is not None:
+        try:
+            proctree.start_record(record)
+        except (OSError, untrusted.UntrustedFileError):
+            record = None  # the token sweep still finds what keeps its environment
+    tracker = proctree.TreeTracker(proc.pid, token, record)
     reason: str | None = None  # why we stopped it: timeout / oom / interrupted
     detail: str | None = None
     kill_at: float | None = None
@@ -267,6 +275,8 @@ def run_job(
     proctree.release_root(proc.pid)
     # the root is gone; whatever of its tree is left (children, escapees) goes now
     leftover = tracker.kill_all()
+    if record is not None and not leftover:
+        record.unlink(missing_ok=True)  # nothing of the job is left to find
     if cgroup is not None:
         cgroup.kill()
     for r in readers:

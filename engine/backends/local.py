@@ -24,7 +24,7 @@ from engine.launcher import JobOutcome, now_iso, run_job
 from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
 from engine.textsafe import encodable, visible
-from engine.untrusted import UntrustedFileError, remove_tree
+from engine.untrusted import UntrustedFileError, real_dir, remove_tree
 
 
 def interleave(jobs: list[PlannedJob]) -> list[PlannedJob]:
@@ -240,6 +240,7 @@ class LocalBackend:
                 cancel=cancel,
                 force=force,
                 on_start=lambda pid: sink.started(job, pid),
+                record=real_dir(self.scratch_root.parent / "pids") / f"{job.job_id}-a{job.attempt}",
             )
         except (OSError, UntrustedFileError) as exc:  # its scratch directory cannot be written: the disk is full
             outcome = JobOutcome(
