@@ -32,6 +32,14 @@ def quoted(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def quoted_text(text: str, limit: int = 200) -> str:
+    """Text for a one-line error: at most ``limit`` characters, control characters escaped."""
+    from engine.textsafe import visible
+
+    text = visible(text, one_line=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_name(value: object, what: str, error: type[SrtuiError] = BadNameError) -> str:
     """``value`` if it is a name, else ``error`` saying what a name is."""
     if not is_name(value):

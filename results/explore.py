@@ -70,6 +70,11 @@ def filter_token(column: str, value: Any) -> str:
     return f'{column}="' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+#: terms (AND-ed) and bound values of one filter: far above any typed filter, below SQLite's limits
+MAX_FILTER_TERMS = 200
+MAX_FILTER_VALUES = 2000
+
+
 def where_clause(filter_text: str) -> tuple[str, list[Any]]:
     """``method=linear status!=ok r2_test>0.9 task~feyn free words`` -> SQL and bound values.
 
@@ -80,6 +85,9 @@ def where_clause(filter_text: str) -> tuple[str, list[Any]]:
     parts: list[str] = []
     args: list[Any] = []
     for m in _TOKEN.finditer(filter_text):
+        if len(parts) >= MAX_FILTER_TERMS or len(args) >= MAX_FILTER_VALUES:
+            # SQLite refuses deeper expressions ("Expression tree is too large") and more variables
+            raise QueryError(f"a filter holds at most {MAX_FILTER_TERMS} terms and {MAX_FILTER_VALUES} values")
         if m["col"] is None:
             word = m["word"] if m["word"] is not None else _unquote(m["qword"] or '""')
             parts.append("(suite LIKE ? OR task LIKE ? OR method LIKE ?)")
@@ -111,6 +119,8 @@ def where_clause(filter_text: str) -> tuple[str, list[Any]]:
         else:
             parts.append(f"{col} {op} ?")
             args.append(values[0])
+    if len(parts) > MAX_FILTER_TERMS or len(args) > MAX_FILTER_VALUES:
+        raise QueryError(f"a filter holds at most {MAX_FILTER_TERMS} terms and {MAX_FILTER_VALUES} values")
     return (" WHERE " + " AND ".join(parts)) if parts else "", args
 
 

@@ -63,7 +63,7 @@ class Store:
                 conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
             conn.execute("PRAGMA busy_timeout = 30000")
         except sqlite3.Error as exc:
-            raise StoreError(f"{path} is not a usable srtui database: {exc}") from None
+            raise StoreError(db_error(path, exc)) from None
         self.conn = conn
         self._db = None
         self.lock = threading.RLock()
@@ -81,7 +81,7 @@ class Store:
                 self._prepare()
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreError(f"{path} is not a usable srtui database: {exc}") from None
+            raise StoreError(db_error(path, exc)) from None
         except schema.SchemaError as exc:
             conn.close()
             raise StoreError(str(exc)) from None
@@ -361,6 +361,18 @@ def _ready_version(conn: sqlite3.Connection) -> int:
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     return version if {"meta", "runs", "jobs", "attempts"} <= tables else 0
+
+
+def db_error(path: Path, exc: BaseException, otherwise: str = "{path} is not a usable srtui database") -> str:
+    """One line on a database error; a full disk says so, and what to free (never suggesting
+    the database itself is broken: SQLite leaves it intact)."""
+    text = str(exc)
+    if "disk is full" in text or getattr(exc, "errno", None) == 28:
+        return (
+            f"disk full: cannot write {path.parent} ({text}); free space on its file system "
+            f"(logs/ and cache/ in {path.parent} can go) and run again: the database is intact"
+        )
+    return f"{otherwise.format(path=path)}: {text}"
 
 
 def _refuse_links(path: Path) -> None:

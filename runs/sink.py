@@ -9,7 +9,7 @@ from engine.backends.base import PlannedJob, SinkError
 from engine.launcher import JobOutcome, now_iso
 from engine.untrusted import UntrustedFileError, write_file
 from results.columns import outcome_row
-from results.store import Store, pack_predictions
+from results.store import Store, db_error, pack_predictions
 from runs.data import row_indices
 
 
@@ -34,7 +34,7 @@ class StoreSink:
         try:
             return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
         except (sqlite3.Error, OSError) as exc:
-            raise SinkError(f"cannot record in {self.store.workspace.db_path}: {exc}") from None
+            raise SinkError(db_error(self.store.workspace.db_path, exc, "cannot record in {path}")) from None
 
     def started(self, job: PlannedJob, pid: int) -> None:
         try:
@@ -50,7 +50,7 @@ class StoreSink:
         try:
             self._record(job, outcome, fields)
         except (sqlite3.Error, OSError) as exc:
-            why = f"cannot record in {self.store.workspace.db_path}: {exc}"
+            why = db_error(self.store.workspace.db_path, exc, "cannot record in {path}")
             try:
                 self.store.mark_interrupted(job.job_id, job.attempt, now_iso(), why)
             except (sqlite3.Error, OSError):

@@ -48,9 +48,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import SrtuiError
-from engine.names import check_name, is_name, quoted
+from engine.names import check_name, is_name, quoted, quoted_text
 
 SUITES_DIR = Path(__file__).parent / "suites"
+
+#: seeds a suite may name (the same ceiling as `srtui run --seeds`)
+MAX_SEEDS = 1000
 
 #: the SRBench 2022 competition's seeds, in its order; suites that say n_seeds take the first n
 COMPETITION_SEEDS = (2082, 3946, 5847, 6087, 6589, 7102, 7884, 8674, 9023, 9900)
@@ -138,7 +141,9 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"suite file {path} is not valid TOML: {exc}") from None
+        raise SuiteError(f"suite file {path} is not valid TOML: {quoted_text(str(exc))}") from None
+    except (RecursionError, MemoryError):
+        raise SuiteError(f"suite file {path} is nested too deeply to read") from None
     return suite_from_dict(data, default_name=path.stem, path=path, workspace=workspace)
 
 
@@ -157,6 +162,12 @@ def suite_from_dict(
         seeds = data["seeds"]
         if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) for s in seeds):
             raise SuiteError(f"suite {where}: 'seeds' must be a non-empty list of integers")
+        if not all(0 <= s < 2**32 for s in seeds):  # numpy's and scikit-learn's seeds are 32-bit
+            raise SuiteError(f"suite {where}: 'seeds' must be integers from 0 to 2**32 - 1")
+        if len(seeds) > MAX_SEEDS:
+            raise SuiteError(f"suite {where}: at most {MAX_SEEDS} seeds, got {len(seeds)}")
+        if len(set(seeds)) != len(seeds):
+            raise SuiteError(f"suite {where}: 'seeds' repeats a seed")
     else:
         n = data.get("n_seeds", 1)
         if not isinstance(n, int) or not 1 <= n <= len(COMPETITION_SEEDS):

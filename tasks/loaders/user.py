@@ -74,7 +74,7 @@ def _feature_list(option: str, names: tuple[str, ...], mapping: dict[str, str], 
         elif name in renamed:
             out.append(name)
         else:
-            raise TaskError(f"--{option}: no feature column {name!r} in {csv} (columns: {', '.join(mapping)})")
+            raise TaskError(f"--{option}: no feature column {quoted(name)} in {csv} (columns: {', '.join(mapping)})")
     return sorted(set(out))
 
 
@@ -109,10 +109,10 @@ def add_user_task(
     if not is_name(name) or name != name.lower():
         raise TaskError(f"task name {quoted(name)} must be kebab-case: {RULE}, in lower case")
     if name in builtin_names():
-        raise TaskError(f"task name {name!r} is a built-in task; choose another")
+        raise TaskError(f"task name {quoted(name)} is a built-in task; choose another")
     folder = user_dir(workspace) / name
     if folder.exists():
-        raise TaskError(f"user task {name!r} already exists at {folder}")
+        raise TaskError(f"user task {quoted(name)} already exists at {folder}")
     for path in (csv, test):
         if path is not None:
             check_header(Path(path))
@@ -158,7 +158,7 @@ def add_user_task(
         os.replace(staging, folder)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise TaskError(f"cannot store user task {name!r}: {exc}") from None
+        raise TaskError(f"cannot store user task {quoted(name)}: {exc}") from None
     return load_user_task(folder)
 
 
