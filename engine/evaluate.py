@@ -144,7 +144,7 @@ _CHANGED = ("status", "error", "model", "notes", "pareto")
 _arrays: dict[str, TaskArrays] = {}
 
 
-def check_in_process(payload: tuple[JobOutcome, str, dict[str, Any] | None]) -> tuple[dict[str, Any], dict[str, Any]]:
+def check_in_process(payload: tuple[JobOutcome, str, str | None]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The pool's side: ``evaluate_outcome`` of one outcome; returns its fields and the changes."""
     outcome, data_path, option = payload
     data = _arrays.get(data_path)
@@ -187,9 +187,7 @@ class Checker:
                 self._pools.append(pool)
         return pool
 
-    def score(
-        self, outcome: JobOutcome, data: TaskArrays, data_path: str, option: dict[str, Any] | None
-    ) -> dict[str, Any]:
+    def score(self, outcome: JobOutcome, data: TaskArrays, data_path: str, option: str | None) -> dict[str, Any]:
         if outcome.status != "ok" or outcome.model is None:
             return evaluate_outcome(outcome, data)  # accuracy only: no model string to read
         light = replace(outcome, stdout=b"", stderr=b"")

@@ -84,7 +84,7 @@ class Refusing(StoreSink):
         super().__init__(store, run_id)
         self.failures = failures
 
-    def finished(self, job, outcome, fields) -> None:  # type: ignore[no-untyped-def]
+    def finished(self, job, outcome, fields) -> None:
         if self.failures > 0:
             self.failures -= 1
             raise RuntimeError("a bug \x1b[2J while recording")
@@ -120,7 +120,7 @@ class Blocking(StoreSink):
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def finished(self, job, outcome, fields) -> None:  # type: ignore[no-untyped-def]
+    def finished(self, job, outcome, fields) -> None:
         self.entered.set()
         self.release.wait(600)
 
