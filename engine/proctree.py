@@ -312,7 +312,7 @@ def write_record(path: Path, procs: list[tuple[int, float]]) -> None:
             sid = 0
         lines.append(f"{pid} {ctime!r} {sid}\n")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return  # the job ended (its record removed) or the disk is full: the token sweep remains
     try:

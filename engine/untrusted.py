@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import math
 import os
 import shutil
 import stat
@@ -104,7 +105,7 @@ def _vector(raw: bytes, name: str) -> np.ndarray:
     version = np.lib.format.read_magic(fh)
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, _, dtype = read_header(fh)
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = math.prod(int(n) for n in shape)  # Python ints: a huge shape cannot wrap around
     if dtype.hasobject or count * dtype.itemsize > len(raw):
         raise UntrustedFileError(f"{name}: header does not match its data")
     return np.asarray(np.load(io.BytesIO(raw), allow_pickle=False), dtype=np.float64).reshape(-1)

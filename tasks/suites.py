@@ -94,7 +94,7 @@ _SEED_RE = re.compile(r"-s(\d+)(?:-|$)")
 def task_seed(task: str) -> int:
     m = _SEED_RE.search(task)
     if m is None:
-        raise SuiteError(f"task {task!r} has no '-sSEED' in its name (needed by seed_from_task)")
+        raise SuiteError(f"task {quoted(task)} has no '-sSEED' in its name (needed by seed_from_task)")
     return int(m.group(1))
 
 
@@ -112,7 +112,7 @@ def expand_tasks(patterns: list[str], where: str, workspace: Path | None = None)
         if any(ch in pat for ch in "*?["):
             hits = fnmatch.filter(names, pat)
             if not hits:
-                raise SuiteError(f"suite {where}: task pattern {pat!r} matches no task")
+                raise SuiteError(f"suite {where}: task pattern {quoted(pat)} matches no task")
             out.extend(h for h in hits if h not in out)
         elif pat not in out:
             out.append(pat)
@@ -137,7 +137,7 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
         path = SUITES_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(builtin_suite_names())
-            raise SuiteError(f"unknown suite {name_or_path!r} (built-in suites: {known})")
+            raise SuiteError(f"unknown suite {quoted(name_or_path)} (built-in suites: {known})")
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -69,6 +69,14 @@ def test_tasks_add_quotes_at_most_a_bit_of_a_huge_cell(tmp_path: Path) -> None:
     _one_line(srtui("tasks", "add", "mine", str(csv), "--target", "y", "--workspace", str(tmp_path / "ws")), "numeric")
 
 
+def test_unknown_names_in_a_suite_are_quoted_short(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('name = "s"\ntasks = ["' + "x" * 1_000_000 + '"]\nmethods = ["probe-noop"]\nseeds = [1]\n')
+    _one_line(srtui("run", str(path), "--workspace", str(tmp_path / "ws")), "unknown task")
+    path.write_text('name = "s"\ntasks = ["smoke-linear"]\nmethods = ["' + "m" * 1_000_000 + '"]\nseeds = [1]\n')
+    _one_line(srtui("run", str(path), "--workspace", str(tmp_path / "ws")), "unknown method")
+
+
 def test_disk_full_is_said_as_such() -> None:
     line = db_error(Path("/w/srtui.db"), sqlite3.OperationalError("database or disk is full"))
     assert line.startswith("disk full") and "free space" in line and "not a usable" not in line

@@ -63,6 +63,13 @@ def main(argv: list[str] | None = None) -> None:
         _one_line(f"{exc.strerror or exc}{where}")
 
 
+#: an error line's ceiling: whatever bad value a message quotes, the line stays readable
+ERROR_MAX_CHARS = 1000
+
+
 def _one_line(message: str, code: int = 2) -> None:
-    print(f"srtui: error: {' '.join(message.split())}", file=sys.stderr)
+    line = " ".join(message.split())
+    if len(line) > ERROR_MAX_CHARS:
+        line = line[: ERROR_MAX_CHARS - 3] + "..."
+    print(f"srtui: error: {line}", file=sys.stderr)
     sys.exit(code)
