@@ -18,6 +18,7 @@ from typing import Any
 from engine.pool import TimedPool
 from results import expr_metrics as em
 from results.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
+from results.solutions import CHECK_NAMES, CHECKS, PUBLISHED, VARIANTS
 
 
 @dataclass(frozen=True)
@@ -231,12 +232,12 @@ def _keeps_unsimplified(models: dict, it: ModelItem, rel: str) -> bool:
 
 
 def _op_name(kind: str, rel: str, simplified: bool = True) -> str:
-    """``model:<rel>`` / ``solution:<rel>``; ``:unsimplified`` for those of a kept model."""
+    """``model:<rel>`` / ``solution:<check>``; ``:unsimplified`` for those of a kept model."""
     return f"{kind}:{rel}" if simplified else f"{kind}:{rel}:unsimplified"
 
 
-def _solution_key(it: ModelItem, rel: str, simplified: bool = True) -> str:
-    return _cache_key(_op_name("solution", rel, simplified), it.key, it.truth_key)
+def _solution_key(it: ModelItem, check: str, simplified: bool = True) -> str:
+    return _cache_key(_op_name("solution", check, simplified), it.key, it.truth_key)
 
 
 def _fallback_ops(readable: Sequence[ModelItem], models: dict) -> Ops:
@@ -267,16 +268,17 @@ def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, sc
     for it in readable:
         if not it.truth:
             continue
-        for rel in RELEASES:
+        for check in CHECK_NAMES:
+            rel = CHECKS[check].release  # whose cleaned model the check tests
             # after a timeout, a release with a simplify limit checks the model it kept (unsimplified)
             simplified = not _keeps_unsimplified(models, it, rel)
             if simplified and _timed_out(models, it, rel):
                 continue  # the check starts from the cleaned model: it would only time out again
-            ops[_solution_key(it, rel, simplified)] = (
-                _op_name("solution", rel, simplified),
+            ops[_solution_key(it, check, simplified)] = (
+                _op_name("solution", check, simplified),
                 {
                     "op": "solution",
-                    "release": rel,
+                    "release": check,
                     "text": it.text,
                     "truth": it.truth,
                     "features": list(it.features),
@@ -288,6 +290,16 @@ def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, sc
                 f"{it.key}|{it.truth_key}",
             )
     return ops
+
+
+def _check_result(it: ModelItem, check: str, models: dict, pairs: dict) -> tuple[str, Any]:
+    """(status, value) of one check of a model: "timeout" when its model's clean-up timed out
+    and the release keeps no unsimplified model (the check was not run)."""
+    rel = CHECKS[check].release
+    simplified = not _keeps_unsimplified(models, it, rel)
+    if simplified and _timed_out(models, it, rel):
+        return "timeout", "not run: the model's simplify timed out"
+    return pairs.get(_solution_key(it, check, simplified), ("missing", None))
 
 
 def _model_key(it: ModelItem, release: str, simplified: bool = True) -> str:
@@ -303,10 +315,23 @@ def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, An
     gate = None if not it.gate_r2 else it.r2_test
     for rel in RELEASES:
         model = models.get(_model_key(it, rel), ("missing", None))
-        simplified = not _keeps_unsimplified(models, it, rel)
-        kept = None if simplified else pairs.get(_model_key(it, rel, False))
-        sol = pairs.get(_solution_key(it, rel, simplified), ("missing", None)) if it.truth else None
-        m.update(assemble_release(rel, model, sol, gate_applies=it.gate_r2, r2_test=gate, notes=m["_notes"], kept=kept))
+        kept = pairs.get(_model_key(it, rel, False)) if _keeps_unsimplified(models, it, rel) else None
+        sol, variants = None, {}
+        if it.truth:  # the release's published check and its named variants
+            sol = _check_result(it, PUBLISHED[rel], models, pairs)
+            variants = {v: _check_result(it, c, models, pairs) for v, c in VARIANTS.get(rel, {}).items()}
+        m.update(
+            assemble_release(
+                rel,
+                model,
+                sol,
+                gate_applies=it.gate_r2 and CHECKS[PUBLISHED[rel]].assess,  # assess's R2 > 0.5
+                r2_test=gate,
+                notes=m["_notes"],
+                kept=kept,
+                variants=variants,
+            )
+        )
     if it.truth:
         status, val = pairs.get(_cache_key("srsd", it.key, it.truth_key), ("missing", None))
         m["srsd.ted"] = val["ted"] if status == "ok" else None

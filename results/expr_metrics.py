@@ -58,12 +58,12 @@ def used_features(expr: sp.Basic) -> set[str]:
     return {str(s) for s in expr.free_symbols}
 
 
-# --- the operations run in pool workers (definitions: results/releases.py) ---------------------
+# --- the operations run in pool workers (definitions: results/releases.py, results/solutions.py) ---
 
 
 def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker entry: ``{"op": "model"|"solution"|"srsd", "release": ..., ...arguments}``."""
-    from results import releases
+    from results import releases, solutions
 
     op = payload["op"]
     if op == "bundle":  # one model's operations in one task: one deadline, shared simplify results
@@ -73,7 +73,7 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     if op == "model":
         return releases.model_op(*args, payload["release"], payload.get("unwanted", ()), simplified)
     if op == "solution":
-        return releases.solution_op(
+        return solutions.solution_op(
             payload["text"],
             payload["truth"],
             payload["features"],

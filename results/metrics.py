@@ -39,9 +39,13 @@ from results.releases import STORED_NAMES
 
 #: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
 #: (2: expression metrics per SRBench release, results/releases.py; 3: after a timed-out simplify,
-#: 2022 and 2.0 keep the unsimplified model as their code does; 4: protected operators are one
-#: node each in srtui's exact tree, which changes gplearn models' diversity)
-METRICS_VERSION = 4
+#: 2022 and 2.0 keep the unsimplified model as their code does; 4: 2.0's verdict is its published
+#: pipeline's (assess + collate, 2021's code), evaluation.py's a variant, both with 2.0's truth reading;
+#: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
+#: diversity)
+METRICS_VERSION = 5
+#: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
+BATCH = 2_000
 ISCLOSE = {"atol": 1e-3, "rtol": 0.05, "share": 0.95}
 
 
@@ -191,8 +195,38 @@ def compute_for_store(
     else:
         todo = jobs
     infos = _store_task_info(store, sorted({j["task"] for j in jobs}), data_dir)
-    rows: dict[str, dict[str, Any]] = {}
+    by_id = {j["job_id"]: j for j in jobs}
     arrays: dict[str, TaskArrays | None] = {}
+    total, models = BatchStats(), 0
+    for start in range(0, len(todo), BATCH):  # each batch is written: an interrupted rescore resumes
+        if len(todo) > BATCH:
+            say(f"jobs {start + 1}-{min(start + BATCH, len(todo))} of {len(todo)}")
+        n, stats = _compute_batch(store, todo[start : start + BATCH], by_id, infos, arrays, workers, timeout, say)
+        models += n
+        for name in ("computed", "cached", "timeouts", "errors"):
+            setattr(total, name, getattr(total, name) + getattr(stats, name))
+    return {
+        "jobs": len(todo),
+        "models": models,
+        "computed": total.computed,
+        "cached": total.cached,
+        "timeouts": total.timeouts,
+        "errors": total.errors,
+    }
+
+
+def _compute_batch(
+    store,
+    todo: list[dict[str, Any]],
+    jobs: dict[str, dict[str, Any]],
+    infos: dict[str, dict[str, Any]],
+    arrays: dict[str, TaskArrays | None],
+    workers: int | None,
+    timeout: float,
+    say: Callable[[str], None],
+) -> tuple[int, BatchStats]:
+    """The metrics of some jobs, computed and written in one transaction."""
+    rows: dict[str, dict[str, Any]] = {}
     items: list[tuple[str, ModelItem]] = []
     say(f"accuracy metrics of {len(todo)} job(s)")
     for j in todo:
@@ -238,16 +272,9 @@ def compute_for_store(
             notes = em.pop("_notes", [])
             rows[job_id].update(em)
             rows[job_id]["_notes"] += notes
-    _noise_robustness(store, rows, {j["job_id"]: j for j in jobs}, infos)
+    _noise_robustness(store, rows, jobs, infos)
     _write(store, rows)
-    return {
-        "jobs": len(todo),
-        "models": len(items),
-        "computed": stats.computed,
-        "cached": stats.cached,
-        "timeouts": stats.timeouts,
-        "errors": stats.errors,
-    }
+    return len(items), stats
 
 
 def _as_printed(model: str, method_notes: str | None, m: dict[str, Any]) -> str:

@@ -12,13 +12,16 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.proctree import identity_alive
 from engine.spec import TERMINAL
 from engine.textsafe import safe_row
 from engine.workspace import Workspace
 from results.store import Store
+
+if TYPE_CHECKING:
+    from results.colstore import ColumnStore
 
 FAILED = tuple(sorted(TERMINAL - {"ok"}))
 UNFINISHED = ("pending", "running")
@@ -58,6 +61,28 @@ class Reader:
         self._store: Store | None = None
         #: derived tables by (data_version, ...): the explorer's re-sorting and paging are free
         self.group_cache: dict[tuple[Any, ...], Any] = {}
+        #: the explorer's columns of every job in memory (results.colstore), once loaded
+        self.columns: ColumnStore | None = None
+
+    def load_columns(self) -> bool:
+        """Load the column store (seconds for a million jobs) on a connection of its own, so
+        pages are read meanwhile; False on a workspace without the change log (schema < 8)."""
+        from results.colstore import ColumnStore, available
+
+        if not self.workspace.exists() or self.workspace.db_path.stat().st_size == 0:
+            return False
+        store = Store(self.workspace, readonly=True)
+        try:
+            if not available(store.conn):
+                return False
+            columns = ColumnStore()
+            columns.load(store.conn)
+            columns.warm()  # the orders the first keys need: computed here, off the key path
+        finally:
+            store.close()
+        with self.lock:
+            self.columns = columns
+        return True
 
     def store(self) -> Store | None:
         if self._store is None:
@@ -176,17 +201,18 @@ def run_progress(store: Store, runs: list[ActiveRun]) -> tuple[int, int]:
     if not runs:
         return 0, 0
     ids = [r.run_id for r in runs]
+    table, n = ("run_counts", "n") if store.has_table("run_counts") else ("jobs", "1")
     done, running = store.conn.execute(
-        "SELECT count(*) FILTER (WHERE status NOT IN ('running', 'pending')), count(*) FILTER (WHERE "
-        "status = 'running') "
-        f"FROM jobs WHERE run_id IN ({marks(ids)})",
+        f"SELECT coalesce(sum({n}) FILTER (WHERE status NOT IN ('running', 'pending')), 0), coalesce(sum({n}) "
+        f"FILTER (WHERE status = 'running'), 0) FROM {table} WHERE run_id IN ({marks(ids)})",
         ids,
     ).fetchone()
     if all(r.queued is not None for r in runs):
         return done, max(sum(r.queued or 0 for r in runs) - done, running)
     suites = sorted({r.suite for r in runs})  # an older driver: the pending jobs of its suites
+    table, n = ("job_counts", "n") if store.has_table("job_counts") else ("jobs", "1")
     pending = store.conn.execute(
-        f"SELECT count(*) FROM jobs WHERE status = 'pending' AND suite IN ({marks(suites)})", suites
+        f"SELECT coalesce(sum({n}), 0) FROM {table} WHERE status = 'pending' AND suite IN ({marks(suites)})", suites
     ).fetchone()[0]
     return done, pending + running
 
@@ -201,11 +227,13 @@ class FailureRow:
 
 
 def recent_failures(store: Store, limit: int = 5) -> list[FailureRow]:
+    # newest per status, then merged: an index walk per status (status, ended_at) however many jobs
+    cols = "job_id, task, method, seed, status, ended_at, error, limit_detail, stderr_tail"
+    each = f"SELECT * FROM (SELECT {cols} FROM jobs WHERE status = ? ORDER BY ended_at DESC LIMIT ?)"
     found = rows(
         store,
-        f"SELECT job_id, task, method, seed, status, ended_at, error, limit_detail, stderr_tail FROM jobs "
-        f"WHERE status IN ({marks(FAILED)}) ORDER BY ended_at DESC LIMIT ?",
-        (*FAILED, limit),
+        f"SELECT * FROM ({' UNION ALL '.join([each] * len(FAILED))}) ORDER BY ended_at DESC LIMIT ?",
+        [*(a for s in FAILED for a in (s, limit)), limit],
     )
     return [
         FailureRow(

@@ -204,6 +204,72 @@ def _v7_accuracy_once(c: sqlite3.Connection) -> None:
     c.execute("ALTER TABLE runs ADD COLUMN queued INTEGER")
 
 
+#: the explorer's first sort (before its column store is loaded): its first page is an index walk
+SORT_INDEXES = ("task",)
+#: the columns of ``job_counts``: the few distinct values a million jobs share
+COUNT_KEYS = ("suite", "task", "method", "status")
+#: the columns the app keeps in memory (results.colstore); a change to one is logged
+CHANGE_COLUMNS = ("job_id", *COUNT_KEYS, "seed", "r2_test", "wall_s")
+#: changes kept in the log: a reader further behind reads every row again
+CHANGES_KEPT = 100_000
+
+
+def _v8_scale(c: sqlite3.Connection) -> None:
+    """A million jobs: ``job_counts`` (jobs per suite, task, method and status, kept exact by
+    triggers on every write) answers counts and substring matches without reading the jobs; an
+    index on (task, job_id) makes the first page an index walk; runs' jobs
+    and the newest failures per status are indexed for the monitor; a change log lets a reader
+    keep columns in memory (results.colstore). Few indexes: each costs a pass over a million
+    rows here and a write on every record. One transaction: a killed migration leaves version 7
+    and reruns whole."""
+    _counts(c, "job_counts", COUNT_KEYS)
+    _counts(c, "run_counts", ("run_id", "status"))  # a run's progress: the monitor's ETA
+    # the rows whose explorer columns changed, for readers that keep those columns in memory
+    # (results.colstore): they apply the changes instead of reading a million rows again
+    c.execute("CREATE TABLE job_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, job_rowid INTEGER NOT NULL)")
+    log = "INSERT INTO job_changes (job_rowid) VALUES ({}.rowid); " + (
+        f"DELETE FROM job_changes WHERE seq <= (SELECT max(seq) FROM job_changes) - {CHANGES_KEPT};"
+    )
+    watched = ", ".join(CHANGE_COLUMNS)
+    for statement in (
+        f"CREATE TRIGGER job_changes_insert AFTER INSERT ON jobs BEGIN {log.format('NEW')} END",
+        f"CREATE TRIGGER job_changes_delete AFTER DELETE ON jobs BEGIN {log.format('OLD')} END",
+        f"CREATE TRIGGER job_changes_update AFTER UPDATE OF {watched} ON jobs BEGIN {log.format('NEW')} END",
+    ):
+        c.execute(statement)
+    c.execute("DROP INDEX IF EXISTS jobs_status")  # (status, ended_at) below serves its queries
+    for col in SORT_INDEXES:
+        c.execute(f"CREATE INDEX jobs_by_{col} ON jobs ({col}, job_id)")
+    c.execute("CREATE INDEX jobs_by_ended ON jobs (status, ended_at)")
+
+
+def _counts(c: sqlite3.Connection, table: str, keys: tuple[str, ...]) -> None:
+    """``table``: jobs per distinct ``keys`` (rows with a NULL key are not counted), filled now
+    and kept exact by triggers on every insert, delete and change of a key."""
+    cols = ", ".join(keys)
+    c.execute(
+        f"CREATE TABLE {table} ({', '.join(f'{k} TEXT NOT NULL' for k in keys)}, n INTEGER NOT NULL, "
+        f"PRIMARY KEY ({cols})) WITHOUT ROWID"
+    )
+    present = " AND ".join(f"{k} IS NOT NULL" for k in keys)
+    c.execute(f"INSERT INTO {table} ({cols}, n) SELECT {cols}, count(*) FROM jobs WHERE {present} GROUP BY {cols}")
+    new = ", ".join(f"NEW.{k}" for k in keys)
+    old_match = " AND ".join(f"{k} = OLD.{k}" for k in keys)
+    new_present = " AND ".join(f"NEW.{k} IS NOT NULL" for k in keys)
+    add = (
+        f"INSERT INTO {table} ({cols}, n) SELECT {new}, 1 WHERE {new_present} "
+        f"ON CONFLICT ({cols}) DO UPDATE SET n = n + 1;"
+    )
+    remove = f"UPDATE {table} SET n = n - 1 WHERE {old_match}; DELETE FROM {table} WHERE {old_match} AND n <= 0;"
+    changed = " OR ".join(f"OLD.{k} IS NOT NEW.{k}" for k in keys)
+    for statement in (
+        f"CREATE TRIGGER {table}_insert AFTER INSERT ON jobs BEGIN {add} END",
+        f"CREATE TRIGGER {table}_delete AFTER DELETE ON jobs BEGIN {remove} END",
+        f"CREATE TRIGGER {table}_update AFTER UPDATE OF {cols} ON jobs WHEN {changed} BEGIN {remove} {add} END",
+    ):
+        c.execute(statement)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v1,
     _v2_metrics,
@@ -212,6 +278,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v5_add_expert_event,
     _v6_energy,
     _v7_accuracy_once,
+    _v8_scale,
 ]
 VERSION = len(MIGRATIONS)
 

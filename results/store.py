@@ -326,18 +326,30 @@ class Store:
     # --- reading -----------------------------------------------------------------------------
 
     def status_counts(self, suite: str | None = None) -> dict[str, int]:
-        q, args = "SELECT status, count(*) FROM jobs", ()
+        """Jobs per status: from ``job_counts`` (schema v8, kept by triggers), else counted."""
+        table = "job_counts" if self.has_table("job_counts") else "jobs"
+        q, args = f"SELECT status, {'sum(n)' if table == 'job_counts' else 'count(*)'} FROM {table}", ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
-        return dict(self.conn.execute(q + " GROUP BY status", args).fetchall())
+        return {k: int(v) for k, v in self.conn.execute(q + " GROUP BY status", args).fetchall()}
+
+    def has_table(self, name: str) -> bool:
+        """A table of a newer schema may be missing from a workspace opened read-only."""
+        q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self.conn.execute(q, (name,)).fetchone() is not None
 
     def jobs(self, suite: str | None = None, columns: str = "*") -> list[dict[str, Any]]:
+        return list(self.iter_jobs(suite, columns))
+
+    def iter_jobs(self, suite: str | None = None, columns: str = "*") -> Iterator[dict[str, Any]]:
+        """The jobs one at a time (constant memory however many), in the order of ``jobs``."""
         q, args = f"SELECT {columns} FROM jobs", ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
         cur = self.conn.execute(q + " ORDER BY suite, task, method, seed, job_id", args)
         cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, row)) for row in cur]
+        for row in cur:
+            yield dict(zip(cols, row))
 
     def attempts(self, job_id: str) -> list[dict[str, Any]]:
         cur = self.conn.execute("SELECT * FROM attempts WHERE job_id = ? ORDER BY attempt", (job_id,))

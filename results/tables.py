@@ -151,9 +151,7 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
     """Every job of the workspace (or of one suite) with its metrics and its task's description."""
     # a read-only workspace of an older schema lacks the newer columns: they come out empty
     present = [c for c in JOB_COLUMNS if c in {r[1] for r in store.conn.execute("PRAGMA table_info(jobs)")}]
-    jobs = pd.DataFrame(store.jobs(suite, columns=", ".join(present)), columns=present).reindex(
-        columns=list(JOB_COLUMNS)
-    )
+    jobs = _jobs_frame(store, suite, present).reindex(columns=list(JOB_COLUMNS))
     q = "SELECT m.job_id, m.name, m.value FROM metrics m"
     args: tuple = ()
     if suite:
@@ -169,15 +167,29 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
         jobs["notes"] = jobs["job_id"].map(notes)
     infos = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
     for field in TASK_FIELDS:
-        jobs[field] = jobs["task"].map(lambda t, f=field: infos.get(t, {}).get(f))
+        jobs[field] = jobs["task"].map({t: info.get(field) for t, info in infos.items()})  # per task, not per row
     jobs["truth_size"] = jobs["task"].map(_truth_sizes(infos))
     return normalise(jobs) if len(jobs) else jobs
 
 
+def _jobs_frame(store, suite: str | None, columns: list[str]) -> pd.DataFrame:
+    """The jobs' columns, read 100,000 rows at a time (a million jobs as dicts would not fit)."""
+    q = f"SELECT {', '.join(columns)} FROM jobs" + (" WHERE suite = ?" if suite else "")
+    cur = store.conn.execute(q + " ORDER BY suite, task, method, seed, job_id", (suite,) if suite else ())
+    parts = []
+    while chunk := cur.fetchmany(100_000):
+        parts.append(pd.DataFrame.from_records(chunk, columns=columns))
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True).infer_objects()  # a chunk of only NULLs is not typed
+
+
 def _truth_sizes(infos: dict) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if not any(info.get("ground_truth") for info in infos.values()):
+        return out  # no sympy import (1.5 s) for tasks without a ground truth
     from results.expr_metrics import ExpressionError, node_count, parse
 
-    out = {}
     for task, info in infos.items():
         truth, feats = info.get("ground_truth"), info.get("features") or []
         if truth:

@@ -105,6 +105,11 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
     ws = Workspace(tmp_path / "ws").ensure()
     Store(ws, create=True).close()
     with sqlite3.connect(ws.db_path) as conn:
+        for kind, name in conn.execute(  # made by v8
+            "SELECT type, name FROM sqlite_master WHERE name GLOB 'job_c*' OR name GLOB 'run_counts*' "
+            "OR name GLOB 'jobs_by_*'"
+        ).fetchall():
+            conn.execute(f"DROP {kind.upper()} IF EXISTS {name}")
         for newer in ("method_notes", "energy_j", "energy_method"):  # added by v4 and v6
             conn.execute(f"ALTER TABLE jobs DROP COLUMN {newer}")
         conn.execute("ALTER TABLE runs DROP COLUMN queued")  # added by v7

@@ -185,6 +185,7 @@ def test_batch_bundles_give_the_values_of_each_operation_alone():
     """One pool task per model (model ops + SRSD, then the solution checks) and the simplify
     shared between them give exactly what each operation computes on its own."""
     from results import releases as R
+    from results import solutions as S
 
     f = ["x1", "x2", "x3"]
     truth = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
@@ -195,9 +196,11 @@ def test_batch_bundles_give_the_values_of_each_operation_alone():
         for text, m in zip(texts, out):
             for rel in R.RELEASES:
                 alone = R.model_op(text, f, "python", rel)
-                sol = R.solution_op(text, truth, f, "python", rel, r2_test=0.9, screen=False)
+                sol = S.solution_op(text, truth, f, "python", rel, r2_test=0.9, screen=False)
                 assert m[f"{rel}.size_simplified"] == alone["size_simplified"]
                 assert m[f"{rel}.symbolic_solution"] == int(sol["reference"])
                 assert m[f"{rel}.symbolic_solution:corrected"] == int(sol["corrected"])
+            variant = S.solution_op(text, truth, f, "python", "srbench2025:evaluation", screen=False)
+            assert m["srbench2025.symbolic_solution:evaluation"] == int(variant["reference"])
             assert m["srsd.ted"] == R.srsd_op(text, truth, f, "python")["ted"]
     assert out[0]["srbench2022.symbolic_solution"] == 1 and out[1]["srbench2022.symbolic_solution"] == 0

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from engine.expression import ExpressionError
 from engine.expression.sympy_view import parse_sympy_view
 from results import releases as R
+from results import solutions as S
 
 T1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
@@ -34,19 +35,22 @@ CASES = _golden()
 def _ours(c: dict) -> dict:
     """Every reference value of a golden case, as srtui computes it (reference variants)."""
     m, t, f, d, irr = c["model"], c["truth"], c["features"], c["dialect"], c["irrelevant"]
-    m21, m22, m25 = (R.model_op(m, f, d, r, irr) for r in R.RELEASES)
+    m22, m25 = (R.model_op(m, f, d, r, irr) for r in ("srbench2022", "srbench2025"))
+    try:
+        m21 = R.model_op(m, f, d, "srbench2021", irr)
+        s21: dict | str = {"simplified_complexity": m21["size_simplified"], "simplified": m21["simplified"]}
+    except ExpressionError as exc:  # the 2021 clean-up raises on this string: so does srtui's
+        s21 = f"ERR {exc}"
     out = {
         "c22_simplicity_size": [m22["simplicity"], m22["size_simplified"]],
-        "c22_solution": R.solution_op(m, t, f, d, "srbench2022")["reference"],
-        "s21": {
-            "simplified_complexity": m21["size_simplified"],
-            "simplified": m21["simplified"],
-            "solution": R.solution_op(m, t, f, d, "srbench2021", r2_test=1.0)["reference"],
-        },
+        "c22_solution": S.solution_op(m, t, f, d, "srbench2022")["reference"],
+        "s21": s21,
         "v2_size": m25["size"],
         "v2_simplicity": m25["simplicity"],
-        "v2_solution": R.solution_op(m, t, f, d, "srbench2025")["reference"],
+        "v2_solution": S.solution_op(m, t, f, d, "srbench2025:evaluation")["reference"],
     }
+    if isinstance(s21, dict):
+        s21["solution"] = S.solution_op(m, t, f, d, "srbench2021", r2_test=1.0)["reference"]
     if irr:
         out["c22_feature_absence"] = m22["feature_absence"]
     s = R.srsd_op(m, t, f, d)
@@ -62,8 +66,24 @@ def test_golden_case_matches_the_reference_code(case):
     ours = _ours(case)
     for key, want in case["reference"].items():
         if key == "s21" and isinstance(want, str):
-            continue  # the 2021 clean-up crashed on this string ("p/" -> "/"); srtui computes a value
+            # the 2021 clean-up raised on this string ("p/" -> "/"): srtui's reading raises too
+            assert isinstance(ours[key], str) and ours[key].startswith("ERR"), ours[key]
+            continue
         assert ours[key] == want, f"{key}: reference {want}, srtui {ours[key]}"
+
+
+@pytest.mark.skipif(not CASES, reason="shared data fidelity/expression_metrics_reference.json not found")
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_golden_2025_published_verdict_is_the_assess_pipeline(case):
+    """SRBench 2.0 publishes assess_symbolic_model.py's verdict (collated), 2021's code: with the R2
+    gate passed it is the golden s21 solution, and False where that code raised (collate fills the
+    flags with False and drops a missing simplified model); the evaluation.py variant is v2_solution."""
+    m, t, f, d = case["model"], case["truth"], case["features"], case["dialect"]
+    s21 = case["reference"]["s21"]
+    published = s21["solution"] if isinstance(s21, dict) else False
+    assert S.solution_op(m, t, f, d, "srbench2025", r2_test=0.9)["reference"] == published
+    assert S.solution_op(m, t, f, d, "srbench2025:evaluation")["reference"] == case["reference"]["v2_solution"]
+    assert not S.solution_op(m, t, f, d, "srbench2025", r2_test=0.5)["reference"]  # the R2 gate
 
 
 def test_golden_data_has_33_cases():
@@ -74,31 +94,62 @@ def test_golden_data_has_33_cases():
 
 @pytest.mark.parametrize(
     "release,reference,corrected",
-    [("srbench2021", True, True), ("srbench2022", False, True), ("srbench2025", False, True)],
+    [
+        ("srbench2021", True, True),
+        ("srbench2022", False, True),
+        ("srbench2025", True, True),  # 2.0 publishes 2021's check (assess_symbolic_model.py)
+        ("srbench2025:evaluation", False, None),  # the metrics/evaluation.py check 2.0 ships
+    ],
 )
 def test_bingo_example_per_release(release, reference, corrected):
-    v = R.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99)
+    v = S.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99)
     assert (v["reference"], v["corrected"]) == (reference, corrected)
     # the screen gives the same verdict as the full check
-    full = R.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99, screen=False)
+    full = S.solution_op(BINGO, T1, F4, "python", release, r2_test=0.99, screen=False)
     assert (full["reference"], full["corrected"]) == (reference, corrected)
 
 
 @pytest.mark.parametrize("release", R.RELEASES)
 def test_power_half_is_sqrt_in_every_release(release):
-    v = R.solution_op("x1**0.5 + x2", "sqrt(x1) + x2", F4, "python", release, r2_test=1.0)
+    v = S.solution_op("x1**0.5 + x2", "sqrt(x1) + x2", F4, "python", release, r2_test=1.0)
     assert v["reference"] and v["corrected"]
 
 
 def test_2021_checks_only_models_with_r2_above_half():
-    assert not R.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.5)["reference"]
-    assert R.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.51)["reference"]
+    assert not S.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.5)["reference"]
+    assert S.solution_op(T1, T1, F4, "python", "srbench2021", r2_test=0.51)["reference"]
 
 
-def test_constant_zero_model_is_a_solution_only_in_the_2025_reference():
-    assert R.solution_op("0", T1, F4, "python", "srbench2025")["reference"]
-    assert not R.solution_op("0", T1, F4, "python", "srbench2025")["corrected"]
-    assert not R.solution_op("0", T1, F4, "python", "srbench2022")["reference"]
+def test_constant_zero_model_is_a_solution_only_in_the_2025_evaluation_variant():
+    assert S.solution_op("0", T1, F4, "python", "srbench2025:evaluation")["reference"]
+    # the published 2.0 verdict (collate_groundtruth_results.py) drops a simplified model '0'
+    assert not S.solution_op("0", T1, F4, "python", "srbench2025", r2_test=1.0)["reference"]
+    assert not S.solution_op("0", T1, F4, "python", "srbench2025", r2_test=1.0)["corrected"]
+    assert not S.solution_op("0", T1, F4, "python", "srbench2022")["reference"]
+
+
+def test_2021_clean_up_raises_where_its_text_replacements_break_the_string():
+    """clean_pred_model (2021, 2.0's assess) replaces ``p/`` by ``/`` (and more) in the text: where
+    that leaves no Python expression it raises, so no simplified model and no published solution;
+    the corrected variant reads the tokens."""
+    f = ["q", "v", "B", "p"]
+    assert R.clean_pred_model_text("1/(p/(q*v*B))", f, "python") == "1/(/(q*v*B))"
+    assert R.clean_pred_model_text("log(X0) + sqrt(X1)^2", F4, "gplearn") == "PLOG(x1) + PSQRT(x2)**2"
+    with pytest.raises(ExpressionError):
+        R.model_op("1/(p/(q*v*B))", f, "python", "srbench2021")
+    assert R.model_op("1/(p/(q*v*B))", f, "python", "srbench2025")["size"] == 7  # get_sympy_model: pi only
+    for release in ("srbench2021", "srbench2025"):
+        v = S.solution_op("1/(p/(q*v*B))", "q*v*B/p", f, "python", release, r2_test=0.9)
+        assert (v["reference"], v["corrected"]) == (False, True)
+        assert S.solution_op("q*v*B/p", "q*v*B/p", f, "python", release, r2_test=0.9)["reference"]
+
+
+def test_truth_is_read_as_get_sym_model_reads_it():
+    """2021 and 2.0 replace every ``pi`` in the formula text by 3.1415926535, then round_floats."""
+    theta = sp.Symbol("theta")
+    t = S.sym_model("exp(-theta**2/2)/sqrt(2*pi)", ["theta"])
+    assert t == sp.Float(0.399, 3) * sp.exp(-(theta**2) / 2)
+    assert not t.has(sp.pi)
 
 
 def test_sympy_view_builds_the_sympy_parser_tree():
@@ -164,8 +215,8 @@ def near_models(draw):
 def test_screen_never_rejects_a_solution(case):
     model, truth, release = case
     f = ["x1", "x2", "x3"]
-    fast = R.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=True)
-    full = R.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=False)
+    fast = S.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=True)
+    full = S.solution_op(model, truth, f, "python", release, r2_test=1.0, screen=False)
     # the property: never "not a solution" where the full check says "solution" (and so: the same)
     assert not (full["reference"] and not fast["reference"]), (model, truth, release, fast, full)
     assert not (full["corrected"] and not fast["corrected"]), (model, truth, release, fast, full)
@@ -257,3 +308,154 @@ def test_shared_simplify_is_sympy_simplify_keyed_by_the_tree():
         want = sp.simplify(e) if ratio is None else sp.simplify(e, ratio=ratio)
         assert sp.srepr(got) == sp.srepr(want)
         assert R.shared_simplify(e, ratio) is got  # the second call is served from the memo
+
+
+# --- SRBench 2.0's own pipeline, run side by side (reference code from the git mirror) -----------
+
+#: SRBench 2.0's ground-truth files, read (never committed: GPL-3.0) from the git mirror
+REFERENCE_FILES = (
+    "experiment/assess_symbolic_model.py",
+    "experiment/symbolic_utils.py",
+    "experiment/read_file.py",
+    "experiment/utils.py",
+    "experiment/metrics/__init__.py",
+    "experiment/metrics/evaluation.py",
+    "postprocessing/scripts/collate_groundtruth_results.py",
+    "postprocessing/scripts/improving_names.py",
+)
+#: runs assess_symbolic_model_from_file on each result file, then collate_groundtruth_results.py as
+#: a script (tqdm is not installed here: an identity stands in for its progress bar; no pyarrow:
+#: the collated table is written as JSON instead of feather), then evaluation.symbolic_equivalence
+#: with the truth as 2.0 reads it (get_sym_model); prints {model: [published, variant]}
+DRIVER = """
+import contextlib, glob, io, json, os, runpy, sys, types
+ref, data, rdir, sdir = sys.argv[1:5]
+sys.path[:0] = [os.path.join(ref, "experiment"), os.path.join(ref, "postprocessing", "scripts")]
+import pandas as pd, sympy as sp
+sys.modules["tqdm"] = types.SimpleNamespace(tqdm=lambda it: it)
+pd.DataFrame.to_feather = lambda self, path: self.to_json(path)
+with contextlib.redirect_stdout(io.StringIO()):
+    from assess_symbolic_model import assess_symbolic_model_from_file
+    from metrics.evaluation import symbolic_equivalence
+    from symbolic_utils import get_sym_model
+    for f in sorted(glob.glob(os.path.join(rdir, "*", "*.json"))):
+        assess_symbolic_model_from_file(f, data)
+    sys.argv = ["collate_groundtruth_results.py", rdir, sdir]
+    df = runpy.run_path(os.path.join(ref, "postprocessing", "scripts", "collate_groundtruth_results.py"))["df_results"]
+    truth = get_sym_model(data, return_str=False)
+    features = {c: sp.Symbol(c) for c in pd.read_csv(data, sep="\\t").columns if c != "target"}
+    out = {
+        f"{row.symbolic_model}|{row.r2_test}": [
+            bool(row.symbolic_solution),
+            bool(symbolic_equivalence(truth, row.symbolic_model, features)["equivalent"]),
+        ]
+        for row in df.itertuples()
+    }
+print("RESULT " + json.dumps(out))
+"""
+GAUSS = "exp(-theta**2/2)/sqrt(2*pi)"  # Feynman I.6.2a as PMLB's metadata states it
+GAUSS_MODELS = (
+    ("0.3989*exp(-theta**2/2) + 1.5", 0.99),  # a rounded 1/sqrt(2*pi), shifted by a constant
+    ("0.39894228*exp(-0.5*theta**2)", 0.99),
+    ("exp(-theta**2/2)/sqrt(2*pi)", 0.99),
+    ("0.3989*exp(-theta**2/3) + 1.5", 0.99),  # a different model
+    ("0.3989*exp(-theta**2/2) + 1.5", 0.4),  # the R2 gate
+)
+
+
+def _run_srbench_2025(tmp_path, models) -> dict[str, list[bool]]:
+    import gzip
+    import subprocess
+    import sys
+
+    from conftest import SRBENCH_BRANCH, SRBENCH_MIRROR
+
+    if not SRBENCH_MIRROR.is_dir():
+        pytest.skip(f"no git mirror of cavalab/srbench at {SRBENCH_MIRROR}")
+    ref = tmp_path / "srbench"
+    archive = subprocess.run(
+        ["git", f"--git-dir={SRBENCH_MIRROR}", "archive", SRBENCH_BRANCH, *REFERENCE_FILES],
+        capture_output=True,
+        timeout=120,
+    )
+    if archive.returncode != 0:
+        pytest.skip(f"branch {SRBENCH_BRANCH} of the mirror lacks the ground-truth pipeline")
+    ref.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True, timeout=120)
+    data = tmp_path / "pmlb" / "feynman_I_6_2a"
+    data.mkdir(parents=True)
+    rows = "\n".join(f"{1 + k / 10}\t0.0" for k in range(21))
+    (data / "feynman_I_6_2a.tsv.gz").write_bytes(gzip.compress(f"theta\ttarget\n{rows}\n".encode()))
+    (data / "metadata.yaml").write_text(f"target:\n  Raw: {GAUSS}\n")
+    results = tmp_path / "results" / "feynman_I_6_2a"
+    results.mkdir(parents=True)
+    for k, (model, r2) in enumerate(models):
+        record = {
+            "dataset": "feynman_I_6_2a",
+            "algorithm": "pysr",
+            "random_state": k,
+            "symbolic_model": model,
+            "r2_test": r2,
+            "time_time": 1.0,
+            "r2_test_rank": 1.0,
+            "model_size_rank": 1.0,
+        }
+        (results / f"feynman_I_6_2a_pysr_{k}.json").write_text(json.dumps(record))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            DRIVER,
+            str(ref),
+            str(data / "feynman_I_6_2a.tsv.gz"),
+            str(results.parent),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-2000:]
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def test_gaussian_with_pi_gets_the_verdict_srbench_2025_publishes(tmp_path):
+    """A Gaussian density's 1/sqrt(2*pi), rounded, shifted by a constant: SRBench 2.0's own
+    assess + collate (its published verdict) and its evaluation.py check, run in a subprocess on
+    the reference files, against srtui's srbench2025 verdict and variant (the store's batch and
+    the CLI)."""
+    from conftest import srtui
+
+    from results.expr_batch import ExprCache, ModelItem, expression_metrics
+
+    reference = _run_srbench_2025(tmp_path, GAUSS_MODELS)
+    items = [ModelItem(m, ("theta",), "python", GAUSS, r2_test=r2) for m, r2 in GAUSS_MODELS]
+    ours, _ = expression_metrics(items, ExprCache(), workers=1, timeout=60)
+    for (model, r2), m in zip(GAUSS_MODELS, ours):
+        published, variant = reference[f"{model}|{r2}"]
+        assert (m["srbench2025.symbolic_solution"], m["srbench2025.symbolic_solution:evaluation"]) == (
+            int(published),
+            int(variant),
+        ), model
+    shifted = reference[f"{GAUSS_MODELS[0][0]}|0.99"]
+    assert shifted == [True, True]  # pi read as 3.1415926535: 1/sqrt(2*pi) is the Float 0.399
+    assert reference[f"{GAUSS_MODELS[3][0]}|0.99"][0] is False and reference[f"{GAUSS_MODELS[4][0]}|0.4"][0] is False
+    cli = json.loads(
+        srtui(
+            "expr",
+            GAUSS_MODELS[0][0],
+            "--truth",
+            GAUSS,
+            "--features",
+            "theta",
+            "--rule",
+            "srbench2025",
+            "--r2-test",
+            "0.99",
+            "--json",
+            check=True,
+        ).stdout
+    )
+    assert (cli["symbolic_solution"], cli["symbolic_solution:evaluation"]) == (1, 1)

@@ -20,6 +20,7 @@ from results.scoring.base import (
 
 RELEASE = "srbench2021"
 PUBLISHED_LEVELS = 6  # blackbox_results.ipynb draws 6 fronts
+GROUND_TRUTH_FAMILIES = r"^(feynman|strogatz)[-_]"  # the data groups of the ground-truth problems
 
 
 def pareto_ranks(points: pd.DataFrame, maximise: dict[str, bool]) -> pd.Series:
@@ -65,26 +66,38 @@ def srbench2021(runs: pd.DataFrame, profile: str = "reference", agg: str = "medi
     datasets of those ranks; the published loop of 6 fronts, numbered from 0 (-1: on none); size
     is the model size of SRBench 2021's evaluate_model (``srbench2021.size``).
     corrected: failures count as the worst value; dense ranks (higher is better) averaged over
-    datasets (agg over runs); complete non-dominated sorting, fronts numbered from 1."""
+    datasets (agg over runs); complete non-dominated sorting, fronts numbered from 1.
+
+    Table per_task: per (method, dataset) the values ranked (test R2, size, and the training
+    time, fit_s or a collated table's wall_s, when the runs have one) with their two ranks: what
+    `srtui plot points` and the intervals of `srtui plot pareto` draw."""
     require(runs, "r2_test", rule="srbench2021")
     size = metric_column(runs, RELEASE, "size", profile)
     require(runs, size, rule="srbench2021")
     if profile == "reference":
-        board, notes = _reference(runs, size)
+        board, per_task, notes = _reference(runs, size)
         options = {"profile": profile, "size": size}
     else:
-        board, notes = _corrected(runs, size, agg), []
+        (board, per_task), notes = _corrected(runs, size, agg), []
         options = {"profile": profile, "agg": agg, "size": size}
-    tables = {"leaderboard": board}
+    tables = {"leaderboard": board, "per_task": per_task}
     return Score("srbench2021", options, tables, notes)
 
 
-def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, list[str]]:
+def time_column(runs: pd.DataFrame) -> str | None:
+    """The training time of a run: ``fit_s`` (srtui's time of the fit alone), else ``wall_s``
+    (SRBench's collated tables' "training time (s)"); None when neither has a value."""
+    return next((c for c in ("fit_s", "wall_s") if c in runs.columns and runs[c].notna().any()), None)
+
+
+def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     ok = drop_failed(runs)
-    med = ok.groupby(["method", "task"])[["r2_test", size]].median()
+    timed = time_column(ok)
+    med = ok.groupby(["method", "task"])[["r2_test", size, *([timed] if timed else [])]].median()
     task = med.index.get_level_values("task")
     r_r2 = med["r2_test"].round(3).groupby(task).rank(ascending=False)
     r_size = med[size].round(3).groupby(task).rank(ascending=True)
+    per_task = med.assign(rank_r2=r_r2, rank_size=r_size).reset_index()
     board = pd.DataFrame(
         {
             "median_rank_r2": r_r2.groupby(level="method").median(),
@@ -104,12 +117,22 @@ def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, list[str]]:
         )
     order = board["pareto_front"].where(board["pareto_front"] >= 0, PUBLISHED_LEVELS)
     board = board.assign(_o=order).sort_values(["_o", "median_rank_r2"]).drop(columns="_o")
-    return board.rename_axis("method").reset_index(), notes
+    return board.rename_axis("method").reset_index(), per_task, notes
 
 
-def _corrected(runs: pd.DataFrame, size: str, agg: str) -> pd.DataFrame:
+def _corrected(runs: pd.DataFrame, size: str, agg: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     runs = complete(runs)
     r2, sz = aggregate(runs, "r2_test", agg), aggregate(runs, size, agg, higher_better=False)
+    timed = time_column(runs)
+    per_task = pd.DataFrame(
+        {
+            "r2_test": shown(r2),
+            size: shown(sz),
+            **({timed: shown(aggregate(runs, timed, agg, higher_better=False))} if timed else {}),
+            "rank_r2": rank_per_task(r2),
+            "rank_size": rank_per_task(sz, higher_better=False),
+        }
+    ).reset_index()
     board = pd.DataFrame(
         {
             f"{agg}_r2_test": shown(r2).groupby(level="method").median(),
@@ -120,13 +143,15 @@ def _corrected(runs: pd.DataFrame, size: str, agg: str) -> pd.DataFrame:
         }
     )
     board["pareto_rank"] = pareto_ranks(board, {"rank_r2": True, "rank_size": True})
-    return board.sort_values(["pareto_rank", "rank_r2"], ascending=[True, False]).rename_axis("method").reset_index()
+    board = board.sort_values(["pareto_rank", "rank_r2"], ascending=[True, False]).rename_axis("method").reset_index()
+    return board, per_task
 
 
 @rule("srbench-groundtruth", {}, release=RELEASE)
 def groundtruth(runs: pd.DataFrame, profile: str = "reference") -> Score:
     """Ground-truth problems (the paper's Figure 3): per method and noise level the symbolic solution
-    rate (%) and the accuracy solution rate (% of runs with test R2 > 0.999), averaged over datasets.
+    rate (%) and the accuracy solution rate (% of runs with test R2 > 0.999), averaged over datasets;
+    table per_data_group: the same per data group (Feynman, Strogatz: ``data_groups``).
 
     reference (genCSVs.py): per (method, dataset, noise) the mean over the finished runs (failed
     runs have no result and are left out), then the mean over datasets; the solution flag is
@@ -154,8 +179,26 @@ def groundtruth(runs: pd.DataFrame, profile: str = "reference") -> Score:
     board = per.groupby(level=["method", "noise"]).mean()
     board["datasets"] = per.groupby(level=["method", "noise"]).size()
     board = board.reset_index().sort_values(["noise", "symbolic_solution_rate"], ascending=[True, False])
+    per = per.reset_index()
+    per["data_group"] = per["task"].map(data_groups(runs))
+    by_group = per.groupby(["data_group", "method", "noise"])[list(flags.columns)].mean()
+    by_group["datasets"] = per.groupby(["data_group", "method", "noise"]).size()
     return Score(
         "srbench-groundtruth",
         {"profile": profile, "symbolic_solution": sol},
-        {"leaderboard": board, "per_task": per.reset_index()},
+        {"leaderboard": board, "per_task": per, "per_data_group": by_group.reset_index()},
     )
+
+
+def data_groups(runs: pd.DataFrame) -> pd.Series:
+    """Each task's data group (the paper's Feynman / Strogatz): the ``data_group`` column of
+    SRBench's groundtruth.csv, else the SRBench family a task's name starts with (feynman-...,
+    strogatz-...), else the task's track, else "all"."""
+    names = runs["task"].drop_duplicates()
+    family = names.str.extract(GROUND_TRUTH_FAMILIES, expand=False).str.capitalize()
+    track = names.map(runs.groupby("task")["track"].first()) if "track" in runs.columns else None
+    groups = family.fillna(track if track is not None else "all").fillna("all")
+    if "data_group" in runs.columns:
+        given = runs.dropna(subset=["data_group"]).groupby("task")["data_group"].first().astype(str)
+        groups = names.map(given).fillna(groups)
+    return pd.Series(groups.to_numpy(), index=names.to_numpy())

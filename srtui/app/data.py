@@ -21,11 +21,13 @@ from results.explore import (
     QueryError,
     ResultsPage,
     ResultsQuery,
+    count_jobs,
     filter_token,
-    prefetch_groups,
+    prefetch_columns,
     results_page,
     where_clause,
 )
+from results.explore_sql import Cancelled
 from results.queries import DriverCheck, FailureRow, Reader, open_runs, recent_failures, run_progress, running_jobs
 from results.queries import suites as stored_suites
 from results.store import StoreError
@@ -36,14 +38,16 @@ __all__ = [
     "NUMBER_COLUMNS",
     "PAGE_COLUMNS",
     "TEXT_COLUMNS",
+    "Cancelled",
     "QueryError",
     "Reader",
     "ResultsPage",
     "ResultsQuery",
+    "count_jobs",
     "filter_token",
     "job_row",
     "monitor_snapshot",
-    "prefetch_groups",
+    "prefetch_columns",
     "results_page",
     "suites",
     "where_clause",

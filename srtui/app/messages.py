@@ -26,6 +26,14 @@ class PageReady(Message):
 
 
 @dataclass
+class CountReady(Message):
+    """The exact count of a page whose count was first estimated."""
+
+    query: Any  # results.explore.ResultsQuery
+    total: int
+
+
+@dataclass
 class DetailReady(Message):
     detail: ExpressionDetail
 

@@ -25,6 +25,7 @@ def _register() -> None:
     # command groups, each in its own module; imported here, their own imports stay lazy
     from srtui.cli import (
         methods_cmd,
+        plot_cmd,
         review_cmd,
         run_cmd,
         score_cmd,
@@ -32,7 +33,7 @@ def _register() -> None:
         tui_cmd,
     )
 
-    for module in (run_cmd, tasks_cmd, methods_cmd, score_cmd, review_cmd, tui_cmd):
+    for module in (run_cmd, tasks_cmd, methods_cmd, score_cmd, plot_cmd, review_cmd, tui_cmd):
         module.register(app)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -255,7 +256,6 @@ def results(
 ) -> None:
     """One row per job, with its status, resources and accuracy (--summary: per method)."""
     import csv
-    import math
 
     from engine.textsafe import csv_row
     from engine.workspace import resolve
@@ -273,28 +273,40 @@ def results(
     # a workspace of an older schema (opened read-only, so not migrated) lacks the newer columns
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     columns = [c for c in RESULT_COLUMNS if c in present]
-    rows = store.jobs(suite, columns=", ".join(columns))
+    rows = store.iter_jobs(suite, columns=", ".join(columns))  # streamed: constant memory
     if tuning:
-        _add_tuning(store, rows, fmt)
+        rows = _with_tuning(store, rows, fmt)
         columns.append("tuning")
-    store.close()
     if fmt == "json":
+        _print_json_rows(rows)
+    else:
+        writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
         for row in rows:
-            row["params"] = json.loads(row["params"])
-            if row.get("method_notes"):
-                row["method_notes"] = json.loads(row["method_notes"])
-            for key, value in row.items():  # JSON has no Infinity or NaN: they become null
-                if isinstance(value, float) and not math.isfinite(value):
-                    row[key] = None
-        json.dump(rows, sys.stdout, indent=1, allow_nan=False)
-        print()
-        return
-    writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(csv_row(row, raw=raw) for row in rows)
+            writer.writerow(csv_row(row, raw=raw))
+    store.close()
 
 
-def _add_tuning(store: Store, rows: list[dict[str, Any]], fmt: str) -> None:
+def _print_json_rows(rows: Iterable[dict[str, Any]]) -> None:
+    """A JSON array written a row at a time (what json.dump(list, indent=1) prints)."""
+    import math
+
+    sys.stdout.write("[")
+    any_row = False
+    for row in rows:
+        row["params"] = json.loads(row["params"])
+        if row.get("method_notes"):
+            row["method_notes"] = json.loads(row["method_notes"])
+        for key, value in row.items():  # JSON has no Infinity or NaN: they become null
+            if isinstance(value, float) and not math.isfinite(value):
+                row[key] = None
+        text = json.dumps(row, indent=1, allow_nan=False).replace("\n", "\n ")
+        sys.stdout.write(("," if any_row else "") + "\n " + text)
+        any_row = True
+    sys.stdout.write("\n]\n" if any_row else "]\n")
+
+
+def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[dict[str, Any]]:
     """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
     from results.tuning import summaries, summary_text
 
@@ -302,6 +314,7 @@ def _add_tuning(store: Store, rows: list[dict[str, Any]], fmt: str) -> None:
     for row in rows:
         summary = found.get(row["job_id"])
         row["tuning"] = summary if fmt == "json" or summary is None else summary_text(summary)
+        yield row
 
 
 def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False) -> None:

@@ -48,21 +48,9 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _trust(path: Path | None) -> pd.DataFrame | None:
-    if path is None:
-        return None
-    import pandas as pd
+    from srtui.outputs import trust_file
 
-    from results.scoring import load_expert_scores
-
-    if path.suffix.lower() == ".json":
-        return load_expert_scores(path)
-    try:
-        df = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        fail(f"cannot read trust ratings {path}: {exc}")
-    if not {"task", "method", "trust"} <= set(df.columns):
-        fail(f"{path}: trust ratings need columns task, method, trust")
-    return df
+    return None if path is None else trust_file(path)
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -249,12 +237,17 @@ def _names(text: str | None) -> list[str]:
 
 
 def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
+    """One release's values: ``symbolic_solution`` is the verdict the release publishes; its
+    corrected variant and each named variant (``results.releases.VARIANTS``) under their own keys."""
+    from results.solutions import VARIANTS
+
     keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
     view = {k: m.get(f"{rel}.{k}") for k in keys}
-    view["symbolic_solution:corrected"] = m.get(f"{rel}.symbolic_solution:corrected")
+    solutions = ["symbolic_solution:corrected", *(f"symbolic_solution:{v}" for v in VARIANTS.get(rel, {}))]
+    view.update({k: m.get(f"{rel}.{k}") for k in solutions})
     view["ted_norm"] = m.get("srsd.ted_norm")  # SRSD's definition, the same for every release
     if not with_truth:
-        for k in ("symbolic_solution", "symbolic_solution:corrected", "ted_norm"):
+        for k in ("symbolic_solution", *solutions, "ted_norm"):
             view[k] = None
     return view
 
@@ -270,11 +263,12 @@ def _print_expr_table(head: dict[str, Any], per: dict[str, Any], notes: list[str
     if head["truth"]:
         print(f"truth: {printable(head['truth'])}")
     rels = list(per)
-    rows = list(next(iter(per.values())))
+    # every release's rows, a variant only one release has included (the longest view sets the order)
+    rows = list(dict.fromkeys(k for view in sorted(per.values(), key=len, reverse=True) for k in view))
     width = max(len(r) for r in rows)
     print(f"  {'':<{width}}  " + "  ".join(f"{r:>12}" for r in rels))
     for row in rows:
-        cells = [per[r][row] for r in rels]
+        cells = [per[r].get(row) for r in rels]
         shown = ["-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in cells]
         print(f"  {row:<{width}}  " + "  ".join(f"{c:>12}" for c in shown))
     for note in notes:
@@ -325,24 +319,9 @@ def export(
 
 
 def _suite_rule(store: Store, name: str) -> str | None:
-    """The scoring rule of a suite by name: built in, or the suite file a run of it was given
-    (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
-    from tasks.suites import SuiteError, load_suite
+    from srtui.outputs import suite_rule
 
-    candidates = [name]
-    for (argv,) in store.conn.execute("SELECT argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,)):
-        try:
-            candidates += [a for a in json.loads(argv or "[]") if isinstance(a, str) and a.endswith(".toml")]
-        except ValueError:
-            continue
-    for candidate in dict.fromkeys(candidates):
-        try:
-            suite = load_suite(candidate)
-        except SuiteError:
-            continue
-        if suite.name == name:
-            return suite.scoring
-    return None
+    return suite_rule(store, name)
 
 
 def rescore(

@@ -28,6 +28,7 @@ import numpy as np
 from engine.pool import default_workers
 from engine.workspace import Workspace
 from results.expr_batch import ExprCache, ModelItem, expression_metrics
+from results.releases import STORED
 from results.store import Store
 
 FEATS = ("x1", "x2", "x3")
@@ -73,9 +74,8 @@ def models(n: int, seed: int = 0) -> list[ModelItem]:
     return out
 
 
-VERDICTS = tuple(
-    f"{r}.symbolic_solution{v}" for r in ("srbench2021", "srbench2022", "srbench2025") for v in ("", ":corrected")
-)
+#: every stored verdict: each release's published one, its corrected one and its named variants
+VERDICTS = tuple(f"{r}.{m}" for r, ms in STORED.items() for m in ms if m.startswith("symbolic_solution"))
 
 
 def _pass(items, cache, workers, timeout, screen):

@@ -1,6 +1,6 @@
 """Benchmark: `srtui score RULE --from-csv` on 100,000 runs (30 methods x 120 datasets x ~28
 seeds), each published rule in both profiles; wall time per call including interpreter start
-(target < 5 s each).
+(target < 5 s each at 100,000 runs, < 30 s at 1,000,000: --runs 1000000).
 
     python tests/bench/bench_score.py [--runs 100000]
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,8 @@ def main() -> None:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         print(f"bare interpreter start: {time.perf_counter() - t0:.2f} s")
         worst = 0.0
+        target = 5 if args.runs <= 100_000 else 30
+        print(f"load average {os.getloadavg()[0]:.1f}")
         for rule in RULES:
             for profile in ("reference", "corrected"):
                 cmd = [SRTUI, "score", rule, "--from-csv", str(csv), "--format", "json", "-o", f"profile={profile}"]
@@ -94,8 +97,8 @@ def main() -> None:
                     continue
                 rows = len(json.loads(out.stdout)["tables"]["leaderboard"])
                 worst = max(worst, dt)
-                print(f"{rule:>27} {profile:>9}: {dt:5.2f} s ({rows} leaderboard rows)  target < 5 s")
-        print(f"slowest: {worst:.2f} s ({'met' if worst < 5 else 'MISSED'})")
+                print(f"{rule:>27} {profile:>9}: {dt:5.2f} s ({rows} leaderboard rows)  target < {target} s")
+        print(f"slowest: {worst:.2f} s ({'met' if worst < target else 'MISSED'})")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from srtui.app.board import Board, export_board, has_profiles, load_board, rule_
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
 from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
 from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell
 
 HELP = """\
@@ -30,9 +31,10 @@ does (profile reference) by default; p switches to srtui's corrected profile and
 
 
 class LeaderboardScreen(SectionScreen):
-    HELP = HELP
+    HELP = HELP + SAVE_HELP
     AUTO_FOCUS = "#board"
     BINDINGS = [
+        *SAVE_BINDINGS,
         Binding("e", "export", "Export", id="board.export"),
         Binding("p", "toggle_profile", "Profile", id="board.profile"),
     ]
@@ -166,6 +168,21 @@ class LeaderboardScreen(SectionScreen):
         add_sized_columns(table, [(col, col) for col in b.breakdown_columns], cells)
         for row in cells:
             table.add_row(*row)
+
+    def action_save_figure(self) -> None:
+        from results.figures import figure_for_rule
+
+        if self.board is None:
+            self.notify("nothing to draw yet", severity="warning")
+            return
+        kind = figure_for_rule(self.board.rule)
+        save_in_background(self, self.reader, "figure", self.board.suite, kind, self.board.profile)
+
+    def action_save_report(self) -> None:
+        if self.board is None:
+            self.notify("nothing to report yet", severity="warning")
+            return
+        save_in_background(self, self.reader, "report", self.board.suite)
 
     def action_export(self) -> None:
         if self.board is None:

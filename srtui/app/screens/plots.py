@@ -28,6 +28,7 @@ from srtui.app.detail import (
 )
 from srtui.app.messages import AggregateReady, SeriesReady
 from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
 from srtui.app.widgets import NavBar, legend, series_styles
 
 JOB_HELP = """\
@@ -45,6 +46,8 @@ each method's median energy of a single run (kWh, from RAPL or estimated: README
 against its median training time, both on log axes (SRBench 2.0's Figure 1). t cycles
 through the plots, the selector above picks the suite.
 """
+#: the publication figure (results.figures) of each suite plot
+PLOT_FIGURES = {"profile": "profiles", "front": "pareto", "cost": "energy"}
 #: the suite plots in the order t cycles through them
 SUITE_PLOTS = ("profile", "front", "cost")
 #: longest method label written beside a point of the cost plot (the legend has the full name)
@@ -160,11 +163,12 @@ class JobPlotsScreen(SectionScreen):
 
 
 class SuitePlotsScreen(SectionScreen):
-    HELP = SUITE_HELP
+    HELP = SUITE_HELP + SAVE_HELP
     AUTO_FOCUS = ""  # keys go to the screen; Tab reaches the suite selector
     BINDINGS = [
         Binding("t", "switch_plot", "Switch plot", id="suite-plots.toggle"),
         Binding("e", "show_cost", "Energy vs time", id="suite-plots.cost"),
+        *SAVE_BINDINGS,
     ]
 
     def __init__(self) -> None:
@@ -327,6 +331,19 @@ class SuitePlotsScreen(SectionScreen):
     def action_switch_plot(self) -> None:
         current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]
         self.show_plot(SUITE_PLOTS[(SUITE_PLOTS.index(current) + 1) % len(SUITE_PLOTS)])
+
+    def action_save_figure(self) -> None:
+        current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]
+        if self._requested is None:
+            self.notify("no suite shown yet", severity="warning")
+            return
+        save_in_background(self, self.reader, "figure", self._requested, PLOT_FIGURES[current])
+
+    def action_save_report(self) -> None:
+        if self._requested is None:
+            self.notify("no suite shown yet", severity="warning")
+            return
+        save_in_background(self, self.reader, "report", self._requested)
 
     def action_show_cost(self) -> None:
         """e: the cost plot, and e again back to the performance profile."""

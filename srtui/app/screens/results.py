@@ -1,8 +1,10 @@
 """Results explorer: runs filtered, sorted, grouped; per-method summaries; a page at a time.
 
-Never loads every run for a page: SQLite does the filter, sort and window; a grouping reads the
-filtered rows' grouping columns once and pandas groups them (medians), so re-sorting and paging
-it are free (results.explore). The screen stays responsive with 100,000 runs in the store.
+Never loads every run for a page: the explorer's columns of every job are held in memory (a
+column store loaded once, then kept current from the store's change log), so filter, sort and
+group are numpy operations and only the page's rows are read; until it is loaded, and for a
+filter on another column, SQLite answers (results.explore). A newer key cancels the query it
+supersedes; a slow count is estimated, then refined. Interactive with millions of runs.
 """
 
 from __future__ import annotations
@@ -20,15 +22,17 @@ from textual.worker import get_current_worker
 from srtui.app.data import (
     NUMBER_COLUMNS,
     TEXT_COLUMNS,
+    Cancelled,
     QueryError,
     Reader,
     ResultsPage,
     ResultsQuery,
+    count_jobs,
     filter_token,
-    prefetch_groups,
+    prefetch_columns,
     results_page,
 )
-from srtui.app.messages import PageReady
+from srtui.app.messages import CountReady, PageReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell, status_cell
 
@@ -86,6 +90,9 @@ class ResultsScreen(SectionScreen):
         self._group_index = 0
         self._debounce: Timer | None = None
         self._shown_query: ResultsQuery | None = None
+        #: every job's explorer columns are in memory (set by the prefetch worker)
+        self.columns_ready = False
+        self._prefetching = False
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -115,19 +122,42 @@ class ResultsScreen(SectionScreen):
 
     @work(thread=True, exclusive=True, group="results-page", exit_on_error=False)
     def read_page(self, query: ResultsQuery) -> None:
-        page = results_page(self.reader, query)
-        if not get_current_worker().is_cancelled:  # a newer query superseded this one
-            self.post_message(PageReady(page))
+        worker = get_current_worker()
+        try:  # a newer key cancels this worker, and SQLite stops its query at once
+            page = results_page(self.reader, query, lambda: worker.is_cancelled)
+        except Cancelled:
+            return
+        if worker.is_cancelled:
+            return
+        self.post_message(PageReady(page))
+        if not page.exact:  # estimated: count exactly now, unless a newer key comes first
+            try:
+                total = count_jobs(self.reader, query, lambda: worker.is_cancelled)
+            except Cancelled:
+                return
+            if total is not None and not worker.is_cancelled:
+                self.post_message(CountReady(query, total))
 
     @work(thread=True, exclusive=True, group="results-prefetch", exit_on_error=False)
-    def prefetch(self, filter_text: str) -> None:
-        prefetch_groups(self.reader, filter_text)
+    def prefetch(self) -> None:
+        """The column store (every job's explorer columns in memory): seconds for a million jobs;
+        pages come from SQL until it is there, then from memory."""
+        if prefetch_columns(self.reader):
+            self.columns_ready = True
+
+    def on_count_ready(self, message: CountReady) -> None:
+        if self.page is not None and self.page.query == message.query:
+            self.page = replace(self.page, total=message.total, exact=True)
+            self._show_info(self.page)
 
     def on_page_ready(self, message: PageReady) -> None:
         page = message.page
         self.page = page
-        if not page.query.group_by:
-            self.prefetch(page.query.filter_text)  # so that grouping this view is instant
+        if not self._prefetching or (self.columns_ready and self.reader.columns is None):
+            # after the first paint (the load competes for the CPU); again when the column
+            # store fell too far behind the change log and was dropped
+            self._prefetching, self.columns_ready = True, False
+            self.prefetch()
         table = self.query_one("#results", DataTable)
         same_view = table.row_count and self._shown_query is not None and self._shown_query == page.query
         keep_row = table.cursor_row if same_view else 0  # a live refresh keeps the highlighted row
@@ -160,7 +190,8 @@ class ResultsScreen(SectionScreen):
         q = page.query
         first = q.offset + 1 if page.rows else 0
         text = Text()
-        text.append(f"{first}-{q.offset + len(page.rows)} of {page.total:,}", style="bold")
+        about = "" if page.exact else "~"
+        text.append(f"{first}-{q.offset + len(page.rows)} of {about}{page.total:,}", style="bold")
         text.append(" groups" if q.group_by else " runs")
         text.append(f"  sort {q.sort} {'desc' if q.descending else 'asc'}")
         if q.group_by:

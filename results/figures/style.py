@@ -1,0 +1,184 @@
+"""How every figure looks: paper sizes, fonts that embed, one colour and one marker per method,
+and labels made safe from untrusted names.
+
+* Sizes: ``width`` in inches (3.5 one column, 7 two columns); fonts in points stay the same at
+  either width, as a journal's do.
+* Fonts: TrueType embedded in PDF and PS (``pdf.fonttype 42``), text kept as text in SVG.
+* Methods: Okabe and Ito's colour-blind-safe palette, each colour with its own marker (and line
+  dash), assigned in the sorted order of every method of the input: a method keeps its look in
+  every figure made from the same runs. 8 colours x 10 markers give 40 distinct pairs.
+* Untrusted text (method, task and expert names): control characters shown (``engine.textsafe``),
+  cut to a length, and never read as mathtext or TeX: ``text.parse_math`` and ``text.usetex``
+  are forced off after any ``--style`` file.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from engine.errors import SrtuiError
+from engine.textsafe import visible
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+ONE_COLUMN, TWO_COLUMNS = 3.5, 7.0
+FORMATS = ("pdf", "svg", "png")
+#: Okabe & Ito (2008), ordered so neighbours differ in lightness too (readable in grey)
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p")
+DASHES = ("-", "--", "-.", ":")
+LABEL_CHARS = 32
+
+BASE_RC: dict[str, Any] = {
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 6.5,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.5,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 5,
+    "savefig.bbox": "standard",  # exactly --width wide: constrained layout keeps the labels inside
+    "savefig.pad_inches": 0.02,
+    "svg.hashsalt": "srtui",  # the same figure gives the same SVG bytes
+    "svg.fonttype": "none",
+}
+#: applied last, over any --style file: these keep the output embeddable and untrusted names inert
+FORCED_RC: dict[str, Any] = {
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "text.usetex": False,
+    "text.parse_math": False,
+}
+_RC_LOCK = threading.Lock()  # rcParams are global: one figure at a time per process
+
+
+class FigureError(SrtuiError, ValueError):
+    """A figure that cannot be drawn from this input (missing data, a bad option); one line."""
+
+
+@dataclass(frozen=True)
+class Look:
+    color: str
+    marker: str
+    dash: Any  # a matplotlib line style ("-", "--", "-.", ":")
+
+
+def looks(methods: Iterable[str]) -> dict[str, Look]:
+    """Each method's colour, marker and dash, by its place in the sorted list of ``methods``."""
+    names = sorted({str(m) for m in methods}, key=lambda m: (m.lstrip("*").casefold(), m))
+    return {
+        m: Look(PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)], DASHES[(i // len(PALETTE)) % len(DASHES)])
+        for i, m in enumerate(names)
+    }
+
+
+def label(text: Any, limit: int = LABEL_CHARS) -> str:
+    """An untrusted name as a figure label: one line, control characters visible, at most
+    ``limit`` characters. Mathtext and TeX are off (FORCED_RC), so ``$`` and ``\\`` print as such."""
+    shown = visible(str(text), one_line=True)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "\u2026"
+
+
+def rc_from_style(path: Path | None) -> dict[str, Any]:
+    """The settings of a matplotlib style file (``--style``), checked: one line on error."""
+    if path is None:
+        return {}
+    from matplotlib import rc_params_from_file
+
+    if not Path(path).is_file():
+        raise FigureError(f"no such style file: {path}")
+    try:
+        params = rc_params_from_file(str(path), use_default_template=False)
+        return {str(k): params[k] for k in params}
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise FigureError(f"cannot read style file {path}: {' '.join(str(exc).split())}") from None
+
+
+@contextmanager
+def paper_style(style: Path | None = None) -> Iterator[None]:
+    """srtui's paper settings, then the ``--style`` file's, then FORCED_RC."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    extra = rc_from_style(style)
+    settings: Any = {**BASE_RC, **extra, **FORCED_RC}
+    with _RC_LOCK, matplotlib.rc_context(settings):
+        yield
+
+
+def new_figure(width: float, height: float, layout: Literal["constrained"] | None = "constrained") -> Figure:
+    """A figure that is not registered with pyplot (safe in worker threads, nothing to close)."""
+    from matplotlib.figure import Figure
+
+    if not 1.0 <= width <= 20.0:
+        raise FigureError(f"--width must be between 1 and 20 inches (3.5: one column, 7: two), not {width:g}")
+    return Figure(figsize=(width, max(1.2, min(height, 2.5 * width, 20.0))), layout=layout)
+
+
+def annotate_points(ax: Any, points: list[tuple[float, float, str]], chars: int = 20) -> None:
+    """A label beside each point; methods at the same point share one label."""
+    shared: dict[str, tuple[float, float, list[str]]] = {}
+    for x, y, name in points:
+        key = f"{float(x):.6g} {float(y):.6g}"  # relative: a log axis spans many decades
+        shared.setdefault(key, (float(x), float(y), []))[2].append(label(name, chars))
+    for x, y, names in shared.values():
+        ax.annotate(", ".join(names), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6)
+
+
+def save(fig: Figure, out: Path, dpi: int = 300) -> Path:
+    fmt = out.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise FigureError(f"--out must end in .pdf, .svg or .png, not {out.name!r}")
+    # no date: the same figure gives the same bytes (a figure in docs/ changes only when it does)
+    meta: dict[str, Any] = {"Software": "srtui"} if fmt == "png" else {"Creator": "srtui", "Date": None}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format=fmt, dpi=dpi, metadata=meta)
+    return out
+
+
+def svg_text(fig: Figure) -> str:
+    """The figure as an SVG document (for the HTML report)."""
+    import io
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Creator": "srtui", "Date": None})
+    return buf.getvalue()
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def power_label(value: float, _pos: object = None) -> str:
+    """A log axis tick as 10 with a superscript exponent, in plain characters (mathtext is off)."""
+    import math
+
+    if value <= 0 or not math.isfinite(value):
+        return ""
+    k = math.log10(value)
+    if abs(k - round(k)) > 1e-9:
+        return ""
+    return "1" if round(k) == 0 else "10" + str(round(k)).translate(_SUPERSCRIPT)
+
+
+def log_axis(axis: Any) -> None:
+    """Put ``axis`` (ax.xaxis or ax.yaxis) on a log scale with plain-text power labels."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
+    axis.set_major_formatter(FuncFormatter(power_label))
+    axis.set_minor_formatter(NullFormatter())

@@ -1,0 +1,204 @@
+"""What `srtui plot`, `srtui report` and the app's save keys share: reading a workspace (or a CSV
+file, or a review session) into the inputs of ``results.figures`` and ``results.report``.
+
+Here, at the top layer, because a report joins the results with the review sessions
+(``reviews``), which ``results`` may not import. No Textual here: the app calls these from a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import SrtuiError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from results.figures import FigureData
+    from results.report import SuiteInput
+    from results.store import Store
+
+
+class OutputError(SrtuiError, ValueError):
+    """A figure or report that cannot be made from this input; one line."""
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    name: str
+    suite: str | None
+    ratings: pd.DataFrame  # expert, task, method, rating (first showings)
+    agreement: pd.DataFrame  # reviews.report's agreement table
+    trust: pd.DataFrame  # task, method, trust (pooled)
+    tables: dict[str, pd.DataFrame]  # every table of `srtui review report`
+
+
+def review_input(store: Store, name: str, need_unblinded: bool = True) -> ReviewInput:
+    """A review session's ratings, agreement and pooled trust (methods only once unblinded)."""
+    from reviews.report import build, ratings_frame, trust_frame
+    from reviews.storage import session_row
+
+    row = session_row(store, name)
+    if need_unblinded and not row["unblinded_at"]:
+        raise OutputError(f"review {name!r} is still blinded: close and unblind it first (srtui review close/unblind)")
+    tables, _options = build(store, name)
+    ratings = ratings_frame(store, name)
+    ratings = ratings[ratings["is_repeat"] == 0][["expert", "task", "method", "rating"]]
+    return ReviewInput(name, row["suite"], ratings, tables["agreement"], trust_frame(store, name), tables)
+
+
+def unblinded_reviews(store: Store, suite: str) -> list[ReviewInput]:
+    """Every unblinded review session of ``suite`` (a blinded one would reveal methods)."""
+    names = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT name FROM review_sessions WHERE unblinded_at IS NOT NULL AND (suite = ? OR suite IS NULL) "
+            "ORDER BY name",
+            (suite,),
+        )
+    ]
+    return [review_input(store, n) for n in names]
+
+
+def trust_file(path: Path) -> pd.DataFrame:
+    """Expert trust ratings: SRBench 2022's expert_scores.json or a CSV task,method,trust."""
+    import pandas as pd
+
+    from results.scoring import load_expert_scores
+
+    if path.suffix.lower() == ".json":
+        return load_expert_scores(path)
+    try:
+        df = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise OutputError(f"cannot read trust ratings {path}: {' '.join(str(exc).split())}") from None
+    if not {"task", "method", "trust"} <= set(df.columns):
+        raise OutputError(f"{path}: trust ratings need columns task, method, trust")
+    return df
+
+
+def figure_data(
+    store: Store | None,
+    suite: str | None = None,
+    runs: pd.DataFrame | None = None,
+    options: dict[str, Any] | None = None,
+    trust: Path | None = None,
+    review: str | None = None,
+    rule: str | None = None,
+) -> FigureData:
+    """The input of a figure: ``runs`` as given, else the workspace's (one suite's); expert
+    ratings from a trust file or a review session of the workspace."""
+    from results.figures import FigureData
+    from results.tables import runs_frame
+
+    if runs is None and store is not None:
+        runs = runs_frame(store, suite)
+        if runs.empty:
+            raise OutputError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
+    data = FigureData(runs=runs, options=dict(options or {}), rule=rule)
+    if trust is not None and review is not None:
+        raise OutputError("give --trust or --review, not both")
+    if trust is not None:
+        data.trust = trust_file(trust)
+    if review is not None:
+        if store is None:
+            raise OutputError("--review reads a session of the workspace: give no --from-csv with it")
+        r = review_input(store, review)
+        data.trust, data.ratings, data.agreement = r.trust, r.ratings, r.agreement
+    return data
+
+
+def suite_rule(store: Store, name: str) -> str | None:
+    """The scoring rule of a suite by name: built in, or the suite file a run of it was given
+    (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
+    from tasks.suites import SuiteError, load_suite
+
+    candidates = [name]
+    for (argv,) in store.conn.execute("SELECT argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,)):
+        try:
+            candidates += [a for a in json.loads(argv or "[]") if isinstance(a, str) and a.endswith(".toml")]
+        except ValueError:
+            continue
+    for candidate in dict.fromkeys(candidates):
+        try:
+            suite = load_suite(candidate)
+        except SuiteError:
+            continue
+        if suite.name == name:
+            return suite.scoring
+    return None
+
+
+def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInput]:
+    """Each suite of the workspace (or those named) with its runs, rule and reviews."""
+    from results.queries import suites as all_suites
+    from results.report import SuiteInput, task_features
+    from results.tables import runs_frame
+
+    have = all_suites(store)
+    names = suites or have
+    unknown = [s for s in names if s not in have]
+    if unknown:
+        raise OutputError(
+            f"no runs of suite(s) {', '.join(unknown)} in the workspace (suites: {', '.join(have) or 'none'})"
+        )
+    out = []
+    features = task_features(store)
+    for name in names:
+        reviews = unblinded_reviews(store, name)
+        trust = reviews[0].trust if reviews else None
+        out.append(
+            SuiteInput(
+                name,
+                runs_frame(store, name),
+                suite_rule(store, name),
+                trust=trust,
+                reviews=[(r.name, r.tables) for r in reviews],
+                ratings=reviews[0].ratings if reviews else None,
+                agreement=reviews[0].agreement if reviews else None,
+                features=features,
+            )
+        )
+    return out
+
+
+def write_report(store: Store, out: Path, suites: list[str] | None = None, width: float = 7.0) -> Path:
+    """`srtui report`: one self-contained HTML file of the workspace (or of the suites named)."""
+    from results.report import metadata, render_report
+
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise OutputError(f"--out must end in .html, not {out.name!r}")
+    html = render_report(suite_inputs(store, suites), metadata(store, suites), width=width)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
+    return out
+
+
+def _safe_stem(*parts: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts))[:120]
+
+
+def save_figure(store: Store, suite: str, kind: str, folder: Path, profile: str | None = None) -> Path:
+    """The app's save key: ``kind`` of one suite as a PDF in ``folder``, with the suite's
+    unblinded review (trust, ratings) when there is one; ``profile`` where the rule has one."""
+    from results.figures import get_kind, render
+    from results.scoring import RULES
+
+    rule = RULES.get(get_kind(kind).rule)
+    options = {"profile": profile} if profile and rule is not None and "profile" in rule.options else {}
+    data = figure_data(store, suite, options=options)
+    reviews = unblinded_reviews(store, suite)
+    if reviews:
+        data.trust, data.ratings, data.agreement = reviews[0].trust, reviews[0].ratings, reviews[0].agreement
+    return render(kind, data, folder / f"{_safe_stem('figure', suite, kind)}.pdf")
+
+
+def save_report(store: Store, suite: str, folder: Path) -> Path:
+    """The app's report key: the report of one suite in ``folder``."""
+    return write_report(store, folder / f"{_safe_stem('report', suite)}.html", [suite])

@@ -1,0 +1,357 @@
+"""`srtui plot`: every figure from a real smoke workspace (with a real two-expert review) and from
+SRBench's published 2021 table, checked as files: the SVG parses, the PDF has its fonts embedded
+and its page exactly --width wide, and the text of each names every method and its axes."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import SRBENCH_MIRROR, shared_data_dir, srtui
+
+from engine.workspace import Workspace
+from results.figures import KIND_NAMES, FigureData, render
+from results.store import Store
+from srtui.outputs import figure_data
+
+SMOKE_METHODS = ("linear", "poly2", "gplearn", "pyoperon", "ffx")
+REVIEWED = ("gplearn", "pyoperon", "ffx")  # the review leaves the baselines out
+#: words of each figure's axes (or title) that must be in its text
+AXES = {
+    "pareto": ("median rank of test R²", "median rank of model size", "front "),
+    "points": ("test R²", "model size (nodes)", "training time (s)"),
+    "solution-rate": ("target noise", "symbolic solution rate", "accuracy solution rate"),
+    "profiles": ("test R² threshold x", "share of datasets with R²", "AUC"),
+    "energy": ("median training time per run (s)", "median energy per run (kWh)"),
+    "cd": ("average rank of test R²", "Nemenyi CD"),
+    "wilcoxon": ("pairwise Wilcoxon signed-rank tests", "p, Holm-adjusted"),
+    "ranks": ("score: mean over datasets of the harmonic mean of ranks", "mean rank over datasets"),
+    "trust": ("trust rating", "agreement", "Krippendorff"),
+}
+
+
+@pytest.fixture(scope="module")
+def smoke_ws(tmp_path_factory) -> Path:
+    """`srtui run smoke`, then a review of it by two experts (headless raters), closed and unblinded."""
+    ws = tmp_path_factory.mktemp("figures") / "ws"
+    srtui("run", "smoke", "-w", str(ws), check=True, timeout=600)
+    srtui(
+        "review",
+        "create",
+        "panel",
+        "--suite",
+        "smoke",
+        "--experts",
+        "ann,bob",
+        "--seed",
+        "1",
+        "-w",
+        str(ws),
+        check=True,
+    )
+    for expert in ("ann", "bob"):
+        subprocess.run(
+            [sys.executable, "-m", "reviews.headless", str(ws), "panel", expert, "--auto", "50"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+    srtui("review", "close", "panel", "-w", str(ws), check=True)
+    srtui("review", "unblind", "panel", "-w", str(ws), check=True)
+    return ws
+
+
+@pytest.fixture(scope="module")
+def published_2021(tmp_path_factory) -> Path:
+    """SRBench's docs/csv/blackbox_results.csv (branch master) from the git mirror of cavalab/srbench."""
+    if not SRBENCH_MIRROR.is_dir():
+        pytest.skip(f"no git mirror of cavalab/srbench at {SRBENCH_MIRROR}")
+    out = subprocess.run(
+        ["git", f"--git-dir={SRBENCH_MIRROR}", "show", "master:docs/csv/blackbox_results.csv"],
+        capture_output=True,
+        timeout=60,
+    )
+    if out.returncode != 0:
+        pytest.skip("the mirror has no master:docs/csv/blackbox_results.csv")
+    path = tmp_path_factory.mktemp("published") / "blackbox_results.csv"
+    path.write_bytes(out.stdout)
+    return path
+
+
+def svg_texts(path: Path) -> str:
+    """Every text of an SVG (it must parse as XML), joined by newlines."""
+    root = ET.parse(path).getroot()
+    assert root.tag.endswith("svg")
+    return "\n".join("".join(t.itertext()) for t in root.iter() if t.tag.endswith("text"))
+
+
+def pdf_check(path: Path, width_in: float) -> str:
+    """The PDF's header, embedded TrueType fonts and page width; returns its text."""
+    from pypdf import PdfReader
+
+    data = path.read_bytes()
+    assert data.startswith(b"%PDF-")
+    assert b"/FontFile2" in data and b"/Type3" not in data  # pdf.fonttype 42: TrueType, embedded
+    reader = PdfReader(io.BytesIO(data))
+    assert len(reader.pages) == 1
+    assert abs(float(reader.pages[0].mediabox.width) - width_in * 72) < 0.5
+    return reader.pages[0].extract_text()
+
+
+def kind_args(kind: str) -> list[str]:
+    return ["--review", "panel"] if kind == "trust" else []
+
+
+@pytest.mark.parametrize("kind", KIND_NAMES)
+def test_every_figure_from_the_smoke_workspace(smoke_ws, tmp_path, kind):
+    svg = tmp_path / f"{kind}.svg"
+    out = srtui("plot", kind, "--suite", "smoke", "--out", str(svg), *kind_args(kind), "-w", str(smoke_ws))
+    assert out.returncode == 0, out.stderr
+    assert f"wrote {svg}" in out.stderr
+    text = svg_texts(svg)
+    methods = REVIEWED if kind == "trust" else SMOKE_METHODS
+    for name in (*methods, *AXES[kind]):
+        assert name in text, (kind, name)
+    # the PDF in-process (the CLI's path is the SVG's above): one column wide, fonts embedded
+    store = Store(Workspace(smoke_ws), readonly=True)
+    try:
+        data = figure_data(store, "smoke", review="panel" if kind == "trust" else None)
+        words = " ".join(pdf_check(render(kind, data, tmp_path / f"{kind}.pdf", width=3.5), 3.5).split())
+    finally:
+        store.close()
+    for name in methods:
+        assert name in words, (kind, name)
+
+
+def test_published_2021_table_every_figure_it_supports(published_2021, tmp_path):
+    runs_methods = set(pd.read_csv(published_2021)["algorithm"])
+    data_dir = shared_data_dir()
+    for kind in KIND_NAMES:
+        out_file = tmp_path / f"{kind}.svg"
+        extra = []
+        if kind == "trust":
+            if data_dir is None or not (data_dir / "srbench2022" / "expert_scores.json").is_file():
+                continue
+            extra = ["--trust", str(data_dir / "srbench2022" / "expert_scores.json")]
+        out = srtui("plot", kind, "--from-csv", str(published_2021), "--out", str(out_file), *extra)
+        if kind == "energy":  # the published table has no energy: one clear line, no file
+            assert out.returncode == 2 and "no run has an energy figure" in out.stderr
+            assert out.stderr.count("\n") == 1 and not out_file.exists()
+            continue
+        assert out.returncode == 0, (kind, out.stderr)
+        text = svg_texts(out_file)
+        if kind != "trust":
+            missing = [m for m in runs_methods if m not in text]
+            assert not missing, (kind, missing)
+        for word in AXES[kind]:
+            if kind == "solution-rate" and word == "symbolic solution rate":
+                continue  # the black-box table has no ground truth: accuracy solution rate only
+            if kind == "trust" and word in ("agreement", "Krippendorff"):
+                continue
+            assert word in text, (kind, word)
+
+
+def test_published_2021_pareto_labels_front_0_with_operon_gp_gomea_and_dsr(published_2021, tmp_path):
+    pdf = tmp_path / "pareto.pdf"
+    out = srtui("plot", "pareto", "--from-csv", str(published_2021), "--out", str(pdf))
+    assert out.returncode == 0, out.stderr
+    words = " ".join(pdf_check(pdf, 7.0).split())
+    assert "front 0: *Operon, *GP-GOMEA, *DSR" in words
+    svg = tmp_path / "pareto.svg"
+    srtui("plot", "pareto", "--from-csv", str(published_2021), "--out", str(svg), check=True)
+    assert "front 0: *Operon, *GP-GOMEA, *DSR" in svg_texts(svg)
+    png = tmp_path / "pareto.png"
+    srtui("plot", "pareto", "--from-csv", str(published_2021), "--out", str(png), "--dpi", "100", check=True)
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def _hostile_runs() -> pd.DataFrame:
+    names = ["$\\frac{1}{2}$ and \\$", "<script>x</script>", "esc\x1b[31mred"]
+    rows = [
+        {
+            "task": f"d{t}",
+            "method": m,
+            "seed": 0,
+            "r2_test": 0.5 + 0.1 * i + 0.01 * t,
+            "size": 10 + i + t,
+            "wall_s": 1.0 + i,
+        }
+        for t in range(4)
+        for i, m in enumerate(names)
+    ]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("kind", ["pareto", "points", "cd", "wilcoxon", "profiles"])
+def test_untrusted_names_print_as_text_never_as_mathtext_or_markup(tmp_path, kind):
+    from results.tables import normalise
+
+    data = FigureData(runs=normalise(_hostile_runs()))
+    text = svg_texts(render(kind, data, tmp_path / "f.svg"))
+    assert "$\\frac{1}{2}$ and \\$" in text  # mathtext off: the dollars and backslashes print
+    assert "<script>x</script>" in text  # XML-escaped in the file, the same text when parsed
+    assert "esc\\x1b[31mred" in text and "\x1b" not in text
+    pdf_text = pdf_check(render(kind, data, tmp_path / "f.pdf"), 7.0)
+    assert "frac" in pdf_text
+
+
+def test_style_file_applies_but_cannot_turn_on_tex_or_mathtext(smoke_ws, tmp_path):
+    style = tmp_path / "paper.mplstyle"
+    style.write_text("axes.facecolor: ff0000\ntext.usetex: True\ntext.parse_math: True\n")
+    svg = tmp_path / "p.svg"
+    out = srtui("plot", "profiles", "--suite", "smoke", "--style", str(style), "--out", str(svg), "-w", str(smoke_ws))
+    assert out.returncode == 0, out.stderr
+    assert "fill: #ff0000" in svg.read_text()
+
+
+def test_refusals_are_one_line(smoke_ws, tmp_path):
+    cases = [
+        (["plot", "pareto", "--suite", "smoke", "--out", str(tmp_path / "x.jpg")], "must end in .pdf, .svg or .png"),
+        (["plot", "nope", "--suite", "smoke", "--out", str(tmp_path / "x.svg")], "unknown figure 'nope'"),
+        (["plot", "pareto", "--suite", "smoke", "--out", str(tmp_path / "x.svg"), "--width", "0.5"], "--width must be"),
+        (
+            ["plot", "pareto", "--suite", "smoke", "--out", str(tmp_path / "x.svg"), "--style", str(tmp_path / "no")],
+            "no such style file",
+        ),
+        (["plot", "trust", "--suite", "smoke", "--out", str(tmp_path / "x.svg")], "needs ratings"),
+        (["plot", "pareto", "--suite", "nosuch", "--out", str(tmp_path / "x.svg")], "no runs of suite nosuch"),
+        (
+            ["plot", "pareto", "--suite", "smoke", "--out", str(tmp_path / "x.svg"), "-o", "bogus=1"],
+            "has no option(s) bogus",
+        ),
+        (
+            ["plot", "ranks", "--suite", "smoke", "--rule", "friedman", "--out", str(tmp_path / "x.svg")],
+            "draws srbench2022",
+        ),
+        (["report", "--out", str(tmp_path / "r.pdf")], "must end in .html"),
+        (["report", "--suite", "nosuch", "--out", str(tmp_path / "r.html")], "no runs of suite(s) nosuch"),
+    ]
+    for args, message in cases:
+        out = srtui(*args, "-w", str(smoke_ws))
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr and out.stderr.count("\n") == 1, (args, out.stderr)
+    assert not list(tmp_path.glob("x.*")) and not list(tmp_path.glob("r.*"))
+
+
+def test_blinded_review_is_refused(smoke_ws, tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(smoke_ws, ws)
+    srtui("review", "create", "open-one", "--suite", "smoke", "-w", str(ws), check=True)
+    out = srtui("plot", "trust", "--review", "open-one", "--out", str(tmp_path / "t.svg"), "-w", str(ws))
+    assert out.returncode == 2 and "still blinded" in out.stderr
+
+
+def test_list_describes_every_figure():
+    out = srtui("plot", "--list", check=True)
+    for kind in KIND_NAMES:
+        assert f"\n{kind}" in "\n" + out.stdout
+    assert "rule srbench2021" in out.stdout and "rule friedman" in out.stdout
+
+
+def test_a_method_keeps_its_colour_in_every_figure(smoke_ws, tmp_path):
+    """The same method gets the same colour in two figures of one workspace."""
+    from results.figures.style import looks
+
+    look = looks(SMOKE_METHODS)
+    assert len({(v.color, v.marker) for v in look.values()}) == len(SMOKE_METHODS)
+    for kind in ("profiles", "points"):
+        svg = tmp_path / f"{kind}.svg"
+        srtui("plot", kind, "--suite", "smoke", "--out", str(svg), "-w", str(smoke_ws), check=True)
+        body = svg.read_text()
+        for method in SMOKE_METHODS:
+            assert look[method].color.lower() in body.lower(), (kind, method)
+
+
+def test_report_escapes_models_and_names(smoke_ws, tmp_path):
+    """A model holding <script> and a method named with markup are text in the report."""
+    ws = hostile_copy(smoke_ws, tmp_path / "ws")
+    html = tmp_path / "report.html"
+    out = srtui("report", "--out", str(html), "-w", str(ws))
+    assert out.returncode == 0, out.stderr
+    page = html.read_text()
+    assert page.count("<script") == 1  # srtui's own sorting script, nothing else
+    assert "&lt;script&gt;window.__srtui_pwned=1&lt;/script&gt;" in page
+    assert "<img" not in page and "&lt;img src=x onerror=" in page
+    # nothing to fetch: every src/href is a fragment or inline data (namespaces are no requests)
+    assert re.findall(r"""(?:src|href)\s*=\s*["'](?!#|data:)""", page) == []
+    assert page.count("<svg") >= 8 and "<math" in page
+
+
+def hostile_copy(src: Path, dest: Path) -> Path:
+    """A copy of the smoke workspace whose stored method output is hostile: linear's model is a
+    script, poly2 is renamed to an <img> with an onerror handler."""
+    shutil.copytree(src, dest)
+    with sqlite3.connect(dest / "srtui.db") as conn:
+        conn.execute("UPDATE jobs SET model = '<script>window.__srtui_pwned=1</script>' WHERE method = 'linear'")
+        conn.execute(
+            "UPDATE jobs SET method = ? WHERE method = 'poly2'",
+            ('<img src=x onerror="window.__srtui_pwned=2">$x$',),
+        )
+    return dest
+
+
+SORTS_NUMERIC = """(() => {
+  const t = document.querySelector('.leaderboard table');
+  const ths = [...t.querySelectorAll('th')];
+  const i = ths.findIndex(h => h.dataset.numeric === '1');
+  ths[i].click();
+  const v = [...t.tBodies[0].rows].map(r => parseFloat(r.cells[i].dataset.key));
+  return v.length > 1 && v.every((x, k) => k === 0 || v[k - 1] <= x);
+})()"""
+
+
+@pytest.mark.browser
+def test_report_in_headless_chromium(smoke_ws, tmp_path):
+    """The report opened offline in Debian's chromium: no console message, no page error, no
+    request but its own file, all nine figures and every table there, the hostile model and
+    method name shown as text and never run."""
+    from browser import Browser, chromium
+
+    if chromium() is None:
+        pytest.skip("chromium is not installed (.ci/run installs Debian's package)")
+    ws = hostile_copy(smoke_ws, tmp_path / "ws")
+    html = tmp_path / "report.html"
+    srtui("report", "--out", str(html), "-w", str(ws), check=True)
+    browser = Browser()
+    try:
+        page = browser.open_page(
+            html,
+            {
+                "kinds": "[...document.querySelectorAll('figure.figure')].map(f => f.dataset.kind)",
+                "svgs": "document.querySelectorAll('figure.figure svg').length",
+                "leaderboards": "document.querySelectorAll('.leaderboard table').length",
+                "breakdowns": "document.querySelectorAll('.breakdown table').length",
+                "tables": "document.querySelectorAll('table').length",
+                "maths": "document.querySelectorAll('math').length",
+                "pwned": "typeof window.__srtui_pwned",
+                "model_text": "[...document.querySelectorAll('pre.model-text')].some("
+                "e => e.textContent.includes('<script>window.__srtui_pwned=1</script>'))",
+                "name_text": "document.body.textContent.includes('<img src=x onerror=')",
+                "imgs": "document.querySelectorAll('img').length",
+                "scripts": "document.querySelectorAll('script').length",
+                "headings": "[...document.querySelectorAll('h3')].map(h => h.textContent)",
+                "sorts": SORTS_NUMERIC,
+            },
+        )
+    finally:
+        browser.close()
+    v = page.values
+    assert v["kinds"] == list(KIND_NAMES) and v["svgs"] == len(KIND_NAMES)
+    assert v["leaderboards"] == 1 and v["breakdowns"] >= 1 and v["tables"] >= 8
+    assert v["maths"] >= 4  # best and median models of the SR methods as MathML
+    assert v["pwned"] == "undefined" and v["model_text"] and v["name_text"]
+    assert v["imgs"] == 0 and v["scripts"] == 1
+    for heading in ("Leaderboard", "Figures", "Models", "Failures", "Expert review", "Run metadata"):
+        assert heading in v["headings"]
+    assert v["sorts"] is True
+    assert [u for u in page.requests if not u.startswith(("file:", "data:"))] == []
+    assert page.console == [] and page.errors == []
+    assert [e for e in page.log if e.get("level") in ("error", "warning")] == []

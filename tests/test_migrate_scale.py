@@ -1,0 +1,78 @@
+"""Schema v8 on a store of an older version: a migration killed half-way (SIGKILL, a second
+process) leaves the store at its old version with every job; reopening migrates it whole."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from engine.workspace import Workspace
+from results import schema
+from results.store import Store
+
+REPO = Path(__file__).resolve().parents[1]
+N = 60_000
+
+
+def _v7_store(path: Path) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN")
+    for step in schema.MIGRATIONS[:7]:
+        step(conn)
+    conn.execute("PRAGMA user_version = 7")
+    statuses = ("ok", "ok", "error", "timeout", "pending")
+    conn.executemany(
+        "INSERT INTO jobs (job_id, suite, task, method, params, seed, limits, data_fingerprint, method_version, "
+        "spec, status, attempt, r2_test, run_id, ended_at) VALUES (?,?,?,?,'{}',?,'{}','f','v1','{}',?,1,?,?,?)",
+        [
+            (f"{i:016x}", "s", f"task-{i % 97}", f"m-{i % 13}", i, statuses[i % 5], i / N, f"run{i % 3}", f"{i:08d}")
+            for i in range(N)
+        ],
+    )
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def _jobs(path: Path) -> list[tuple]:
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT job_id, status, r2_test FROM jobs ORDER BY job_id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_killed_migration_leaves_the_old_store_and_completes_on_reopen(tmp_path):
+    ws = Workspace(tmp_path / "ws").ensure()
+    _v7_store(ws.db_path)
+    before = _jobs(ws.db_path)
+    wal = Path(f"{ws.db_path}-wal")
+    wal_at_start = wal.stat().st_size if wal.exists() else 0
+    code = (
+        "import sys; from pathlib import Path; from engine.workspace import Workspace; "
+        "from results.store import Store; Store(Workspace(Path(sys.argv[1])))"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ws.root)], cwd=REPO)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:  # the migration is writing
+        if wal.exists() and wal.stat().st_size > wal_at_start + 512 * 1024:
+            break
+        time.sleep(0.002)
+    assert proc.poll() is None, "the migration ended before it could be interrupted"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    conn = sqlite3.connect(ws.db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 7  # rolled back whole
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'job_counts'").fetchone()[0] == 0
+    conn.close()
+    assert _jobs(ws.db_path) == before
+    store = Store(ws)  # reopened: migrated whole
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
+    assert store.status_counts() == {"ok": 24_000, "error": 12_000, "timeout": 12_000, "pending": 12_000}
+    store.close()
+    assert _jobs(ws.db_path) == before
