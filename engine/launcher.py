@@ -359,6 +359,10 @@ def _last_line(data: bytes) -> str:
 
 #: bytes of predictions.npz the driver reads at most (16M float64 rows per split)
 PREDICTIONS_FILE_CAP = 256 << 20
+#: objects/arrays and items of result.json the driver parses at most (the worker writes ~1000
+#: Pareto points and a few notes): the file's byte cap alone would allow gigabytes of objects
+MAX_JSON_CONTAINERS = 100_000
+MAX_JSON_ITEMS = 4_000_000
 
 
 def _read_result(scratch: Path, outcome: JobOutcome) -> None:
@@ -374,6 +378,9 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
             preds = untrusted.read_capped(dir_fd, "predictions.npz", PREDICTIONS_FILE_CAP)
         finally:
             os.close(dir_fd)
+        if raw.count(b"{") + raw.count(b"[") > MAX_JSON_CONTAINERS or raw.count(b",") > MAX_JSON_ITEMS:
+            # a few MB of "{}," would be gigabytes of Python objects in the driver
+            raise untrusted.UntrustedFileError("result.json holds too many values")
         result = json.loads(raw)
         vectors = untrusted.load_vectors(preds, ("train_pred", "test_pred"), PREDICTIONS_FILE_CAP)
     except (OSError, ValueError, RecursionError, untrusted.UntrustedFileError) as exc:

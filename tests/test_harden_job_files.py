@@ -160,3 +160,35 @@ def test_database_links_and_empty_database_are_refused_by_every_command(workspac
     proc = srtui("run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--workspace", str(workspace))
     assert proc.returncode == 2 and "symbolic link" in proc.stderr, proc.stderr
     assert elsewhere.stat().st_size == 0
+
+
+def test_result_json_bombs_are_refused_before_they_become_objects(tmp_path: Path) -> None:
+    """Attacks found after the first version: a few MB of ``{},`` (gigabytes of dicts in the
+    driver), JSON nested past Python's recursion limit, an npz whose array header claims 2**40
+    floats, all made the job's error at once."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    from engine.launcher import JobOutcome, _read_result
+
+    good = io.BytesIO()
+    np.savez(good, train_pred=np.zeros(3), test_pred=np.zeros(2))
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (2**40,)})
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w") as zf:
+        zf.writestr("train_pred.npy", header.getvalue() + b"\0" * 16)
+        zf.writestr("test_pred.npy", header.getvalue() + b"\0" * 16)
+    cases = [
+        ('{"pareto": [' + ",".join(["{}"] * 200_000) + "]}", good.getvalue()),
+        ("[" * 100_000 + "]" * 100_000, good.getvalue()),
+        ('{"model": "x0"}', bomb.getvalue()),
+    ]
+    for text, npz in cases:
+        (tmp_path / "result.json").write_text(text)
+        (tmp_path / "predictions.npz").write_bytes(npz)
+        outcome = JobOutcome("j", 1, "ok", "h", "a", "b", 0.0)
+        _read_result(tmp_path, outcome)
+        assert outcome.status == "error" and "unreadable" in (outcome.error or ""), (text[:40], outcome.error)
