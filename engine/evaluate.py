@@ -1,13 +1,18 @@
 """Turn a finished job's outcome into its record: accuracy from the method's own predictions,
 the model string read through the one safe parser, and the fidelity check.
 
-Runs in the driver (the data are there, whatever the backend). The model string is untrusted:
-it is only ever read by ``engine.expression.parse_expression``.
+The model string is untrusted: it is only ever read by ``engine.expression.parse_expression``,
+and never in a driver thread. ``Checker`` runs ``evaluate_outcome`` in a process of its own per
+slot (``engine.pool.TimedPool``) under a deadline and a memory cap: a model that takes longer is
+recorded with its accuracy and a ``model_error``, and the driver goes on.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +37,9 @@ class TaskArrays:
 
     @classmethod
     def load(cls, path: str) -> TaskArrays:
-        with np.load(path, allow_pickle=False) as z:
+        from engine.untrusted import open_regular
+
+        with open_regular(Path(path)) as fh, np.load(fh, allow_pickle=False) as z:
             return cls(
                 X_train=z["X_train"],
                 y_train=z["y_train"],
@@ -127,3 +134,78 @@ def pareto_in_original_units(
             continue
         out.append({**point, "expression": mapped, "expression_as_printed": printed})
     return out
+
+
+#: what the check of one model may take, in its own process (the README's limits table)
+CHECK_TIMEOUT_S = 60.0
+CHECK_MEM_MB = 3000
+#: the outcome's fields the check may change (scaling maps the model back, a bad model is invalid)
+_CHANGED = ("status", "error", "model", "notes", "pareto")
+_arrays: dict[str, TaskArrays] = {}
+
+
+def check_in_process(payload: tuple[JobOutcome, str, str | None]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pool's side: ``evaluate_outcome`` of one outcome; returns its fields and the changes."""
+    outcome, data_path, option = payload
+    data = _arrays.get(data_path)
+    if data is None:
+        _arrays.clear()  # one task at a time is the common case: keep the process small
+        data = _arrays[data_path] = TaskArrays.load(data_path)
+    from engine.scaling import data_arrays
+
+    scaler = Scaling.for_job(option, data_arrays(data)) if option else None
+    fields = evaluate_outcome(outcome, data, scaler)
+    return fields, {name: getattr(outcome, name) for name in _CHANGED}
+
+
+class Checker:
+    """Scores outcomes: accuracy in the calling thread (numpy over the task's rows), the model's
+    parse and fidelity in one ``TimedPool`` process per calling thread (a slot), under
+    ``CHECK_TIMEOUT_S`` and ``CHECK_MEM_MB``."""
+
+    def __init__(self, timeout: float | None = None) -> None:
+        # SRTUI_CHECK_TIMEOUT_S: for tests of the deadline, which no real model reaches quickly
+        self.timeout = timeout or float(os.environ.get("SRTUI_CHECK_TIMEOUT_S") or CHECK_TIMEOUT_S)
+        self._local = threading.local()
+        self._pools: list[Any] = []
+        self._lock = threading.Lock()
+
+    def _pool(self) -> Any:
+        pool = getattr(self._local, "pool", None)
+        if pool is None:
+            from engine.pool import TimedPool
+
+            pool = TimedPool(
+                check_in_process,
+                workers=1,
+                timeout=self.timeout,
+                mem_mb=CHECK_MEM_MB,
+                preload=("engine.evaluate", "engine.expression"),
+            )
+            self._local.pool = pool
+            with self._lock:
+                self._pools.append(pool)
+        return pool
+
+    def score(self, outcome: JobOutcome, data: TaskArrays, data_path: str, option: str | None) -> dict[str, Any]:
+        if outcome.status != "ok" or outcome.model is None:
+            return evaluate_outcome(outcome, data)  # accuracy only: no model string to read
+        light = replace(outcome, stdout=b"", stderr=b"")
+        [result] = list(self._pool().run([(outcome.job_id, (light, data_path, option))]))
+        if result.status == "ok":
+            fields, changed = result.value
+            for name, value in changed.items():
+                setattr(outcome, name, value)
+            return dict(fields)
+        bare = replace(outcome, model=None)
+        fields = evaluate_outcome(bare, data)
+        outcome.status, outcome.error = bare.status, bare.error
+        why = f"after {self.timeout:g} s" if result.status == "timeout" else str(result.value)[:200]
+        fields["model_error"] = f"the model check was stopped ({result.status} {why}): not read"
+        return fields
+
+    def close(self) -> None:
+        with self._lock:
+            pools, self._pools = self._pools, []
+        for pool in pools:
+            pool.close()

@@ -24,8 +24,9 @@ from typing import IO, Any
 
 import numpy as np
 
-from engine import launchers, proctree
+from engine import launchers, proctree, untrusted
 from engine.spec import JobSpec
+from engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
 TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
@@ -152,14 +153,17 @@ def run_job(
     force: threading.Event | None = None,
     on_start: Callable[[int], None] | None = None,
     poll_s: float = 0.25,
+    record: Path | None = None,
 ) -> JobOutcome:
-    """Run one job under its limits; always returns an outcome, never raises for job failures."""
+    """Run one job under its limits; always returns an outcome, never raises for job failures.
+    ``record``: where the job's processes are written down while it runs (removed at its end), so
+    a run after this driver died kills what the job left (engine.proctree.sweep_records)."""
     spec = JobSpec.from_dict(payload.spec)
     limits = spec.limits
     scratch = scratch.absolute()
-    scratch.mkdir(parents=True, exist_ok=True)
-    for stale in ("result.json", "predictions.npz"):
-        (scratch / stale).unlink(missing_ok=True)
+    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/jobs is not followed
+    untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
+    scratch.mkdir()
     data_path = os.path.abspath(payload.data_path) if payload.data_path else None
     if payload.data_bytes is not None:
         data_path = str(scratch / "data.npz")
@@ -214,7 +218,12 @@ def run_job(
     if on_start is not None:
         on_start(proc.pid)
 
-    tracker = proctree.TreeTracker(proc.pid, token)
+    if record is not None:
+        try:
+            proctree.start_record(record)
+        except (OSError, untrusted.UntrustedFileError):
+            record = None  # the token sweep still finds what keeps its environment
+    tracker = proctree.TreeTracker(proc.pid, token, record)
     reason: str | None = None  # why we stopped it: timeout / oom / interrupted
     detail: str | None = None
     kill_at: float | None = None
@@ -266,6 +275,8 @@ def run_job(
     proctree.release_root(proc.pid)
     # the root is gone; whatever of its tree is left (children, escapees) goes now
     leftover = tracker.kill_all()
+    if record is not None and not leftover:
+        record.unlink(missing_ok=True)  # nothing of the job is left to find
     if cgroup is not None:
         cgroup.kill()
     for r in readers:
@@ -346,29 +357,44 @@ def _last_line(data: bytes) -> str:
     return lines[-1][:500] if lines else ""
 
 
+#: bytes of predictions.npz the driver reads at most (16M float64 rows per split)
+PREDICTIONS_FILE_CAP = 256 << 20
+#: objects/arrays and items of result.json the driver parses at most (the worker writes ~1000
+#: Pareto points and a few notes): the file's byte cap alone would allow gigabytes of objects
+MAX_JSON_CONTAINERS = 100_000
+MAX_JSON_ITEMS = 4_000_000
+
+
 def _read_result(scratch: Path, outcome: JobOutcome) -> None:
-    """Read the worker's files as data. A missing or malformed result is an error, not a crash."""
-    from engine.worker import MODEL_CAP, RESULT_FILE_CAP
+    """Read the worker's files as data, as untrusted files (engine.untrusted: no link followed,
+    no FIFO waited on, nothing read past its cap). Anything else than the worker's two regular
+    files within their caps makes the job an error, never a crash or a hang of the driver."""
+    from engine.worker import MODEL_CAP, PARETO_CAP, RESULT_FILE_CAP
 
     try:
-        size = (scratch / "result.json").stat().st_size
-        if size > RESULT_FILE_CAP:  # the worker caps what it writes; this one was not the worker's
-            outcome.status, outcome.error = "error", f"worker result too large ({size / 2**20:.0f} MB)"
-            return
-        result = json.loads((scratch / "result.json").read_text())
-        with np.load(scratch / "predictions.npz", allow_pickle=False) as preds:
-            outcome.train_pred = np.asarray(preds["train_pred"], dtype=np.float64)
-            outcome.test_pred = np.asarray(preds["test_pred"], dtype=np.float64)
-    except (OSError, ValueError, KeyError) as exc:
-        outcome.status, outcome.error = "error", f"worker result unreadable: {exc}"
+        dir_fd = untrusted.open_dir(scratch)
+        try:
+            raw = untrusted.read_capped(dir_fd, "result.json", RESULT_FILE_CAP)
+            preds = untrusted.read_capped(dir_fd, "predictions.npz", PREDICTIONS_FILE_CAP)
+        finally:
+            os.close(dir_fd)
+        if raw.count(b"{") + raw.count(b"[") > MAX_JSON_CONTAINERS or raw.count(b",") > MAX_JSON_ITEMS:
+            # a few MB of "{}," would be gigabytes of Python objects in the driver
+            raise untrusted.UntrustedFileError("result.json holds too many values")
+        result = json.loads(raw)
+        vectors = untrusted.load_vectors(preds, ("train_pred", "test_pred"), PREDICTIONS_FILE_CAP)
+    except (OSError, ValueError, RecursionError, untrusted.UntrustedFileError) as exc:
+        outcome.status, outcome.error = "error", f"worker result unreadable: {visible_one_line(exc)}"
         return
+    outcome.train_pred, outcome.test_pred = vectors["train_pred"], vectors["test_pred"]
     if not isinstance(result, dict):
         outcome.status, outcome.error = "error", "worker result unreadable: not a JSON object"
         return
+    result = encodable(result)  # JSON may carry lone surrogates, which the store cannot encode
     model = result.get("model")
     outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
-    outcome.dialect = str(result.get("dialect") or "python")
-    outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)]
+    outcome.dialect = str(result.get("dialect") or "python")[:40]
+    outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)][:PARETO_CAP]
     notes = result.get("notes")
     outcome.notes = notes if isinstance(notes, dict) else {}
     fit_s = result.get("fit_s")
@@ -376,6 +402,12 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     joules, how = result.get("energy_j"), result.get("energy_method")
     if isinstance(joules, (int, float)) and how in ("rapl", "estimate"):
         outcome.energy_j, outcome.energy_method = float(joules), how
+
+
+def visible_one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception's message as one line of at most ``limit`` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _source_root() -> str:

@@ -10,6 +10,7 @@ job also gets its own cgroup with ``memory.max`` and ``cgroup.kill``, which no e
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -108,6 +109,9 @@ class TreeTracker:
 
     root_pid: int
     token: str
+    #: where every process seen is written down (pid, start time, session), so a run after this
+    #: driver died can kill what the job left even without the token (engine.proctree.sweep_records)
+    record: Path | None = None
     seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
     gone: set[int] = field(default_factory=set)  # seen pids that have exited: not looked up again
     peak_rss: int = 0  # bytes: the largest sum of the tree's proportional set sizes
@@ -120,9 +124,12 @@ class TreeTracker:
         # orphans adopted by us (the subreaper) that carry this job's token: at every poll, so
         # an escapee's memory counts for as long as it lives, not only when first seen
         in_tree.extend(p.pid for p in adopted_with_token(self.token, skip=self.root_pid))
+        new: list[tuple[int, float]] = []
         for pid in dict.fromkeys(in_tree):
             try:
                 proc = psutil.Process(pid)
+                if pid not in self.seen:
+                    new.append((pid, proc.create_time()))
                 self.seen[pid] = proc.create_time()
                 self.gone.discard(pid)
                 total += memory_bytes(proc)
@@ -139,6 +146,8 @@ class TreeTracker:
                 pass
             self.gone.add(pid)  # exited, or the pid was recycled: not looked up again
         self.peak_rss = max(self.peak_rss, total)
+        if new and self.record is not None:
+            write_record(self.record, new)
         return total
 
     def live(self) -> list[psutil.Process]:
@@ -282,6 +291,99 @@ def reap_adopted(candidates: set[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
         except (ChildProcessError, OSError):
             pass  # not our child (still parented elsewhere) or already reaped
+
+
+# --- the record of a job's processes (for a run after its driver died) --------------------------
+
+
+def start_record(path: Path) -> None:
+    """A job's record begins with the driver that runs it (engine.untrusted: never through a link)."""
+    from engine.untrusted import write_file
+
+    write_file(path, f"driver {driver_identity()}\n".encode())
+
+
+def write_record(path: Path, procs: list[tuple[int, float]]) -> None:
+    lines = []
+    for pid, ctime in procs:
+        try:
+            sid = os.getsid(pid)
+        except OSError:
+            sid = 0
+        lines.append(f"{pid} {ctime!r} {sid}\n")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return  # the job ended (its record removed) or the disk is full: the token sweep remains
+    try:
+        os.write(fd, "".join(lines).encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def sweep_records(folder: Path) -> list[int]:
+    """Kill what jobs of dead drivers left: every recorded process still alive with its recorded
+    start time, and every process in a session one of them led (an escapee's ``setsid``) started
+    after the job did, environment or not. Records of live drivers are left alone."""
+    from engine.untrusted import UntrustedFileError, open_dir, read_capped
+
+    try:
+        dir_fd = open_dir(folder)
+    except (OSError, UntrustedFileError):
+        return []
+    killed: list[int] = []
+    try:
+        for name in os.listdir(dir_fd):
+            try:
+                text = read_capped(dir_fd, name, 1 << 20).decode("ascii", "replace")
+            except (OSError, UntrustedFileError):
+                continue
+            head, _, body = text.partition("\n")
+            if not head.startswith("driver ") or identity_alive(head[len("driver ") :].strip()):
+                continue
+            killed += _kill_recorded(body)
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+    return killed
+
+
+def _kill_recorded(body: str) -> list[int]:
+    recorded: dict[int, float] = {}
+    for line in body.splitlines():
+        parts = line.split()
+        with contextlib.suppress(ValueError, IndexError):
+            recorded[int(parts[0])] = float(parts[1])
+    if not recorded:
+        return []
+    since = min(recorded.values()) - 0.01
+    # a recorded pid now taken by another process is not the job's session (a live session keeps
+    # its number from being reused, so a dead leader's session is still the job's)
+    sessions = set()
+    for pid, ctime in recorded.items():
+        try:
+            if abs(psutil.Process(pid).create_time() - ctime) < 0.01:
+                sessions.add(pid)
+        except psutil.Error:
+            sessions.add(pid)
+    victims = []
+    for proc in psutil.process_iter():
+        try:
+            ctime = proc.create_time()
+            same = proc.pid in recorded and abs(ctime - recorded[proc.pid]) < 0.01
+            # a session led by a job process: its members are the job's, if younger than the job
+            in_session = ctime >= since and os.getsid(proc.pid) in sessions and proc.pid != os.getpid()
+            if (same or in_session) and proc.status() != psutil.STATUS_ZOMBIE:
+                victims.append(proc)
+        except (psutil.Error, OSError):
+            continue
+    for proc in victims:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    return [p.pid for p in victims]
 
 
 def sweep_orphans(workspace_prefix: str) -> list[int]:

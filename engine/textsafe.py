@@ -48,6 +48,22 @@ def safe_value(value: Any) -> Any:
     return value
 
 
+def encodable(value: Any) -> Any:
+    """``value`` with every lone surrogate (which UTF-8 cannot store: a JSON ``"\\udc9b"`` from a
+    method reads as one) shown as ``\\udc9b``, through lists and dicts."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(encodable(v) for v in value)
+    return value
+
+
 def safe_row(cursor: Any, row: tuple[Any, ...]) -> tuple[Any, ...]:
     """A sqlite3 row factory: every text column made visible (the app's read-only reads).
     A clean row (nearly all) is returned as it is, after one search per text value."""

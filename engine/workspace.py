@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import SrtuiError
+from engine.untrusted import real_dir
 
 #: file systems on which SQLite's WAL mode (shared memory) is unsafe
 NETWORK_FS = frozenset(
@@ -54,8 +55,9 @@ class Workspace:
     def ensure(self) -> Workspace:
         """Create the layout, or fail with one line if the place is not writable."""
         try:
-            for d in (self.root, self.logs, self.cache, self.data_cache, self.jobs_dir):
-                d.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(parents=True, exist_ok=True)
+            for d in (self.logs, self.cache, self.data_cache, self.jobs_dir):
+                real_dir(d)  # a link a job planted in place of logs/ or cache/ is not written through
             probe = self.root / f".write-test-{uuid.uuid4().hex}"
             probe.write_bytes(b"")
             probe.unlink()

@@ -1,5 +1,5 @@
 """Expression metrics of many models at once: cached by (expression hash, truth hash, operation),
-the misses computed by a :class:`results.pool.TimedPool`, one task (and one deadline) per model.
+the misses computed by a :class:`engine.pool.TimedPool`, one task (and one deadline) per model.
 
 A timeout is a result too: it is cached with the deadline it had, so a rescore with a longer
 deadline tries again and one with the same deadline does not.
@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.pool import TimedPool
 from results import expr_metrics as em
-from results.pool import TimedPool
 from results.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
 from results.solutions import CHECK_NAMES, CHECKS, PUBLISHED, VARIANTS
 

@@ -3,7 +3,7 @@
 Cheap metrics of srtui's exact tree (``engine.expression.parse_expression``) live here; the
 per-release SRBench metrics (sizes after each release's reading, rounding and simplify,
 simplicity, symbolic solution, feature absence) and SRSD's edit distance are defined in
-:mod:`results.releases`. The expensive ones run in :class:`results.pool.TimedPool` workers under a
+:mod:`results.releases`. The expensive ones run in :class:`engine.pool.TimedPool` workers under a
 deadline; :func:`run_op` is the worker entry point.
 
 - diversity: Shannon entropy (natural log) of the node labels of the parsed tree, numbers all

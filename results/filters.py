@@ -64,6 +64,7 @@ def parse_filter(filter_text: str) -> list[Term]:
     """
     terms: list[Term] = []
     for m in _TOKEN.finditer(filter_text):
+        _check_size(terms)
         if m["col"] is None:
             word = m["word"] if m["word"] is not None else _unquote(m["qword"] or '""')
             like = f"%{word}%"
@@ -93,7 +94,19 @@ def parse_filter(filter_text: str) -> list[Term]:
             raise QueryError(f"{op} needs one number: {m.group(0).strip()!r}")
         else:
             terms.append(Term(f"{col} {op} ?", (values[0],), col, op, (values[0],)))
+    _check_size(terms)
     return terms
+
+
+#: terms (AND-ed) and bound values of one filter: far above any typed filter, below SQLite's limits
+#: (a deeper expression is "Expression tree is too large", more values "too many SQL variables")
+MAX_FILTER_TERMS = 200
+MAX_FILTER_VALUES = 2000
+
+
+def _check_size(terms: list[Term]) -> None:
+    if len(terms) > MAX_FILTER_TERMS or sum(len(t.args) for t in terms) > MAX_FILTER_VALUES:
+        raise QueryError(f"a filter holds at most {MAX_FILTER_TERMS} terms and {MAX_FILTER_VALUES} values")
 
 
 def joined(terms: list[Term]) -> tuple[str, list[Any]]:

@@ -40,8 +40,10 @@ from results.releases import STORED_NAMES
 #: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
 #: (2: expression metrics per SRBench release, results/releases.py; 3: after a timed-out simplify,
 #: 2022 and 2.0 keep the unsimplified model as their code does; 4: 2.0's verdict is its published
-#: pipeline's (assess + collate, 2021's code), evaluation.py's a variant, both with 2.0's truth reading)
-METRICS_VERSION = 4
+#: pipeline's (assess + collate, 2021's code), evaluation.py's a variant, both with 2.0's truth reading;
+#: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
+#: diversity)
+METRICS_VERSION = 5
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
 BATCH = 2_000
 ISCLOSE = {"atol": 1e-3, "rtol": 0.05, "share": 0.95}

@@ -276,8 +276,9 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
 # --- the stored names ----------------------------------------------------------------------------
 
 #: bump when a definition here changes (cache keys follow it); bump results.metrics.METRICS_VERSION
-#: too, by hand, so `srtui rescore` recomputes the stored jobs
-DEFINITION_VERSION = 3
+#: too, by hand, so `srtui rescore` recomputes the stored jobs (4: protected operators are one
+#: node of srtui's exact tree: the cached diversity of gplearn models changes)
+DEFINITION_VERSION = 4
 #: what the metrics table stores per release (``<release>.<metric>``); corrected variants add
 #: ``:corrected`` to the name, a named variant of the reference ``:<variant>`` (``VARIANTS``). The
 #: CLI shows every metric of every release.

@@ -49,9 +49,13 @@ class Store:
                 workspace.refuse_network_filesystem()
             except WorkspaceError as exc:
                 raise StoreError(str(exc)) from None
-        if not create and path.exists() and not _initialised(path):
-            # a run initialises an empty file (as SQLite does); nothing else has anything to read
-            raise StoreError(f"{path} is not a usable srtui database: it is empty (0 bytes)")
+        _refuse_links(path)
+        if path.exists() and not _initialised(path):
+            # SQLite makes a new database from an empty file: a run would silently start over
+            raise StoreError(
+                f"{path} is not a usable srtui database: it is empty (0 bytes); "
+                "move it away to start a new workspace there"
+            )
         try:
             if readonly:
                 conn = _connect_readonly(path)
@@ -59,7 +63,7 @@ class Store:
                 conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
             conn.execute("PRAGMA busy_timeout = 30000")
         except sqlite3.Error as exc:
-            raise StoreError(f"{path} is not a usable srtui database: {exc}") from None
+            raise StoreError(db_error(path, exc)) from None
         self.conn = conn
         self._db = None
         self.lock = threading.RLock()
@@ -77,7 +81,7 @@ class Store:
                 self._prepare()
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreError(f"{path} is not a usable srtui database: {exc}") from None
+            raise StoreError(db_error(path, exc)) from None
         except schema.SchemaError as exc:
             conn.close()
             raise StoreError(str(exc)) from None
@@ -369,6 +373,26 @@ def _ready_version(conn: sqlite3.Connection) -> int:
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     return version if {"meta", "runs", "jobs", "attempts"} <= tables else 0
+
+
+def db_error(path: Path, exc: BaseException, otherwise: str = "{path} is not a usable srtui database") -> str:
+    """One line on a database error; a full disk says so, and what to free (never suggesting
+    the database itself is broken: SQLite leaves it intact)."""
+    text = str(exc)
+    if "disk is full" in text or getattr(exc, "errno", None) == 28:
+        return (
+            f"disk full: cannot write {path.parent} ({text}); free space on its file system "
+            f"(logs/ and cache/ in {path.parent} can go) and run again: the database is intact"
+        )
+    return f"{otherwise.format(path=path)}: {text}"
+
+
+def _refuse_links(path: Path) -> None:
+    """The database and SQLite's files beside it are never opened through a symbolic link (a
+    job runs next to the workspace and could plant one)."""
+    for p in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
+        if p.is_symlink():
+            raise StoreError(f"{p} is a symbolic link: srtui does not open its database through one")
 
 
 def _initialised(path: Path, wait_s: float = 3.0) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import secrets
 import sqlite3
 import statistics
@@ -23,11 +22,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from engine import names
 from engine.errors import SrtuiError
 from engine.textsafe import safe_value
 from results.store import Store
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LIKERT = {1: "strongly distrust", 2: "distrust", 3: "neutral", 4: "trust", 5: "strongly trust"}
 
 
@@ -45,11 +44,7 @@ def now_iso() -> str:
 
 def check_name(value: str, what: str) -> str:
     """Session and expert names go into a forced SSH command: a strict alphabet, no quoting games."""
-    if not isinstance(value, str) or not NAME_RE.match(value):
-        raise ReviewError(
-            f"{what} {value!r} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
-    return value
+    return names.check_name(value, what, ReviewError)
 
 
 @dataclass(frozen=True)
@@ -320,7 +315,7 @@ class ExpertSession:
 
     @classmethod
     def open(cls, store: Store, session: str, expert: str) -> ExpertSession:
-        if not NAME_RE.match(session or "") or not NAME_RE.match(expert or ""):
+        if not names.is_name(session) or not names.is_name(expert):
             raise ExpertError("this review cannot be opened: check the session and expert names with the organiser")
         row = store.conn.execute("SELECT status FROM review_sessions WHERE name = ?", (session,)).fetchone()
         rows = store.conn.execute(

@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.untrusted import open_regular, write_file
+
 if TYPE_CHECKING:  # numpy loads when data is written, not when `srtui status` imports runs
     import numpy as np
 
@@ -36,12 +38,11 @@ def write_task_data(task: Task, path: Path) -> None:
 def write_arrays(path: Path, arrays: dict[str, Any]) -> None:
     import numpy as np
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     np.savez(buf, **{**arrays, "feature_names": np.array(arrays["feature_names"], dtype=str)})
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_bytes(buf.getvalue())
-    os.replace(tmp, path)
+    write_file(tmp, buf.getvalue())  # never through a link planted in cache/
+    os.replace(tmp, path)  # replaces a link in its place, never writes through it
 
 
 @functools.lru_cache(maxsize=64)
@@ -49,5 +50,5 @@ def row_indices(data_path: str) -> tuple[np.ndarray, np.ndarray]:
     """A task's train/test row numbers, read once per data file rather than once per job."""
     import numpy as np
 
-    with np.load(data_path, allow_pickle=False) as z:
+    with open_regular(Path(data_path)) as fh, np.load(fh, allow_pickle=False) as z:
         return z["train_index"], z["test_index"]

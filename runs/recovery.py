@@ -21,4 +21,6 @@ def recover(store: Store) -> tuple[int, int]:
             lost += 1
     store.end_dead_runs(driver_alive, now_iso())
     killed = proctree.sweep_orphans(store.workspace_id + ":")
-    return lost, len(killed)
+    # what the jobs of dead drivers left without the token (a cleared environment): their records
+    killed += proctree.sweep_records(store.workspace.cache / "pids")
+    return lost, len(set(killed))

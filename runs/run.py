@@ -8,6 +8,7 @@ up before the store is opened and closed in a ``finally`` whatever happens after
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import sqlite3
@@ -28,6 +29,7 @@ from engine.launchers import LauncherError, choose_for_method, warm
 from engine.methods import registry
 from engine.methods.base import Method
 from engine.methods.srbench_eval import OPTIONS_KEY
+from engine.names import quoted
 from engine.spec import JobSpec, Limits
 from engine.tuning import get_protocol
 from engine.workspace import Workspace
@@ -41,6 +43,8 @@ from tasks.model import Task
 from tasks.suites import Suite, load_suite
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
+MAX_PLANNED = 100_000  # jobs one plan may hold however it was made (seeds x tasks x methods x grids)
+MAX_GRID = 1000  # candidates of one method's tuning grid
 MAX_JOBS = 1024  # slots of one driver (threads, pipes); a cluster scales by workers, not slots
 
 
@@ -143,7 +147,9 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     srbench_opts = _srbench_options(suite, req)
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
     specs = []
-    for task_name, seed in _task_seeds(suite, n_seeds, task_names, built):
+    pairs = _task_seeds(suite, n_seeds, task_names, built)
+    _check_planned(len(pairs) * len(methods))  # before the jobs are made, not after
+    for task_name, seed in pairs:
         for method in methods:
             params = {**suite.params.get(method, {}), **req.params.get(method, {})}
             if method_refs[method].startswith(registry.SRBENCH_PREFIX) and srbench_opts:
@@ -160,9 +166,12 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         if write_data and not path.exists():
             workspace.ensure()
             write_task_data(task, path)
+    _check_grids(tuning)
+    _check_planned(len(specs))
     specs, searches, fold_paths = plan_searches(
         protocol, specs, loaded, built, workspace.data_cache, write_arrays if write_data else None, tuning
     )
+    _check_planned(len(specs))
     n_slots = req.jobs or cores
     kind, slots_text = _check_backend(req, specs, n_slots)
     plan = RunPlan(
@@ -197,6 +206,17 @@ def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
         raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
 
 
+def _check_grids(tuning: TuningOptions) -> None:
+    for method, grid in tuning.grids.items():
+        if len(grid) > MAX_GRID:
+            raise RunError(f"[tuning.grids] {quoted(method)}: at most {MAX_GRID} candidates, got {len(grid)}")
+
+
+def _check_planned(n: int) -> None:
+    if n > MAX_PLANNED:
+        raise RunError(f"the plan holds {n} jobs, more than the ceiling of {MAX_PLANNED}: split it into several runs")
+
+
 def _load_methods(methods: list[str], method_refs: dict[str, str]) -> dict[str, Method]:
     """Each method loaded and available; ``method_refs`` completed with the built-ins' names."""
     loaded: dict[str, Method] = {}
@@ -222,7 +242,12 @@ def _task_seeds(
     from tasks.suites import COMPETITION_SEEDS
 
     pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
-    seeds = pool[:n_seeds] if n_seeds <= len(pool) else pool + list(range(1, n_seeds - len(pool) + 1))
+    taken, extra = set(pool), itertools.count(1)
+    while len(pool) < n_seeds:  # then 1, 2, ... skipping seeds already in the pool: all distinct
+        seed = next(extra)
+        if seed not in taken:
+            pool.append(seed)
+    seeds = pool[:n_seeds]
     return [(t, seed) for t in task_names for seed in seeds]
 
 
@@ -367,6 +392,11 @@ def _drive(
             compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
     finally:
         _end_run(plan, store, run_id, state, cancel, failed)
+    if state.unrecorded and not state.failure:
+        raise RunError(
+            f"{len(state.unrecorded)} job(s) could not be recorded (first: {state.unrecorded[0]}); "
+            "the others are recorded, and those are run again by the next `srtui run`"
+        )
     if state.failure:
         done = state.done - state.counts.get("interrupted", 0)
         raise RunError(

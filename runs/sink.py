@@ -7,8 +7,9 @@ import sqlite3
 
 from engine.backends.base import PlannedJob, SinkError
 from engine.launcher import JobOutcome, now_iso
+from engine.untrusted import UntrustedFileError, write_file
 from results.columns import outcome_row
-from results.store import Store, pack_predictions
+from results.store import Store, db_error, pack_predictions
 from runs.data import row_indices
 
 
@@ -33,7 +34,7 @@ class StoreSink:
         try:
             return self.store.claim(job.job_id, job.attempt, self.run_id, started_at, host)
         except (sqlite3.Error, OSError) as exc:
-            raise SinkError(f"cannot record in {self.store.workspace.db_path}: {exc}") from None
+            raise SinkError(db_error(self.store.workspace.db_path, exc, "cannot record in {path}")) from None
 
     def started(self, job: PlannedJob, pid: int) -> None:
         try:
@@ -49,7 +50,7 @@ class StoreSink:
         try:
             self._record(job, outcome, fields)
         except (sqlite3.Error, OSError) as exc:
-            why = f"cannot record in {self.store.workspace.db_path}: {exc}"
+            why = db_error(self.store.workspace.db_path, exc, "cannot record in {path}")
             try:
                 self.store.mark_interrupted(job.job_id, job.attempt, now_iso(), why)
             except (sqlite3.Error, OSError):
@@ -59,11 +60,12 @@ class StoreSink:
             path = self.logs / f"{job.job_id}.a{job.attempt}.{stream}"
             try:
                 if data:
-                    path.write_bytes(data)
-            except OSError as exc:
+                    write_file(path, data)  # never through a link a job planted (its ids are predictable)
+            except (OSError, UntrustedFileError) as exc:
                 with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
-                raise SinkError(f"cannot write job logs in {self.logs}: {exc.strerror or exc}", recorded=True) from None
+                why = getattr(exc, "strerror", None) or exc
+                raise SinkError(f"cannot write job logs in {self.logs}: {why}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
         record = outcome_row(outcome, job.attempt, self.run_id, fields)

@@ -6,6 +6,7 @@ version and the old cache file is simply never read again.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.untrusted import write_file
 from tasks.catalogue import TaskContext
 from tasks.model import Task
 
@@ -46,14 +48,15 @@ def _meta(task: Task) -> dict:
 
 
 def save(task: Task, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {k: getattr(task, k) for k in _ARRAYS}
     for k in _OPTIONAL:
         value = getattr(task, k)
         if value is not None:
             arrays[k] = np.asarray(value, dtype=str)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, meta=np.array(json.dumps(_meta(task))), **arrays)
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.array(json.dumps(_meta(task))), **arrays)
+    write_file(tmp, buf.getvalue())  # never through a link planted in cache/
     tmp.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
 
 

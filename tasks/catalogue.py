@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import SrtuiError
+from engine.names import quoted
 from tasks.model import Task
 
 
@@ -106,7 +107,7 @@ def entry(name: str, context: TaskContext | None = None) -> TaskEntry:
     user = _user_entries(context)
     if name in user:
         return user[name]
-    raise TaskError(f"unknown task {name!r} (see `srtui tasks list`)")
+    raise TaskError(f"unknown task {quoted(name)} (see `srtui tasks list`)")
 
 
 def get_task(name: str, context: TaskContext | None = None) -> Task:

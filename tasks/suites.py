@@ -48,8 +48,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import SrtuiError
+from engine.names import check_name, is_name, quoted, quoted_text
 
 SUITES_DIR = Path(__file__).parent / "suites"
+
+#: seeds a suite may name (the same ceiling as `srtui run --seeds`)
+MAX_SEEDS = 1000
 
 #: the SRBench 2022 competition's seeds, in its order; suites that say n_seeds take the first n
 COMPETITION_SEEDS = (2082, 3946, 5847, 6087, 6589, 7102, 7884, 8674, 9023, 9900)
@@ -90,7 +94,7 @@ _SEED_RE = re.compile(r"-s(\d+)(?:-|$)")
 def task_seed(task: str) -> int:
     m = _SEED_RE.search(task)
     if m is None:
-        raise SuiteError(f"task {task!r} has no '-sSEED' in its name (needed by seed_from_task)")
+        raise SuiteError(f"task {quoted(task)} has no '-sSEED' in its name (needed by seed_from_task)")
     return int(m.group(1))
 
 
@@ -108,7 +112,7 @@ def expand_tasks(patterns: list[str], where: str, workspace: Path | None = None)
         if any(ch in pat for ch in "*?["):
             hits = fnmatch.filter(names, pat)
             if not hits:
-                raise SuiteError(f"suite {where}: task pattern {pat!r} matches no task")
+                raise SuiteError(f"suite {where}: task pattern {quoted(pat)} matches no task")
             out.extend(h for h in hits if h not in out)
         elif pat not in out:
             out.append(pat)
@@ -128,14 +132,18 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
             raise SuiteError(f"suite file not found: {name_or_path}")
     else:
         workspace = None  # a built-in suite means the built-in tasks only
+        if not is_name(name_or_path):
+            raise SuiteError(f"unknown suite {quoted(name_or_path)} (a suite is a built-in name or a .toml file)")
         path = SUITES_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(builtin_suite_names())
-            raise SuiteError(f"unknown suite {name_or_path!r} (built-in suites: {known})")
+            raise SuiteError(f"unknown suite {quoted(name_or_path)} (built-in suites: {known})")
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"suite file {path} is not valid TOML: {exc}") from None
+        raise SuiteError(f"suite file {path} is not valid TOML: {quoted_text(str(exc))}") from None
+    except (RecursionError, MemoryError):
+        raise SuiteError(f"suite file {path} is nested too deeply to read") from None
     return suite_from_dict(data, default_name=path.stem, path=path, workspace=workspace)
 
 
@@ -154,6 +162,12 @@ def suite_from_dict(
         seeds = data["seeds"]
         if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) for s in seeds):
             raise SuiteError(f"suite {where}: 'seeds' must be a non-empty list of integers")
+        if not all(0 <= s < 2**32 for s in seeds):  # numpy's and scikit-learn's seeds are 32-bit
+            raise SuiteError(f"suite {where}: 'seeds' must be integers from 0 to 2**32 - 1")
+        if len(seeds) > MAX_SEEDS:
+            raise SuiteError(f"suite {where}: at most {MAX_SEEDS} seeds, got {len(seeds)}")
+        if len(set(seeds)) != len(seeds):
+            raise SuiteError(f"suite {where}: 'seeds' repeats a seed")
     else:
         n = data.get("n_seeds", 1)
         if not isinstance(n, int) or not 1 <= n <= len(COMPETITION_SEEDS):
@@ -182,8 +196,10 @@ def suite_from_dict(
     if seed_from_task:
         for t in tasks:
             task_seed(t)
+    name = data.get("name", default_name)
+    check_name(name, f"suite {where}: name", SuiteError)  # shown on terminals, made into file names
     return Suite(
-        name=str(data.get("name", default_name)),
+        name=name,
         tasks=tasks,
         methods=str_list("methods"),
         seeds=list(seeds),

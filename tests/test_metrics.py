@@ -9,10 +9,10 @@ import time
 import numpy as np
 import pytest
 
+from engine.pool import TimedPool
 from results import expr_metrics as em
 from results.expr_batch import ExprCache, ModelItem, expression_metrics
 from results.metrics import accuracy_metrics, prediction_metrics
-from results.pool import TimedPool
 
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
 BINGO_TRUTH = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"

@@ -80,6 +80,8 @@ class RunState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: why the run cannot go on (the store cannot record): no new job starts once it is set
     failure: str | None = None
+    #: jobs whose outcome could not be recorded even as an error (the run then exits non-zero)
+    unrecorded: list[str] = field(default_factory=list)
 
     def fail(self, message: str) -> None:
         with self.lock:

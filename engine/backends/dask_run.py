@@ -94,6 +94,7 @@ class DaskRun:
             raise
         finally:
             self.recorder.shutdown(wait=True)
+            self.data_cache.close()
             self._check_recording()
             try:
                 self.client.unsubscribe_topic(TOPIC_PREFIX + self.token)

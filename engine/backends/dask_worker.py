@@ -9,10 +9,10 @@ never by killing worker threads.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
-import shutil
 import socket
 import tempfile
 import threading
@@ -24,6 +24,7 @@ from engine.backends.dask_config import job_span_s
 from engine.backends.local import usable_cores
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
 from engine.spec import Limits
+from engine.untrusted import remove_tree
 
 if TYPE_CHECKING:
     from distributed import Scheduler, Worker
@@ -137,7 +138,8 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
     try:
         return run_job(payload, scratch, core=core, cancel=cancel, force=force, on_start=started)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)  # logs and results came back in the outcome
+        with contextlib.suppress(OSError):
+            remove_tree(scratch)  # logs and results came back in the outcome
 
 
 def allowed_failures(dask_scheduler: Scheduler) -> int:

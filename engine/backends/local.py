@@ -8,6 +8,7 @@ the *thread* that spawned it exits, so short-lived spawning threads would kill h
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -18,10 +19,12 @@ from itertools import zip_longest
 from pathlib import Path
 
 from engine.backends.base import JobSink, PlannedJob, RunState, SinkError
-from engine.evaluate import TaskArrays, evaluate_outcome
+from engine.evaluate import Checker, TaskArrays
 from engine.launcher import JobOutcome, now_iso, run_job
-from engine.scaling import SCALING_KEY, Scaling, data_arrays
+from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
+from engine.textsafe import encodable, visible
+from engine.untrusted import UntrustedFileError, real_dir, remove_tree
 
 
 def interleave(jobs: list[PlannedJob]) -> list[PlannedJob]:
@@ -41,11 +44,16 @@ def usable_cores() -> list[int]:
 
 
 class DataCache:
-    """Task arrays for evaluation, loaded once per data file."""
+    """Task arrays for evaluation, loaded once per data file, and the checker that reads the
+    models (in processes of its own: ``close`` it when the run ends)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._data: dict[str, TaskArrays] = {}
+        self.checker = Checker()
+
+    def close(self) -> None:
+        self.checker.close()
 
     def get(self, path: str) -> TaskArrays:
         with self._lock:
@@ -58,7 +66,7 @@ def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str
     try:
         data = cache.get(job.data_path)
         option = (job.spec.params or {}).get(SCALING_KEY)
-        return evaluate_outcome(outcome, data, Scaling.for_job(option, data_arrays(data)) if option else None)
+        return cache.checker.score(outcome, data, job.data_path, option)
     except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
         outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
         return {}
@@ -77,7 +85,7 @@ def finish_job(
     fields = evaluate(job, outcome, cache)
     status = outcome.status
     try:
-        sink.finished(job, outcome, fields)
+        status = _record(job, outcome, fields, sink, state)
     except SinkError as exc:
         state.fail(str(exc))
         if not exc.recorded:
@@ -89,6 +97,66 @@ def finish_job(
             state.recent_failures = ([*state.recent_failures, (job, outcome)])[-10:]
     if on_change:
         on_change()
+
+
+def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sink: JobSink, state: RunState) -> str:
+    """The per-job barrier: an outcome the sink fails on for any reason but the store's own
+    (SinkError) is recorded as this job's error, its text made storable, and the slot goes on;
+    a job that cannot be recorded even so is counted (the run then exits non-zero)."""
+    try:
+        sink.finished(job, outcome, fields)
+        return outcome.status
+    except SinkError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one job's record must not end the slot or the run
+        why = visible(encodable(f"srtui could not record the result: {type(exc).__name__}: {exc}"), one_line=True)
+    failed = JobOutcome(
+        job.job_id,
+        job.attempt,
+        "error",
+        outcome.host,
+        outcome.started_at,
+        outcome.ended_at,
+        outcome.wall_s,
+        cpu_s=outcome.cpu_s,
+        peak_rss_mb=outcome.peak_rss_mb,
+        error=why[:500],
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+        model=encodable(outcome.model),
+        dialect=encodable(outcome.dialect),
+    )
+    try:
+        sink.finished(job, failed, {})
+        return failed.status
+    except SinkError:
+        raise
+    except Exception:  # noqa: BLE001 - counted: the run says so and exits non-zero
+        with state.lock:
+            state.unrecorded.append(job.job_id)
+        return "interrupted"
+
+
+#: after Ctrl-C, how long past the grace period slots may take to record their jobs (and after a
+#: second Ctrl-C, past the kill); a slot still blocked then is left behind: its job is recorded
+#: `lost` by the next run, and the driver ends (slot threads are daemons, jobs die with it)
+STOP_MARGIN_S = 10.0
+FORCE_MARGIN_S = 2.0
+
+
+def _join(threads: list[threading.Thread], cancel: threading.Event, force: threading.Event, grace: float) -> None:
+    """Wait for the slots; once stopping, only as long as the grace period allows."""
+    stop_by: float | None = None
+    while any(t.is_alive() for t in threads):
+        for t in threads:
+            t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
+        now = time.monotonic()
+        if force.is_set():
+            stop_by = min(stop_by or now + FORCE_MARGIN_S, now + FORCE_MARGIN_S)
+        elif cancel.is_set() and stop_by is None:
+            stop_by = now + grace + STOP_MARGIN_S
+        if stop_by is not None and now > stop_by:
+            return
 
 
 class LocalBackend:
@@ -138,9 +206,11 @@ class LocalBackend:
         ]
         for t in threads:
             t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(timeout=0.2)  # short joins keep the main thread responsive to Ctrl-C
+        grace = max((job.spec.limits.grace_s for job in jobs), default=0.0)
+        try:
+            _join(threads, cancel, force, grace)
+        finally:
+            data_cache.close()
 
     def _run_one(
         self,
@@ -161,16 +231,18 @@ class LocalBackend:
             state.running[job.job_id] = (job, time.monotonic())
         if on_change:
             on_change()
+        scratch = self.scratch_root / f"{job.job_id}-a{job.attempt}"
         try:
             outcome = run_job(
                 job.payload,
-                self.scratch_root / f"{job.job_id}-a{job.attempt}",
+                scratch,
                 core=core,
                 cancel=cancel,
                 force=force,
                 on_start=lambda pid: sink.started(job, pid),
+                record=real_dir(self.scratch_root.parent / "pids") / f"{job.job_id}-a{job.attempt}",
             )
-        except OSError as exc:  # its scratch directory cannot be written: the disk is full
+        except (OSError, UntrustedFileError) as exc:  # its scratch directory cannot be written: the disk is full
             outcome = JobOutcome(
                 job.job_id,
                 job.attempt,
@@ -182,4 +254,7 @@ class LocalBackend:
                 error=f"cannot prepare the job: {exc}",
             )
             state.fail(f"cannot write the workspace: {exc}")
+        finally:
+            with contextlib.suppress(OSError):
+                remove_tree(scratch)  # whatever the job left there (a disk filled, links, FIFOs)
         finish_job(job, outcome, sink, state, data_cache, on_change)

@@ -3,8 +3,11 @@
 A dialect is data, not code that rewrites strings: a set of token rules (applied by
 ``engine.expression.tokens`` on Python tokens, never by regex on raw text), a variable numbering
 scheme, and a function table that maps each printed function name to its arity and to the
-sympy tree that computes *exactly* what the method computes (protected operators become
-``Piecewise``).
+sympy tree that computes *exactly* what the method computes. A protected operator is one
+unevaluated sympy function (``pdiv``, ``plog``, ``pinv``, ``rcbrt``) that
+``engine.expression.evaluate`` computes with numpy exactly as the method does: its argument
+appears once in the tree, so nesting costs linear time and memory (a ``Piecewise`` repeats its
+argument in the condition and sympy folds nested ones exponentially).
 
 Sources of the semantics (checked numerically against the installed packages in the tests):
 
@@ -37,7 +40,7 @@ import sympy as sp
 Builder = Callable[..., sp.Expr]
 
 #: threshold of gplearn's protected operators (``np.abs(x) > 0.001``)
-GPLEARN_EPS = sp.Float(0.001)
+GPLEARN_EPS = 0.001
 
 
 def _pow(a: sp.Expr, b: sp.Expr) -> sp.Expr:
@@ -62,11 +65,6 @@ def _log_base(base: int) -> Builder:
     return lambda a: _div(sp.log(a, evaluate=False), sp.log(sp.Integer(base), evaluate=False))
 
 
-def _real_cbrt(a: sp.Expr) -> sp.Expr:
-    # numpy.cbrt / std::cbrt: real root for negative input too (sympy's cbrt is the principal root)
-    return sp.Mul(sp.sign(a), _pow(sp.Abs(a), sp.Rational(1, 3)), evaluate=False)
-
-
 def _minmax(f) -> Builder:
     return lambda *args: f(*args, evaluate=False)
 
@@ -75,25 +73,61 @@ def _sigmoid(a: sp.Expr) -> sp.Expr:
     return _div(sp.S.One, sp.Add(sp.S.One, sp.exp(_neg(a), evaluate=False), evaluate=False))
 
 
-# -- gplearn's protected operators, exactly as gplearn/functions.py computes them ---------------
+class ProtectedOperator(sp.Function):
+    """An operator sympy never evaluates or rewrites; ``NUMPY`` (below) computes it."""
+
+    @classmethod
+    def eval(cls, *args: sp.Expr) -> None:
+        return None
+
+
+# -- gplearn's protected operators, computed as gplearn/functions.py computes them --------------
+class pdiv(ProtectedOperator):  # lower case: printed like the model's own operator names
+    """gplearn's ``div``: ``a / b`` where ``|b| > 0.001``, else 1."""
+
+    nargs = 2
+
+
+class plog(ProtectedOperator):
+    """gplearn's ``log``: ``log|a|`` where ``|a| > 0.001``, else 0."""
+
+    nargs = 1
+
+
+class pinv(ProtectedOperator):
+    """gplearn's ``inv``: ``1 / a`` where ``|a| > 0.001``, else 0."""
+
+    nargs = 1
+
+
+class rcbrt(ProtectedOperator):
+    """The real cube root of numpy.cbrt / std::cbrt (sympy's cbrt is the principal root)."""
+
+    nargs = 1
+
+
 def _gp_div(a: sp.Expr, b: sp.Expr) -> sp.Expr:
-    return sp.Piecewise((_div(a, b), sp.Abs(b) > GPLEARN_EPS), (sp.S.One, True))
+    return pdiv(a, b, evaluate=False)
 
 
 def _gp_log(a: sp.Expr) -> sp.Expr:
-    return sp.Piecewise((sp.log(sp.Abs(a), evaluate=False), sp.Abs(a) > GPLEARN_EPS), (sp.S.Zero, True))
+    return plog(a, evaluate=False)
 
 
 def _gp_inv(a: sp.Expr) -> sp.Expr:
-    return sp.Piecewise((_pow(a, sp.S.NegativeOne), sp.Abs(a) > GPLEARN_EPS), (sp.S.Zero, True))
+    return pinv(a, evaluate=False)
+
+
+def _real_cbrt(a: sp.Expr) -> sp.Expr:
+    return rcbrt(a, evaluate=False)
 
 
 def _sqrt_abs(a: sp.Expr) -> sp.Expr:
-    return sp.sqrt(sp.Abs(a), evaluate=False)
+    return sp.sqrt(sp.Abs(a, evaluate=False), evaluate=False)
 
 
 def _log_abs(a: sp.Expr) -> sp.Expr:
-    return sp.log(sp.Abs(a), evaluate=False)
+    return sp.log(sp.Abs(a, evaluate=False), evaluate=False)
 
 
 def _identity(a: sp.Expr) -> sp.Expr:

@@ -3,7 +3,9 @@
 The printer writes every number as a numpy float64 with its exact ``repr``, so constant
 sub-expressions follow IEEE rules (``1/0`` -> inf, ``10**400`` -> inf) instead of raising Python
 errors, and no constant loses digits in printing. ``Max``/``Min`` broadcast scalars against
-arrays. Compiled functions are cached per (expression, features).
+arrays. The protected operators (``engine.expression.dialects.ProtectedOperator``) are numpy
+functions of the generated code's namespace, so each argument is printed once. Compiled
+functions are cached per (expression, features).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 import sympy as sp
 from sympy.printing.numpy import SciPyPrinter
 
+from engine.expression.dialects import GPLEARN_EPS
 from engine.expression.errors import ExpressionError
 from engine.expression.parser import feature_symbol
 
@@ -26,6 +29,27 @@ def _num(value: float) -> str:
 
 
 _FLAT = 32
+
+
+# -- the protected operators, as the methods compute them (see engine.expression.dialects) -----
+def _pdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(b) > GPLEARN_EPS, np.divide(a, b), 1.0)
+
+
+def _plog(a: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(a) > GPLEARN_EPS, np.log(np.abs(a)), 0.0)
+
+
+def _pinv(a: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(a) > GPLEARN_EPS, np.float64(1.0) / a, 0.0)
+
+
+def _rcbrt(a: np.ndarray) -> np.ndarray:
+    return np.sign(a) * np.abs(a) ** (np.float64(1.0) / np.float64(3.0))
+
+
+#: name in the generated code -> numpy function, one per ProtectedOperator class
+PROTECTED = {"srtui_pdiv": _pdiv, "srtui_plog": _plog, "srtui_pinv": _pinv, "srtui_rcbrt": _rcbrt}
 
 
 def _balanced(parts: list[str], op: str) -> str:
@@ -55,6 +79,11 @@ class _Printer(SciPyPrinter):
 
     def _print_Half(self, expr):
         return self._print_Rational(expr)
+
+    def _print_ProtectedOperator(self, expr):
+        return f"srtui_{type(expr).__name__}({', '.join(self._print(a) for a in expr.args)})"
+
+    _print_pdiv = _print_plog = _print_pinv = _print_rcbrt = _print_ProtectedOperator
 
     def _print_Piecewise(self, expr):
         # sympy's version runs simplify_logic on every condition: slow, and it can raise
@@ -110,7 +139,7 @@ class _Printer(SciPyPrinter):
         return out
 
 
-_MODULES = ["scipy", "numpy", {"float64": np.float64, "maximum": np.maximum, "minimum": np.minimum}]
+_MODULES = ["scipy", "numpy", {"float64": np.float64, "maximum": np.maximum, "minimum": np.minimum, **PROTECTED}]
 _reserved: frozenset[str] | None = None
 
 
@@ -135,6 +164,7 @@ def _reserved_names() -> frozenset[str]:
                 "math",
                 "mpmath",
                 "sympy",
+                *PROTECTED,
             }
         )
     return _reserved

@@ -13,7 +13,8 @@ Tree conventions (what the size metric sees):
   ``*``/``/`` are flattened into one n-ary ``Add``/``Mul`` (as sympy does; SRBench counts nodes
   of sympy trees), ``a - b`` is ``Add(a, Mul(-1, b))`` and ``a / b`` is ``Mul(a, Pow(b, -1))``.
 - A minus sign written in front of a number is part of the number (``-2.5`` is one node).
-- Dialect identities (itea ``id(x)``) are dropped; protected operators become ``Piecewise``.
+- Dialect identities (itea ``id(x)``) are dropped; a protected operator is one unevaluated
+  function (``pdiv``...; see ``dialects``), so nesting costs linear time.
 - ``ParsedExpression.n_nodes`` is the size of the tree *as the method printed it* (every
   literal, variable, operator and call counts 1), independent of the sympy expansion.
 """

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engine.errors import SrtuiError
 from engine.methods.base import Method
+from engine.names import quoted
 
 
 class MethodError(SrtuiError, ValueError):
@@ -70,7 +71,7 @@ def load(name: str) -> Method:
         return SRBenchMethod(Path(name[len(SRBENCH_PREFIX) :]))
     target = BUILTIN.get(name)
     if target is None:
-        raise MethodError(f"unknown method {name!r} (see `srtui methods list`)")
+        raise MethodError(f"unknown method {quoted(name)} (see `srtui methods list`)")
     module_name, _, cls_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)

@@ -78,6 +78,13 @@ def optional_values(args: list[str]) -> list[str]:
     return out
 
 
+#: an error line's ceiling: whatever bad value a message quotes, the line stays readable
+ERROR_MAX_CHARS = 1000
+
+
 def _one_line(message: str, code: int = 2) -> None:
-    print(f"srtui: error: {' '.join(message.split())}", file=sys.stderr)
+    line = " ".join(message.split())
+    if len(line) > ERROR_MAX_CHARS:
+        line = line[: ERROR_MAX_CHARS - 3] + "..."
+    print(f"srtui: error: {line}", file=sys.stderr)
     sys.exit(code)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from engine.names import file_in
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
 from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
@@ -334,8 +335,12 @@ def export(
             )
         except (ScoreError, ExportError) as exc:
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
+    if out is None and fmt == "json" and len(docs) > 1:  # stdout holds one JSON document
+        _emit(json.dumps({key: json.loads(text) for key, text in docs.items()}, indent=1), None)
+        return
     for key, text in docs.items():
-        _emit(text, None if out is None else out / f"{key}.{ext}")
+        # a suite name from an older store may hold anything: the file stays inside --out
+        _emit(text, None if out is None else file_in(out, f"{key}.{ext}"))
 
 
 def _suite_rule(store: Store, name: str) -> str | None:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.names import quoted, quoted_text
+
 if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
     import pandas as pd
 
@@ -27,7 +29,7 @@ def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
         return pd.read_csv(path, sep=sep)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise TaskError(f"{path}: not a readable table ({first})") from None
+        raise TaskError(f"{path}: not a readable table ({quoted_text(str(first))})") from None
 
 
 def sanitise_names(columns: list[str]) -> dict[str, str]:
@@ -55,10 +57,10 @@ def numeric_xy(
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
     if target not in df.columns:
-        raise TaskError(f"{where}: no target column {target!r} (columns: {', '.join(map(str, df.columns[:12]))})")
+        raise TaskError(f"{where}: no target column {quoted(target)} (columns: {', '.join(map(str, df.columns[:12]))})")
     features = [c for c in df.columns if c != target]
     if not features:
-        raise TaskError(f"{where}: no feature columns besides the target {target!r}")
+        raise TaskError(f"{where}: no feature columns besides the target {quoted(target)}")
     if len(df) < min_rows:
         raise TaskError(f"{where}: {len(df)} row(s); need at least {min_rows}")
     for col in df.columns:
@@ -66,12 +68,14 @@ def numeric_xy(
         bad = values.isna() & df[col].notna()
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise TaskError(f"{where}: column {col!r} is not numeric (row {row + 2}: {df[col].iloc[row]!r})")
+            raise TaskError(
+                f"{where}: column {quoted(col)} is not numeric (row {row + 2}: {quoted(df[col].iloc[row])})"
+            )
         if values.isna().any():
             row = int(np.flatnonzero(values.isna().to_numpy())[0])
-            raise TaskError(f"{where}: column {col!r} has a missing value (row {row + 2})")
+            raise TaskError(f"{where}: column {quoted(col)} has a missing value (row {row + 2})")
         if not np.isfinite(values.to_numpy(dtype=float)).all():
-            raise TaskError(f"{where}: column {col!r} has an infinite value")
+            raise TaskError(f"{where}: column {quoted(col)} has an infinite value")
     X = df[features].apply(pd.to_numeric).to_numpy(dtype=float)
     y = pd.to_numeric(df[target]).to_numpy(dtype=float)
     return [str(f) for f in features], X, y

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.names import RULE, is_name, quoted
 from tasks.build import make_task, shuffled_split, stable_seed
 from tasks.catalogue import TaskContext, TaskEntry, TaskError
 from tasks.datafiles import sha256_file
@@ -26,7 +26,6 @@ from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
 from tasks.model import PROPERTIES, Task
 
 TRACK = "user"
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 #: what ``--property`` accepts: the task properties, ``noise`` short for noise_robustness
 PROPERTY_ALIASES = {**{p: p for p in PROPERTIES}, "noise": "noise_robustness"}
 
@@ -75,7 +74,7 @@ def _feature_list(option: str, names: tuple[str, ...], mapping: dict[str, str], 
         elif name in renamed:
             out.append(name)
         else:
-            raise TaskError(f"--{option}: no feature column {name!r} in {csv} (columns: {', '.join(mapping)})")
+            raise TaskError(f"--{option}: no feature column {quoted(name)} in {csv} (columns: {', '.join(mapping)})")
     return sorted(set(out))
 
 
@@ -107,13 +106,13 @@ def add_user_task(
 
     from tasks.catalogue import builtin_names
 
-    if not NAME_RE.match(name):
-        raise TaskError(f"task name {name!r} must be kebab-case: lower-case letters, digits, '-', '.', '_'")
+    if not is_name(name) or name != name.lower():
+        raise TaskError(f"task name {quoted(name)} must be kebab-case: {RULE}, in lower case")
     if name in builtin_names():
-        raise TaskError(f"task name {name!r} is a built-in task; choose another")
+        raise TaskError(f"task name {quoted(name)} is a built-in task; choose another")
     folder = user_dir(workspace) / name
     if folder.exists():
-        raise TaskError(f"user task {name!r} already exists at {folder}")
+        raise TaskError(f"user task {quoted(name)} already exists at {folder}")
     for path in (csv, test):
         if path is not None:
             check_header(Path(path))
@@ -159,7 +158,7 @@ def add_user_task(
         os.replace(staging, folder)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise TaskError(f"cannot store user task {name!r}: {exc}") from None
+        raise TaskError(f"cannot store user task {quoted(name)}: {exc}") from None
     return load_user_task(folder)
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.pool import default_workers
 from engine.workspace import Workspace
 from results.expr_batch import ExprCache, ModelItem, expression_metrics
-from results.pool import default_workers
 from results.releases import STORED
 from results.store import Store
 

@@ -1,0 +1,70 @@
+"""Issue 27: an escapee of a dead driver is found without the token. A method forks, setsid()s,
+forks again and execs with an empty environment; the driver is killed with SIGKILL (its jobs die
+with it, the escapee does not). The next `srtui run` in the workspace kills the escapee, found
+through the record of the job's processes (pid, start time, session), under both launchers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+from conftest import srtui
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_env_cleared_escapee_of_a_killed_driver_is_killed_by_the_next_run(
+    workspace: Path, suite_file, tmp_path: Path, launcher: str
+) -> None:
+    pidfile = tmp_path / "escapee.pid"
+    suite = suite_file(
+        methods=("probe-escape",),
+        limits={"time_s": 120},
+        params={"probe-escape": {"clear_env": True, "wait_s": 100}},
+    )
+    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile)}
+    env.pop("SRTUI_WORKSPACE", None)
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "srtui", "run", "--launcher", launcher, str(suite), "--workspace", str(workspace)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid = 0
+    try:
+        deadline = time.monotonic() + 120
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pidfile.exists(), "the escapee never started"
+        time.sleep(0.3)
+        pid = int(pidfile.read_text())
+        assert "SRTUI_JOB_TOKEN" not in psutil.Process(pid).environ()
+        time.sleep(2.0)  # the driver polls the tree every 0.25 s: the escapee is written down
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+        time.sleep(1.0)
+        assert _alive(pid), "the escapee died with the driver: nothing to test"
+        proc = srtui(
+            "run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--workspace", str(workspace)
+        )
+        assert proc.returncode == 0, proc.stderr
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(pid), "the escapee of the dead driver survived the next run"
+        assert not list((workspace / "cache" / "pids").iterdir())
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        if pid and _alive(pid):
+            psutil.Process(pid).kill()
