@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.errors import SrtuiError
+from engine.errors import SrtuiError, did_you_mean
 from engine.textsafe import csv_cell, visible
 from results.scoring.base import Score
 
@@ -150,7 +150,7 @@ def render_tables(
     Text is made visible (engine.textsafe) in every format but JSON, whose escaping already is;
     CSV text cells that a spreadsheet would run as formulas are neutralised unless ``raw``."""
     if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
+        raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)}){did_you_mean(fmt, FORMATS)}")
     meta = _meta(rule, options or {})
     if notes:
         meta["notes"] = list(notes)

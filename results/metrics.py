@@ -193,7 +193,8 @@ def compute_for_store(
     rows: dict[str, dict[str, Any]] = {}
     arrays: dict[str, TaskArrays | None] = {}
     items: list[tuple[str, ModelItem]] = []
-    say(f"accuracy metrics of {len(todo)} job(s)")
+    if todo:
+        say(f"accuracy metrics of {len(todo)} job(s)")
     for j in todo:
         info = infos.get(j["task"], {})
         m: dict[str, Any] = {"_notes": []}

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import SrtuiError
+from engine.errors import SrtuiError, did_you_mean
 
 SUITES_DIR = Path(__file__).parent / "suites"
 
@@ -131,7 +131,10 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
         path = SUITES_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(builtin_suite_names())
-            raise SuiteError(f"unknown suite {name_or_path!r} (built-in suites: {known})")
+            raise SuiteError(
+                f"unknown suite {name_or_path!r} (built-in suites: {known})"
+                f"{did_you_mean(name_or_path, builtin_suite_names())}"
+            )
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

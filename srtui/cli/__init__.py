@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from srtui.cli.common import CommandGroup
+from srtui.cli.common import CommandGroup, plain_help_types
 
 app = typer.Typer(
     cls=CommandGroup,
@@ -36,6 +36,7 @@ def _register() -> None:
         module.register(app)
 
 
+plain_help_types()
 _register()
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from engine.errors import did_you_mean
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
 
 if TYPE_CHECKING:
@@ -105,6 +106,10 @@ def score(
     if list_rules or not rule:
         _list_rules(RULES)
         return
+    from results.export import FORMATS
+
+    if fmt not in FORMATS:  # before the work: a typo costs no scoring run
+        fail(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)}){did_you_mean(fmt, FORMATS)}")
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
     if from_csv:
@@ -208,7 +213,7 @@ def expr(
 
     check_timeout(timeout)
     if rule is not None and rule not in RELEASES:
-        fail(f"unknown rule {rule!r} (rules: {', '.join(RELEASES)})")
+        fail(f"unknown rule {rule!r} (rules: {', '.join(RELEASES)}){did_you_mean(rule, RELEASES)}")
     feats = _names(features) if features else _guess_features(expression, *([truth] if truth else []))
     unwanted = _names(irrelevant)
     parse(expression, feats, dialect)
@@ -297,7 +302,9 @@ def export(
     from results.tables import runs_frame
 
     if fmt not in ("csv", "md", "latex", "json"):
-        fail(f"unknown format {fmt!r} (formats: csv, md, latex, json)")
+        fail(
+            f"unknown format {fmt!r} (formats: csv, md, latex, json){did_you_mean(fmt, ('csv', 'md', 'latex', 'json'))}"
+        )
     ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
     store = _store(workspace)
     runs = runs_frame(store, suite)
