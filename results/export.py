@@ -175,12 +175,12 @@ def render_tables(
         parts += [f"### {name}\n\n{markdown_table(df)}" for name, df in tables.items()]
         return "\n\n".join(parts) + "\n"
     if fmt == "latex":
-        parts.append(f"% {head}")
+        parts.append(f"% {head}\n% needs \\usepackage{{booktabs}} in the preamble (\\toprule, \\midrule, \\bottomrule)")
         parts += [f"% table: {name}\n{latex_body(df)}" for name, df in tables.items()]
         return "\n".join(parts) + "\n"
     parts.append(head)
     for name, df in tables.items():
-        parts.append(f"\n{name}\n{df.to_string(index=False, float_format=lambda v: f'{v:.4g}')}")
+        parts.append(f"\n{name}\n{df.to_string(index=False, float_format=lambda v: f'{v:.4g}', na_rep='--')}")
     return "\n".join(parts) + "\n"
 
 

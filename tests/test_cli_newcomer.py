@@ -111,3 +111,35 @@ def test_did_you_mean_for_mistyped_names(args: tuple[str, ...], suggestion: str,
     assert out.returncode == 2, out.stdout + out.stderr
     assert f"did you mean {suggestion!r}?" in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_latex_says_booktabs_runs_tex_has_a_papers_columns(workspace: Path, suite_file, tmp_path: Path) -> None:
+    suite = suite_file("tex", tasks=("smoke-linear",), methods=("linear",), seeds=(1,))
+    srtui("run", str(suite), "-w", str(workspace), check=True)
+    srtui("export", "--format", "latex", "--out", str(tmp_path / "tex"), "-w", str(workspace), check=True)
+    runs_tex = (tmp_path / "tex" / "runs.tex").read_text()
+    assert "\\usepackage{booktabs}" in runs_tex
+    header = next(line for line in runs_tex.splitlines() if line.startswith("task &"))
+    assert header.count("&") < 10, header
+    assert "model" not in header and "job\\_id" not in header
+    assert max(len(line) for line in runs_tex.splitlines()) < 200
+
+
+def test_the_reference_auc_that_looks_wrong_gets_one_footnote_and_on_front_has_no_nan(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.csv"
+    rows = ["task,method,seed,status,r2_test,size,truth_size"]
+    rows += [
+        "t1,linear,1,ok,0.94,5,7",
+        "t2,linear,1,ok,1.0,5,7",
+        "t1,gplearn,1,ok,0.993,30,7",
+        "t2,gplearn,1,ok,0.999,30,7",
+    ]
+    runs.write_text("\n".join(rows) + "\n")
+    for fmt in ("table", "md", "latex", "csv"):
+        out = srtui("score", "srbench2025", "--from-csv", str(runs), "--format", fmt, cwd=tmp_path, check=True).stdout
+        notes = [line for line in out.splitlines() if "why an AUC can look wrong" in line]
+        assert len(set(notes)) == 1, out  # CSV repeats its header per table
+        assert "linear on t1 has AUC 1 at median R2 0.94" in notes[0] and "flat after its highest R2" in notes[0]
+        assert "NaN" not in out and "nan" not in out.lower().replace("nano", "")
+    corrected = srtui("score", "srbench2025", "--from-csv", str(runs), "-o", "profile=corrected", cwd=tmp_path)
+    assert "why an AUC" not in corrected.stdout

@@ -285,6 +285,10 @@ def _print_expr_table(head: dict[str, Any], per: dict[str, Any], notes: list[str
         print(f"  note: {printable(note)}")
 
 
+#: the runs table of `srtui export --format latex`: what a paper reports of each run
+PAPER_COLUMNS = ("task", "method", "seed", "status", "r2_test", "size", "symbolic_solution", "fit_s", "energy_j")
+
+
 def export(
     fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
     out: Annotated[
@@ -301,15 +305,18 @@ def export(
     from results.scoring import score as apply_rule
     from results.tables import runs_frame
 
-    if fmt not in ("csv", "md", "latex", "json"):
-        fail(
-            f"unknown format {fmt!r} (formats: csv, md, latex, json){did_you_mean(fmt, ('csv', 'md', 'latex', 'json'))}"
-        )
-    ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
+    exts = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}
+    if fmt not in exts:
+        fail(f"unknown format {fmt!r} (formats: {', '.join(exts)}){did_you_mean(fmt, exts)}")
+    ext = exts[fmt]
     store = _store(workspace)
     runs = runs_frame(store, suite)
     _warn_stale(store, suite)
-    docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"}, raw=raw)}
+    shown_runs, runs_notes = runs, None
+    if fmt == "latex":  # a paper's table, not the 60-odd columns of the record
+        shown_runs = runs[[c for c in PAPER_COLUMNS if c in runs.columns]]
+        runs_notes = ["the columns a paper uses; every column: srtui export --format csv (or json)"]
+    docs = {"runs": render_tables({"runs": shown_runs}, fmt, "runs", {"suite": suite or "all"}, runs_notes, raw=raw)}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
         rule = _suite_rule(store, name)
