@@ -140,7 +140,7 @@ def _flat_tail_note(runs: pd.DataFrame, per_dataset: pd.DataFrame) -> list[str]:
     gap = table["auc"] - table["exact"]
     if not (gap > 0.01).any():
         return []
-    worst = table.loc[gap.idxmax()]
+    worst = table.iloc[int(np.argmax(gap.to_numpy()))]
     return [
         f"why an AUC can look wrong: {worst['method']} on {worst['task']} has AUC {worst['auc']:.3g} at median "
         f"R2 {worst['median_r2']:.3g}. SRBench 2.0's code (perfprof_plots.ipynb) holds each curve flat after its "
