@@ -135,7 +135,9 @@ def results_page(reader: Reader, query: ResultsQuery) -> ResultsPage:
             groups = _groups(reader, where, args, query.group_by)
         else:
             total = int(store.conn.execute(f"SELECT count(*) FROM jobs{where}", args).fetchone()[0])
-            order = f"{query.sort} {'DESC' if query.descending else 'ASC'} NULLS LAST, job_id"
+            # ties in a stable, readable order (a task's runs by method, then seed), not by job hash
+            ties = ", ".join(c for c in ("task", "method", "seed", "job_id") if c != query.sort)
+            order = f"{query.sort} {'DESC' if query.descending else 'ASC'} NULLS LAST, {ties}"
             sql = f"SELECT {', '.join(columns)} FROM jobs{where} ORDER BY {order} LIMIT ? OFFSET ?"
             rows = tuple(tuple(r) for r in store.conn.execute(sql, [*args, query.limit, query.offset]).fetchall())
     if query.group_by:

@@ -143,3 +143,22 @@ def test_the_reference_auc_that_looks_wrong_gets_one_footnote_and_on_front_has_n
         assert "NaN" not in out and "nan" not in out.lower().replace("nano", "")
     corrected = srtui("score", "srbench2025", "--from-csv", str(runs), "-o", "profile=corrected", cwd=tmp_path)
     assert "why an AUC" not in corrected.stdout
+
+
+def test_srtui_in_a_folder_without_a_workspace_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "COLUMNS", "LINES")}
+    term = PtyProcess([sys.executable, "-m", "srtui"], env=env, size=(80, 24), cwd=tmp_path)
+    try:
+        term.wait_for("none is made until a run starts", timeout=60)
+        term.wait_for("run smoke` in a shell", timeout=10)
+        for key in "23451":  # every section looks at the (missing) workspace
+            term.send(key)
+        term.send("\x11")  # ctrl+q
+        code, _ = term.wait_exit(30)
+        assert code == 0
+    finally:
+        term.kill()
+    assert list(tmp_path.iterdir()) == []
+    status = srtui("status", cwd=tmp_path)
+    assert status.returncode == 2 and "run `srtui run SUITE` to create one" in status.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -152,6 +152,16 @@ async def test_results_filter_sort_group_and_drill(demo):
         await pilot.press("slash", *"bogus>1", "enter")
         await pilot.pause(0.3)
         assert screen.page.total == 2
+        # ... and the previous filter stays in use, which the info line and the notice both say
+        active = screen.page.query.filter_text
+        assert active.startswith("method=linear,ridge") and screen.filter_problem
+        info = text_of(screen.query_one("#info", Static))
+        assert f"filter: {active}" in info and "box: not a filter, kept" in info
+        assert any("the filter in use is still: " + active in str(n.message) for n in app._notifications)
+        filter_box = screen.query_one("#filter", Input)
+        filter_box.value = active  # fixing the box clears the warning (as typing does)
+        await wait_for(pilot, lambda: screen.filter_problem is None)
+        assert screen.filter_problem is None and "not a filter" not in text_of(screen.query_one("#info", Static))
 
 
 @sync

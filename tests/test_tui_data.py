@@ -121,3 +121,14 @@ def test_expression_detail_has_truth_metrics_and_pareto(reader):
     assert (
         "fidelity R² (expression vs method)" in names and "size (nodes)" in names
     )  # results.metrics rows too, in words
+
+
+def test_sorting_by_task_breaks_ties_by_method_then_seed(reader):
+    page = results_page(reader, ResultsQuery(sort="task", limit=50))
+    keys = [
+        (row[page.columns.index("task")], row[page.columns.index("method")], row[page.columns.index("seed")])
+        for row in page.rows
+    ]
+    assert keys == sorted(keys, key=lambda k: (k[0], k[1], k[2] if k[2] is not None else -1))
+    again = results_page(reader, ResultsQuery(sort="task", limit=50))
+    assert again.rows == page.rows

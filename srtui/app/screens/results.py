@@ -86,6 +86,8 @@ class ResultsScreen(SectionScreen):
         self._group_index = 0
         self._debounce: Timer | None = None
         self._shown_query: ResultsQuery | None = None
+        #: why the filter box's text is not in use (the previous filter is), else None
+        self.filter_problem: str | None = None
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -168,6 +170,8 @@ class ResultsScreen(SectionScreen):
         if q.filter_text:
             text.append("  filter: ")
             text.append(q.filter_text, style="italic")
+        if self.filter_problem:
+            text.append(f"  (box: not a filter, {'kept' if q.filter_text else 'none in use'})", style="bold red")
         if self.app.timings:
             text.append(f"  ({page.seconds * 1000:.0f} ms)", style="dim")
         self.query_one("#info", Static).update(text)
@@ -189,13 +193,20 @@ class ResultsScreen(SectionScreen):
         from srtui.app.data import where_clause
 
         text = text.strip()
-        if text == self.query_state.filter_text:
-            return
         try:
             where_clause(text)
-        except QueryError as exc:
+        except QueryError as exc:  # the box keeps the text to fix; the info line says what is active
+            self.filter_problem = str(exc)
+            if self.page is not None:
+                self._show_info(self.page)
             if not quiet:
-                self.notify(str(exc), severity="error", markup=False)
+                active = self.query_state.filter_text or "none"
+                self.notify(f"{exc}; the filter in use is still: {active}", severity="error", markup=False)
+            return
+        self.filter_problem = None
+        if text == self.query_state.filter_text:
+            if self.page is not None:
+                self._show_info(self.page)
             return
         self.load(replace(self.query_state, filter_text=text, offset=0))
 
