@@ -99,6 +99,18 @@ def test_results_grouped_by_method(snap_compare, demo):
     assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
 
 
+def test_results_grouped_with_a_long_filter_wraps_its_status(snap_compare, demo):
+    # the status line (range, grouping, sort, filter) is never cut at 80 columns: it wraps
+    async def run_before(pilot):
+        await after_key("2", "page")(pilot)
+        await pilot.press("slash", *"method=linear,ridge,probe-noop status!=pending task~smoke", "enter")
+        await until(lambda app: "status!=pending" in app.screen.page.query.filter_text)(pilot)
+        await pilot.press("b")
+        await until(lambda app: app.screen.page.query.group_by == ("method",))(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_expression(snap_compare, demo, size):
     job = _job(demo, "ridge")

@@ -36,6 +36,8 @@ from srtui.app.screens.dialogs import show_help
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
 
 MIN_SIZE = (80, 24)
+#: seconds from the terminal going away to the forced exit of the expert's app
+HANGUP_GRACE_S = 0.1
 
 HELP = """\
 Rate how much you would trust each model: 1 strongly distrust, 2 distrust, 3 neutral, 4 trust,
@@ -268,7 +270,9 @@ class ReviewApp(App[None]):
 
     def on_mount(self) -> None:
         if not self.is_headless:  # ssh dropped or the window closed: leave within a second
-            HangupWatch(self.terminal_gone, lambda: 1.0).start(asyncio.get_running_loop())
+            # every rating is committed as it is given, so nothing is lost by not waiting for
+            # Textual's shutdown (0.7 s and more on a loaded machine): the process ends 0.1 s on
+            HangupWatch(self.terminal_gone, lambda: HANGUP_GRACE_S).start(asyncio.get_running_loop())
         self.push_screen(ExpertScreen(self.session))
 
     def terminal_gone(self) -> None:

@@ -163,10 +163,8 @@ class ResultsScreen(SectionScreen):
         first = q.offset + 1 if page.rows else 0
         text = Text()
         text.append(f"{first}-{q.offset + len(page.rows)} of {page.total:,}", style="bold")
-        text.append(" groups" if q.group_by else " runs")
-        text.append(f"  sort {q.sort} {'desc' if q.descending else 'asc'}")
-        if q.group_by:
-            text.append(f"  by {'+'.join(q.group_by)}")
+        text.append(f" groups by {'+'.join(q.group_by)}" if q.group_by else " runs")
+        text.append(f"  sort {q.sort} {'↓' if q.descending else '↑'}")  # as the column header shows it
         if q.filter_text:
             text.append("  filter: ")
             text.append(q.filter_text, style="italic")
