@@ -132,3 +132,18 @@ def test_sorting_by_task_breaks_ties_by_method_then_seed(reader):
     assert keys == sorted(keys, key=lambda k: (k[0], k[1], k[2] if k[2] is not None else -1))
     again = results_page(reader, ResultsQuery(sort="task", limit=50))
     assert again.rows == page.rows
+
+
+def test_labels_of_the_cost_plot_never_share_a_row_where_they_overlap():
+    from srtui.app.screens.plots import place_labels
+
+    cell = (0.1, 0.2)  # one character in data units
+    # ffx and pyoperon at almost the same height: the second moves a row, a far one stays
+    rows = place_labels([(1.0, 1.0, 3), (1.2, 1.05, 8), (5.0, 1.0, 5)], cell, top=10.0)
+    assert rows[0] == 1.0 and rows[2] == 1.0 and abs(rows[1] - rows[0]) >= 0.2
+    # at the top of the plot a label moves down instead
+    rows = place_labels([(1.0, 9.9, 3), (1.1, 9.95, 3)], cell, top=10.0)
+    assert all(r <= 10.0 for r in rows) and abs(rows[1] - rows[0]) >= 0.2
+    # many labels at one point: every pair that overlaps in x is a row apart
+    rows = place_labels([(0.0, 5.0, 6)] * 5, cell, top=10.0)
+    assert len({round(r, 6) for r in rows}) == 5

@@ -63,6 +63,32 @@ def log_axis(lo: float, hi: float) -> tuple[tuple[float, float], list[float]]:
     return (a, b), ticks
 
 
+def place_labels(labels: list[tuple[float, float, int]], cell: tuple[float, float], top: float) -> list[float]:
+    """The height of each label (x, y, length in characters) so that no two share a row of the
+    plot where they overlap: a label that would is moved one row up (down at the top), then
+    further. ``cell`` is one character's width and height in data units."""
+    width, height = cell
+    placed: list[tuple[float, float, float]] = []  # x from, x to, row height
+    out = [0.0] * len(labels)
+    for i in sorted(range(len(labels)), key=lambda k: labels[k][1]):
+        x, y, n = labels[i]
+        x_to = x + (n + 1) * width
+
+        def clash(row: float, x_from: float = x, x_end: float = x_to) -> bool:
+            return any(abs(row - r) < height and x_from < b and a < x_end for a, b, r in placed)
+
+        row, step = y, height
+        for k in range(1, 2 * len(labels) + 2):
+            if not clash(row):
+                break
+            row = y + (k + 1) // 2 * step * (1 if k % 2 else -1)  # up one, down one, up two, ...
+            if row > top:
+                row = y - (k + 1) // 2 * step
+        placed.append((x, x_to, row))
+        out[i] = row
+    return out
+
+
 def _downsample(n: int, limit: int = 2000) -> np.ndarray:
     """Plotting every point of a large task only slows the terminal: keep an even sample."""
     return np.arange(n) if n <= limit else np.linspace(0, n - 1, limit).astype(int)
@@ -269,10 +295,10 @@ class SuitePlotsScreen(SectionScreen):
         self.query_one("#profile", PlotextPlot).refresh()
         front = self.query_one("#front", PlotextPlot).plt
         front.clear_data()
+        if len(a.front) > 1:  # the line first: plotext draws later data on top, so no marker is hidden
+            front.plot([a.points[m][0] for m in a.front], [a.points[m][1] for m in a.front], color="gray", marker="·")
         for m, (size, acc) in a.points.items():
             front.scatter([size], [acc], color=styles[m][1], marker=styles[m][0])
-        if len(a.front) > 1:
-            front.plot([a.points[m][0] for m in a.front], [a.points[m][1] for m in a.front], color="gray", marker="·")
         front.title("Pareto front: model size vs median R² (· joins the front)")
         front.xlabel("median model size (nodes)")
         front.ylabel("median test R²")
@@ -305,9 +331,13 @@ class SuitePlotsScreen(SectionScreen):
             plt.xticks([math.log10(v) for v in x_ticks], [f"{v:g}" for v in x_ticks])
             plt.yticks([math.log10(v) for v in y_ticks], [f"{v:.0e}" for v in y_ticks])
             shift = (x_hi - x_lo) / 40  # the label starts a cell or two right of its point
-            for name, x, y, (glyph, rgb, _hex) in zip(names, xs, ys, styles):
+            cols, rows = max(widget.size.width - 12, 20), max(widget.size.height - 5, 5)  # minus axes and title
+            cell = ((x_hi - x_lo) / cols, (y_hi - y_lo) / rows)
+            labels = [name[:LABEL_CHARS] for name in names]
+            label_ys = place_labels([(x + shift, y, len(t)) for t, x, y in zip(labels, xs, ys)], cell, y_hi)
+            for label, x, y, label_y, (glyph, rgb, _hex) in zip(labels, xs, ys, label_ys, styles):
                 plt.scatter([x], [y], color=rgb, marker=glyph)
-                plt.text(name[:LABEL_CHARS], x + shift, y, color=rgb, alignment="left")
+                plt.text(label, x + shift, label_y, color=rgb, alignment="left")
         plt.title("median energy vs median training time" if names else "no run of this suite has an energy figure yet")
         plt.xlabel("median training time (s, log)")
         plt.ylabel("median energy (kWh, log)")
