@@ -147,3 +147,11 @@ def test_labels_of_the_cost_plot_never_share_a_row_where_they_overlap():
     # many labels at one point: every pair that overlaps in x is a row apart
     rows = place_labels([(0.0, 5.0, 6)] * 5, cell, top=10.0)
     assert len({round(r, 6) for r in rows}) == 5
+
+
+def test_methods_hidden_under_another_marker_of_the_front_plot_are_named():
+    from srtui.app.screens.plots import shared_cells
+
+    points = {"poly2": (10.0, 1.0), "pyoperon": (10.2, 1.0), "linear": (9.5, 0.97), "ffx": (40.0, 0.998)}
+    assert shared_cells(points, (60, 15)) == {"poly2": "pyoperon", "pyoperon": "poly2"}
+    assert shared_cells({"a": (1.0, 1.0)}, (60, 15)) == {}
