@@ -124,8 +124,20 @@ class NavBar(Horizontal):
             spec = f"{style} @click=app.section('{mode}')".strip()
             tabs += Content.from_markup(f"[{spec}] {number} {label} [/]")
         yield Static(tabs, id="nav-tabs")
-        yield Static(Text(f" {getattr(self.app, 'workspace_label', '')} "), id="nav-label", markup=False)
+        yield Static(Text(self._label()), id="nav-label", markup=False)
         yield Static(Text(" F1 help ^p palette ^q quit"), id="nav-keys", markup=False)
+
+    def _label(self) -> str:
+        return f" {getattr(self.app, 'workspace_label', '')} "
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_label)
+
+    def _fit_label(self) -> None:
+        """The workspace's name where it fits whole; nothing rather than a cut name (80 columns)."""
+        label = self.query_one("#nav-label", Static)
+        room = label.size.width
+        label.update(Text(self._label() if len(self._label()) <= room else ""))
 
 
 #: one glyph per plotted series, so a plot reads without colour (NO_COLOR, a monochrome terminal)
