@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.errors import SrtuiError
+from engine.errors import SrtuiError, did_you_mean
 from engine.textsafe import csv_cell, visible
 from results.scoring.base import Score
 
@@ -174,7 +174,7 @@ def render_tables(
     ``warnings`` (one line each) and the published ``sources`` (label -> citation, the footnote of
     the rows marked † in Markdown and LaTeX) come under the tables."""
     if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
+        raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)}){did_you_mean(fmt, FORMATS)}")
     meta = _meta(rule, options or {})
     if notes:
         meta["notes"] = list(notes)
@@ -224,12 +224,12 @@ def _render(tables: dict[str, pd.DataFrame], fmt: str, meta: dict[str, Any], not
         parts += [f"### {name}\n\n{markdown_table(df)}" for name, df in tables.items()]
         return "\n\n".join(parts) + "\n"
     if fmt == "latex":
-        parts.append(f"% {head}")
+        parts.append(f"% {head}\n% needs \\usepackage{{booktabs}} in the preamble (\\toprule, \\midrule, \\bottomrule)")
         parts += [f"% table: {name}\n{latex_body(df)}" for name, df in tables.items()]
         return "\n".join(parts) + "\n"
     parts.append(head)
     for name, df in tables.items():
-        parts.append(f"\n{name}\n{df.to_string(index=False, float_format=lambda v: f'{v:.4g}')}")
+        parts.append(f"\n{name}\n{df.to_string(index=False, float_format=lambda v: f'{v:.4g}', na_rep='--')}")
     return "\n".join(parts) + "\n"
 
 

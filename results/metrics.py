@@ -228,7 +228,8 @@ def _compute_batch(
     """The metrics of some jobs, computed and written in one transaction."""
     rows: dict[str, dict[str, Any]] = {}
     items: list[tuple[str, ModelItem]] = []
-    say(f"accuracy metrics of {len(todo)} job(s)")
+    if todo:
+        say(f"accuracy metrics of {len(todo)} job(s)")
     for j in todo:
         info = infos.get(j["task"], {})
         m: dict[str, Any] = {"_notes": []}

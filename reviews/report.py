@@ -40,6 +40,17 @@ def trust_frame(store: Store, name: str) -> pd.DataFrame:
     return means[["task", "method", "trust"]]
 
 
+def _comments(r: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Every comment an expert wrote, with its rating, keyed as the scores are (no method while
+    the session is blinded); a repeat showing's comment is marked as such."""
+    columns = [*keys, "expert", "showing", "rating", "comment"]
+    said = r[r["comment"].fillna("").str.strip() != ""]
+    if said.empty:
+        return pd.DataFrame(columns=columns)
+    said = said.assign(showing=said["is_repeat"].map({0: "first", 1: "repeat"}), comment=said["comment"].str.strip())
+    return said.sort_values([*keys, "expert"])[columns].reset_index(drop=True)
+
+
 def _timing(r: pd.DataFrame) -> pd.DataFrame:
     if r.empty:
         return pd.DataFrame(columns=["expert", "rated", "median_s", "mean_s", "p90_s"])
@@ -137,6 +148,7 @@ def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, A
     elif row["settings"].get("repeats", 0):
         notes.append("self-consistency: no repeat item rated together with its first showing yet")
     tables["time per item (s)"] = _timing(r)
+    tables["comments"] = _comments(r, keys)
 
     if blinded:
         notes.append(

@@ -42,6 +42,15 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def short_time(iso: str | None, year: bool = True) -> str:
+    """A stored timestamp as a reader wants it on an 80-column line: to the minute, in UTC
+    (``2026-11-25 13:46``; ``11-25 13:46`` without the year); "-" when there is none."""
+    if not iso:
+        return "-"
+    text = iso[:16].replace("T", " ")
+    return text if year else text[5:]
+
+
 def check_name(value: str, what: str) -> str:
     """Session and expert names go into a forced SSH command: a strict alphabet, no quoting games."""
     return names.check_name(value, what, ReviewError)

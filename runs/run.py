@@ -387,7 +387,7 @@ def _drive(
             # process pool with per-operation timeouts; cached, so a resumed run only adds
             from results.metrics import compute_for_store
 
-            if on_metrics:
+            if on_metrics and state.done:  # nothing ran: say nothing unless old jobs need them
                 on_metrics("computing metrics")
             compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
     finally:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import SrtuiError
+from engine.errors import SrtuiError, did_you_mean
 from engine.names import quoted
 from tasks.model import Task
 
@@ -107,7 +107,7 @@ def entry(name: str, context: TaskContext | None = None) -> TaskEntry:
     user = _user_entries(context)
     if name in user:
         return user[name]
-    raise TaskError(f"unknown task {quoted(name)} (see `srtui tasks list`)")
+    raise TaskError(f"unknown task {quoted(name)} (see `srtui tasks list`){did_you_mean(name, [*_REGISTRY, *user])}")
 
 
 def get_task(name: str, context: TaskContext | None = None) -> Task:

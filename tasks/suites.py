@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import SrtuiError
+from engine.errors import SrtuiError, did_you_mean
 from engine.names import check_name, is_name, quoted, quoted_text
 
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -137,7 +137,10 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
         path = SUITES_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(builtin_suite_names())
-            raise SuiteError(f"unknown suite {quoted(name_or_path)} (built-in suites: {known})")
+            raise SuiteError(
+                f"unknown suite {quoted(name_or_path)} (built-in suites: {known})"
+                f"{did_you_mean(name_or_path, builtin_suite_names())}"
+            )
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -186,7 +186,7 @@ def _snapshot(workspace: Path) -> dict:
         (["run", "smoke", "--time-limit", "-1"], "time_s must be a positive number"),
         (["run", "smoke", "--mem-limit", "0"], "mem_mb must be a positive number"),
         (["run", "smoke", "--jobs", "0"], "--jobs must be at least 1"),
-        (["results", "--format", "xml"], "--format must be csv or json"),
+        (["results", "--format", "xml"], "--format must be table, csv or json"),
     ],
 )
 def test_bad_input_is_one_line_and_stores_nothing(workspace: Path, suite_file, args, message) -> None:

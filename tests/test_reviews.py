@@ -436,3 +436,25 @@ def test_authorized_keys_line_forces_the_rating_command(tmp_path):
         authorized_keys_line("s1", 'alice" evil', KEY, tmp_path)
     with pytest.raises(ReviewError):
         authorized_keys_line("s1", "alice", KEY, tmp_path / 'a"b')
+
+
+def test_a_wide_model_is_wrapped_between_terms_and_nothing_of_it_is_lost():
+    from reviews.items import rounded_expression
+    from srtui.app.review.expert_view import shown_symbols, wrap_model
+
+    wide = rounded_expression(
+        "(x1**2 + 3.0*x2)/(x3 - 1.5) - 3.0*x1*x2/(x3**2 + 4.0) + sin(x1/x2)*x3**3 + x1/(x2+x3) - 3.0*x1 + 0.5",
+        ("x1", "x2", "x3"),
+        "python",
+    )
+    for width in (30, 40, 75):
+        wrapped = wrap_model(wide["expression"], width)
+        assert max(len(line) for line in wrapped.split("\n")) <= width
+        squeeze = lambda t: "".join(t.split())  # noqa: E731 - every printed character, in order
+        assert sorted(squeeze(wrapped)) == sorted(squeeze(wide["expression"]))
+        assert "0.5" in wrapped.split("\n\n")[-1]  # the end of the model is there
+    assert wrap_model("a + b", 40) == "a + b"
+    assert wrap_model("a1 + b2 + c3 + d4", 9).split("\n") == ["a1 + b2 +", "c3 + d4"]
+    # the count is of the formula as shown: names, numbers and operators
+    assert shown_symbols("0.936*value_cases_14 + 0.11") == 5
+    assert shown_symbols(wide["plain"]) == 45

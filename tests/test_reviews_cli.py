@@ -165,3 +165,38 @@ def test_session_over_a_real_run(tmp_path):
     assert any(c["black_box"] for c in contents)  # poly2's 90-feature expansion
     text = json.dumps(contents).lower()
     assert not any(m in text for m in ("linear", "lasso", "poly2"))
+
+
+def test_comments_reach_the_organiser_blinded_in_every_format_and_status_fits_80_columns(ws):
+    from reviews import create_session
+    from reviews.items import build_items
+    from reviews.report import render
+
+    w = ("--workspace", str(ws))
+    store = Store(Workspace(ws))
+    items = build_items(store, tasks=["demo-epidemic-cases"], include_baseline=True)
+    create_session(store, "rc", items, ["alice", "bob"], repeats=0, seed=3)
+    alice = ExpertSession.open(store, "rc", "alice")
+    alice.rate(0, 2, "  the lag-14 weight looks too large\x1b[31m  ")
+    alice.rate(1, 4)
+    ExpertSession.open(store, "rc", "bob").rate(0, 5, "fine")
+    for fmt in ("csv", "md", "latex", "json"):
+        text = render(store, "rc", fmt)
+        assert "the lag-14 weight looks too large" in text, fmt
+        assert "fine" in text and "\x1b" not in text
+        assert not any(m in text for m in SRBENCH_METHODS), fmt  # blinded as the ratings are
+    store.close()
+    table = srtui("review", "report", "rc", *w, check=True).stdout
+    assert "comments" in table and "the lag-14 weight looks too large" in table and "\x1b" not in table
+    tables = json.loads(srtui("review", "report", "rc", "--format", "json", *w, check=True).stdout)["tables"]
+    assert sorted((c["expert"], c["rating"]) for c in tables["comments"]) == [("alice", 2), ("bob", 5)]
+    assert set(tables["comments"][0]) == {"item", "task", "expert", "showing", "rating", "comment"}
+    srtui("review", "close", "rc", *w, check=True)
+    srtui("review", "unblind", "rc", *w, check=True)
+    store = Store(Workspace(ws))
+    unblinded = json.loads(render(store, "rc", "json"))["tables"]
+    store.close()
+    assert unblinded["comments"][0]["method"] in SRBENCH_METHODS
+    lines = srtui("review", "status", "rc", *w, check=True).stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), "\n".join(lines)
+    assert re.search(r"last \d\d-\d\d \d\d:\d\d$", lines[1]), lines

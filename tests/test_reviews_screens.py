@@ -138,7 +138,7 @@ class Host(App):
 def test_organiser_views_close_unblind_and_report(store):
     es = ExpertSession.open(store, "s1", "alice")
     for i in range(4):
-        es.rate(i, 1 + i % 5)
+        es.rate(i, 1 + i % 5, "odd seasonality" if i == 1 else None)
 
     async def run():
         app = Host(store.workspace)
@@ -154,6 +154,9 @@ def test_organiser_views_close_unblind_and_report(store):
             await pilot.pause()
             text = screen_text(app)
             assert "alice" in text and "bob" in text and "agreement" in text
+            report = str(screen.query_one("#report").render())
+            assert "comments" in report and "odd seasonality" in report  # the organiser reads them
+            assert not _leaks(report, store)  # blinded as the ratings are
             await pilot.press("u")  # unblind before close: refused
             await pilot.press("u")
             await pilot.pause()

@@ -74,3 +74,44 @@ def test_last_item(snap_compare, app):
 
 def test_below_the_minimum_size_says_so(snap_compare, app):
     assert snap_compare(app, terminal_size=(60, 20), run_before=keys("pagedown"))
+
+
+WIDE_MODEL = (
+    "(x1**2 + 3.0*x2)/(x3 - 1.5) - 3.0*x1*x2/(x3**2 + 4.0) + sin(x1/x2)*x3**3 + x1/(x2+x3) - 3.0*x1 + 0.5"
+    " + exp(x1/(x2+x3**2))*x1 + (x2-x1)/(x3*x1+2.25)"
+)
+
+
+class WideFirstItem:
+    """The seeded session with a wide 2-D formula as its first item's model (the frozen content
+    a session holds), everything else the real session's."""
+
+    def __init__(self, session: ExpertSession) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str):
+        return getattr(self._session, name)
+
+    def __len__(self) -> int:
+        return len(self._session)
+
+    def show(self, index: int) -> dict:
+        from reviews.items import rounded_expression
+
+        content = dict(self._session.show(index))
+        if index == 0:
+            content.update(rounded_expression(WIDE_MODEL, ("x1", "x2", "x3"), "python"), simplicity=-2.3)
+        return content
+
+
+def test_a_wide_model_is_wrapped_whole_with_the_rating_bar_in_view(snap_compare, session_ws, tmp_path):
+    # the whole 2-D formula (its last term "+ 0.5" too) in the box, the symbol count of what is shown
+    from engine.workspace import Workspace
+
+    root = tmp_path / "ws"
+    shutil.copytree(session_ws, root)
+    store = Store(Workspace(root))
+    session = WideFirstItem(ExpertSession.open(store, "s1", "alice"))
+    app = ReviewApp(session, unicode_ok=True)  # type: ignore[arg-type]
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys())
+    store.close()

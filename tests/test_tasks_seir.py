@@ -52,7 +52,8 @@ def test_every_seir_task_is_listed_as_a_download():
 def test_list_says_what_is_missing(tmp_path):
     from conftest import srtui
 
-    out = srtui("tasks", "list", "--track", "srbench2022-synthetic", "--workspace", str(tmp_path)).stdout
+    # piped, stdout is one row per task; the count and the notes go to stderr
+    out = srtui("tasks", "list", "--track", "srbench2022-synthetic", "--workspace", str(tmp_path)).stderr
     note = [line for line in out.splitlines() if line.startswith("note:")]
     assert note and "generator is not published" in " ".join(out.split()) and "x_N" in out
 

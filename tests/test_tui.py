@@ -152,6 +152,16 @@ async def test_results_filter_sort_group_and_drill(demo):
         await pilot.press("slash", *"bogus>1", "enter")
         await pilot.pause(0.3)
         assert screen.page.total == 2
+        # ... and the previous filter stays in use, which the info line and the notice both say
+        active = screen.page.query.filter_text
+        assert active.startswith("method=linear,ridge") and screen.filter_problem
+        info = text_of(screen.query_one("#info", Static))
+        assert f"filter: {active}" in info and "box: not a filter, kept" in info
+        assert any("the filter in use is still: " + active in str(n.message) for n in app._notifications)
+        filter_box = screen.query_one("#filter", Input)
+        filter_box.value = active  # fixing the box clears the warning (as typing does)
+        await wait_for(pilot, lambda: screen.filter_problem is None)
+        assert screen.filter_problem is None and "not a filter" not in text_of(screen.query_one("#info", Static))
 
 
 @sync
@@ -273,8 +283,39 @@ async def test_f1_help_lists_the_screen_bindings(demo):
         assert isinstance(app.screen, HelpScreen)
         keys = dict((d, k) for k, d in app.screen.bindings)
         assert keys["Filter"] == "/" and "Group" in keys and "Help" in keys
+        # what the screen is for comes before its list of keys
+        parts = [str(w.render()) for w in app.screen.query(Static)]
+        explained = next(i for i, p in enumerate(parts) if "Every run in the workspace" in p)
+        listed = next(i for i, p in enumerate(parts) if "Table object" in p)  # the rich table of keys
+        assert explained < listed
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("question_mark")  # ? as in less and vim
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("question_mark")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("slash", "question_mark")  # typed into the filter, it is text
+        assert not isinstance(app.screen, HelpScreen)
+        assert app.screen.query_one("#filter", Input).value == "?"
+
+
+@sync
+async def test_the_palette_lists_a_screens_actions_before_its_cursor_moves(demo):
+    from srtui.app.screens.base import MOVES, screen_commands
+
+    app = make_app(demo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        screen = current(app, ResultsScreen)
+        await wait_for(pilot, lambda: screen.page is not None)
+        screen.query_one("#results", DataTable).focus()
+        await pilot.pause()
+        titles = [c.title for c in screen_commands(app, screen)]
+        assert "Filter" in titles and "Cursor down" in titles, "|".join(titles)
+        moves = [i for i, t in enumerate(titles) if t.startswith(("Cursor", "Page", "Copy", "Focus")) or t == "Top"]
+        actions = [i for i, t in enumerate(titles) if t in ("Filter", "Sort", "Group")]
+        assert max(actions) < min(moves), titles
+        assert MOVES[0] == "cursor_"
 
 
 @sync
@@ -329,6 +370,9 @@ async def test_start_a_run_from_the_app(tmp_path):
         await wait_for(pilot, lambda: "nonsense-task" in str(form.query_one("#start-error").render()), timeout=60)
         assert app.screen is form and form.query_one("#jobs", Input).value == "1"
         assert list(form.query_one("#methods", SelectionList).selected) == ["linear"]
+        boxes = form.query_one("#methods", SelectionList)  # chosen and not chosen differ without colour
+        lines = {boxes.get_option_at_index(i).value: boxes.render_line(i).text for i in range(boxes.option_count)}
+        assert lines["linear"].startswith("▐X▌") and all(t.startswith("▐ ▌") for m, t in lines.items() if m != "linear")
         form.query_one("#tasks", Input).value = "smoke-linear"
         form.query_one("#tasks", Input).focus()
         await pilot.press("enter")

@@ -121,3 +121,26 @@ def test_expression_detail_has_truth_metrics_and_pareto(reader):
     assert (
         "fidelity R² (expression vs method)" in names and "size (nodes)" in names
     )  # results.metrics rows too, in words
+
+
+def test_labels_of_the_cost_plot_never_share_a_row_where_they_overlap():
+    from srtui.app.screens.plots import place_labels
+
+    cell = (0.1, 0.2)  # one character in data units
+    # ffx and pyoperon at almost the same height: the second moves a row, a far one stays
+    rows = place_labels([(1.0, 1.0, 3), (1.2, 1.05, 8), (5.0, 1.0, 5)], cell, top=10.0)
+    assert rows[0] == 1.0 and rows[2] == 1.0 and abs(rows[1] - rows[0]) >= 0.2
+    # at the top of the plot a label moves down instead
+    rows = place_labels([(1.0, 9.9, 3), (1.1, 9.95, 3)], cell, top=10.0)
+    assert all(r <= 10.0 for r in rows) and abs(rows[1] - rows[0]) >= 0.2
+    # many labels at one point: every pair that overlaps in x is a row apart
+    rows = place_labels([(0.0, 5.0, 6)] * 5, cell, top=10.0)
+    assert len({round(r, 6) for r in rows}) == 5
+
+
+def test_methods_hidden_under_another_marker_of_the_front_plot_are_named():
+    from srtui.app.screens.plots import shared_cells
+
+    points = {"poly2": (10.0, 1.0), "pyoperon": (10.2, 1.0), "linear": (9.5, 0.97), "ffx": (40.0, 0.998)}
+    assert shared_cells(points, (60, 15)) == {"poly2": "pyoperon", "pyoperon": "poly2"}
+    assert shared_cells({"a": (1.0, 1.0)}, (60, 15)) == {}

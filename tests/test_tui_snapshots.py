@@ -99,6 +99,18 @@ def test_results_grouped_by_method(snap_compare, demo):
     assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
 
 
+def test_results_grouped_with_a_long_filter_wraps_its_status(snap_compare, demo):
+    # the status line (range, grouping, sort, filter) is never cut at 80 columns: it wraps
+    async def run_before(pilot):
+        await after_key("2", "page")(pilot)
+        await pilot.press("slash", *"method=linear,ridge,probe-noop status!=pending task~smoke", "enter")
+        await until(lambda app: "status!=pending" in app.screen.page.query.filter_text)(pilot)
+        await pilot.press("b")
+        await until(lambda app: app.screen.page.query.group_by == ("method",))(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_expression(snap_compare, demo, size):
     job = _job(demo, "ridge")
@@ -174,3 +186,45 @@ def test_help(snap_compare, demo):
         await pilot.press("f1")
 
     assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.fixture(scope="module")
+def costly(tmp_path_factory, demo):
+    """The demo with energy figures: linear and ridge almost at one point of the cost plot."""
+    import shutil
+    import sqlite3
+
+    from engine.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("costly") / "ws"
+    shutil.copytree(demo.root, root)
+    conn = sqlite3.connect(root / "srtui.db")
+    figures = {"linear": (0.50, 180.0), "ridge": (0.52, 190.0), "probe-noop": (0.05, 9.0)}
+    for method, (fit_s, joules) in figures.items():
+        conn.execute(
+            "UPDATE jobs SET fit_s = ?, energy_j = ?, energy_method = 'estimate' WHERE method = ?",
+            (fit_s, joules, method),
+        )
+    # a smaller ridge: linear and ridge both on the front, joined by its line
+    ridge = "SELECT job_id FROM jobs WHERE method = 'ridge'"
+    conn.execute(f"UPDATE metrics SET value = 5 WHERE name LIKE '%size%' AND job_id IN ({ridge})")
+    conn.commit()
+    conn.close()
+    return Workspace(root)
+
+
+@pytest.mark.parametrize("plot", ["front", "cost"])
+def test_suite_plots_show_every_marker_and_label(snap_compare, costly, plot):
+    # the front's line is drawn under the markers; close points' labels take separate rows
+    async def run_before(pilot):
+        await pilot.press("4")
+        await until(lambda app: getattr(app.screen, "aggregate", None) is not None)(pilot)
+        if plot == "cost":
+            await pilot.press("e")
+            await until(lambda app: getattr(app.screen, "cost", None) is not None)(pilot)
+        else:
+            app = pilot.app
+            app.screen.show_plot("front")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(costly), terminal_size=(80, 24), run_before=run_before)

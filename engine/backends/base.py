@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +76,9 @@ class RunState:
     counts: Counter[str] = field(default_factory=Counter)
     running: dict[str, tuple[PlannedJob, float]] = field(default_factory=dict)
     recent_failures: list[tuple[PlannedJob, JobOutcome]] = field(default_factory=list)
+    #: finished jobs not yet printed by a plain (piped) progress display: job, status, wall s;
+    #: bounded so a display that never drains it (the live panel) holds no more than this
+    finished: deque[tuple[PlannedJob, str, float]] = field(default_factory=lambda: deque(maxlen=10000))
     started: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: why the run cannot go on (the store cannot record): no new job starts once it is set

@@ -93,6 +93,7 @@ def finish_job(
     with state.lock:
         state.running.pop(job.job_id, None)
         state.counts[status] += 1
+        state.finished.append((job, status, outcome.wall_s))
         if outcome.status != "ok":
             state.recent_failures = ([*state.recent_failures, (job, outcome)])[-10:]
     if on_change:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from engine.errors import SrtuiError
+from engine.errors import SrtuiError, did_you_mean
 from engine.methods.base import Method
 from engine.names import quoted
 
@@ -71,7 +71,7 @@ def load(name: str) -> Method:
         return SRBenchMethod(Path(name[len(SRBENCH_PREFIX) :]))
     target = BUILTIN.get(name)
     if target is None:
-        raise MethodError(f"unknown method {quoted(name)} (see `srtui methods list`)")
+        raise MethodError(f"unknown method {quoted(name)} (see `srtui methods list`){did_you_mean(name, names())}")
     module_name, _, cls_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)

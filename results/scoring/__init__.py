@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from engine.errors import did_you_mean
 from results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
 from results.scoring.srbench2022 import load_expert_scores
 
@@ -24,7 +25,7 @@ importlib.import_module("results.stats")  # friedman, wilcoxon, sensitivity
 
 def get_rule(name: str) -> Rule:
     if name not in RULES:
-        raise ScoreError(f"unknown scoring rule {name!r} (rules: {', '.join(RULES)})")
+        raise ScoreError(f"unknown scoring rule {name!r} (rules: {', '.join(RULES)}){did_you_mean(name, RULES)}")
     return RULES[name]
 
 

@@ -78,6 +78,7 @@ def srbench2025(runs: pd.DataFrame, profile: str = "reference", grid: int = 11) 
     xs = np.linspace(0, 1, int(grid))
     if profile == "reference":
         board, per_dataset = _reference(runs, xs)
+        notes += _flat_tail_note(runs, per_dataset)
     else:
         board, per_dataset = _corrected(runs, xs)
     board["failed_runs"] = failures(runs, "r2_test").reindex(board.index).fillna(0).astype(int)
@@ -122,6 +123,30 @@ def _reference(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.Dat
     board = board.reindex(runs["method"].unique())  # a method without a result >= 0: no curve, NaN
     per = done.groupby(["task", "method"])["r2"].agg(lambda v: published_auc(v.to_numpy(), n_seeds))
     return board, per.rename("auc").reset_index()
+
+
+def _flat_tail_note(runs: pd.DataFrame, per_dataset: pd.DataFrame) -> list[str]:
+    """One footnote where the reference AUC looks wrong to a reader: the published curve is held
+    flat after a method's highest R2 (np.interp), so a dataset's AUC can be 1 at R2 0.94 while a
+    better method gets less. Names the largest such gap; empty when no AUC exceeds the exact
+    area (the mean R2 clipped to [0, 1]) by more than 0.01."""
+    ok = runs[runs["status"] == "ok"]
+    if ok.empty or per_dataset.empty:
+        return []
+    r2 = ok["r2_test"].astype(float)
+    exact = r2.clip(0.0, 1.0).fillna(0.0).groupby([ok["task"], ok["method"]]).mean().rename("exact")
+    median = r2.groupby([ok["task"], ok["method"]]).median().rename("median_r2")
+    table = per_dataset.join(exact, on=["task", "method"]).join(median, on=["task", "method"])
+    gap = table["auc"] - table["exact"]
+    if not (gap > 0.01).any():
+        return []
+    worst = table.iloc[int(np.argmax(gap.to_numpy()))]
+    return [
+        f"why an AUC can look wrong: {worst['method']} on {worst['task']} has AUC {worst['auc']:.3g} at median "
+        f"R2 {worst['median_r2']:.3g}. SRBench 2.0's code (perfprof_plots.ipynb) holds each curve flat after its "
+        "highest R2 instead of dropping it to 0, so every x above that R2 counts as reached; "
+        "-o profile=corrected gives the exact area (the README's fidelity table)"
+    ]
 
 
 def _corrected(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -55,6 +55,7 @@ class SrtuiApp(App[None]):
     # global keys: not in the Footer (the section bar on top shows them), in F1 and the palette
     BINDINGS = [
         Binding("f1", "help", "Help", show=False, id="app.help"),
+        Binding("question_mark", "help", "Help", show=False, id="app.help-question"),  # as in less, vim
         *(
             Binding(str(n), f"section('{mode}')", label, show=False, id=f"app.{mode}")
             for n, (mode, label) in enumerate(SECTIONS, 1)

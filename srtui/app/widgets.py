@@ -7,13 +7,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, SelectionList, Static
+from textual.widgets._toggle_button import ToggleButton
+from textual.widgets.option_list import OptionDoesNotExist
 
 from engine.textsafe import visible
 from srtui.styles import STATUS_STYLE
@@ -120,8 +124,20 @@ class NavBar(Horizontal):
             spec = f"{style} @click=app.section('{mode}')".strip()
             tabs += Content.from_markup(f"[{spec}] {number} {label} [/]")
         yield Static(tabs, id="nav-tabs")
-        yield Static(Text(f" {getattr(self.app, 'workspace_label', '')} "), id="nav-label", markup=False)
+        yield Static(Text(self._label()), id="nav-label", markup=False)
         yield Static(Text(" F1 help ^p palette ^q quit"), id="nav-keys", markup=False)
+
+    def _label(self) -> str:
+        return f" {getattr(self.app, 'workspace_label', '')} "
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_label)
+
+    def _fit_label(self) -> None:
+        """The workspace's name where it fits whole; nothing rather than a cut name (80 columns)."""
+        label = self.query_one("#nav-label", Static)
+        room = label.size.width
+        label.update(Text(self._label() if len(self._label()) <= room else ""))
 
 
 #: one glyph per plotted series, so a plot reads without colour (NO_COLOR, a monochrome terminal)
@@ -145,3 +161,20 @@ def legend(names: list[str], styles: list[tuple[str, tuple[int, int, int], str]]
         text.append(f"{glyph}{glyph} ", style=f"bold {hex_colour}")
         text.append(f"{name}   ")
     return text
+
+
+class CheckList(SelectionList[str]):
+    """A SelectionList whose boxes differ by more than colour: a chosen item's box holds X, the
+    others are empty (Textual draws X in every box and tells them apart by colour only)."""
+
+    def render_line(self, y: int) -> Strip:
+        line = super().render_line(y)
+        segments = list(line)
+        try:
+            option = self.get_option_at_index(self.scroll_offset.y + y)
+        except OptionDoesNotExist:
+            return line
+        if len(segments) > 1 and segments[1].text == ToggleButton.BUTTON_INNER and option.value not in self._selected:
+            segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
+            return Strip(segments, line.cell_length)
+        return line

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from srtui.cli.common import CommandGroup
+from srtui.cli.common import CommandGroup, plain_help_types
 
 app = typer.Typer(
     cls=CommandGroup,
@@ -37,6 +37,7 @@ def _register() -> None:
         module.register(app)
 
 
+plain_help_types()
 _register()
 
 

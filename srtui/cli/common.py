@@ -117,3 +117,27 @@ def cell(text: object) -> Text:
     from engine.textsafe import visible
 
     return Text(visible("" if text is None else text, one_line=True))
+
+
+def _help_type(param: Any, ctx: Any) -> str | None:
+    """What `--help` shows for a parameter's value: its metavar, else a plain word (FLOAT, PATH,
+    PATH... for a repeatable one); nothing for a flag or an argument (its name says it). typer's
+    own is the Python annotation (`<bool>`, `<list[Path]>`), which tells a user little."""
+    if param.param_type_name == "argument":
+        return None
+    if param.metavar is not None:
+        return str(param.metavar) or None
+    label = str(param.display_type(ctx)).strip("<>")
+    if getattr(param, "is_flag", False) or label == "bool":
+        return None
+    many = label.startswith("list[") and label.endswith("]")
+    label = label[5:-1] if many else label
+    return {"str": "TEXT", "int": "INTEGER"}.get(label, label.upper()) + ("..." if many else "")
+
+
+def plain_help_types() -> None:
+    """Make every command's --help show `_help_type` (called once, where the app is built)."""
+    from typer.core import TyperArgument, TyperOption
+
+    TyperOption.display_type_rich = _help_type  # type: ignore[method-assign,assignment]
+    TyperArgument.display_type_rich = _help_type  # type: ignore[method-assign,assignment]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from engine.errors import did_you_mean
 from srtui.cli.common import CommandGroup, cell, console, fail, workspace_option
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def install(
     from engine.methods import registry
 
     if name not in registry.BUILTIN or name.startswith("probe-"):
-        fail(f"unknown method {name!r} (see `srtui methods list`)")
+        fail(f"unknown method {name!r} (see `srtui methods list`){did_you_mean(name, registry.names())}")
     method = _load(name)
     steps = getattr(method, "install_steps", [])
     if not steps:

@@ -68,12 +68,18 @@ class RunProgress:
             self._print_new_lines(state)
 
     def _print_new_lines(self, state: RunState) -> None:
-        with self._lock, state.lock:
-            done = state.done
-            if done > self._printed:
-                self._printed = done
-                counts = ", ".join(f"{k} {v}" for k, v in sorted(state.counts.items()))
-                print(f"[{done}/{state.total}] {counts}", file=sys.stderr, flush=True)
+        """One plain line per finished job, as the live panel names it: task, method, seed,
+        status and wall time."""
+        with self._lock:  # two slots finishing at once must not interleave their lines
+            with state.lock:
+                finished = list(state.finished)
+                state.finished.clear()
+                total = state.total
+            for job, status, wall_s in finished:
+                self._printed += 1
+                spec = job.spec
+                line = f"[{self._printed}/{total}] {spec.task}  {spec.method}  seed {spec.seed}  {status}"
+                print(visible(f"{line}  {wall_s:.1f} s", one_line=True), file=sys.stderr, flush=True)
 
     def _render(self) -> RenderableType:
         state = self.state

@@ -181,12 +181,16 @@ def status_(
             )
         )
         return
-    print(f"review {name}: {row['status']}, {'unblinded ' + row['unblinded_at'] if row['unblinded_at'] else 'blinded'}")
-    for r in rows:
-        med = f"{r['median_s_per_item']:.1f} s/item" if r["median_s_per_item"] is not None else "-"
+    from reviews.storage import short_time
+
+    blind = f"unblinded {short_time(row['unblinded_at'])} UTC" if row["unblinded_at"] else "blinded"
+    print(f"review {name}: {row['status']}, {blind}")
+    width = max([8, *(len(r["expert"]) for r in rows)])
+    for r in rows:  # 80 columns for names of up to 8 characters
+        med = f"{r['median_s_per_item']:.0f} s/item" if r["median_s_per_item"] is not None else "- s/item"
         print(
-            f"  {r['expert']:<16} {r['rated']:>4}/{r['assigned']:<4} rated  {r['skipped']:>3} skipped  "
-            f"{r['remaining']:>4} left  {med}  last {r['last_rating'] or '-'}"
+            f"  {r['expert']:<{width}} {r['rated']:>3}/{r['assigned']:<3} rated {r['skipped']:>3} skipped "
+            f"{r['remaining']:>3} left  {med:>8}  last {short_time(r['last_rating'], year=False)}"
         )
 
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from engine.errors import did_you_mean
 from results.columns import EXPORT_COLUMNS
-from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
+from srtui.cli.common import RAW_HELP, WorkspaceOption, _with_root_workspace, cell, console, fail
 
 if TYPE_CHECKING:
     from results.store import Store
@@ -27,73 +28,122 @@ def _split(value: str | None) -> list[str] | None:
     return names
 
 
+RUN_PANEL, LIMITS_PANEL, PROTOCOL_PANEL, CLUSTER_PANEL, OUTPUT_PANEL = (
+    "What to run",
+    "Limits per job",
+    "Protocol and SRBench method folders",
+    "Cluster (Dask)",
+    "Workspace and output",
+)
+
+
+def _opt(*names: str, panel: str, metavar: str = "", **kwargs: Any) -> Any:
+    """An option of `srtui run` in its help panel, with a word for its value (typer would show
+    `<float>`, `<list[Path]>`, `<bool>`); a flag shows none."""
+    return typer.Option(*names, rich_help_panel=panel, metavar=metavar, show_default=False, **kwargs)
+
+
 def run(
-    suite: Annotated[str, typer.Argument(help="Built-in suite name or path to a suite .toml file.")],
-    workspace: WorkspaceOption = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Parallel jobs (default: usable cores).")] = None,
-    methods: Annotated[str | None, typer.Option(help="Comma-separated methods (default: the suite's).")] = None,
-    tasks: Annotated[str | None, typer.Option(help="Comma-separated tasks (default: the suite's).")] = None,
-    seeds: Annotated[int | None, typer.Option(help="Number of seeds (default: the suite's).")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Wall-time limit per job, seconds.")] = None,
-    mem_limit: Annotated[
-        float | None, typer.Option("--mem-limit", help="Memory limit of a job's process tree, MB.")
+    suite: Annotated[str, typer.Argument(help="A built-in suite or a suite .toml file.", metavar="SUITE")],
+    workspace: Annotated[
+        Path | None,
+        _opt(
+            "--workspace",
+            "-w",
+            panel=OUTPUT_PANEL,
+            metavar="DIR",
+            help="Default: $SRTUI_WORKSPACE, else ./srtui-workspace.",
+            callback=_with_root_workspace,
+        ),
     ] = None,
-    cpu_limit: Annotated[float | None, typer.Option("--cpu-limit", help="CPU-time limit per process, seconds.")] = None,
-    grace: Annotated[float | None, typer.Option("--grace", help="Seconds between SIGTERM and SIGKILL.")] = None,
+    jobs: Annotated[
+        int | None, _opt("--jobs", "-j", panel=RUN_PANEL, metavar="N", help="Parallel jobs (default: cores).")
+    ] = None,
+    methods: Annotated[
+        str | None, _opt("--methods", panel=RUN_PANEL, metavar="A,B", help="Methods (default: the suite's).")
+    ] = None,
+    tasks: Annotated[
+        str | None, _opt("--tasks", panel=RUN_PANEL, metavar="A,B", help="Tasks (default: the suite's).")
+    ] = None,
+    seeds: Annotated[
+        int | None, _opt("--seeds", panel=RUN_PANEL, metavar="N", help="Seeds (default: the suite's).")
+    ] = None,
+    oversubscribe: Annotated[
+        bool, _opt("--oversubscribe", panel=RUN_PANEL, help="Allow --jobs above the cores.")
+    ] = False,
+    retry_failed: Annotated[
+        bool, _opt("--retry-failed", panel=RUN_PANEL, help="Re-run jobs that failed (error, timeout, oom, ...).")
+    ] = False,
+    time_limit: Annotated[
+        float | None, _opt("--time-limit", panel=LIMITS_PANEL, metavar="S", help="Wall time.")
+    ] = None,
+    mem_limit: Annotated[
+        float | None, _opt("--mem-limit", panel=LIMITS_PANEL, metavar="MB", help="Memory of the process tree.")
+    ] = None,
+    cpu_limit: Annotated[
+        float | None, _opt("--cpu-limit", panel=LIMITS_PANEL, metavar="S", help="CPU time per process.")
+    ] = None,
+    grace: Annotated[
+        float | None, _opt("--grace", panel=LIMITS_PANEL, metavar="S", help="From SIGTERM to SIGKILL.")
+    ] = None,
+    launcher: Annotated[
+        str | None,
+        _opt(
+            "--launcher",
+            panel=LIMITS_PANEL,
+            metavar="HOW",
+            help="auto, fork or exec (default: the suite's, else auto).",
+        ),
+    ] = None,
+    protocol: Annotated[
+        str | None,
+        _opt(
+            "--protocol",
+            panel=PROTOCOL_PANEL,
+            metavar="NAME",
+            help="none, srbench2021 (halving grid search) or srbench2025 (grid search); default: the suite's.",
+        ),
+    ] = None,
     method_dir: Annotated[
-        list[Path] | None, typer.Option("--method-dir", help="SRBench method folder (repeatable).")
+        list[Path] | None,
+        _opt("--method-dir", panel=PROTOCOL_PANEL, metavar="DIR", help="An SRBench method folder (repeatable)."),
     ] = None,
     tuned: Annotated[
         bool | None,
-        typer.Option(
-            "--tuned/--untuned", help="Method folders: use their _params.py (SRBench's --tuned; default: the suite's)."
-        ),
+        _opt("--tuned/--untuned", panel=PROTOCOL_PANEL, help="Folders: use their _params.py (SRBench's --tuned)."),
     ] = None,
     srbench_test: Annotated[
         bool | None,
-        typer.Option(
-            "--srbench-test/--no-srbench-test",
-            help="Method folders: apply their eval_kwargs test_params (SRBench's -test).",
-        ),
+        _opt("--srbench-test/--no-srbench-test", panel=PROTOCOL_PANEL, help="Folders: their test_params (-test)."),
     ] = None,
     srbench_scaling: Annotated[
         str | None,
-        typer.Option(
+        _opt(
             "--srbench-scaling",
-            help="Method folders: reference (scale X and y, as SRBench 2.0 ran), folder (their eval_kwargs) or none.",
+            panel=PROTOCOL_PANEL,
+            metavar="HOW",
+            help="Folders: reference (scale X and y, as SRBench 2.0 ran), folder or none.",
         ),
     ] = None,
-    oversubscribe: Annotated[
-        bool, typer.Option("--oversubscribe", help="Allow --jobs above the usable cores.")
-    ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; write nothing.")] = False,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="Re-run error/timeout/cpu_timeout/oom/crashed jobs.")
-    ] = False,
     backend: Annotated[
-        str | None, typer.Option(help="local (subprocesses here) or dask (implied by the cluster options).")
+        str | None,
+        _opt("--backend", panel=CLUSTER_PANEL, metavar="NAME", help="local, or dask (implied by the options below)."),
     ] = None,
     dask_scheduler: Annotated[
-        str | None, typer.Option("--dask-scheduler", help="dask: address of a running scheduler, tcp://HOST:8786.")
+        str | None,
+        _opt("--dask-scheduler", panel=CLUSTER_PANEL, metavar="ADDR", help="A running scheduler, tcp://HOST:8786."),
     ] = None,
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", hidden=True, help="Deprecated: --dask-scheduler.")
     ] = None,
-    cluster: Annotated[str | None, typer.Option(help="dask: start a cluster: local, ssh or slurm.")] = None,
+    cluster: Annotated[
+        str | None, _opt("--cluster", panel=CLUSTER_PANEL, metavar="KIND", help="Start one: local, ssh or slurm.")
+    ] = None,
     cluster_config: Annotated[
         Path | None,
-        typer.Option("--cluster-config", help="dask: cluster settings (TOML; its table names the cluster)."),
+        _opt("--cluster-config", panel=CLUSTER_PANEL, metavar="TOML", help="Cluster settings (its table names it)."),
     ] = None,
-    protocol: Annotated[
-        str | None,
-        typer.Option(
-            help="none, srbench2021 (halving grid search CV) or srbench2025 (grid search CV); default: the suite's."
-        ),
-    ] = None,
-    launcher: Annotated[
-        str | None,
-        typer.Option(help="auto (fork where the method is fork-safe), fork or exec (default: the suite's, else auto)."),
-    ] = None,
+    dry_run: Annotated[bool, _opt("--dry-run", panel=OUTPUT_PANEL, help="Show what would run; write nothing.")] = False,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -240,7 +290,12 @@ RESULT_COLUMNS = EXPORT_COLUMNS
 
 def results(
     workspace: WorkspaceOption = None,
-    fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="table (the default on a terminal), csv (the default piped) or json.", show_default=False
+        ),
+    ] = None,
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     summary: Annotated[
@@ -261,8 +316,9 @@ def results(
     from engine.workspace import resolve
     from results.store import Store, StoreError
 
-    if fmt not in ("csv", "json"):
-        fail(f"--format must be csv or json, got {fmt!r}")
+    fmt = fmt or ("table" if console().is_terminal else "csv")
+    if fmt not in RESULT_FORMATS:
+        fail(f"--format must be table, csv or json, got {fmt!r}{did_you_mean(fmt, RESULT_FORMATS)}")
     try:
         store = Store(resolve(workspace), readonly=True)
     except StoreError as exc:
@@ -274,6 +330,11 @@ def results(
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     columns = [c for c in RESULT_COLUMNS if c in present]
     rows = store.iter_jobs(suite, columns=", ".join(columns))  # streamed: constant memory
+    if fmt == "table":
+        listed = list(rows)
+        store.close()
+        _print_table(listed, [c for c in TABLE_COLUMNS if c in present])
+        return
     if tuning:
         rows = _with_tuning(store, rows, fmt)
         columns.append("tuning")
@@ -306,6 +367,44 @@ def _print_json_rows(rows: Iterable[dict[str, Any]]) -> None:
     sys.stdout.write("\n]\n" if any_row else "]\n")
 
 
+#: what a terminal shows of each job (`--format csv` or `json` has every column)
+TABLE_COLUMNS = ("task", "method", "seed", "status", "r2_test", "fit_s", "peak_rss_mb", "model")
+RESULT_FORMATS = ("table", "csv", "json")
+
+
+def _number(value: object, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """The jobs as a table of the columns a reader looks at first; task and method never cut,
+    the model gives way (the whole string is in `--format csv`)."""
+    from rich.table import Table
+
+    from srtui.styles import STATUS_STYLE
+
+    out = console()
+    texts = [[cell(_number(row.get(c))) for c in columns] for row in rows]
+    headers = [{"peak_rss_mb": "MB", "fit_s": "fit s"}.get(c, c) for c in columns]
+    widths = [max([len(h), *(t[i].cell_len for t in texts)]) for i, h in enumerate(headers)]
+    if "model" in columns:  # the model takes what the other columns leave of the terminal
+        at = columns.index("model")
+        widths[at] = max(8, out.width - sum(w + 2 for i, w in enumerate(widths) if i != at))
+        for t in texts:
+            t[at].truncate(widths[at], overflow="ellipsis")
+    table = Table(box=None, pad_edge=False, collapse_padding=False)
+    for i, name in enumerate(columns):
+        numeric = any(isinstance(row.get(name), int | float) for row in rows[:50])
+        table.add_column(headers[i], justify="right" if numeric else "left", no_wrap=True, width=widths[i])
+    for row, values in zip(rows, texts, strict=True):
+        if "status" in columns:
+            values[columns.index("status")].stylize(STATUS_STYLE.get(row.get("status") or "", ""))
+        table.add_row(*values)
+    out.print(table)
+    if "job_id" not in columns and "status" in columns:  # the per-job table (not --summary)
+        out.print(f"{len(rows)} jobs; every column: srtui results --format csv (or json)")
+
+
 def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[dict[str, Any]]:
     """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
     from results.tuning import summaries, summary_text
@@ -324,6 +423,10 @@ def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False)
 
     table = method_medians(runs_frame(store, suite))
     store.close()
+    if fmt == "table":
+        records = table.astype(object).where(table.notna(), None).to_dict("records")
+        _print_table([{str(k): v for k, v in r.items()} for r in records], [str(c) for c in table.columns])
+        return
     if fmt == "json":  # exact floats; JSON's own escaping keeps method names inert; NaN -> null
         records = table.astype(object).where(table.notna(), None).to_dict("records")
         print(json.dumps(records, indent=1, default=float, allow_nan=False))

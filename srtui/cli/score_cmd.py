@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from engine.names import file_in
+from engine.errors import did_you_mean
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
 from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
@@ -101,8 +102,13 @@ def score(
     if list_rules or not rule:
         _list_rules(RULES)
         return
+    from results.export import FORMATS
+
     if fmt == "plot":
         check_figure(rule)
+    elif fmt not in FORMATS:  # before the work: a typo costs no scoring run
+        known = (*FORMATS, "plot")
+        fail(f"unknown format {fmt!r} (formats: {', '.join(known)}){did_you_mean(fmt, known)}")
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
     if published is not None and from_csv:
@@ -222,7 +228,7 @@ def expr(
 
     check_timeout(timeout)
     if rule is not None and rule not in RELEASES:
-        fail(f"unknown rule {rule!r} (rules: {', '.join(RELEASES)})")
+        fail(f"unknown rule {rule!r} (rules: {', '.join(RELEASES)}){did_you_mean(rule, RELEASES)}")
     feats = _names(features) if features else _guess_features(expression, *([truth] if truth else []))
     unwanted = _names(irrelevant)
     parse(expression, feats, dialect)
@@ -300,6 +306,10 @@ def _print_expr_table(head: dict[str, Any], per: dict[str, Any], notes: list[str
         print(f"  note: {printable(note)}")
 
 
+#: the runs table of `srtui export --format latex`: what a paper reports of each run
+PAPER_COLUMNS = ("task", "method", "seed", "status", "r2_test", "size", "symbolic_solution", "fit_s", "energy_j")
+
+
 def export(
     fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
     out: Annotated[
@@ -316,13 +326,18 @@ def export(
     from results.scoring import score as apply_rule
     from results.tables import runs_frame
 
-    if fmt not in ("csv", "md", "latex", "json"):
-        fail(f"unknown format {fmt!r} (formats: csv, md, latex, json)")
-    ext = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}[fmt]
+    exts = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}
+    if fmt not in exts:
+        fail(f"unknown format {fmt!r} (formats: {', '.join(exts)}){did_you_mean(fmt, exts)}")
+    ext = exts[fmt]
     store = _store(workspace)
     runs = runs_frame(store, suite)
     _warn_stale(store, suite)
-    docs = {"runs": render_tables({"runs": runs}, fmt, "runs", {"suite": suite or "all"}, raw=raw)}
+    shown_runs, runs_notes = runs, None
+    if fmt == "latex":  # a paper's table, not the 60-odd columns of the record
+        shown_runs = runs[[c for c in PAPER_COLUMNS if c in runs.columns]]
+        runs_notes = ["the columns a paper uses; every column: srtui export --format csv (or json)"]
+    docs = {"runs": render_tables({"runs": shown_runs}, fmt, "runs", {"suite": suite or "all"}, runs_notes, raw=raw)}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
         rule = _suite_rule(store, name)

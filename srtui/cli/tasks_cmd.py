@@ -12,7 +12,7 @@ from engine.workspace import resolve
 from srtui.cli.common import CliError, CommandGroup, WorkspaceOption, cell, console
 
 if TYPE_CHECKING:
-    from tasks.catalogue import TaskContext
+    from tasks.catalogue import TaskContext, TaskEntry
     from tasks.model import Task
 
 DataDirOption = Annotated[
@@ -35,6 +35,42 @@ def _task(name: str, workspace: Path | None, data_dir: Path | None) -> Task:
     from tasks.catalogue import get_task
 
     return get_task(name, _context(workspace, data_dir))
+
+
+def _print_task_rows(rows: list[TaskEntry], notes: list[str]) -> None:
+    """A terminal gets a table whose names are never cut (descriptions give way); a pipe gets
+    one plain tab-separated row per task (name, track, data, description), the count on stderr."""
+    import sys
+
+    from rich.table import Table
+
+    from engine.textsafe import visible
+
+    def first_line(e: TaskEntry) -> str:
+        text = e.description.strip()
+        return text.splitlines()[0] if text else ""
+
+    out = console()
+    if not out.is_terminal:
+        for e in rows:
+            fields = (e.name, e.track, "offline" if e.offline else "download", first_line(e))
+            print("\t".join(visible(f, one_line=True).replace("\t", " ") for f in fields))
+        print(f"{len(rows)} tasks", file=sys.stderr)
+        for note in notes:
+            print(visible(f"note: {note}", one_line=True), file=sys.stderr)
+        return
+    longest = max((len(visible(e.name, one_line=True)) for e in rows), default=4)
+    table = Table(box=None, pad_edge=False)
+    table.add_column("task", no_wrap=True, min_width=longest)
+    table.add_column("track", no_wrap=True)
+    table.add_column("data", no_wrap=True)
+    table.add_column("description", no_wrap=True, overflow="ellipsis")
+    for e in rows:
+        table.add_row(cell(e.name), cell(e.track), "offline" if e.offline else "download", cell(first_line(e)))
+    out.print(table)
+    out.print(f"{len(rows)} tasks")
+    for note in notes:
+        out.print(cell(f"note: {note}"))
 
 
 def register(app: typer.Typer) -> None:
@@ -64,21 +100,7 @@ def register(app: typer.Typer) -> None:
                 )
             )
             return
-        from rich.table import Table
-
-        table = Table("task", "track", "data", "description", box=None, pad_edge=False)
-        for e in rows:
-            table.add_row(
-                cell(e.name),
-                cell(e.track),
-                "offline" if e.offline else "download",
-                cell(e.description.strip().splitlines()[0] if e.description.strip() else ""),
-            )
-        out = console()
-        out.print(table)
-        out.print(f"{len(rows)} tasks")
-        for note in notes():
-            out.print(cell(f"note: {note}"))
+        _print_task_rows(rows, notes())
 
     @tasks_app.command("show")
     def show(

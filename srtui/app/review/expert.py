@@ -16,7 +16,7 @@ import asyncio
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
@@ -24,11 +24,20 @@ from textual_plotext import PlotextPlot
 
 from engine.textsafe import visible
 from reviews import LIKERT, ExpertError, ExpertSession
-from srtui.app.review.expert_view import draw_scatter, draw_series, figures_text, likert_text, task_text
+from srtui.app.review.expert_view import (
+    draw_scatter,
+    draw_series,
+    figures_text,
+    likert_text,
+    task_text,
+    wrap_model,
+)
 from srtui.app.screens.dialogs import show_help
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
 
 MIN_SIZE = (80, 24)
+#: seconds from the terminal going away to the forced exit of the expert's app
+HANGUP_GRACE_S = 0.1
 
 HELP = """\
 Rate how much you would trust each model: 1 strongly distrust, 2 distrust, 3 neutral, 4 trust,
@@ -36,8 +45,8 @@ Rate how much you would trust each model: 1 strongly distrust, 2 distrust, 3 neu
 optional comment first (Enter in the comment saves it with the rating, Escape leaves it). s
 skips an item for now, p and n go to the previous and next item (a saved rating can be
 revised). Up/Down, PgUp/PgDn and Home/End scroll the item: the plots of the data and the
-model's predictions are below the figures. Tab moves between the item, the model (Left/Right
-scroll a wide formula) and the comment. The session resumes at your first unrated item;
+model's predictions are below the figures. A wide formula is wrapped between its terms, so all
+of it is on the screen. Tab moves between the item and the comment. The session resumes at your first unrated item;
 ctrl+q leaves (every saved rating is kept).
 """
 
@@ -49,10 +58,9 @@ ExpertScreen #size-warning { height: auto; padding: 0 1; background: $warning 30
 ExpertScreen #size-warning.shown { display: block; }
 ExpertScreen #body { height: 1fr; scrollbar-size-vertical: 1; }
 ExpertScreen #task { height: auto; padding: 0 1; }
-ExpertScreen #model-box { height: auto; max-height: 12; border: round $primary; border-title-align: left;
-                          overflow-x: auto; overflow-y: auto; }
+ExpertScreen #model-box { height: auto; border: round $primary; border-title-align: left; }
 ExpertScreen #model-box:focus { border: round $accent; }
-ExpertScreen #expression { width: auto; }
+ExpertScreen #expression { width: 100%; }
 ExpertScreen #figures { height: auto; padding: 0 1; }
 ExpertScreen #plots { height: 16; margin-top: 1; }
 ExpertScreen #plots.stacked { layout: vertical; height: 30; }
@@ -96,6 +104,7 @@ class ExpertScreen(Screen[None]):
         self.index = 0
         self.choice: int | None = None
         self.finished = False
+        self.model = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -105,7 +114,7 @@ class ExpertScreen(Screen[None]):
         yield Static(id="size-warning", markup=False)
         with VerticalScroll(id="body"):
             yield Static(id="task", markup=False)
-            with ScrollableContainer(id="model-box"):
+            with Vertical(id="model-box"):
                 yield Static(id="expression", markup=False)
             yield Static(id="figures", markup=False)
             with Horizontal(id="plots"):
@@ -137,6 +146,7 @@ class ExpertScreen(Screen[None]):
         warning = self.query_one("#size-warning", Static)
         small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
         warning.set_class(small, "shown")
+        self.draw_model()
         if small:
             warning.update(
                 Text(
@@ -161,27 +171,26 @@ class ExpertScreen(Screen[None]):
         self.query_one("#comment", Input).value = (saved[1] or "") if saved else ""
         self.query_one("#task", Static).update(task_text(content))
         key = "expression" if getattr(self.app, "unicode_ok", True) else "expression_ascii"
-        model = content.get(key) or content.get("expression") or ""
-        expression = self.query_one("#expression", Static)
-        # a one-line formula wraps in its box; a 2-D print keeps its lines (Tab, then Left/Right)
-        expression.styles.width = "auto" if "\n" in model else "100%"
-        expression.update(Text(model))
+        self.model = content.get(key) or content.get("expression") or ""
+        self.draw_model()
         self.query_one("#figures", Static).update(figures_text(content))
         draw_series(self.query_one("#series", PlotextPlot), content)
         draw_scatter(self.query_one("#scatter", PlotextPlot), content)
         self.query_one("#body", VerticalScroll).scroll_home(animate=False)
-        self.query_one("#model-box", ScrollableContainer).scroll_home(animate=False)
         self.draw_progress()
         self.say("1-5 choose a rating, Enter saves it; PgDn shows the plots")
+
+    def draw_model(self) -> None:
+        """The whole model, wrapped to the box (no sideways scrolling to miss its end)."""
+        width = self.app.size.width - 5  # the body's scrollbar, the box's border and padding
+        self.query_one("#expression", Static).update(Text(wrap_model(self.model, width)))
 
     def draw_progress(self) -> None:
         n, rated = len(self.session), self.session.rated
         saved = self.session.rating(self.index)
-        state = f"saved {saved[0]} ({LIKERT[saved[0]]})" if saved else "not rated yet"
+        state = f"saved {saved[0]} ({LIKERT[saved[0]]})" if saved else "not rated yet"  # one line at 80
         self.query_one("#progress-text", Static).update(
-            Text.assemble(
-                (f"Item {self.index + 1} of {n}", "bold"), f" · {rated} rated, {n - rated} to go · this one: {state}"
-            )
+            Text.assemble((f"Item {self.index + 1} of {n}", "bold"), f" · {rated} rated · this one: {state}")
         )
         self.query_one("#bar", ProgressBar).update(progress=rated)
         self.query_one("#likert", Static).update(likert_text(self.choice, saved[0] if saved else None))
@@ -261,7 +270,9 @@ class ReviewApp(App[None]):
 
     def on_mount(self) -> None:
         if not self.is_headless:  # ssh dropped or the window closed: leave within a second
-            HangupWatch(self.terminal_gone, lambda: 1.0).start(asyncio.get_running_loop())
+            # every rating is committed as it is given, so nothing is lost by not waiting for
+            # Textual's shutdown (0.7 s and more on a loaded machine): the process ends 0.1 s on
+            HangupWatch(self.terminal_gone, lambda: HANGUP_GRACE_S).start(asyncio.get_running_loop())
         self.push_screen(ExpertScreen(self.session))
 
     def terminal_gone(self) -> None:

@@ -6,6 +6,7 @@ so every sentence is tested on its own and none can name a method.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -61,11 +62,47 @@ def figures_text(content: dict[str, Any]) -> Text:
         text.append("black-box: the formula is too long to show (1,000 characters or more)")
     elif simplicity is None:
         text.append("not available for this model")
-    else:
-        symbols = max(1, round(5 ** -float(simplicity)))
+    else:  # the count is of the formula on screen; the score is of its simplified form
         text.append(f"{simplicity:g}", style="bold")
-        text.append(f": about {symbols} symbol{'s' if symbols != 1 else ''} in the formula; closer to 0 is simpler")
+        text.append(" (0 is simplest)")
+        shown = shown_symbols(content.get("plain") or "")
+        if shown:
+            simplified = max(1, round(5 ** -float(simplicity)))
+            text.append(f": {shown} symbols shown, about {simplified} when simplified")
     return text
+
+
+_SYMBOL = re.compile(r"[A-Za-z_]\w*|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|\*\*|[-+*/^]")
+
+
+def shown_symbols(plain: str) -> int:
+    """Names, numbers and operators of the formula as shown (brackets not counted): the count a
+    reader makes looking at it. A leading minus or a unary one counts as a symbol too."""
+    return len(_SYMBOL.findall(plain))
+
+
+def wrap_model(text: str, width: int) -> str:
+    """A formula no wider than ``width``: a 2-D print (fractions, powers) is cut into blocks at
+    columns blank on every line (between terms), stacked (a blank line between 2-D blocks); a
+    column cut happens only where no blank column is in reach. Every character stays shown."""
+    lines = text.split("\n")
+    widest = max(len(line) for line in lines)
+    if width < 8 or widest <= width:
+        return text
+    grid = [line.ljust(widest) for line in lines]
+    blank = [all(row[c] == " " for row in grid) for c in range(widest)]
+    blocks: list[str] = []
+    start = 0
+    while start < widest:
+        end = widest
+        if widest - start > width:
+            end = next((c for c in range(start + width, start + width // 3, -1) if blank[c]), start + width)
+        rows = [row[start:end].rstrip() for row in grid]
+        blocks.append("\n".join(r for r in rows if r.strip()))
+        start = end
+        while start < widest and blank[start]:
+            start += 1
+    return ("\n\n" if len(lines) > 1 else "\n").join(blocks)  # a blank line between 2-D blocks only
 
 
 def likert_text(choice: int | None, saved: int | None) -> Text:

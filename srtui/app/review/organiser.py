@@ -25,6 +25,7 @@ from engine.textsafe import safe_row
 from engine.workspace import Workspace
 from results.store import Store, StoreError
 from reviews import ReviewError, close, session_row, sessions, status, unblind
+from reviews.storage import short_time
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import Confirm, NavBar, VimTable, cell
 
@@ -201,13 +202,13 @@ class ReviewSessionScreen(_ReviewScreen):
             title.update(Text(message.error or "no such session", style="red"))
             return
         row = message.row
-        blind = f"unblinded {row['unblinded_at']}" if row["unblinded_at"] else "blinded"
+        blind = f"unblinded {short_time(row['unblinded_at'])}" if row["unblinded_at"] else "blinded"
         title.update(
             Text(f"Review {self.session}: {row['status']}, {blind}, suite {row['suite'] or '-'}", style="bold")
         )
         table = self.query_one("#experts", DataTable)
         table.clear(columns=True)
-        table.add_columns("expert", "rated", "assigned", "skipped", "left", "median s/item", "last rating")
+        table.add_columns("expert", "rated", "assigned", "skipped", "left", "s/item", "last rating (UTC)")
         for r in message.progress:
             table.add_row(
                 cell(r["expert"]),
@@ -215,8 +216,8 @@ class ReviewSessionScreen(_ReviewScreen):
                 cell(r["assigned"]),
                 cell(r["skipped"]),
                 cell(r["remaining"]),
-                cell(r["median_s_per_item"]),
-                cell(r["last_rating"]),
+                cell("-" if r["median_s_per_item"] is None else f"{r['median_s_per_item']:.0f}"),
+                cell(short_time(r["last_rating"])),
             )
         self.load_report()
 

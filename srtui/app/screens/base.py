@@ -102,14 +102,25 @@ SECTION_HELP = {
 }
 
 
+#: actions that move a cursor, scroll or copy, the same on every screen: listed after the
+#: screen's own actions
+MOVES = ("cursor_", "scroll_", "page_", "focus_next", "focus_previous", "select_cursor", "copy_text")
+
+
 def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
-    """Every action the current screen offers by a key, also in the command palette."""
-    seen = set()
+    """Every action the current screen offers by a key, also in the command palette: what the
+    screen does first, then its widgets' actions, cursor moves and scrolling last."""
+    seen: set[tuple[str, object]] = set()
+    ranked: list[tuple[int, int, SystemCommand]] = []
     for _key, active in screen.active_bindings.items():
         b = active.binding
         if active.node is app or not b.description or not active.enabled or (b.action, active.node) in seen:
             continue
         seen.add((b.action, active.node))
-        yield SystemCommand(
+        move = b.action.rsplit(".", 1)[-1].startswith(MOVES)
+        rank = 2 if move else 0 if active.node is screen else 1
+        command = SystemCommand(
             b.description, f"{app.get_key_display(b)} on this screen", partial(app.run_action, b.action, active.node)
         )
+        ranked.append((rank, len(ranked), command))
+    return [command for *_, command in sorted(ranked, key=lambda r: r[:2])]

@@ -14,6 +14,8 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
+from srtui.app.widgets import CheckList
+
 if TYPE_CHECKING:
     from engine.workspace import Workspace
     from runs.run import RunRequest
@@ -41,7 +43,7 @@ class HelpScreen(ModalScreen[None]):
     AUTO_FOCUS = "#help-box"
 
     BINDINGS = [
-        Binding("escape,f1,q", "dismiss", "Close"),
+        Binding("escape,f1,q,question_mark", "dismiss", "Close"),
         *(Binding(str(n), f"section('{n}')", show=False) for n in range(1, 6)),
     ]
 
@@ -65,10 +67,10 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("does")
         for key, description in self.bindings:
             table.add_row(Text(key, style="bold"), Text(description))
-        with VerticalScroll(id="help-box"):
+        with VerticalScroll(id="help-box"):  # what the screen is for, then its keys
             yield Static(Text("Help  (Escape closes; arrows and PgDn scroll)", style="bold"), markup=False)
+            yield Static(Text(_reflow(self.screen_help) + "\n"), markup=False)
             yield Static(table)
-            yield Static(Text("\n" + _reflow(self.screen_help)), markup=False)
             if self.general:
                 yield Static(Text("\n" + _reflow(self.general), style="dim"), markup=False)
 
@@ -133,7 +135,7 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
                 yield Label("parallel jobs")
                 yield Input(value=str(self.default_jobs), id="jobs", type="integer", compact=True)
             yield Label("methods (installed ones; Space picks, none = the suite's own)")
-            yield SelectionList[str](*((name, name) for name in installed_methods()), id="methods", compact=True)
+            yield CheckList(*((name, name) for name in installed_methods()), id="methods", compact=True)
             yield Static(id="start-error", markup=False)
             with Horizontal(id="start-buttons"):
                 yield Button("Start", variant="primary", id="start")

@@ -114,7 +114,10 @@ class MonitorScreen(SectionScreen):
         if snap.error:  # the CLI's refusal, not an invitation to start a run over it
             return Text(visible(snap.error, one_line=True), style="bold red")
         if not snap.exists:
-            return Text(f"No srtui workspace at {self.app.workspace_label} yet. Press s to start a run.")
+            return Text(
+                f"No srtui workspace at {self.app.workspace_label} yet, and none is made until a run starts: "
+                "press s to start one, or run `srtui run smoke` in a shell."
+            )
         text = Text()
         done = snap.total - snap.remaining
         text.append(f"{done}/{snap.total} finished  ", style="bold")

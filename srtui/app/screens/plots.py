@@ -66,6 +66,50 @@ def log_axis(lo: float, hi: float) -> tuple[tuple[float, float], list[float]]:
     return (a, b), ticks
 
 
+def shared_cells(points: dict[str, tuple[float, float]], grid: tuple[int, int]) -> dict[str, str]:
+    """Methods whose point falls in the same character cell as another's (so one marker hides
+    the other): each such method -> the others it shares its cell with, for the legend."""
+    finite = {m: p for m, p in points.items() if all(math.isfinite(v) for v in p)}
+    if len(finite) < 2:
+        return {}
+    xs, ys = [p[0] for p in finite.values()], [p[1] for p in finite.values()]
+
+    def cell(v: float, lo: float, hi: float, n: int) -> int:
+        return round((v - lo) / (hi - lo) * (n - 1)) if hi > lo else 0
+
+    cells: dict[tuple[int, int], list[str]] = {}
+    for m, (x, y) in finite.items():
+        key = (cell(x, min(xs), max(xs), grid[0]), cell(y, min(ys), max(ys), grid[1]))
+        cells.setdefault(key, []).append(m)
+    return {m: ", ".join(o for o in group if o != m) for group in cells.values() if len(group) > 1 for m in group}
+
+
+def place_labels(labels: list[tuple[float, float, int]], cell: tuple[float, float], top: float) -> list[float]:
+    """The height of each label (x, y, length in characters) so that no two share a row of the
+    plot where they overlap: a label that would is moved one row up (down at the top), then
+    further. ``cell`` is one character's width and height in data units."""
+    width, height = cell
+    placed: list[tuple[float, float, float]] = []  # x from, x to, row height
+    out = [0.0] * len(labels)
+    for i in sorted(range(len(labels)), key=lambda k: labels[k][1]):
+        x, y, n = labels[i]
+        x_to = x + (n + 1) * width
+
+        def clash(row: float, x_from: float = x, x_end: float = x_to) -> bool:
+            return any(abs(row - r) < height and x_from < b and a < x_end for a, b, r in placed)
+
+        row, step = y, height
+        for k in range(1, 2 * len(labels) + 2):
+            if not clash(row):
+                break
+            row = y + (k + 1) // 2 * step * (1 if k % 2 else -1)  # up one, down one, up two, ...
+            if row > top:
+                row = y - (k + 1) // 2 * step
+        placed.append((x, x_to, row))
+        out[i] = row
+    return out
+
+
 def _downsample(n: int, limit: int = 2000) -> np.ndarray:
     """Plotting every point of a large task only slows the terminal: keep an even sample."""
     return np.arange(n) if n <= limit else np.linspace(0, n - 1, limit).astype(int)
@@ -273,15 +317,19 @@ class SuitePlotsScreen(SectionScreen):
         self.query_one("#profile", PlotextPlot).refresh()
         front = self.query_one("#front", PlotextPlot).plt
         front.clear_data()
-        for m, (size, acc) in a.points.items():
-            front.scatter([size], [acc], color=styles[m][1], marker=styles[m][0])
-        if len(a.front) > 1:
+        if len(a.front) > 1:  # the line first: plotext draws later data on top, so no marker is hidden
             front.plot([a.points[m][0] for m in a.front], [a.points[m][1] for m in a.front], color="gray", marker="·")
+        hidden = shared_cells(a.points, self._plot_grid())
+        # the front's methods last, on top: where two share a cell, the front's marker shows
+        for m, (size, acc) in sorted(a.points.items(), key=lambda kv: kv[0] in a.front):
+            front.scatter([size], [acc], color=styles[m][1], marker=styles[m][0])
         front.title("Pareto front: model size vs median R² (· joins the front)")
         front.xlabel("median model size (nodes)")
         front.ylabel("median test R²")
         self.query_one("#front", PlotextPlot).refresh()
-        names = [f"{m} (front)" if m in a.front else m for m in a.methods]
+        names = [
+            f"{m}{' (front)' if m in a.front else ''}{f' (at {hidden[m]})' if m in hidden else ''}" for m in a.methods
+        ]
         self._legends["profile"] = self._legends["front"] = legend(names, [styles[m] for m in a.methods])
         self._show_legend()
 
@@ -309,9 +357,13 @@ class SuitePlotsScreen(SectionScreen):
             plt.xticks([math.log10(v) for v in x_ticks], [f"{v:g}" for v in x_ticks])
             plt.yticks([math.log10(v) for v in y_ticks], [f"{v:.0e}" for v in y_ticks])
             shift = (x_hi - x_lo) / 40  # the label starts a cell or two right of its point
-            for name, x, y, (glyph, rgb, _hex) in zip(names, xs, ys, styles):
+            cols, rows = self._plot_grid()
+            cell = ((x_hi - x_lo) / cols, (y_hi - y_lo) / rows)
+            labels = [name[:LABEL_CHARS] for name in names]
+            label_ys = place_labels([(x + shift, y, len(t)) for t, x, y in zip(labels, xs, ys)], cell, y_hi)
+            for label, x, y, label_y, (glyph, rgb, _hex) in zip(labels, xs, ys, label_ys, styles):
                 plt.scatter([x], [y], color=rgb, marker=glyph)
-                plt.text(name[:LABEL_CHARS], x + shift, y, color=rgb, alignment="left")
+                plt.text(label, x + shift, label_y, color=rgb, alignment="left")
         plt.title("median energy vs median training time" if names else "no run of this suite has an energy figure yet")
         plt.xlabel("median training time (s, log)")
         plt.ylabel("median energy (kWh, log)")
@@ -319,6 +371,12 @@ class SuitePlotsScreen(SectionScreen):
         how = [f"{n} {j:.3g} J ({m})" for n, j, m in zip(names, shown["median_energy_j"], shown["energy_method"])]
         self._legends["cost"] = legend(how, styles)
         self._show_legend()
+
+    def _plot_grid(self) -> tuple[int, int]:
+        """Character columns and rows inside a plot's axes. The plots share the switcher's area;
+        a hidden one has no size of its own, so the switcher's is taken (minus ticks, title, labels)."""
+        size = self.query_one("#switcher", ContentSwitcher).size
+        return max(size.width - 12, 20), max(size.height - 5, 8)
 
     def _show_legend(self) -> None:
         current = self.query_one("#switcher", ContentSwitcher).current or SUITE_PLOTS[0]

@@ -93,6 +93,8 @@ class ResultsScreen(SectionScreen):
         #: every job's explorer columns are in memory (set by the prefetch worker)
         self.columns_ready = False
         self._prefetching = False
+        #: why the filter box's text is not in use (the previous filter is), else None
+        self.filter_problem: str | None = None
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -192,13 +194,13 @@ class ResultsScreen(SectionScreen):
         text = Text()
         about = "" if page.exact else "~"
         text.append(f"{first}-{q.offset + len(page.rows)} of {about}{page.total:,}", style="bold")
-        text.append(" groups" if q.group_by else " runs")
-        text.append(f"  sort {q.sort} {'desc' if q.descending else 'asc'}")
-        if q.group_by:
-            text.append(f"  by {'+'.join(q.group_by)}")
+        text.append(f" groups by {'+'.join(q.group_by)}" if q.group_by else " runs")
+        text.append(f"  sort {q.sort} {'↓' if q.descending else '↑'}")  # as the column header shows it
         if q.filter_text:
             text.append("  filter: ")
             text.append(q.filter_text, style="italic")
+        if self.filter_problem:
+            text.append(f"  (box: not a filter, {'kept' if q.filter_text else 'none in use'})", style="bold red")
         if self.app.timings:
             text.append(f"  ({page.seconds * 1000:.0f} ms)", style="dim")
         self.query_one("#info", Static).update(text)
@@ -220,13 +222,20 @@ class ResultsScreen(SectionScreen):
         from srtui.app.data import where_clause
 
         text = text.strip()
-        if text == self.query_state.filter_text:
-            return
         try:
             where_clause(text)
-        except QueryError as exc:
+        except QueryError as exc:  # the box keeps the text to fix; the info line says what is active
+            self.filter_problem = str(exc)
+            if self.page is not None:
+                self._show_info(self.page)
             if not quiet:
-                self.notify(str(exc), severity="error", markup=False)
+                active = self.query_state.filter_text or "none"
+                self.notify(f"{exc}; the filter in use is still: {active}", severity="error", markup=False)
+            return
+        self.filter_problem = None
+        if text == self.query_state.filter_text:
+            if self.page is not None:
+                self._show_info(self.page)
             return
         self.load(replace(self.query_state, filter_text=text, offset=0))
 
