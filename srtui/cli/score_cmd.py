@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from engine.names import file_in
 from engine.errors import did_you_mean
+from engine.names import file_in
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
 from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
