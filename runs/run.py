@@ -38,7 +38,7 @@ from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.model import Task
-from tasks.suites import Suite, load_suite
+from tasks.suites import SUITES_DIR, Suite, load_suite
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
 MAX_JOBS = 1024  # slots of one driver (threads, pipes); a cluster scales by workers, not slots
@@ -78,6 +78,7 @@ class RunRequest:
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
     protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
     launcher: str | None = None  # auto / fork / exec (engine.launchers); overrides the suite's
+    data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
 
 
 @dataclass
@@ -136,9 +137,10 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     loaded = _load_methods(methods, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select(req.tasks, suite.tasks)
-    context = TaskContext.for_workspace(workspace.root, data_dir=_data_dir())
+    context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
     for name in task_names:
         entry(name, context)  # unknown names fail here, before any data is built
+    _check_data(suite, task_names, context)
     built = {name: get_task(name, context) for name in task_names}
     srbench_opts = _srbench_options(suite, req)
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
@@ -273,6 +275,22 @@ def _srbench_options(suite: Suite, req: RunRequest) -> dict[str, Any]:
 
     merged = {**suite.srbench, **{k: v for k, v in req.srbench.items() if v is not None}}
     return RunOptions.from_params({OPTIONS_KEY: merged}).as_params()
+
+
+def _check_data(suite: Suite, task_names: list[str], context: TaskContext) -> None:
+    """Refuse, before any job starts, a run whose data files are not here: how many, and the
+    command that fetches them (a run never downloads)."""
+    from tasks.fetch import needed, plan
+
+    files = needed(task_names, context)
+    missing = plan(files, context).missing
+    if missing:
+        where = suite.path if suite.path is not None and suite.path.parent != SUITES_DIR else suite.name
+        raise RunError(
+            f"{len(missing)} of the {len(files)} data files this run reads are missing (e.g. {missing[0].rel}); "
+            f"fetch them first: srtui tasks fetch {where} -w {context.workspace} "
+            "(or add --to DIR on a machine with internet, then run with --data-dir DIR)"
+        )
 
 
 def _data_dir() -> Path | None:

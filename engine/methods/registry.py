@@ -29,6 +29,7 @@ BUILTIN: dict[str, str] = {
     # scikit-learn baselines: exported symbolically ...
     "dummy": "engine.methods.sklearn_baselines:Dummy",
     "linear": "engine.methods.sklearn_baselines:Linear",
+    "sgd": "engine.methods.sklearn_baselines:SGD",
     "lasso": "engine.methods.sklearn_baselines:Lasso",
     "ridge": "engine.methods.sklearn_baselines:Ridge",
     "poly2": "engine.methods.sklearn_baselines:Poly2",

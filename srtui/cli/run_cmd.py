@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from results.columns import EXPORT_COLUMNS
-from srtui.cli.common import RAW_HELP, WorkspaceOption, fail
+from srtui.cli.common import RAW_HELP, DataDirOption, WorkspaceOption, fail
 
 if TYPE_CHECKING:
     from results.store import Store
@@ -93,6 +93,7 @@ def run(
         str | None,
         typer.Option(help="auto (fork where the method is fork-safe), fork or exec (default: the suite's, else auto)."),
     ] = None,
+    data_dir: DataDirOption = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -131,6 +132,7 @@ def run(
         oversubscribe=oversubscribe,
         protocol=protocol,
         launcher=launcher,
+        data_dir=data_dir,
     )
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else
