@@ -51,6 +51,13 @@ class Protocol:
     #: "method": each method's eval_kwargs scale_x / scale_y over ``method_scaling``
     scaling: str = "none"
     method_scaling: dict[str, bool] = field(default_factory=dict)
+    #: the seeds of the protocol's runs when the suite names none (else the competition's)
+    seeds: tuple[int, ...] = ()
+    #: SRBench 2021's cap on training rows (``n_samples``): a dataset of more rows trains on this
+    #: many, drawn with replacement by ``np.random.choice`` after ``np.random.seed(seed)``
+    train_cap: int | None = None
+    #: at most this many configurations besides the defaults (SRBench 2.0's rule); None: all
+    max_configs: int | None = None
 
 
 PROTOCOLS = {
@@ -62,6 +69,7 @@ PROTOCOLS = {
         "SRBench 2.0: grid search over the method's defaults + hyper_params, 5-fold shuffled CV on the "
         "training set, R2; the best configuration refitted on the whole training set",
         runs=30,
+        max_configs=4,
     ),
     "srbench2021": Protocol(
         "srbench2021",
@@ -75,6 +83,9 @@ PROTOCOLS = {
         # evaluate_model.py of 2021 scales X and y unless a method's eval_kwargs say otherwise
         scaling="method",
         method_scaling={"scale_x": True, "scale_y": True},
+        # experiment/seeds.py's first ten (analyze.py's -n_trials 10 takes SEEDS[0:10])
+        seeds=(23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265),
+        train_cap=10000,  # evaluate_model(..., n_samples=10000)
     ),
 }
 
@@ -190,6 +201,15 @@ def halving_best(candidates: Sequence[int], means: Sequence[float]) -> int:
     first on ties, the first candidate if every mean is nan)."""
     scores = np.asarray(means, dtype=float)
     return int(candidates[0 if np.isnan(scores).all() else int(np.nanargmax(scores))])
+
+
+def capped_rows(n_rows: int, n_total: int, cap: int | None, rng: np.random.RandomState) -> np.ndarray | None:
+    """SRBench 2021's training subsample: when the dataset has more than ``cap`` rows, ``cap``
+    positions of the ``n_rows`` training rows drawn with replacement (``np.random.choice(
+    np.arange(n_rows), size=cap)`` on the global generator ``rng``); None when not capped."""
+    if cap is None or cap <= 0 or n_total <= cap:
+        return None
+    return rng.choice(np.arange(n_rows), size=cap)
 
 
 def train_test_split_rows(n_rows: int, train_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -145,7 +145,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     srbench_opts = _srbench_options(suite, req)
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
     specs = []
-    for task_name, seed in _task_seeds(suite, n_seeds, task_names, built):
+    for task_name, seed in _task_seeds(suite, n_seeds, task_names, built, protocol.seeds):
         for method in methods:
             params = {**suite.params.get(method, {}), **req.params.get(method, {})}
             if method_refs[method].startswith(registry.SRBENCH_PREFIX) and srbench_opts:
@@ -214,16 +214,22 @@ def _load_methods(methods: list[str], method_refs: dict[str, str]) -> dict[str, 
 
 
 def _task_seeds(
-    suite: Suite, n_seeds: int | None, task_names: list[str], built: dict[str, Task]
+    suite: Suite,
+    n_seeds: int | None,
+    task_names: list[str],
+    built: dict[str, Task],
+    protocol_seeds: tuple[int, ...] = (),
 ) -> list[tuple[str, int]]:
     """(task, seed) pairs: the suite's own, or N seeds (--seeds, else the protocol's runs when the
-    suite names none) taken from the suite's and the competition's seeds, then 1, 2, ..."""
+    suite names none) taken from the suite's seeds (a suite that names none: the protocol's, as
+    SRBench 2021's ten), then the competition's, then 1, 2, ..."""
     if n_seeds is None:
         pairs = [(t, seed) for t, seed in suite.jobs() if t in built]
         return pairs + [(t, seed) for t in task_names if t not in suite.tasks for seed in suite.seeds]
     from tasks.suites import COMPETITION_SEEDS
 
-    pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
+    first = suite.seeds if suite.seeds_given or not protocol_seeds else list(protocol_seeds)
+    pool = list(dict.fromkeys([*first, *COMPETITION_SEEDS]))
     seeds = pool[:n_seeds] if n_seeds <= len(pool) else pool + list(range(1, n_seeds - len(pool) + 1))
     return [(t, seed) for t in task_names for seed in seeds]
 

@@ -68,9 +68,13 @@ class Dummy(_Sklearn):
 
 
 class Linear(_Sklearn):
+    """Ordinary least squares, as SRBench's LinearRegression folders (2021 and 2.0) run it: tuned
+    over ``fit_intercept`` (True,) only, i.e. not tuned."""
+
     name = "linear"
     honours_time_limit = True  # closed form; finishes at once
-    hyper_params = [{"fit_intercept": False}]  # the only choice ordinary least squares has
+    default_params = {"fit_intercept": True}
+    hyper_params = [{"fit_intercept": True}]
 
     def fit(
         self,
