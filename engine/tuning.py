@@ -58,6 +58,8 @@ class Protocol:
     train_cap: int | None = None
     #: at most this many configurations besides the defaults (SRBench 2.0's rule); None: all
     max_configs: int | None = None
+    #: the defaults are a candidate besides hyper_params (SRBench 2021 searches hyper_params only)
+    search_defaults: bool = True
 
 
 PROTOCOLS = {
@@ -76,7 +78,8 @@ PROTOCOLS = {
         "halving",
         5,
         "SRBench 2021: halving grid search (HalvingGridSearchCV, factor 3, resource = training rows) over "
-        "the method's defaults + hyper_params, 5-fold shuffled CV, R2, a failed fit scores 0; 75/25 split per seed",
+        "the method's hyper_params (its defaults if it has none), 5-fold shuffled CV, R2, a failed fit scores 0; "
+        "75/25 split per seed, at most 10,000 training rows, its ten seeds",
         error_score=0.0,
         split="srbench2021",
         runs=10,
@@ -86,6 +89,7 @@ PROTOCOLS = {
         # experiment/seeds.py's first ten (analyze.py's -n_trials 10 takes SEEDS[0:10])
         seeds=(23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265),
         train_cap=10000,  # evaluate_model(..., n_samples=10000)
+        search_defaults=False,
     ),
 }
 
@@ -97,12 +101,17 @@ def get_protocol(name: str) -> Protocol:
 
 
 def configurations(
-    default_params: dict[str, Any], hyper_params: Sequence[dict[str, Any]], base: dict[str, Any]
+    default_params: dict[str, Any],
+    hyper_params: Sequence[dict[str, Any]],
+    base: dict[str, Any],
+    with_defaults: bool = True,
 ) -> list[dict[str, Any]]:
     """The grid: the defaults (``base``: the suite's params over the method's), then each of
-    ``hyper_params`` over ``base``; repeats dropped, order kept."""
+    ``hyper_params`` over ``base``; repeats dropped, order kept. Without ``with_defaults`` (SRBench
+    2021: ``HalvingGridSearchCV(est, param_grid=hyper_params)``) the defaults are a candidate
+    only when there is no ``hyper_params``."""
     grid, seen = [], set()
-    for extra in [{}, *hyper_params]:
+    for extra in [{}, *hyper_params] if with_defaults or not hyper_params else hyper_params:
         params = {**base, **extra}
         key = json.dumps({**default_params, **params}, sort_keys=True, default=str)
         if key not in seen:

@@ -238,7 +238,7 @@ def plan_searches(
             scale = options.scaling_for(spec.method, method, protocol)
             spec = replace(spec, params=_scaled_params(spec.params, scale, method))
         hyper = options.grids.get(spec.method, method.hyper_params[: protocol.max_configs])
-        grid = configurations(method.default_params, hyper, spec.params)
+        grid = configurations(method.default_params, hyper, spec.params, protocol.search_defaults)
         if protocol.search is None or len(grid) < 2:  # nothing to choose between
             now.append(spec)
             continue

@@ -102,3 +102,17 @@ def test_a_task_reads_the_shared_file_in_place_with_its_provenance(tmp_path: Pat
     prov = task.provenance
     assert prov["pmlb"] == "579_fri_c0_250_5" and prov["sha256"] == meta["sha256"]
     assert prov["pmlb_commit"] == meta["commit"] and prov["checksum"] == "sha256 shipped with srtui"
+
+
+def test_every_pmlb_task_reads_a_pinned_checksummed_file_by_the_same_route() -> None:
+    """The ground-truth, qualification, SRBench 2.0 and first-principles PMLB tasks too."""
+    from tasks.catalogue import entries
+
+    pmlb = [e for e in entries() if any(f.rel.startswith("pmlb/") for f in e.files)]
+    groundtruth = [e for e in pmlb if e.track == "srbench-groundtruth-pmlb"]
+    assert len(groundtruth) == 133 and len(pmlb) == 122 + 133 + 12 + 8
+    for e in pmlb:
+        (remote,) = e.files
+        name = remote.rel.removeprefix("pmlb/").removesuffix(".tsv.gz")
+        assert remote.sha256 == pmlb_files.info(name)["sha256"], e.name
+        assert f"datasets/{name}/{name}.tsv.gz" in remote.layouts and f"{name}/{name}.tsv.gz" in remote.layouts
