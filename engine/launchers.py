@@ -149,9 +149,12 @@ class ExitWaiter:
             self.fd = None
 
 
-def starter(launcher: str, method_ref: str, env: dict[str, str]) -> Callable[[Path], Any]:
+def starter(launcher: str, method_ref: str, env: dict[str, str], python: str | None = None) -> Callable[[Path], Any]:
     """A function that starts the job's worker in a scratch dir (a Popen or a ForkedProcess).
-    Under fork, the family's server is made ready here, before the job's clock starts."""
+    Under fork, the family's server is made ready here, before the job's clock starts. A method
+    in its own environment (``python``) is always exec'd with that interpreter."""
+    if python is not None:
+        return lambda scratch: _exec_worker(scratch, env, python)
     if launcher != "fork" or len(env.get(proctree.TOKEN_ENV, "")) > TOKEN_ROOM - 2:
         return lambda scratch: _exec_worker(scratch, env)
     server = POOL.server(family_of(method_ref), env)
@@ -169,9 +172,9 @@ def starter(launcher: str, method_ref: str, env: dict[str, str]) -> Callable[[Pa
     return fork
 
 
-def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _exec_worker(scratch: Path, env: dict[str, str], python: str = sys.executable) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "engine.worker", str(scratch)],
+        [python, "-m", "engine.worker", str(scratch)],
         cwd=scratch,
         env=env,
         stdin=subprocess.DEVNULL,

@@ -95,6 +95,8 @@ class RunPlan:
     searches: list[Search] = field(default_factory=list)  # finals chosen after tuning
     fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
     launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
+    #: method name -> its own environment's interpreter and worker path (JobPayload fields)
+    pythons: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.slots_text = self.slots_text or f"{self.n_slots} slots"
@@ -171,6 +173,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes, searches, fold_paths
     )
     plan.launchers = _launchers(suite, req, loaded, notes)
+    plan.pythons = _environments(loaded, plan.launchers)
     if write_data and kind == "local":  # servers import while the driver goes on planning
         warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork"])
     return plan
@@ -181,6 +184,24 @@ def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: 
         return choose_for_method(req.launcher or suite.launcher, loaded, bool(suite.srbench.get("fork_safe")), notes)
     except LauncherError as exc:
         raise RunError(str(exc)) from None
+
+
+def _environments(loaded: dict[str, Method], launchers: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The interpreter of each method that has its own environment (refused if not installed);
+    its jobs are exec'd with it."""
+    from engine.methods.environments import MethodEnvironmentError
+
+    out = {}
+    for name, method in loaded.items():
+        env = method.environment
+        if env is None:
+            continue
+        try:
+            out[name] = {"python": str(env.require(name)), "python_path": str(env.worker_path())}
+        except (MethodEnvironmentError, OSError) as exc:
+            raise RunError(str(exc)) from None
+        launchers[name] = "exec"
+    return out
 
 
 def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
@@ -460,6 +481,7 @@ def _todo(
             data_path=plan.data_path(spec),
             method_ref=plan.method_refs.get(spec.method),
             launcher=plan.launchers.get(spec.method, "exec"),
+            **plan.pythons.get(spec.method, {}),
         )
         todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
     return todo

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.methods.base import FittedModel, Method
+from engine.methods.environments import Environment
 
 _SKLEARN_LICENCE = "BSD-3-Clause (scikit-learn)"
 
@@ -119,6 +120,41 @@ class SGD(_Sklearn):
         est = SGDRegressor(random_state=int(seed) % 2**32, **self._params(params)).fit(X, y)
         expr = linear_expression(est.coef_, float(np.ravel(est.intercept_)[0]), feature_names)
         return FittedModel(predict=est.predict, expression=expr, notes={"n_iter": int(est.n_iter_)})
+
+
+class SGDSklearn024(SGD):
+    """SRBench 2021's SGDRegressor baseline on scikit-learn 0.24.1, the version of SRBench 2021's
+    ``environment.yml`` that made the published "Linear" row, in its own Python environment
+    (``srtui methods install sgd-sklearn024`` builds it: numpy 1.23.5, Cython 0.29.37, then
+    scikit-learn 0.24.1 compiled with ``--no-build-isolation``, a few minutes)."""
+
+    name = "sgd-sklearn024"
+    fork_safe = False  # its interpreter is not the driver's: every job is exec'd
+    environment = Environment(
+        "sklearn-0.24.1",
+        (
+            ("numpy==1.23.5", "Cython==0.29.37", "scipy==1.9.3", "joblib==1.2.0", "threadpoolctl==3.1.0", "wheel"),
+            ("--no-build-isolation", "scikit-learn==0.24.1"),
+        ),
+        "import numpy, sklearn.linear_model; assert sklearn.__version__ == '0.24.1', sklearn.__version__",
+    )
+
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
+        import sys
+
+        import sklearn
+
+        fitted = super().fit(X, y, feature_names, seed, time_budget, params)
+        fitted.notes.update(python=sys.executable, scikit_learn=sklearn.__version__)  # which environment ran it
+        return fitted
 
 
 class Lasso(_Sklearn):

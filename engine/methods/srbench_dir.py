@@ -124,7 +124,7 @@ class SRBenchMethod(Method):
         # what a protocol plans from, known before the folder's code runs (in a worker)
         settings = literal_settings(self.regressor_py) if self.regressor_py.is_file() else {}
         self.hyper_params = expand_hyper_params(settings.get("hyper_params"), None)  # type: ignore[misc]
-        self.eval_kwargs: dict[str, Any] = settings.get("eval_kwargs", {})
+        self.eval_kwargs = settings.get("eval_kwargs", {})  # type: ignore[misc]  # the folder's own
 
     # -- metadata (cheap: no import of the folder's code) -------------------------------------
     def availability(self) -> tuple[bool, str]:
