@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
+import re
+import shlex
 import shutil
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +41,7 @@ class Server:
     url: str = ""
     ranges: list[tuple[str, str]] = field(default_factory=list)  # (path, Range header) of each GET
     cut_once: set[str] = field(default_factory=set)  # paths whose next full transfer stops halfway
+    pause_s: float = 0.0  # sleep between 32 KB blocks (a slow link, for the progress bar)
     httpd: ThreadingHTTPServer | None = None
 
 
@@ -65,7 +72,9 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data[: len(data) // 2])  # then the connection drops
                 self.close_connection = True
                 return
-            self.wfile.write(data[start:])
+            for at in range(start, len(data), 32768):
+                self.wfile.write(data[at : at + 32768])
+                time.sleep(server.pause_s)
 
     return Handler
 
@@ -194,3 +203,43 @@ def test_fetch_to_a_folder_then_run_offline_from_it(server: Server, workspace: P
     run = srtui("run", str(suite), "-w", str(other), "--data-dir", str(folder), env=env(SRTUI_OFFLINE="1"))
     assert run.returncode == 0, run.stderr
     assert "ok 2" in run.stderr
+
+
+BIG = "564_fried"  # 1.5 MB: long enough on a slow link to see the bar move
+
+
+def test_the_progress_bar_in_a_real_terminal_shows_files_bytes_and_eta(
+    server: Server, workspace: Path, tmp_path: Path
+) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("needs tmux for a real terminal")
+    shared = shared_data_dir()
+    assert shared is not None
+    (server.root / "datasets" / BIG).mkdir()
+    shutil.copyfile(
+        shared / "srbench2022" / "qualification" / f"{BIG}.tsv.gz", server.root / "datasets" / BIG / f"{BIG}.tsv.gz"
+    )
+    server.pause_s = 0.1
+    session = f"srtui-fetch-{os.getpid()}"
+    command = " ".join(
+        [
+            f"SRTUI_DATA_DIR= SRTUI_PMLB_MIRROR={server.url}",
+            shlex.quote(sys.executable), "-m", "srtui", "tasks", "fetch", task(BIG), task(SMALL[0]),
+            "-w", shlex.quote(str(workspace)),
+            f"> {shlex.quote(str(tmp_path / 'out.txt'))}; sleep 60",
+        ]
+    )  # fmt: skip
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "150", "-y", "10", command], check=True)
+    out = tmp_path / "out.txt"
+    try:
+        seen, deadline = "", time.monotonic() + 120
+        while time.monotonic() < deadline and not (out.exists() and out.read_text()):
+            pane = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+            if "files " in pane and "MB" in pane:
+                seen = pane
+            time.sleep(0.2)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    assert "files 0/2" in seen or "files 1/2" in seen, seen
+    assert re.search(r"\d+\.\d+/1\.\d MB", seen) and re.search(r"\d:\d\d:\d\d", seen), seen  # bytes, ETA
+    assert out.read_text().startswith("2 files: 2 downloaded")
