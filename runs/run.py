@@ -187,20 +187,14 @@ def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: 
 
 
 def _environments(loaded: dict[str, Method], launchers: dict[str, str]) -> dict[str, dict[str, str]]:
-    """The interpreter of each method that has its own environment (refused if not installed);
-    its jobs are exec'd with it."""
-    from engine.methods.environments import MethodEnvironmentError
+    """The interpreters of the methods in their own environments (their jobs are exec'd)."""
+    from engine.methods.environments import MethodEnvironmentError, interpreters
 
-    out = {}
-    for name, method in loaded.items():
-        env = method.environment
-        if env is None:
-            continue
-        try:
-            out[name] = {"python": str(env.require(name)), "python_path": str(env.worker_path())}
-        except (MethodEnvironmentError, OSError) as exc:
-            raise RunError(str(exc)) from None
-        launchers[name] = "exec"
+    try:
+        out = interpreters(loaded)
+    except (MethodEnvironmentError, OSError) as exc:
+        raise RunError(str(exc)) from None
+    launchers.update(dict.fromkeys(out, "exec"))
     return out
 
 
@@ -305,19 +299,13 @@ def _srbench_options(suite: Suite, req: RunRequest) -> dict[str, Any]:
 
 
 def _check_data(suite: Suite, task_names: list[str], context: TaskContext) -> None:
-    """Refuse, before any job starts, a run whose data files are not here: how many, and the
-    command that fetches them (a run never downloads)."""
-    from tasks.fetch import needed, plan
+    """Refuse, before any job starts, a run whose data files are not here (a run never downloads)."""
+    from tasks.fetch import missing_before_run
 
-    files = needed(task_names, context)
-    missing = plan(files, context).missing
-    if missing:
-        where = suite.path if suite.path is not None and suite.path.parent != SUITES_DIR else suite.name
-        raise RunError(
-            f"{len(missing)} of the {len(files)} data files this run reads are missing (e.g. {missing[0].rel}); "
-            f"fetch them first: srtui tasks fetch {where} -w {context.workspace} "
-            "(or add --to DIR on a machine with internet, then run with --data-dir DIR)"
-        )
+    where = suite.path if suite.path is not None and suite.path.parent != SUITES_DIR else suite.name
+    problem = missing_before_run(task_names, context, f"srtui tasks fetch {where} -w {context.workspace}")
+    if problem:
+        raise RunError(problem)
 
 
 def _data_dir() -> Path | None:

@@ -146,12 +146,12 @@ def locate(remote: RemoteFile, context: TaskContext, download: bool = True) -> t
         return path, {"url": remote.url, "file": remote.rel, "sha256": digest, "checksum": how}
     target = cache_target(remote, context)
     if not download or target is None or os.environ.get("SRTUI_OFFLINE"):
-        raise TaskError(missing_message(remote, target))
+        raise TaskError(_missing_message(remote, target))
     fetch(remote, target, context)
     return locate(remote, context, download=False)
 
 
-def missing_message(remote: RemoteFile, target: Path | None, reason: str = "offline") -> str:
+def _missing_message(remote: RemoteFile, target: Path | None, reason: str = "offline") -> str:
     where = f"place it at {target}" if target is not None else "place it under a data directory"
     return (
         f"data file {remote.rel} is missing and could not be downloaded ({reason}) from {remote.source_url()}; "
@@ -189,7 +189,7 @@ def download(
         _transfer(remote, partial, have, on_bytes)
     except (urllib.error.URLError, http.client.HTTPException, OSError, TimeoutError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise TaskError(missing_message(remote, target, f"download failed: {reason}")) from None
+        raise TaskError(_missing_message(remote, target, f"download failed: {reason}")) from None
     digest = sha256_file(partial)
     expected, _ = _expected(remote, context)
     if expected is not None and digest != expected:

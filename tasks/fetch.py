@@ -108,3 +108,16 @@ def _keep_or_copy(remote: RemoteFile, local: Path, target: Path | None, result: 
     shutil.copyfile(local, partial, follow_symlinks=False)
     partial.replace(target)
     result.copied.append(remote)
+
+
+def missing_before_run(names: Iterable[str], context: TaskContext, command: str) -> str | None:
+    """The one line a run says before any job when data files of its tasks are missing: how
+    many, and ``command``, which fetches them; None when every file is here."""
+    files = needed(names, context)
+    missing = plan(files, context).missing
+    if not missing:
+        return None
+    return (
+        f"{len(missing)} of the {len(files)} data files this run reads are missing (e.g. {missing[0].rel}); "
+        f"fetch them first: {command} (or add --to DIR on a machine with internet, then run with --data-dir DIR)"
+    )

@@ -13,8 +13,10 @@ libraries from the environment: nothing from the driver's site-packages. This is
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.errors import SrtuiError
 
@@ -89,3 +91,14 @@ def envs_root() -> Path:
         return Path(env)
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data) / "srtui" / "envs"
+
+
+def interpreters(methods: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Method name -> ``{"python": ..., "python_path": ...}`` (JobPayload fields) for each method
+    that has its own environment; one that is not installed is refused in one line."""
+    out = {}
+    for name, method in methods.items():
+        env = getattr(method, "environment", None)
+        if env is not None:
+            out[name] = {"python": str(env.require(name)), "python_path": str(env.worker_path())}
+    return out
