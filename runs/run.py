@@ -173,9 +173,9 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes, searches, fold_paths
     )
     plan.launchers = _launchers(suite, req, loaded, notes)
-    plan.pythons = _environments(loaded, plan.launchers)
+    plan.pythons = _environments(loaded)
     if write_data and kind == "local":  # servers import while the driver goes on planning
-        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork"])
+        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork" and m not in plan.pythons])
     return plan
 
 
@@ -186,16 +186,14 @@ def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: 
         raise RunError(str(exc)) from None
 
 
-def _environments(loaded: dict[str, Method], launchers: dict[str, str]) -> dict[str, dict[str, str]]:
-    """The interpreters of the methods in their own environments (their jobs are exec'd)."""
+def _environments(loaded: dict[str, Method]) -> dict[str, dict[str, str]]:
+    """The interpreters of the methods in their own environments (refused if not installed)."""
     from engine.methods.environments import MethodEnvironmentError, interpreters
 
     try:
-        out = interpreters(loaded)
+        return interpreters(loaded)
     except (MethodEnvironmentError, OSError) as exc:
         raise RunError(str(exc)) from None
-    launchers.update(dict.fromkeys(out, "exec"))
-    return out
 
 
 def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:

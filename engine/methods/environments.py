@@ -4,9 +4,9 @@ its jobs' workers started with that environment's interpreter.
 A method that declares an ``Environment`` is installed by ``srtui methods install NAME``: a venv
 under ``$SRTUI_ENVS`` (else ``$XDG_DATA_HOME/srtui/envs``, else ``~/.local/share/srtui/envs``),
 each pip step run with the venv's own interpreter, then the ``check`` code, which marks the
-environment ready. Its worker (always exec'd: no fork server runs that interpreter) imports only
-srtui's ``engine`` package, linked into the environment's own path entry, and its method's
-libraries from the environment: nothing from the driver's site-packages. This is how SRBench
+environment ready. Its workers (exec'd, or forked from a fork server that runs the same
+interpreter) import only srtui's ``engine`` package, linked into the environment's own path
+entry, and the method's libraries from the environment: nothing from the driver's site-packages. This is how SRBench
 2021's baselines run on the scikit-learn of 2021 (SRBench's issue #151 asks for this).
 """
 

@@ -129,11 +129,19 @@ class SGDSklearn024(SGD):
     scikit-learn 0.24.1 compiled with ``--no-build-isolation``, a few minutes)."""
 
     name = "sgd-sklearn024"
-    fork_safe = False  # its interpreter is not the driver's: every job is exec'd
     environment = Environment(
         "sklearn-0.24.1",
         (
-            ("numpy==1.23.5", "Cython==0.29.37", "scipy==1.9.3", "joblib==1.2.0", "threadpoolctl==3.1.0", "wheel"),
+            # psutil: what srtui's fork server and worker need besides numpy
+            (
+                "numpy==1.23.5",
+                "Cython==0.29.37",
+                "scipy==1.9.3",
+                "joblib==1.2.0",
+                "threadpoolctl==3.1.0",
+                "wheel",
+                "psutil==5.9.8",
+            ),
             ("--no-build-isolation", "scikit-learn==0.24.1"),
         ),
         "import numpy, sklearn.linear_model; assert sklearn.__version__ == '0.24.1', sklearn.__version__",
