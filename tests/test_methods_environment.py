@@ -3,8 +3,8 @@ requirements, and the jobs' workers run that environment's interpreter.
 
 The default tests use a stand-in environment (a real venv made here, whose packages are this
 interpreter's, linked by a .pth file) to check the route: refusal when not installed, the install
-steps, workers (forked from a server in that interpreter) running the environment's interpreter, importing only srtui's engine
-from srtui. The `optional` test builds the real one (scikit-learn 0.24.1, a few minutes).
+steps, workers (forked from a server in that interpreter) running the environment's interpreter,
+importing only srtui's engine from srtui. The `optional` test builds the real one (scikit-learn 0.24.1, a few minutes).
 """
 
 from __future__ import annotations
