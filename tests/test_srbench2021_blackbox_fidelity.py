@@ -10,6 +10,8 @@ checks the 20 PMLB files of the shared data on SRBench 2021's ten seeds.
 from __future__ import annotations
 
 import json
+import os
+import statistics
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,45 @@ def test_sgd_and_linear_equal_srbench_2021_s_code_on_the_20_shared_datasets_and_
     tmp_path: Path, workspace: Path
 ) -> None:
     assert _compare(tmp_path, workspace, QUALIFICATION, SEEDS_2021) == 400
+
+
+def _published_linear() -> dict[str, float]:
+    """The published "Linear" (SGDRegressor) median test R2 per dataset."""
+    import csv
+    import io
+
+    from test_tasks_pmlb_blackbox import published_table
+
+    return {
+        r["dataset"]: float(r["r2_test"])
+        for r in csv.DictReader(io.StringIO(published_table()))
+        if r["algorithm"] == "Linear"
+    }
+
+
+@pytest.mark.optional
+def test_sgd_on_scikit_learn_0_24_1_reproduces_the_published_linear_medians(workspace: Path) -> None:
+    """sgd-sklearn024 (its own environment: `srtui methods install sgd-sklearn024`, built here if
+    missing) on the shared PMLB files, ten seeds: the median test R2 per dataset equals SRBench
+    2021's published "Linear" row to 1e-6. $SRTUI_PUBLISHED_DATASETS (comma-separated) checks a
+    subset."""
+    from engine.methods import registry
+
+    chosen = os.environ.get("SRTUI_PUBLISHED_DATASETS")
+    names = tuple(chosen.split(",")) if chosen else QUALIFICATION
+    files = _files(names)
+    published = _published_linear()
+    env = registry.load("sgd-sklearn024").environment
+    assert env is not None
+    if not env.ready():
+        srtui("methods", "install", "sgd-sklearn024", check=True, timeout=7200)
+    tasks = ",".join(task_name(n) for n in files)
+    srtui(
+        "run", "srbench2021-blackbox", "--methods", "sgd-sklearn024", "--tasks", tasks, "--jobs", "2",
+        "--workspace", str(workspace), "--data-dir", str(shared_data_dir()), check=True, timeout=36000,
+    )  # fmt: skip
+    rows = json.loads(srtui("results", "--format", "json", "-w", str(workspace), check=True).stdout)
+    for name in files:
+        r2 = sorted(r["r2_test"] for r in rows if r["suite"] == "srbench2021-blackbox" and r["task"] == task_name(name))
+        assert len(r2) == 10
+        assert statistics.median(r2) == pytest.approx(published[name], rel=0, abs=1e-6), name
