@@ -31,6 +31,9 @@ import numpy as np
 
 from engine.errors import SrtuiError
 
+#: what one fit of a method draws from numpy's global generator: (RandomState method, args) calls
+FitDraws = tuple[tuple[str, tuple[Any, ...]], ...]
+
 
 class ProtocolError(SrtuiError, ValueError):
     """An unknown protocol; one line for the CLI."""
@@ -163,20 +166,34 @@ def halving_schedule(n_candidates: int, n_rows: int, n_splits: int, factor: int 
 
 
 def halving_folds(
-    n_rows: int, n_splits: int, seed: int, resources: Sequence[int], rng: np.random.RandomState | None = None
+    n_rows: int,
+    n_splits: int,
+    seed: int,
+    resources: Sequence[int],
+    rng: np.random.RandomState | None = None,
+    fit_draws: FitDraws = (),
+    n_candidates: int = 0,
+    factor: int = 3,
 ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """(train rows, validation rows) of each fold of each iteration: the shuffled KFold's rows,
     each subsampled to ``resources[i] / n_rows`` of its size by ``resample(replace=False)``.
 
     SRBench 2021 leaves the search's ``random_state`` unset after ``np.random.seed(seed)``: the
     subsamples are draws from numpy's global generator, in order (iteration, fold, train then
-    validation): ``rng`` is that generator, ``RandomState(seed)`` by default."""
+    validation): ``rng`` is that generator, ``RandomState(seed)`` by default. Between two
+    iterations the search fits each of its candidates on each fold, one process, in order; a
+    method whose fit draws from that generator (``fit_draws``: calls of it, e.g.
+    ``(("randint", (1, 2**31 - 1)),)``) moves it, and those draws are replayed here."""
     rng = np.random.RandomState(seed % 2**32) if rng is None else rng
     base = kfold(n_rows, n_splits, seed)
     out = []
     for n_resources in resources:
         fraction = n_resources / n_rows
         out.append([(_resample(train, fraction, rng), _resample(valid, fraction, rng)) for train, valid in base])
+        for _ in range(n_candidates * n_splits if fit_draws else 0):  # this iteration's fits
+            for name, args in fit_draws:
+                getattr(rng, name)(*args)
+        n_candidates = math.ceil(n_candidates / factor)
     return out
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from engine.scaling import SCALING_KEY, SCALINGS, statistics
 from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import (
+    FitDraws,
     Protocol,
     ProtocolError,
     best_configuration,
@@ -243,7 +244,8 @@ def plan_searches(
             now.append(spec)
             continue
         limits = options.tuning_limits(spec.limits)
-        search = _search(protocol, grid, task, spec, writer, limits, getattr(task, "rng", None))
+        draws = getattr(method, "fit_draws", ())
+        search = _search(protocol, grid, task, spec, writer, limits, getattr(task, "rng", None), draws)
         searches.append(search)
         now += search.first_jobs()
     return now, searches, writer.paths
@@ -269,16 +271,18 @@ def _search(
     writer: DataWriter,
     limits: Limits,
     rng: np.random.RandomState | None = None,
+    fit_draws: FitDraws = (),
 ) -> Search:
     """The tuning of one (task, method, seed); ``rng`` is numpy's global generator as the split
-    left it (SRBench 2021 draws the halving subsamples from it), None: ``RandomState(seed)``."""
+    left it (SRBench 2021 draws the halving subsamples from it), None: ``RandomState(seed)``;
+    ``fit_draws`` what each of the method's fits draws from it (``halving_folds``)."""
     n_rows = len(task.y_train)
     stats = statistics(task.X_train, task.y_train) if SCALING_KEY in spec.params else {}
     if protocol.search == "grid":
         rows, cuts = [n_rows], [kfold(n_rows, protocol.folds, spec.seed)]
     else:
         rows = halving_schedule(len(grid), n_rows, protocol.folds)
-        cuts = halving_folds(n_rows, protocol.folds, spec.seed, rows, rng)
+        cuts = halving_folds(n_rows, protocol.folds, spec.seed, rows, rng, fit_draws, len(grid))
     folds = []
     for it, cut in enumerate(cuts):
         kind = "kfold-shuffle" if protocol.search == "grid" else "halving"

@@ -82,3 +82,46 @@ def test_the_training_cap_and_the_halving_subsamples_draw_from_numpy_s_global_st
                 np.random.shuffle(order)
                 assert np.array_equal(ours, rows[order[: int(n / 10_000 * len(rows))]])
     assert capped_rows(len(train), 10_000, 10_000, rng) is None  # at most the cap: every row, once
+
+
+def test_a_method_s_own_draws_from_the_global_generator_are_replayed_between_halving_iterations() -> None:
+    """scikit-learn 0.24's SGDRegressor draws one randint per fit from numpy's global generator,
+    which moves HalvingGridSearchCV's later subsamples: srtui's folds replay those draws."""
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV, KFold
+
+    seen: list[tuple[int, tuple[int, ...]]] = []
+
+    class Drawing(RegressorMixin, BaseEstimator):
+        def __init__(self, a: int = 0) -> None:
+            self.a = a
+
+        def fit(self, X: np.ndarray, y: np.ndarray) -> Drawing:
+            np.random.randint(1, 2**31 - 1)  # as 0.24's make_dataset
+            seen.append((self.a, tuple(int(v) for v in X[:, 0])))
+            return self
+
+        def predict(self, X: np.ndarray) -> np.ndarray:
+            return X[:, 0] * (self.a + 1) / 1000.0
+
+    seed, n = 29802, 300
+    X = np.column_stack([np.arange(n), np.ones(n)]).astype(float)
+    y = np.arange(n) / 100.0
+    np.random.seed(seed)
+    search = HalvingGridSearchCV(
+        Drawing(), {"a": list(range(9))}, cv=KFold(5, shuffle=True, random_state=seed), scoring="r2", refit=False
+    ).fit(X, y)
+    draws = (("randint", (1, 2**31 - 1)),)
+    ours = halving_folds(n, 5, seed, list(search.n_resources_), None, draws, 9)
+    plain = halving_folds(n, 5, seed, list(search.n_resources_))
+    per_fit = len(seen) // len(set(seen))  # (a, rows) pairs are unique
+    assert per_fit == 1
+    start = 0
+    for it, n_cand in enumerate(search.n_candidates_):
+        fits = seen[start : start + n_cand * 5]
+        start += n_cand * 5
+        rows = [rows for _, rows in fits[:5]]  # the first candidate's five folds, in order
+        assert rows == [tuple(int(v) for v in tr) for tr, _ in ours[it]]
+        if it > 0:
+            assert rows != [tuple(int(v) for v in tr) for tr, _ in plain[it]]  # the replay matters

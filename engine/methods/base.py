@@ -113,6 +113,9 @@ class Method(ABC):
     #: the method's own Python environment (engine.methods.environments): its jobs' workers run
     #: that interpreter; None: srtui's own
     environment: ClassVar[Environment | None] = None
+    #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
+    #: srbench2021 protocol replays them between halving iterations (engine.tuning.halving_folds)
+    fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.

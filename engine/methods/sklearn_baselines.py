@@ -129,6 +129,10 @@ class SGDSklearn024(SGD):
     scikit-learn 0.24.1 compiled with ``--no-build-isolation``, a few minutes)."""
 
     name = "sgd-sklearn024"
+    # 0.24's SGDRegressor._fit_regressor calls make_dataset(X, y, sample_weight) without its
+    # random_state: make_dataset draws rng.randint(1, np.iinfo(np.int32).max) from numpy's
+    # global generator, once per fit (today's passes random_state and draws nothing)
+    fit_draws = (("randint", (1, 2**31 - 1)),)
     environment = Environment(
         "sklearn-0.24.1",
         (
