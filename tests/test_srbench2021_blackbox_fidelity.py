@@ -66,6 +66,7 @@ def test_sgd_and_linear_equal_srbench_2021_s_code_on_a_capped_dataset(tmp_path: 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(36000)  # 18,400 jobs
 def test_sgd_and_linear_equal_srbench_2021_s_code_on_the_20_shared_datasets_and_ten_seeds(
     tmp_path: Path, workspace: Path
 ) -> None:
@@ -87,6 +88,7 @@ def _published_linear() -> dict[str, float]:
 
 
 @pytest.mark.optional
+@pytest.mark.timeout(36000)  # 18,200 jobs, and the environment's build if missing
 def test_sgd_on_scikit_learn_0_24_1_reproduces_the_published_linear_medians(workspace: Path) -> None:
     """sgd-sklearn024 (its own environment: `srtui methods install sgd-sklearn024`, built here if
     missing) on the shared PMLB files, ten seeds: the median test R2 per dataset equals SRBench
