@@ -55,6 +55,9 @@ class JobPayload:
     method_ref: str | None = None  # how to load the method if not by spec name (srbench folders)
     extra_env: dict[str, str] = field(default_factory=dict)
     launcher: str = "exec"  # "fork": forked by a pre-imported server (engine.launchers); same limits
+    #: the method's own environment's interpreter and its worker path (engine.methods.environments)
+    python: str | None = None
+    python_path: str | None = None
 
 
 @dataclass
@@ -183,7 +186,9 @@ def run_job(
         env["SRTUI_CORE"] = str(core)
     host = socket.gethostname()
     # --- launcher hook (engine.launchers): exec a fresh worker, or fork it from a server ---
-    start = launchers.starter(payload.launcher, payload.method_ref or spec.method, env)
+    if payload.python is not None:  # the method's own environment: srtui's engine, nothing else of ours
+        env["PYTHONPATH"] = payload.python_path or ""
+    start = launchers.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
     job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
     (scratch / "job.json").write_text(json.dumps(job))
     started_at = now_iso()

@@ -149,14 +149,17 @@ class ExitWaiter:
             self.fd = None
 
 
-def starter(launcher: str, method_ref: str, env: dict[str, str]) -> Callable[[Path], Any]:
+def starter(launcher: str, method_ref: str, env: dict[str, str], python: str | None = None) -> Callable[[Path], Any]:
     """A function that starts the job's worker in a scratch dir (a Popen or a ForkedProcess).
-    Under fork, the family's server is made ready here, before the job's clock starts."""
+    Under fork, the family's server is made ready here, before the job's clock starts. A method
+    in its own environment runs that environment's interpreter (``python``), exec'd or forked from
+    a server of its own."""
+    interpreter = python or sys.executable
     if launcher != "fork" or len(env.get(proctree.TOKEN_ENV, "")) > TOKEN_ROOM - 2:
-        return lambda scratch: _exec_worker(scratch, env)
-    server = POOL.server(family_of(method_ref), env)
+        return lambda scratch: _exec_worker(scratch, env, interpreter)
+    server = POOL.server(family_of(method_ref), env, python)
     if server is None:
-        return lambda scratch: _exec_worker(scratch, env)
+        return lambda scratch: _exec_worker(scratch, env, interpreter)
 
     def fork(scratch: Path) -> Any:
         try:
@@ -164,14 +167,14 @@ def starter(launcher: str, method_ref: str, env: dict[str, str]) -> Callable[[Pa
         except OSError as exc:
             log.warning("srtui: fork server %s failed (%s); replaced, this job runs exec'd", server.family, exc)
             POOL.discard(server)
-            return _exec_worker(scratch, env)
+            return _exec_worker(scratch, env, interpreter)
 
     return fork
 
 
-def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _exec_worker(scratch: Path, env: dict[str, str], python: str = sys.executable) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "engine.worker", str(scratch)],
+        [python, "-m", "engine.worker", str(scratch)],
         cwd=scratch,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -185,7 +188,7 @@ def _exec_worker(scratch: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 class ForkServer:
     """The driver's end of one server: its process, socket and a lock (one request at a time)."""
 
-    def __init__(self, family: str, key: tuple[object, ...], env: dict[str, str]) -> None:
+    def __init__(self, family: str, key: tuple[object, ...], env: dict[str, str], python: str = sys.executable) -> None:
         self.family, self.key = family, key
         self.lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -196,7 +199,7 @@ class ForkServer:
         self.cwd = tempfile.gettempdir()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "engine.forkserver", family, str(theirs.fileno())],
+                [python, "-m", "engine.forkserver", family, str(theirs.fileno())],
                 cwd=self.cwd,
                 env=server_env,
                 stdin=subprocess.DEVNULL,
@@ -302,11 +305,12 @@ class ServerPool:
         self.requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self.spawner: threading.Thread | None = None
 
-    def server(self, family: str, env: dict[str, str]) -> ForkServer | None:
-        """The healthy server of ``family`` (started or replaced as needed); None: exec instead."""
+    def server(self, family: str, env: dict[str, str], python: str | None = None) -> ForkServer | None:
+        """The healthy server of ``family`` (started or replaced as needed) in this interpreter or
+        a method environment's (``python``); None: exec instead."""
         from engine.launcher import THREAD_VARS
 
-        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(proctree.DRIVER_ENV))
+        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(proctree.DRIVER_ENV), python)
         with self.lock:
             gate = self.starting.setdefault(key, threading.Lock())
         with gate:  # one start per family at a time; other slots wait for it
@@ -320,7 +324,7 @@ class ServerPool:
                 log.warning("srtui: fork server %s died or leaked; starting a new one", family)
                 self.discard(current)
             try:
-                fresh = self._on_spawner(lambda: ForkServer(family, key, env))
+                fresh = self._on_spawner(lambda: ForkServer(family, key, env, python or sys.executable))
             except OSError as exc:
                 with self.lock:
                     self.refused[key] = str(exc)

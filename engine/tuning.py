@@ -31,6 +31,9 @@ import numpy as np
 
 from engine.errors import SrtuiError
 
+#: what one fit of a method draws from numpy's global generator: (RandomState method, args) calls
+FitDraws = tuple[tuple[str, tuple[Any, ...]], ...]
+
 
 class ProtocolError(SrtuiError, ValueError):
     """An unknown protocol; one line for the CLI."""
@@ -51,6 +54,15 @@ class Protocol:
     #: "method": each method's eval_kwargs scale_x / scale_y over ``method_scaling``
     scaling: str = "none"
     method_scaling: dict[str, bool] = field(default_factory=dict)
+    #: the seeds of the protocol's runs when the suite names none (else the competition's)
+    seeds: tuple[int, ...] = ()
+    #: SRBench 2021's cap on training rows (``n_samples``): a dataset of more rows trains on this
+    #: many, drawn with replacement by ``np.random.choice`` after ``np.random.seed(seed)``
+    train_cap: int | None = None
+    #: at most this many configurations besides the defaults (SRBench 2.0's rule); None: all
+    max_configs: int | None = None
+    #: the defaults are a candidate besides hyper_params (SRBench 2021 searches hyper_params only)
+    search_defaults: bool = True
 
 
 PROTOCOLS = {
@@ -62,19 +74,25 @@ PROTOCOLS = {
         "SRBench 2.0: grid search over the method's defaults + hyper_params, 5-fold shuffled CV on the "
         "training set, R2; the best configuration refitted on the whole training set",
         runs=30,
+        max_configs=4,
     ),
     "srbench2021": Protocol(
         "srbench2021",
         "halving",
         5,
         "SRBench 2021: halving grid search (HalvingGridSearchCV, factor 3, resource = training rows) over "
-        "the method's defaults + hyper_params, 5-fold shuffled CV, R2, a failed fit scores 0; 75/25 split per seed",
+        "the method's hyper_params (its defaults if it has none), 5-fold shuffled CV, R2, a failed fit scores 0; "
+        "75/25 split per seed, at most 10,000 training rows, its ten seeds",
         error_score=0.0,
         split="srbench2021",
         runs=10,
         # evaluate_model.py of 2021 scales X and y unless a method's eval_kwargs say otherwise
         scaling="method",
         method_scaling={"scale_x": True, "scale_y": True},
+        # experiment/seeds.py's first ten (analyze.py's -n_trials 10 takes SEEDS[0:10])
+        seeds=(23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265),
+        train_cap=10000,  # evaluate_model(..., n_samples=10000)
+        search_defaults=False,
     ),
 }
 
@@ -86,12 +104,17 @@ def get_protocol(name: str) -> Protocol:
 
 
 def configurations(
-    default_params: dict[str, Any], hyper_params: Sequence[dict[str, Any]], base: dict[str, Any]
+    default_params: dict[str, Any],
+    hyper_params: Sequence[dict[str, Any]],
+    base: dict[str, Any],
+    with_defaults: bool = True,
 ) -> list[dict[str, Any]]:
     """The grid: the defaults (``base``: the suite's params over the method's), then each of
-    ``hyper_params`` over ``base``; repeats dropped, order kept."""
+    ``hyper_params`` over ``base``; repeats dropped, order kept. Without ``with_defaults`` (SRBench
+    2021: ``HalvingGridSearchCV(est, param_grid=hyper_params)``) the defaults are a candidate
+    only when there is no ``hyper_params``."""
     grid, seen = [], set()
-    for extra in [{}, *hyper_params]:
+    for extra in [{}, *hyper_params] if with_defaults or not hyper_params else hyper_params:
         params = {**base, **extra}
         key = json.dumps({**default_params, **params}, sort_keys=True, default=str)
         if key not in seen:
@@ -143,20 +166,34 @@ def halving_schedule(n_candidates: int, n_rows: int, n_splits: int, factor: int 
 
 
 def halving_folds(
-    n_rows: int, n_splits: int, seed: int, resources: Sequence[int], rng: np.random.RandomState | None = None
+    n_rows: int,
+    n_splits: int,
+    seed: int,
+    resources: Sequence[int],
+    rng: np.random.RandomState | None = None,
+    fit_draws: FitDraws = (),
+    n_candidates: int = 0,
+    factor: int = 3,
 ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """(train rows, validation rows) of each fold of each iteration: the shuffled KFold's rows,
     each subsampled to ``resources[i] / n_rows`` of its size by ``resample(replace=False)``.
 
     SRBench 2021 leaves the search's ``random_state`` unset after ``np.random.seed(seed)``: the
     subsamples are draws from numpy's global generator, in order (iteration, fold, train then
-    validation): ``rng`` is that generator, ``RandomState(seed)`` by default."""
+    validation): ``rng`` is that generator, ``RandomState(seed)`` by default. Between two
+    iterations the search fits each of its candidates on each fold, one process, in order; a
+    method whose fit draws from that generator (``fit_draws``: calls of it, e.g.
+    ``(("randint", (1, 2**31 - 1)),)``) moves it, and those draws are replayed here."""
     rng = np.random.RandomState(seed % 2**32) if rng is None else rng
     base = kfold(n_rows, n_splits, seed)
     out = []
     for n_resources in resources:
         fraction = n_resources / n_rows
         out.append([(_resample(train, fraction, rng), _resample(valid, fraction, rng)) for train, valid in base])
+        for _ in range(n_candidates * n_splits if fit_draws else 0):  # this iteration's fits
+            for name, args in fit_draws:
+                getattr(rng, name)(*args)
+        n_candidates = math.ceil(n_candidates / factor)
     return out
 
 
@@ -190,6 +227,15 @@ def halving_best(candidates: Sequence[int], means: Sequence[float]) -> int:
     first on ties, the first candidate if every mean is nan)."""
     scores = np.asarray(means, dtype=float)
     return int(candidates[0 if np.isnan(scores).all() else int(np.nanargmax(scores))])
+
+
+def capped_rows(n_rows: int, n_total: int, cap: int | None, rng: np.random.RandomState) -> np.ndarray | None:
+    """SRBench 2021's training subsample: when the dataset has more than ``cap`` rows, ``cap``
+    positions of the ``n_rows`` training rows drawn with replacement (``np.random.choice(
+    np.arange(n_rows), size=cap)`` on the global generator ``rng``); None when not capped."""
+    if cap is None or cap <= 0 or n_total <= cap:
+        return None
+    return rng.choice(np.arange(n_rows), size=cap)
 
 
 def train_test_split_rows(n_rows: int, train_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,9 +25,11 @@ import numpy as np
 from engine.scaling import SCALING_KEY, SCALINGS, statistics
 from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import (
+    FitDraws,
     Protocol,
     ProtocolError,
     best_configuration,
+    capped_rows,
     configurations,
     halving_best,
     halving_folds,
@@ -232,29 +234,55 @@ def plan_searches(
         task = _split(protocol, spec, tasks[spec.task], writer)
         if task is not tasks[spec.task]:
             spec = replace(spec, data_fingerprint=task.fingerprint_)
-        scale = options.scaling_for(spec.method, methods[spec.method], protocol)
-        if scale != "none":
-            spec = replace(spec, params={**spec.params, SCALING_KEY: scale})
         method = methods[spec.method]
-        hyper = options.grids.get(spec.method, method.hyper_params)
-        grid = configurations(method.default_params, hyper, spec.params)
+        if protocol.scaling != "none" or options.scaling:  # the protocol scales the data
+            scale = options.scaling_for(spec.method, method, protocol)
+            spec = replace(spec, params=_scaled_params(spec.params, scale, method))
+        hyper = options.grids.get(spec.method, method.hyper_params[: protocol.max_configs])
+        grid = configurations(method.default_params, hyper, spec.params, protocol.search_defaults)
         if protocol.search is None or len(grid) < 2:  # nothing to choose between
             now.append(spec)
             continue
-        search = _search(protocol, grid, task, spec, writer, options.tuning_limits(spec.limits))
+        limits = options.tuning_limits(spec.limits)
+        draws = getattr(method, "fit_draws", ())
+        search = _search(protocol, grid, task, spec, writer, limits, getattr(task, "rng", None), draws)
         searches.append(search)
         now += search.first_jobs()
     return now, searches, writer.paths
 
 
-def _search(protocol: Protocol, grid: list, task: Any, spec: JobSpec, writer: DataWriter, limits: Limits) -> Search:
+def _scaled_params(params: dict[str, Any], scale: str, method: Any) -> dict[str, Any]:
+    """Params under a protocol that scales the data: once, over the whole training set, before
+    its folds (``scale``: none, x, y or xy); a method folder does not scale each fold again (its
+    ``--srbench-scaling`` becomes none: the protocol honours the folder's ``eval_kwargs``)."""
+    from engine.methods.srbench_eval import OPTIONS_KEY
+
+    out = {**params, SCALING_KEY: scale} if scale != "none" else dict(params)
+    if getattr(method, "scales_itself", False):
+        out[OPTIONS_KEY] = {**(params.get(OPTIONS_KEY) or {}), "scaling": "none"}
+    return out
+
+
+def _search(
+    protocol: Protocol,
+    grid: list,
+    task: Any,
+    spec: JobSpec,
+    writer: DataWriter,
+    limits: Limits,
+    rng: np.random.RandomState | None = None,
+    fit_draws: FitDraws = (),
+) -> Search:
+    """The tuning of one (task, method, seed); ``rng`` is numpy's global generator as the split
+    left it (SRBench 2021 draws the halving subsamples from it), None: ``RandomState(seed)``;
+    ``fit_draws`` what each of the method's fits draws from it (``halving_folds``)."""
     n_rows = len(task.y_train)
     stats = statistics(task.X_train, task.y_train) if SCALING_KEY in spec.params else {}
     if protocol.search == "grid":
         rows, cuts = [n_rows], [kfold(n_rows, protocol.folds, spec.seed)]
     else:
         rows = halving_schedule(len(grid), n_rows, protocol.folds)
-        cuts = halving_folds(n_rows, protocol.folds, spec.seed, rows)
+        cuts = halving_folds(n_rows, protocol.folds, spec.seed, rows, rng, fit_draws, len(grid))
     folds = []
     for it, cut in enumerate(cuts):
         kind = "kfold-shuffle" if protocol.search == "grid" else "halving"
@@ -276,7 +304,8 @@ def _search(protocol: Protocol, grid: list, task: Any, spec: JobSpec, writer: Da
 class _SplitTask:
     """A task re-split by the protocol: the arrays plan_searches reads, and its fingerprint."""
 
-    def __init__(self, arrays: dict, fingerprint: str) -> None:
+    def __init__(self, arrays: dict, fingerprint: str, rng: np.random.RandomState) -> None:
+        self.rng = rng  # numpy's global generator after the split (and the cap's draw)
         self.X_train, self.y_train = arrays["X_train"], arrays["y_train"]
         self.X_test, self.y_test = arrays["X_test"], arrays["y_test"]
         self.train_index, self.test_index = arrays["train_index"], arrays["test_index"]
@@ -287,7 +316,7 @@ class _SplitTask:
 def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> Any:
     """The task as the protocol splits it: its own rows, or SRBench 2021's 75/25 split per seed
     (``train_test_split(X, y, train_size=0.75, test_size=0.25, random_state=seed)`` of the
-    task's rows in their original order)."""
+    task's rows in their original order), then its cap on training rows (``capped_rows``)."""
     if protocol.split == "task":
         return task
     index = np.concatenate([task.train_index, task.test_index])
@@ -296,6 +325,10 @@ def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> 
     y = np.concatenate([task.y_train, task.y_test])[order]
     rows = index[order]
     train, test = train_test_split_rows(len(y), 0.75, spec.seed)
+    rng = np.random.RandomState(spec.seed % 2**32)  # evaluate_model.py: np.random.seed(random_state)
+    capped = capped_rows(len(train), len(y), protocol.train_cap, rng)
+    if capped is not None:
+        train = train[capped]
     arrays = {
         "X_train": X[train],
         "y_train": y[train],
@@ -305,9 +338,10 @@ def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> 
         "test_index": rows[test],
         "feature_names": list(task.feature_names),
     }
-    fp = fold_fingerprint(spec.data_fingerprint, "split-" + protocol.split, 0, spec.seed, 0)
+    kind = "split-" + protocol.split + ("" if capped is None else f"-cap{protocol.train_cap}")
+    fp = fold_fingerprint(spec.data_fingerprint, kind, 0, spec.seed, 0)
     writer.put(fp, lambda: arrays)
-    return _SplitTask(arrays, fp)
+    return _SplitTask(arrays, fp, rng)
 
 
 def _fold_arrays(task: Any, train: np.ndarray, valid: np.ndarray) -> dict:

@@ -40,7 +40,7 @@ from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.model import Task
-from tasks.suites import Suite, load_suite
+from tasks.suites import SUITES_DIR, Suite, load_suite
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
 MAX_PLANNED = 100_000  # jobs one plan may hold however it was made (seeds x tasks x methods x grids)
@@ -82,6 +82,7 @@ class RunRequest:
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
     protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
     launcher: str | None = None  # auto / fork / exec (engine.launchers); overrides the suite's
+    data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
 
 
 @dataclass
@@ -98,6 +99,8 @@ class RunPlan:
     searches: list[Search] = field(default_factory=list)  # finals chosen after tuning
     fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
     launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
+    #: method name -> its own environment's interpreter and worker path (JobPayload fields)
+    pythons: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.slots_text = self.slots_text or f"{self.n_slots} slots"
@@ -140,14 +143,15 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     loaded = _load_methods(methods, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select(req.tasks, suite.tasks)
-    context = TaskContext.for_workspace(workspace.root, data_dir=_data_dir())
+    context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
     for name in task_names:
         entry(name, context)  # unknown names fail here, before any data is built
+    _check_data(suite, task_names, context)
     built = {name: get_task(name, context) for name in task_names}
     srbench_opts = _srbench_options(suite, req)
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
     specs = []
-    pairs = _task_seeds(suite, n_seeds, task_names, built)
+    pairs = _task_seeds(suite, n_seeds, task_names, built, protocol.seeds)
     _check_planned(len(pairs) * len(methods))  # before the jobs are made, not after
     for task_name, seed in pairs:
         for method in methods:
@@ -178,8 +182,9 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes, searches, fold_paths
     )
     plan.launchers = _launchers(suite, req, loaded, notes)
+    plan.pythons = _environments(loaded)
     if write_data and kind == "local":  # servers import while the driver goes on planning
-        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork"])
+        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork" and m not in plan.pythons])
     return plan
 
 
@@ -187,6 +192,16 @@ def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: 
     try:
         return choose_for_method(req.launcher or suite.launcher, loaded, bool(suite.srbench.get("fork_safe")), notes)
     except LauncherError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _environments(loaded: dict[str, Method]) -> dict[str, dict[str, str]]:
+    """The interpreters of the methods in their own environments (refused if not installed)."""
+    from engine.methods.environments import MethodEnvironmentError, interpreters
+
+    try:
+        return interpreters(loaded)
+    except (MethodEnvironmentError, OSError) as exc:
         raise RunError(str(exc)) from None
 
 
@@ -232,16 +247,22 @@ def _load_methods(methods: list[str], method_refs: dict[str, str]) -> dict[str, 
 
 
 def _task_seeds(
-    suite: Suite, n_seeds: int | None, task_names: list[str], built: dict[str, Task]
+    suite: Suite,
+    n_seeds: int | None,
+    task_names: list[str],
+    built: dict[str, Task],
+    protocol_seeds: tuple[int, ...] = (),
 ) -> list[tuple[str, int]]:
     """(task, seed) pairs: the suite's own, or N seeds (--seeds, else the protocol's runs when the
-    suite names none) taken from the suite's and the competition's seeds, then 1, 2, ..."""
+    suite names none) taken from the suite's seeds (a suite that names none: the protocol's, as
+    SRBench 2021's ten), then the competition's, then 1, 2, ..."""
     if n_seeds is None:
         pairs = [(t, seed) for t, seed in suite.jobs() if t in built]
         return pairs + [(t, seed) for t in task_names if t not in suite.tasks for seed in suite.seeds]
     from tasks.suites import COMPETITION_SEEDS
 
-    pool = list(dict.fromkeys([*suite.seeds, *COMPETITION_SEEDS]))
+    first = suite.seeds if suite.seeds_given or not protocol_seeds else list(protocol_seeds)
+    pool = list(dict.fromkeys([*first, *COMPETITION_SEEDS]))
     taken, extra = set(pool), itertools.count(1)
     while len(pool) < n_seeds:  # then 1, 2, ... skipping seeds already in the pool: all distinct
         seed = next(extra)
@@ -298,6 +319,16 @@ def _srbench_options(suite: Suite, req: RunRequest) -> dict[str, Any]:
 
     merged = {**suite.srbench, **{k: v for k, v in req.srbench.items() if v is not None}}
     return RunOptions.from_params({OPTIONS_KEY: merged}).as_params()
+
+
+def _check_data(suite: Suite, task_names: list[str], context: TaskContext) -> None:
+    """Refuse, before any job starts, a run whose data files are not here (a run never downloads)."""
+    from tasks.fetch import missing_before_run
+
+    where = suite.path if suite.path is not None and suite.path.parent != SUITES_DIR else suite.name
+    problem = missing_before_run(task_names, context, f"srtui tasks fetch {where} -w {context.workspace}")
+    if problem:
+        raise RunError(problem)
 
 
 def _data_dir() -> Path | None:
@@ -466,6 +497,7 @@ def _todo(
             data_path=plan.data_path(spec),
             method_ref=plan.method_refs.get(spec.method),
             launcher=plan.launchers.get(spec.method, "exec"),
+            **plan.pythons.get(spec.method, {}),
         )
         todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
     return todo

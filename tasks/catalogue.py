@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.errors import SrtuiError, did_you_mean
 from engine.names import quoted
 from tasks.model import Task
+
+if TYPE_CHECKING:
+    from tasks.datafiles import RemoteFile
 
 
 class TaskError(SrtuiError, ValueError):
@@ -26,6 +30,8 @@ class TaskEntry:
     build: Callable[[TaskContext], Task]
     offline: bool = True
     description: str = ""
+    #: the data files the build reads (`srtui tasks fetch` gets them before a run)
+    files: tuple[RemoteFile, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ def _load_builtin() -> None:
         smoke,
         srbench2022,
     )
-    from tasks.loaders import pmlb, realworld, srbench2022_seir  # noqa: F401
+    from tasks.loaders import pmlb, pmlb_blackbox, realworld, srbench2022_seir  # noqa: F401
 
 
 def _user_entries(context: TaskContext | None) -> dict[str, TaskEntry]:

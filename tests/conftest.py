@@ -36,6 +36,7 @@ UNIT_MODULES = frozenset(
         "test_tasks_cli",
         "test_tasks_data",
         "test_tasks_generators",
+        "test_tasks_pmlb_blackbox",
         "test_textsafe",
         "test_tui_seed",
     }

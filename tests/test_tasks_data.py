@@ -51,7 +51,8 @@ def test_offline_error_names_file_url_and_place(offline, tmp_path):
     with pytest.raises(TaskError) as err:
         get_task("pmlb-1028-swd", ctx)
     msg = str(err.value)
-    assert "pmlb/1028_SWD.tsv.gz" in msg and "https://github.com/EpistasisLab/pmlb/raw/master/datasets/1028_SWD" in msg
+    pinned = "https://media.githubusercontent.com/media/EpistasisLab/pmlb/7c1f4bdc00136dc2e55c87fa6b8ba6e8af6d1a68/"
+    assert "pmlb/1028_SWD.tsv.gz" in msg and pinned + "datasets/1028_SWD/1028_SWD.tsv.gz" in msg
     assert str(tmp_path / "cache" / "data" / "pmlb" / "1028_SWD.tsv.gz") in msg and "\n" not in msg
     assert not (tmp_path / "cache" / "tasks").exists()
 
@@ -61,7 +62,7 @@ def test_checksum_mismatch_is_refused(offline, tmp_path):
     rel = "srbench2022/realworld/135_NY_value_cases_14_14_train.csv"
     (tmp_path / rel).parent.mkdir(parents=True)
     (tmp_path / rel).write_bytes((SHARED / rel).read_bytes() + b"\n")
-    with pytest.raises(TaskError, match="checksum mismatch"):
+    with pytest.raises(TaskError, match=f"refusing {tmp_path / rel}: it has sha256 [0-9a-f]{{64}}, expected sha256"):
         get_task("srbench2022-realworld-cases", TaskContext(data_dir=tmp_path))
 
 
@@ -117,7 +118,21 @@ def test_pipeline_replaces_outliers():
 
 def test_builtin_suites_load_and_name_known_tasks():
     names = set(builtin_names())
-    methods = {"linear", "lasso", "ridge", "poly2", "dummy", "rf", "gbr", "mlp", "knn", "pyoperon", "gplearn", "ffx"}
+    methods = {
+        "linear",
+        "sgd",
+        "lasso",
+        "ridge",
+        "poly2",
+        "dummy",
+        "rf",
+        "gbr",
+        "mlp",
+        "knn",
+        "pyoperon",
+        "gplearn",
+        "ffx",
+    }
     for suite_name in builtin_suite_names():
         s = load_suite(suite_name)
         assert s.tasks and set(s.tasks) <= names, suite_name

@@ -11,9 +11,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from engine.methods.environments import Environment
 
 #: Families shown in `srtui methods list`; "blackbox" methods return no expression.
 FAMILIES = ("sr", "baseline", "blackbox", "probe")
@@ -107,6 +110,12 @@ class Method(ABC):
     #: may a job be forked from a server that pre-imported the method's modules (engine.launchers)?
     #: Only if importing them starts no thread and no JIT/runtime state a fork would break
     fork_safe: ClassVar[bool] = False
+    #: the method's own Python environment (engine.methods.environments): its jobs' workers run
+    #: that interpreter; None: srtui's own
+    environment: ClassVar[Environment | None] = None
+    #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
+    #: srbench2021 protocol replays them between halving iterations (engine.tuning.halving_folds)
+    fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.
@@ -126,6 +135,8 @@ class Method(ABC):
     def version(self) -> str:
         from importlib.metadata import PackageNotFoundError, version
 
+        if self.environment is not None:  # pinned by the environment, not this interpreter's
+            return f"environment {self.environment.name}"
         parts = []
         for dist in self.requires:
             try:
@@ -138,6 +149,13 @@ class Method(ABC):
         """(installed, reason-if-not). Must be cheap: no import of the method's package."""
         from importlib.metadata import PackageNotFoundError, version
 
+        if self.environment is not None:
+            if self.environment.ready():
+                return True, ""
+            return (
+                False,
+                f"its environment is not installed at {self.environment.folder} (srtui methods install {self.name})",
+            )
         for dist in self.requires:
             try:
                 version(dist)

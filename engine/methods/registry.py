@@ -30,6 +30,8 @@ BUILTIN: dict[str, str] = {
     # scikit-learn baselines: exported symbolically ...
     "dummy": "engine.methods.sklearn_baselines:Dummy",
     "linear": "engine.methods.sklearn_baselines:Linear",
+    "sgd": "engine.methods.sklearn_baselines:SGD",
+    "sgd-sklearn024": "engine.methods.sklearn_baselines:SGDSklearn024",
     "lasso": "engine.methods.sklearn_baselines:Lasso",
     "ridge": "engine.methods.sklearn_baselines:Ridge",
     "poly2": "engine.methods.sklearn_baselines:Poly2",

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.methods.base import FittedModel, Method
+from engine.methods.environments import Environment
 
 _SKLEARN_LICENCE = "BSD-3-Clause (scikit-learn)"
 
@@ -68,9 +69,13 @@ class Dummy(_Sklearn):
 
 
 class Linear(_Sklearn):
+    """Ordinary least squares, as SRBench's LinearRegression folders (2021 and 2.0) run it: tuned
+    over ``fit_intercept`` (True,) only, i.e. not tuned."""
+
     name = "linear"
     honours_time_limit = True  # closed form; finishes at once
-    hyper_params = [{"fit_intercept": False}]  # the only choice ordinary least squares has
+    default_params = {"fit_intercept": True}
+    hyper_params = [{"fit_intercept": True}]
 
     def fit(
         self,
@@ -86,6 +91,82 @@ class Linear(_Sklearn):
         est = LinearRegression(**self._params(params)).fit(X, y)
         expr = linear_expression(est.coef_, est.intercept_, feature_names)
         return FittedModel(predict=est.predict, expression=expr)
+
+
+class SGD(_Sklearn):
+    """SRBench 2021's SGDRegressor baseline, the row its published tables call "Linear".
+
+    ``experiment/methods/SGDRegressor.py`` of 2021: ``SGDRegressor()`` tuned over alpha (1e-6,
+    1e-4, 0.01, 1) x penalty (l2, l1, elasticnet); ``postprocessing/collate_blackbox_results.py``
+    drops LinearRegression and renames SGDRegressor to "Linear". ``random_state`` is the seed, as
+    ``evaluate_model.py`` sets it."""
+
+    name = "sgd"
+    honours_time_limit = True  # at most max_iter epochs over the data
+    # the 2021 grid as published (12 configurations, more than SRBench 2.0's limit of 4)
+    hyper_params = [{"alpha": a, "penalty": p} for a in (1e-06, 1e-04, 0.01, 1) for p in ("l2", "l1", "elasticnet")]
+
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
+        from sklearn.linear_model import SGDRegressor
+
+        est = SGDRegressor(random_state=int(seed) % 2**32, **self._params(params)).fit(X, y)
+        expr = linear_expression(est.coef_, float(np.ravel(est.intercept_)[0]), feature_names)
+        return FittedModel(predict=est.predict, expression=expr, notes={"n_iter": int(est.n_iter_)})
+
+
+class SGDSklearn024(SGD):
+    """SRBench 2021's SGDRegressor baseline on scikit-learn 0.24.1, the version of SRBench 2021's
+    ``environment.yml`` that made the published "Linear" row, in its own Python environment
+    (``srtui methods install sgd-sklearn024`` builds it: numpy 1.23.5, Cython 0.29.37, then
+    scikit-learn 0.24.1 compiled with ``--no-build-isolation``, a few minutes)."""
+
+    name = "sgd-sklearn024"
+    # 0.24's SGDRegressor._fit_regressor calls make_dataset(X, y, sample_weight) without its
+    # random_state: make_dataset draws rng.randint(1, np.iinfo(np.int32).max) from numpy's
+    # global generator, once per fit (today's passes random_state and draws nothing)
+    fit_draws = (("randint", (1, 2**31 - 1)),)
+    environment = Environment(
+        "sklearn-0.24.1",
+        (
+            # psutil: what srtui's fork server and worker need besides numpy
+            (
+                "numpy==1.23.5",
+                "Cython==0.29.37",
+                "scipy==1.9.3",
+                "joblib==1.2.0",
+                "threadpoolctl==3.1.0",
+                "wheel",
+                "psutil==5.9.8",
+            ),
+            ("--no-build-isolation", "scikit-learn==0.24.1"),
+        ),
+        "import numpy, sklearn.linear_model; assert sklearn.__version__ == '0.24.1', sklearn.__version__",
+    )
+
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
+        import sys
+
+        import sklearn
+
+        fitted = super().fit(X, y, feature_names, seed, time_budget, params)
+        fitted.notes.update(python=sys.executable, scikit_learn=sklearn.__version__)  # which environment ran it
+        return fitted
 
 
 class Lasso(_Sklearn):

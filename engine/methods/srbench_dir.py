@@ -39,8 +39,9 @@ FINISH_SHARE = 0.1
 MAX_POPULATION = 100
 
 
-def expand_hyper_params(grid: Any) -> list[dict[str, Any]]:
-    """SRBench's ``hyper_params`` (a dict or list of dicts of value lists) as configurations."""
+def expand_hyper_params(grid: Any, limit: int | None = MAX_CONFIGS) -> list[dict[str, Any]]:
+    """SRBench's ``hyper_params`` (a dict or list of dicts of value lists) as configurations,
+    the first ``limit`` of them (None: all)."""
     from sklearn.model_selection import ParameterGrid
 
     if not grid:
@@ -48,7 +49,54 @@ def expand_hyper_params(grid: Any) -> list[dict[str, Any]]:
     if isinstance(grid, dict):
         grid = [grid]
     grid = [{k: (list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in g.items()} for g in grid]
-    return list(ParameterGrid(grid))[:MAX_CONFIGS]
+    return list(ParameterGrid(grid))[:limit]
+
+
+#: the largest regressor.py whose top-level literals the driver reads
+MAX_SOURCE = 1 << 20
+
+
+def literal_settings(regressor_py: Path) -> dict[str, Any]:
+    """The folder's ``hyper_params`` and the literal ``scale_x`` / ``scale_y`` of its
+    ``eval_kwargs``, read from regressor.py's top-level assignments without running it (the
+    driver plans the tuning before any worker imports the folder). A value that is not a literal
+    is left out (the folder then runs untuned / with the protocol's scaling)."""
+    import ast
+
+    try:
+        with regressor_py.open("rb") as fh:
+            tree = ast.parse(fh.read(MAX_SOURCE))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    found: dict[str, Any] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            continue
+        name = node.targets[0].id
+        if name == "hyper_params":
+            try:
+                found[name] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                found.pop(name, None)
+        elif name == "eval_kwargs":
+            found[name] = _literal_flags(node.value)
+    return found
+
+
+def _literal_flags(node: Any) -> dict[str, bool]:
+    """``scale_x`` / ``scale_y`` of a ``{...}`` or ``dict(...)`` whose values are literals."""
+    import ast
+
+    pairs: list[tuple[Any, Any]] = []
+    if isinstance(node, ast.Dict):
+        pairs = [(k.value if isinstance(k, ast.Constant) else None, v) for k, v in zip(node.keys, node.values)]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        pairs = [(kw.arg, kw.value) for kw in node.keywords]
+    return {
+        str(key): value.value
+        for key, value in pairs
+        if key in ("scale_x", "scale_y") and isinstance(value, ast.Constant) and isinstance(value.value, bool)
+    }
 
 
 def _import_paths(folder: Path) -> list[str]:
@@ -65,6 +113,7 @@ class SRBenchMethod(Method):
     family = "sr"
     licence = "see the method folder"
     requires = ()
+    scales_itself = True  # RunOptions.scaling: a protocol that scales the data turns it off
 
     def __init__(self, path: Path):
         self.path = Path(path).expanduser().resolve()
@@ -72,6 +121,10 @@ class SRBenchMethod(Method):
         self.name = self.path.name  # type: ignore[misc]  # instance name: the folder's
         self.honours_time_limit = False  # type: ignore[misc]  # known once est is loaded
         self._module: Any = None
+        # what a protocol plans from, known before the folder's code runs (in a worker)
+        settings = literal_settings(self.regressor_py) if self.regressor_py.is_file() else {}
+        self.hyper_params = expand_hyper_params(settings.get("hyper_params"), None)  # type: ignore[misc]
+        self.eval_kwargs = settings.get("eval_kwargs", {})  # type: ignore[misc]  # the folder's own
 
     # -- metadata (cheap: no import of the folder's code) -------------------------------------
     def availability(self) -> tuple[bool, str]:
@@ -107,7 +160,7 @@ class SRBenchMethod(Method):
             if not hasattr(module, needed):
                 raise SRBenchError(f"{self.regressor_py} does not define {needed!r}")
         self._module = module
-        self.hyper_params = expand_hyper_params(getattr(module, "hyper_params", None))  # type: ignore[misc]
+        self.hyper_params = expand_hyper_params(getattr(module, "hyper_params", None), None)  # type: ignore[misc]
         self.honours_time_limit = any(hasattr(module.est, a) for a in TIME_ATTRIBUTES)  # type: ignore[misc]
         if module.model is None:
             self.family = "blackbox"  # type: ignore[misc]

@@ -39,6 +39,16 @@ def workspace_option(help_text: str = WORKSPACE_HELP) -> Any:
 
 WorkspaceOption = Annotated[Path | None, workspace_option()]
 
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Folder holding data files: srtui's layout (as `srtui tasks fetch --to` writes it), a PMLB "
+        "checkout or a pmlb cache, read in place (else $SRTUI_DATA_DIR, else the workspace cache).",
+        show_default=False,
+    ),
+]
+
 
 class CommandGroup(TyperGroup):
     """A command group that refuses the root -w for a command that has no workspace, instead

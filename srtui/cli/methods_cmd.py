@@ -125,13 +125,15 @@ def install(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Accept licence notices without asking.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps; run nothing.")] = False,
 ) -> None:
-    """Run the install steps of an optional method into this Python (uses pip)."""
+    """Run the install steps of an optional method into this Python (uses pip), or build the
+    method's own environment (a venv from pinned requirements)."""
     from engine.methods import registry
 
     if name not in registry.BUILTIN or name.startswith("probe-"):
         fail(f"unknown method {name!r} (see `srtui methods list`){did_you_mean(name, registry.names())}")
     method = _load(name)
-    steps = getattr(method, "install_steps", [])
+    env = method.environment
+    steps = env.install_steps() if env is not None else getattr(method, "install_steps", [])
     if not steps:
         ok, why = method.availability()
         if ok:

@@ -12,7 +12,7 @@ import typer
 
 from engine.errors import did_you_mean
 from results.columns import EXPORT_COLUMNS
-from srtui.cli.common import RAW_HELP, WorkspaceOption, _with_root_workspace, cell, console, fail
+from srtui.cli.common import RAW_HELP, DataDirOption, WorkspaceOption, _with_root_workspace, cell, console, fail
 
 if TYPE_CHECKING:
     from results.store import Store
@@ -144,6 +144,7 @@ def run(
         _opt("--cluster-config", panel=CLUSTER_PANEL, metavar="TOML", help="Cluster settings (its table names it)."),
     ] = None,
     dry_run: Annotated[bool, _opt("--dry-run", panel=OUTPUT_PANEL, help="Show what would run; write nothing.")] = False,
+    data_dir: DataDirOption = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
@@ -182,6 +183,7 @@ def run(
         oversubscribe=oversubscribe,
         protocol=protocol,
         launcher=launcher,
+        data_dir=data_dir,
     )
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else

@@ -1,4 +1,4 @@
-"""`srtui tasks`: list, show, export and add tasks."""
+"""`srtui tasks`: list, show, export, fetch and add tasks."""
 
 from __future__ import annotations
 
@@ -9,20 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from engine.workspace import resolve
-from srtui.cli.common import CliError, CommandGroup, WorkspaceOption, cell, console
+from srtui.cli.common import CliError, CommandGroup, DataDirOption, WorkspaceOption, cell, console
 
 if TYPE_CHECKING:
     from tasks.catalogue import TaskContext, TaskEntry
     from tasks.model import Task
-
-DataDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--data-dir",
-        help="Folder holding downloaded data files (else $SRTUI_DATA_DIR, else the workspace cache).",
-        show_default=False,
-    ),
-]
 
 
 def _context(workspace: Path | None, data_dir: Path | None) -> TaskContext:
@@ -152,6 +143,22 @@ def register(app: typer.Typer) -> None:
         except OSError as exc:
             raise CliError(f"cannot write to {out}: {exc}") from None
         typer.echo("wrote " + ", ".join(str(p) for p in paths))
+
+    @tasks_app.command("fetch")
+    def fetch(
+        names: Annotated[list[str], typer.Argument(help="Suites, tasks or task patterns whose data to fetch.")],
+        to: Annotated[
+            Path | None,
+            typer.Option("--to", help="Write every file into this folder (use it as --data-dir on another machine)."),
+        ] = None,
+        jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel downloads.")] = 4,
+        workspace: WorkspaceOption = None,
+        data_dir: DataDirOption = None,
+    ) -> None:
+        """Download (resumably, in parallel, sha256-checked) the data files the tasks read."""
+        from srtui.cli.fetch_cmd import fetch as run_fetch
+
+        run_fetch(names, _context(workspace, data_dir), to, jobs)
 
     @tasks_app.command("add")
     def add(

@@ -15,11 +15,11 @@ from tasks.build import make_task, shuffled_split, stable_seed
 from tasks.catalogue import TaskContext, TaskEntry, register
 from tasks.datafiles import RemoteFile, locate
 from tasks.generators.groundtruth import problems
+from tasks.loaders import pmlb_files
 from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
 from tasks.model import Task
 
 VERSION = "1"
-PMLB_BASE = "https://github.com/EpistasisLab/pmlb/raw/master/datasets/"
 SRCOMP_BASE = "https://raw.githubusercontent.com/cavalab/srbench/srcomp/competition-2022/experiment/data/stage0/"
 
 QUALIFICATION = (
@@ -77,7 +77,8 @@ def kebab(dataset: str) -> str:
 
 
 def pmlb_file(dataset: str) -> RemoteFile:
-    return RemoteFile(f"pmlb/{dataset}.tsv.gz", f"{PMLB_BASE}{dataset}/{dataset}.tsv.gz")
+    """PMLB's file, pinned and checksummed by the manifest (``tasks.loaders.pmlb_files``)."""
+    return pmlb_files.remote(dataset)
 
 
 def qualification_file(dataset: str) -> RemoteFile:
@@ -96,6 +97,7 @@ def load(name: str, track: str, remote: RemoteFile, context: TaskContext, **fiel
     if truth is not None and sorted(names) != sorted(fields.pop("truth_features")):
         truth = None  # the file's columns are not the formula's variables: no ground truth to offer
     fields.pop("truth_features", None)
+    extra = fields.pop("provenance", {})
     return make_task(
         name,
         track,
@@ -107,20 +109,22 @@ def load(name: str, track: str, remote: RemoteFile, context: TaskContext, **fiel
         test,
         ground_truth=truth,
         split="random 75/25 (seeded by the task name)",
-        provenance={"source": "PMLB", **prov, "renamed_columns": {k: v for k, v in mapping.items() if k != v}},
+        provenance={"source": "PMLB", **extra, **prov, "renamed_columns": {k: v for k, v in mapping.items() if k != v}},
         **fields,
     )
 
 
-def _add(name: str, track: str, remote: RemoteFile, summary: str, **fields: Any) -> None:
+def add(name: str, track: str, remote: RemoteFile, summary: str, **fields: Any) -> None:
+    """Register a task read from one PMLB-shaped file (built on demand, cached)."""
+
     def build(ctx: TaskContext) -> Task:
         return cache.cached(ctx, name, VERSION, lambda: load(name, track, remote, ctx, **fields))
 
-    register(TaskEntry(name, track, build, offline=False, description=summary))
+    register(TaskEntry(name, track, build, offline=False, description=summary, files=(remote,)))
 
 
 for _d in QUALIFICATION:
-    _add(
+    add(
         f"srbench2022-qual-{kebab(_d)}",
         "srbench2022-qualification",
         qualification_file(_d),
@@ -129,7 +133,7 @@ for _d in QUALIFICATION:
         description=f"SRBench 2022 qualification dataset {_d}; beat LinearRegression.",
     )
 for _d in BLACKBOX:
-    _add(
+    add(
         f"pmlb-{kebab(_d)}",
         "srbench2025-blackbox",
         pmlb_file(_d),
@@ -138,7 +142,7 @@ for _d in BLACKBOX:
         description=f"PMLB black-box regression dataset {_d}.",
     )
 for _d in FIRST_PRINCIPLES_REAL:
-    _add(
+    add(
         f"pmlb-first-principles-{kebab(_d)}",
         "srbench2025-firstprinciples",
         pmlb_file(f"first_principles_{_d}"),
@@ -147,7 +151,7 @@ for _d in FIRST_PRINCIPLES_REAL:
         description=f"First-principles law from real measurements: {_d}.",
     )
 for _p, _meta in problems().items():
-    _add(
+    add(
         f"pmlb-{kebab(_p)}",
         "srbench-groundtruth-pmlb",
         pmlb_file(_p),

@@ -128,6 +128,7 @@ for _t in TARGETS:
             _cached(f"srbench2022-realworld-{_t}", partial(official, _t)),
             offline=False,
             description=f"New York State {_t}, 14-day horizon (official files)",
+            files=tuple(official_file(_t, part) for part in ("train", "test")),
         )
     )
     register(
@@ -137,5 +138,6 @@ for _t in TARGETS:
             _cached(f"nyc-covid-{_t}", partial(nyc, _t)),
             offline=False,
             description=f"New York City {_t} through the real-world pipeline",
+            files=(NYC,),
         )
     )

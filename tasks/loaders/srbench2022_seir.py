@@ -122,6 +122,7 @@ def _register_all() -> None:
                         partial(_build, compartment, level, seed, name),
                         offline=False,
                         description=f"SEIR d{compartment}/dt, {level} (official files, download)",
+                        files=tuple(official_file(seed, compartment, level, part) for part in ("train", "test")),
                     )
                 )
     register_note(MISSING)

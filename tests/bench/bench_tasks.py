@@ -1,14 +1,28 @@
 """Task catalogue timings: listing, cold builds per family, cached loads. Prints measured figures.
 
-Run: python tests/bench/bench_tasks.py
+Run: python tests/bench/bench_tasks.py [--pmlb DIR]
+
+The SRBench 2021 black-box part builds the 122 tasks from a local PMLB folder (``datasets/NAME/
+NAME.tsv.gz``, read in place, each file checked against the manifest's sha256), cold (empty
+cache) and cached. With ``--pmlb DIR`` (a PMLB checkout) every file is PMLB's own; without it the
+bench makes a PMLB-shaped folder: the 20 shared PMLB files (``$SRTUI_DATA_DIR`` or
+``../shared/data``) and, for the other 102, random data of each dataset's rows and features, whose
+sha256 it puts in the manifest in this process only (a timing, not a fidelity check).
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import os
+import shutil
 import tempfile
 import time
 from functools import partial
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 
 def timed(fn):
@@ -18,6 +32,70 @@ def timed(fn):
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pmlb", type=Path, help="a PMLB checkout (else a PMLB-shaped folder is made)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        pmlb = args.pmlb or pmlb_shaped(Path(tmp) / "pmlb")
+        blackbox_2021(pmlb)  # first: it may set checksums before the catalogue is imported
+    catalogue()
+
+
+def shared_pmlb() -> Path | None:
+    env = os.environ.get("SRTUI_DATA_DIR")
+    base = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+    folder = base / "srbench2022" / "qualification"
+    return folder if folder.is_dir() else None
+
+
+def pmlb_shaped(root: Path) -> Path:
+    """A PMLB-shaped folder of the 122 datasets: the shared real files, random data for the rest."""
+    from tasks.loaders import pmlb_files
+
+    manifest = pmlb_files.manifest()
+    real = shared_pmlb()
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    n_real = 0
+    for name in manifest["srbench2021_blackbox"]:
+        path = root / "datasets" / name / f"{name}.tsv.gz"
+        path.parent.mkdir(parents=True)
+        if real is not None and (real / f"{name}.tsv.gz").is_file():
+            shutil.copyfile(real / f"{name}.tsv.gz", path)
+            n_real += 1
+            continue
+        meta = manifest["files"][name]
+        columns = [f"x{i}" for i in range(meta["features"])] + ["target"]
+        frame = pd.DataFrame(rng.normal(size=(meta["rows"], len(columns))), columns=columns)
+        frame.to_csv(path, sep="\t", index=False, float_format="%.6f", compression="gzip")
+        meta["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()  # this process only
+        meta["size"] = path.stat().st_size
+    print(
+        f"PMLB-shaped folder: {n_real} real PMLB files, {122 - n_real} synthetic of the same shapes, "
+        f"made in {time.perf_counter() - t0:.1f} s"
+    )
+    return root
+
+
+def blackbox_2021(pmlb: Path) -> None:
+    """The 122 SRBench 2021 black-box tasks built from ``pmlb`` (read in place), cold then cached."""
+    from tasks.catalogue import TaskContext, get_task
+    from tasks.loaders.pmlb_blackbox import BLACKBOX_2021, task_name
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx = TaskContext(cache_dir=Path(tmp), data_dir=pmlb)
+        names = [task_name(n) for n in BLACKBOX_2021]
+        tasks, cold = timed(lambda: [get_task(n, ctx) for n in names])
+        _, warm = timed(lambda: [get_task(n, ctx) for n in names])
+    rows = sum(len(t.y_train) + len(t.y_test) for t in tasks)
+    print(
+        f"SRBench 2021 black-box: {len(tasks)} tasks, {rows:,} rows from {pmlb}: cold {cold:.1f} s "
+        f"({cold / len(tasks) * 1000:.0f} ms each, sha256 and parsing included), cached {warm:.2f} s, "
+        f"ratio {cold / warm:.1f}x"
+    )
+
+
+def catalogue() -> None:
     from tasks.catalogue import TaskContext, entries, get_task
 
     listed, t_list = timed(entries)

@@ -1,0 +1,104 @@
+"""A method in its own Python environment: a virtual environment built from pinned requirements,
+its jobs' workers started with that environment's interpreter.
+
+A method that declares an ``Environment`` is installed by ``srtui methods install NAME``: a venv
+under ``$SRTUI_ENVS`` (else ``$XDG_DATA_HOME/srtui/envs``, else ``~/.local/share/srtui/envs``),
+each pip step run with the venv's own interpreter, then the ``check`` code, which marks the
+environment ready. Its workers (exec'd, or forked from a fork server that runs the same
+interpreter) import only srtui's ``engine`` package, linked into the environment's own path
+entry, and the method's libraries from the environment: nothing from the driver's site-packages. This is how SRBench
+2021's baselines run on the scikit-learn of 2021 (SRBench's issue #151 asks for this).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import SrtuiError
+
+READY = ".srtui-ready"
+ENGINE_PATH = "srtui-path"  # the one entry of the worker's PYTHONPATH: a link to srtui's engine
+
+
+class MethodEnvironmentError(SrtuiError):
+    """An environment that is not installed or cannot be used; one line for the CLI."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str  # its folder under the environments root
+    steps: tuple[tuple[str, ...], ...]  # arguments of `python -m pip install`, one step each
+    check: str  # Python run by the environment's interpreter once installed; fails if unusable
+
+    @property
+    def folder(self) -> Path:
+        return envs_root() / self.name
+
+    @property
+    def python(self) -> Path:
+        return self.folder / "bin" / "python"
+
+    def ready(self) -> bool:
+        return (self.folder / READY).is_file() and self.python.exists()
+
+    def install_steps(self) -> list[list[str]]:
+        """The commands that build the environment, in order (`srtui methods install` runs them):
+        a venv of this Python's base interpreter, the pinned pip steps, the check."""
+        import sys
+
+        py = str(self.python)
+        pip = [py, "-m", "pip", "install", "--disable-pip-version-check"]
+        marker = str(self.folder / READY)
+        return [
+            [sys.executable, "-m", "venv", "--clear", str(self.folder)],
+            *[[*pip, *step] for step in self.steps],
+            [py, "-c", f"{self.check}\nopen({marker!r}, 'w').write('ok')"],
+        ]
+
+    def worker_path(self) -> Path:
+        """The PYTHONPATH entry of this environment's workers: a folder holding only a link to the
+        ``engine`` package of the srtui that runs (made again if srtui moved)."""
+        import engine
+
+        folder = self.folder / ENGINE_PATH
+        link = folder / "engine"
+        target = Path(engine.__file__).resolve().parent
+        if not (link.is_symlink() and Path(os.readlink(link)) == target):
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / "engine.tmp"
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(target, target_is_directory=True)
+            tmp.replace(link)
+        return folder
+
+    def require(self, method: str) -> Path:
+        """The interpreter, or a one-line refusal saying how to install the environment."""
+        if not self.ready():
+            raise MethodEnvironmentError(
+                f"method {method} runs in its own Python environment, not installed at {self.folder}: "
+                f"srtui methods install {method}"
+            )
+        return self.python
+
+
+def envs_root() -> Path:
+    env = os.environ.get("SRTUI_ENVS")
+    if env:
+        return Path(env)
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "srtui" / "envs"
+
+
+def interpreters(methods: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Method name -> ``{"python": ..., "python_path": ...}`` (JobPayload fields) for each method
+    that has its own environment; one that is not installed is refused in one line."""
+    out = {}
+    for name, method in methods.items():
+        env = getattr(method, "environment", None)
+        if env is not None:
+            out[name] = {"python": str(env.require(name)), "python_path": str(env.worker_path())}
+    return out
