@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import SRBENCH_MIRROR, shared_data_dir, srtui
+from conftest import shared_data_dir, srtui
 
 from engine.workspace import Workspace
 from results.figures import KIND_NAMES, FigureData, render
@@ -70,19 +70,12 @@ def smoke_ws(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def published_2021(tmp_path_factory) -> Path:
-    """SRBench's docs/csv/blackbox_results.csv (branch master) from the git mirror of cavalab/srbench."""
-    if not SRBENCH_MIRROR.is_dir():
-        pytest.skip(f"no git mirror of cavalab/srbench at {SRBENCH_MIRROR}")
-    out = subprocess.run(
-        ["git", f"--git-dir={SRBENCH_MIRROR}", "show", "master:docs/csv/blackbox_results.csv"],
-        capture_output=True,
-        timeout=60,
-    )
-    if out.returncode != 0:
-        pytest.skip("the mirror has no master:docs/csv/blackbox_results.csv")
-    path = tmp_path_factory.mktemp("published") / "blackbox_results.csv"
-    path.write_bytes(out.stdout)
+def published_2021() -> Path:
+    """SRBench's docs/csv/blackbox_results.csv (branch master), as srtui ships it (results/published)."""
+    import results.published
+
+    path = Path(results.published.__file__).parent / "data" / "srbench2021-blackbox_results.csv"
+    assert path.is_file()
     return path
 
 
@@ -171,6 +164,19 @@ def test_published_2021_pareto_labels_front_0_with_operon_gp_gomea_and_dsr(publi
     png = tmp_path / "pareto.png"
     srtui("plot", "pareto", "--from-csv", str(published_2021), "--out", str(png), "--dpi", "100", check=True)
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_published_pareto_puts_the_workspace_among_the_21(smoke_ws, tmp_path):
+    """`srtui plot pareto --suite smoke --published`: the smoke methods drawn beside SRBench 2021's
+    published ones (the same merge as `srtui score --published`), the differences warned."""
+    svg = tmp_path / "pareto.svg"
+    out = srtui("plot", "pareto", "--suite", "smoke", "--published", "--out", str(svg), "-w", str(smoke_ws))
+    assert out.returncode == 0, out.stderr
+    text = svg_texts(svg)
+    assert "*Operon" in text and "pyoperon" in text and "gplearn" in text
+    assert "srtui: warning:" in out.stderr
+    refused = srtui("plot", "cd", "--published", "--out", str(tmp_path / "cd.svg"), "-w", str(smoke_ws))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
 
 
 def _hostile_runs() -> pd.DataFrame:

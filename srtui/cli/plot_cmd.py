@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from srtui.cli.common import WorkspaceOption, fail
+from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KIND_HELP = "Figure: pareto, points, solution-rate, profiles, energy, cd, wilcoxon, ranks or trust (see --list)."
 
@@ -44,6 +48,9 @@ def plot(
     style: Annotated[Path | None, typer.Option(help="A matplotlib style file applied over srtui's.")] = None,
     dpi: Annotated[int, typer.Option(help="Resolution of a .png.")] = 300,
     list_kinds: Annotated[bool, typer.Option("--list", help="List the figures and the rule each draws.")] = False,
+    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
+    strict: Annotated[bool, typer.Option(help=STRICT_HELP)] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
@@ -63,8 +70,14 @@ def plot(
         fail("give --suite or --from-csv, not both")
     if not 10 <= dpi <= 2400:
         fail("--dpi must be between 10 and 2400")
+    if published is not None and from_csv:
+        fail("give --from-csv or --published, not both (--published draws the workspace beside the publication)")
+    if (strict or data_dir) and published is None:
+        fail("--strict and --data-dir go with --published")
     runs = read_runs_csv(from_csv) if from_csv else None
-    store = None if from_csv and not review else _store(workspace)
+    if published is not None:
+        runs = _published_runs(kind, published, suite, workspace, data_dir, strict, _options(option))
+    store = None if (from_csv or published is not None) and not review else _store(workspace)
     data = figure_data(store, suite, runs, _options(option), trust, review, rule)
     if kind == "trust" and data.ratings is None and data.trust is None:
         fail("figure 'trust' needs ratings: give --review SESSION (unblinded) or --trust FILE")
@@ -73,6 +86,38 @@ def plot(
         for note in score.notes:
             print(f"srtui: note ({score.rule}): {note}", file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
+
+
+def _published_runs(
+    kind: str,
+    published: str,
+    suite: str | None,
+    workspace: Path | None,
+    data_dir: Path | None,
+    strict: bool,
+    options: dict[str, str],
+) -> pd.DataFrame:
+    """The runs a figure draws with --published: the workspace's suite beside the publication
+    (the same merge as `srtui score --published`); its warnings go to stderr."""
+    from results.figures import get_kind
+    from results.published.merge import rules_with_sources
+    from srtui.cli.score_published import published_runs
+
+    rule = get_kind(kind).rule
+    if rule not in rules_with_sources():
+        fail(f"figure {kind!r} draws rule {rule!r}, which has no published source (--published)")
+    merged = published_runs(
+        rule,
+        published,
+        suite=suite,
+        workspace=workspace,
+        data_dir=data_dir,
+        strict=strict,
+        profile=str(options.get("profile", "reference")),
+    )
+    for line in merged.warnings:
+        print(f"srtui: warning: {line}", file=sys.stderr)
+    return merged.runs
 
 
 def report(

@@ -11,6 +11,7 @@ from srtui.cli.common import fail
 if TYPE_CHECKING:
     import pandas as pd
 
+    from results.published import Merged
     from results.scoring.base import Score
 
 PUBLISHED_HELP = (
@@ -23,7 +24,7 @@ STRICT_HELP = "With --published: refuse when the workspace's runs differ from th
 DATA_DIR_HELP = "With --published: a folder holding srbench/<path of the feather> (checked by sha256)."
 
 
-def published_score(
+def published_runs(
     rule: str,
     published: str,
     *,
@@ -31,14 +32,14 @@ def published_score(
     workspace: Path | None,
     data_dir: Path | None,
     strict: bool,
-    options: dict[str, Any],
-    trust: pd.DataFrame | None,
-) -> Score:
-    """Score the suite's runs (none when the workspace has none) merged with the published ones."""
+    profile: str,
+) -> Merged:
+    """The suite's runs (none when the workspace has none) merged with the published ones; the
+    warnings checked against --strict (for `srtui score` and `srtui plot` alike)."""
     import pandas as pd
 
     from engine.workspace import resolve
-    from results.published import merged_runs, score_published
+    from results.published import merged_runs
     from results.store import Store
     from results.tables import runs_frame
 
@@ -57,13 +58,34 @@ def published_score(
         suite=suite,
         cache_dir=ws.cache,
         data_dir=data_dir,
-        profile=str(options.get("profile", "reference")),
+        profile=profile,
     )
     if strict and merged.warnings:
         fail(
             f"--strict: the workspace's runs differ from the published protocol in {len(merged.warnings)} way(s): "
             + "; ".join(w.split(":", 1)[0] for w in merged.warnings)
         )
+    return merged
+
+
+def published_score(
+    rule: str,
+    published: str,
+    *,
+    suite: str | None,
+    workspace: Path | None,
+    data_dir: Path | None,
+    strict: bool,
+    options: dict[str, Any],
+    trust: pd.DataFrame | None,
+) -> Score:
+    """Score the suite's runs (none when the workspace has none) merged with the published ones."""
+    from results.published import score_published
+
+    profile = str(options.get("profile", "reference"))
+    merged = published_runs(
+        rule, published, suite=suite, workspace=workspace, data_dir=data_dir, strict=strict, profile=profile
+    )
     result = score_published(rule, merged, trust=trust, **options)
     for line in result.warnings:  # also on stderr, so a --out file does not hide them
         print(f"srtui: warning: {line}", file=sys.stderr)
