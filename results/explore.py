@@ -1,8 +1,10 @@
 """The results explorer's queries: a filter language, pages of jobs, grouped summaries.
 
-Never reads every job for a page: SQLite filters, sorts and windows. A grouping reads the
-filtered rows' grouping columns once per data version and filter, and pandas groups them
-(medians: SQLite has none), so re-sorting and paging a grouping are free.
+Never reads every job for a page. Two paths give the same answers (tests/test_explore_scale.py):
+the column store (results.colstore), where numpy filters, sorts and groups every job's explorer
+columns in memory, and, until it is loaded or for a filter on another column, SQL
+(results.explore_sql): SQLite filters, sorts and windows, and a grouping reads the filtered rows'
+grouping columns once per data version and filter for pandas to group (medians: SQLite has none).
 """
 
 from __future__ import annotations

@@ -32,9 +32,11 @@ def test_every_test_file_a_comment_cites_exists() -> None:
 
 
 def test_the_explorer_says_who_groups() -> None:
-    """Grouping is a pandas group-by over the filtered rows (results.explore), not SQLite's."""
+    """Grouping is numpy's over the column store, else a pandas group-by over the filtered rows
+    (results.explore), never SQLite's."""
     import results.explore
     import srtui.app.screens.results as screen
 
     assert "SQLite does the filter, sort, grouping" not in (screen.__doc__ or "")
-    assert "pandas" in (screen.__doc__ or "") and "pandas" in (results.explore.__doc__ or "")
+    assert "numpy" in (screen.__doc__ or "") and "column store" in (screen.__doc__ or "")
+    assert "numpy" in (results.explore.__doc__ or "") and "pandas" in (results.explore.__doc__ or "")
