@@ -5,6 +5,8 @@ clipboard or a spreadsheet.
 * ``visible``: control characters (C0 except newline and tab, DEL, C1 including the 8-bit CSI
   ``\\x9b``, and ESC) are shown as text, ``\\x1b``, so no escape sequence from a method can set
   the clipboard, retitle or clear a terminal. The backslash form is what Python would print.
+  So are Unicode's direction controls (U+061C, U+200E/F, U+202A-E, U+2066-9): a right-to-left
+  override would make a terminal, page or cell show text in another order than it is.
 * ``csv_cell``: a text cell a spreadsheet would run as a formula (it starts with ``= + - @``, a
   tab or a carriage return) gets a leading apostrophe, OWASP's advice; text that is just a
   number (``-1.5``) stays as it is. ``--raw`` on the exporting commands turns this off.
@@ -15,14 +17,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
+_CONTROL_ONE_LINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 
 
 def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: Any, *, one_line: bool = False) -> str:

@@ -126,14 +126,14 @@ def real_dir(path: Path) -> Path:
 
 def write_file(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` in a real directory, never through a link: whatever is in the
-    way (a link, a FIFO) is removed first, and the file is created with ``O_NOFOLLOW``."""
+    way (a symlink, a FIFO, a hard link to a file elsewhere) is removed first, and the file is
+    created new (``O_EXCL``, ``O_NOFOLLOW``): one put back in between makes this fail, not write."""
     real_dir(path.parent)
     dir_fd = open_dir(path.parent)
     try:
         with contextlib.suppress(FileNotFoundError):
-            if not stat.S_ISREG(os.lstat(path.name, dir_fd=dir_fd).st_mode):
-                os.unlink(path.name, dir_fd=dir_fd)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            os.unlink(path.name, dir_fd=dir_fd)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
         try:
             view = memoryview(data)

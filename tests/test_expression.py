@@ -298,3 +298,10 @@ def test_to_sympy_tree():
     assert to_sympy_tree("x0*x1", F) == parse_expression("x0*x1", F).expr
     with pytest.raises(ExpressionError, match="too large"):
         to_sympy_tree("x0 + " * 5000 + "x0", F)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_comment_cannot_hide_part_of_a_model(dialect):
+    """``c # <anything>`` would show text that is never evaluated (a display spoof): refused."""
+    with pytest.raises(ExpressionError, match="comment"):
+        parse_expression("1.5 # \u202e)1x(nis*9999 + ", ["x1"], dialect)

@@ -98,6 +98,8 @@ class Planter(RegressorMixin, BaseEstimator):
         if MODE == "dir":
             os.rename(logs, logs + ".moved")
             os.symlink(TARGET, logs)
+        elif MODE == "hardlink":  # a regular file, but one whose writes land in a file elsewhere
+            os.link(os.path.join(TARGET, "stdout"), os.path.join(logs, f"{{job_id}}.a{{attempt}}.stdout"))
         else:
             for stream in ("stdout", "stderr"):
                 os.symlink(os.path.join(TARGET, stream), os.path.join(logs, f"{{job_id}}.a{{attempt}}.{{stream}}"))
@@ -112,7 +114,7 @@ def model(est, X=None):
 """
 
 
-@pytest.mark.parametrize("mode", ["dir", "file"])
+@pytest.mark.parametrize("mode", ["dir", "file", "hardlink"])
 def test_nothing_is_written_through_links_planted_in_logs(workspace: Path, tmp_path: Path, mode: str) -> None:
     target = tmp_path / "outside"
     target.mkdir()

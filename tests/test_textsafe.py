@@ -76,3 +76,14 @@ def test_no_control_character_survives_any_output_path(text: str) -> None:
 def test_random_bytes_survive_no_output_path(text: str) -> None:
     for path, written in _paths(text).items():
         assert not CONTROL.search(written), (path, text, written)
+
+
+def test_direction_controls_are_shown_as_text() -> None:
+    """A right-to-left override (U+202E) or isolate would make a terminal, page or cell show a
+    model in another order than it is: shown as ``\\u202e``."""
+    from engine.textsafe import visible
+
+    spoof = "c \u202e)1x(nis*9999 + \u2066x\u2069\u200f"
+    shown = visible(spoof)
+    assert shown == "c \\u202e)1x(nis*9999 + \\u2066x\\u2069\\u200f"
+    assert visible("\u202e", one_line=True) == "\\u202e"

@@ -314,6 +314,8 @@ def parse_expression(
     if not text.strip():
         raise ExpressionError("empty expression")
     _refuse_lookalikes(text)
+    if "#" in text:  # Python would read the rest as a comment: shown, but never evaluated
+        raise ExpressionError("'#' would hide the rest of the model from its evaluation (a comment)")
     tree = _ast_parse(translate(text, d))
     builder = _Builder(feats, d, _numbering(tree, feats, d))
     expr = builder.build(tree.body, 0)
