@@ -267,7 +267,7 @@ def test_download_checks_the_lfs_sha256(server: tuple[str, Path], tmp_path: Path
     other.mkdir(parents=True)
     (other / "black-box_results.feather").write_bytes(b"not the file")
     res = runner.invoke(app, [*args[:-2], "-w", str(tmp_path / "ws2"), "--data-dir", str(tmp_path / "data")])
-    assert isinstance(res.exception, SrtuiError) and "checksum mismatch" in str(res.exception)
+    assert isinstance(res.exception, SrtuiError) and "expected sha256" in str(res.exception)
 
 
 def test_without_pyarrow_the_feather_is_refused_naming_the_extra(tmp_path: Path) -> None:
