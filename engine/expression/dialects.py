@@ -74,11 +74,8 @@ def _sigmoid(a: sp.Expr) -> sp.Expr:
 
 
 class ProtectedOperator(sp.Function):
-    """An operator sympy never evaluates or rewrites; ``NUMPY`` (below) computes it."""
-
-    @classmethod
-    def eval(cls, *args: sp.Expr) -> None:
-        return None
+    """An operator sympy never evaluates or rewrites (sympy's default ``Application.eval``
+    returns None: nothing to override); ``NUMPY`` (below) computes it."""
 
 
 # -- gplearn's protected operators, computed as gplearn/functions.py computes them --------------
