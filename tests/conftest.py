@@ -76,6 +76,22 @@ def results_json(workspace: Path) -> list[dict]:
     return json.loads(out.stdout)
 
 
+def poll_db(workspace: Path, query: str) -> list[tuple]:
+    """Rows of ``query`` on a running driver's database, or [] while it is not there or busy.
+    Read-only: a plain connect would create an empty ``srtui.db`` first, which srtui refuses
+    (an empty database is what a truncated one looks like)."""
+    import sqlite3
+
+    path = workspace / "srtui.db"
+    if not path.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            return conn.execute(query).fetchall()
+    except sqlite3.OperationalError:
+        return []
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return tmp_path / "ws"

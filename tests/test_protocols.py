@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import results_json, srtui
+from conftest import poll_db, results_json, srtui
 
 from engine.tuning import ProtocolError, best_configuration, get_protocol, kfold
 
@@ -100,7 +100,6 @@ def test_protocol_from_the_suite_file_and_bad_names_on_the_command_line(workspac
 def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, suite_file) -> None:
     import os
     import signal
-    import sqlite3
     import subprocess
     import sys
     import time
@@ -130,11 +129,8 @@ def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, 
     done, deadline = 0, time.monotonic() + 120
     while done < 4 and time.monotonic() < deadline:
         time.sleep(0.2)
-        try:
-            with sqlite3.connect(workspace / "srtui.db") as conn:
-                done = conn.execute("SELECT count(*) FROM jobs WHERE status = 'ok'").fetchone()[0]
-        except sqlite3.OperationalError:
-            continue
+        counted = poll_db(workspace, "SELECT count(*) FROM jobs WHERE status = 'ok'")
+        done = counted[0][0] if counted else done
     driver.send_signal(signal.SIGKILL)
     driver.wait()
     assert 4 <= done < 20, "the tuning ended before the driver could be killed"

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import srtui
+from conftest import poll_db, srtui
 
 from engine.spec import MAX_AUTO_ATTEMPTS
 
@@ -45,14 +44,6 @@ def test_only_a_job_lost_on_its_last_attempt_is_given_up() -> None:
     assert failure_text(JobScore("timeout", None, 1)) == "timeout"
 
 
-def _db(workspace: Path, query: str) -> list[tuple]:
-    try:
-        with sqlite3.connect(workspace / "srtui.db") as conn:
-            return conn.execute(query).fetchall()
-    except sqlite3.OperationalError:
-        return []  # not created yet, or busy: asked again
-
-
 def _kill_while_the_slow_job_runs(suite: Path, workspace: Path, attempt: int) -> None:
     """Start a driver, SIGKILL it while the slow job runs its ``attempt`` (the row of the attempt
     killed before stays 'running' until this driver's recovery records it lost)."""
@@ -67,7 +58,7 @@ def _kill_while_the_slow_job_runs(suite: Path, workspace: Path, attempt: int) ->
     running: list[tuple] = []
     while not running and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.1)
-        running = _db(
+        running = poll_db(
             workspace,
             f"SELECT job_id FROM jobs WHERE status = 'running' AND attempt = {attempt} AND params LIKE '%{SLOW}%'",
         )
@@ -86,7 +77,7 @@ def test_a_tuning_job_lost_past_the_retry_limit_does_not_hold_back_the_final_job
         _kill_while_the_slow_job_runs(suite, workspace, attempt)
     # this run records the third attempt lost, does not start it again, and ends the search
     srtui("run", str(suite), "--jobs", "1", "--workspace", str(workspace), check=True, timeout=600)
-    lost = _db(workspace, "SELECT job_id, attempt FROM jobs WHERE status = 'lost'")
+    lost = poll_db(workspace, "SELECT job_id, attempt FROM jobs WHERE status = 'lost'")
     assert len(lost) == 1 and lost[0][1] == MAX_AUTO_ATTEMPTS
     rows = json.loads(
         srtui("results", "--format", "json", "--tuning", "--workspace", str(workspace), check=True).stdout
@@ -103,10 +94,10 @@ def test_a_tuning_job_lost_past_the_retry_limit_does_not_hold_back_the_final_job
     text = srtui("results", "--tuning", "--suite", "lost", "--workspace", str(workspace), check=True).stdout
     assert f"lost after {MAX_AUTO_ATTEMPTS} attempts" in text
     # a resumed run finds everything ended: no attempt is added, the lost job stays as it is
-    attempts = _db(workspace, "SELECT count(*) FROM attempts")
+    attempts = poll_db(workspace, "SELECT count(*) FROM attempts")
     srtui("run", str(suite), "--jobs", "1", "--workspace", str(workspace), check=True)
-    assert _db(workspace, "SELECT count(*) FROM attempts") == attempts
-    assert _db(workspace, "SELECT count(*) FROM jobs WHERE status = 'lost'") == [(1,)]
+    assert poll_db(workspace, "SELECT count(*) FROM attempts") == attempts
+    assert poll_db(workspace, "SELECT count(*) FROM jobs WHERE status = 'lost'") == [(1,)]
 
 
 @pytest.mark.slow
@@ -117,11 +108,15 @@ def test_retry_failed_after_the_choice_does_not_reopen_the_search(workspace: Pat
     suite = tmp_path / "settled.toml"
     suite.write_text(SUITE.replace('name = "lost"', 'name = "settled"').replace(f"seconds = {SLOW}", "seconds = 30"))
     srtui("run", str(suite), "--workspace", str(workspace), check=True, timeout=600)
-    before = _db(workspace, "SELECT job_id, status, attempt FROM jobs WHERE suite = 'settled@tuning' ORDER BY job_id")
+    before = poll_db(
+        workspace, "SELECT job_id, status, attempt FROM jobs WHERE suite = 'settled@tuning' ORDER BY job_id"
+    )
     assert sum(status == "timeout" for _, status, _ in before) == 5  # the slow configuration, every fold
     dry = srtui("run", str(suite), "--retry-failed", "--dry-run", "--workspace", str(workspace), check=True)
     srtui("run", str(suite), "--retry-failed", "--workspace", str(workspace), check=True, timeout=600)
-    after = _db(workspace, "SELECT job_id, status, attempt FROM jobs WHERE suite = 'settled@tuning' ORDER BY job_id")
+    after = poll_db(
+        workspace, "SELECT job_id, status, attempt FROM jobs WHERE suite = 'settled@tuning' ORDER BY job_id"
+    )
     assert after == before, dry.stdout
-    finals = _db(workspace, "SELECT status, params FROM jobs WHERE suite = 'settled'")
+    finals = poll_db(workspace, "SELECT status, params FROM jobs WHERE suite = 'settled'")
     assert len(finals) == 1 and finals[0][0] == "ok" and json.loads(finals[0][1]) == {"seconds": 0}

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import srtui
+from conftest import poll_db, srtui
 
 from engine.tuning import best_configuration, halving_best, halving_keep, mean_scores
 
@@ -85,11 +84,8 @@ def check_choices(finals: list[dict], tuning: list[dict], protocol: str) -> None
 
 
 def _ok_count(workspace: Path) -> int:
-    try:
-        with sqlite3.connect(workspace / "srtui.db") as conn:
-            return conn.execute("SELECT count(*) FROM jobs WHERE status = 'ok'").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
+    rows = poll_db(workspace, "SELECT count(*) FROM jobs WHERE status = 'ok'")
+    return rows[0][0] if rows else 0
 
 
 @pytest.mark.slow
