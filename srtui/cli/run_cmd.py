@@ -237,11 +237,12 @@ def status(
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    from results.queries import running_jobs
+    from results.queries import metrics_progress, open_runs, running_jobs
     from runs.sink import workers_key
 
     counts = store.status_counts(suite)
     running = running_jobs(store)
+    metrics = metrics_progress(store, [r for r in open_runs(store) if r.driver_alive])
     workers = {r.run_id: store.meta(workers_key(r.run_id)) for r in running if r.run_id}
     store.close()
     queued = sum(r.queued for r in running)
@@ -269,6 +270,10 @@ def status(
                 }
                 for r in running
             ],
+            "metrics": [
+                {"run_id": m.run_id, "suite": m.suite, "done": m.done, "total": m.total, "eta_s": m.eta_s}
+                for m in metrics
+            ],
         }
         print(json.dumps(out, indent=2))
         return
@@ -284,6 +289,9 @@ def status(
             waiting = f"; waiting for workers {live_workers}" if live == "0" else f"; workers {live_workers}"
         state = "queued" if r.queued else "running"
         print(f"  {state}: {r.label} (attempt {r.attempt}, since {r.started_at}{gone}{waiting})")
+    for m in metrics:  # a run computes its jobs' metrics in its slots, behind the jobs
+        eta = f", ETA {m.eta_s:.0f} s" if m.eta_s is not None else ""
+        print(f"  metrics: {m.suite} {m.done}/{m.total} jobs{eta}")
 
 
 #: the job record as `srtui results` prints it (results.columns)
