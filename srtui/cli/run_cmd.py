@@ -144,6 +144,10 @@ def run(
         _opt("--cluster-config", panel=CLUSTER_PANEL, metavar="TOML", help="Cluster settings (its table names it)."),
     ] = None,
     dry_run: Annotated[bool, _opt("--dry-run", panel=OUTPUT_PANEL, help="Show what would run; write nothing.")] = False,
+    metrics: Annotated[
+        bool,
+        _opt("--metrics/--no-metrics", panel=OUTPUT_PANEL, help="Metrics in the slots (else `srtui rescore` later)."),
+    ] = True,
     data_dir: DataDirOption = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
@@ -184,6 +188,7 @@ def run(
         protocol=protocol,
         launcher=launcher,
         data_dir=data_dir,
+        metrics=metrics,
     )
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else
