@@ -516,7 +516,8 @@ def _todo(
             data_path=plan.data_path(spec),
             method_ref=plan.method_refs.get(spec.method),
             launcher=plan.launchers.get(spec.method, "exec"),
-            **plan.pythons.get(spec.method, {}),
+            python=plan.pythons.get(spec.method, {}).get("python"),
+            python_path=plan.pythons.get(spec.method, {}).get("python_path"),
         )
         todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
     return todo

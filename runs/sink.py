@@ -69,7 +69,7 @@ class StoreSink:
             except (OSError, UntrustedFileError) as exc:
                 with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
-                why = getattr(exc, "strerror", None) or exc
+                why = getattr(exc, "strerror", None) or str(exc)
                 raise SinkError(f"cannot write job logs in {self.logs}: {why}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
