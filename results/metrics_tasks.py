@@ -88,6 +88,7 @@ class MetricsFeed:
         self.queue: deque[str] = deque()
         self.queued: set[str] = set()
         self.rows: dict[str, dict[str, Any]] = {}  # accuracy metrics of the tasks handed out
+        self.busy: dict[str, tuple[str, str, str]] = {}  # job id -> its model, of the tasks handed out
         self.tries: dict[str, int] = {}
         self.arrays: dict[str, TaskArrays | None] = {}
         self.done = self.total = 0
@@ -124,28 +125,46 @@ class MetricsFeed:
 
     def take(self) -> MetricsTask | None:
         """The next job's task (None when nothing is queued); its accuracy metrics are read here."""
-        with self.lock:
-            if not self.queue:
+        with self.lock, self.store.lock:
+            job = self._next_job()
+            if job is None:
                 return None
-            job_id = self.queue.popleft()
             self.began = self.began or time.monotonic()
-            with self.store.lock:
-                cur = self.store.conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE job_id = ?", (job_id,))
-                found = cur.fetchone()
-                if found is None:
-                    self.total -= 1
-                    return None
-                job = dict(zip([d[0] for d in cur.description], found))
-                infos = mt._store_task_info(self.store, [job["task"]], self.data_dir)
-                row, item = mt.prepare_job(self.store, job, infos.get(job["task"], {}), self.arrays)
-                cached = ExprCache(self.store.conn, self.store.lock).rows(cache_keys(item)) if item else {}
-            self.rows[job_id] = row
-        return MetricsTask(job_id, item, cached, self.timeout)
+            infos = mt._store_task_info(self.store, [job["task"]], self.data_dir)
+            row, item = mt.prepare_job(self.store, job, infos.get(job["task"], {}), self.arrays)
+            cached = ExprCache(self.store.conn, self.store.lock).rows(cache_keys(item)) if item else {}
+            self.rows[job["job_id"]] = row
+            self.busy[job["job_id"]] = _same_model(job)
+        return MetricsTask(job["job_id"], item, cached, self.timeout)
+
+    def _next_job(self) -> dict[str, Any] | None:
+        """The first queued job whose model is not being computed right now (a deterministic
+        method's seeds give one model many times: the later ones are then served from the
+        cache), looking a bounded way ahead; else the first queued job."""
+        first: dict[str, Any] | None = None
+        for _ in range(min(len(self.queue), LOOK_AHEAD)):
+            job_id = self.queue.popleft()
+            cur = self.store.conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE job_id = ?", (job_id,))
+            found = cur.fetchone()
+            if found is None:
+                self.total -= 1  # deleted since it was queued
+                continue
+            job = dict(zip([d[0] for d in cur.description], found))
+            if _same_model(job) not in self.busy.values():
+                if first is not None:
+                    self.queue.appendleft(first["job_id"])
+                return job
+            if first is None:
+                first = job
+            else:
+                self.queue.append(job_id)  # behind the others: its twin's results come first
+        return first
 
     def record(self, task: MetricsTask, result: MetricsResult) -> None:
         """Write one job's metrics and the cache rows its task computed (the driver only)."""
         with self.lock:
             row = self.rows.pop(task.job_id)
+            self.busy.pop(task.job_id, None)
         notes = result.metrics.pop("_notes", [])
         row.update(result.metrics)
         row["_notes"] += notes
@@ -165,6 +184,7 @@ class MetricsFeed:
         """A task that did not come back (its worker died, it failed): queued again a few times."""
         with self.lock:
             self.rows.pop(task.job_id, None)
+            self.busy.pop(task.job_id, None)
             self.tries[task.job_id] = self.tries.get(task.job_id, 0) + 1
             if self.tries[task.job_id] < MAX_TRIES:
                 self.queue.append(task.job_id)
@@ -203,6 +223,15 @@ class MetricsFeed:
                 return None
             rate = self.done / max(time.monotonic() - self.began, 1e-9)
             return (self.total - self.done) / rate
+
+
+#: queued jobs ``take`` looks at to find one whose model is not being computed
+LOOK_AHEAD = 64
+
+
+def _same_model(job: dict[str, Any]) -> tuple[str, str, str]:
+    """What makes two jobs' expression metrics the same computation (the task fixes features and truth)."""
+    return (str(job["task"]), str(job["model"]), str(job["dialect"]))
 
 
 def metrics_key(run_id: str) -> str:

@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,13 +115,9 @@ class RunPlan:
 
 
 def _limits(suite: Suite, req: RunRequest) -> Limits:
-    base = dict(suite.limits)
+    """The suite file's limits with the command line's over them (SpecError: one line)."""
     given = {"time_s": req.time_limit, "mem_mb": req.mem_limit, "cpu_s": req.cpu_limit, "grace_s": req.grace}
-    base.update({key: value for key, value in given.items() if value is not None})
-    try:
-        return Limits.from_dict(base)
-    except TypeError as exc:
-        raise RunError(str(exc)) from None
+    return replace(Limits.from_dict(dict(suite.limits)), **{k: v for k, v in given.items() if v is not None})
 
 
 def _select(wanted: list[str] | None, available: list[str]) -> list[str]:
@@ -509,8 +505,7 @@ def _todo(
         if not needs_run(status, attempt, retry_failed and job_id not in settled):
             continue
         payload = JobPayload(
-            spec=spec.to_dict(),
-            job_id=job_id,
+            spec=spec,
             attempt=attempt + 1,
             workspace_token=store.workspace_id,
             data_path=plan.data_path(spec),
@@ -519,7 +514,7 @@ def _todo(
             python=plan.pythons.get(spec.method, {}).get("python"),
             python_path=plan.pythons.get(spec.method, {}).get("python_path"),
         )
-        todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
+        todo.append(PlannedJob(payload))
     return todo
 
 

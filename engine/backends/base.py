@@ -38,11 +38,25 @@ class BackendOptions:
 
 @dataclass
 class PlannedJob:
-    spec: JobSpec
-    job_id: str
-    attempt: int
+    """A job claimed for a run: its payload, which carries the spec, the attempt and the data."""
+
     payload: JobPayload
-    data_path: str
+
+    @property
+    def spec(self) -> JobSpec:
+        return self.payload.spec
+
+    @property
+    def job_id(self) -> str:
+        return self.payload.job_id
+
+    @property
+    def attempt(self) -> int:
+        return self.payload.attempt
+
+    @property
+    def data_path(self) -> str:
+        return self.payload.data_path or ""
 
     @property
     def label(self) -> str:

@@ -229,11 +229,7 @@ class DaskRun:
         if job.attempt < MAX_AUTO_ATTEMPTS and not self.cancel.is_set():
             with self.state.lock:
                 self.state.total += 1  # each attempt is a unit of work in the progress
-            todo.appendleft(
-                PlannedJob(
-                    job.spec, job.job_id, job.attempt + 1, replace(job.payload, attempt=job.attempt + 1), job.data_path
-                )
-            )
+            todo.appendleft(PlannedJob(replace(job.payload, attempt=job.attempt + 1)))
 
     def _submit(self, job: PlannedJob, completed: as_completed) -> None:
         started_at = now_iso()

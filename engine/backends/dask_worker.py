@@ -128,7 +128,7 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
             now_iso(),
             socket.gethostname(),
         )
-    _retire_if_short(worker, Limits.from_dict(payload.spec["limits"]))
+    _retire_if_short(worker, payload.spec.limits)
     scratch = Path(worker.local_directory) / "srtui-jobs" / f"{payload.job_id}-a{payload.attempt}"
     topic = TOPIC_PREFIX + run_token
 
