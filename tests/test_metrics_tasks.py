@@ -118,3 +118,30 @@ def test_a_driver_killed_in_the_metrics_resumes_them_and_recomputes_nothing(tmp_
     [(complete,)] = poll_db(ws, done_sql)
     assert finished == complete == 48
     same_values(metric_values(ws), metric_values(post_run_pass(ws, tmp_path / "ref")))
+
+
+def test_the_monitor_and_status_show_a_live_runs_metrics(tmp_path: Path) -> None:
+    from test_tui_seed import FIXED_NOW, seed_demo
+
+    from engine.proctree import driver_identity
+    from results.metrics_tasks import MetricsFeed
+    from results.store import Store
+    from srtui.app.data import Reader, monitor_snapshot
+
+    ws = seed_demo(tmp_path / "ws")
+    driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # the run's live driver
+    try:
+        with sqlite3.connect(ws.db_path) as conn:
+            conn.execute("UPDATE runs SET driver = ?", (driver_identity(driver.pid),))
+            [(run_id, suite)] = conn.execute("SELECT run_id, suite FROM runs WHERE status = 'running'").fetchall()
+        store = Store(ws)
+        queued = MetricsFeed(store, suite, run_id=run_id).seed(only_missing=False)  # as the driver's run does
+        store.close()
+        [shown] = monitor_snapshot(Reader(ws), now=lambda: FIXED_NOW).metrics
+        assert (shown.suite, shown.done, shown.total) == (suite, 0, queued) and queued > 0
+        status = json.loads(srtui("status", "--json", "--workspace", str(ws.root), check=True).stdout)
+        assert status["metrics"] == [{"run_id": run_id, "suite": suite, "done": 0, "total": queued, "eta_s": None}]
+        assert f"metrics: {suite} 0/{queued} jobs" in srtui("status", "--workspace", str(ws.root), check=True).stdout
+    finally:
+        driver.kill()
+        driver.wait()
