@@ -30,6 +30,7 @@ from engine.backends.base import RunState, SinkError
 from engine.evaluate import TaskArrays
 from results import metrics as mt
 from results.expr_batch import ExprCache, ModelItem, cache_keys, expression_metrics
+from results.queries import metrics_key
 
 if TYPE_CHECKING:
     from results.store import Store
@@ -232,11 +233,6 @@ LOOK_AHEAD = 64
 def _same_model(job: dict[str, Any]) -> tuple[str, str, str]:
     """What makes two jobs' expression metrics the same computation (the task fixes features and truth)."""
     return (str(job["task"]), str(job["model"]), str(job["dialect"]))
-
-
-def metrics_key(run_id: str) -> str:
-    """The store's meta key under which a run keeps its metrics progress (cleared at its end)."""
-    return f"metrics:{run_id}"
 
 
 _COLUMNS = "job_id, suite, task, method, seed, status, model, dialect, data_fingerprint, method_notes"

@@ -228,10 +228,14 @@ class MetricsProgress:
     eta_s: float | None
 
 
+def metrics_key(run_id: str) -> str:
+    """The store's meta key under which a run keeps its metrics progress (cleared at its end);
+    here, not beside the metrics code, so `srtui status` never imports sympy."""
+    return f"metrics:{run_id}"
+
+
 def metrics_progress(store: Store, runs: list[ActiveRun]) -> list[MetricsProgress]:
     """The metrics progress each live run keeps in the store (absent once its metrics are done)."""
-    from results.metrics_tasks import metrics_key
-
     out = []
     for r in runs:
         try:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import proctree
-from engine.backends.base import BackendError, FollowUp, FollowUps, JobSink, PlannedJob, RunState
+from engine.backends.base import BackendError, FollowUp, FollowUps, JobSink, PlannedJob, RunState, SinkError
 from engine.backends.dask_worker import (
     TOPIC_PREFIX,
     forget_run,
@@ -205,7 +205,12 @@ class DaskRun:
         """Follow-ups go to the workers behind the jobs: only when no job is left to submit."""
         if self.follow_ups is None:
             return
-        while not todo and not self.cancel.is_set() and len(self.in_flight) + len(self.units) < limit:
+        while (
+            not todo
+            and not self.cancel.is_set()
+            and self.state.failure is None
+            and len(self.in_flight) + len(self.units) < limit
+        ):
             unit = self.follow_ups.take()
             if unit is None:
                 return
@@ -222,7 +227,10 @@ class DaskRun:
         except Exception as exc:  # noqa: BLE001 - a lost worker or a failure: queued again
             self.follow_ups.give_back(unit, f"{type(exc).__name__}: {exc}")
             return
-        self.follow_ups.record(unit, result)
+        try:
+            self.follow_ups.record(unit, result)
+        except SinkError as exc:  # the store cannot record: the run stops, as for a job
+            self.state.fail(str(exc))
         self.on_change()
 
     def _queue_retry(self, job: PlannedJob, todo: deque[PlannedJob]) -> None:
