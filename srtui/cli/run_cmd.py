@@ -101,7 +101,7 @@ def run(
             "--protocol",
             panel=PROTOCOL_PANEL,
             metavar="NAME",
-            help="none, srbench2021 (halving grid search) or srbench2025 (grid search); default: the suite's.",
+            help="none, srbench2021 (halving grid) or srbench2025 (grid); default: the suite's.",
         ),
     ] = None,
     method_dir: Annotated[
@@ -122,7 +122,7 @@ def run(
             "--srbench-scaling",
             panel=PROTOCOL_PANEL,
             metavar="HOW",
-            help="Folders: reference (scale X and y, as SRBench 2.0 ran), folder or none.",
+            help="Folders: reference (as 2.0 ran), folder, none.",
         ),
     ] = None,
     backend: Annotated[
@@ -144,10 +144,9 @@ def run(
         _opt("--cluster-config", panel=CLUSTER_PANEL, metavar="TOML", help="Cluster settings (its table names it)."),
     ] = None,
     dry_run: Annotated[bool, _opt("--dry-run", panel=OUTPUT_PANEL, help="Show what would run; write nothing.")] = False,
-    metrics: Annotated[
-        bool,
-        _opt("--metrics/--no-metrics", panel=OUTPUT_PANEL, help="Metrics in the slots (else `srtui rescore` later)."),
-    ] = True,
+    no_metrics: Annotated[
+        bool, _opt("--no-metrics", panel=OUTPUT_PANEL, help="Leave them to `srtui rescore`.")
+    ] = False,
     data_dir: DataDirOption = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
@@ -188,7 +187,7 @@ def run(
         protocol=protocol,
         launcher=launcher,
         data_dir=data_dir,
-        metrics=metrics,
+        metrics=not no_metrics,
     )
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else
