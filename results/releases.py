@@ -232,7 +232,11 @@ def _srsd_prepare(expr: sp.Expr) -> sp.Expr:
     return expr.subs(sp.pi, sp.pi.evalf()).evalf().factor().simplify().subs(1.0, 1)
 
 
-def srsd_tree(expr: sp.Basic) -> tuple:
+#: a node's label and its children's trees
+SrsdTree = tuple[str, *tuple["SrsdTree", ...]]
+
+
+def srsd_tree(expr: sp.Basic) -> SrsdTree:
     """Labels as SRSD's sympy2zss_module: every number ``Const``, symbols by name, else the class."""
     from sympy.utilities.misc import func_name
 
@@ -245,18 +249,18 @@ def srsd_tree(expr: sp.Basic) -> tuple:
     return (label, *(srsd_tree(a) for a in expr.args))
 
 
-def _apted(tree: tuple) -> Any:
+def _apted(tree: SrsdTree) -> Any:
     from apted.helpers import Tree as ATree
 
     return ATree(tree[0], *(_apted(c) for c in tree[1:]))
 
 
-def _tree_size(tree: tuple) -> int:
+def _tree_size(tree: SrsdTree) -> int:
     return 1 + sum(_tree_size(c) for c in tree[1:])
 
 
 @lru_cache(maxsize=256)
-def _srsd_truth(truth: str, features: tuple[str, ...]) -> tuple:
+def _srsd_truth(truth: str, features: tuple[str, ...]) -> SrsdTree:
     # a truth is compared with every model of its task: its factor().simplify() (a fifth of an
     # srsd operation) is computed once per worker; the tree is a pure function of the string
     return srsd_tree(_srsd_prepare(parse_sympy_view(truth, features, "python")))

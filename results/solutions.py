@@ -123,7 +123,7 @@ def _truth(truth: str, features: tuple[str, ...], check: str) -> sp.Expr:
 # --- the numeric screen --------------------------------------------------------------------------
 
 
-def _points(symbols: Sequence[sp.Symbol], k: int = 4) -> list[dict]:
+def _points(symbols: Sequence[sp.Symbol], k: int = 4) -> list[dict[sp.Symbol, sp.Float]]:
     rng = random.Random(20260423)
     return [{s: sp.Float(rng.uniform(0.3, 1.9), 30) for s in symbols} for _ in range(k)]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import io
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from engine.untrusted import open_regular, write_file
 
@@ -18,6 +19,18 @@ if TYPE_CHECKING:  # numpy loads when data is written, not when `srtui status` i
     import numpy as np
 
     from tasks.model import Task
+
+
+class DataArrays(TypedDict):
+    """A job's data file: its rows (a task's split, a protocol's split or a tuning fold)."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    train_index: np.ndarray
+    test_index: np.ndarray
+    feature_names: list[str]
 
 
 def write_task_data(task: Task, path: Path) -> None:
@@ -35,7 +48,8 @@ def write_task_data(task: Task, path: Path) -> None:
     )
 
 
-def write_arrays(path: Path, arrays: dict[str, Any]) -> None:
+def write_arrays(path: Path, arrays: Mapping[str, Any]) -> None:
+    """``arrays``: a ``DataArrays``, with the scaling statistics when the protocol scales."""
     import numpy as np
 
     buf = io.BytesIO()

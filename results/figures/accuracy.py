@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from results.figures import FigureData
+    from results.figures import FigureData, Kind
 
 R2 = "R\u00b2"  # mathtext is off: the superscript is a character
 METRIC_NAMES = {"r2_test": f"test {R2}", "r2_train": f"training {R2}", "nmse_test": "test NMSE", "mse_test": "test MSE"}
@@ -265,7 +265,7 @@ def energy(data: FigureData, width: float) -> Figure:
     return fig
 
 
-def _kinds() -> tuple:
+def _kinds() -> tuple[Kind, ...]:
     from results.figures import Kind
 
     return (

@@ -204,7 +204,7 @@ def drop_failed(runs: pd.DataFrame, col: str = "r2_test") -> pd.DataFrame:
     return runs[(runs["status"] == "ok") & runs[col].notna()]
 
 
-def n_minus_dense_rank(values: pd.Series, groups: pd.Series | pd.Index | list, n: int) -> pd.Series:
+def n_minus_dense_rank(values: pd.Series, groups: pd.Series | pd.Index | list[str], n: int) -> pd.Series:
     """The 2022 competition's ranks: ``n - rank(descending, method='dense')`` per group, so the best
     gets n - 1 and, with n distinct values, the worst gets 0; NaN stays NaN."""
     return n - values.groupby(groups).rank(ascending=False, method="dense")

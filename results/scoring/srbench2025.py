@@ -32,7 +32,8 @@ def published_curve(values: np.ndarray, n_problems: int, grid: np.ndarray = PUBL
     keep = xs != 0
     px = np.concatenate([[0.0], xs[keep]])
     py = np.concatenate([[len(v)], left[keep]]) / n_problems
-    return np.interp(grid, px, py)
+    shares: np.ndarray = np.interp(grid, px, py)
+    return shares
 
 
 def published_auc(values: np.ndarray, n_problems: int) -> float:
