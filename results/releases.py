@@ -35,6 +35,7 @@ import sympy as sp
 from engine.expression.errors import ExpressionError
 from engine.expression.parser import numbered_names
 from engine.expression.sympy_view import parse_sympy_view
+from results.profiles import Profile
 
 PI_LITERAL = "3.1415926535"
 RELEASES = ("srbench2021", "srbench2022", "srbench2025")
@@ -286,22 +287,11 @@ DEFINITION_VERSION = 4
 #: what the metrics table stores per release (``<release>.<metric>``); corrected variants add
 #: ``:corrected`` to the name, a named variant of the reference ``:<variant>`` (``VARIANTS``). The
 #: CLI shows every metric of every release.
+_SOLUTION = ("symbolic_solution", Profile.CORRECTED.metric("symbolic_solution"))
 STORED = {
-    "srbench2021": ("size", "size_simplified", "symbolic_solution", "symbolic_solution:corrected"),
-    "srbench2022": (
-        "size_simplified",
-        "simplicity",
-        "symbolic_solution",
-        "symbolic_solution:corrected",
-        "feature_absence",
-    ),
-    "srbench2025": (
-        "size",
-        "simplicity",
-        "symbolic_solution",
-        "symbolic_solution:corrected",
-        "symbolic_solution:evaluation",
-    ),
+    "srbench2021": ("size", "size_simplified", *_SOLUTION),
+    "srbench2022": ("size_simplified", "simplicity", *_SOLUTION, "feature_absence"),
+    "srbench2025": ("size", "simplicity", *_SOLUTION, "symbolic_solution:evaluation"),
     "srsd": ("ted_norm", "ted"),
 }
 STORED_NAMES = frozenset(f"{r}.{m}" for r, ms in STORED.items() for m in ms)
@@ -338,7 +328,7 @@ def assemble_release(
         return out
     gated = gate_applies and not (r2_test is not None and r2_test > 0.5)
     ref, cor = _verdict(rel, solution, notes, gated, r2_test)
-    out[f"{rel}.symbolic_solution"], out[f"{rel}.symbolic_solution:corrected"] = int(ref), int(bool(cor))
+    out[f"{rel}.{_SOLUTION[0]}"], out[f"{rel}.{_SOLUTION[1]}"] = int(ref), int(bool(cor))
     out[f"{rel}._solution_timeout"] = solution[0] == "timeout"
     for variant, result in (variants or {}).items():
         out[f"{rel}.symbolic_solution:{variant}"] = int(_verdict(f"{rel}:{variant}", result, notes, False, None)[0])
@@ -357,7 +347,7 @@ def _verdict(
     if status != "ok":
         notes.append(f"{label}: symbolic-solution check {status}: {val}")
         return False, False
-    corrected = val.get("corrected")
+    corrected = val.get(Profile.CORRECTED)
     tail = f"; corrected: {val['why_corrected']}" if corrected is not None else ""
     notes.append(f"{label}: {val['why']}{tail}")
-    return bool(val["reference"]), None if corrected is None else bool(corrected)
+    return bool(val[Profile.REFERENCE]), None if corrected is None else bool(corrected)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from results.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
+from results.profiles import Profile
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -67,7 +68,7 @@ def pareto(data: FigureData, width: float) -> Figure:
     over datasets, the Pareto fronts joined and listed below the axes."""
     s = data.score("srbench2021")
     board, per = s.main, s.tables["per_task"]
-    ref = s.profile == "reference"
+    ref = s.profile == Profile.REFERENCE
     xcol, ycol, fcol = (
         ("median_rank_r2", "median_rank_size", "pareto_front") if ref else ("rank_r2", "rank_size", "pareto_rank")
     )

@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from targets import finish, target
 
+from results.profiles import PROFILES
+
 SRTUI = str(Path(sys.executable).with_name("srtui"))
 PROPERTIES = ("exact_rediscovery", "feature_absence", "noise_robustness", "extrapolation", "accuracy")
 RULES = (
@@ -86,7 +88,7 @@ def main() -> None:
         goal = 5 if args.runs <= 100_000 else 30
         print(f"load average {os.getloadavg()[0]:.1f}")
         for rule in RULES:
-            for profile in ("reference", "corrected"):
+            for profile in PROFILES:
                 cmd = [SRTUI, "score", rule, "--from-csv", str(csv), "--format", "json", "-o", f"profile={profile}"]
                 if rule == "srbench2022-realworld":
                     cmd += ["--trust", str(trust)]
