@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from typing import Protocol as TypingProtocol
 
 import numpy as np
 
+from engine.evaluate import TaskArrays
 from engine.scaling import SCALING_KEY, SCALINGS, statistics
 from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import (
@@ -42,7 +42,6 @@ from engine.tuning import (
     train_test_split_rows,
 )
 from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
-from runs.data import DataArrays
 
 if TYPE_CHECKING:
     from engine.methods.base import Method
@@ -52,19 +51,7 @@ UNFINISHED = (None, "pending", "running", "interrupted", "lost")
 
 Records = Callable[[list[str]], dict[str, JobScore]]
 #: writes a data file (``runs.data.write_arrays``)
-WriteData = Callable[[Path, Mapping[str, Any]], None]
-
-
-class TaskRows(TypingProtocol):
-    """What a search reads of a task: a ``Task``, or the task as a protocol re-split it."""
-
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
-    train_index: np.ndarray
-    test_index: np.ndarray
-    feature_names: list[str]
+WriteData = Callable[[Path, TaskArrays], None]
 
 
 @dataclass
@@ -230,7 +217,7 @@ class DataWriter:
     write: WriteData | None
     paths: dict[str, str]
 
-    def put(self, fp: str, make: Callable[[], Mapping[str, Any]]) -> str:
+    def put(self, fp: str, make: Callable[[], TaskArrays]) -> str:
         path = self.data_cache / f"{fp}.npz"
         self.paths[fp] = str(path)
         if self.write is not None and not path.exists():
@@ -289,7 +276,7 @@ def _scaled_params(params: dict[str, Any], scale: str, method: Method) -> dict[s
 def _search(
     protocol: Protocol,
     grid: list[dict[str, Any]],
-    task: TaskRows,
+    task: Task | TaskArrays,
     spec: JobSpec,
     writer: DataWriter,
     limits: Limits,
@@ -324,16 +311,13 @@ def _search(
     return Search(spec, grid, folds, rows, protocol, limits)
 
 
-class _SplitTask:
-    """A task re-split by the protocol: the arrays plan_searches reads, and its fingerprint."""
+@dataclass(kw_only=True)
+class _SplitTask(TaskArrays):
+    """A task re-split by the protocol: its rows (the data file), its fingerprint, and numpy's
+    global generator after the split (and the cap's draw)."""
 
-    def __init__(self, arrays: DataArrays, fingerprint: str, rng: np.random.RandomState) -> None:
-        self.rng = rng  # numpy's global generator after the split (and the cap's draw)
-        self.X_train, self.y_train = arrays["X_train"], arrays["y_train"]
-        self.X_test, self.y_test = arrays["X_test"], arrays["y_test"]
-        self.train_index, self.test_index = arrays["train_index"], arrays["test_index"]
-        self.feature_names = arrays["feature_names"]
-        self.fingerprint_ = fingerprint
+    fingerprint_: str
+    rng: np.random.RandomState
 
 
 def _split(protocol: Protocol, spec: JobSpec, task: Task, writer: DataWriter) -> Task | _SplitTask:
@@ -352,36 +336,37 @@ def _split(protocol: Protocol, spec: JobSpec, task: Task, writer: DataWriter) ->
     capped = capped_rows(len(train), len(y), protocol.train_cap, rng)
     if capped is not None:
         train = train[capped]
-    arrays: DataArrays = {
-        "X_train": X[train],
-        "y_train": y[train],
-        "X_test": X[test],
-        "y_test": y[test],
-        "train_index": rows[train],
-        "test_index": rows[test],
-        "feature_names": list(task.feature_names),
-    }
     kind = "split-" + protocol.split + ("" if capped is None else f"-cap{protocol.train_cap}")
     fp = fold_fingerprint(spec.data_fingerprint, kind, 0, spec.seed, 0)
-    writer.put(fp, lambda: arrays)
-    return _SplitTask(arrays, fp, rng)
+    split = _SplitTask(
+        X[train],
+        y[train],
+        X[test],
+        y[test],
+        rows[train],
+        rows[test],
+        list(task.feature_names),
+        fingerprint_=fp,
+        rng=rng,
+    )
+    writer.put(fp, lambda: split)
+    return split
 
 
-def _fold_data(task: TaskRows, train: np.ndarray, valid: np.ndarray, stats: dict[str, np.ndarray]) -> dict[str, Any]:
+def _fold_data(
+    task: Task | TaskArrays, train: np.ndarray, valid: np.ndarray, stats: dict[str, np.ndarray]
+) -> TaskArrays:
     """A fold's data file: its rows and, when the protocol scales, the training rows' statistics."""
-    return {**_fold_arrays(task, train, valid), **stats}
-
-
-def _fold_arrays(task: TaskRows, train: np.ndarray, valid: np.ndarray) -> DataArrays:
-    return {
-        "X_train": task.X_train[train],
-        "y_train": task.y_train[train],
-        "X_test": task.X_train[valid],
-        "y_test": task.y_train[valid],
-        "train_index": task.train_index[train],
-        "test_index": task.train_index[valid],
-        "feature_names": list(task.feature_names),
-    }
+    return TaskArrays(
+        task.X_train[train],
+        task.y_train[train],
+        task.X_train[valid],
+        task.y_train[valid],
+        task.train_index[train],
+        task.train_index[valid],
+        list(task.feature_names),
+        scale_stats=stats,
+    )
 
 
 def next_jobs(
