@@ -52,7 +52,7 @@ def _floats(values: Sequence[Any]) -> tuple[np.ndarray, bool]:
 
 def _compare(values: np.ndarray, t: Term) -> np.ndarray:
     """A number condition as SQL evaluates it: NULL (NaN) matches no comparison."""
-    null = np.isnan(values)
+    null: np.ndarray = np.isnan(values)
     if t.empty:
         return null if t.op == "=" else ~null
     wanted = np.asarray(t.values, dtype=np.float64)
@@ -62,7 +62,8 @@ def _compare(values: np.ndarray, t: Term) -> np.ndarray:
         return np.zeros(len(values), dtype=bool) if np.isnan(wanted).any() else ~np.isin(values, wanted) & ~null
     v = wanted[0]
     with np.errstate(invalid="ignore"):
-        return {">": values > v, "<": values < v, ">=": values >= v, "<=": values <= v}[t.op]
+        matches: np.ndarray = {">": values > v, "<": values < v, ">=": values >= v, "<=": values <= v}[t.op]
+    return matches
 
 
 class ColumnStore:

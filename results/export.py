@@ -143,7 +143,8 @@ def _header(meta: dict[str, Any]) -> str:
 def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
     clean = df.astype(object).where(df.notna(), None)
     clean = clean.replace([np.inf, -np.inf], None)
-    return json.loads(clean.to_json(orient="records"))
+    records: list[dict[str, Any]] = json.loads(clean.to_json(orient="records"))
+    return records
 
 
 def _safe_text(df: pd.DataFrame, cell: Callable[[Any], Any]) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from engine.pool import TimedPool
 from results import expr_metrics as em
@@ -38,6 +38,12 @@ class ModelItem:
     @property
     def truth_key(self) -> str | None:
         return em.expr_hash(self.truth, self.features, "python") if self.truth else None
+
+
+#: (status, value) of one operation: "ok" and its result, or "timeout"/"error"/... and why
+OpResult = tuple[str, Any]
+#: cache key -> its operation's result
+OpResults = dict[str, OpResult]
 
 
 def _cache_key(op: str, a: str, b: str | None = None) -> str:
@@ -68,8 +74,8 @@ class ExprCache:
                     out[k] = (status, json.loads(result) if result else None, t)
         return out
 
-    def get_many(self, keys: Sequence[str], timeout: float) -> dict[str, tuple[str, Any]]:
-        found: dict[str, tuple[str, Any]] = {}
+    def get_many(self, keys: Sequence[str], timeout: float) -> OpResults:
+        found: OpResults = {}
         if self.conn is None:
             rows = [(k, *self.mem[k]) for k in keys if k in self.mem]
         else:
@@ -127,12 +133,20 @@ def _basic(item: ModelItem) -> dict[str, Any]:
 
 #: operations of a batch: {cache_key: (operation name, payload, group)}; a group (one model, or one
 #: model and truth) runs as one pool task under one deadline
-Ops = dict[str, tuple[str, dict, str]]
+Ops = dict[str, tuple[str, dict[str, Any], str]]
+
+
+class PoolArgs(TypedDict):
+    """The ``TimedPool`` options of a batch."""
+
+    workers: int | None
+    timeout: float
+    core: int | None
 
 
 def _run(
-    ops: Ops, cache: ExprCache, pool_args: dict, stats: BatchStats, exprs: dict[str, Any] | None = None
-) -> dict[str, tuple[str, Any]]:
+    ops: Ops, cache: ExprCache, pool_args: PoolArgs, stats: BatchStats, exprs: dict[str, Any] | None = None
+) -> OpResults:
     """Resolve ``ops`` through the cache, then the pool: the missing operations of one group are
     one task, so a pathological model costs one deadline, not one per operation, and its
     operations share simplify results (results.releases.shared_simplify) in the worker.
@@ -149,7 +163,9 @@ def _run(
             groups.setdefault(ops[k][2], []).append(k)
     if not groups:
         return done
-    tasks = [(g, {"op": "bundle", "ops": [ops[k][1] for k in ks]}) for g, ks in groups.items()]
+    tasks: list[tuple[str, dict[str, Any]]] = [
+        (g, {"op": "bundle", "ops": [ops[k][1] for k in ks]}) for g, ks in groups.items()
+    ]
     # longest model strings first: the workers then finish together rather than one of them
     # idling while the other works through a late pathological model
     tasks.sort(key=lambda t: -max(len(p["text"]) for p in t[1]["ops"]))
@@ -195,7 +211,7 @@ def expression_metrics(
     """
     cache = cache or ExprCache()
     stats = BatchStats()
-    pool_args = {"workers": workers, "timeout": timeout, "core": core}
+    pool_args: PoolArgs = {"workers": workers, "timeout": timeout, "core": core}
     uniq = {(it.key, it.unwanted): it for it in items}
 
     basic_ops = {_cache_key("basic", it.key): ("basic", it) for it in uniq.values()}
@@ -252,11 +268,11 @@ def _model_ops(readable: Sequence[ModelItem]) -> Ops:
     return ops
 
 
-def _timed_out(models: dict, it: ModelItem, rel: str) -> bool:
+def _timed_out(models: OpResults, it: ModelItem, rel: str) -> bool:
     return models.get(_model_key(it, rel), ("",))[0] == "timeout"
 
 
-def _keeps_unsimplified(models: dict, it: ModelItem, rel: str) -> bool:
+def _keeps_unsimplified(models: OpResults, it: ModelItem, rel: str) -> bool:
     """The model's clean-up timed out and the release's code then keeps it unsimplified."""
     return SPECS[rel].simplify_limit is not None and _timed_out(models, it, rel)
 
@@ -270,7 +286,7 @@ def _solution_key(it: ModelItem, check: str, simplified: bool = True) -> str:
     return _cache_key(_op_name("solution", check, simplified), it.key, it.truth_key)
 
 
-def _fallback_ops(readable: Sequence[ModelItem], models: dict) -> Ops:
+def _fallback_ops(readable: Sequence[ModelItem], models: OpResults) -> Ops:
     """The unsimplified model of each release that keeps one when its simplify runs out of time
     (2022, 2.0: ``Release.simplify_limit``), for the models whose clean-up timed out."""
     ops: Ops = {}
@@ -293,7 +309,7 @@ def _model_op_payload(it: ModelItem, rel: str) -> dict[str, Any]:
     }
 
 
-def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, screen: bool) -> Ops:
+def _solution_ops(readable: Sequence[ModelItem], models: OpResults, cleaned: dict[str, Any], screen: bool) -> Ops:
     ops: Ops = {}
     for it in readable:
         if not it.truth:
@@ -322,7 +338,7 @@ def _solution_ops(readable: Sequence[ModelItem], models: dict, cleaned: dict, sc
     return ops
 
 
-def _check_result(it: ModelItem, check: str, models: dict, pairs: dict) -> tuple[str, Any]:
+def _check_result(it: ModelItem, check: str, models: OpResults, pairs: OpResults) -> OpResult:
     """(status, value) of one check of a model: "timeout" when its model's clean-up timed out
     and the release keeps no unsimplified model (the check was not run)."""
     rel = CHECKS[check].release
@@ -336,7 +352,7 @@ def _model_key(it: ModelItem, release: str, simplified: bool = True) -> str:
     return _cache_key(_op_name("model", release, simplified), it.key, ",".join(it.unwanted))
 
 
-def _assemble(it: ModelItem, b: dict, models: dict, pairs: dict) -> dict[str, Any]:
+def _assemble(it: ModelItem, b: dict[str, Any], models: OpResults, pairs: OpResults) -> dict[str, Any]:
     if "parse_error" in b:
         return {"parse_error": 1, "_notes": [f"parse error: {b['parse_error']}"]}
     if b.get("too_large"):
@@ -384,7 +400,7 @@ DEFAULTS = {
 }
 
 
-def _defaults(m: dict[str, Any], b: dict, with_truth: bool) -> None:
+def _defaults(m: dict[str, Any], b: dict[str, Any], with_truth: bool) -> None:
     for name, source in DEFAULTS.items():
         if name in ("symbolic_solution", "ted_norm") and not with_truth:
             continue

@@ -28,7 +28,7 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,10 @@ from engine.evaluate import TaskArrays, errors, r2
 from results.columns import ACCURACY
 from results.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
 from results.releases import STORED_NAMES
+
+if TYPE_CHECKING:
+    from results.store import Store
+    from tasks.catalogue import TaskContext
 
 #: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
 #: (2: expression metrics per SRBench release, results/releases.py; 3: after a timed-out simplify,
@@ -58,8 +62,9 @@ def isclose_frac(y: np.ndarray, yhat: np.ndarray) -> float:
     return float(np.mean(np.isclose(yhat, y, atol=ISCLOSE["atol"], rtol=ISCLOSE["rtol"])))
 
 
-def accuracy_metrics(y: np.ndarray, yhat: np.ndarray, part: str) -> dict[str, float | None]:
-    """The accuracy metrics of one split (``part`` is train or test); None when not finite."""
+def accuracy_metrics(y: np.ndarray, yhat: np.ndarray | None, part: str) -> dict[str, float | None]:
+    """The accuracy metrics of one split (``part`` is train or test); None when not finite (or no
+    predictions)."""
     y = np.asarray(y, dtype=float)
     yhat = np.asarray(yhat, dtype=float)
     if yhat.shape != y.shape or not np.all(np.isfinite(yhat)):
@@ -68,7 +73,9 @@ def accuracy_metrics(y: np.ndarray, yhat: np.ndarray, part: str) -> dict[str, fl
     return {f"r2_{part}": r2(y, yhat), f"mse_{part}": mse, f"mae_{part}": mae, f"nmse_{part}": nmse(y, yhat)}
 
 
-def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, float | None]:
+def prediction_metrics(
+    y_train: np.ndarray, train_pred: np.ndarray | None, y_test: np.ndarray, test_pred: np.ndarray | None
+) -> dict[str, float | None]:
     m: dict[str, float | None] = {}
     m.update(accuracy_metrics(y_train, train_pred, "train"))
     m.update(accuracy_metrics(y_test, test_pred, "test"))
@@ -90,7 +97,7 @@ def prediction_metrics(y_train, train_pred, y_test, test_pred) -> dict[str, floa
 # --- the store ------------------------------------------------------------------------------
 
 
-def _task_info(name: str, context) -> dict[str, Any]:
+def _task_info(name: str, context: TaskContext) -> dict[str, Any]:
     from tasks.catalogue import get_task
 
     try:
@@ -102,7 +109,7 @@ def _task_info(name: str, context) -> dict[str, Any]:
     return info
 
 
-def _store_task_info(store, names: list[str], data_dir: Path | None) -> dict[str, dict[str, Any]]:
+def _store_task_info(store: Store, names: list[str], data_dir: Path | None) -> dict[str, dict[str, Any]]:
     from tasks.catalogue import TaskContext
 
     have = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
@@ -119,7 +126,7 @@ def _store_task_info(store, names: list[str], data_dir: Path | None) -> dict[str
     return have
 
 
-def _arrays(store, fingerprint: str, cache: dict) -> TaskArrays | None:
+def _arrays(store: Store, fingerprint: str, cache: dict[str, TaskArrays | None]) -> TaskArrays | None:
     if fingerprint not in cache:
         path = store.workspace.data_cache / f"{fingerprint}.npz"
         cache[fingerprint] = TaskArrays.load(str(path)) if path.is_file() else None
@@ -133,7 +140,7 @@ def _stored(name: str) -> bool:
     return "." not in name or name in STORED_NAMES
 
 
-def stale_metric_jobs(store, suite: str | None = None) -> int:
+def stale_metric_jobs(store: Store, suite: str | None = None) -> int:
     """Finished jobs whose stored metrics are of an older definition (`srtui rescore` updates them)."""
     q = "SELECT count(*) FROM metrics m JOIN jobs j USING (job_id) WHERE m.name = '_version' AND m.value < ?" + (
         " AND j.suite = ?" if suite else ""
@@ -141,7 +148,7 @@ def stale_metric_jobs(store, suite: str | None = None) -> int:
     return int(store.conn.execute(q, (METRICS_VERSION, suite) if suite else (METRICS_VERSION,)).fetchone()[0])
 
 
-def _write(store, rows: dict[str, dict[str, Any]]) -> None:
+def _write(store: Store, rows: dict[str, dict[str, Any]]) -> None:
     """The metrics of each job; its accuracy, recomputed from the stored predictions, goes into
     the job's own row (stored once: results.columns), where it could be computed."""
     with store.transaction() as c:
@@ -164,7 +171,7 @@ def _write(store, rows: dict[str, dict[str, Any]]) -> None:
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
 
 
-def finished_jobs(store, suite: str | None = None) -> list[dict[str, Any]]:
+def finished_jobs(store: Store, suite: str | None = None) -> list[dict[str, Any]]:
     """The jobs whose metrics are computed: those that ended with a model or predictions."""
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     cols = "job_id, suite, task, method, seed, status, model, dialect, data_fingerprint"
@@ -172,14 +179,14 @@ def finished_jobs(store, suite: str | None = None) -> list[dict[str, Any]]:
     return [j for j in store.jobs(suite, columns=cols) if j["status"] in ("ok", "invalid_model")]
 
 
-def metrics_done(store) -> set[str]:
+def metrics_done(store: Store) -> set[str]:
     """Jobs whose metrics are stored at the current definition (METRICS_VERSION)."""
     q = "SELECT job_id FROM metrics WHERE name = '_version' AND value >= ?"
     return {r[0] for r in store.conn.execute(q, (METRICS_VERSION,))}
 
 
 def compute_for_store(
-    store,
+    store: Store,
     workers: int | None = None,
     timeout: float = 10.0,
     only_missing: bool = True,
@@ -220,7 +227,7 @@ def compute_for_store(
 
 
 def _compute_batch(
-    store,
+    store: Store,
     todo: list[dict[str, Any]],
     jobs: dict[str, dict[str, Any]],
     infos: dict[str, dict[str, Any]],
@@ -254,7 +261,7 @@ def _compute_batch(
 
 
 def prepare_job(
-    store, j: dict[str, Any], info: dict[str, Any], arrays: dict[str, TaskArrays | None]
+    store: Store, j: dict[str, Any], info: dict[str, Any], arrays: dict[str, TaskArrays | None]
 ) -> tuple[dict[str, Any], ModelItem | None]:
     """One finished job's accuracy metrics (from its stored predictions) and the model whose
     expression metrics are still to compute (None: no model, or no features to read it with)."""
@@ -321,7 +328,12 @@ def _aligned(data_index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -
         return None
 
 
-def _noise_robustness(store, rows, jobs, infos) -> None:
+def _noise_robustness(
+    store: Store,
+    rows: dict[str, dict[str, Any]],
+    jobs: dict[str, dict[str, Any]],
+    infos: dict[str, dict[str, Any]],
+) -> None:
     """Needs the twin's test R2: read it from rows just computed or from the stored metrics."""
     need = [
         (jid, infos[jobs[jid]["task"]].get("noiseless_task"))

@@ -35,6 +35,7 @@ import sympy as sp
 from engine.expression.errors import ExpressionError
 from engine.expression.parser import numbered_names
 from engine.expression.sympy_view import parse_sympy_view
+from results.profiles import Profile
 
 PI_LITERAL = "3.1415926535"
 RELEASES = ("srbench2021", "srbench2022", "srbench2025")
@@ -232,7 +233,11 @@ def _srsd_prepare(expr: sp.Expr) -> sp.Expr:
     return expr.subs(sp.pi, sp.pi.evalf()).evalf().factor().simplify().subs(1.0, 1)
 
 
-def srsd_tree(expr: sp.Basic) -> tuple:
+#: a node's label and its children's trees
+SrsdTree = tuple[str, *tuple["SrsdTree", ...]]
+
+
+def srsd_tree(expr: sp.Basic) -> SrsdTree:
     """Labels as SRSD's sympy2zss_module: every number ``Const``, symbols by name, else the class."""
     from sympy.utilities.misc import func_name
 
@@ -245,18 +250,18 @@ def srsd_tree(expr: sp.Basic) -> tuple:
     return (label, *(srsd_tree(a) for a in expr.args))
 
 
-def _apted(tree: tuple) -> Any:
+def _apted(tree: SrsdTree) -> Any:
     from apted.helpers import Tree as ATree
 
     return ATree(tree[0], *(_apted(c) for c in tree[1:]))
 
 
-def _tree_size(tree: tuple) -> int:
+def _tree_size(tree: SrsdTree) -> int:
     return 1 + sum(_tree_size(c) for c in tree[1:])
 
 
 @lru_cache(maxsize=256)
-def _srsd_truth(truth: str, features: tuple[str, ...]) -> tuple:
+def _srsd_truth(truth: str, features: tuple[str, ...]) -> SrsdTree:
     # a truth is compared with every model of its task: its factor().simplify() (a fifth of an
     # srsd operation) is computed once per worker; the tree is a pure function of the string
     return srsd_tree(_srsd_prepare(parse_sympy_view(truth, features, "python")))
@@ -282,22 +287,11 @@ DEFINITION_VERSION = 4
 #: what the metrics table stores per release (``<release>.<metric>``); corrected variants add
 #: ``:corrected`` to the name, a named variant of the reference ``:<variant>`` (``VARIANTS``). The
 #: CLI shows every metric of every release.
+_SOLUTION = ("symbolic_solution", Profile.CORRECTED.metric("symbolic_solution"))
 STORED = {
-    "srbench2021": ("size", "size_simplified", "symbolic_solution", "symbolic_solution:corrected"),
-    "srbench2022": (
-        "size_simplified",
-        "simplicity",
-        "symbolic_solution",
-        "symbolic_solution:corrected",
-        "feature_absence",
-    ),
-    "srbench2025": (
-        "size",
-        "simplicity",
-        "symbolic_solution",
-        "symbolic_solution:corrected",
-        "symbolic_solution:evaluation",
-    ),
+    "srbench2021": ("size", "size_simplified", *_SOLUTION),
+    "srbench2022": ("size_simplified", "simplicity", *_SOLUTION, "feature_absence"),
+    "srbench2025": ("size", "simplicity", *_SOLUTION, "symbolic_solution:evaluation"),
     "srsd": ("ted_norm", "ted"),
 }
 STORED_NAMES = frozenset(f"{r}.{m}" for r, ms in STORED.items() for m in ms)
@@ -334,7 +328,7 @@ def assemble_release(
         return out
     gated = gate_applies and not (r2_test is not None and r2_test > 0.5)
     ref, cor = _verdict(rel, solution, notes, gated, r2_test)
-    out[f"{rel}.symbolic_solution"], out[f"{rel}.symbolic_solution:corrected"] = int(ref), int(bool(cor))
+    out[f"{rel}.{_SOLUTION[0]}"], out[f"{rel}.{_SOLUTION[1]}"] = int(ref), int(bool(cor))
     out[f"{rel}._solution_timeout"] = solution[0] == "timeout"
     for variant, result in (variants or {}).items():
         out[f"{rel}.symbolic_solution:{variant}"] = int(_verdict(f"{rel}:{variant}", result, notes, False, None)[0])
@@ -353,7 +347,7 @@ def _verdict(
     if status != "ok":
         notes.append(f"{label}: symbolic-solution check {status}: {val}")
         return False, False
-    corrected = val.get("corrected")
+    corrected = val.get(Profile.CORRECTED)
     tail = f"; corrected: {val['why_corrected']}" if corrected is not None else ""
     notes.append(f"{label}: {val['why']}{tail}")
-    return bool(val["reference"]), None if corrected is None else bool(corrected)
+    return bool(val[Profile.REFERENCE]), None if corrected is None else bool(corrected)

@@ -37,6 +37,7 @@ import sympy as sp
 
 from engine.expression.errors import ExpressionError
 from engine.expression.sympy_view import parse_sympy_view
+from results.profiles import Profile
 from results.releases import PI_LITERAL, SPECS, Release, round_floats, shared_simplify
 
 #: the screen's tolerance: sympy's simplify cancels float coefficients approximately and some
@@ -123,7 +124,7 @@ def _truth(truth: str, features: tuple[str, ...], check: str) -> sp.Expr:
 # --- the numeric screen --------------------------------------------------------------------------
 
 
-def _points(symbols: Sequence[sp.Symbol], k: int = 4) -> list[dict]:
+def _points(symbols: Sequence[sp.Symbol], k: int = 4) -> list[dict[sp.Symbol, sp.Float]]:
     rng = random.Random(20260423)
     return [{s: sp.Float(rng.uniform(0.3, 1.9), 30) for s in symbols} for _ in range(k)]
 
@@ -260,8 +261,8 @@ def solution_op(
     t = _truth(truth, tuple(features), c.name)
     if c.assess and not (r2_test is not None and r2_test > 0.5):
         return {
-            "reference": False,
-            "corrected": False if c.corrected else None,
+            Profile.REFERENCE: False,
+            Profile.CORRECTED: False if c.corrected else None,
             "why": "assess_symbolic_model checks only models with test R2 > 0.5",
             "gate": False,
         }
@@ -282,7 +283,7 @@ def solution_op(
         ref, why = False, crashed
     else:
         ref, why = (_check_assess if c.assess else _check_evaluation)(t, model, c, screened_out)
-    out: dict[str, Any] = {"reference": ref, "corrected": None, "why": why, "gate": True}
+    out: dict[str, Any] = {Profile.REFERENCE: ref, Profile.CORRECTED: None, "why": why, "gate": True}
     if c.corrected:
-        out["corrected"], out["why_corrected"] = _check_corrected(t, model, r, screened_out)
+        out[Profile.CORRECTED], out["why_corrected"] = _check_corrected(t, model, r, screened_out)
     return out

@@ -37,7 +37,7 @@ import pandas as pd
 
 from engine.errors import SrtuiError
 
-RENAME = {
+RENAME: dict[str, str] = {
     "dataset": "task",
     "algorithm": "method",
     "random_state": "seed",
@@ -57,14 +57,19 @@ class SRBenchFileError(SrtuiError, ValueError):
     """A result file that cannot be read; one line for the CLI."""
 
 
-def _record(path: Path) -> dict:
+def _record(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError) as exc:
         raise SRBenchFileError(f"{path}: not a readable JSON result ({' '.join(str(exc).split())})") from None
     if not isinstance(data, dict) or "dataset" not in data or "algorithm" not in data:
         raise SRBenchFileError(f"{path}: not an SRBench evaluate_model.py result (no dataset/algorithm keys)")
-    out = {RENAME.get(k, k): v for k, v in data.items() if not k.startswith(SKIP) and not isinstance(v, (list, dict))}
+    # JSON keys are strings
+    out = {
+        RENAME.get(str(k), str(k)): v
+        for k, v in data.items()
+        if not k.startswith(SKIP) and not isinstance(v, (list, dict))
+    }
     eq = data.get("symbolic_equivalence")
     if isinstance(eq, dict) and "equivalent" in eq:
         out["symbolic_solution"] = int(bool(eq["equivalent"]))

@@ -15,10 +15,10 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import SrtuiError
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
@@ -26,6 +26,10 @@ from engine.workspace import Workspace, WorkspaceError
 from results import schema
 from results.columns import RESULT_COLUMNS
 from results.tuning import JobScore
+
+if TYPE_CHECKING:  # sqlite-utils pulls in pandas: imported when first used
+    import numpy as np
+    from sqlite_utils import Database
 
 
 class StoreError(SrtuiError):
@@ -65,7 +69,7 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(db_error(path, exc)) from None
         self.conn = conn
-        self._db = None
+        self._db: Database | None = None
         self.lock = threading.RLock()
         try:
             if readonly:
@@ -89,7 +93,7 @@ class Store:
     # --- setup -----------------------------------------------------------------------------
 
     @property
-    def db(self):
+    def db(self) -> Database:
         """A sqlite-utils view of the same connection (imported lazily: it pulls in pandas,
         which read-only commands like `srtui status` must not pay for)."""
         if self._db is None:
@@ -163,7 +167,7 @@ class Store:
         with self.transaction() as c:
             c.execute("UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?", (status, ended_at, run_id))
 
-    def end_dead_runs(self, driver_alive, ended_at: str) -> int:
+    def end_dead_runs(self, driver_alive: Callable[[str], bool], ended_at: str) -> int:
         """Runs still marked running whose driver is gone (it was killed): marked lost."""
         rows = self.conn.execute("SELECT run_id, driver FROM runs WHERE status = 'running'").fetchall()
         dead = [run_id for run_id, driver in rows if not driver_alive(driver or "")]
@@ -328,7 +332,8 @@ class Store:
     def status_counts(self, suite: str | None = None) -> dict[str, int]:
         """Jobs per status: from ``job_counts`` (schema v8, kept by triggers), else counted."""
         table = "job_counts" if self.has_table("job_counts") else "jobs"
-        q, args = f"SELECT status, {'sum(n)' if table == 'job_counts' else 'count(*)'} FROM {table}", ()
+        q = f"SELECT status, {'sum(n)' if table == 'job_counts' else 'count(*)'} FROM {table}"
+        args: tuple[str, ...] = ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
         return {k: int(v) for k, v in self.conn.execute(q + " GROUP BY status", args).fetchall()}
@@ -343,7 +348,8 @@ class Store:
 
     def iter_jobs(self, suite: str | None = None, columns: str = "*") -> Iterator[dict[str, Any]]:
         """The jobs one at a time (constant memory however many), in the order of ``jobs``."""
-        q, args = f"SELECT {columns} FROM jobs", ()
+        q = f"SELECT {columns} FROM jobs"
+        args: tuple[str, ...] = ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
         cur = self.conn.execute(q + " ORDER BY suite, task, method, seed, job_id", args)
@@ -422,7 +428,9 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None, timeout=30)
 
 
-def pack_predictions(train_index, train_pred, test_index, test_pred) -> bytes:
+def pack_predictions(
+    train_index: np.ndarray, train_pred: np.ndarray, test_index: np.ndarray, test_pred: np.ndarray
+) -> bytes:
     """Predictions with their row numbers, compressed (float64 kept exact for re-scoring)."""
     import numpy as np
 

@@ -31,12 +31,16 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from engine.errors import SrtuiError
 from results.columns import ACCURACY, RUNS_COLUMNS
+
+if TYPE_CHECKING:
+    from results.store import Store
 
 ALIASES = {
     "dataset": "task",
@@ -106,12 +110,14 @@ def normalise(runs: pd.DataFrame) -> pd.DataFrame:
     return runs
 
 
-def _simplicity(size) -> float:
+def _simplicity(size: float | str | None) -> float:
+    if size is None:
+        return np.nan
     try:
-        size = float(size)
+        value = float(size)
     except (TypeError, ValueError):
         return np.nan
-    return round(-math.log(size, 5), 1) + 0.0 if size >= 1 else np.nan
+    return round(-math.log(value, 5), 1) + 0.0 if value >= 1 else np.nan
 
 
 def read_runs_csv(path: str | Path) -> pd.DataFrame:
@@ -147,13 +153,13 @@ def read_runs_csv(path: str | Path) -> pd.DataFrame:
     return runs
 
 
-def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
+def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
     """Every job of the workspace (or of one suite) with its metrics and its task's description."""
     # a read-only workspace of an older schema lacks the newer columns: they come out empty
     present = [c for c in JOB_COLUMNS if c in {r[1] for r in store.conn.execute("PRAGMA table_info(jobs)")}]
     jobs = _jobs_frame(store, suite, present).reindex(columns=list(JOB_COLUMNS))
     q = "SELECT m.job_id, m.name, m.value FROM metrics m"
-    args: tuple = ()
+    args: tuple[str, ...] = ()
     if suite:
         q, args = q + " JOIN jobs j ON j.job_id = m.job_id WHERE j.suite = ?", (suite,)
     long = pd.DataFrame(store.conn.execute(q, args).fetchall(), columns=["job_id", "name", "value"])
@@ -173,7 +179,7 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
     return normalise(jobs) if len(jobs) else jobs
 
 
-def _jobs_frame(store, suite: str | None, columns: list[str]) -> pd.DataFrame:
+def _jobs_frame(store: Store, suite: str | None, columns: list[str]) -> pd.DataFrame:
     """The jobs' columns, read 100,000 rows at a time (a million jobs as dicts would not fit)."""
     q = f"SELECT {', '.join(columns)} FROM jobs" + (" WHERE suite = ?" if suite else "")
     cur = store.conn.execute(q + " ORDER BY suite, task, method, seed, job_id", (suite,) if suite else ())
@@ -185,7 +191,7 @@ def _jobs_frame(store, suite: str | None, columns: list[str]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True).infer_objects()  # a chunk of only NULLs is not typed
 
 
-def _truth_sizes(infos: dict) -> dict[str, float]:
+def _truth_sizes(infos: dict[str, dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     if not any(info.get("ground_truth") for info in infos.values()):
         return out  # no sympy import (1.5 s) for tasks without a ground truth

@@ -17,29 +17,35 @@ from engine.untrusted import open_regular, write_file
 if TYPE_CHECKING:  # numpy loads when data is written, not when `srtui status` imports runs
     import numpy as np
 
+    from engine.evaluate import TaskArrays
     from tasks.model import Task
 
 
+#: a data file's row arrays, in TaskArrays' order
+ROWS = ("X_train", "y_train", "X_test", "y_test", "train_index", "test_index")
+
+
 def write_task_data(task: Task, path: Path) -> None:
-    write_arrays(
-        path,
-        {
-            "X_train": task.X_train,
-            "y_train": task.y_train,
-            "X_test": task.X_test,
-            "y_test": task.y_test,
-            "train_index": task.train_index,
-            "test_index": task.test_index,
-            "feature_names": task.feature_names,
-        },
-    )
+    from engine.evaluate import TaskArrays
+
+    rows = (task.X_train, task.y_train, task.X_test, task.y_test, task.train_index, task.test_index)
+    write_arrays(path, TaskArrays(*rows, feature_names=task.feature_names))
 
 
-def write_arrays(path: Path, arrays: dict[str, Any]) -> None:
+def write_arrays(path: Path, data: TaskArrays) -> None:
+    """A job's data file (``TaskArrays.load`` reads it): a task's rows, a protocol's split or a
+    tuning fold with its training rows' scaling statistics."""
     import numpy as np
 
+    rows = (data.X_train, data.y_train, data.X_test, data.y_test, data.train_index, data.test_index)
+    # Any: numpy's stubs check savez's **arrays against its allow_pickle flag
+    arrays: dict[str, Any] = {
+        **dict(zip(ROWS, rows)),
+        "feature_names": np.array(data.feature_names, dtype=str),
+        **data.scale_stats,
+    }
     buf = io.BytesIO()
-    np.savez(buf, **{**arrays, "feature_names": np.array(arrays["feature_names"], dtype=str)})
+    np.savez(buf, **arrays)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     write_file(tmp, buf.getvalue())  # never through a link planted in cache/
     os.replace(tmp, path)  # replaces a link in its place, never writes through it

@@ -15,13 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.evaluate import TaskArrays
 from engine.scaling import SCALING_KEY, SCALINGS, statistics
 from engine.spec import JobSpec, Limits, SpecError
 from engine.tuning import (
@@ -41,9 +43,15 @@ from engine.tuning import (
 )
 from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
 
+if TYPE_CHECKING:
+    from engine.methods.base import Method
+    from tasks.model import Task
+
 UNFINISHED = (None, "pending", "running", "interrupted", "lost")
 
 Records = Callable[[list[str]], dict[str, JobScore]]
+#: writes a data file (``runs.data.write_arrays``)
+WriteData = Callable[[Path, TaskArrays], None]
 
 
 @dataclass
@@ -81,7 +89,7 @@ class TuningOptions:
             raise ProtocolError(f"{where}: [tuning.limits] must be a table")
         return cls(dict(scaling), dict(grids), dict(limits))
 
-    def scaling_for(self, name: str, method: Any, protocol: Protocol) -> str:
+    def scaling_for(self, name: str, method: Method, protocol: Protocol) -> str:
         option = self.scaling.get(name, self.scaling.get("default", protocol.scaling))
         if option != "method":
             return option
@@ -206,10 +214,10 @@ class DataWriter:
     """Where fold and split data go (``data_cache/FP.npz``) and whether to write them now."""
 
     data_cache: Path
-    write: Callable[[Path, dict], None] | None
+    write: WriteData | None
     paths: dict[str, str]
 
-    def put(self, fp: str, make: Callable[[], dict]) -> str:
+    def put(self, fp: str, make: Callable[[], TaskArrays]) -> str:
         path = self.data_cache / f"{fp}.npz"
         self.paths[fp] = str(path)
         if self.write is not None and not path.exists():
@@ -220,19 +228,20 @@ class DataWriter:
 def plan_searches(
     protocol: Protocol,
     specs: list[JobSpec],
-    methods: dict[str, Any],
-    tasks: dict[str, Any],
+    methods: Mapping[str, Method],
+    tasks: Mapping[str, Task],
     data_cache: Path,
-    write: Callable[[Path, dict], None] | None,
+    write: WriteData | None,
     options: TuningOptions | None = None,
 ) -> tuple[list[JobSpec], list[Search], dict[str, str]]:
     """(specs to run now, searches, data path per fingerprint of the protocol's own data)."""
     options = options or TuningOptions()
     writer = DataWriter(data_cache, write, {})
-    now, searches = [], []
+    now: list[JobSpec] = []
+    searches: list[Search] = []
     for spec in specs:
         task = _split(protocol, spec, tasks[spec.task], writer)
-        if task is not tasks[spec.task]:
+        if isinstance(task, _SplitTask):
             spec = replace(spec, data_fingerprint=task.fingerprint_)
         method = methods[spec.method]
         if protocol.scaling != "none" or options.scaling:  # the protocol scales the data
@@ -244,14 +253,15 @@ def plan_searches(
             now.append(spec)
             continue
         limits = options.tuning_limits(spec.limits)
-        draws = getattr(method, "fit_draws", ())
-        search = _search(protocol, grid, task, spec, writer, limits, getattr(task, "rng", None), draws)
+        draws: FitDraws = getattr(method, "fit_draws", ())
+        rng = task.rng if isinstance(task, _SplitTask) else None
+        search = _search(protocol, grid, task, spec, writer, limits, rng, draws)
         searches.append(search)
         now += search.first_jobs()
     return now, searches, writer.paths
 
 
-def _scaled_params(params: dict[str, Any], scale: str, method: Any) -> dict[str, Any]:
+def _scaled_params(params: dict[str, Any], scale: str, method: Method) -> dict[str, Any]:
     """Params under a protocol that scales the data: once, over the whole training set, before
     its folds (``scale``: none, x, y or xy); a method folder does not scale each fold again (its
     ``--srbench-scaling`` becomes none: the protocol honours the folder's ``eval_kwargs``)."""
@@ -265,8 +275,8 @@ def _scaled_params(params: dict[str, Any], scale: str, method: Any) -> dict[str,
 
 def _search(
     protocol: Protocol,
-    grid: list,
-    task: Any,
+    grid: list[dict[str, Any]],
+    task: Task | TaskArrays,
     spec: JobSpec,
     writer: DataWriter,
     limits: Limits,
@@ -283,10 +293,10 @@ def _search(
     else:
         rows = halving_schedule(len(grid), n_rows, protocol.folds)
         cuts = halving_folds(n_rows, protocol.folds, spec.seed, rows, rng, fit_draws, len(grid))
-    folds = []
+    folds: list[list[str]] = []
     for it, cut in enumerate(cuts):
         kind = "kfold-shuffle" if protocol.search == "grid" else "halving"
-        row_fps = []
+        row_fps: list[str] = []
         for k, (train, valid) in enumerate(cut):
             fp = fold_fingerprint(
                 spec.data_fingerprint,
@@ -296,24 +306,21 @@ def _search(
                 k,
                 None if protocol.search == "grid" else rows[it],
             )
-            row_fps.append(writer.put(fp, lambda t=train, v=valid: {**_fold_arrays(task, t, v), **stats}))
+            row_fps.append(writer.put(fp, partial(_fold_data, task, train, valid, stats)))
         folds.append(row_fps)
     return Search(spec, grid, folds, rows, protocol, limits)
 
 
-class _SplitTask:
-    """A task re-split by the protocol: the arrays plan_searches reads, and its fingerprint."""
+@dataclass(kw_only=True)
+class _SplitTask(TaskArrays):
+    """A task re-split by the protocol: its rows (the data file), its fingerprint, and numpy's
+    global generator after the split (and the cap's draw)."""
 
-    def __init__(self, arrays: dict, fingerprint: str, rng: np.random.RandomState) -> None:
-        self.rng = rng  # numpy's global generator after the split (and the cap's draw)
-        self.X_train, self.y_train = arrays["X_train"], arrays["y_train"]
-        self.X_test, self.y_test = arrays["X_test"], arrays["y_test"]
-        self.train_index, self.test_index = arrays["train_index"], arrays["test_index"]
-        self.feature_names = arrays["feature_names"]
-        self.fingerprint_ = fingerprint
+    fingerprint_: str
+    rng: np.random.RandomState
 
 
-def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> Any:
+def _split(protocol: Protocol, spec: JobSpec, task: Task, writer: DataWriter) -> Task | _SplitTask:
     """The task as the protocol splits it: its own rows, or SRBench 2021's 75/25 split per seed
     (``train_test_split(X, y, train_size=0.75, test_size=0.25, random_state=seed)`` of the
     task's rows in their original order), then its cap on training rows (``capped_rows``)."""
@@ -329,31 +336,37 @@ def _split(protocol: Protocol, spec: JobSpec, task: Any, writer: DataWriter) -> 
     capped = capped_rows(len(train), len(y), protocol.train_cap, rng)
     if capped is not None:
         train = train[capped]
-    arrays = {
-        "X_train": X[train],
-        "y_train": y[train],
-        "X_test": X[test],
-        "y_test": y[test],
-        "train_index": rows[train],
-        "test_index": rows[test],
-        "feature_names": list(task.feature_names),
-    }
     kind = "split-" + protocol.split + ("" if capped is None else f"-cap{protocol.train_cap}")
     fp = fold_fingerprint(spec.data_fingerprint, kind, 0, spec.seed, 0)
-    writer.put(fp, lambda: arrays)
-    return _SplitTask(arrays, fp, rng)
+    split = _SplitTask(
+        X[train],
+        y[train],
+        X[test],
+        y[test],
+        rows[train],
+        rows[test],
+        list(task.feature_names),
+        fingerprint_=fp,
+        rng=rng,
+    )
+    writer.put(fp, lambda: split)
+    return split
 
 
-def _fold_arrays(task: Any, train: np.ndarray, valid: np.ndarray) -> dict:
-    return {
-        "X_train": task.X_train[train],
-        "y_train": task.y_train[train],
-        "X_test": task.X_train[valid],
-        "y_test": task.y_train[valid],
-        "train_index": task.train_index[train],
-        "test_index": task.train_index[valid],
-        "feature_names": list(task.feature_names),
-    }
+def _fold_data(
+    task: Task | TaskArrays, train: np.ndarray, valid: np.ndarray, stats: dict[str, np.ndarray]
+) -> TaskArrays:
+    """A fold's data file: its rows and, when the protocol scales, the training rows' statistics."""
+    return TaskArrays(
+        task.X_train[train],
+        task.y_train[train],
+        task.X_train[valid],
+        task.y_train[valid],
+        task.train_index[train],
+        task.train_index[valid],
+        list(task.feature_names),
+        scale_stats=stats,
+    )
 
 
 def next_jobs(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from results.figures import FigureData
+    from results.profiles import Profile
     from results.report import SuiteInput
     from results.store import Store
 
@@ -184,7 +185,7 @@ def _safe_stem(*parts: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts))[:120]
 
 
-def save_figure(store: Store, suite: str, kind: str, folder: Path, profile: str | None = None) -> Path:
+def save_figure(store: Store, suite: str, kind: str, folder: Path, profile: Profile | None = None) -> Path:
     """The app's save key: ``kind`` of one suite as a PDF in ``folder``, with the suite's
     unblinded review (trust, ratings) when there is one; ``profile`` where the rule has one."""
     from results.figures import get_kind, render

@@ -29,7 +29,7 @@ def cache_path(context: TaskContext, name: str, version: str) -> Path | None:
     return Path(context.cache_dir) / "tasks" / f"{name}-v{version}.npz"
 
 
-def _meta(task: Task) -> dict:
+def _meta(task: Task) -> dict[str, Any]:
     return {
         "name": task.name,
         "track": task.track,

@@ -57,7 +57,8 @@ class RemoteFile:
 
 @lru_cache(maxsize=1)
 def shipped_checksums() -> dict[str, str]:
-    return json.loads(_CHECKSUMS.read_text())
+    checksums: dict[str, str] = json.loads(_CHECKSUMS.read_text())  # a file of the package
+    return checksums
 
 
 def sha256_file(path: Path) -> str:
@@ -88,7 +89,8 @@ def _tofu_read(context: TaskContext) -> dict[str, str]:
     path = _tofu_path(context)
     if path is None or not path.is_file():
         return {}
-    return json.loads(path.read_text())
+    pinned: dict[str, str] = json.loads(path.read_text())  # name -> sha256, written on first download
+    return pinned
 
 
 def cache_target(remote: RemoteFile, context: TaskContext) -> Path | None:

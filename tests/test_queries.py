@@ -77,8 +77,10 @@ def test_app_profile_is_the_srbench2025_rules(tmp_path: Path) -> None:
     reader = Reader(ws)
     agg = suite_aggregate(reader, "smoke")
     assert agg.profile == "reference"
+    store = reader.store()
+    assert store is not None
     with reader.lock:
-        runs = runs_frame(reader.store(), "smoke")
+        runs = runs_frame(store, "smoke")
     board = score("srbench2025", runs[~runs["status"].isin(("pending", "running"))], grid=21).main.set_index("method")
     for method in ("linear", "ridge"):
         expected = [board.loc[method, f"P[R2>={x:g}]"] for x in np.round(np.linspace(0, 1, 21), 2)]

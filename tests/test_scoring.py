@@ -65,6 +65,19 @@ def test_qualification_single_seed_and_mean_option():
         score("srbench2022-qualification", runs, agg="max", profile="corrected")
 
 
+def test_the_profile_option_is_a_profile_and_refuses_other_names():
+    from results.profiles import Profile
+
+    runs = qual_runs()
+    for given, profile in (("corrected", Profile.CORRECTED), (Profile.REFERENCE, Profile.REFERENCE)):
+        s = score("srbench2022-qualification", runs, profile=given)
+        assert s.options["profile"] is profile and s.profile is profile
+    assert score("srbench2022-qualification", runs).profile is Profile.REFERENCE  # the default
+    with pytest.raises(ScoreError, match=r"option profile='fixed' .* must be one of reference, corrected"):
+        score("srbench2022-qualification", runs, profile="fixed")
+    assert Profile.CORRECTED.metric("size") == "size:corrected" and Profile.REFERENCE.metric("size") == "size"
+
+
 def synth_runs():
     return frame(
         [

@@ -287,19 +287,20 @@ def test_srbench2025_reference_interpolated_profiles_hand_computed():
 
 
 def test_rules_read_their_release_metric_columns():
+    from results.profiles import Profile
     from results.scoring.base import metric_column
 
     runs = frame(
         [dict(task="t", method="a", r2_test=0.9, size=3), dict(task="t", method="b", r2_test=0.8, size=30)], seed=0
     )
-    assert metric_column(runs, "srbench2021", "size", "reference") == "size"  # a --from-csv file
+    assert metric_column(runs, "srbench2021", "size", Profile.REFERENCE) == "size"  # a --from-csv file
     runs["srbench2021.size"] = [40.0, 2.0]
     runs["srbench2021.size:corrected"] = [1.0, np.nan]
     runs["srbench2022.symbolic_solution:corrected"] = np.nan  # present without a value: absent
-    assert metric_column(runs, "srbench2021", "size", "reference") == "srbench2021.size"
-    assert metric_column(runs, "srbench2021", "size", "corrected") == "srbench2021.size:corrected"
+    assert metric_column(runs, "srbench2021", "size", Profile.REFERENCE) == "srbench2021.size"
+    assert metric_column(runs, "srbench2021", "size", Profile.CORRECTED) == "srbench2021.size:corrected"
     runs["symbolic_solution"] = 1
-    assert metric_column(runs, "srbench2022", "symbolic_solution", "corrected") == "symbolic_solution"
+    assert metric_column(runs, "srbench2022", "symbolic_solution", Profile.CORRECTED) == "symbolic_solution"
     s = score("srbench2021", runs)
     assert s.options["size"] == "srbench2021.size"
     # by the 2021 size, b is the smaller model: rank 1 (best) on size

@@ -63,6 +63,24 @@ def test_grouped_summary_medians_match_python(reader):
         results_page(reader, ResultsQuery(group_by=("model",)))
 
 
+def test_board_shows_scoring_errors_and_keeps_the_profile(reader, monkeypatch):
+    from results.profiles import Profile
+    from srtui.app.board import BoardError, has_profiles, load_board
+
+    assert has_profiles("srbench2025") and not has_profiles("no-such-rule")
+    assert load_board(reader, "smoke", "srbench2025", Profile.CORRECTED).profile is Profile.CORRECTED
+    assert load_board(reader, "smoke", "srbench2025").profile is Profile.REFERENCE
+    with pytest.raises(BoardError, match="unknown scoring rule 'no-such-rule'"):  # shown, not hidden
+        load_board(reader, "smoke", "no-such-rule")
+
+    def broken(name: str) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setattr("results.scoring.get_rule", broken)
+    with pytest.raises(RuntimeError, match="a bug in a rule"):  # a bug is not taken for "no profiles"
+        has_profiles("srbench2025")
+
+
 def test_monitor_snapshot_counts_and_skips_work_when_unchanged(reader):
     snap = monitor_snapshot(reader, now=lambda: FIXED_NOW)
     assert snap.counts["running"] == 1 and snap.remaining == 2 and snap.total == 10

@@ -57,7 +57,7 @@ def _div(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     return sp.Mul(a, _pow(b, sp.S.NegativeOne), evaluate=False)
 
 
-def _fn(f) -> Builder:
+def _fn(f: Callable[..., sp.Expr]) -> Builder:
     return lambda a: f(a, evaluate=False)
 
 
@@ -65,7 +65,7 @@ def _log_base(base: int) -> Builder:
     return lambda a: _div(sp.log(a, evaluate=False), sp.log(sp.Integer(base), evaluate=False))
 
 
-def _minmax(f) -> Builder:
+def _minmax(f: Callable[..., sp.Expr]) -> Builder:
     return lambda *args: f(*args, evaluate=False)
 
 

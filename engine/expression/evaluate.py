@@ -45,7 +45,8 @@ def _pinv(a: np.ndarray) -> np.ndarray:
 
 
 def _rcbrt(a: np.ndarray) -> np.ndarray:
-    return np.sign(a) * np.abs(a) ** (np.float64(1.0) / np.float64(3.0))
+    out: np.ndarray = np.sign(a) * np.abs(a) ** (np.float64(1.0) / np.float64(3.0))
+    return out
 
 
 #: name in the generated code -> numpy function, one per ProtectedOperator class
@@ -62,51 +63,54 @@ def _balanced(parts: list[str], op: str) -> str:
 
 class _Printer(SciPyPrinter):
     # terms in the order the method wrote them: sorting is slow and can evaluate constants
-    def __init__(self, settings=None):
+    def __init__(self, settings: dict[str, object] | None = None) -> None:
         super().__init__({**(settings or {}), "order": "none"})
 
-    def _print_Float(self, expr):
+    def _print_Float(self, expr: sp.Float) -> str:
         return _num(float(expr))
 
-    def _print_Integer(self, expr):
+    def _print_Integer(self, expr: sp.Integer) -> str:
         try:
             return _num(float(int(expr)))
         except OverflowError:
             return _num(float("inf") if expr > 0 else float("-inf"))
 
-    def _print_Rational(self, expr):
+    def _print_Rational(self, expr: sp.Rational) -> str:
         return f"({self._print_Integer(sp.Integer(expr.p))}/{self._print_Integer(sp.Integer(expr.q))})"
 
-    def _print_Half(self, expr):
+    def _print_Half(self, expr: sp.Rational) -> str:
         return self._print_Rational(expr)
 
-    def _print_ProtectedOperator(self, expr):
+    def _print_ProtectedOperator(self, expr: sp.Function) -> str:
         return f"srtui_{type(expr).__name__}({', '.join(self._print(a) for a in expr.args)})"
 
     _print_pdiv = _print_plog = _print_pinv = _print_rcbrt = _print_ProtectedOperator
 
-    def _print_Piecewise(self, expr):
+    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
         # sympy's version runs simplify_logic on every condition: slow, and it can raise
         conds = ", ".join(f"numpy.asarray({self._print(c)}, dtype=bool)" for _, c in expr.args)
         exprs = ", ".join(self._print(e) for e, _ in expr.args)
         return f"numpy.select([{conds}], [{exprs}], default=numpy.nan)"
 
+    def _text(self, e: sp.Basic) -> str:
+        return str(self._print(e))  # the base class is untyped (sympy): its result is Any to mypy
+
     # Add/Mul/Pow are printed directly from the unevaluated tree: sympy's own printers re-sort
     # and re-multiply coefficients (slow, and they can evaluate constants). Long chains print as
     # balanced trees (depth log2(n)) because Python's compiler recurses once per operator.
     @staticmethod
-    def _compound(e) -> bool:
+    def _compound(e: sp.Basic) -> bool:
         return isinstance(e, (sp.Add, sp.Mul, sp.Pow))
 
-    def _p(self, e) -> str:
-        s = self._print(e)
+    def _p(self, e: sp.Basic) -> str:
+        s = self._text(e)
         return f"({s})" if self._compound(e) else s
 
-    def _print_Add(self, expr, order=None):
+    def _print_Add(self, expr: sp.Add, order: str | None = None) -> str:
         parts = [self._print(a) for a in expr.args]
         return _balanced(parts, "+") if len(parts) > _FLAT else " + ".join(parts)
 
-    def _print_Mul(self, expr):
+    def _print_Mul(self, expr: sp.Mul) -> str:
         if len(expr.args) > _FLAT:
             return _balanced([self._p(a) for a in expr.args], "*")
         num, den = [], []
@@ -118,7 +122,7 @@ class _Printer(SciPyPrinter):
         out = " * ".join(num) if num else "float64(1.0)"
         return out + "".join(f" / {d}" for d in den)
 
-    def _print_Pow(self, expr, rational=False):
+    def _print_Pow(self, expr: sp.Pow, rational: bool = False) -> str:
         base, exp = expr.args
         if exp == sp.S.Half:
             return f"numpy.sqrt({self._print(base)})"
@@ -126,14 +130,14 @@ class _Printer(SciPyPrinter):
             return f"float64(1.0) / {self._p(base)}"
         return f"{self._p(base)}**{self._p(exp)}"
 
-    def _print_Max(self, expr):
+    def _print_Max(self, expr: sp.Max) -> str:
         return self._fold("maximum", expr.args)
 
-    def _print_Min(self, expr):
+    def _print_Min(self, expr: sp.Min) -> str:
         return self._fold("minimum", expr.args)
 
-    def _fold(self, fn: str, args) -> str:
-        out = self._print(args[0])
+    def _fold(self, fn: str, args: tuple[sp.Basic, ...]) -> str:
+        out = self._text(args[0])
         for a in args[1:]:
             out = f"{fn}({out}, {self._print(a)})"
         return out
@@ -180,14 +184,16 @@ def compile_expression(expr: sp.Expr, features: tuple[str, ...]) -> Callable[...
         safe = [sp.Symbol(f"srtui_x{i}", real=True) for i in range(len(args))]
         expr = expr.xreplace(dict(zip(args, safe)))
         args = safe
+    fn: Callable[..., object]
     try:
         try:
-            return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0)
+            fn = sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0)
         except (SyntaxError, RecursionError):
             # too many nested parentheses for Python's compiler: flatten with common subexpressions
-            return sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0, cse=True)
+            fn = sp.lambdify(args, expr, modules=_MODULES, printer=_Printer, docstring_limit=0, cse=True)
     except (SyntaxError, RecursionError, MemoryError, ArithmeticError, ValueError, TypeError, KeyError) as exc:
         raise ExpressionError(f"cannot compile expression: {type(exc).__name__}") from None
+    return fn
 
 
 def evaluate_expr(expr: sp.Expr, features: tuple[str, ...], X: np.ndarray) -> np.ndarray:

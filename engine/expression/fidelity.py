@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 
 from engine.expression.errors import ExpressionError
@@ -27,7 +29,17 @@ def r2_score(truth: np.ndarray, pred: np.ndarray) -> float:
     return 1.0 - ss_res / ss_tot
 
 
-def fidelity_check(parsed: ParsedExpression, X: np.ndarray, y: np.ndarray, method_pred: np.ndarray) -> dict:
+class FidelityCheck(TypedDict):
+    """What ``fidelity_check`` measured (see there)."""
+
+    r2_test_expr: float
+    fidelity_r2: float
+    max_abs_diff: float
+    n_nonfinite: int
+    expression_mismatch: bool
+
+
+def fidelity_check(parsed: ParsedExpression, X: np.ndarray, y: np.ndarray, method_pred: np.ndarray) -> FidelityCheck:
     """Compare the expression's predictions on ``X`` with ``y`` and with the method's own.
 
     Returns ``r2_test_expr`` (R2 of the expression vs ``y``; nan if the expression gives a

@@ -49,12 +49,12 @@ def psqrt(a: sp.Expr) -> sp.Expr:
     return sp.sqrt(abs(a) if isinstance(a, sp.Float) and a < 0 else a)
 
 
-def _log_base(base: int) -> Callable:
+def _log_base(base: int) -> Callable[..., sp.Expr]:
     return lambda a: sp.log(a, base)
 
 
 #: sympy names of the functions srtui's dialects print (evaluated like sympy's parser would)
-COMMON: dict[str, Callable] = {
+COMMON: dict[str, Callable[..., sp.Expr]] = {
     "sin": sp.sin,
     "cos": sp.cos,
     "tan": sp.tan,
@@ -87,7 +87,7 @@ COMMON: dict[str, Callable] = {
     "min": sp.Min,
 }
 #: protected operators, read as SRBench's clean-up reads them
-PROTECTED: dict[str, Callable] = {
+PROTECTED: dict[str, Callable[..., sp.Expr]] = {
     "add": operator.add,
     "sub": operator.sub,
     "mul": operator.mul,
@@ -116,7 +116,7 @@ PROTECTED: dict[str, Callable] = {
 _PROTECTED_LOG = {"gplearn", "bingo"}
 
 
-def _functions(dialect: str, plain_log_protected: bool) -> dict[str, Callable]:
+def _functions(dialect: str, plain_log_protected: bool) -> dict[str, Callable[..., sp.Expr]]:
     table = dict(COMMON)
     known = DIALECT_TABLE[dialect].functions
     table.update({k: v for k, v in PROTECTED.items() if k in known and k not in ("log", "sqrt")})
@@ -131,7 +131,7 @@ class _SympyBuilder:
         src: str,
         feats: tuple[str, ...],
         rename: dict[str, str],
-        functions: dict[str, Callable],
+        functions: dict[str, Callable[..., sp.Expr]],
         pi_value: str | None,
         dialect: str,
     ):
@@ -167,7 +167,7 @@ class _SympyBuilder:
         )
 
     @staticmethod
-    def _apply(fn: Callable, *args: sp.Expr) -> sp.Expr:
+    def _apply(fn: Callable[..., sp.Expr], *args: sp.Expr) -> sp.Expr:
         try:
             return fn(*args)
         except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:

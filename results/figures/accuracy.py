@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 
 from results.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
+from results.profiles import Profile
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from results.figures import FigureData
+    from results.figures import FigureData, Kind
 
 R2 = "R\u00b2"  # mathtext is off: the superscript is a character
 METRIC_NAMES = {"r2_test": f"test {R2}", "r2_train": f"training {R2}", "nmse_test": "test NMSE", "mse_test": "test MSE"}
@@ -67,7 +68,7 @@ def pareto(data: FigureData, width: float) -> Figure:
     over datasets, the Pareto fronts joined and listed below the axes."""
     s = data.score("srbench2021")
     board, per = s.main, s.tables["per_task"]
-    ref = s.profile == "reference"
+    ref = s.profile == Profile.REFERENCE
     xcol, ycol, fcol = (
         ("median_rank_r2", "median_rank_size", "pareto_front") if ref else ("rank_r2", "rank_size", "pareto_rank")
     )
@@ -265,7 +266,7 @@ def energy(data: FigureData, width: float) -> Figure:
     return fig
 
 
-def _kinds() -> tuple:
+def _kinds() -> tuple[Kind, ...]:
     from results.figures import Kind
 
     return (

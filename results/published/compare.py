@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from results.profiles import Profile
 from results.published.sources import Protocol
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def _json(text: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def differences(f: Facts, p: Protocol, label: str, profile: str | None) -> list[str]:
+def differences(f: Facts, p: Protocol, label: str, profile: Profile | None) -> list[str]:
     """One line per difference between the workspace's runs and ``label``'s protocol ``p``."""
     out = []
     if f.seeds != p.seeds:
@@ -114,7 +115,7 @@ def differences(f: Facts, p: Protocol, label: str, profile: str | None) -> list[
     scalings = sorted(f.scalings) or ["none"]
     if scalings != [p.scaling]:
         out.append(f"scaling: {'/'.join(scalings)} here; {label} scaled {p.scaling} (StandardScaler)")
-    if profile == "corrected":
+    if profile == Profile.CORRECTED:
         out.append(
             f"profile: scored with srtui's corrected profile; {label}'s numbers come from its own code (reference)"
         )

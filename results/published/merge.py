@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from results.profiles import Profile
 from results.published import compare
 from results.published.read import PublishedError, energy_rows, locate, read_file, rows
 from results.published.sources import RULE_TRACKS, SOURCES, PublishedFile, Source
@@ -106,7 +107,7 @@ def merged_runs(
     suite: str | None = None,
     cache_dir: Path | None = None,
     data_dir: Path | None = None,
-    profile: str | None = None,
+    profile: Profile | None = None,
 ) -> Merged:
     """The workspace's ``runs`` (may be empty) and the published sources ``published`` in one table."""
     from results.tables import normalise

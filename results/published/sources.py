@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from results.profiles import Profile
+
 DATA = Path(__file__).resolve().parent / "data"
 #: where GitHub serves the LFS objects of cavalab/srbench (a mirror can replace it: SRTUI_PUBLISHED_MIRROR)
 LFS_BASE = "https://media.githubusercontent.com/media/cavalab/srbench/"
@@ -27,7 +29,7 @@ class Protocol:
     tuning: str  # "search" (a grid search per dataset) or "fixed" (tuned parameters, no search)
     scaling: str  # "xy" (X and y standardised) or "none"
     sklearn: str  # the scikit-learn version of the release's environment ("" = not pinned)
-    profile: str = "reference"  # published numbers come from the publication's code
+    profile: Profile = Profile.REFERENCE  # published numbers come from the publication's code
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import SrtuiError
-
-PROFILES = ("reference", "corrected")
+from results.profiles import PROFILES, Profile
 
 
 class ScoreError(SrtuiError, ValueError):
@@ -47,8 +46,9 @@ class Score:
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
-    def profile(self) -> str | None:
-        return self.options.get("profile")
+    def profile(self) -> Profile | None:
+        value = self.options.get("profile")
+        return None if value is None else Profile(value)
 
     @property
     def main(self) -> pd.DataFrame:
@@ -82,7 +82,7 @@ class Rule:
                 raise ScoreError(
                     f"option {key}={value!r} of rule {self.name!r} must be one of {', '.join(map(str, allowed))}"
                 )
-            opts[key] = value
+            opts[key] = type(default)(value) if isinstance(default, Profile) else value
         return opts
 
 
@@ -99,7 +99,7 @@ def rule(
     option ``profile`` (reference, corrected); the function's docstring documents the rule."""
     opts = dict(options or {})
     if release is not None:
-        opts = {"profile": ("reference", PROFILES), **opts}
+        opts = {"profile": (Profile.REFERENCE, PROFILES), **opts}
 
     def register(fn: Callable[..., Score]) -> Callable[..., Score]:
         if name in RULES:
@@ -110,11 +110,12 @@ def rule(
     return register
 
 
-def metric_column(runs: pd.DataFrame, release: str, name: str, profile: str = "reference") -> str:
+def metric_column(runs: pd.DataFrame, release: str, name: str, profile: Profile = Profile.REFERENCE) -> str:
     """The runs table's column holding metric ``name`` as ``release`` defines it: ``release.name``
     (``release.name:corrected`` first under profile corrected), else the plain ``name`` (a
     ``--from-csv`` file); a column without a single value counts as absent."""
-    candidates = ([f"{release}.{name}:corrected"] if profile == "corrected" else []) + [f"{release}.{name}", name]
+    corrected = [f"{release}.{Profile.CORRECTED.metric(name)}"] if profile == Profile.CORRECTED else []
+    candidates = [*corrected, f"{release}.{name}", name]
     for col in candidates:
         if col in runs.columns and runs[col].notna().any():
             return col
@@ -204,7 +205,7 @@ def drop_failed(runs: pd.DataFrame, col: str = "r2_test") -> pd.DataFrame:
     return runs[(runs["status"] == "ok") & runs[col].notna()]
 
 
-def n_minus_dense_rank(values: pd.Series, groups: pd.Series | pd.Index | list, n: int) -> pd.Series:
+def n_minus_dense_rank(values: pd.Series, groups: pd.Series | pd.Index | list[str], n: int) -> pd.Series:
     """The 2022 competition's ranks: ``n - rank(descending, method='dense')`` per group, so the best
     gets n - 1 and, with n distinct values, the worst gets 0; NaN stays NaN."""
     return n - values.groupby(groups).rank(ascending=False, method="dense")

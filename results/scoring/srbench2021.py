@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from results.profiles import Profile
 from results.scoring.base import (
     Score,
     aggregate,
@@ -57,7 +58,7 @@ def published_fronts(objs: np.ndarray, levels: int = PUBLISHED_LEVELS) -> np.nda
 
 
 @rule("srbench2021", {"agg": ("median", ("median", "mean"))}, release=RELEASE)
-def srbench2021(runs: pd.DataFrame, profile: str = "reference", agg: str = "median") -> Score:
+def srbench2021(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, agg: str = "median") -> Score:
     """Black-box comparison (the paper's Figure 2): per dataset the median over runs of test R2 and
     model size, ranked per dataset; Pareto fronts of the methods on (R2 rank, size rank).
 
@@ -74,7 +75,7 @@ def srbench2021(runs: pd.DataFrame, profile: str = "reference", agg: str = "medi
     require(runs, "r2_test", rule="srbench2021")
     size = metric_column(runs, RELEASE, "size", profile)
     require(runs, size, rule="srbench2021")
-    if profile == "reference":
+    if profile == Profile.REFERENCE:
         board, per_task, notes = _reference(runs, size)
         options = {"profile": profile, "size": size}
     else:
@@ -148,7 +149,7 @@ def _corrected(runs: pd.DataFrame, size: str, agg: str) -> tuple[pd.DataFrame, p
 
 
 @rule("srbench-groundtruth", {}, release=RELEASE)
-def groundtruth(runs: pd.DataFrame, profile: str = "reference") -> Score:
+def groundtruth(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE) -> Score:
     """Ground-truth problems (the paper's Figure 3): per method and noise level the symbolic solution
     rate (%) and the accuracy solution rate (% of runs with test R2 > 0.999), averaged over datasets;
     table per_data_group: the same per data group (Feynman, Strogatz: ``data_groups``).
@@ -160,7 +161,7 @@ def groundtruth(runs: pd.DataFrame, profile: str = "reference") -> Score:
     corrected: a failed or missing run counts as unsolved."""
     require(runs, "r2_test", rule="srbench-groundtruth")
     sol = metric_column(runs, RELEASE, "symbolic_solution", profile)
-    if profile == "reference":  # a published rate row (accuracy_solution) has no r2_test of its own
+    if profile == Profile.REFERENCE:  # a published rate row (accuracy_solution) has no r2_test of its own
         rated = runs["accuracy_solution"].notna() if "accuracy_solution" in runs.columns else False
         runs = runs[(runs["status"] == "ok") & (runs["r2_test"].notna() | rated)]
     else:

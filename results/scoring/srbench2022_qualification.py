@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from results.profiles import Profile
 from results.scoring.base import (
     Score,
     ScoreError,
@@ -37,7 +38,9 @@ def _baseline(runs: pd.DataFrame, baseline: str) -> str:
     {"baseline": ("auto", None), "agg": ("median", ("median", "mean"))},
     release="srbench2022",
 )
-def qualification(runs: pd.DataFrame, profile: str = "reference", baseline: str = "auto", agg: str = "median") -> Score:
+def qualification(
+    runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, baseline: str = "auto", agg: str = "median"
+) -> Score:
     """Stage 0: a method qualifies when it ranks better on test R2 than the baseline
     (LinearRegression; srtui's `linear`, or -o baseline=NAME).
 
@@ -48,11 +51,11 @@ def qualification(runs: pd.DataFrame, profile: str = "reference", baseline: str 
     better), mean over datasets; qualified when the mean rank is at least the baseline's."""
     require(runs, "r2_test", rule="srbench2022-qualification")
     base = _baseline(runs, baseline)
-    if profile == "reference":
+    if profile == Profile.REFERENCE:
         board, per_task = _reference(runs, base)
     else:
         board, per_task = _corrected(runs, base, agg)
-    options = {"profile": profile, "baseline": base} | ({"agg": agg} if profile == "corrected" else {})
+    options = {"profile": profile, "baseline": base} | ({"agg": agg} if profile == Profile.CORRECTED else {})
     return Score("srbench2022-qualification", options, {"leaderboard": board, "per_task": per_task})
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from results.profiles import Profile
 from results.scoring.base import (
     Score,
     ScoreError,
@@ -23,7 +24,10 @@ from results.scoring.srbench2022 import RELEASE, match_trust
 
 @rule("srbench2022-realworld", {"representative": ("median", ("median", "best"))}, release=RELEASE, needs_trust=True)
 def realworld(
-    runs: pd.DataFrame, trust: pd.DataFrame | None = None, profile: str = "reference", representative: str = "median"
+    runs: pd.DataFrame,
+    trust: pd.DataFrame | None = None,
+    profile: Profile = Profile.REFERENCE,
+    representative: str = "median",
 ) -> Score:
     """Per task one representative run per method (the finished run closest to the median test R2,
     or -o representative=best); ranks of its test R2, its simplicity and the expert's trust
@@ -44,9 +48,9 @@ def realworld(
     simp = metric_column(runs, RELEASE, "simplicity", profile)
     require(runs, simp, rule="srbench2022-realworld")
     # corrected: a method with no run at all on a task is there, without a representative
-    reps = _representatives(runs if profile == "reference" else complete(runs), simp, representative)
+    reps = _representatives(runs if profile == Profile.REFERENCE else complete(runs), simp, representative)
     rated = match_trust(trust, sorted(reps["task"].unique()))
-    per_task = _reference(reps, rated) if profile == "reference" else _corrected(reps, rated)
+    per_task = _reference(reps, rated) if profile == Profile.REFERENCE else _corrected(reps, rated)
     board = per_task.groupby("method").agg(score=("score", "mean"), tasks=("task", "nunique"), trust=("trust", "mean"))
     board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
     board = board.sort_values("score", ascending=False).reset_index()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
+from results.profiles import Profile
 from results.scoring.base import (
     Score,
     ScoreError,
@@ -25,7 +28,7 @@ from results.scoring.srbench2022 import PROPERTY_COLUMNS, REFERENCE_PROPERTY, RE
 
 
 @rule("srbench2022-synthetic", {"agg": ("median", ("median", "mean"))}, release=RELEASE)
-def synthetic(runs: pd.DataFrame, profile: str = "reference", agg: str = "median") -> Score:
+def synthetic(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, agg: str = "median") -> Score:
     """Per dataset: ranks of accuracy (test R2 to 3 decimals), simplicity and the dataset's property;
     dataset score = harmonic mean of the three ranks; final score = mean over datasets.
 
@@ -45,7 +48,8 @@ def synthetic(runs: pd.DataFrame, profile: str = "reference", agg: str = "median
         runs["difficulty"] = task_column(runs, "difficulty")
     simp = metric_column(runs, RELEASE, "simplicity", profile)
     require(runs, simp, rule="srbench2022-synthetic")
-    if profile == "reference":
+    options: dict[str, Any]
+    if profile == Profile.REFERENCE:
         per_task, board = _reference(runs, simp)
         options = {"profile": profile}
     else:
@@ -101,7 +105,7 @@ def _reference_property(ok: pd.DataFrame) -> pd.Series:
     for prop, name in REFERENCE_PROPERTY.items():
         rows = ok["property"] == prop
         if rows.any():
-            col = metric_column(ok, RELEASE, name, "reference")
+            col = metric_column(ok, RELEASE, name, Profile.REFERENCE)
             if col not in ok.columns:
                 raise ScoreError(
                     f"tasks with property {prop!r} need column {col!r} (or {RELEASE}.{col}) in the runs table"
@@ -117,7 +121,7 @@ def _corrected_property(runs: pd.DataFrame, agg: str) -> pd.Series:
         name = PROPERTY_COLUMNS.get(prop)
         if name is None:
             continue
-        col = metric_column(frame, RELEASE, name, "corrected")
+        col = metric_column(frame, RELEASE, name, Profile.CORRECTED)
         if col not in frame.columns:
             raise ScoreError(f"tasks with property {prop!r} need column {col!r} in the runs table")
         parts.append(aggregate(frame, col, agg))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from results.profiles import Profile
 from results.resources import method_medians
 from results.scoring.base import (
     Score,
@@ -32,7 +33,8 @@ def published_curve(values: np.ndarray, n_problems: int, grid: np.ndarray = PUBL
     keep = xs != 0
     px = np.concatenate([[0.0], xs[keep]])
     py = np.concatenate([[len(v)], left[keep]]) / n_problems
-    return np.interp(grid, px, py)
+    shares: np.ndarray = np.interp(grid, px, py)
+    return shares
 
 
 def published_auc(values: np.ndarray, n_problems: int) -> float:
@@ -46,17 +48,17 @@ def profile_auc(values: np.ndarray) -> float:
     return float(np.mean(np.clip(v, 0.0, 1.0))) if len(v) else np.nan
 
 
-def performance_profiles(runs: pd.DataFrame, xs: np.ndarray, profile: str = "reference") -> pd.DataFrame:
+def performance_profiles(runs: pd.DataFrame, xs: np.ndarray, profile: Profile = Profile.REFERENCE) -> pd.DataFrame:
     """P[R2 >= x] of each method (rows) at each ``x`` (columns ``P[R2>=x]``), exactly as the
     rule's leaderboard has them under ``profile``: the one performance profile of srtui (the
     app's plots draw it too). ``runs`` is a runs table (results.tables)."""
     require(runs, "r2_test", rule="srbench2025")
-    board, _ = (_reference if profile == "reference" else _corrected)(complete(runs), np.asarray(xs, float))
+    board, _ = (_reference if profile == Profile.REFERENCE else _corrected)(complete(runs), np.asarray(xs, float))
     return board[[f"P[R2>={x:g}]" for x in xs]]
 
 
 @rule("srbench2025", {"grid": (11, None)}, release=RELEASE)
-def srbench2025(runs: pd.DataFrame, profile: str = "reference", grid: int = 11) -> Score:
+def srbench2025(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, grid: int = 11) -> Score:
     """Performance profiles P[R2 >= x] over datasets with their area (AUC) per method, the AUC per
     (dataset, method) over runs, Pareto fronts of median size vs median R2 per dataset with the
     ground truth marked, and the methods on no front (up for deprecation).
@@ -76,7 +78,7 @@ def srbench2025(runs: pd.DataFrame, profile: str = "reference", grid: int = 11) 
     cost, notes = _energy_time(runs)
     runs = complete(runs)
     xs = np.linspace(0, 1, int(grid))
-    if profile == "reference":
+    if profile == Profile.REFERENCE:
         board, per_dataset = _reference(runs, xs)
         notes += _flat_tail_note(runs, per_dataset)
     else:

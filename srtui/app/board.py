@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import SrtuiError
+from results.profiles import Profile
 from srtui.app.data import Reader
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ class Board:
     breakdown_columns: tuple[str, ...] = ()
     breakdown: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     note: str = ""
-    profile: str | None = None  # reference / corrected, for the rules of a published release
+    profile: Profile | None = None  # for the rules of a published release
     published: bool = False  # SRBench's published rows beside the suite's (results.published)
     warnings: tuple[str, ...] = ()  # one line per difference from the published protocol
 
@@ -84,7 +85,7 @@ def has_profiles(rule: str) -> bool:
     """Whether ``rule`` takes ``profile`` (the rules of a published release do)."""
     try:
         return "profile" in _scoring().get_rule(rule).options
-    except Exception:  # noqa: BLE001 - an unknown rule or no scoring in this build: no profiles to offer
+    except SrtuiError:  # an unknown rule or no scoring in this build: load_board shows why
         return False
 
 
@@ -97,7 +98,9 @@ def has_published(rule: str) -> bool:
     return rule in RULE_TRACKS
 
 
-def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference", published: bool = False) -> Board:
+def load_board(
+    reader: Reader, suite: str, rule: str, profile: Profile = Profile.REFERENCE, published: bool = False
+) -> Board:
     """Score the suite's runs with ``rule`` under ``profile`` (where the rule has profiles), with
     the rule's published source beside them when ``published``; the per-dataset breakdown is
     grouped by method."""
@@ -143,7 +146,7 @@ def load_board(reader: Reader, suite: str, rule: str, profile: str = "reference"
         b_columns,
         breakdown,
         "; ".join(result.notes),
-        result.options.get("profile"),
+        result.profile,
         published,
         tuple(result.warnings),
     )

@@ -320,6 +320,7 @@ _FINISHED_COLUMNS = ("job_id", "method", "task", "status", "r2_test", "model", "
 def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: str = "reference") -> SuiteAggregate:
     """Performance profiles (the srbench2025 rule's, under ``profile``) and the size/accuracy
     Pareto front of the methods from the medians over seeds (failed runs count as R² = -inf)."""
+    from results.profiles import Profile
     from results.scoring.srbench2025 import performance_profiles
     from results.tables import runs_frame
 
@@ -334,7 +335,7 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: 
         raise DetailError(f"suite {suite} has no finished runs")
     thresholds = tuple(float(t) for t in np.round(np.linspace(0.0, 1.0, 21), 2))
     finished = runs[~runs["status"].isin(("pending", "running"))]
-    table = performance_profiles(finished, np.asarray(thresholds), profile)
+    table = performance_profiles(finished, np.asarray(thresholds), Profile(profile))
     per: dict[tuple[str, str], list[float]] = {}
     for row in rows:
         r2 = row["r2_test"]

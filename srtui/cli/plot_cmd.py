@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from results.profiles import Profile, named_profile
 from srtui.cli.common import WorkspaceOption, fail
 from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
 
@@ -113,7 +114,7 @@ def _published_runs(
         workspace=workspace,
         data_dir=data_dir,
         strict=strict,
-        profile=str(options.get("profile", "reference")),
+        profile=named_profile(options.get("profile", Profile.REFERENCE)),
     )
     for line in merged.warnings:
         print(f"srtui: warning: {line}", file=sys.stderr)

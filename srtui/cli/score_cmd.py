@@ -273,11 +273,15 @@ def _names(text: str | None) -> list[str]:
 def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     """One release's values: ``symbolic_solution`` is the verdict the release publishes; its
     corrected variant and each named variant (``results.releases.VARIANTS``) under their own keys."""
+    from results.profiles import Profile
     from results.solutions import VARIANTS
 
     keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
     view = {k: m.get(f"{rel}.{k}") for k in keys}
-    solutions = ["symbolic_solution:corrected", *(f"symbolic_solution:{v}" for v in VARIANTS.get(rel, {}))]
+    solutions = [
+        Profile.CORRECTED.metric("symbolic_solution"),
+        *(f"symbolic_solution:{v}" for v in VARIANTS.get(rel, {})),
+    ]
     view.update({k: m.get(f"{rel}.{k}") for k in solutions})
     view["ted_norm"] = m.get("srsd.ted_norm")  # SRSD's definition, the same for every release
     if not with_truth:

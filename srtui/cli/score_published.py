@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from results.profiles import Profile, named_profile
 from srtui.cli.common import fail
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def published_runs(
     workspace: Path | None,
     data_dir: Path | None,
     strict: bool,
-    profile: str,
+    profile: Profile | None,
 ) -> Merged:
     """The suite's runs (none when the workspace has none) merged with the published ones; the
     warnings checked against --strict (for `srtui score` and `srtui plot` alike)."""
@@ -82,7 +83,7 @@ def published_score(
     """Score the suite's runs (none when the workspace has none) merged with the published ones."""
     from results.published import score_published
 
-    profile = str(options.get("profile", "reference"))
+    profile = named_profile(options.get("profile", Profile.REFERENCE))
     merged = published_runs(
         rule, published, suite=suite, workspace=workspace, data_dir=data_dir, strict=strict, profile=profile
     )

@@ -42,8 +42,9 @@ def _delay_kernel(mean: float, shape: float = 3.0, length: int = 40) -> np.ndarr
     from scipy.stats import gamma
 
     days = np.arange(length)
-    w = gamma.pdf(days + 0.5, a=shape, scale=mean / shape)
-    return w / w.sum()
+    w: np.ndarray = gamma.pdf(days + 0.5, a=shape, scale=mean / shape)
+    kernel: np.ndarray = w / w.sum()
+    return kernel
 
 
 def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:

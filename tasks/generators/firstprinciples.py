@@ -7,6 +7,7 @@ parameter ranges written below (SI units unless stated), 500 rows, random 75/25 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -23,12 +24,21 @@ ROWS = 500
 R, G, H, C, K_B, RYD = 8.314462618, 6.6743e-11, 6.62607015e-34, 299792458.0, 1.380649e-23, 1.0973731568e7
 
 
-def _planck(nu, T):
+def _planck(nu: np.ndarray, T: np.ndarray) -> np.ndarray:
     return 2 * H * nu**3 / C**2 / np.expm1(H * nu / (K_B * T))
 
 
-#: key -> (features, target, formula, numpy twin, sampler(rng, n) -> X, noise, ranges note)
-LAWS = {
+#: features, target, formula, numpy twin, sampler(rng, n) -> X, noise, ranges note
+Law = tuple[
+    list[str],
+    str,
+    str,
+    Callable[[np.ndarray], np.ndarray],
+    Callable[[np.random.Generator, int], np.ndarray],
+    float,
+    str,
+]
+LAWS: dict[str, Law] = {
     "ideal-gas": (
         ["n", "T", "V"],
         "P",

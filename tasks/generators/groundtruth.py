@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -32,6 +33,20 @@ TRACK = "srbench-groundtruth"
 NOISE_LEVELS = (0.0, 0.001, 0.01, 0.1)
 FEYNMAN_ROWS = 10_000
 _DATA = Path(__file__).resolve().parent.parent / "data" / "groundtruth.json"
+
+
+class Problem(TypedDict):
+    """One problem of ``groundtruth.json`` (written by ``tasks.tools.pmlb_metadata.convert``)."""
+
+    name: str
+    family: str  # "feynman" or "strogatz"
+    features: list[str]
+    target: str
+    formula: str
+    ranges: NotRequired[dict[str, list[float]]]  # feynman: feature -> [low, high]
+    state: NotRequired[str]  # strogatz: "x" or "y", the state whose derivative is the target
+    system: NotRequired[str]  # strogatz: the key of STROGATZ
+
 
 #: system -> (dx/dt, dy/dt, initial conditions (x0, y0)); numpy twins of the shipped formulas
 STROGATZ: dict[str, tuple[Callable[..., float], Callable[..., float], Sequence[tuple[float, float]]]] = {
@@ -71,13 +86,19 @@ T_END, N_POINTS = 10.0, 100
 
 
 @lru_cache(maxsize=1)
-def problems() -> dict[str, dict]:
-    data = json.loads(_DATA.read_text())
-    return {p["name"]: p for p in data["problems"]}
+def _catalogue() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(_DATA.read_text())  # a file of the package
+    return data
+
+
+@lru_cache(maxsize=1)
+def problems() -> dict[str, Problem]:
+    listed: list[Problem] = _catalogue()["problems"]
+    return {p["name"]: p for p in listed}
 
 
 def catalogue_source() -> str:
-    return json.loads(_DATA.read_text())["source"]
+    return str(_catalogue()["source"])
 
 
 def task_name(problem: str, level: float) -> str:
@@ -98,7 +119,7 @@ def simulate(system: str) -> tuple[np.ndarray, np.ndarray]:
     return S, np.column_stack([fx(S[:, 0], S[:, 1]), fy(S[:, 0], S[:, 1])])
 
 
-def _feynman_data(p: dict) -> tuple[np.ndarray, np.ndarray, dict]:
+def _feynman_data(p: Problem) -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
     from tasks.truth import parse_truth
 
     rng = np.random.default_rng(stable_seed(p["name"]))

@@ -114,7 +114,7 @@ def _noise_row(x: float) -> float:
     return (0.11 * x**4 - 1.4 * x**3) / (0.68 * x**2 + 1)
 
 
-def _provenance(kind: str, seed: int, official: str | None, **extra: object) -> dict:
+def _provenance(kind: str, seed: int, official: str | None, **extra: object) -> dict[str, object]:
     return {
         "source": "generated",
         "generator": f"tasks.generators.srbench2022.{kind}",
@@ -160,7 +160,7 @@ def _noisy(
     return add_srbench2022_noise(y, r, seed), (y[test_index] if clean_test else None)
 
 
-def _noise_note(y: np.ndarray, r: float, clean_test: bool) -> dict:
+def _noise_note(y: np.ndarray, r: float, clean_test: bool) -> dict[str, object]:
     if r == 0:
         return {"noise": "no noise"}
     where = "training rows only (test targets noiseless, srtui's -cleantest variant)" if clean_test else "every row"

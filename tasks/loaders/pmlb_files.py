@@ -26,7 +26,8 @@ MIRROR_ENV = "SRTUI_PMLB_MIRROR"
 
 @lru_cache(maxsize=1)
 def manifest() -> dict[str, Any]:
-    return json.loads(MANIFEST.read_text())
+    entries: dict[str, Any] = json.loads(MANIFEST.read_text())  # a file of the package
+    return entries
 
 
 def info(name: str) -> dict[str, Any]:

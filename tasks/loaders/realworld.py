@@ -75,7 +75,7 @@ def official(target: str, context: TaskContext) -> Task:
     )
 
 
-def nyc_counts(context: TaskContext) -> tuple[pd.DataFrame, dict]:
+def nyc_counts(context: TaskContext) -> tuple[pd.DataFrame, dict[str, str]]:
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
     path, prov = locate(NYC, context)

@@ -12,6 +12,7 @@ import keyword
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "groundtruth.json"
 SOURCE = "EpistasisLab/pmlb@7c1f4bdc00136dc2e55c87fa6b8ba6e8af6d1a68 datasets/NAME/metadata.yaml"
@@ -40,7 +41,7 @@ def _python(formula: str) -> str:
     return re.sub(r"\s+", " ", formula).strip()
 
 
-def convert(meta: dict) -> dict:
+def convert(meta: dict[str, Any]) -> dict[str, object]:
     name = meta["dataset"]
     features = [str(f["name"]) for f in meta["features"]]
     bad = [f for f in features if not f.isidentifier() or keyword.iskeyword(f)]

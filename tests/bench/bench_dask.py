@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 import clusters  # noqa: E402
+from targets import finish, target  # noqa: E402
 
 N_JOBS = 100
 
@@ -125,13 +126,14 @@ def main() -> None:
     local_total, local_phase = rows[0][1], rows[0][2]
     print(f"{N_JOBS} probe-noop jobs, 2 slots")
     for label, total, phase in rows:
+        goal = "" if label == rows[0][0] else f"; {target(label, phase / local_phase, '<=', 1.5, 'x local')}"
         print(
             f"  {label:<34} command {total:6.1f} s ({total / local_total:4.2f}x) "
-            f"  run phase {phase:6.1f} s ({phase / local_phase:4.2f}x)"
+            f"  run phase {phase:6.1f} s ({phase / local_phase:4.2f}x{goal})"
         )
     for line in skipped:
         print(f"  skipped {line}")
-    print("  target: run phase <= 1.5x local")
+    finish()
 
 
 if __name__ == "__main__":

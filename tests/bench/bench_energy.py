@@ -27,6 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from targets import finish, target  # noqa: E402  (tests/bench/targets.py, beside this script)
+
 from engine import energy  # noqa: E402
 
 PAIRS = 2000
@@ -160,8 +162,10 @@ def main() -> None:
                 f"share {shares[-1]:.3f} %"
             )
     print(
-        f"energy sampling CPU share: {max(shares):.3f} % of the shortest job's CPU time, worst launcher (target < 1 %)"
+        f"energy sampling CPU share: {max(shares):.3f} % of the shortest job's CPU time, worst launcher "
+        f"({target('energy sampling CPU share', max(shares), '<', 1, ' %')})"
     )
+    finish()
 
 
 if __name__ == "__main__":

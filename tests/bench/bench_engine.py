@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from targets import finish, target
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
@@ -77,7 +79,8 @@ def bench_overhead(tmp: Path) -> None:
     xargs_s = time.perf_counter() - t0
     print(
         f"engine overhead: {N_JOBS} probe-noop jobs, srtui run --jobs 2: {srtui_s:.2f} s; "
-        f"xargs -P 2 on the same worker: {xargs_s:.2f} s; ratio {srtui_s / xargs_s:.2f} (target <= 1.3)"
+        f"xargs -P 2 on the same worker: {xargs_s:.2f} s; ratio {srtui_s / xargs_s:.2f} "
+        f"({target('overhead ratio to xargs', srtui_s / xargs_s, '<=', 1.3)})"
     )
     print("  (srtui's figure includes interpreter start-up of the driver, planning, the store and scoring)")
 
@@ -123,7 +126,8 @@ def bench_status(tmp: Path, runs: int = 100_000, store_dir: Path | None = None) 
     total = json.loads(out.stdout)["total"]
     print(
         f"srtui status --json on {total} job records: median {statistics.median(times):.3f} s, "
-        f"best {min(times):.3f} s over 5 runs (target < 0.5 s; includes interpreter start-up); "
+        f"best {min(times):.3f} s over 5 runs ({target('status --json, best of 5', min(times), '<', 0.5, ' s')}; "
+        "includes interpreter start-up); "
         f"CPU median {statistics.median(cpu):.3f} s (load average {os.getloadavg()[0]:.1f})"
     )
 
@@ -220,12 +224,14 @@ def bench_launchers(tmp: Path) -> None:
     )
     fork_fit = statistics.mean(r["fit_s"] for r in fork_rows)
     print(
-        f"  ratios: exec / fork {exec_s / fork_s:.1f}x (target >= 10x); baseline / fork {base_s / fork_s:.1f}x; "
+        f"  ratios: exec / fork {exec_s / fork_s:.1f}x ({target('exec / fork', exec_s / fork_s, '>=', 10, 'x')}); "
+        f"baseline / fork {base_s / fork_s:.1f}x; "
         f"exec / baseline {exec_s / base_s:.2f}"
     )
+    beyond = _run_phase(fork_rows) / n - fork_fit / slots
     print(
         f"  fork overhead beyond the fit, per job: {fork_s / n - fork_fit / slots:.4f} s of the run's wall "
-        f"({_run_phase(fork_rows) / n - fork_fit / slots:.4f} s in the run phase; target <= 0.05 s)"
+        f"({beyond:.4f} s in the run phase; {target('fork overhead per job', beyond, '<=', 0.05, ' s')})"
     )
     print(f"  the same {n} models under both launchers: {same}")
 
@@ -245,6 +251,7 @@ def main() -> None:
                 bench_status(Path(tmp), args.runs, args.store)
             else:
                 parts[name](Path(tmp))
+    finish()
 
 
 if __name__ == "__main__":

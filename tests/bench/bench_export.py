@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from targets import finish, target
 
 from results.export import render_tables
 from results.tables import normalise
@@ -60,8 +61,10 @@ def export_store(store: Path) -> None:
         files = sorted(Path(out).iterdir())
         size = sum(f.stat().st_size for f in files) / 1e6
         status = "ok" if done.returncode == 0 else f"FAILED: {done.stderr.strip()[:200]}"
+        took = dt if done.returncode == 0 else float("inf")  # a failed export misses its target
         print(
-            f"srtui export of {store}: {dt:.1f} s, {len(files)} files, {size:.0f} MB ({status}; target < 60 s; "
+            f"srtui export of {store}: {dt:.1f} s, {len(files)} files, {size:.0f} MB ({status}; "
+            f"{target('srtui export of the store', took, '<', 60, ' s')}; "
             f"load average {os.getloadavg()[0]:.1f})"
         )
 
@@ -78,8 +81,9 @@ def main() -> None:
         t0 = time.perf_counter()
         text = render_tables({"runs": df}, fmt, "runs", {"suite": "all"})
         dt = time.perf_counter() - t0
-        target = " (target < 10 s)" if fmt in ("csv", "latex") else ""
-        print(f"{fmt:>5}: {args.n} runs in {dt:.2f} s ({len(text) / 1e6:.1f} MB){target}")
+        goal = f" ({target(f'export {fmt}', dt, '<', 10, ' s')})" if fmt in ("csv", "latex") else ""
+        print(f"{fmt:>5}: {args.n} runs in {dt:.2f} s ({len(text) / 1e6:.1f} MB){goal}")
+    finish()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from targets import finish, target
 
 from engine.pool import default_workers
 from engine.workspace import Workspace
@@ -112,7 +113,7 @@ ISSUE_RATE = 2.4  # models/s of the first pass when issue 12 was written (2 core
 def main() -> None:
     if "--overlap" in sys.argv:  # metrics in the run's slots against the post-run pass
         sys.path.insert(0, str(Path(__file__).parent))
-        from bench_overlap import main as overlap  # type: ignore[import-not-found]
+        from bench_overlap import main as overlap
 
         overlap([a for a in sys.argv[1:] if a != "--overlap"])
         return
@@ -146,6 +147,7 @@ def main() -> None:
         store.close()
     assert second == first, "the cached pass must give the same metrics"
     _report(args, items, nb, workers, (before, s0, t0), (first, s1, t1), t2, (sol0, sol1, longest, split))
+    finish()
 
 
 def _report(args, items, nb, workers, slow, fast, t2, extra) -> None:
@@ -164,7 +166,7 @@ def _report(args, items, nb, workers, slow, fast, t2, extra) -> None:
     )
     print(f"first pass with screen:    {args.n} models in {t1:.1f} s = {rate1:.2f} models/s (timeouts {s1.timeouts})")
     print(
-        f"ratio with/without screen: {rate1 / rate0:.1f}x (target >= 10x); "
+        f"ratio with/without screen: {rate1 / rate0:.1f}x ({target('screen speed-up', rate1 / rate0, '>=', 10, 'x')}); "
         f"vs the issue's {ISSUE_RATE} models/s: {rate1 / ISSUE_RATE:.1f}x"
     )
     print(
@@ -185,10 +187,14 @@ def _report(args, items, nb, workers, slow, fast, t2, extra) -> None:
         )
     print(
         f"verdicts identical on the {nb} models of both passes: {'yes' if same else 'no'} "
+        f"({target('identical verdicts (1 = yes)', int(same), '>=', 1)}) "
         f"(models with a timed-out check in either pass: {timed_out}); solutions: {solved}"
     )
     print(f"longest operation: {longest:.2f} s (deadline {args.timeout:g} s)")
-    print(f"second pass (cache): {t2:.2f} s = {args.n / t2:.0f} models/s; speed-up {t1 / t2:.0f}x (target >= 20x)")
+    print(
+        f"second pass (cache): {t2:.2f} s = {args.n / t2:.0f} models/s; speed-up {t1 / t2:.0f}x "
+        f"({target('cache speed-up', t1 / t2, '>=', 20, 'x')})"
+    )
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from targets import finish, target
+
 SUITE = """name = "overlap"
 tasks = ["smoke-linear", "smoke-interaction"]
 methods = ["gplearn", "ffx", "linear", "poly2"]
@@ -98,16 +100,19 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{where:>12}  {label:<34} {wall:7.1f} s wall, slots idle {idle:5.1%}")
             (old_wall, _), (new_wall, new_idle) = results[(where, False)], results[(where, True)]
             print(
-                f"{where:>12}  new / today's wall: {new_wall / old_wall:.2f} (target <= 1.00); "
-                f"idle share {new_idle:.1%} (target <= 10 %)"
+                f"{where:>12}  new / today's wall: {new_wall / old_wall:.2f} "
+                f"({target(f'{where}: new / today s wall', new_wall / old_wall, '<=', 1.0)}); "
+                f"idle share {new_idle:.1%} ({target(f'{where}: idle share', 100 * new_idle, '<=', 10, ' %')})"
             )
         ws = Path(tmp) / "local-1"
         pool, n = _metrics_rate(ws, args.slots, cluster=False)
         on_cluster, _ = _metrics_rate(ws, args.slots, cluster=True)
         print(
             f"metrics throughput of {n} models: local pool {pool:.2f} models/s, LocalCluster {on_cluster:.2f} "
-            f"models/s = {on_cluster / pool:.2f} x (target >= 0.9)"
+            f"models/s = {on_cluster / pool:.2f} x "
+            f"({target('cluster / local pool', on_cluster / pool, '>=', 0.9, 'x')})"
         )
+    finish()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Benchmark: srtui's safe parser vs sympy.parse_expr, parse + lambdify on the same strings.
 
 Run: ``python tests/bench/bench_parser.py [--n 10000] [--seed 0]``. Prints models/s for each and
-the ratio. ``parse_expr`` is allowed here only as the reference (it evaluates its input).
+the ratio (target: srtui no slower, ratio >= 1).
+``parse_expr`` is allowed here only as the reference (it evaluates its input).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np
 import sympy as sp
 from sympy.parsing.sympy_parser import parse_expr
+from targets import finish, target
 
 from engine.expression import ExpressionError, compile_expression, parse_expression
 
@@ -110,7 +112,8 @@ def main() -> None:
     print(f"  srtui: {srtui_failed} strings refused")
     if failed or timeouts:
         print(f"  sympy: {failed} strings failed, {timeouts} cut off at {a.limit:g} s (time is a lower bound)")
-    print(f"ratio srtui/sympy: {r_srtui / r_sympy:.2f}x")
+    print(f"ratio srtui/sympy: {r_srtui / r_sympy:.2f}x ({target('srtui / sympy', r_srtui / r_sympy, '>=', 1, 'x')})")
+    finish()
 
 
 if __name__ == "__main__":

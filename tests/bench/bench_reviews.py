@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+from targets import finish, target  # noqa: E402
 from test_reviews_seed import seed_review_workspace  # noqa: E402
 
 from engine.workspace import Workspace  # noqa: E402
@@ -99,9 +100,10 @@ def main() -> None:
         print(
             f"{name:>6} (think {think:.0f} ms): {len(lat)} submits, {n} ratings stored ({distinct} distinct); "
             f"submit-to-next latency p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {mx:.1f} ms; "
-            f"target p95 < 100 ms: {'met' if p95 < 100 else 'NOT met'} (ratio p95/target {p95 / 100:.2f})"
+            f"{target(f'{name}: p95 latency', p95, '<', 100, ' ms')} (ratio p95/target {p95 / 100:.2f})"
         )
     shutil.rmtree(root.parent, ignore_errors=True)
+    finish()
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from unittest.mock import patch
 
+from targets import finish, target
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
@@ -274,9 +276,10 @@ def open_store(root: Path, n_runs: int):
     t = time.perf_counter()
     Store(ws).close()
     if version < schema.VERSION:
+        took = time.perf_counter() - t
         print(
             f"migration of {n_runs:,} runs from schema {version} to {schema.VERSION}: "
-            f"{time.perf_counter() - t:.1f} s (target < 60 s)"
+            f"{took:.1f} s ({target('migration', took, '<', 60, ' s')})"
         )
     return ws
 
@@ -310,7 +313,7 @@ def main() -> None:
         r = asyncio.run(explorer(ws))
         print(
             "results explorer, time to first paint after pressing 2: "
-            f"{r['first_paint_s'] * 1000:.0f} ms (target < 200 ms)"
+            f"{r['first_paint_s'] * 1000:.0f} ms ({target('first paint', r['first_paint_s'] * 1000, '<', 200, ' ms')})"
         )
         print(
             "  app start (incl. imports of the app, not of Python) "
@@ -326,21 +329,27 @@ def main() -> None:
             )
         print(
             f"filter/sort/group latency: median {statistics.median(lat.values()) * 1000:.0f} ms, "
-            f"worst {max(lat.values()) * 1000:.0f} ms (target < 200 ms); query CPU: median "
+            f"worst {max(lat.values()) * 1000:.0f} ms "
+            f"({target('filter/sort/group, worst', max(lat.values()) * 1000, '<', 200, ' ms')}); query CPU: median "
             f"{statistics.median(r['query_cpu_s'].values()) * 1000:.0f} ms, worst "
             f"{max(r['query_cpu_s'].values()) * 1000:.0f} ms (load average {os.getloadavg()[0]:.1f})"
         )
-        print(f"resident memory of the app process with the explorer open: {r['rss_mb']:.0f} MB (target < 300 MB)")
-        print(f"monitor refresh on this store: {monitor_refresh(ws) * 1000:.0f} ms CPU (target < 50 ms)")
-        if args.no_live:
-            return
-        share, how = monitor_cpu(tmp)
+        rss = target("app resident memory", r["rss_mb"], "<", 300, " MB")
+        print(f"resident memory of the app process with the explorer open: {r['rss_mb']:.0f} MB ({rss})")
+        refresh_ms = monitor_refresh(ws) * 1000
         print(
-            "monitor CPU while idle-waiting on a run of 2 parallel jobs "
-            f"({how}): {share * 100:.1f} % of one core (target < 5 %)"
+            f"monitor refresh on this store: {refresh_ms:.0f} ms CPU "
+            f"({target('monitor refresh CPU', refresh_ms, '<', 50, ' ms')})"
         )
+        if not args.no_live:
+            share, how = monitor_cpu(tmp)
+            print(
+                "monitor CPU while idle-waiting on a run of 2 parallel jobs "
+                f"({how}): {share * 100:.1f} % of one core ({target('monitor CPU', share * 100, '<', 5, ' %')})"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    finish()
 
 
 if __name__ == "__main__":

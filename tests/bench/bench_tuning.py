@@ -33,6 +33,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from targets import finish, target
+
 REPO = Path(__file__).resolve().parents[2]
 GRID = "\n[tuning.grids]\nridge = [{ alphas = [10.0] }, { alphas = [100.0] }, { alphas = [1000.0] }]\n"
 CASES = (("srbench2025", 4, 4 * (2 * 5 + 1), ""), ("srbench2021", 2, 2 * (4 * 5 + 2 * 5 + 1), GRID))
@@ -92,11 +94,13 @@ def main() -> None:
         med = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
         print(
             f"{protocol}: {jobs} jobs each, {reps} pairs; ratio tuned/plain {pairs:.3f} (median of the pairs; "
-            f"target <= 1.1); ratio of the medians {med['tuned'] / med['plain']:.3f} (plain {med['plain']:.1f} s, "
+            f"{target(f'{protocol}: tuned / plain', pairs, '<=', 1.1)}); "
+            f"ratio of the medians {med['tuned'] / med['plain']:.3f} (plain {med['plain']:.1f} s, "
             f"tuned {med['tuned']:.1f} s); job phase ratio {phase:.3f}; CPU ratio {cpu:.3f} (whole command "
             "with its results metrics, which a plain run computes for every job)"
         )
     print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+    finish()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
 from engine.textsafe import visible
+from results.profiles import Profile
 from srtui.app.board import Board, export_board, has_profiles, has_published, load_board, rule_names, suite_rule
 from srtui.app.data import Reader, suites
 from srtui.app.messages import LeaderboardReady
@@ -48,8 +49,8 @@ class LeaderboardScreen(SectionScreen):
     def __init__(self) -> None:
         super().__init__()
         self.board: Board | None = None
-        self._requested: tuple[str, str, str, bool] | None = None
-        self.profile = "reference"
+        self._requested: tuple[str, str, Profile, bool] | None = None
+        self.profile = Profile.REFERENCE
         self.published = False
         self._breakdown_of: tuple[int, object] | None = None
         self._suites_shown = False
@@ -121,7 +122,7 @@ class LeaderboardScreen(SectionScreen):
             self.load(suite, rule, self.profile, self.published)
 
     def action_toggle_profile(self) -> None:
-        self.profile = "corrected" if self.profile == "reference" else "reference"
+        self.profile = Profile.CORRECTED if self.profile == Profile.REFERENCE else Profile.REFERENCE
         self._reload()
 
     def action_toggle_published(self) -> None:
@@ -136,7 +137,7 @@ class LeaderboardScreen(SectionScreen):
         return super().check_action(action, parameters)
 
     @work(thread=True, exclusive=True, group="board", exit_on_error=False)
-    def load(self, suite: str, rule: str, profile: str, published: bool) -> None:
+    def load(self, suite: str, rule: str, profile: Profile, published: bool) -> None:
         self.post_message(LeaderboardReady(load_board(self.reader, suite, rule, profile, published)))
 
     @on(Worker.StateChanged)

@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 if TYPE_CHECKING:
+    from results.profiles import Profile
     from srtui.app.data import Reader
 
 
@@ -25,7 +26,7 @@ energy on Suite plots) as a PDF, as `srtui plot` draws it; w saves the suite's H
 
 
 def save_in_background(
-    screen: Screen[Any], reader: Reader, what: str, suite: str, kind: str = "", profile: str | None = None
+    screen: Screen[Any], reader: Reader, what: str, suite: str, kind: str = "", profile: Profile | None = None
 ) -> None:
     """Save a publication figure (PDF) or the suite's HTML report into <workspace>/exports/ in a
     worker thread, then say where the file went (or why there is none)."""
