@@ -55,8 +55,33 @@ def _verbatim_symbol(name: str) -> Any:  # a sympy Symbol subclass (sympy has no
     return _verbatim_class()(name, real=True)
 
 
+#: seconds sympy may spend printing one model (a power tower of a few characters takes hours)
+PRINT_TIMEOUT_S = 10.0
+
+
+def _forms(payload: tuple[str, tuple[str, ...], str]) -> dict[str, Any]:
+    return rounded_forms(*payload)
+
+
+@lru_cache(maxsize=1)
+def _printer() -> Any:  # engine.pool.Bounded, made on first use
+    from engine.pool import Bounded, render_timeout
+
+    return Bounded(_forms, render_timeout(PRINT_TIMEOUT_S), preload=("reviews.items",))
+
+
 def rounded_expression(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
-    """{expression, expression_ascii, plain, black_box}: the model for display, constants rounded."""
+    """``rounded_forms`` printed in a process of its own under PRINT_TIMEOUT_S: a model that takes
+    longer is shown as a black box, as one too long to read (a raw string would name its method)."""
+    result = _printer()((text, tuple(features), dialect))
+    if result.status == "ok" and isinstance(result.value, dict):
+        return result.value
+    return {"expression": BLACK_BOX, "expression_ascii": BLACK_BOX, "plain": BLACK_BOX, "black_box": True}
+
+
+def rounded_forms(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
+    """{expression, expression_ascii, plain, black_box}: the model for display, constants rounded.
+    Unbounded on hostile input: called through ``rounded_expression`` only."""
     import sympy as sp
 
     from engine.expression import ExpressionError, parse_expression
