@@ -164,13 +164,13 @@ def run_job(
     spec = JobSpec.from_dict(payload.spec)
     limits = spec.limits
     scratch = scratch.absolute()
-    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/jobs is not followed
+    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/ or cache/jobs is not followed
     untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
-    scratch.mkdir()
+    untrusted.real_dir(scratch)
     data_path = os.path.abspath(payload.data_path) if payload.data_path else None
-    if payload.data_bytes is not None:
+    if payload.data_bytes is not None:  # the job's own copy of its data
         data_path = str(scratch / "data.npz")
-        Path(data_path).write_bytes(payload.data_bytes)
+        untrusted.write_file(Path(data_path), payload.data_bytes)
     job = {
         "spec": payload.spec,
         "data": data_path,

@@ -311,9 +311,16 @@ def write_record(path: Path, procs: list[tuple[int, float]]) -> None:
         except OSError:
             sid = 0
         lines.append(f"{pid} {ctime!r} {sid}\n")
+    from engine.untrusted import UntrustedFileError, open_dir
+
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        dir_fd = open_dir(path.parent)  # reached through no link (a job may replace cache/pids)
+        try:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            fd = os.open(path.name, flags, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+    except (OSError, UntrustedFileError):
         return  # the job ended (its record removed) or the disk is full: the token sweep remains
     try:
         os.write(fd, "".join(lines).encode())

@@ -142,12 +142,16 @@ def _aligned(index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -> np.
 def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dict[str, Any]:
     """The content of one item: task, horizon, R2, simplicity, the expression, plot data."""
     ws = store.workspace
+    from engine.untrusted import UntrustedFileError, open_regular
+
     path = ws.data_cache / f"{rep['data_fingerprint']}.npz"
-    if not path.is_file():
+    try:  # never a FIFO or a link a job put there
+        fh = open_regular(path)
+    except (OSError, UntrustedFileError):
         raise ReviewError(
             f"the data of task {rep['task']} (job {rep['job_id']}) is not in the workspace cache at {path}"
-        )
-    with np.load(path, allow_pickle=False) as z:
+        ) from None
+    with fh, np.load(fh, allow_pickle=False) as z:
         data = {k: z[k] for k in z.files}
     features = tuple(str(f) for f in data["feature_names"])
     preds = store.predictions(rep["job_id"])

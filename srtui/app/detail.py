@@ -207,11 +207,13 @@ def _data_path(workspace: Workspace, fingerprint: str) -> Path:
 
 
 def task_arrays(workspace: Workspace, fingerprint: str) -> dict[str, np.ndarray] | None:
-    path = _data_path(workspace, fingerprint)
-    if not path.is_file():
+    from engine.untrusted import UntrustedFileError, open_regular
+
+    try:  # a job may have put a FIFO or a link there: never followed, never waited on
+        with open_regular(_data_path(workspace, fingerprint)) as fh, np.load(fh, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, UntrustedFileError, ValueError):
         return None
-    with np.load(path, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
 
 
 @lru_cache(maxsize=32)
