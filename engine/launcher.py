@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from engine import launchers, proctree, untrusted
+from engine import cgroups, launchers, proctree, untrusted
 from engine.spec import JobSpec
 from engine.textsafe import encodable
 
@@ -137,14 +137,25 @@ def time_budget(time_s: float) -> float:
     return max(time_s * 0.5, time_s - min(0.1 * time_s, 30.0) - 1.0)
 
 
-_CGROUP_BASE: Path | bool | None = False
+_CGROUP_BASE: tuple[Path, set[str]] | bool | None = False
 
 
-def _cgroup_base() -> Path | None:
+def _cgroup_base() -> tuple[Path, set[str]] | None:
+    """Where job cgroups go (engine.cgroups), looked up once per driver."""
     global _CGROUP_BASE
     if _CGROUP_BASE is False:
-        _CGROUP_BASE = None if os.environ.get("SRTUI_NO_CGROUP") else proctree.cgroup_v2_base()
+        _CGROUP_BASE = cgroups.base()
     return _CGROUP_BASE  # type: ignore[return-value]
+
+
+def _job_cgroup(token: str, mem_bytes: int) -> cgroups.JobCgroup | None:
+    base = _cgroup_base()
+    if base is None:
+        return None
+    try:
+        return cgroups.JobCgroup(base[0], "job-" + token.replace(":", "-")[-60:], base[1], mem_bytes)
+    except OSError:
+        return None
 
 
 def run_job(
@@ -184,6 +195,9 @@ def run_job(
     env.update({proctree.TOKEN_ENV: token, "SRTUI_CPU_S": str(limits.effective_cpu_s)})
     if core is not None:
         env["SRTUI_CORE"] = str(core)
+    cgroup = _job_cgroup(token, int(limits.mem_mb * 2**20))
+    if cgroup is not None:
+        env[cgroups.ENV] = cgroup.procs_file  # the worker joins it before any method code runs
     host = socket.gethostname()
     # --- launcher hook (engine.launchers): exec a fresh worker, or fork it from a server ---
     if payload.python is not None:  # the method's own environment: srtui's engine, nothing else of ours
@@ -196,6 +210,8 @@ def run_job(
     try:
         proc = start(scratch)
     except OSError as exc:
+        if cgroup is not None:
+            cgroup.remove()
         return JobOutcome(
             payload.job_id,
             payload.attempt,
@@ -207,16 +223,8 @@ def run_job(
             error=f"cannot start worker: {exc}",
         )
     proctree.claim_root(proc.pid)
-    cgroup = None
-    base = _cgroup_base()
-    if base is not None:
-        try:
-            cgroup = proctree.JobCgroup(
-                base, f"job-{payload.job_id}-{payload.attempt}-{proc.pid}", int(limits.mem_mb * 2**20)
-            )
-            cgroup.add(proc.pid)
-        except OSError:
-            cgroup = None
+    if cgroup is not None:
+        cgroup.add(proc.pid)
     readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
     for r in readers:
         r.start()
@@ -278,12 +286,12 @@ def run_job(
     wall_s = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status_word)  # keep Popen consistent
     proctree.release_root(proc.pid)
-    # the root is gone; whatever of its tree is left (children, escapees) goes now
-    leftover = tracker.kill_all()
+    # the root is gone; whatever of its tree is left (children, escapees) goes now: the whole
+    # cgroup at once where there is one (a fork loop outruns any kill by pid), then what is known
+    leftover = cgroup.end() if cgroup is not None else []
+    leftover += tracker.kill_all()
     if record is not None and not leftover:
-        record.unlink(missing_ok=True)  # nothing of the job is left to find
-    if cgroup is not None:
-        cgroup.kill()
+        untrusted.remove_tree(record)  # nothing of the job is left to find
     for r in readers:
         r.join(timeout=2.0)
     peak = max(tracker.peak_rss, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
