@@ -7,8 +7,9 @@ does not bind root. A cgroup holds every descendant whatever it does, and the ke
 (``cgroup.procs``, ``cgroup.freeze``, ``cgroup.kill``: Linux >= 5.14), no controller, so a hybrid
 host (cgroup v1 controllers, v2 at ``/sys/fs/cgroup/unified``) has them too. Where the memory
 controller is delegated too, the job's cgroup also gets ``memory.max``; where ``pids`` is,
-``pids.max``. Without a writable cgroup v2 the engine falls back to its subreaper and polling
-(engine.proctree), which a fast enough fork loop can outrun.
+``pids.max`` (on a hybrid host, in the v1 pids hierarchy: it bounds the processes, zombies
+included, a fork loop holds while its job runs). Without a writable cgroup v2 the engine falls
+back to its subreaper and polling (engine.proctree), which a fast enough fork loop can outrun.
 
 The worker joins its cgroup itself before any method code runs (``join``: SRTUI_JOB_CGROUP), so
 nothing forks before it is inside; the killed processes' zombies are collected by the driver
@@ -50,6 +51,30 @@ def _controllers(path: Path) -> set[str]:
         return set()
 
 
+def _v1_pids() -> Path | None:
+    """On a hybrid host, the cgroup v1 pids hierarchy's folder for job cgroups (``pids.max`` there
+    bounds what a fork loop holds, zombies included, while its job runs), or None."""
+    try:
+        mount = None
+        with open("/proc/self/mounts") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) > 3 and parts[2] == "cgroup" and "pids" in parts[3].split(","):
+                    mount = Path(parts[1])
+        if mount is None:
+            return None
+        own = ""
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if "pids" in controllers.split(","):
+                own = path.lstrip("/")
+        parent = mount / own / "srtui-jobs"
+        parent.mkdir(exist_ok=True)
+        return parent if (parent / "pids.max").exists() else None
+    except (OSError, ValueError):
+        return None
+
+
 def base() -> tuple[Path, set[str]] | None:
     """(the folder to make job cgroups in, the controllers they get), or None where cgroup v2 is
     not mounted or not writable. Job cgroups go in a sub-tree we make (``srtui-jobs``) because a
@@ -72,22 +97,36 @@ def base() -> tuple[Path, set[str]] | None:
         for name in sorted(have - set((parent / "cgroup.subtree_control").read_text().split())):
             with contextlib.suppress(OSError):
                 (parent / "cgroup.subtree_control").write_text(f"+{name}")
+        _remove_stale(parent)
         probe = parent / f"probe-{os.getpid()}"
         probe.mkdir(exist_ok=True)
         try:
             if not (probe / "cgroup.kill").exists():
                 return None  # Linux < 5.14: no cgroup.kill
-            return parent, _controllers(probe)
+            controllers = _controllers(probe)
+            if "pids" not in controllers and _v1_pids() is not None:
+                controllers.add("pids-v1")
+            return parent, controllers
         finally:
             probe.rmdir()
     except OSError:
         return None
 
 
+def _remove_stale(parent: Path, age_s: float = 600.0) -> None:
+    """Empty job cgroups a killed driver left (rmdir refuses a cgroup with a process in it);
+    only old ones, so another driver's cgroup made a moment ago is not taken from its job."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if entry.name.startswith("job-") and now - entry.stat(follow_symlinks=False).st_mtime > age_s:
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
+
+
 def join() -> None:
-    """In the worker, before any method code: move this process into its job's cgroup."""
-    procs = os.environ.get(ENV)
-    if procs:
+    """In the worker, before any method code: move this process into its job's cgroups."""
+    for procs in filter(None, os.environ.get(ENV, "").split(os.pathsep)):
         with contextlib.suppress(OSError), open(procs, "w") as fh:
             fh.write(str(os.getpid()))
 
@@ -107,14 +146,24 @@ class JobCgroup:
         if "pids" in controllers:
             with contextlib.suppress(OSError):
                 (self.path / "pids.max").write_text(str(PIDS_MAX))
+        self.pids: Path | None = None  # the v1 pids cgroup of a hybrid host
+        v1 = _v1_pids() if "pids-v1" in controllers else None
+        if v1 is not None:
+            with contextlib.suppress(OSError):
+                (v1 / name).mkdir(exist_ok=True)
+                (v1 / name / "pids.max").write_text(str(PIDS_MAX))
+                self.pids = v1 / name
 
     @property
     def procs_file(self) -> str:
-        return str(self.path / "cgroup.procs")
+        """Every cgroup.procs the worker joins (SRTUI_JOB_CGROUP, joined by os.pathsep)."""
+        files = [self.path / "cgroup.procs"] + ([self.pids / "cgroup.procs"] if self.pids else [])
+        return os.pathsep.join(map(str, files))
 
     def add(self, pid: int) -> None:
-        with contextlib.suppress(OSError):  # it exited already: nothing to hold
-            (self.path / "cgroup.procs").write_text(str(pid))
+        for procs in self.procs_file.split(os.pathsep):
+            with contextlib.suppress(OSError):  # it exited already: nothing to hold
+                Path(procs).write_text(str(pid))
 
     def members(self) -> list[int]:
         try:
@@ -157,13 +206,16 @@ class JobCgroup:
         return left
 
     def remove(self) -> None:
-        for _ in range(50):
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                reap_dead_in(self.relative)  # a zombie of ours still holds it
-                time.sleep(0.02)
+        for path in [self.path] + ([self.pids] if self.pids else []):
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    reap_dead_in(self.relative)  # a zombie of ours still holds it
+                    time.sleep(0.02)
 
 
 def reap_dead_in(relative: str) -> int:

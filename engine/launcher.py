@@ -204,7 +204,7 @@ def run_job(
         env["PYTHONPATH"] = payload.python_path or ""
     start = launchers.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
     job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
-    (scratch / "job.json").write_text(json.dumps(job))
+    untrusted.write_file(scratch / "job.json", json.dumps(job).encode())
     started_at = now_iso()
     t0 = time.monotonic()
     try:
