@@ -196,6 +196,30 @@ def write_file(path: Path, data: bytes, atomic: bool = False) -> None:
         os.close(dir_fd)
 
 
+def open_append(path: Path) -> int:
+    """A descriptor to append to the regular file ``path`` (made if missing), in a folder reached
+    through no link; a link, FIFO or folder in its place is removed first (a log srtui keeps)."""
+    dir_fd = open_dir(path.parent, create=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        for _ in range(3):
+            try:
+                fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                    raise
+                _remove_at(dir_fd, path.name)
+                continue
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.set_blocking(fd, True)
+                return fd
+            os.close(fd)
+            _remove_at(dir_fd, path.name)
+        raise UntrustedFileError(f"{path.name} keeps being replaced: not written")
+    finally:
+        os.close(dir_fd)
+
+
 def _replace_at(dir_fd: int, name: str, target: str) -> None:
     """Rename ``name`` over ``target`` in ``dir_fd``; a directory a job made at ``target`` goes."""
     try:

@@ -128,3 +128,34 @@ def test_a_job_cannot_change_the_data_the_next_job_fits(mode: str, clean: dict, 
     again = _run(ws, "linear", {}, None)  # nothing to run again: the stored result stands
     assert {k: next(r for r in again if r["method"] == "linear")[k] for k in KEYS} == clean
     assert os.stat(data).st_size > 0
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "dir", "link-above"])
+def test_a_log_srtui_appends_to_is_never_written_through_what_a_job_put_there(kind: str, tmp_path: Path) -> None:
+    """logs/dask.log (logging.FileHandler followed a link): appended through no link, in a folder
+    reached through no link; whatever is in the way is replaced."""
+    from engine.untrusted import open_append
+    from engine.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "dask.log"
+    target.write_text("the user's own file")
+    log = ws.logs / "dask.log"
+    if kind == "symlink":
+        os.symlink(target, log)
+    elif kind == "fifo":
+        os.mkfifo(log)
+    elif kind == "dir":
+        log.mkdir()
+    else:  # logs/ itself a link to a folder elsewhere
+        ws.logs.rmdir()
+        os.symlink(outside, ws.logs)
+    fd = open_append(log)
+    try:
+        os.write(fd, b"srtui\n")
+    finally:
+        os.close(fd)
+    assert target.read_text() == "the user's own file"
+    assert not ws.logs.is_symlink() and not log.is_symlink() and log.read_text() == "srtui\n"
