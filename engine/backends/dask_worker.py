@@ -18,9 +18,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine import proctree
+from engine.backends.base import FollowUp
 from engine.backends.dask_config import job_span_s
 from engine.backends.local import usable_cores
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
@@ -128,7 +129,7 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
             now_iso(),
             socket.gethostname(),
         )
-    _retire_if_short(worker, Limits.from_dict(payload.spec["limits"]))
+    _retire_if_short(worker, payload.spec.limits)
     scratch = Path(worker.local_directory) / "srtui-jobs" / f"{payload.job_id}-a{payload.attempt}"
     topic = TOPIC_PREFIX + run_token
 
@@ -162,6 +163,16 @@ def sweep_host(workspace_token: str) -> list[int]:
     prefix = workspace_token + ":"
     killed = proctree.sweep_orphans(prefix)
     return killed + proctree.sweep_records(records_dir(workspace_token))
+
+
+def run_follow_up(unit: FollowUp) -> Any:
+    """The Dask task of a follow-up (a job's metrics): computed on this worker's core, under the
+    follow-up's own deadlines (its processes are this worker's children); the result says where."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    core = worker_core(str(worker.scheduler.address))
+    return unit.compute(core, f"dask worker {worker.name} ({socket.gethostname()})")
 
 
 def allowed_failures(dask_scheduler: Scheduler) -> int:
