@@ -104,7 +104,9 @@ def base() -> tuple[Path, set[str]] | None:
             if not (probe / "cgroup.kill").exists():
                 return None  # Linux < 5.14: no cgroup.kill
             controllers = _controllers(probe)
-            if "pids" not in controllers and _v1_pids() is not None:
+            v1 = _v1_pids()
+            if "pids" not in controllers and v1 is not None:
+                _remove_stale(v1)
                 controllers.add("pids-v1")
             return parent, controllers
         finally:
