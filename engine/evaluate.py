@@ -9,11 +9,12 @@ recorded with its accuracy and a ``model_error``, and the driver goes on.
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -36,10 +37,23 @@ class TaskArrays:
     scale_stats: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str) -> TaskArrays:
-        from engine.untrusted import open_regular
+    def load(cls, path: str, expect: tuple[int, str] | None = None) -> TaskArrays:
+        """From the npz at ``path``; ``expect``: (size, sha256) the driver wrote there
+        (engine.datafiles): a file that no longer holds them is refused, not read."""
+        from engine.datafiles import read_checked
+        from engine.untrusted import UntrustedFileError, open_regular
 
-        with open_regular(Path(path)) as fh, np.load(fh, allow_pickle=False) as z:
+        if expect is None:
+            with open_regular(Path(path)) as fh:
+                return cls.from_npz(fh)
+        data = read_checked(Path(path), *expect)
+        if data is None:
+            raise UntrustedFileError(f"{Path(path).name} was changed by a job: not read")
+        return cls.from_npz(io.BytesIO(data))
+
+    @classmethod
+    def from_npz(cls, fh: BinaryIO) -> TaskArrays:
+        with np.load(fh, allow_pickle=False) as z:
             return cls(
                 X_train=z["X_train"],
                 y_train=z["y_train"],
@@ -144,13 +158,17 @@ _CHANGED = ("status", "error", "model", "notes", "pareto")
 _arrays: dict[str, TaskArrays] = {}
 
 
-def check_in_process(payload: tuple[JobOutcome, str, str | None]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The pool's side: ``evaluate_outcome`` of one outcome; returns its fields and the changes."""
-    outcome, data_path, option = payload
-    data = _arrays.get(data_path)
+def check_in_process(
+    payload: tuple[JobOutcome, str, str | None, tuple[int, str] | None],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pool's side: ``evaluate_outcome`` of one outcome; returns its fields and the changes.
+    The task's file is read only if it holds the bytes the driver wrote (``expect``)."""
+    outcome, data_path, option, expect = payload
+    key = f"{data_path}\0{expect}"
+    data = _arrays.get(key)
     if data is None:
         _arrays.clear()  # one task at a time is the common case: keep the process small
-        data = _arrays[data_path] = TaskArrays.load(data_path)
+        data = _arrays[key] = TaskArrays.load(data_path, expect)
     from engine.scaling import data_arrays
 
     scaler = Scaling.for_job(option, data_arrays(data)) if option else None
@@ -190,8 +208,12 @@ class Checker:
     def score(self, outcome: JobOutcome, data: TaskArrays, data_path: str, option: str | None) -> dict[str, Any]:
         if outcome.status != "ok" or outcome.model is None:
             return evaluate_outcome(outcome, data)  # accuracy only: no model string to read
+        from engine.datafiles import TASK_FILES
+
         light = replace(outcome, stdout=b"", stderr=b"")
-        [result] = list(self._pool().run([(outcome.job_id, (light, data_path, option))]))
+        known = TASK_FILES.true_bytes(data_path)
+        expect = (len(known[0]), known[1]) if known else None
+        [result] = list(self._pool().run([(outcome.job_id, (light, data_path, option, expect))]))
         if result.status == "ok":
             fields, changed = result.value
             for name, value in changed.items():

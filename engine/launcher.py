@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from engine import launchers, proctree, untrusted
+from engine import cgroups, launchers, proctree, untrusted
 from engine.spec import JobSpec
 from engine.textsafe import encodable
 
@@ -135,14 +135,25 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-_CGROUP_BASE: Path | bool | None = False
+_CGROUP_BASE: tuple[Path, set[str]] | bool | None = False
 
 
-def _cgroup_base() -> Path | None:
+def _cgroup_base() -> tuple[Path, set[str]] | None:
+    """Where job cgroups go (engine.cgroups), looked up once per driver."""
     global _CGROUP_BASE
     if _CGROUP_BASE is False:
-        _CGROUP_BASE = None if os.environ.get("SRTUI_NO_CGROUP") else proctree.cgroup_v2_base()
+        _CGROUP_BASE = cgroups.base()
     return _CGROUP_BASE  # type: ignore[return-value]
+
+
+def _job_cgroup(token: str, mem_bytes: int) -> cgroups.JobCgroup | None:
+    base = _cgroup_base()
+    if base is None:
+        return None
+    try:
+        return cgroups.JobCgroup(base[0], "job-" + token.replace(":", "-")[-60:], base[1], mem_bytes)
+    except OSError:
+        return None
 
 
 def run_job(
@@ -162,13 +173,13 @@ def run_job(
     spec = payload.spec
     limits = spec.limits
     scratch = scratch.absolute()
-    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/jobs is not followed
+    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/ or cache/jobs is not followed
     untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
-    scratch.mkdir()
+    untrusted.real_dir(scratch)
     data_path = os.path.abspath(payload.data_path) if payload.data_path else None
-    if payload.data_bytes is not None:
+    if payload.data_bytes is not None:  # the job's own copy of its data
         data_path = str(scratch / "data.npz")
-        Path(data_path).write_bytes(payload.data_bytes)
+        untrusted.write_file(Path(data_path), payload.data_bytes)
     job: dict[str, Any] = {"spec": spec.to_dict(), "data": data_path, "method_ref": payload.method_ref}
 
     proctree.become_subreaper()
@@ -177,18 +188,23 @@ def run_job(
     env.update({proctree.TOKEN_ENV: token, "SRTUI_CPU_S": str(limits.effective_cpu_s)})
     if core is not None:
         env["SRTUI_CORE"] = str(core)
+    cgroup = _job_cgroup(token, int(limits.mem_mb * 2**20))
+    if cgroup is not None:
+        env[cgroups.ENV] = cgroup.procs_file  # the worker joins it before any method code runs
     host = socket.gethostname()
     # --- launcher hook (engine.launchers): exec a fresh worker, or fork it from a server ---
     if payload.python is not None:  # the method's own environment: srtui's engine, nothing else of ours
         env["PYTHONPATH"] = payload.python_path or ""
     start = launchers.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
     job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
-    (scratch / "job.json").write_text(json.dumps(job))
+    untrusted.write_file(scratch / "job.json", json.dumps(job).encode())
     started_at = now_iso()
     t0 = time.monotonic()
     try:
         proc = start(scratch)
     except OSError as exc:
+        if cgroup is not None:
+            cgroup.remove()
         return JobOutcome(
             payload.job_id,
             payload.attempt,
@@ -200,16 +216,8 @@ def run_job(
             error=f"cannot start worker: {exc}",
         )
     proctree.claim_root(proc.pid)
-    cgroup = None
-    base = _cgroup_base()
-    if base is not None:
-        try:
-            cgroup = proctree.JobCgroup(
-                base, f"job-{payload.job_id}-{payload.attempt}-{proc.pid}", int(limits.mem_mb * 2**20)
-            )
-            cgroup.add(proc.pid)
-        except OSError:
-            cgroup = None
+    if cgroup is not None:
+        cgroup.add(proc.pid)
     readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
     for r in readers:
         r.start()
@@ -271,12 +279,12 @@ def run_job(
     wall_s = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status_word)  # keep Popen consistent
     proctree.release_root(proc.pid)
-    # the root is gone; whatever of its tree is left (children, escapees) goes now
-    leftover = tracker.kill_all()
+    # the root is gone; whatever of its tree is left (children, escapees) goes now: the whole
+    # cgroup at once where there is one (a fork loop outruns any kill by pid), then what is known
+    leftover = cgroup.end() if cgroup is not None else []
+    leftover += tracker.kill_all()
     if record is not None and not leftover:
-        record.unlink(missing_ok=True)  # nothing of the job is left to find
-    if cgroup is not None:
-        cgroup.kill()
+        untrusted.remove_tree(record)  # nothing of the job is left to find
     for r in readers:
         r.join(timeout=2.0)
     peak = max(tracker.peak_rss, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)

@@ -193,3 +193,39 @@ class TimedPool:
         i = self.slots.index(slot)
         self.slots[i] = _Slot(self.ctx, self.fn, self.mem_mb, self.core)
         self.replaced += 1
+
+
+def render_timeout(default: float) -> float:
+    """Seconds a print of an untrusted model may take: ``default``, or SRTUI_RENDER_TIMEOUT_S (for
+    tests of the deadline, which no ordinary model reaches)."""
+    return float(os.environ.get("SRTUI_RENDER_TIMEOUT_S") or default)
+
+
+class Bounded:
+    """``fn(payload)`` in a process of its own under a deadline, callable from any thread: one
+    worker, started on first use and kept (replaced after a timeout). For work on untrusted
+    input outside a job (printing a model string), where a few characters can cost hours."""
+
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        timeout: float,
+        mem_mb: int | None = DEFAULT_MEM_MB,
+        preload: tuple[str, ...] = (),
+    ) -> None:
+        self.fn, self.timeout, self.mem_mb, self.preload = fn, timeout, mem_mb, preload
+        self._pool: TimedPool | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, payload: Any) -> TaskResult:
+        with self._lock:
+            if self._pool is None:
+                self._pool = TimedPool(self.fn, 1, self.timeout, self.mem_mb, self.preload)
+            [result] = list(self._pool.run([(0, payload)]))
+            return result
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None

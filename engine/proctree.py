@@ -4,8 +4,8 @@ Why not just kill the process group: a method may ``setsid`` or double-fork out 
 those three ways: (1) the driver is a *child subreaper*, so orphaned descendants re-parent to it
 instead of init; (2) every poll records the job's descendants (pid + create time, so a recycled
 pid is never hit); (3) every job process inherits ``SRTUI_JOB_TOKEN`` in its environment, which a
-final sweep (and a later driver, after a crash) matches. Where cgroup v2 is delegated to us, the
-job also gets its own cgroup with ``memory.max`` and ``cgroup.kill``, which no escape evades.
+final sweep (and a later driver, after a crash) matches. Where cgroup v2 is writable, the job
+also gets its own cgroup (engine.cgroups), which no escape evades.
 """
 
 from __future__ import annotations
@@ -273,6 +273,11 @@ def claim_root(pid: int) -> None:
         _own_roots.add(pid)
 
 
+def claimed_roots() -> set[int]:
+    with _own_roots_lock:
+        return set(_own_roots)
+
+
 def release_root(pid: int) -> None:
     with _own_roots_lock:
         _own_roots.discard(pid)
@@ -311,9 +316,16 @@ def write_record(path: Path, procs: list[tuple[int, float]]) -> None:
         except OSError:
             sid = 0
         lines.append(f"{pid} {ctime!r} {sid}\n")
+    from engine.untrusted import UntrustedFileError, open_dir
+
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        dir_fd = open_dir(path.parent)  # reached through no link (a job may replace cache/pids)
+        try:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            fd = os.open(path.name, flags, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+    except (OSError, UntrustedFileError):
         return  # the job ended (its record removed) or the disk is full: the token sweep remains
     try:
         os.write(fd, "".join(lines).encode())
@@ -402,84 +414,3 @@ def sweep_orphans(workspace_prefix: str) -> list[int]:
         except psutil.Error:
             pass
     return killed
-
-
-# --- cgroup v2 ---------------------------------------------------------------------------------
-
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-
-
-def cgroup_v2_base() -> Path | None:
-    """A cgroup v2 directory we may create job cgroups in, with the memory controller, or None.
-
-    Detected once at start-up: unified hierarchy mounted, our own cgroup writable, and memory
-    enabled for its children. Containers and cgroup v1 hosts (like many CI machines) get None,
-    and the engine falls back to polling the tree's RSS.
-    """
-    try:
-        if not (CGROUP_ROOT / "cgroup.controllers").is_file():
-            return None
-        rel = ""
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            if line.startswith("0::"):
-                rel = line[3:].lstrip("/")
-        base = CGROUP_ROOT / rel if rel else CGROUP_ROOT
-        # a process may not live in a cgroup with children that have controllers ("no internal
-        # processes"), so job cgroups go in a sibling-free sub-tree we create: <base>/srtui
-        parent = base / "srtui-jobs"
-        parent.mkdir(exist_ok=True)
-        if "memory" not in (base / "cgroup.subtree_control").read_text().split():
-            (base / "cgroup.subtree_control").write_text("+memory")
-        if "memory" not in (parent / "cgroup.controllers").read_text().split():
-            return None
-        if "memory" not in (parent / "cgroup.subtree_control").read_text().split():
-            (parent / "cgroup.subtree_control").write_text("+memory")
-        return parent
-    except OSError:
-        return None
-
-
-class JobCgroup:
-    """One job's cgroup: memory.max, membership, and cgroup.kill for the whole tree."""
-
-    def __init__(self, base: Path, name: str, mem_bytes: int) -> None:
-        self.path = base / name
-        self.path.mkdir(exist_ok=True)
-        (self.path / "memory.max").write_text(str(mem_bytes))
-        try:
-            (self.path / "memory.swap.max").write_text("0")
-        except OSError:
-            pass
-
-    def add(self, pid: int) -> None:
-        (self.path / "cgroup.procs").write_text(str(pid))
-
-    def oom_killed(self) -> bool:
-        try:
-            for line in (self.path / "memory.events").read_text().splitlines():
-                key, value = line.split()
-                if key == "oom_kill" and int(value) > 0:
-                    return True
-        except (OSError, ValueError):
-            pass
-        return False
-
-    def peak_bytes(self) -> int:
-        try:
-            return int((self.path / "memory.peak").read_text())
-        except (OSError, ValueError):
-            return 0
-
-    def kill(self) -> None:
-        try:
-            (self.path / "cgroup.kill").write_text("1")
-        except OSError:
-            pass
-
-    def remove(self) -> None:
-        for _ in range(20):
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.05)

@@ -16,6 +16,7 @@ import math
 import os
 import shutil
 import stat
+import threading
 import zipfile
 from pathlib import Path
 from typing import BinaryIO
@@ -32,14 +33,63 @@ class UntrustedFileError(SrtuiError):
     """A job's file that is not a regular file within its cap; one line, the job is an error."""
 
 
-def open_dir(path: Path) -> int:
-    """A descriptor of the directory ``path`` itself (never of what a link there points to)."""
+#: workspace roots (``trust_root``): a path under one is walked a component at a time from it
+_roots: set[str] = set()
+
+
+def trust_root(root: Path) -> None:
+    """Paths under ``root`` (a workspace) are opened one folder at a time from it: a link a job
+    put in place of any folder on the way (``cache``, ``cache/data``, ``logs``) is never followed.
+    The root itself may be a link the user made."""
+    _roots.add(os.path.abspath(root))
+
+
+def _anchor(path: Path) -> tuple[str, list[str]]:
+    """(the trusted folder to start from, the names below it down to ``path``)."""
+    full = os.path.abspath(path)
+    roots = [r for r in _roots if full == r or full.startswith(r.rstrip("/") + "/")]
+    if not roots:  # not in a workspace: only the last part is checked
+        return os.path.dirname(full), [os.path.basename(full)]
+    root = max(roots, key=len)
+    rest = full[len(root) :].strip("/")
+    return root, rest.split("/") if rest else []
+
+
+def _child_dir(fd: int, name: str, create: bool) -> int:
+    for _ in range(5):
+        try:
+            return os.open(name, _DIR, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            if not create:
+                raise UntrustedFileError(f"{name} is not a directory (a link or a file took its place)") from None
+            os.unlink(name, dir_fd=fd)  # a link or a file in the way goes; the folder is made anew
+    raise UntrustedFileError(f"{name} keeps being replaced: not written")
+
+
+def open_dir(path: Path, create: bool = False) -> int:
+    """A descriptor of the directory ``path`` itself, each folder below its workspace root opened
+    from its parent's descriptor with ``O_NOFOLLOW``: never what a link on the way points to.
+    ``create``: a missing folder is made, a link or file in the way replaced by a folder."""
+    base, parts = _anchor(path)
+    if not parts:
+        return os.open(base, _DIR & ~os.O_NOFOLLOW)
+    fd = os.open(base, _DIR & ~os.O_NOFOLLOW)
     try:
-        return os.open(path, _DIR)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise UntrustedFileError(f"{path.name} is not a directory (a link or a file took its place)") from None
+        for part in parts:
+            child = _child_dir(fd, part, create)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
         raise
+    return fd
 
 
 def read_capped(dir_fd: int, name: str, cap: int) -> bytes:
@@ -68,14 +118,17 @@ def read_capped(dir_fd: int, name: str, cap: int) -> bytes:
 
 
 def open_regular(path: Path) -> BinaryIO:
-    """``path`` opened for reading if it is a regular file, not a link (a workspace file a job
-    could have replaced: the task data the driver reads back)."""
+    """``path`` opened for reading if it is a regular file, not a link, reached through no link
+    (a workspace file a job could have replaced: the task data the driver reads back)."""
+    dir_fd = open_dir(path.parent)
     try:
-        fd = os.open(path, _READ)
+        fd = os.open(path.name, _READ, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UntrustedFileError(f"{path} is a symbolic link: not read") from None
         raise
+    finally:
+        os.close(dir_fd)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise UntrustedFileError(f"{path} is not a regular file: not read")
@@ -112,61 +165,111 @@ def _vector(raw: bytes, name: str) -> np.ndarray:
 
 
 def real_dir(path: Path) -> Path:
-    """``path`` as a directory of its own: a link (or file) in its place is removed first."""
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    if not stat.S_ISDIR(st.st_mode):
-        path.unlink()
-        path.mkdir()
+    """``path`` as a directory of its own, and every folder on the way from its workspace root: a
+    link (or file) in place of any of them is removed and the folder made anew."""
+    os.close(open_dir(path, create=True))
     return path
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` in a real directory, never through a link: whatever is in the
-    way (a symlink, a FIFO, a hard link to a file elsewhere) is removed first, and the file is
-    created new (``O_EXCL``, ``O_NOFOLLOW``): one put back in between makes this fail, not write."""
-    real_dir(path.parent)
-    dir_fd = open_dir(path.parent)
+def write_file(path: Path, data: bytes, atomic: bool = False) -> None:
+    """Write ``data`` to ``path`` in a real directory reached through no link (``open_dir``):
+    whatever is in the way (a symlink, a FIFO, a hard link to a file elsewhere) is removed first,
+    and the file is created new (``O_EXCL``, ``O_NOFOLLOW``): one put back in between makes this
+    fail, not write. ``atomic``: written under a temporary name, then renamed into place (a
+    reader sees the old file or the whole new one)."""
+    dir_fd = open_dir(path.parent, create=True)
+    name = f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp" if atomic else path.name
     try:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(path.name, dir_fd=dir_fd)
+            os.unlink(name, dir_fd=dir_fd)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
+        fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
+        if atomic:
+            _replace_at(dir_fd, name, path.name)
     finally:
         os.close(dir_fd)
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a scratch dir whatever the job did to it (modes taken away, links inside: links
-    are removed, never followed)."""
-
-    def retry(func: object, failed: str, exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed), 0o700)
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, 0o700)
-                shutil.rmtree(failed, ignore_errors=True)
-            else:
-                os.unlink(failed)
-
+def open_append(path: Path) -> int:
+    """A descriptor to append to the regular file ``path`` (made if missing), in a folder reached
+    through no link; a link, FIFO or folder in its place is removed first (a log srtui keeps)."""
+    dir_fd = open_dir(path.parent, create=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        st = path.lstat()
+        for _ in range(3):
+            try:
+                fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                    raise
+                _remove_at(dir_fd, path.name)
+                continue
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.set_blocking(fd, True)
+                return fd
+            os.close(fd)
+            _remove_at(dir_fd, path.name)
+        raise UntrustedFileError(f"{path.name} keeps being replaced: not written")
+    finally:
+        os.close(dir_fd)
+
+
+def _replace_at(dir_fd: int, name: str, target: str) -> None:
+    """Rename ``name`` over ``target`` in ``dir_fd``; a directory a job made at ``target`` goes."""
+    try:
+        os.replace(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except IsADirectoryError:
+        _remove_at(dir_fd, target)
+        os.replace(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
+        raise
+
+
+def _remove_at(dir_fd: int, name: str) -> None:
+    """Remove ``name`` in ``dir_fd`` and all below it, by descriptors only (no link followed, no
+    path re-walked), whatever modes the job set."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+        return
     except FileNotFoundError:
         return
-    if not stat.S_ISDIR(st.st_mode):
-        path.unlink()
+    except (IsADirectoryError, PermissionError):
+        pass  # a directory (Linux says EISDIR, some systems EPERM)
+    try:
+        fd = os.open(name, _DIR, dir_fd=dir_fd)
+    except OSError:
+        os.unlink(name, dir_fd=dir_fd)  # replaced by a link or a file meanwhile
         return
-    with contextlib.suppress(OSError):
-        path.chmod(0o700)
-    shutil.rmtree(path, onerror=retry)
-    if path.exists():
-        shutil.rmtree(path, ignore_errors=True)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o700)
+        try:
+            for entry in os.listdir(fd):
+                _remove_at(fd, entry)
+        except RecursionError:  # folders nested deeper than the interpreter's stack
+            shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)
+    finally:
+        os.close(fd)
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(name, dir_fd=dir_fd)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a scratch dir whatever the job did to it (modes taken away, links inside, a link
+    in place of a folder above it): links are removed, never followed."""
+    try:
+        dir_fd = open_dir(path.parent)
+    except (FileNotFoundError, UntrustedFileError):
+        return  # a link in place of a folder above it: nothing under it is srtui's
+    try:
+        _remove_at(dir_fd, path.name)
+    finally:
+        os.close(dir_fd)

@@ -29,6 +29,9 @@ def _harden() -> None:
     import ctypes
     import resource
 
+    from engine import cgroups
+
+    cgroups.join()  # first: nothing of the method's may start outside the job's cgroup
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the launching thread
     # PR_SET_CHILD_SUBREAPER: whatever the method starts and orphans (double fork, setsid, a

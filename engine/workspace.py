@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import SrtuiError
-from engine.untrusted import real_dir
+from engine.untrusted import real_dir, trust_root
 
 #: file systems on which SQLite's WAL mode (shared memory) is unsafe
 NETWORK_FS = frozenset(
@@ -28,6 +28,9 @@ class WorkspaceError(SrtuiError):
 @dataclass(frozen=True)
 class Workspace:
     root: Path
+
+    def __post_init__(self) -> None:
+        trust_root(self.root)  # its folders are opened one at a time from the root, never via a link
 
     @property
     def db_path(self) -> Path:

@@ -55,8 +55,33 @@ def _verbatim_symbol(name: str) -> Any:  # a sympy Symbol subclass (sympy has no
     return _verbatim_class()(name, real=True)
 
 
+#: seconds sympy may spend printing one model (a power tower of a few characters takes hours)
+PRINT_TIMEOUT_S = 10.0
+
+
+def _forms(payload: tuple[str, tuple[str, ...], str]) -> dict[str, Any]:
+    return rounded_forms(*payload)
+
+
+@lru_cache(maxsize=1)
+def _printer() -> Any:  # engine.pool.Bounded, made on first use
+    from engine.pool import Bounded, render_timeout
+
+    return Bounded(_forms, render_timeout(PRINT_TIMEOUT_S), preload=("reviews.items",))
+
+
 def rounded_expression(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
-    """{expression, expression_ascii, plain, black_box}: the model for display, constants rounded."""
+    """``rounded_forms`` printed in a process of its own under PRINT_TIMEOUT_S: a model that takes
+    longer is shown as a black box, as one too long to read (a raw string would name its method)."""
+    result = _printer()((text, tuple(features), dialect))
+    if result.status == "ok" and isinstance(result.value, dict):
+        return result.value
+    return {"expression": BLACK_BOX, "expression_ascii": BLACK_BOX, "plain": BLACK_BOX, "black_box": True}
+
+
+def rounded_forms(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
+    """{expression, expression_ascii, plain, black_box}: the model for display, constants rounded.
+    Unbounded on hostile input: called through ``rounded_expression`` only."""
     import sympy as sp
 
     from engine.expression import ExpressionError, parse_expression
@@ -117,12 +142,16 @@ def _aligned(index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -> np.
 def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dict[str, Any]:
     """The content of one item: task, horizon, R2, simplicity, the expression, plot data."""
     ws = store.workspace
+    from engine.untrusted import UntrustedFileError, open_regular
+
     path = ws.data_cache / f"{rep['data_fingerprint']}.npz"
-    if not path.is_file():
+    try:  # never a FIFO or a link a job put there
+        fh = open_regular(path)
+    except (OSError, UntrustedFileError):
         raise ReviewError(
             f"the data of task {rep['task']} (job {rep['job_id']}) is not in the workspace cache at {path}"
-        )
-    with np.load(path, allow_pickle=False) as z:
+        ) from None
+    with fh, np.load(fh, allow_pickle=False) as z:
         data = {k: z[k] for k in z.files}
     features = tuple(str(f) for f in data["feature_names"])
     preds = store.predictions(rep["job_id"])

@@ -220,7 +220,7 @@ class DataWriter:
     def put(self, fp: str, make: Callable[[], TaskArrays]) -> str:
         path = self.data_cache / f"{fp}.npz"
         self.paths[fp] = str(path)
-        if self.write is not None and not path.exists():
+        if self.write is not None:  # checked if there (a job may have changed it), else written
             self.write(path, make())
         return fp
 

@@ -164,7 +164,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     for name, task in built.items():
         path = workspace.data_cache / f"{fingerprints[name]}.npz"
         data_paths[name] = str(path)
-        if write_data and not path.exists():
+        if write_data:  # checked if there (a job of an earlier run may have changed it), else written
             workspace.ensure()
             write_task_data(task, path)
     _check_grids(tuning)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from engine.untrusted import write_file
+from engine.untrusted import UntrustedFileError, open_regular, write_file
 from tasks.catalogue import TaskContext
 from tasks.model import Task
 
@@ -53,15 +52,14 @@ def save(task: Task, path: Path) -> None:
         value = getattr(task, k)
         if value is not None:
             arrays[k] = np.asarray(value, dtype=str)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
     buf = io.BytesIO()
     np.savez(buf, meta=np.array(json.dumps(_meta(task))), **arrays)
-    write_file(tmp, buf.getvalue())  # never through a link planted in cache/
-    tmp.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
+    # atomic (a concurrent reader sees the old file or the whole new one), never through a link
+    write_file(path, buf.getvalue(), atomic=True)
 
 
 def load(path: Path) -> Task:
-    with np.load(path, allow_pickle=False) as data:
+    with open_regular(path) as fh, np.load(fh, allow_pickle=False) as data:
         meta = json.loads(str(data["meta"]))
         arrays = {k: data[k] for k in _ARRAYS}
         optional = {k: data[k] if k in data.files else None for k in _OPTIONAL}
@@ -77,8 +75,8 @@ def cached(context: TaskContext, name: str, version: str, build: Callable[[], Ta
     if path is not None and path.is_file():
         try:
             return load(path)
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache file is rebuilt, never trusted
+        except (OSError, ValueError, KeyError, UntrustedFileError):
+            pass  # a damaged cache file (or a FIFO, a link) is rebuilt, never trusted
     task = build()
     if path is not None:
         save(task, path)

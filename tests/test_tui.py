@@ -210,8 +210,8 @@ async def test_expression_view_pretty_truth_metrics_pareto_copy(demo):
         await pilot.press("l")
         assert app.clipboard == screen.detail.model.latex and "x_{0}" in app.clipboard
         pareto.focus()
-        await pilot.press("enter")  # show the first member of the front
-        assert screen.shown is not None and screen.shown.text == "x0"
+        await pilot.press("enter")  # show the first member of the front (printed in a worker)
+        await wait_for(pilot, lambda: screen.shown is not None and screen.shown.text == "x0")
 
 
 @sync

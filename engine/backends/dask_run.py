@@ -15,10 +15,8 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import proctree
 from engine.backends.base import BackendError, FollowUp, FollowUps, JobSink, PlannedJob, RunState, SinkError
 from engine.backends.dask_worker import (
     TOPIC_PREFIX,
@@ -26,9 +24,11 @@ from engine.backends.dask_worker import (
     run_follow_up,
     run_on_worker,
     signal_run,
+    sweep_host,
     synthetic_outcome,
 )
 from engine.backends.local import DataCache, finish_job
+from engine.datafiles import job_data
 from engine.launcher import JobOutcome, now_iso
 from engine.spec import MAX_AUTO_ATTEMPTS
 
@@ -254,7 +254,7 @@ class DaskRun:
     def _send(self, job: PlannedJob, completed: as_completed) -> None:
         """Hand a claimed job to the scheduler (again, after its worker retired)."""
         self.sends[(job.job_id, job.attempt)] = self.sends.get((job.job_id, job.attempt), 0) + 1
-        payload = replace(job.payload, data_path=None, data_bytes=Path(job.data_path).read_bytes())
+        payload = replace(job.payload, data_path=None, data_bytes=job_data(job.data_path))
         future = self.client.submit(
             run_on_worker,
             payload,
@@ -341,10 +341,10 @@ class DaskRun:
     def _sweep(self, job: PlannedJob) -> None:
         """Kill what a dead worker's job left behind (escaped processes whose worker is gone):
         every live worker sweeps its host, and so does the driver for a local cluster."""
-        prefix = job.payload.workspace_token + ":"
+        token = job.payload.workspace_token
         try:
-            self.client.run(proctree.sweep_orphans, prefix)
+            self.client.run(sweep_host, token)
         except Exception:  # noqa: BLE001
             pass
         if self.backend.config is not None and self.backend.config.kind == "local":
-            proctree.sweep_orphans(prefix)
+            sweep_host(token)

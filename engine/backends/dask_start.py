@@ -65,8 +65,10 @@ def route_dask_logs(log_path: Path | None) -> RecentLines:
     recent = RecentLines()
     handlers: list[logging.Handler] = [recent]
     if log_path is not None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(log_path, encoding="utf-8")
+        from engine.untrusted import open_append
+
+        # never through a link a job put in logs/ (logging.FileHandler would follow it)
+        file_handler = logging.StreamHandler(open(open_append(log_path), "a", encoding="utf-8"))  # noqa: SIM115
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         handlers.append(file_handler)
     for name in DASK_LOGGERS:

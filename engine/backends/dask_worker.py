@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import proctree
 from engine.backends.base import FollowUp
 from engine.backends.dask_config import job_span_s
 from engine.backends.local import usable_cores
@@ -136,11 +137,32 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
         worker.log_event(topic, {"job_id": payload.job_id, "attempt": payload.attempt, "pid": pid})
 
     core = worker_core(str(worker.scheduler.address))
+    record = records_dir(payload.workspace_token) / f"{payload.job_id}-a{payload.attempt}"
     try:
-        return run_job(payload, scratch, core=core, cancel=cancel, force=force, on_start=started)
+        return run_job(payload, scratch, core=core, cancel=cancel, force=force, on_start=started, record=record)
     finally:
         with contextlib.suppress(OSError):
             remove_tree(scratch)  # logs and results came back in the outcome
+
+
+def records_dir(workspace_token: str, create: bool = True) -> Path:
+    """This host's folder of the records of a workspace's jobs' processes (engine.proctree): one
+    per user and workspace, shared by the host's workers, so any of them (and the driver, for a
+    local cluster) kills what the jobs of a dead worker left, even with a cleared environment."""
+    digest = hashlib.sha1(workspace_token.encode()).hexdigest()[:12]
+    folder = Path(tempfile.gettempdir()) / f"srtui-pids-{os.getuid()}-{digest}"
+    if create:
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+    return folder
+
+
+def sweep_host(workspace_token: str) -> list[int]:
+    """Run on every worker (client.run) and by the driver of a local cluster: the workspace's
+    escapees on this host, by token and by the records of dead workers' jobs."""
+    prefix = workspace_token + ":"
+    killed = proctree.sweep_orphans(prefix)
+    return killed + proctree.sweep_records(records_dir(workspace_token))
 
 
 def run_follow_up(unit: FollowUp) -> Any:

@@ -9,18 +9,21 @@ the *thread* that spawned it exits, so short-lived spawning threads would kill h
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import queue
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from itertools import zip_longest
 from pathlib import Path
 
 from engine.backends.base import FollowUps, JobSink, PlannedJob, RunState, SinkError
+from engine.datafiles import TASK_FILES
 from engine.evaluate import Checker, TaskArrays
-from engine.launcher import JobOutcome, now_iso, run_job
+from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
 from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
 from engine.textsafe import encodable, visible
@@ -58,14 +61,23 @@ class DataCache:
     def get(self, path: str) -> TaskArrays:
         with self._lock:
             if path not in self._data:
-                self._data[path] = TaskArrays.load(path)
+                known = TASK_FILES.true_bytes(path)  # the bytes the driver wrote, not a job's
+                self._data[path] = TaskArrays.from_npz(io.BytesIO(known[0])) if known else TaskArrays.load(path)
             return self._data[path]
+
+
+def own_data(job: PlannedJob) -> JobPayload:
+    """The job's payload with a copy of its data of its own (engine.datafiles): the shared file
+    is checked first and made true again if an earlier job changed it."""
+    true = TASK_FILES.checked(job.data_path)
+    return job.payload if true is None else replace(job.payload, data_path=None, data_bytes=true)
 
 
 def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str, object]:
     try:
         data = cache.get(job.data_path)
         option = (job.spec.params or {}).get(SCALING_KEY)
+        TASK_FILES.checked(job.data_path)  # the checker's process reads the file: made true again
         return cache.checker.score(outcome, data, job.data_path, option)
     except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
         outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
@@ -271,7 +283,7 @@ class LocalBackend:
         scratch = self.scratch_root / f"{job.job_id}-a{job.attempt}"
         try:
             outcome = run_job(
-                job.payload,
+                own_data(job),
                 scratch,
                 core=core,
                 cancel=cancel,

@@ -206,3 +206,63 @@ class BadModel(_Probe):
         fitted = _constant(float(np.mean(y)))
         fitted.expression = "__import__('os').system('touch PWNED')"
         return fitted
+
+
+def _fork_loop(seconds: float, setsid_every: int, beat: str) -> None:
+    """Fork a child and exit, again and again (a new pid each time, a new session every
+    ``setsid_every`` forks), writing the live pid to ``beat`` every 256 forks; stops by itself
+    after ``seconds`` (a safety cap: this is what a test proves srtui ends long before)."""
+    deadline = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        if n % setsid_every == 0:
+            try:
+                os.setsid()
+            except OSError:
+                pass
+        if beat and n % 256 == 1:
+            try:
+                fd = os.open(beat, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.write(fd, f"{os.getpid()} {n}".encode())
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            if os.fork():
+                os._exit(0)
+        except OSError:
+            time.sleep(0.01)  # out of processes: try again
+    os._exit(0)
+
+
+class ForkLoop(_Probe):
+    """Starts a fork-and-exit loop that outlives the fit (``seconds``, default 20, its own cap;
+    ``setsid_every``, default 64), then returns at once, or with ``hold_s`` sleeps that long (the
+    job's time limit then kills its worker). SRTUI_PROBE_PIDFILE gets the loop's heartbeat."""
+
+    name = "probe-forkloop"
+
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        feature_names: Sequence[str],
+        seed: int,
+        time_budget: float,
+        params: dict[str, Any],
+    ) -> FittedModel:
+        if os.fork() == 0:
+            try:
+                _fork_loop(
+                    float(params.get("seconds", 20)),
+                    int(params.get("setsid_every", 64)),
+                    os.environ.get("SRTUI_PROBE_PIDFILE", ""),
+                )
+            finally:
+                os._exit(0)
+        beat, deadline = os.environ.get("SRTUI_PROBE_PIDFILE", ""), time.monotonic() + 10
+        while beat and not os.path.exists(beat) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the loop runs before the fit returns
+        time.sleep(float(params.get("hold_s", 0)))
+        return _constant(float(np.mean(y)))

@@ -26,6 +26,7 @@ BUILTIN: dict[str, str] = {
     "probe-crash": "engine.methods.probes:Crash",
     "probe-escape": "engine.methods.probes:Escape",
     "probe-forks": "engine.methods.probes:Forks",
+    "probe-forkloop": "engine.methods.probes:ForkLoop",
     "probe-badmodel": "engine.methods.probes:BadModel",
     # scikit-learn baselines: exported symbolically ...
     "dummy": "engine.methods.sklearn_baselines:Dummy",

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 MAX_NODES = 400  # larger trees are shown as text: MathML of thousands of nodes helps no reader
 MAX_TEXT = 4000  # characters of a model string shown
+#: seconds sympy may spend printing one model: a power tower of a few characters makes it compute
+#: a number of billions of digits, so each model is printed in a process under this deadline
+RENDER_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ def to_mathml(expr: sp.Expr) -> str:
 
 
 def render_model(text: Any, features: list[str], dialect: str | None) -> tuple[str | None, str]:
-    """(MathML or None, the reason there is none)."""
+    """(MathML or None, the reason there is none). Unbounded on hostile input: run through
+    ``render_models`` (a process per model under a deadline)."""
     from engine.expression import parse_expression
 
     if not isinstance(text, str) or not text.strip():
@@ -60,32 +64,59 @@ def render_model(text: Any, features: list[str], dialect: str | None) -> tuple[s
         return None, f"cannot be printed as MathML: {type(exc).__name__}"
 
 
+def _render_one(payload: tuple[Any, list[str], str | None]) -> tuple[str | None, str]:
+    return render_model(*payload)
+
+
+def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple[str | None, str]]:
+    """``render_model`` of each (text, features, dialect) in worker processes under
+    RENDER_TIMEOUT_S each; a model out of time (or memory) is shown as text, saying so."""
+    from engine.pool import TimedPool, render_timeout
+
+    out: list[tuple[str | None, str]] = [(None, "no model")] * len(models)
+    if not models:
+        return out
+    timeout = render_timeout(RENDER_TIMEOUT_S)
+    with TimedPool(_render_one, timeout=timeout, mem_mb=2000, preload=("results.report.models",)) as pool:
+        for result in pool.run(enumerate(models)):
+            i = int(result.key)  # type: ignore[call-overload]  # the keys are the indexes above
+            if result.status == "ok":
+                out[i] = result.value
+            elif result.status == "timeout":
+                out[i] = (None, f"not rendered: printing took over {timeout:g} s")
+            else:
+                out[i] = (None, f"not rendered: {visible(str(result.value), one_line=True)[:200]}")
+    return out
+
+
 def model_views(runs: pd.DataFrame, features: dict[str, list[str]]) -> list[ModelView]:
     """Per method the best run (highest test R2) and the median one (the finished run closest
     to the median test R2: ``srbench2022.representative``, the 2022 experts' rule) over all
     datasets of ``runs``."""
-    out: list[ModelView] = []
     if "model" not in runs.columns:
-        return out
+        return []
+    rows: list[tuple[str, str, Any]] = []
     for method, frame in runs.groupby("method", sort=True):
         for which in ("best", "median"):
             row = representative(frame, which)
-            if row is None:
-                continue
-            text = row.get("model")
-            task = str(row["task"])
-            mathml, why = render_model(text, list(features.get(task, [])), row.get("dialect"))
-            shown = visible(str(text or ""))
-            out.append(
-                ModelView(
-                    str(method),
-                    which,
-                    task,
-                    row.get("seed"),
-                    None if pd.isna(row.get("r2_test")) else float(row["r2_test"]),
-                    shown if len(shown) <= MAX_TEXT else shown[:MAX_TEXT] + "\u2026",
-                    mathml,
-                    why,
-                )
+            if row is not None:
+                rows.append((str(method), which, row))
+    printed = render_models(
+        [(row.get("model"), list(features.get(str(row["task"]), [])), row.get("dialect")) for _, _, row in rows]
+    )
+    out: list[ModelView] = []
+    for (method, which, row), (mathml, why) in zip(rows, printed, strict=True):
+        shown = visible(str(row.get("model") or ""))
+        out.append(
+            ModelView(
+                method,
+                which,
+                str(row["task"]),
+                row.get("seed"),
+                None if pd.isna(row.get("r2_test")) else float(row["r2_test"]),
+                shown if len(shown) <= MAX_TEXT else shown[:MAX_TEXT] + "\u2026",
+                mathml,
+                why,
             )
+        )
     return out

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.errors import SrtuiError
+from engine.pool import Bounded, render_timeout
 from engine.textsafe import safe_value
 from engine.workspace import Workspace
 from results.queries import finished_jobs, job_metrics, metric_by_job
@@ -84,6 +85,7 @@ class Rendered:
     error: str | None = None
     rounded_unicode: str | None = None  # the 2-D print with numbers to ROUND_DIGITS significant digits
     rounded_ascii: str | None = None
+    unrendered: str | None = None  # why a parsed model is shown as text (printing ran out of time)
 
     @property
     def pretty(self) -> bool:
@@ -100,8 +102,45 @@ class ExpressionDetail:
     notes: tuple[str, ...] = ()
 
 
+#: seconds sympy may spend printing (or simplifying) one model: a power tower of a few characters
+#: (``2**(2**(2**(2**5))))``) makes it compute a number of billions of digits
+RENDER_TIMEOUT_S = 5.0
+
+
+def _forms(payload: tuple[str, str, tuple[str, ...], str]) -> Rendered:
+    """In the printing process: ``render_forms`` or ``simplified_forms`` of one model."""
+    kind, text, features, dialect = payload
+    return (render_forms if kind == "render" else simplified_forms)(text, features, dialect)
+
+
+@lru_cache(maxsize=1)
+def _printer() -> Bounded:
+    return Bounded(_forms, render_timeout(RENDER_TIMEOUT_S), preload=("srtui.app.detail",))
+
+
+def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> Rendered:
+    """``kind`` of ``text`` printed in a process of its own under RENDER_TIMEOUT_S; on time out
+    (or a crash) the model is shown as text, saying why."""
+    result = _printer()((kind, text, tuple(features), dialect or "python"))
+    if result.status == "ok" and isinstance(result.value, Rendered):
+        return result.value
+    why = f"printing took over {_printer().timeout:g} s" if result.status == "timeout" else str(result.value)
+    return Rendered(text, unrendered=why)
+
+
 def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
-    """Parse with the one safe parser, then print 2-D (unicode and ASCII), LaTeX and plain."""
+    """Every form of the model (``render_forms``), printed under a deadline."""
+    return _bounded("render", text, features, dialect)
+
+
+def simplified(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """The simplified model (``simplified_forms``), under a deadline."""
+    return _bounded("simplify", text, features, dialect)
+
+
+def render_forms(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """Parse with the one safe parser, then print 2-D (unicode and ASCII), LaTeX and plain.
+    Unbounded on hostile input: called through ``render`` only."""
     import sympy as sp
 
     from engine.expression import ExpressionError, parse_expression
@@ -139,8 +178,9 @@ def round_numbers(expr: Any, digits: int = ROUND_DIGITS) -> Any:  # sympy ships 
     return expr.xreplace({f: sp.Float(float(f"{float(f):.{digits}g}"), digits) for f in expr.atoms(sp.Float)})
 
 
-def simplified(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
-    """The model after sympy's simplify (numbers rounded too); slow on large trees, so refused there."""
+def simplified_forms(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """The model after sympy's simplify (numbers rounded too); slow on large trees, so refused there.
+    Unbounded on hostile input: called through ``simplified`` only."""
     import sympy as sp
 
     from engine.expression import ExpressionError, parse_expression
@@ -167,11 +207,13 @@ def _data_path(workspace: Workspace, fingerprint: str) -> Path:
 
 
 def task_arrays(workspace: Workspace, fingerprint: str) -> dict[str, np.ndarray] | None:
-    path = _data_path(workspace, fingerprint)
-    if not path.is_file():
+    from engine.untrusted import UntrustedFileError, open_regular
+
+    try:  # a job may have put a FIFO or a link there: never followed, never waited on
+        with open_regular(_data_path(workspace, fingerprint)) as fh, np.load(fh, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, UntrustedFileError, ValueError):
         return None
-    with np.load(path, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
 
 
 @lru_cache(maxsize=32)

@@ -181,6 +181,8 @@ class ExpressionScreen(SectionScreen):
         body = Text(rendered.text)  # as the method printed it: wrapped, never markup
         if rendered.error:
             body.append(f"\n\n(not parsed: {rendered.error})", style="italic dim")
+        elif rendered.unrendered:
+            body.append(f"\n\n(not rendered: {rendered.unrendered}; shown as text)", style="italic dim")
         elif len(rendered.text) >= 1000:
             body.append(
                 f"\n\n({len(rendered.text):,} characters: shown as text, not pretty-printed)", style="italic dim"
@@ -230,20 +232,29 @@ class ExpressionScreen(SectionScreen):
 
     @on(DataTable.RowSelected, "#pareto")
     def _pareto_selected(self, event: DataTable.RowSelected) -> None:
+        if self.detail is not None:  # the Pareto table is filled from a detail only
+            self.show_pareto(self.detail, event.cursor_row)
+
+    @work(thread=True, exclusive=True, group="pareto", exit_on_error=False)
+    def show_pareto(self, d: ExpressionDetail, index: int) -> None:
+        """Read and print one member of the front in a worker: printing is bounded (detail.render)
+        but takes seconds on a hostile string, and the event loop must not wait for it."""
         from srtui.app.detail import features_of, render
 
-        d = self.detail
-        if d is None:  # the Pareto table is filled from a detail only
-            return
-        p = d.pareto[event.cursor_row]
+        p = d.pareto[index]
         features = features_of(self.reader.workspace, d.job)
         text = str(p.get("expression") or "")
-        self.shown = render(text, features, d.job.get("dialect") or "python") if features else Rendered(text)
-        self.pareto_index = event.cursor_row
+        shown = render(text, features, d.job.get("dialect") or "python") if features else Rendered(text)
+        self.app.call_from_thread(self._pareto_ready, d, index, shown)
+
+    def _pareto_ready(self, d: ExpressionDetail, index: int, shown: Rendered) -> None:
+        if d is not self.detail:  # reloaded meanwhile
+            return
+        self.shown, self.pareto_index = shown, index
         self._show_expressions()
         self.query_one("#expression-body", VerticalScroll).scroll_home()
         self.notify(
-            f"showing Pareto member {event.cursor_row + 1} of {len(d.pareto)} (complexity {p.get('complexity')})",
+            f"showing Pareto member {index + 1} of {len(d.pareto)} (complexity {d.pareto[index].get('complexity')})",
             markup=False,
         )
 
