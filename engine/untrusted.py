@@ -19,11 +19,12 @@ import stat
 import threading
 import zipfile
 from pathlib import Path
-from typing import BinaryIO
-
-import numpy as np
+from typing import TYPE_CHECKING, BinaryIO
 
 from engine.errors import SrtuiError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -154,6 +155,8 @@ def load_vectors(data: bytes, names: tuple[str, ...], cap: int) -> dict[str, np.
 
 
 def _vector(raw: bytes, name: str) -> np.ndarray:
+    import numpy as np  # here: `srtui status` reads no job file and should not load numpy
+
     fh = io.BytesIO(raw)
     version = np.lib.format.read_magic(fh)
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
