@@ -323,7 +323,7 @@ async def test_command_palette_offers_srtui_commands(demo):
     app = make_app(demo)
     async with app.run_test(size=(80, 24)):
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        for wanted in ("Monitor", "Results explorer", "Leaderboards", "Suite plots", "Start a run", "Help", "Theme"):
+        for wanted in ("Monitor", "Results", "Board", "Plots", "Reviews", "Start a run", "Help", "Theme"):
             assert wanted in titles
 
 

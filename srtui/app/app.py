@@ -163,7 +163,7 @@ class SrtuiApp(App[None]):
         if not isinstance(screen, SuitePlotsScreen):  # there its own key (e) is listed above
             yield SystemCommand(
                 "Energy vs time",
-                "Median energy against median training time per method (SRBench 2.0's Figure 1), in Suite plots",
+                "Median energy against median training time per method (SRBench 2.0's Figure 1), in Plots",
                 self.action_energy_plot,
             )
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)
