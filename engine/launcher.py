@@ -44,10 +44,9 @@ THREAD_VARS = (
 
 @dataclass
 class JobPayload:
-    """Everything a job needs, as plain data (it may travel to a Dask worker)."""
+    """Everything a job needs (picklable: it may travel to a Dask worker)."""
 
-    spec: dict[str, Any]
-    job_id: str
+    spec: JobSpec
     attempt: int
     workspace_token: str  # prefix of the job token: sweeps find this workspace's processes
     data_path: str | None = None  # local backend: the npz in the workspace cache
@@ -58,6 +57,10 @@ class JobPayload:
     #: the method's own environment's interpreter and its worker path (engine.methods.environments)
     python: str | None = None
     python_path: str | None = None
+
+    @property
+    def job_id(self) -> str:
+        return self.spec.job_id
 
 
 @dataclass
@@ -132,11 +135,6 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def time_budget(time_s: float) -> float:
-    """The fit budget handed to the method: the wall limit minus room to start, predict, write."""
-    return max(time_s * 0.5, time_s - min(0.1 * time_s, 30.0) - 1.0)
-
-
 _CGROUP_BASE: Path | bool | None = False
 
 
@@ -161,7 +159,7 @@ def run_job(
     """Run one job under its limits; always returns an outcome, never raises for job failures.
     ``record``: where the job's processes are written down while it runs (removed at its end), so
     a run after this driver died kills what the job left (engine.proctree.sweep_records)."""
-    spec = JobSpec.from_dict(payload.spec)
+    spec = payload.spec
     limits = spec.limits
     scratch = scratch.absolute()
     untrusted.real_dir(scratch.parent)  # a link planted in place of cache/jobs is not followed
@@ -171,12 +169,7 @@ def run_job(
     if payload.data_bytes is not None:
         data_path = str(scratch / "data.npz")
         Path(data_path).write_bytes(payload.data_bytes)
-    job = {
-        "spec": payload.spec,
-        "data": data_path,
-        "time_budget": time_budget(limits.time_s),
-        "method_ref": payload.method_ref,
-    }
+    job: dict[str, Any] = {"spec": spec.to_dict(), "data": data_path, "method_ref": payload.method_ref}
 
     proctree.become_subreaper()
     token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"

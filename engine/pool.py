@@ -33,7 +33,19 @@ class TaskResult:
     seconds: float = 0.0
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this worker when its parent dies (a Dask worker killed mid-task leaves no orphan)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the pipe's EOF still ends an idle worker
+
+
 def _worker_main(fn: Callable[[Any], Any], conn: Connection, mem_mb: int | None) -> None:
+    _die_with_parent()
     if mem_mb:
         try:
             import resource
@@ -62,11 +74,16 @@ def _worker_main(fn: Callable[[Any], Any], conn: Connection, mem_mb: int | None)
 
 
 class _Slot:
-    def __init__(self, ctx, fn, mem_mb):
+    def __init__(self, ctx: Any, fn: Callable[[Any], Any], mem_mb: int | None, core: int | None = None) -> None:
         self.parent, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker_main, args=(fn, child, mem_mb), daemon=True)
         self.proc.start()
         child.close()
+        if core is not None and self.proc.pid is not None:
+            try:  # a run's slot computes metrics on its own core, never on a running job's
+                os.sched_setaffinity(self.proc.pid, {core})
+            except (AttributeError, OSError):
+                pass
         self.key: Hashable | None = None
         self.started = 0.0
 
@@ -102,11 +119,16 @@ class TimedPool:
         timeout: float = 10.0,
         mem_mb: int | None = DEFAULT_MEM_MB,
         preload: tuple[str, ...] = (),
+        core: int | None = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
-        self.fn, self.timeout, self.mem_mb = fn, float(timeout), mem_mb
+        self.fn, self.timeout, self.mem_mb, self.core = fn, float(timeout), mem_mb, core
         self.n = workers or default_workers()
+        if mp.current_process().daemon:
+            # a Dask worker under its nanny is marked daemonic, and multiprocessing then refuses
+            # children; ours die with it (parent-death signal) and are stopped by close()
+            mp.current_process().daemon = False
         methods = mp.get_all_start_methods()
         if "fork" in methods and threading.active_count() == 1:
             # single-threaded parent: fork is safe, and workers inherit the imported sympy
@@ -132,7 +154,7 @@ class TimedPool:
     def run(self, tasks: Iterable[tuple[Hashable, Any]]) -> Iterator[TaskResult]:
         queue = deque(tasks)
         while len(self.slots) < min(self.n, len(queue)):
-            self.slots.append(_Slot(self.ctx, self.fn, self.mem_mb))
+            self.slots.append(_Slot(self.ctx, self.fn, self.mem_mb, self.core))
         busy: dict[Connection, _Slot] = {}
         while queue or busy:
             for slot in self.slots:
@@ -169,5 +191,5 @@ class TimedPool:
     def _replace(self, slot: _Slot, kill: bool = True) -> None:
         slot.stop(kill=kill)
         i = self.slots.index(slot)
-        self.slots[i] = _Slot(self.ctx, self.fn, self.mem_mb)
+        self.slots[i] = _Slot(self.ctx, self.fn, self.mem_mb, self.core)
         self.replaced += 1

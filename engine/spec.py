@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 from engine.errors import SrtuiError
@@ -79,6 +80,12 @@ class Limits:
         # for runaway threads rather than a second, earlier wall clock.
         return math.ceil(self.cpu_s if self.cpu_s is not None else self.time_s * 1.5 + 10)
 
+    @property
+    def fit_budget(self) -> float:
+        """Seconds the method's fit is given: the wall limit minus room to start, predict, write
+        (the worker takes its measured start-up out of it: engine.methods.base.FitBudget)."""
+        return max(self.time_s * 0.5, self.time_s - min(0.1 * self.time_s, 30.0) - 1.0)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -93,6 +100,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class JobSpec:
+    """The one job carrier: planned by runs.run, it travels as itself (pickled to the launcher's
+    thread, a Dask worker) and crosses into the job's own process once, as ``job.json``."""
+
     suite: str
     task: str
     method: str  # registry name (or "srbench:/path" for an SRBench method folder)
@@ -127,7 +137,7 @@ class JobSpec:
             method_version=data["method_version"],
         )
 
-    @property
+    @cached_property
     def job_id(self) -> str:
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]

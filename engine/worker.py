@@ -86,31 +86,32 @@ def run(jobdir_arg: str) -> int:
     from engine import energy, scaling
     from engine.methods import registry
     from engine.methods.base import FitBudget
+    from engine.spec import JobSpec
 
     jobdir = Path(jobdir_arg)
     job = json.loads((jobdir / "job.json").read_text())
-    spec = job["spec"]
-    params = dict(spec.get("params") or {})
+    spec = JobSpec.from_dict(job["spec"])
+    params = dict(spec.params)
     option = scaling.pop_option(params)  # a protocol's scaling, not a method parameter
     with np.load(job["data"], allow_pickle=False) as data:
         X_train, y_train, X_test = data["X_train"], data["y_train"], data["X_test"]
         feature_names = [str(n) for n in data["feature_names"]]
         scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
 
-    method = registry.load(job.get("method_ref") or spec["method"])
+    method = registry.load(job.get("method_ref") or spec.method)
     params = {**method.default_params, **params}
     method.preload()  # fit_s times the fit alone, not the first import of the method's library
     # interpreter start-up and imports count against the wall limit: on a loaded machine they
     # take seconds, so the method gets what is left of its budget, not the nominal figure
     startup = max(0.0, time.time() - float(job.get("spawned_at", time.time())))
-    nominal = float(job["time_budget"])
+    nominal = spec.limits.fit_budget
     budget = FitBudget(max(0.1 * nominal, nominal - startup), nominal=nominal)
     # SRBench 2.0 brackets `fit` alone with its timer and its eco2AI tracker: so do we, reading
     # the energy counters once before and once after (no sampling thread)
     X_fit, y_fit = (X_train, y_train) if scaler is None else (scaler.transform_x(X_train), scaler.transform_y(y_train))
     meter, cpu0 = energy.start(), _cpu_seconds()
     t0 = time.perf_counter()
-    fitted = method.fit(X_fit, y_fit, feature_names, int(spec["seed"]), budget, params)
+    fitted = method.fit(X_fit, y_fit, feature_names, spec.seed, budget, params)
     fit_s = time.perf_counter() - t0
     energy_j, energy_method = energy.finish(meter, _cpu_seconds() - cpu0, fit_s, _peak_rss_mb())
 

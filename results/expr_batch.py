@@ -51,6 +51,22 @@ class ExprCache:
     def __init__(self, conn: sqlite3.Connection | None = None, lock: threading.RLock | None = None) -> None:
         self.conn, self.lock = conn, lock or threading.RLock()
         self.mem: dict[str, tuple[str, Any, float | None]] = {}
+        #: rows put into an in-memory cache: what a metrics task computed, for the driver to store
+        self.added: list[tuple[str, str, str, Any, float | None, float]] = []
+
+    def rows(self, keys: Sequence[str]) -> dict[str, tuple[str, Any, float | None]]:
+        """The stored rows of ``keys`` as they are (timeouts included), to preload an in-memory
+        cache elsewhere (a metrics task on a slot or a Dask worker)."""
+        if self.conn is None:
+            return {k: self.mem[k] for k in keys if k in self.mem}
+        out: dict[str, tuple[str, Any, float | None]] = {}
+        with self.lock:
+            for i in range(0, len(keys), 500):
+                chunk = list(keys[i : i + 500])
+                q = f"SELECT key, status, result, timeout FROM expr_cache WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, status, result, t in self.conn.execute(q, chunk):
+                    out[k] = (status, json.loads(result) if result else None, t)
+        return out
 
     def get_many(self, keys: Sequence[str], timeout: float) -> dict[str, tuple[str, Any]]:
         found: dict[str, tuple[str, Any]] = {}
@@ -73,6 +89,7 @@ class ExprCache:
         if self.conn is None:
             for key, _op, status, result, timeout, _s in rows:
                 self.mem[key] = (status, json.loads(json.dumps(result)), timeout)
+            self.added += [(k, op, st, json.loads(json.dumps(res)), to, sec) for k, op, st, res, to, sec in rows]
             return
         with self.lock:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -167,6 +184,7 @@ def expression_metrics(
     workers: int | None = None,
     timeout: float = 10.0,
     screen: bool = True,
+    core: int | None = None,
 ) -> tuple[list[dict[str, Any]], BatchStats]:
     """One dict of expression metrics per item (names: :func:`results.releases.assemble_release`).
 
@@ -177,7 +195,7 @@ def expression_metrics(
     """
     cache = cache or ExprCache()
     stats = BatchStats()
-    pool_args = {"workers": workers, "timeout": timeout}
+    pool_args = {"workers": workers, "timeout": timeout, "core": core}
     uniq = {(it.key, it.unwanted): it for it in items}
 
     basic_ops = {_cache_key("basic", it.key): ("basic", it) for it in uniq.values()}
@@ -199,6 +217,18 @@ def expression_metrics(
 
     out = [_assemble(it, basic[_cache_key("basic", it.key)][1], first, pairs) for it in items]
     return out, stats
+
+
+def cache_keys(it: ModelItem) -> list[str]:
+    """Every cache key computing ``it``'s metrics may read: a metrics task elsewhere gets their
+    stored rows with it, so it computes exactly what the workspace's cache does not hold."""
+    keys = [_cache_key("basic", it.key)]
+    for rel in RELEASES:
+        keys += [_model_key(it, rel), _model_key(it, rel, False)]
+    if it.truth:
+        keys.append(_cache_key("srsd", it.key, it.truth_key))
+        keys += [_solution_key(it, check, simplified) for check in CHECK_NAMES for simplified in (True, False)]
+    return keys
 
 
 def _model_ops(readable: Sequence[ModelItem]) -> Ops:

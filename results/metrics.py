@@ -46,6 +46,7 @@ from results.releases import STORED_NAMES
 METRICS_VERSION = 5
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
 BATCH = 2_000
+_HOST = os.uname().nodename
 ISCLOSE = {"atol": 1e-3, "rtol": 0.05, "share": 0.95}
 
 
@@ -159,7 +160,22 @@ def _write(store, rows: dict[str, dict[str, Any]]) -> None:
                 if _stored(k) and k not in ACCURACY
             ]
             vals.append((job_id, "_version", float(METRICS_VERSION), "; ".join(notes) or None))
+            vals.append((job_id, "_where", None, metrics.pop("_where", None) or f"{_HOST} (metrics pool)"))
             c.executemany("INSERT INTO metrics (job_id, name, value, detail) VALUES (?,?,?,?)", vals)
+
+
+def finished_jobs(store, suite: str | None = None) -> list[dict[str, Any]]:
+    """The jobs whose metrics are computed: those that ended with a model or predictions."""
+    present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
+    cols = "job_id, suite, task, method, seed, status, model, dialect, data_fingerprint"
+    cols += ", method_notes" if "method_notes" in present else ""
+    return [j for j in store.jobs(suite, columns=cols) if j["status"] in ("ok", "invalid_model")]
+
+
+def metrics_done(store) -> set[str]:
+    """Jobs whose metrics are stored at the current definition (METRICS_VERSION)."""
+    q = "SELECT job_id FROM metrics WHERE name = '_version' AND value >= ?"
+    return {r[0] for r in store.conn.execute(q, (METRICS_VERSION,))}
 
 
 def compute_for_store(
@@ -180,20 +196,8 @@ def compute_for_store(
     if data_dir is None and os.environ.get("SRTUI_DATA_DIR"):
         data_dir = Path(os.environ["SRTUI_DATA_DIR"])
     say = progress or (lambda _m: None)
-    present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
-    cols = "job_id, suite, task, method, seed, status, model, dialect, data_fingerprint"
-    cols += ", method_notes" if "method_notes" in present else ""
-    jobs = [j for j in store.jobs(suite, columns=cols) if j["status"] in ("ok", "invalid_model")]
-    if only_missing:
-        done = {
-            r[0]
-            for r in store.conn.execute(
-                "SELECT job_id FROM metrics WHERE name = '_version' AND value >= ?", (METRICS_VERSION,)
-            )
-        }
-        todo = [j for j in jobs if j["job_id"] not in done]
-    else:
-        todo = jobs
+    jobs = finished_jobs(store, suite)
+    todo = [j for j in jobs if j["job_id"] not in metrics_done(store)] if only_missing else jobs
     infos = _store_task_info(store, sorted({j["task"] for j in jobs}), data_dir)
     by_id = {j["job_id"]: j for j in jobs}
     arrays: dict[str, TaskArrays | None] = {}
@@ -231,38 +235,9 @@ def _compute_batch(
     if todo:
         say(f"accuracy metrics of {len(todo)} job(s)")
     for j in todo:
-        info = infos.get(j["task"], {})
-        m: dict[str, Any] = {"_notes": []}
-        data = _arrays(store, j["data_fingerprint"], arrays)
-        pred = store.predictions(j["job_id"])
-        if data is not None and pred is not None:
-            # predictions are stored with row numbers: line them up with the data's rows
-            tr = _aligned(data.train_index, pred["train_index"], pred["train_pred"])
-            te = _aligned(data.test_index, pred["test_index"], pred["test_pred"])
-            m.update(prediction_metrics(data.y_train, tr, data.y_test, te))
-            if info.get("property") == "extrapolation":
-                m["r2_extrapolation"] = m["r2_test"]
-        elif pred is None:
-            m["_notes"].append("no predictions stored")
-        else:
-            m["_notes"].append("task data file missing from the workspace cache")
-        features = tuple(data.feature_names) if data is not None else tuple(info.get("features") or ())
-        if j["model"] and features:
-            unwanted = tuple(
-                sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ()))
-            )
-            text = _as_printed(j["model"], j.get("method_notes"), m)
-            items.append(
-                (
-                    j["job_id"],
-                    ModelItem(
-                        text, features, j["dialect"] or "python", info.get("ground_truth"), unwanted, m.get("r2_test")
-                    ),
-                )
-            )
-        elif not j["model"]:
-            _blackbox_size(m, j.get("method_notes"))
-        rows[j["job_id"]] = m
+        rows[j["job_id"]], item = prepare_job(store, j, infos.get(j["task"], {}), arrays)
+        if item is not None:
+            items.append((j["job_id"], item))
     stats = BatchStats()
     if items:
         say(f"expression metrics of {len(items)} model(s), {timeout:g} s per operation")
@@ -276,6 +251,36 @@ def _compute_batch(
     _noise_robustness(store, rows, jobs, infos)
     _write(store, rows)
     return len(items), stats
+
+
+def prepare_job(
+    store, j: dict[str, Any], info: dict[str, Any], arrays: dict[str, TaskArrays | None]
+) -> tuple[dict[str, Any], ModelItem | None]:
+    """One finished job's accuracy metrics (from its stored predictions) and the model whose
+    expression metrics are still to compute (None: no model, or no features to read it with)."""
+    m: dict[str, Any] = {"_notes": []}
+    data = _arrays(store, j["data_fingerprint"], arrays)
+    pred = store.predictions(j["job_id"])
+    if data is not None and pred is not None:
+        # predictions are stored with row numbers: line them up with the data's rows
+        tr = _aligned(data.train_index, pred["train_index"], pred["train_pred"])
+        te = _aligned(data.test_index, pred["test_index"], pred["test_pred"])
+        m.update(prediction_metrics(data.y_train, tr, data.y_test, te))
+        if info.get("property") == "extrapolation":
+            m["r2_extrapolation"] = m["r2_test"]
+    elif pred is None:
+        m["_notes"].append("no predictions stored")
+    else:
+        m["_notes"].append("task data file missing from the workspace cache")
+    features = tuple(data.feature_names) if data is not None else tuple(info.get("features") or ())
+    if j["model"] and features:
+        unwanted = tuple(sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ())))
+        text = _as_printed(j["model"], j.get("method_notes"), m)
+        truth = info.get("ground_truth")
+        return m, ModelItem(text, features, j["dialect"] or "python", truth, unwanted, m.get("r2_test"))
+    if not j["model"]:
+        _blackbox_size(m, j.get("method_notes"))
+    return m, None
 
 
 def _as_printed(model: str, method_notes: str | None, m: dict[str, Any]) -> str:

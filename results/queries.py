@@ -218,6 +218,36 @@ def run_progress(store: Store, runs: list[ActiveRun]) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
+class MetricsProgress:
+    """A live run's metrics (results.metrics_tasks): jobs done of those queued, and the ETA."""
+
+    run_id: str
+    suite: str
+    done: int
+    total: int
+    eta_s: float | None
+
+
+def metrics_key(run_id: str) -> str:
+    """The store's meta key under which a run keeps its metrics progress (cleared at its end);
+    here, not beside the metrics code, so `srtui status` never imports sympy."""
+    return f"metrics:{run_id}"
+
+
+def metrics_progress(store: Store, runs: list[ActiveRun]) -> list[MetricsProgress]:
+    """The metrics progress each live run keeps in the store (absent once its metrics are done)."""
+    out = []
+    for r in runs:
+        try:
+            p = json.loads(store.meta(metrics_key(r.run_id)) or "null")
+            done, total, eta = int(p["done"]), int(p["total"]), p.get("eta_s")
+        except (ValueError, TypeError, KeyError):
+            continue  # none yet, or not this srtui's
+        out.append(MetricsProgress(r.run_id, r.suite, done, total, float(eta) if eta is not None else None))
+    return out
+
+
+@dataclass(frozen=True)
 class FailureRow:
     job_id: str
     status: str
@@ -273,7 +303,9 @@ def job_metrics(store: Store, job_id: str) -> list[tuple[str, float | None, str 
 
     try:
         found = store.conn.execute(
-            "SELECT name, value, detail FROM metrics WHERE job_id = ? AND name != '_version' ORDER BY name", (job_id,)
+            "SELECT name, value, detail FROM metrics WHERE job_id = ? AND name NOT LIKE '\\_%' ESCAPE '\\' "
+            "ORDER BY name",
+            (job_id,),
         ).fetchall()
     except sqlite3.OperationalError:  # a workspace from before schema v2
         return []

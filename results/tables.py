@@ -159,7 +159,8 @@ def runs_frame(store, suite: str | None = None) -> pd.DataFrame:
     long = pd.DataFrame(store.conn.execute(q, args).fetchall(), columns=["job_id", "name", "value"])
     if len(long):
         # accuracy is the job record's (a workspace before schema v7 has a copy here too)
-        long = long[(long["name"] != "_version") & ~long["name"].isin(ACCURACY)]
+        # "_version", "_where": bookkeeping rows, not metrics
+        long = long[~long["name"].str.startswith("_") & ~long["name"].isin(ACCURACY)]
         wide = long.pivot(index="job_id", columns="name", values="value").reset_index()
         wide.columns.name = None
         jobs = jobs.merge(wide, on="job_id", how="left")

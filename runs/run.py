@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from engine.names import quoted
 from engine.spec import JobSpec, Limits
 from engine.tuning import get_protocol
 from engine.workspace import Workspace
+from results.metrics_tasks import MetricsFeed
 from results.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
 from runs.protocols import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
@@ -114,13 +115,9 @@ class RunPlan:
 
 
 def _limits(suite: Suite, req: RunRequest) -> Limits:
-    base = dict(suite.limits)
+    """The suite file's limits with the command line's over them (SpecError: one line)."""
     given = {"time_s": req.time_limit, "mem_mb": req.mem_limit, "cpu_s": req.cpu_limit, "grace_s": req.grace}
-    base.update({key: value for key, value in given.items() if value is not None})
-    try:
-        return Limits.from_dict(base)
-    except TypeError as exc:
-        raise RunError(str(exc)) from None
+    return replace(Limits.from_dict(dict(suite.limits)), **{k: v for k, v in given.items() if v is not None})
 
 
 def _select(wanted: list[str] | None, available: list[str]) -> list[str]:
@@ -390,14 +387,15 @@ def _drive(
     run_id = store.begin_run(
         plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
     )
-    sink = StoreSink(store, run_id)
     on_change = (lambda: on_state(state)) if on_state else None
+    feed = _metrics_feed(plan, req, store, state, run_id, on_change)
+    sink = StoreSink(store, run_id, on_recorded=feed.job_recorded if feed else None)
     failed = False
     try:
         try:
             seen = {spec.job_id for spec in plan.specs}
             while True:
-                backend.run(todo, sink, state, cancel, force, on_change)
+                backend.run(todo, sink, state, cancel, force, on_change, feed)
                 if not plan.searches or cancel.is_set() or state.failure is not None:
                     break
                 # a halving search's next iteration, and the final fits, once what they depend on ended
@@ -410,17 +408,15 @@ def _drive(
                 store.add_queued(run_id, len(todo))
                 with state.lock:
                     state.total += len(todo)
+            if feed is not None and feed.pending and not cancel.is_set() and state.failure is None:
+                backend.run([], sink, state, cancel, force, on_change, feed)  # the metrics still queued
         except BackendError:
             failed = True
             raise
-        if not cancel.is_set() and state.failure is None and req.metrics:
-            # the published metrics (sizes, symbolic solution, ...) for the finished jobs, in a
-            # process pool with per-operation timeouts; cached, so a resumed run only adds
-            from results.metrics import compute_for_store
-
-            if on_metrics and state.done:  # nothing ran: say nothing unless old jobs need them
-                on_metrics("computing metrics")
-            compute_for_store(store, workers=plan.n_slots, suite=plan.suite.name, progress=on_metrics)
+        if feed is not None and not cancel.is_set() and state.failure is None:
+            feed.finish()
+            if on_metrics and feed.done:
+                on_metrics(f"metrics of {feed.done} job(s) computed in the run's slots")
     finally:
         _end_run(plan, store, run_id, state, cancel, failed)
     if state.unrecorded and not state.failure:
@@ -435,6 +431,25 @@ def _drive(
             "the others are retried by the next `srtui run`"
         )
     return RunResult(run_id, state, planned - queued, lost, cancel.is_set())
+
+
+def _metrics_feed(
+    plan: RunPlan,
+    req: RunRequest,
+    store: Store,
+    state: RunState,
+    run_id: str,
+    on_change: Callable[[], None] | None,
+) -> MetricsFeed | None:
+    """The run's metrics queue (results.metrics_tasks), seeded with the suite's finished jobs
+    whose metrics are missing (a resumed run goes on where the last one stopped)."""
+    if not req.metrics:
+        return None
+    feed = MetricsFeed(
+        store, plan.suite.name, data_dir=req.data_dir or _data_dir(), state=state, on_change=on_change, run_id=run_id
+    )
+    feed.seed()
+    return feed
 
 
 def _end_run(plan: RunPlan, store: Store, run_id: str, state: RunState, cancel: threading.Event, failed: bool) -> None:
@@ -490,16 +505,16 @@ def _todo(
         if not needs_run(status, attempt, retry_failed and job_id not in settled):
             continue
         payload = JobPayload(
-            spec=spec.to_dict(),
-            job_id=job_id,
+            spec=spec,
             attempt=attempt + 1,
             workspace_token=store.workspace_id,
             data_path=plan.data_path(spec),
             method_ref=plan.method_refs.get(spec.method),
             launcher=plan.launchers.get(spec.method, "exec"),
-            **plan.pythons.get(spec.method, {}),
+            python=plan.pythons.get(spec.method, {}).get("python"),
+            python_path=plan.pythons.get(spec.method, {}).get("python_path"),
         )
-        todo.append(PlannedJob(spec, job_id, attempt + 1, payload, plan.data_path(spec)))
+        todo.append(PlannedJob(payload))
     return todo
 
 

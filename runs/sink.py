@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Callable
 
 from engine.backends.base import PlannedJob, SinkError
 from engine.launcher import JobOutcome, now_iso
@@ -25,10 +26,12 @@ class StoreSink:
     after and may fail alone. Anything the store or the disk refuses becomes a SinkError (one
     line), which stops the run instead of a slot thread."""
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str, on_recorded: Callable[[str, str, str], None] | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.logs = store.workspace.logs
+        #: told (suite, job id, status) once a job's outcome is committed: its metrics are queued
+        self.on_recorded = on_recorded
 
     def claim(self, job: PlannedJob, started_at: str, host: str) -> bool:
         try:
@@ -56,6 +59,8 @@ class StoreSink:
             except (sqlite3.Error, OSError):
                 pass  # left running: the next run's recovery retries it as lost
             raise SinkError(why) from None
+        if self.on_recorded is not None:
+            self.on_recorded(job.spec.suite, job.job_id, outcome.status)
         for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
             path = self.logs / f"{job.job_id}.a{job.attempt}.{stream}"
             try:
@@ -64,7 +69,7 @@ class StoreSink:
             except (OSError, UntrustedFileError) as exc:
                 with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
-                why = getattr(exc, "strerror", None) or exc
+                why = getattr(exc, "strerror", None) or str(exc)
                 raise SinkError(f"cannot write job logs in {self.logs}: {why}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:

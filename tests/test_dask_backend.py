@@ -245,7 +245,7 @@ def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
     from engine.spec import JobSpec, Limits
 
     spec = JobSpec("s", "smoke-linear", "probe-noop", 1, Limits(time_s=7200), "fp", "v")
-    payload = JobPayload(spec=spec.to_dict(), job_id=spec.job_id, attempt=1, workspace_token="retire-test")
+    payload = JobPayload(spec=spec, attempt=1, workspace_token="retire-test")
     with (
         LocalCluster(
             n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, lifetime="1h"

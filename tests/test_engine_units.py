@@ -11,6 +11,7 @@ import pytest
 
 from engine import launcher
 from engine.backends.local import PlannedJob, interleave
+from engine.launcher import JobPayload
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError, resolve
 from results.store import Store, StoreError, needs_run
@@ -79,7 +80,7 @@ def test_resume_rules(status, attempt, retry_failed, expected) -> None:
 
 
 def test_interleave_round_robins_methods() -> None:
-    jobs = [PlannedJob(spec(method=m, seed=i), f"{m}{i}", 1, None, "") for m in ("a", "b") for i in range(3)]  # type: ignore[arg-type]
+    jobs = [PlannedJob(JobPayload(spec(method=m, seed=i), 1, "t")) for m in ("a", "b") for i in range(3)]
     assert [j.spec.method for j in interleave(jobs)] == ["a", "b", "a", "b", "a", "b"]
 
 
@@ -203,9 +204,9 @@ def test_capped_reader_keeps_head_and_tail() -> None:
 
 
 def test_time_budget_leaves_room() -> None:
-    assert launcher.time_budget(10) == pytest.approx(8.0)
-    assert launcher.time_budget(3600) == pytest.approx(3569.0)
-    assert 0 < launcher.time_budget(1) < 1
+    assert Limits(time_s=10).fit_budget == pytest.approx(8.0)
+    assert Limits(time_s=3600).fit_budget == pytest.approx(3569.0)
+    assert 0 < Limits(time_s=1).fit_budget < 1
 
 
 def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:

@@ -216,8 +216,8 @@ X = np.arange(40.0).reshape(20, 2)
 np.savez(tmp / "d.npz", X_train=X, y_train=X[:, 0] * 2 + 1, X_test=X, feature_names=np.array(["x0", "x1"]))
 def job(i, seconds=0.0):
     params = {"seconds": seconds} if sys.argv[2] == "probe-sleep" else {}
-    spec = JobSpec("s", "t", sys.argv[2], 1, Limits(time_s=90, mem_mb=2000), "f", "v", params)
-    payload = JobPayload(spec.to_dict(), f"j{i}", 1, "fstest", data_path=str(tmp / "d.npz"), launcher="fork")
+    spec = JobSpec("s", "t", sys.argv[2], i, Limits(time_s=90, mem_mb=2000), "f", "v", params)
+    payload = JobPayload(spec, 1, "fstest", data_path=str(tmp / "d.npz"), launcher="fork")
     return run_job(payload, tmp / f"j{i}")
 
 def server_pid():

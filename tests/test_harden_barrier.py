@@ -69,8 +69,8 @@ def _job(store: Store, tmp_path: Path) -> tuple[PlannedJob, str]:
     store.plan([spec])
     run_id = store.begin_run("t", "driver", "host", ["srtui"], now_iso())
     assert store.claim(spec.job_id, 1, run_id, now_iso(), "host")
-    payload = JobPayload(spec.to_dict(), spec.job_id, 1, store.workspace_id)
-    return PlannedJob(spec, spec.job_id, 1, payload, str(tmp_path / "none.npz")), run_id
+    payload = JobPayload(spec, 1, store.workspace_id, data_path=str(tmp_path / "none.npz"))
+    return PlannedJob(payload), run_id
 
 
 def _outcome(job: PlannedJob, model: str) -> JobOutcome:
@@ -139,13 +139,13 @@ def test_stopping_ends_the_run_within_the_grace_even_with_a_blocked_slot(tmp_pat
     spec = JobSpec("t", "smoke-linear", "probe-noop", 1, Limits(time_s=60, mem_mb=2000, grace_s=1), "fp", "1")
     store.plan([spec])
     run_id = store.begin_run("t", "driver", "host", ["srtui"], now_iso())
-    payload = JobPayload(spec.to_dict(), spec.job_id, 1, store.workspace_id, data_path=str(data))
+    payload = JobPayload(spec, 1, store.workspace_id, data_path=str(data))
     sink = Blocking(store, run_id)
     cancel, force = threading.Event(), threading.Event()
     backend = LocalBackend(1, ws.jobs_dir)
     runner = threading.Thread(
         target=backend.run,
-        args=([PlannedJob(spec, spec.job_id, 1, payload, str(data))], sink, RunState(total=1), cancel, force),
+        args=([PlannedJob(payload)], sink, RunState(total=1), cancel, force),
     )
     runner.start()
     assert sink.entered.wait(120), "the job never finished"

@@ -14,7 +14,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.errors import SrtuiError
 from engine.launcher import JobOutcome, JobPayload
@@ -38,11 +38,25 @@ class BackendOptions:
 
 @dataclass
 class PlannedJob:
-    spec: JobSpec
-    job_id: str
-    attempt: int
+    """A job claimed for a run: its payload, which carries the spec, the attempt and the data."""
+
     payload: JobPayload
-    data_path: str
+
+    @property
+    def spec(self) -> JobSpec:
+        return self.payload.spec
+
+    @property
+    def job_id(self) -> str:
+        return self.payload.job_id
+
+    @property
+    def attempt(self) -> int:
+        return self.payload.attempt
+
+    @property
+    def data_path(self) -> str:
+        return self.payload.data_path or ""
 
     @property
     def label(self) -> str:
@@ -68,6 +82,22 @@ class JobSink(Protocol):
     def workers(self, live: int, expected: int) -> None: ...
 
 
+class FollowUp(Protocol):
+    """Work a finished job leaves for an idle slot (its metrics): picklable, computed wherever
+    the backend runs jobs, with ``core`` the slot's core (None on a Dask worker)."""
+
+    def compute(self, core: int | None, where: str) -> Any: ...
+
+
+class FollowUps(Protocol):
+    """The driver's queue of follow-ups. A slot takes one only when no job is left to start (a
+    follow-up never shares a core with a running job); the driver alone records the results."""
+
+    def take(self) -> FollowUp | None: ...
+    def record(self, unit: Any, result: Any) -> None: ...
+    def give_back(self, unit: Any, why: str) -> None: ...
+
+
 @dataclass
 class RunState:
     """Live counters of a run, for progress displays. Thread-safe through its lock."""
@@ -85,6 +115,10 @@ class RunState:
     failure: str | None = None
     #: jobs whose outcome could not be recorded even as an error (the run then exits non-zero)
     unrecorded: list[str] = field(default_factory=list)
+    #: jobs whose metrics are computed / queued in this run (results.metrics_tasks), and their ETA
+    metrics_done: int = 0
+    metrics_total: int = 0
+    metrics_eta_s: float | None = None
 
     def fail(self, message: str) -> None:
         with self.lock:
@@ -122,9 +156,11 @@ class Backend(Protocol):
         cancel: threading.Event,
         force: threading.Event,
         on_change: Callable[[], None] | None = None,
+        follow_ups: FollowUps | None = None,
     ) -> None:
-        """Run ``jobs`` until each is recorded through ``sink`` or ``cancel`` is set; may be
-        called again on the same backend (the final fits after the tuning)."""
+        """Run ``jobs`` until each is recorded through ``sink`` or ``cancel`` is set, and the
+        ``follow_ups`` they leave in slots with no job to start; may be called again on the same
+        backend (the final fits after the tuning, the metrics left at the end)."""
         ...
 
     def close(self) -> None:

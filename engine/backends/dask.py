@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.backends.base import BackendError, BackendOptions, JobSink, PlannedJob, RunState
+from engine.backends.base import BackendError, BackendOptions, FollowUps, JobSink, PlannedJob, RunState
 from engine.backends.dask_config import (
     SCHEDULER_CONFIG,
     START_TIMEOUT_S,
@@ -274,9 +274,11 @@ class DaskBackend:
         cancel: threading.Event,
         force: threading.Event,
         on_change: Callable[[], None] | None = None,
+        follow_ups: FollowUps | None = None,
     ) -> None:
-        """One batch of jobs; the cluster stays up for the next batch until ``close``."""
+        """One batch of jobs (and the follow-ups they leave, on the workers); the cluster stays
+        up for the next batch until ``close``."""
         self.prepare([job.spec for job in jobs])
         from engine.backends.dask_run import DaskRun
 
-        DaskRun(self, sink, state, cancel, force, on_change).run(interleave(jobs))
+        DaskRun(self, sink, state, cancel, force, on_change, follow_ups).run(interleave(jobs))

@@ -19,8 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import proctree
-from engine.backends.base import BackendError, JobSink, PlannedJob, RunState
-from engine.backends.dask_worker import TOPIC_PREFIX, forget_run, run_on_worker, signal_run, synthetic_outcome
+from engine.backends.base import BackendError, FollowUp, FollowUps, JobSink, PlannedJob, RunState, SinkError
+from engine.backends.dask_worker import (
+    TOPIC_PREFIX,
+    forget_run,
+    run_follow_up,
+    run_on_worker,
+    signal_run,
+    synthetic_outcome,
+)
 from engine.backends.local import DataCache, finish_job
 from engine.launcher import JobOutcome, now_iso
 from engine.spec import MAX_AUTO_ATTEMPTS
@@ -64,8 +71,11 @@ class DaskRun:
         cancel: threading.Event,
         force: threading.Event,
         on_change: Callable[[], None] | None,
+        follow_ups: FollowUps | None = None,
     ) -> None:
         self.backend, self.client = backend, backend.client
+        self.follow_ups = follow_ups
+        self.units: dict[Any, FollowUp] = {}  # future -> follow-up (a job's metrics) on a worker
         self.sink, self.state, self.cancel, self.force = sink, state, cancel, force
         self.on_change = on_change or (lambda: None)
         self.token = uuid.uuid4().hex
@@ -100,7 +110,7 @@ class DaskRun:
                 self.client.unsubscribe_topic(TOPIC_PREFIX + self.token)
             except Exception:  # noqa: BLE001 - a closed client has no subscription left
                 pass
-            for future in self.in_flight:  # only after an unexpected error: leave nothing running
+            for future in [*self.in_flight, *self.units]:  # only after an unexpected error: leave nothing running
                 future.cancel()
             self._tell_workers("forget")
 
@@ -113,6 +123,7 @@ class DaskRun:
             if time.monotonic() - tended > 2:  # clusters grow and shrink (SLURM jobs come and go)
                 tended, limit = time.monotonic(), self._tend(len(todo) + len(self.in_flight))
             self._fill(todo, completed, limit)
+            self._fill_follow_ups(todo, completed, limit)
             self._drain_started()
             if self.cancel.is_set() and not cancel_sent:
                 cancel_sent = True
@@ -120,14 +131,22 @@ class DaskRun:
             if self.force.is_set() and not force_sent:
                 force_sent = True
                 self._tell_workers("force")
-            if not self.in_flight:
-                break
+            if not self.in_flight and not self.units:
+                if not self._recording_follow_ups():
+                    break
+                time.sleep(self.backend.poll_s)  # a job being recorded may still queue its metrics
+                self._check_recording()
+                continue
             try:
-                wait(list(self.in_flight), timeout=self.backend.poll_s, return_when="FIRST_COMPLETED")
+                wait([*self.in_flight, *self.units], timeout=self.backend.poll_s, return_when="FIRST_COMPLETED")
             except TimeoutError:
                 pass
             self._drain_started()
-            done = [(f, self.in_flight.pop(f)) for f in completed.next_batch(block=False) if f in self.in_flight]
+            batch = completed.next_batch(block=False)
+            for future in [f for f in batch if f in self.units]:
+                unit = self.units.pop(future)
+                self.recording.append(self.recorder.submit(self._record_follow_up, future, unit))
+            done = [(f, self.in_flight.pop(f)) for f in batch if f in self.in_flight]
             outcomes = [(job, self._outcome(future, job)) for future, job in done]  # not in_flight: cancelled, recorded
             for job, outcome in outcomes:
                 if outcome.status == "requeue":  # its worker left before starting it: same attempt
@@ -178,15 +197,47 @@ class DaskRun:
         while todo and not self.cancel.is_set() and len(self.in_flight) < limit:
             self._submit(todo.popleft(), completed)
 
+    def _recording_follow_ups(self) -> bool:
+        """Is a recording under way that may queue follow-ups (only then is the run not over)?"""
+        return self.follow_ups is not None and not self.cancel.is_set() and any(not f.done() for f in self.recording)
+
+    def _fill_follow_ups(self, todo: deque[PlannedJob], completed: as_completed, limit: int) -> None:
+        """Follow-ups go to the workers behind the jobs: only when no job is left to submit."""
+        if self.follow_ups is None:
+            return
+        while (
+            not todo
+            and not self.cancel.is_set()
+            and self.state.failure is None
+            and len(self.in_flight) + len(self.units) < limit
+        ):
+            unit = self.follow_ups.take()
+            if unit is None:
+                return
+            future = self.client.submit(
+                run_follow_up, unit, key=f"srtui-metrics-{uuid.uuid4().hex}", pure=False, retries=0, priority=-1
+            )
+            self.units[future] = unit
+            completed.add(future)
+
+    def _record_follow_up(self, future: Future[Any], unit: FollowUp) -> None:
+        assert self.follow_ups is not None  # only submitted with a queue to record into
+        try:
+            result = future.result()
+        except Exception as exc:  # noqa: BLE001 - a lost worker or a failure: queued again
+            self.follow_ups.give_back(unit, f"{type(exc).__name__}: {exc}")
+            return
+        try:
+            self.follow_ups.record(unit, result)
+        except SinkError as exc:  # the store cannot record: the run stops, as for a job
+            self.state.fail(str(exc))
+        self.on_change()
+
     def _queue_retry(self, job: PlannedJob, todo: deque[PlannedJob]) -> None:
         if job.attempt < MAX_AUTO_ATTEMPTS and not self.cancel.is_set():
             with self.state.lock:
                 self.state.total += 1  # each attempt is a unit of work in the progress
-            todo.appendleft(
-                PlannedJob(
-                    job.spec, job.job_id, job.attempt + 1, replace(job.payload, attempt=job.attempt + 1), job.data_path
-                )
-            )
+            todo.appendleft(PlannedJob(replace(job.payload, attempt=job.attempt + 1)))
 
     def _submit(self, job: PlannedJob, completed: as_completed) -> None:
         started_at = now_iso()
@@ -260,6 +311,9 @@ class DaskRun:
         self._tell_workers("cancel")
         self._drain_started()
         waiting = [f for f, j in self.in_flight.items() if (j.job_id, j.attempt) not in self.started_keys]
+        if self.units:  # metrics are computed again by the next run
+            self.client.cancel(list(self.units))
+            self.units.clear()
         if waiting:
             self.client.cancel(waiting)
         for future in waiting:

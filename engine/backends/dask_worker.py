@@ -18,8 +18,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from engine.backends.base import FollowUp
 from engine.backends.dask_config import job_span_s
 from engine.backends.local import usable_cores
 from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
@@ -127,7 +128,7 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
             now_iso(),
             socket.gethostname(),
         )
-    _retire_if_short(worker, Limits.from_dict(payload.spec["limits"]))
+    _retire_if_short(worker, payload.spec.limits)
     scratch = Path(worker.local_directory) / "srtui-jobs" / f"{payload.job_id}-a{payload.attempt}"
     topic = TOPIC_PREFIX + run_token
 
@@ -140,6 +141,16 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
     finally:
         with contextlib.suppress(OSError):
             remove_tree(scratch)  # logs and results came back in the outcome
+
+
+def run_follow_up(unit: FollowUp) -> Any:
+    """The Dask task of a follow-up (a job's metrics): computed on this worker's core, under the
+    follow-up's own deadlines (its processes are this worker's children); the result says where."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    core = worker_core(str(worker.scheduler.address))
+    return unit.compute(core, f"dask worker {worker.name} ({socket.gethostname()})")
 
 
 def allowed_failures(dask_scheduler: Scheduler) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from itertools import zip_longest
 from pathlib import Path
 
-from engine.backends.base import JobSink, PlannedJob, RunState, SinkError
+from engine.backends.base import FollowUps, JobSink, PlannedJob, RunState, SinkError
 from engine.evaluate import Checker, TaskArrays
 from engine.launcher import JobOutcome, now_iso, run_job
 from engine.scaling import SCALING_KEY
@@ -184,6 +184,7 @@ class LocalBackend:
         cancel: threading.Event,
         force: threading.Event,
         on_change: Callable[[], None] | None = None,
+        follow_ups: FollowUps | None = None,
     ) -> None:
         todo: queue.SimpleQueue[PlannedJob] = queue.SimpleQueue()
         for job in interleave(jobs):
@@ -194,11 +195,8 @@ class LocalBackend:
             core = self.cores[index % len(self.cores)] if self.cores else None
             while not cancel.is_set() and state.failure is None:
                 try:
-                    job = todo.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    self._run_one(job, core, sink, state, cancel, force, data_cache, on_change)
+                    if not self._next(todo, core, index, sink, state, cancel, force, data_cache, on_change, follow_ups):
+                        return
                 except (SinkError, OSError) as exc:  # the slot survives; the run stops
                     state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
 
@@ -212,6 +210,44 @@ class LocalBackend:
             _join(threads, cancel, force, grace)
         finally:
             data_cache.close()
+
+    def _next(
+        self,
+        todo: queue.SimpleQueue[PlannedJob],
+        core: int | None,
+        index: int,
+        sink: JobSink,
+        state: RunState,
+        cancel: threading.Event,
+        force: threading.Event,
+        data_cache: DataCache,
+        on_change: Callable[[], None] | None,
+        follow_ups: FollowUps | None,
+    ) -> bool:
+        """One step of a slot: the next job; with none left to start, the next follow-up; with
+        none queued, a short wait while jobs still run (they may leave one). False: done."""
+        try:
+            job = todo.get_nowait()
+        except queue.Empty:
+            job = None
+        if job is not None:
+            self._run_one(job, core, sink, state, cancel, force, data_cache, on_change)
+            return True
+        unit = follow_ups.take() if follow_ups is not None else None
+        if unit is not None:
+            try:
+                result = unit.compute(core, f"{os.uname().nodename} slot {index}")
+            except Exception as exc:  # noqa: BLE001 - a follow-up that fails is queued again, never the slot's end
+                follow_ups.give_back(unit, f"{type(exc).__name__}: {exc}")  # type: ignore[union-attr]
+                return True
+            follow_ups.record(unit, result)  # type: ignore[union-attr]
+            return True
+        with state.lock:
+            running = bool(state.running)
+        if follow_ups is None or not running:
+            return False
+        time.sleep(0.1)
+        return True
 
     def _run_one(
         self,

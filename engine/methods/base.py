@@ -8,6 +8,7 @@ arrays), never as pickled objects.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,12 @@ class FitBudget(float):
         obj = super().__new__(cls, seconds)
         obj.nominal = float(seconds if nominal is None else nominal)
         return obj
+
+
+def library_seconds(time_budget: float) -> int:
+    """Whole seconds for a library's own timer: a second short of the budget (head room to
+    extract the model), never below 1 (the libraries count in whole seconds)."""
+    return max(1, math.floor(time_budget - 1.0))
 
 
 def nominal_budget(time_budget: float) -> float:

@@ -9,13 +9,12 @@ generation of 1000 on 150 rows), while an hour-long SRBench budget is not wasted
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
+from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds, nominal_budget
 
 #: digits for constants; Operon keeps them as float32/float64, 17 digits loses nothing
 _PRECISION = 17
@@ -70,8 +69,7 @@ class Operon(Method):
         if p.get("generations") is None:
             # the nominal budget: the same job does the same work however long start-up took
             p["generations"] = generation_cap(nominal_budget(time_budget))
-        # a second of head room for extracting the front; never below 1 s (pyoperon's unit)
-        max_time = max(1, math.floor(time_budget - 1.0)) if time_budget else None
+        max_time = library_seconds(time_budget) if time_budget else None
         est = SymbolicRegressor(n_threads=1, random_state=int(seed) % (2**63), max_time=max_time, **p)
         est.fit(X, y)
         names = list(feature_names)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, ParetoPoint
+from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
 
 _PIP = [sys.executable, "-m", "pip", "install"]
 #: dialect for "x0.."-numbered infix strings (see the module doc)
@@ -80,7 +80,7 @@ class RilsRols(_Optional):
     ) -> FittedModel:
         from rils_rols.rils_rols import RILSROLSRegressor
 
-        est = RILSROLSRegressor(max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params))
+        est = RILSROLSRegressor(max_time=library_seconds(time_budget), random_state=seed, **self._params(params))
         est.fit(X, y)
         return FittedModel(predict=est.predict, expression=str(est.model_string()), dialect=X0_DIALECT)
 
@@ -204,7 +204,7 @@ class Bingo(_Optional):
     ) -> FittedModel:
         from bingo.symbolic_regression.symbolic_regressor import SymbolicRegressor
 
-        est = SymbolicRegressor(max_time=max(1, math.floor(time_budget - 1)), random_state=seed, **self._params(params))
+        est = SymbolicRegressor(max_time=library_seconds(time_budget), random_state=seed, **self._params(params))
         est.fit(X, y)
         # bingo-nasa 0.5 wraps each equation in an EquationRegressor (``.equation``)
         best = getattr(est.get_best_individual(), "equation", est.get_best_individual())

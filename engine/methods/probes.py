@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method
+from engine.methods.base import FittedModel, Method, nominal_budget
 
 
 def _constant(value: float) -> FittedModel:
@@ -39,7 +39,10 @@ class Noop(_Probe):
         time_budget: float,
         params: dict[str, Any],
     ) -> FittedModel:
-        return _constant(float(np.mean(y)))
+        fitted = _constant(float(np.mean(y)))
+        # what the engine handed the fit (tests/test_limit_path.py follows the limit down here)
+        fitted.notes = {"budget_type": type(time_budget).__name__, "budget_nominal": nominal_budget(time_budget)}
+        return fitted
 
 
 class Sleep(_Probe):

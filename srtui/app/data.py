@@ -28,7 +28,17 @@ from results.explore import (
     where_clause,
 )
 from results.explore_sql import Cancelled
-from results.queries import DriverCheck, FailureRow, Reader, open_runs, recent_failures, run_progress, running_jobs
+from results.queries import (
+    DriverCheck,
+    FailureRow,
+    MetricsProgress,
+    Reader,
+    metrics_progress,
+    open_runs,
+    recent_failures,
+    run_progress,
+    running_jobs,
+)
 from results.queries import suites as stored_suites
 from results.store import StoreError
 from results.tuning import active_progress, progress_text
@@ -99,6 +109,8 @@ class MonitorSnapshot:
     error: str | None = None
     #: the tuning of the suites being run, one line each (results.tuning.progress_text)
     tuning: tuple[str, ...] = ()
+    #: the metrics of the live runs, computed in their slots (results.queries.metrics_progress)
+    metrics: tuple[MetricsProgress, ...] = ()
 
     @property
     def total(self) -> int:
@@ -142,6 +154,7 @@ def monitor_snapshot(
         failures = tuple(recent_failures(store))
         done, remaining = run_progress(store, live)
         tuning = tuple(progress_text(p) for p in active_progress(store))
+        metrics = tuple(metrics_progress(store, live))
     throughput = eta = None
     first = min((t for t in (parse_time(r.started_at) for r in live) if t is not None), default=None)
     if first is not None:
@@ -160,6 +173,7 @@ def monitor_snapshot(
         gone_runs=len(runs) - len(live),
         live_drivers=check.live,
         tuning=tuning,
+        metrics=metrics,
     )
 
 

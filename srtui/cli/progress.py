@@ -90,11 +90,14 @@ class RunProgress:
             running = list(state.running.values())
             failures = list(state.recent_failures[-3:])
             done, total = state.done, state.total
+            metrics = (state.metrics_done, state.metrics_total, state.metrics_eta_s)
         head = Text()
         head.append(f"{self.plan.suite.name}: {done}/{total} done  ", style="bold")
         for name, n in sorted(counts.items()):
             head.append(f"{name} {n}  ", style=STATUS_STYLE.get(name, ""))
         head.append(f"  {state.throughput():.1f} jobs/min  ETA {_fmt_s(state.eta_s())}")
+        if metrics[1]:  # computed in the slots behind the jobs
+            head.append(f"\nmetrics {metrics[0]}/{metrics[1]} jobs  ETA {_fmt_s(metrics[2])}")
         table = Table(box=None, pad_edge=False, show_header=bool(running))
         table.add_column("running")
         table.add_column("elapsed / limit", justify="right")

@@ -144,6 +144,10 @@ def run(
         _opt("--cluster-config", panel=CLUSTER_PANEL, metavar="TOML", help="Cluster settings (its table names it)."),
     ] = None,
     dry_run: Annotated[bool, _opt("--dry-run", panel=OUTPUT_PANEL, help="Show what would run; write nothing.")] = False,
+    metrics: Annotated[
+        bool,
+        _opt("--metrics/--no-metrics", panel=OUTPUT_PANEL, help="Metrics in the slots (else `srtui rescore` later)."),
+    ] = True,
     data_dir: DataDirOption = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
@@ -184,6 +188,7 @@ def run(
         protocol=protocol,
         launcher=launcher,
         data_dir=data_dir,
+        metrics=metrics,
     )
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else
@@ -237,11 +242,12 @@ def status(
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    from results.queries import running_jobs
+    from results.queries import metrics_progress, open_runs, running_jobs
     from runs.sink import workers_key
 
     counts = store.status_counts(suite)
     running = running_jobs(store)
+    metrics = metrics_progress(store, [r for r in open_runs(store) if r.driver_alive])
     workers = {r.run_id: store.meta(workers_key(r.run_id)) for r in running if r.run_id}
     store.close()
     queued = sum(r.queued for r in running)
@@ -269,6 +275,10 @@ def status(
                 }
                 for r in running
             ],
+            "metrics": [
+                {"run_id": m.run_id, "suite": m.suite, "done": m.done, "total": m.total, "eta_s": m.eta_s}
+                for m in metrics
+            ],
         }
         print(json.dumps(out, indent=2))
         return
@@ -284,6 +294,9 @@ def status(
             waiting = f"; waiting for workers {live_workers}" if live == "0" else f"; workers {live_workers}"
         state = "queued" if r.queued else "running"
         print(f"  {state}: {r.label} (attempt {r.attempt}, since {r.started_at}{gone}{waiting})")
+    for m in metrics:  # a run computes its jobs' metrics in its slots, behind the jobs
+        eta = f", ETA {m.eta_s:.0f} s" if m.eta_s is not None else ""
+        print(f"  metrics: {m.suite} {m.done}/{m.total} jobs{eta}")
 
 
 #: the job record as `srtui results` prints it (results.columns)

@@ -33,6 +33,9 @@ CSV_HELP = (
 )
 
 
+CLUSTER = "Cluster (Dask)"
+
+
 def _store(workspace: Path | None, readonly: bool = True) -> Store:
     from engine.workspace import resolve
     from results.store import Store
@@ -369,28 +372,43 @@ def rescore(
     force: Annotated[
         bool, typer.Option("--force", help="Recompute every job's metrics, not only missing ones.")
     ] = False,
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: usable cores).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes, or a local cluster's workers (default: usable cores).")
+    ] = None,
     timeout: Annotated[
         float,
         typer.Option(help="Seconds of sympy work per model: simplifies, solution checks and edit distance share it."),
     ] = 10.0,
+    backend: Annotated[
+        str | None, typer.Option(help="local, or dask (implied by the options below).", rich_help_panel=CLUSTER)
+    ] = None,
+    dask_scheduler: Annotated[
+        str | None, typer.Option(help="A running scheduler, tcp://HOST:8786.", rich_help_panel=CLUSTER)
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="Start one: local, ssh or slurm.", rich_help_panel=CLUSTER)
+    ] = None,
+    cluster_config: Annotated[
+        Path | None, typer.Option(help="Cluster settings (its table names it).", rich_help_panel=CLUSTER)
+    ] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """(Re)compute the metrics of finished jobs from their stored predictions and models."""
-    from results.metrics import compute_for_store
+    """(Re)compute the metrics of finished jobs from their stored predictions and models,
+    here or on a cluster (the same backend options as `srtui run`)."""
+    from engine.workspace import resolve
+    from runs.rescore import RescoreRequest
+    from runs.rescore import rescore as compute
 
     check_timeout(timeout)
     if workers is not None and workers < 1:
         fail("--workers must be at least 1")
-    store = _store(workspace, readonly=False)
-    summary = compute_for_store(
-        store,
-        workers=workers,
-        timeout=timeout,
-        only_missing=not force,
-        suite=suite,
-        progress=lambda m: print(m, file=sys.stderr),
-    )
+    _store(workspace, readonly=True).close()  # no workspace, an empty or broken one: one line, nothing made
+    req = RescoreRequest(suite, force, workers, timeout, backend, dask_scheduler, cluster, cluster_config)
+    summary = compute(resolve(workspace), req, lambda m: print(m, file=sys.stderr))
+    where = ", ".join(summary["where"]) or "nowhere: nothing to compute"
+    if "computed" not in summary:
+        print(f"metrics of {summary['done']} of {summary['jobs']} job(s) computed on {where}")
+        return
     print(
         f"metrics of {summary['jobs']} job(s), {summary['models']} model(s): {summary['computed']} operation(s) "
         f"computed, {summary['cached']} from the cache, {summary['timeouts']} timeout(s), {summary['errors']} error(s)"

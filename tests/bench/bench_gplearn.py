@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
-from engine.launcher import time_budget
 from engine.methods.base import FitBudget
 from engine.methods.gplearn_adapter import Gplearn, generation_cap
+from engine.spec import Limits
 from tasks.generators.smoke import interaction
 
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -65,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     task, method = interaction(), Gplearn()
-    nominal = time_budget(args.budget)
+    nominal = Limits(time_s=args.budget).fit_budget
     budget = FitBudget(1e9, nominal=nominal)  # the cap from the nominal budget, no wall-clock stop
     solved: dict[str, int] = {}
     print(

@@ -2,6 +2,7 @@
 the numeric screen, in one run.
 
     python tests/bench/bench_metrics.py [--n 2000] [--baseline-n 400] [--timeout 10] [--workers 2]
+    python tests/bench/bench_metrics.py --overlap [--seeds 4] [--slots 2]   (tests/bench/bench_overlap.py)
 
 Prints models/s of a first pass without the screen (every solution check simplifies difference
 and ratio) and of a first pass with it (fresh caches both), their ratio (target >= 10x) and the
@@ -19,6 +20,7 @@ so that prefix has the same mix; verdicts are compared on those models.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -108,6 +110,12 @@ ISSUE_RATE = 2.4  # models/s of the first pass when issue 12 was written (2 core
 
 
 def main() -> None:
+    if "--overlap" in sys.argv:  # metrics in the run's slots against the post-run pass
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_overlap import main as overlap  # type: ignore[import-not-found]
+
+        overlap([a for a in sys.argv[1:] if a != "--overlap"])
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument(

@@ -132,6 +132,9 @@ class MonitorScreen(SectionScreen):
             text.append("no run in progress", style="dim")
         for line in snap.tuning:  # tuning jobs apart from the final fits they choose
             text.append("\n" + visible(line, one_line=True))
+        for m in snap.metrics:  # computed in the run's slots behind its jobs
+            text.append("\n" + visible(f"{m.suite}: metrics {m.done}/{m.total} jobs", one_line=True))
+            text.append(f"  ETA {fmt_duration(m.eta_s)}")
         if snap.gone_runs:
             text.append(
                 f"\n{snap.gone_runs} run(s) lost their driver: their jobs are not running; "
