@@ -3,7 +3,7 @@ PYTHON ?= .venv/bin/python
 
 .PHONY: check test test-fast test-e2e test-slow
 
-# ruff check, ruff format --check, mypy, import-linter (all of them, then one verdict)
+# ruff check, ruff format --check, mypy, import-linter, mkdocs build --strict (all of them, then one verdict)
 check:
 	PYTHON=$(PYTHON) bash .ci/check
 

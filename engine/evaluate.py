@@ -150,7 +150,7 @@ def pareto_in_original_units(
     return out
 
 
-#: what the check of one model may take, in its own process (the README's limits table)
+#: what the check of one model may take, in its own process (the limits table of docs/running.md)
 CHECK_TIMEOUT_S = 60.0
 CHECK_MEM_MB = 3000
 #: the outcome's fields the check may change (scaling maps the model back, a bad model is invalid)

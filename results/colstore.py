@@ -85,6 +85,9 @@ class ColumnStore:
         self._mem.execute(f"CREATE TABLE jobs (id INTEGER PRIMARY KEY, {', '.join(DIMS)})")
         self._ranks: dict[str, np.ndarray] = {}
         self._arrangements: dict[tuple[Any, ...], Any] = {}
+        #: the live rowids in tie-break order: kept while no job is added or removed and none
+        #: changes its task, method or seed (a run changes statuses and results only)
+        self._ties: np.ndarray | None = None
 
     # --- loading and changes ---------------------------------------------------------------
 
@@ -167,6 +170,7 @@ class ColumnStore:
     def _rank_job_ids(self, cur: sqlite3.Cursor) -> None:
         rows = cur.execute("SELECT rowid FROM jobs ORDER BY job_id")
         self.by_job = np.fromiter((r[0] for r in rows), dtype=np.int32)
+        self._ties = None
 
     def sync(self, conn: sqlite3.Connection) -> bool:
         """Apply the logged changes since the last sync (the caller holds a read transaction).
@@ -188,6 +192,8 @@ class ColumnStore:
         inserted = any(r[1] >= self.size or not self.alive[r[1]] for r in changed if r[1] is not None)
         if gone:
             self.alive[np.asarray(gone, dtype=np.int64)] = False
+        if present and not self._keep_ties(present):
+            self._ties = None
         if present:
             self._put(present)
         if inserted or gone:
@@ -195,6 +201,17 @@ class ColumnStore:
         self._ranks.clear()
         self._arrangements.clear()
         self.seq = int(last)
+        return True
+
+    def _keep_ties(self, rows: Sequence[tuple[Any, ...]]) -> bool:
+        """Do these changed rows (rowid, dims..., numbers...) keep their task, method and seed?"""
+        task, method, seed = 1 + DIMS.index("task"), 1 + DIMS.index("method"), 1 + len(DIMS) + NUMBERS.index("seed")
+        for r in rows:
+            if r[0] >= self.size or not self.alive[r[0]]:
+                return False
+            old = self.combos[self.combo[r[0]]]
+            if (old[task - 1], old[method - 1]) != (r[task], r[method]) or self.numbers["seed"][r[0]] != r[seed]:
+                return False
         return True
 
     # --- questions -----------------------------------------------------------------------------
@@ -207,7 +224,8 @@ class ColumnStore:
                 return True
             return column in NUMBERS and op != "~" and column not in self.exotic
 
-        return all(held(t.column, t.op) for t in terms) and (sort is None or sort == "job_id" or held(sort))
+        ties = sort in (None, "job_id") or "seed" not in self.exotic  # the tie-break reads seed
+        return all(held(t.column, t.op) for t in terms) and (sort is None or sort == "job_id" or held(sort)) and ties
 
     def matching(self, terms: Sequence[Term]) -> np.ndarray:
         """Which rowids match every condition (``answers`` said they can): a mask."""
@@ -241,15 +259,16 @@ class ColumnStore:
         return found
 
     def sorted_rows(self, column: str, descending: bool) -> np.ndarray:
-        """Every live rowid in the order of ``ORDER BY column [DESC] NULLS LAST, job_id``
-        (cached until the next change): the job id order, stably sorted by the column."""
+        """Every live rowid in the order of ``results.explore_sql.order_by`` (cached until the
+        next change): the tie-break order (reversed for a descending sort), stably sorted by the
+        column."""
         key = ("sorted", column, descending)
         found = self._arrangements.get(key)
         if found is None:
-            base = self.by_job
             if column == "job_id":
-                found = base[::-1].copy() if descending else base
+                found = self.by_job[::-1].copy() if descending else self.by_job
             else:
+                base = self._tiebreak()[::-1] if descending else self._tiebreak()
                 if column in DIMS:
                     ranks = self._dim_rank(column)[base]
                     keys = (-ranks if descending else ranks).astype(
@@ -264,6 +283,30 @@ class ColumnStore:
                 del self._arrangements[old]
             self._arrangements[key] = found
         return found
+
+    def _tiebreak(self) -> np.ndarray:
+        """Every live rowid ascending by the tie-break (``results.schema.TIEBREAK``: task, method,
+        seed) and job id. Two stable sorts of small integers (numpy's radix sort): the seeds'
+        ranks, then each job's (task, method) rank, over the job id order."""
+        if self._ties is None:
+            base = self.by_job
+            seeds = self.numbers["seed"][base]
+            small = seeds.size and np.isfinite(seeds).all() and np.ptp(seeds) < 2**15
+            if small and (seeds == np.floor(seeds)).all():
+                seed_keys = (seeds - seeds.min()).astype(np.int16)  # the common case: a radix sort
+            else:
+                seed_keys = np.unique(seeds, return_inverse=True)[1].astype(np.int64)  # NaN ranks last
+            base = base[np.argsort(seed_keys, kind="stable")]
+            self._ties = base[np.argsort(self._pair_rank()[self.combo[base]], kind="stable")]
+        return self._ties
+
+    def _pair_rank(self) -> np.ndarray:
+        """Each combination's place among the (task, method) pairs, in SQLite's BINARY order."""
+        i, j = DIMS.index("task"), DIMS.index("method")
+        pairs = [(k[i].encode("utf-8", "surrogatepass"), k[j].encode("utf-8", "surrogatepass")) for k in self.combos]
+        place = {p: n for n, p in enumerate(sorted(set(pairs)))}
+        ranks = np.asarray([place[p] for p in pairs], dtype=np.int64)
+        return ranks.astype(np.int16 if len(place) < 2**15 else np.int32)
 
     def order(self, mask: np.ndarray, column: str, descending: bool, offset: int, limit: int) -> np.ndarray:
         """The rowids at places [offset, offset + limit) among the jobs in ``mask``, in the

@@ -19,7 +19,7 @@ import pandas as pd
 
 from engine.errors import SrtuiError
 from results.filters import Term, joined
-from results.schema import COUNT_KEYS
+from results.schema import COUNT_KEYS, TIEBREAK
 
 if TYPE_CHECKING:
     from results.queries import Reader
@@ -114,13 +114,21 @@ def estimate(conn: sqlite3.Connection, terms: list[Term]) -> int:
     return round(total * hits / seen) if seen else 0
 
 
+def order_by(sort: str, descending: bool) -> str:
+    """The explorer's order: the sort column (NULLs last), then the tie-break columns and job_id,
+    all in the sort's direction (reversing a sort reverses the list; results.colstore agrees)."""
+    direction = "DESC" if descending else "ASC"
+    ties = [c for c in (*TIEBREAK, "job_id") if c != sort]
+    return ", ".join([f"{sort} {direction} NULLS LAST", *(f"{c} {direction}" for c in ties)])
+
+
 def page(
     conn: sqlite3.Connection, terms: list[Term], query: Any, columns: tuple[str, ...]
 ) -> tuple[tuple[Any, ...], ...]:
     """The window of ``query`` (results.explore.ResultsQuery): the plain SQL, which the
-    indexes of schema v8 (one per sort column, with job_id) answer by an index walk."""
+    index of the first page (task and the tie-break, schema v9) answers by an index walk."""
     where, args = joined(terms)
-    order = f"{query.sort} {'DESC' if query.descending else 'ASC'} NULLS LAST, job_id"
+    order = order_by(query.sort, query.descending)
     sql = f"SELECT {', '.join(columns)} FROM jobs{where} ORDER BY {order} LIMIT ? OFFSET ?"
     return tuple(tuple(r) for r in conn.execute(sql, [*args, query.limit, query.offset]).fetchall())
 

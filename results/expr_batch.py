@@ -389,7 +389,7 @@ def _assemble(it: ModelItem, b: dict[str, Any], models: OpResults, pairs: OpResu
     return m
 
 
-#: srtui's unprefixed metric names: aliases of one release's values (README "Expression metrics")
+#: srtui's unprefixed metric names: aliases of one release's values (docs/scoring.md, "Expression metrics per release")
 DEFAULTS = {
     "size": "srbench2025.size",
     "size_simplified": "srbench2022.size_simplified",

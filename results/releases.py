@@ -2,7 +2,7 @@
 the symbolic-solution checks are in :mod:`results.solutions`.
 
 Every model and truth string is read by ``engine.expression.sympy_view`` (the tree sympy's parser
-would build, never sympify). Per release (README "Expression metrics per release"):
+would build, never sympify). Per release (docs/scoring.md, "Expression metrics per release"):
 
 - ``srbench2021`` (branch master, symbolic_utils ``clean_pred_model``): model read with every
   log/sqrt as PLOG/PSQRT and ``pi`` as 3.1415926535 (a string its text replacements break raises,

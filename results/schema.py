@@ -206,6 +206,9 @@ def _v7_accuracy_once(c: sqlite3.Connection) -> None:
 
 #: the explorer's first sort (before its column store is loaded): its first page is an index walk
 SORT_INDEXES = ("task",)
+#: the explorer's tie-break after its sort column (in the sort's direction, then job_id): a sort by
+#: task lists each task's methods and seeds in order; the index of the first page (v9) holds them
+TIEBREAK = ("task", "method", "seed")
 #: the columns of ``job_counts``: the few distinct values a million jobs share
 COUNT_KEYS = ("suite", "task", "method", "status")
 #: the columns the app keeps in memory (results.colstore); a change to one is logged
@@ -270,6 +273,13 @@ def _counts(c: sqlite3.Connection, table: str, keys: tuple[str, ...]) -> None:
         c.execute(statement)
 
 
+def _v9_sort_tiebreak(c: sqlite3.Connection) -> None:
+    """The first page's index holds the tie-break (TIEBREAK): a sort by task stays an index walk
+    in both directions (about 5 s for 1,000,000 jobs)."""
+    c.execute("DROP INDEX IF EXISTS jobs_by_task")
+    c.execute(f"CREATE INDEX jobs_by_task ON jobs (task, {', '.join(TIEBREAK[1:])}, job_id)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v1,
     _v2_metrics,
@@ -279,6 +289,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v6_energy,
     _v7_accuracy_once,
     _v8_scale,
+    _v9_sort_tiebreak,
 ]
 VERSION = len(MIGRATIONS)
 

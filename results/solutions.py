@@ -1,5 +1,5 @@
 """The symbolic-solution checks of the SRBench releases, each as its code defines it, and srtui's
-corrected check (README "Expression metrics per release" and its table of where each published
+corrected check (docs/scoring.md, "Expression metrics per release" and its table of where each published
 number comes from).
 
 - ``srbench2021``: ``assess_symbolic_model.py`` and ``collate_groundtruth_results.py`` (branch

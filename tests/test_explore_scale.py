@@ -28,6 +28,7 @@ METHODS = ("linear", "ffx", "pysr", "gp_lus", "Operon")
 STATUSES = ("ok", "ok", "ok", "error", "timeout", "pending", "running", "invalid_model")
 GROUPINGS = ((), ("method",), ("suite", "method"), ("task",), ("task", "method"), ("status",), ("method", "status"))
 SORTS = ("task", "method", "seed", "status", "r2_test", "wall_s", "suite", "job_id", "model")
+TIES = ("task", "method", "seed", "job_id")
 PAGE = ("task", "method", "seed", "status", "r2_test", "wall_s", "model", "suite", "job_id")
 
 
@@ -70,7 +71,8 @@ def _reference_page(conn: sqlite3.Connection, q: ResultsQuery):
     where, args = where_clause(q.filter_text)
     total = conn.execute(f"SELECT count(*) FROM jobs{where}", args).fetchone()[0]
     if not q.group_by:
-        order = f"{q.sort} {'DESC' if q.descending else 'ASC'} NULLS LAST, job_id"
+        d = "DESC" if q.descending else "ASC"  # ties: task, method, seed, job_id, the same way
+        order = ", ".join([f"{q.sort} {d} NULLS LAST", *(f"{c} {d}" for c in TIES if c != q.sort)])
         rows = conn.execute(
             f"SELECT {', '.join(PAGE)} FROM jobs{where} ORDER BY {order} LIMIT ? OFFSET ?", [*args, q.limit, q.offset]
         ).fetchall()
@@ -183,6 +185,33 @@ def test_every_filter_sort_and_group_equals_plain_sql(world, q):
         _check(fast, plain, q)
     finally:
         colstore.BLOCK = block
+
+
+def test_a_sort_lists_ties_by_task_method_and_seed_both_ways(tmp_path):
+    """Sorted by task, each task's methods and seeds come in order (they came in job-id order,
+    which looks random), from memory and from SQL alike; descending reverses the whole list."""
+    ws = Workspace(tmp_path / "ws").ensure()
+    store = Store(ws, create=True)
+    specs = [
+        JobSpec("s", task, method, seed, Limits(time_s=60), "f" * 8, "v1")
+        for task in ("b", "a")
+        for method in ("ffx", "linear", "Operon")
+        for seed in (9023, 2082, 15795)
+    ]
+    random.Random(1).shuffle(specs)
+    store.plan(specs)
+    fast, slow = Reader(ws), Reader(ws)
+    assert fast.load_columns()
+    want = sorted((s.task, s.method, s.seed) for s in specs)
+    for reader in (fast, slow):
+        for descending in (False, True):
+            for sort in ("task", "status"):
+                page = results_page(reader, ResultsQuery("", sort=sort, descending=descending, limit=100))
+                got = [tuple(r[:3]) for r in page.rows]  # task, method, seed: the page's first columns
+                assert got == (want[::-1] if descending else want), (sort, descending, reader is fast)
+    fast.close()
+    slow.close()
+    store.close()
 
 
 def test_answers_follow_writes_inserts_and_deletes(tmp_path):

@@ -158,7 +158,7 @@ def test_cache_serves_second_pass_and_retries_timeouts_with_longer_deadline():
     ]
     first, s1 = expression_metrics(items, cache, workers=1, timeout=30)
     assert first[0]["srbench2022.symbolic_solution:corrected"] == 1 and first[1]["symbolic_solution"] == 0
-    assert first[0]["srbench2022.symbolic_solution"] == 0  # the 2022 code's float noise (README)
+    assert first[0]["srbench2022.symbolic_solution"] == 0  # the 2022 code's float noise (docs/scoring.md)
     second, s2 = expression_metrics(items, cache, workers=1, timeout=30)
     assert s2.computed == 0 and s2.cached == s1.computed
     assert [{k: v for k, v in m.items()} for m in second] == first

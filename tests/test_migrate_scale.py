@@ -76,3 +76,44 @@ def test_a_killed_migration_leaves_the_old_store_and_completes_on_reopen(tmp_pat
     assert store.status_counts() == {"ok": 24_000, "error": 12_000, "timeout": 12_000, "pending": 12_000}
     store.close()
     assert _jobs(ws.db_path) == before
+
+
+def test_v9_gives_the_first_page_index_the_tie_break(tmp_path):
+    """A v8 store (index (task, job_id)) reads sorted by task with its ties in order before it
+    migrates (SQL sorts them), and a writer's open makes the index (task, method, seed, job_id),
+    so that sort is an index walk in both directions."""
+    from results.explore import ResultsQuery, results_page
+    from results.explore_sql import order_by
+    from results.queries import Reader
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    conn = sqlite3.connect(ws.db_path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN")
+    for step in schema.MIGRATIONS[:8]:
+        step(conn)
+    conn.execute("PRAGMA user_version = 8")
+    rows = [(f"{(i * 7919) % 1000:016x}", f"task-{i % 3}", f"m-{i % 4}", 100 - i) for i in range(60)]
+    conn.executemany(
+        "INSERT INTO jobs (job_id, suite, task, method, params, seed, limits, data_fingerprint, method_version, "
+        "spec, status, attempt) VALUES (?,'s',?,?,'{}',?,'{}','f','v1','{}','pending',1)",
+        rows,
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    want = sorted((r[1], r[2], r[3]) for r in rows)
+
+    reader = Reader(ws)  # read-only: no migration
+    page = results_page(reader, ResultsQuery("", sort="task", limit=100))
+    assert [tuple(r[:3]) for r in page.rows] == want
+    reader.close()
+
+    Store(ws).close()  # a writer migrates
+    conn = sqlite3.connect(ws.db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION >= 9
+    assert [r[2] for r in conn.execute("PRAGMA index_info(jobs_by_task)")] == ["task", "method", "seed", "job_id"]
+    for descending in (False, True):  # the explorer's own ORDER BY
+        order = order_by("task", descending)
+        plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN SELECT * FROM jobs ORDER BY {order} LIMIT 9"))
+        assert "INDEX jobs_by_task" in plan and "TEMP B-TREE" not in plan, plan
+    conn.close()

@@ -264,3 +264,12 @@ def test_missing_columns_are_one_line_errors():
         score("srbench2022-synthetic", frame([dict(task="a", method="m", r2_test=1.0)]), profile="corrected")
     with pytest.raises(ScoreError, match="unknown scoring rule"):
         score("nope", frame([dict(task="a", method="m", r2_test=1.0)]))
+
+
+def test_match_trust_without_ratings_is_empty() -> None:
+    """No ratings yet (a review session unblinded before anyone rated): an empty table, not the
+    KeyError a list mask of no rows gave (it selected columns; `srtui review report` crashed)."""
+    from results.scoring.srbench2022 import match_trust
+
+    found = match_trust(pd.DataFrame(columns=["task", "method", "trust"]), ["demo-epidemic-cases"])
+    assert found.empty and list(found.columns) == ["task", "method", "trust", "expert_task"]

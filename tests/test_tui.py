@@ -300,6 +300,27 @@ async def test_f1_help_lists_the_screen_bindings(demo):
 
 
 @sync
+async def test_the_open_palette_shows_sections_then_actions_then_cursor_moves(demo):
+    """The list as the user sees it (ctrl+p, nothing typed): Textual's own provider sorted it by
+    name ("Board", "Copy selected text", "Focus Next" ... above "Filter" and "Monitor")."""
+    from textual.command import CommandList, CommandPalette
+
+    app = make_app(demo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        screen = current(app, ResultsScreen)
+        await wait_for(pilot, lambda: screen.page is not None)
+        screen.query_one("#results", DataTable).focus()
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        listed = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: listed.option_count > 10)
+        titles = [str(listed.get_option_at_index(i).prompt).split("\n")[0] for i in range(listed.option_count)]
+        assert titles[:5] == ["Monitor", "Results", "Board", "Plots", "Reviews"], titles
+        assert titles.index("Filter") < titles.index("Cursor down") < titles.index("Help"), titles
+
+
+@sync
 async def test_the_palette_lists_a_screens_actions_before_its_cursor_moves(demo):
     from srtui.app.screens.base import MOVES, screen_commands
 
@@ -323,7 +344,7 @@ async def test_command_palette_offers_srtui_commands(demo):
     app = make_app(demo)
     async with app.run_test(size=(80, 24)):
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        for wanted in ("Monitor", "Results explorer", "Leaderboards", "Suite plots", "Start a run", "Help", "Theme"):
+        for wanted in ("Monitor", "Results", "Board", "Plots", "Reviews", "Start a run", "Help", "Theme"):
             assert wanted in titles
 
 

@@ -132,7 +132,7 @@ def load_cluster_config(kind: str | None, path: Path | None) -> ClusterConfig:
     if path is None:
         if kind not in (None, "local"):
             raise BackendError(
-                f'--cluster {kind} needs --cluster-config FILE.toml (see the README\'s "Scaling out with Dask")'
+                f'--cluster {kind} needs --cluster-config FILE.toml (see docs/dask.md, "Scaling out with Dask")'
             )
         return ClusterConfig("local")
     try:

@@ -6,7 +6,7 @@ folded (``2*3*x1`` is ``6*x1``), ``a - 1.5*b`` has one Float ``-1.5``, ``2/5`` i
 walk as :mod:`engine.expression.parser` (allow-list, dialect tokens, numbering), evaluating each
 operation with sympy's own Python operators in Python's order; nothing in the string is run.
 
-Differences from the parser's exact-semantics tree (see README, fidelity table):
+Differences from the parser's exact-semantics tree (see docs/scoring.md, fidelity table):
 
 - symbols are plain ``Symbol(name)`` (SRBench's ``local_dict``), not ``real=True``;
 - float literals are ``Float(literal text)`` as sympy's ``auto_number`` makes them;

@@ -3,7 +3,7 @@
 Their packages are imported only inside ``fit`` (listing methods must not import them). Each
 class carries ``install_steps``: the commands, in order, that install it into the running
 Python (run by ``srtui methods install``), pinned to the versions fitted for real here (tests
-marked ``optional``: README "Optional methods"). Each declares a small tuning grid
+marked ``optional``: docs/methods.md, "Optional methods"). Each declares a small tuning grid
 (``hyper_params``, searched under ``--protocol srbench2025``) over its defaults. Model strings that number
 variables from 0 as
 ``x0, x1, ...`` with ``^`` for powers are read in the parser's ``pysr`` dialect, which has

@@ -69,7 +69,7 @@ class Source:
 
 
 # SRBench 2021: tag v2.0 (environment.yml pins scikit-learn 0.24.1; evaluate_model.py keeps 10,000
-# training rows and standardises X and y; README: 10 trials, 48 h per black-box run, 9 h per
+# training rows and standardises X and y; SRBench's README: 10 trials, 48 h per black-box run, 9 h per
 # ground-truth run, the ground-truth runs use the tuned parameters and no scaling)
 _BB21 = Protocol(10, "per seed", 10_000, 48 * 3600.0, "search", "xy", "0.24.1")
 _GT21 = Protocol(10, "per seed", 10_000, 9 * 3600.0, "fixed", "none", "0.24.1")

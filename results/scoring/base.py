@@ -130,7 +130,8 @@ def require(runs: pd.DataFrame, *cols: str, rule: str) -> None:
     if missing:
         raise ScoreError(
             f"rule {rule!r} needs column(s) {', '.join(missing)} in the "
-            "runs table (metrics not computed yet? run `srtui rescore`)"
+            "runs table (a workspace: metrics not computed yet? run `srtui rescore`; a CSV: "
+            "`srtui export --format csv` writes the metrics, `srtui results` does not)"
         )
     if runs.empty:
         raise ScoreError(f"rule {rule!r}: no runs to score")

@@ -55,7 +55,7 @@ def match_trust(trust: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:
         hit = trust[trust["task"] == t]
         if hit.empty:  # srbench2022-realworld-cases, 135_NY_value_cases_14_14, ...
             tokens = set(re.split(r"[-_]", t))
-            hit = trust[[str(x) in tokens for x in trust["task"]]]
+            hit = trust[trust["task"].astype(str).isin(tokens)]  # a list mask of no ratings would pick columns
         out.append(hit.assign(expert_task=hit["task"], task=t))
     cols = ["task", "method", "trust", "expert_task"]
     return pd.concat(out)[cols] if out else pd.DataFrame(columns=cols)

@@ -147,7 +147,7 @@ def _flat_tail_note(runs: pd.DataFrame, per_dataset: pd.DataFrame) -> list[str]:
         f"why an AUC can look wrong: {worst['method']} on {worst['task']} has AUC {worst['auc']:.3g} at median "
         f"R2 {worst['median_r2']:.3g}. SRBench 2.0's code (perfprof_plots.ipynb) holds each curve flat after its "
         "highest R2 instead of dropping it to 0, so every x above that R2 counts as reached; "
-        "-o profile=corrected gives the exact area (the README's fidelity table)"
+        "-o profile=corrected gives the exact area (docs/scoring.md, the fidelity table)"
     ]
 
 

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import DiscoveryHit, Hits
 from textual.events import Resize
 from textual.screen import ModalScreen, Screen
+from textual.system_commands import SystemCommandsProvider
 from textual.worker import Worker, WorkerState
 
 from engine.textsafe import visible
@@ -41,6 +43,16 @@ if TYPE_CHECKING:
     from runs.run import RunRequest
 
 
+class OrderedCommands(SystemCommandsProvider):
+    """The palette's list in the app's order (the sections, the screen's own actions, then its
+    cursor moves): Textual's provider sorts it by name, which put "Focus Next" above "Filter"."""
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback, discover in self.app.get_system_commands(self.screen):
+            if discover:
+                yield DiscoveryHit(name, callback, help=help_text)
+
+
 class SrtuiApp(App[None]):
     CSS_PATH = "srtui.tcss"
     TITLE = "srtui"
@@ -52,6 +64,7 @@ class SrtuiApp(App[None]):
         "reviews": ReviewSessionsScreen,
     }
     DEFAULT_MODE = "monitor"
+    COMMANDS = {OrderedCommands}
     # global keys: not in the Footer (the section bar on top shows them), in F1 and the palette
     BINDINGS = [
         Binding("f1", "help", "Help", show=False, id="app.help"),
@@ -163,7 +176,7 @@ class SrtuiApp(App[None]):
         if not isinstance(screen, SuitePlotsScreen):  # there its own key (e) is listed above
             yield SystemCommand(
                 "Energy vs time",
-                "Median energy against median training time per method (SRBench 2.0's Figure 1), in Suite plots",
+                "Median energy against median training time per method (SRBench 2.0's Figure 1), in Plots",
                 self.action_energy_plot,
             )
         yield SystemCommand("Start a run", "Choose a suite, methods and limits and run it here", self.action_start_run)

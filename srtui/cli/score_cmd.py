@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 CSV_HELP = (
     "Score runs produced elsewhere: a CSV with one row per run, SRBench's collated tables "
     "(docs/csv/blackbox_results.csv: one row per method and dataset), or a directory (or .json) of "
-    "SRBench evaluate_model.py JSON results (see README); "
+    "SRBench evaluate_model.py JSON results (see docs/scoring.md); "
     "columns task (or dataset), method (or algorithm), r2_test required; seed (random_state), "
     "status, size (model_size), size_simplified (simplified_complexity), simplicity, "
     "symbolic_solution, feature_absence, r2_extrapolation, noise_robustness, property, "

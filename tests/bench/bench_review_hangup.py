@@ -4,7 +4,7 @@ not a timed test). Run: python tests/bench/bench_review_hangup.py [SESSIONS]
 An own sshd on 127.0.0.1 (tests/test_reviews_ssh.py's Server), the expert's key forced to
 `srtui review open`; each session waits for the first item, kills the ssh client with SIGKILL
 and times until the rating process is gone (this workspace's processes only). Measured idle and
-beside 2 busy processes per core. Target: the slowest <= 1 s (the README's "within a second").
+beside 2 busy processes per core. Target: the slowest <= 1 s (docs/reviews.md: "within a second").
 """
 
 from __future__ import annotations

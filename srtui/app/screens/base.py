@@ -14,6 +14,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
+from srtui.app.widgets import SECTIONS
+
 if TYPE_CHECKING:
     from srtui.app.app import SrtuiApp
     from srtui.app.data import Reader
@@ -85,18 +87,13 @@ class SectionScreen(Screen[None]):
         self.refresh_data()
 
 
-#: the sections in the command palette: their names and what they show
-PALETTE_NAMES = {
-    "monitor": "Monitor",
-    "results": "Results explorer",
-    "leaderboard": "Leaderboards",
-    "plots": "Suite plots",
-    "reviews": "Review sessions",
-}
+#: the sections in the command palette: the names of the bar on top (one name each, also in the
+#: docs), and what they show
+PALETTE_NAMES = dict(SECTIONS)
 SECTION_HELP = {
     "monitor": "Live counts, running jobs and failures",
-    "results": "Filter, sort and group every run",
-    "leaderboard": "Scoring rules per suite, with the per-dataset breakdown",
+    "results": "The results explorer: filter, sort and group every run",
+    "leaderboard": "The leaderboards: scoring rules per suite, with the per-dataset breakdown",
     "plots": "Performance profiles and Pareto fronts",
     "reviews": "Blinded expert sessions: progress, report, close, unblind",
 }

@@ -24,9 +24,10 @@ _Number = TypeVar("_Number", int, float)
 
 APP_HELP = """\
 srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
-lands on the section's first screen): 1 monitor (live runs), 2 results explorer, 3 leaderboards,
-4 suite plots, 5 expert review sessions. From a run in the explorer, Enter opens its expression
-and p its plots; Escape goes back. r refreshes any screen; Tab moves between its controls.
+lands on the section's first screen): 1 Monitor (live runs), 2 Results (the explorer), 3 Board
+(the leaderboards), 4 Plots (suite plots), 5 Reviews (expert review sessions). From a run in the
+explorer, Enter opens its expression and p its plots; Escape goes back. r refreshes any screen;
+Tab moves between its controls.
 ctrl+p opens the command palette (every action of the screen, start/stop a run, themes); ctrl+q
 quits. Tables take j/k (down/up), g/G (top/bottom) and ctrl+d/ctrl+u (page).
 """

@@ -1,4 +1,4 @@
-"""Leaderboards: a suite scored by one of the scoring rules, with the per-dataset breakdown.
+"""Board (the leaderboards): a suite scored by one of the scoring rules, with the per-dataset breakdown.
 
 The scores come from ``results.scoring`` (the rules `srtui score RULE` uses); this screen only
 chooses the suite and rule, shows the tables and exports them.
@@ -27,7 +27,7 @@ HELP = """\
 A suite ranked by a scoring rule (the suite's own rule is chosen first; the selector offers every
 rule). The top table is the leaderboard; the bottom one breaks it down per dataset for the
 method highlighted above. The rules of a published release are scored as the publication's code
-does (profile reference) by default; p switches to srtui's corrected profile and back (README,
+does (profile reference) by default; p switches to srtui's corrected profile and back (docs/scoring.md,
 "Fidelity"). u puts SRBench's published results beside the suite's (rules srbench2021,
 srbench-groundtruth, srbench2025; each row's source column says where it comes from, and one
 warning line per difference from the published protocol shows above the table; docs/published.md)

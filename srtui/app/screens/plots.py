@@ -42,7 +42,7 @@ A suite's methods compared. Performance profile: for each R² threshold, the sha
 median test R² (over seeds; failed runs count as unsolved) reaches it - higher and further
 right is better. Pareto front: median model size against median test R²; methods on the front
 (no other is both smaller and more accurate) are joined by the line. Energy vs time (e):
-each method's median energy of a single run (kWh, from RAPL or estimated: README "Energy")
+each method's median energy of a single run (kWh, from RAPL or estimated: docs/running.md, "Training time and energy")
 against its median training time, both on log axes (SRBench 2.0's Figure 1). t cycles
 through the plots, the selector above picks the suite.
 """

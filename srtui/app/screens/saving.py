@@ -1,4 +1,4 @@
-"""Saving from the app: the save keys of Leaderboards and Suite plots (f: the publication figure
+"""Saving from the app: the save keys of Board and Plots (f: the publication figure
 as a PDF, w: the suite's HTML report), done in a worker thread by ``srtui.outputs``."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ SAVE_BINDINGS = [
     Binding("w", "save_report", "Save report (HTML)", show=False),
 ]
 SAVE_HELP = """
-f saves the figure shown (the rule's publication figure on Leaderboards; profiles, Pareto plot or
-energy on Suite plots) as a PDF, as `srtui plot` draws it; w saves the suite's HTML report
+f saves the figure shown (the rule's publication figure on Board; profiles, Pareto plot or
+energy on Plots) as a PDF, as `srtui plot` draws it; w saves the suite's HTML report
 (`srtui report`). Both go into <workspace>/exports/, and a notice says where (docs/figures.md).
 """
 
