@@ -79,6 +79,8 @@ def open_dir(path: Path, create: bool = False) -> int:
     from its parent's descriptor with ``O_NOFOLLOW``: never what a link on the way points to.
     ``create``: a missing folder is made, a link or file in the way replaced by a folder."""
     base, parts = _anchor(path)
+    if create:
+        os.makedirs(base, exist_ok=True)  # the trusted root itself (a workspace, a cache) may be new
     if not parts:
         return os.open(base, _DIR & ~os.O_NOFOLLOW)
     fd = os.open(base, _DIR & ~os.O_NOFOLLOW)
