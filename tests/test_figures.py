@@ -124,6 +124,7 @@ def test_every_figure_from_the_smoke_workspace(smoke_ws, tmp_path, kind):
         assert name in words, (kind, name)
 
 
+@pytest.mark.slow  # 15-35 s: the default run stays well under 15 minutes; CI runs it in its slow step
 def test_published_2021_table_every_figure_it_supports(published_2021, tmp_path):
     runs_methods = set(pd.read_csv(published_2021)["algorithm"])
     data_dir = shared_data_dir()

@@ -156,6 +156,7 @@ def _run(tmp_path: Path, folders: list[Path], launcher: str) -> tuple[list[dict]
     return results_json(tmp_path / f"ws-{launcher}"), out
 
 
+@pytest.mark.slow  # 15-35 s: the default run stays well under 15 minutes; CI runs it in its slow step
 def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Path, folders: list[Path]) -> None:
     forked, fork_out = _run(tmp_path, folders, "fork")
     execd, exec_out = _run(tmp_path, folders, "exec")

@@ -109,6 +109,7 @@ def test_app_shows_the_refusal_of_a_newer_schema(file_suite_ws: Path, tmp_path: 
     assert "newer than this srtui understands" in text and "Press s" not in text
 
 
+@pytest.mark.slow  # 15-35 s: the default run stays well under 15 minutes; CI runs it in its slow step
 def test_two_drivers_on_one_workspace_never_run_a_job_twice(workspace: Path, suite_file) -> None:
     import subprocess
     import sys

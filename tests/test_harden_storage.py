@@ -52,6 +52,7 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
     return last
 
 
+@pytest.mark.slow  # 15-35 s: the default run stays well under 15 minutes; CI runs it in its slow step
 def test_disk_fills_during_a_run(tmpfs: Path, tmp_path: Path) -> None:
     method = tmp_path / "noisy"
     method.mkdir()
