@@ -112,7 +112,7 @@ def _task_info(name: str, context: TaskContext) -> dict[str, Any]:
     return info
 
 
-def _store_task_info(store: Store, names: list[str], data_dir: Path | None) -> dict[str, dict[str, Any]]:
+def store_task_info(store: Store, names: list[str], data_dir: Path | None) -> dict[str, dict[str, Any]]:
     from tasks.catalogue import TaskContext
 
     have = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
@@ -155,7 +155,7 @@ def stale_metric_jobs(store: Store, suite: str | None = None) -> int:
     return int(store.conn.execute(q, (METRICS_VERSION, suite) if suite else (METRICS_VERSION,)).fetchone()[0])
 
 
-def _write(store: Store, rows: dict[str, dict[str, Any]]) -> None:
+def write_metrics(store: Store, rows: dict[str, dict[str, Any]]) -> None:
     """The metrics of each job; its accuracy, recomputed from the stored predictions, goes into
     the job's own row (stored once: results.columns), where it could be computed."""
     with store.transaction() as c:
@@ -212,7 +212,7 @@ def compute_for_store(
     say = progress or (lambda _m: None)
     jobs = finished_jobs(store, suite)
     todo = [j for j in jobs if j["job_id"] not in metrics_done(store)] if only_missing else jobs
-    infos = _store_task_info(store, sorted({j["task"] for j in jobs}), data_dir)
+    infos = store_task_info(store, sorted({j["task"] for j in jobs}), data_dir)
     by_id = {j["job_id"]: j for j in jobs}
     arrays: dict[str, TaskArrays | None] = {}
     total, models = BatchStats(), 0
@@ -262,8 +262,8 @@ def _compute_batch(
             notes = em.pop("_notes", [])
             rows[job_id].update(em)
             rows[job_id]["_notes"] += notes
-    _noise_robustness(store, rows, jobs, infos)
-    _write(store, rows)
+    noise_robustness(store, rows, jobs, infos)
+    write_metrics(store, rows)
     return len(items), stats
 
 
@@ -335,7 +335,7 @@ def _aligned(data_index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -
         return None
 
 
-def _noise_robustness(
+def noise_robustness(
     store: Store,
     rows: dict[str, dict[str, Any]],
     jobs: dict[str, dict[str, Any]],

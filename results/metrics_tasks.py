@@ -131,7 +131,7 @@ class MetricsFeed:
             if job is None:
                 return None
             self.began = self.began or time.monotonic()
-            infos = mt._store_task_info(self.store, [job["task"]], self.data_dir)
+            infos = mt.store_task_info(self.store, [job["task"]], self.data_dir)
             row, item = mt.prepare_job(self.store, job, infos.get(job["task"], {}), self.arrays)
             cached = ExprCache(self.store.conn, self.store.lock).rows(cache_keys(item)) if item else {}
             self.rows[job["job_id"]] = row
@@ -173,7 +173,7 @@ class MetricsFeed:
         try:
             ExprCache(self.store.conn, self.store.lock).put_many(result.added)
             with self.store.lock:
-                mt._write(self.store, {task.job_id: row})
+                mt.write_metrics(self.store, {task.job_id: row})
         except (sqlite3.Error, OSError) as exc:  # the store cannot record: the run stops, as for a job
             raise SinkError(f"cannot record metrics in {self.store.workspace.db_path}: {exc}") from None
         with self.lock:
@@ -240,9 +240,9 @@ _COLUMNS = "job_id, suite, task, method, seed, status, model, dialect, data_fing
 
 def refresh_noise_robustness(store: Store, suite: str | None, data_dir: Path | None = None) -> None:
     """``noise_robustness`` of each job of the suite on a noisy task, as the post-run pass
-    computes it (results.metrics._noise_robustness over the stored test R2)."""
+    computes it (results.metrics.noise_robustness over the stored test R2)."""
     jobs = {j["job_id"]: j for j in mt.finished_jobs(store, suite)}
-    infos = mt._store_task_info(store, sorted({j["task"] for j in jobs.values()}), data_dir)
+    infos = mt.store_task_info(store, sorted({j["task"] for j in jobs.values()}), data_dir)
     noisy = [jid for jid, j in jobs.items() if infos.get(j["task"], {}).get("property") == "noise_robustness"]
     if not noisy:
         return
@@ -252,7 +252,7 @@ def refresh_noise_robustness(store: Store, suite: str | None, data_dir: Path | N
         for jid in noisy
         if jid in done
     }
-    mt._noise_robustness(store, rows, jobs, infos)
+    mt.noise_robustness(store, rows, jobs, infos)
     with store.lock, store.transaction() as c:
         for jid, m in rows.items():
             if "noise_robustness" not in m:

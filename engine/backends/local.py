@@ -246,13 +246,13 @@ class LocalBackend:
             self._run_one(job, core, sink, state, cancel, force, data_cache, on_change)
             return True
         unit = follow_ups.take() if follow_ups is not None else None
-        if unit is not None:
+        if follow_ups is not None and unit is not None:
             try:
                 result = unit.compute(core, f"{os.uname().nodename} slot {index}")
             except Exception as exc:  # noqa: BLE001 - a follow-up that fails is queued again, never the slot's end
-                follow_ups.give_back(unit, f"{type(exc).__name__}: {exc}")  # type: ignore[union-attr]
+                follow_ups.give_back(unit, f"{type(exc).__name__}: {exc}")
                 return True
-            follow_ups.record(unit, result)  # type: ignore[union-attr]
+            follow_ups.record(unit, result)
             return True
         with state.lock:
             running = bool(state.running)
