@@ -3,7 +3,12 @@
 Organiser: :func:`reviews.items.build_items` + :func:`create_session`, :func:`status`,
 :func:`add_expert`, :func:`close`, :func:`unblind`, :mod:`reviews.report`. Expert: :class:`ExpertSession` (only that
 expert's assignments, in their own seeded order, no method names). SSH: :mod:`reviews.ssh`.
+This module's names are the package's API for the app (``srtui.app`` imports only them).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from reviews.storage import (
     LIKERT,
@@ -19,9 +24,13 @@ from reviews.storage import (
     events,
     session_row,
     sessions,
+    short_time,
     status,
     unblind,
 )
+
+if TYPE_CHECKING:
+    from results.store import Store
 
 __all__ = [
     "LIKERT",
@@ -35,8 +44,17 @@ __all__ = [
     "close",
     "create_session",
     "events",
+    "render_report",
     "session_row",
     "sessions",
+    "short_time",
     "status",
     "unblind",
 ]
+
+
+def render_report(store: Store, name: str, fmt: str = "table") -> str:
+    """:func:`reviews.report.render`, imported when called: the report needs pandas (and pingouin)."""
+    from reviews.report import render
+
+    return render(store, name, fmt)

@@ -8,6 +8,7 @@ Two independent proofs, as Harlequin does it: import-linter's contracts from pyp
 from __future__ import annotations
 
 import pkgutil
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,20 +33,44 @@ OPTIONAL = (
 )
 
 
-def test_import_linter_contracts_are_kept():
-    # run through this interpreter, never a PATH lookup: CI does not activate the venv
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter on the packages under ``root`` with its pyproject.toml, run through this
+    interpreter (never a PATH lookup: CI does not activate the venv); ``root`` comes first on the
+    path, so a copy of the packages is read instead of the installed ones."""
     pytest.importorskip("importlinter", reason="import-linter is in the test extra")
     cli = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
-    proc = subprocess.run(
-        [sys.executable, "-c", cli, "--config", str(REPO / "pyproject.toml")],
-        cwd=REPO,
+    return subprocess.run(
+        [sys.executable, "-c", cli, "--config", str(root / "pyproject.toml")],
+        cwd=root,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def test_import_linter_contracts_are_kept():
+    proc = lint_imports(REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "The core never imports Textual KEPT" in proc.stdout
+    assert "The app enters the core through its doors KEPT" in proc.stdout
     assert "broken" in proc.stdout and " 0 broken" in proc.stdout
+
+
+def test_the_app_facade_contract_fails_on_a_screen_that_reaches_past_the_facade(tmp_path: Path) -> None:
+    """The contract above can fail: a screen importing the run's sink directly breaks it."""
+    for name in ("pyproject.toml", *CORE, "srtui"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, tmp_path / name)
+    screen = tmp_path / "srtui" / "app" / "screens" / "monitor.py"
+    screen.write_text(screen.read_text() + "\nfrom runs.sink import StoreSink  # noqa: E402, F401\n")
+    proc = lint_imports(tmp_path)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert "The app enters the core through its doors BROKEN" in proc.stdout
+    assert "srtui.app.screens.monitor -> runs.sink" in proc.stdout
+    assert "The core never imports Textual KEPT" in proc.stdout
 
 
 def core_modules() -> list[str]:

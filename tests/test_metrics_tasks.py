@@ -125,8 +125,9 @@ def test_the_monitor_and_status_show_a_live_runs_metrics(tmp_path: Path) -> None
 
     from engine.proctree import driver_identity
     from results.metrics_tasks import MetricsFeed
+    from results.queries import Reader
     from results.store import Store
-    from srtui.app.data import Reader, monitor_snapshot
+    from results.views import monitor_snapshot
 
     ws = seed_demo(tmp_path / "ws")
     driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # the run's live driver

@@ -14,7 +14,7 @@ from engine.spec import JobSpec
 from results.explore import ResultsQuery, filter_token, results_page, where_clause
 from results.queries import Reader
 from results.store import Store
-from srtui.app.data import monitor_snapshot
+from results.views import monitor_snapshot
 
 
 def _page_ids(reader: Reader, filter_text: str) -> set[str]:
@@ -71,7 +71,7 @@ def test_quoted_filter_values_are_one_bound_value() -> None:
 def test_app_profile_is_the_srbench2025_rules(tmp_path: Path) -> None:
     from results.scoring import score
     from results.tables import runs_frame
-    from srtui.app.detail import suite_aggregate
+    from results.views import suite_aggregate
 
     ws = seed_demo(tmp_path / "ws")
     reader = Reader(ws)

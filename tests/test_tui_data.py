@@ -1,4 +1,5 @@
-"""The app's data layer (no Textual): explorer queries, monitor snapshots, expression rendering."""
+"""The app's facade (results.views, no Textual): explorer queries, monitor snapshots, expression
+rendering, leaderboards."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import statistics
 import pytest
 from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
 
-from srtui.app.data import (
+from results.queries import Reader
+from results.views import (
+    PRETTY_MAX_CHARS,
     QueryError,
-    Reader,
     ResultsQuery,
+    expression_detail,
     monitor_snapshot,
+    render,
     results_page,
     where_clause,
 )
-from srtui.app.detail import PRETTY_MAX_CHARS, expression_detail, render
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +68,7 @@ def test_grouped_summary_medians_match_python(reader):
 
 def test_board_shows_scoring_errors_and_keeps_the_profile(reader, monkeypatch):
     from results.profiles import Profile
-    from srtui.app.board import BoardError, has_profiles, load_board
+    from results.views import BoardError, has_profiles, load_board
 
     assert has_profiles("srbench2025") and not has_profiles("no-such-rule")
     assert load_board(reader, "smoke", "srbench2025", Profile.CORRECTED).profile is Profile.CORRECTED
@@ -162,3 +165,36 @@ def test_methods_hidden_under_another_marker_of_the_front_plot_are_named():
     points = {"poly2": (10.0, 1.0), "pyoperon": (10.2, 1.0), "linear": (9.5, 0.97), "ffx": (40.0, 0.998)}
     assert shared_cells(points, (60, 15)) == {"poly2": "pyoperon", "pyoperon": "poly2"}
     assert shared_cells({"a": (1.0, 1.0)}, (60, 15)) == {}
+
+
+def test_the_facade_imports_each_name_where_its_type_comes_from() -> None:
+    """results.views names each of its names twice: imported under TYPE_CHECKING (for mypy and
+    import-linter) and in ``_HOMES`` (imported on first use at run time). Both say the same."""
+    import ast
+    import inspect
+
+    import results.views as views
+
+    typed: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(ast.parse(inspect.getsource(views))):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module
+                typed.update({a.asname or a.name: (imp.module, a.name) for a in imp.names})
+    assert typed == views._WHERE
+    assert sorted(typed) == sorted(views.__all__)
+    for name, (module, attribute) in typed.items():
+        assert getattr(views, name) is getattr(__import__(module, fromlist=[attribute]), attribute)
+    missing = "no_such_name"
+    with pytest.raises(AttributeError):
+        getattr(views, missing)
+
+
+def test_the_expert_app_starts_without_the_explorer_stack() -> None:
+    """The expert's review app needs only the facade's text sanitiser: pandas stays unloaded."""
+    import subprocess
+    import sys
+
+    script = "import sys, srtui.app.review.expert; print('pandas' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "False", proc.stderr[-2000:]

@@ -9,9 +9,9 @@ def run_app(
     workspace_path: str | os.PathLike[str] | None = None, *, theme: str | None = None, ascii: bool | None = None
 ) -> int:
     """Open the app on a workspace (``--workspace``, ``$SRTUI_WORKSPACE`` or ./srtui-workspace)."""
-    from engine.workspace import resolve
+    from results.views import resolve_workspace
     from srtui.app.app import SrtuiApp
 
-    app = SrtuiApp(resolve(workspace_path), theme=theme, ascii=ascii)
+    app = SrtuiApp(resolve_workspace(workspace_path), theme=theme, ascii=ascii)
     app.run()
     return app.return_code or 0

@@ -24,8 +24,7 @@ from textual.screen import ModalScreen, Screen
 from textual.system_commands import SystemCommandsProvider
 from textual.worker import Worker, WorkerState
 
-from engine.textsafe import visible
-from engine.workspace import Workspace
+from results.views import Workspace, visible
 from srtui.app.messages import RunFinished
 from srtui.app.review.expert import MIN_SIZE
 from srtui.app.review.organiser import ReviewSessionsScreen
@@ -134,8 +133,9 @@ class SrtuiApp(App[None]):
     @work(thread=True, group="warm-up", exit_on_error=False)
     def warm_up(self) -> None:
         """Import the expression stack (sympy) in the background, so the first view is quick."""
-        import engine.expression  # noqa: F401
-        import results.expr_metrics  # noqa: F401
+        from results.views import warm_up
+
+        warm_up()
 
     def terminal_gone(self) -> None:
         self._cancel.set()
@@ -208,10 +208,9 @@ class SrtuiApp(App[None]):
         if self.run_active:
             self.notify("a run started here is still going (x stops it)", severity="warning")
             return
-        from engine.backends.local import usable_cores
-        from tasks.suites import builtin_suite_names
+        from results.views import default_jobs, suite_names
 
-        self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
+        self.push_screen(StartRunScreen(suite_names(), default_jobs(), self.workspace), self._start_run)
 
     def _start_run(self, req: RunRequest | None) -> None:
         if req is None:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
 
-from srtui.app.data import MonitorSnapshot, ResultsPage
-from srtui.app.detail import ExpressionDetail, PredictionSeries, SuiteAggregate
+from results.views import (
+    Board,
+    ExpressionDetail,
+    MonitorSnapshot,
+    PredictionSeries,
+    ResultsPage,
+    ResultsQuery,
+    SuiteAggregate,
+)
 
 
 @dataclass
@@ -29,7 +35,7 @@ class PageReady(Message):
 class CountReady(Message):
     """The exact count of a page whose count was first estimated."""
 
-    query: Any  # results.explore.ResultsQuery
+    query: ResultsQuery
     total: int
 
 
@@ -50,7 +56,7 @@ class AggregateReady(Message):
 
 @dataclass
 class LeaderboardReady(Message):
-    board: Any  # srtui.app.board.Board
+    board: Board
 
 
 @dataclass

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, SelectionList, Static
 from textual.widgets._toggle_button import ToggleButton
 from textual.widgets.option_list import OptionDoesNotExist
 
-from engine.textsafe import visible
+from results.views import visible
 from srtui.styles import STATUS_STYLE
 
 

@@ -287,7 +287,7 @@ def open_store(root: Path, n_runs: int):
 def monitor_refresh(ws) -> float:
     """CPU seconds of one monitor poll after a write (nothing cached)."""
     from results.queries import Reader
-    from srtui.app.data import monitor_snapshot
+    from results.views import monitor_snapshot
 
     reader = Reader(ws)
     monitor_snapshot(reader)  # opens the connection

@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual_plotext import PlotextPlot
 
-from engine.textsafe import visible
+from results.views import visible
 from reviews import LIKERT, ExpertError, ExpertSession
 from srtui.app.review.expert_view import (
     draw_scatter,

@@ -21,11 +21,8 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
-from engine.textsafe import safe_row
-from engine.workspace import Workspace
-from results.store import Store, StoreError
-from reviews import ReviewError, close, session_row, sessions, status, unblind
-from reviews.storage import short_time
+from results.views import Store, StoreError, Workspace, safe_row
+from reviews import ReviewError, close, render_report, session_row, sessions, short_time, status, unblind
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import Confirm, NavBar, VimTable, cell
 
@@ -223,12 +220,10 @@ class ReviewSessionScreen(_ReviewScreen):
 
     @work(thread=True, exclusive=True, group="review-report", exit_on_error=False)
     def load_report(self) -> None:
-        from reviews.report import render
-
         try:
             store = self.open_store()
             with store.lock:
-                text = Text(render(store, self.session, "table"))
+                text = Text(render_report(store, self.session, "table"))
         except (StoreError, ReviewError) as exc:
             text = Text(str(exc), style="red")
         self.post_message(ReportRead(text))

@@ -17,8 +17,8 @@ from textual.screen import Screen
 from srtui.app.widgets import SECTIONS
 
 if TYPE_CHECKING:
+    from results.queries import Reader
     from srtui.app.app import SrtuiApp
-    from srtui.app.data import Reader
 
 
 class DataChanged(Message):

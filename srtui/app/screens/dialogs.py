@@ -14,10 +14,11 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
+from results.views import installed_methods
 from srtui.app.widgets import CheckList
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
+    from results.views import Workspace
     from runs.run import RunRequest
 
 _Number = TypeVar("_Number", int, float)
@@ -195,17 +196,3 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
             self.app.call_from_thread(self._say, "nothing to run: these choices select no jobs")
             return
         self.app.call_from_thread(self.dismiss, req)
-
-
-def installed_methods() -> list[str]:
-    """The registry's methods whose packages are installed (a cheap check: no imports)."""
-    from engine.methods import registry
-
-    out = []
-    for name in registry.names():
-        try:
-            if registry.load(name).availability()[0]:
-                out.append(name)
-        except registry.MethodError:
-            continue
-    return out

@@ -15,8 +15,8 @@ from textual.events import Resize
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from srtui.app.data import Reader
-from srtui.app.detail import ExpressionDetail, Rendered, expression_detail
+from results.queries import Reader
+from results.views import ExpressionDetail, Rendered, expression_detail
 from srtui.app.messages import DetailReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, cell, status_cell
@@ -191,7 +191,7 @@ class ExpressionScreen(SectionScreen):
 
     @work(thread=True, group="simplify", exit_on_error=False)
     def simplify(self, text: str) -> None:
-        from srtui.app.detail import features_of, simplified
+        from results.views import features_of, simplified
 
         detail = self.detail
         if detail is None:  # started from a shown detail, which is never unset
@@ -239,7 +239,7 @@ class ExpressionScreen(SectionScreen):
     def show_pareto(self, d: ExpressionDetail, index: int) -> None:
         """Read and print one member of the front in a worker: printing is bounded (detail.render)
         but takes seconds on a hostile string, and the event loop must not wait for it."""
-        from srtui.app.detail import features_of, render
+        from results.views import features_of, render
 
         p = d.pareto[index]
         features = features_of(self.reader.workspace, d.job)

@@ -14,10 +14,19 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
-from engine.textsafe import visible
-from results.profiles import Profile
-from srtui.app.board import Board, export_board, has_profiles, has_published, load_board, rule_names, suite_rule
-from srtui.app.data import Reader, suites
+from results.queries import Reader
+from results.views import (
+    Board,
+    Profile,
+    export_board,
+    has_profiles,
+    has_published,
+    load_board,
+    rule_names,
+    suite_rule,
+    suites,
+    visible,
+)
 from srtui.app.messages import LeaderboardReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
@@ -186,7 +195,7 @@ class LeaderboardScreen(SectionScreen):
             table.add_row(*row)
 
     def action_save_figure(self) -> None:
-        from results.figures import figure_for_rule
+        from results.views import figure_for_rule
 
         if self.board is None:
             self.notify("nothing to draw yet", severity="warning")

@@ -16,15 +16,16 @@ from textual.widgets import ContentSwitcher, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
-from engine.textsafe import visible
-from results.resources import COLUMNS as COST_COLUMNS
-from results.resources import suite_method_medians
-from srtui.app.data import Reader, suites
-from srtui.app.detail import (
+from results.queries import Reader
+from results.views import (
+    COST_COLUMNS,
     PredictionSeries,
     SuiteAggregate,
     prediction_series,
     suite_aggregate,
+    suite_method_medians,
+    suites,
+    visible,
 )
 from srtui.app.messages import AggregateReady, SeriesReady
 from srtui.app.screens.base import SectionScreen

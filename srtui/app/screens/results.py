@@ -19,12 +19,12 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from srtui.app.data import (
+from results.queries import Reader
+from results.views import (
     NUMBER_COLUMNS,
     TEXT_COLUMNS,
     Cancelled,
     QueryError,
-    Reader,
     ResultsPage,
     ResultsQuery,
     count_jobs,
@@ -219,7 +219,7 @@ class ResultsScreen(SectionScreen):
         self._debounce = self.set_timer(0.3, lambda: self._apply_filter(event.value, quiet=True))
 
     def _apply_filter(self, text: str, quiet: bool = False) -> None:
-        from srtui.app.data import where_clause
+        from results.views import where_clause
 
         text = text.strip()
         try:

@@ -9,8 +9,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from results.profiles import Profile
-    from srtui.app.data import Reader
+    from results.queries import Reader
+    from results.views import Profile
 
 
 #: the save keys of Leaderboards and Suite plots (not in the footer, but in F1 help and the palette)
@@ -37,7 +37,7 @@ def save_in_background(
 
     def job() -> None:
         from engine.errors import SrtuiError
-        from engine.textsafe import visible
+        from results.views import visible
 
         try:
             with reader.lock:

@@ -1,29 +1,21 @@
-"""One run in depth (expression, ground truth, predictions) and suite-level aggregates for plots.
+"""One run's expression in depth: the model and the ground truth in every printed form, and the
+run's metrics in words.
 
-No Textual here; called from thread workers. Model strings are untrusted: they are only read by
-``engine.expression.parse_expression`` and shown as plain text, never as markup.
+Model strings are untrusted: they are only read by ``engine.expression.parse_expression``, printed
+in a process of their own under a deadline, and shown as plain text, never as markup.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-
-from engine.errors import SrtuiError
 from engine.pool import Bounded, render_timeout
 from engine.textsafe import safe_value
-from engine.workspace import Workspace
-from results.queries import finished_jobs, job_metrics, metric_by_job
-from srtui.app.data import Reader, job_row
-
-if TYPE_CHECKING:
-    from tasks.model import Task
+from results.queries import Reader, job_metrics
+from results.views.jobs import DetailError, built_task, features_of, job_row
 
 #: at or above this many characters a model is shown as text, not pretty-printed
 PRETTY_MAX_CHARS = 1000
@@ -66,10 +58,6 @@ METRIC_LABELS = {
     "mse_train": "MSE train",
     "mae_train": "MAE train",
 }
-
-
-class DetailError(SrtuiError, ValueError):
-    """The run cannot be shown (unknown job, no data); one line."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +103,7 @@ def _forms(payload: tuple[str, str, tuple[str, ...], str]) -> Rendered:
 
 @lru_cache(maxsize=1)
 def _printer() -> Bounded:
-    return Bounded(_forms, render_timeout(RENDER_TIMEOUT_S), preload=("srtui.app.detail",))
+    return Bounded(_forms, render_timeout(RENDER_TIMEOUT_S), preload=("results.views.expression",))
 
 
 def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> Rendered:
@@ -126,6 +114,12 @@ def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> R
         return result.value
     why = f"printing took over {_printer().timeout:g} s" if result.status == "timeout" else str(result.value)
     return Rendered(text, unrendered=why)
+
+
+def warm_up() -> None:
+    """Import the expression stack (sympy) ahead of the first view, so it opens quickly."""
+    import engine.expression  # noqa: F401
+    import results.expr_metrics  # noqa: F401
 
 
 def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
@@ -202,45 +196,6 @@ def simplified_forms(text: str, features: tuple[str, ...], dialect: str = "pytho
     )
 
 
-def _data_path(workspace: Workspace, fingerprint: str) -> Path:
-    return workspace.data_cache / f"{fingerprint}.npz"
-
-
-def task_arrays(workspace: Workspace, fingerprint: str) -> dict[str, np.ndarray] | None:
-    from engine.untrusted import UntrustedFileError, open_regular
-
-    try:  # a job may have put a FIFO or a link there: never followed, never waited on
-        with open_regular(_data_path(workspace, fingerprint)) as fh, np.load(fh, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, UntrustedFileError, ValueError):
-        return None
-
-
-@lru_cache(maxsize=32)
-def _task(root: str, name: str) -> Task | None:
-    """The built task (ground truth, dates), or None. Tasks that need a download are read only
-    from the workspace's task cache: looking at results never touches the network."""
-    from tasks import cache
-    from tasks.catalogue import TaskContext, TaskError, entry, get_task
-
-    context = TaskContext.for_workspace(Path(root))
-    try:
-        if entry(name, context).offline:
-            return get_task(name, context)
-        files = sorted((Path(root) / "cache" / "tasks").glob(f"{name}-v*.npz"), key=lambda p: p.stat().st_mtime)
-        return cache.load(files[-1]) if files else None
-    except (TaskError, OSError, ValueError, KeyError):
-        return None
-
-
-def features_of(workspace: Workspace, job: dict[str, Any]) -> tuple[str, ...] | None:
-    arrays = task_arrays(workspace, job["data_fingerprint"])
-    if arrays is not None:
-        return tuple(str(f) for f in arrays["feature_names"])
-    task = _task(str(workspace.root), job["task"])
-    return tuple(task.feature_names) if task is not None else None
-
-
 def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
     job = job_row(reader, job_id)
     if job is None:
@@ -254,7 +209,7 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
             model = Rendered(job["model"], error="the task's data is not in this workspace's cache")
         else:
             model = render(job["model"], features, job.get("dialect") or "python")
-    task = _task(str(ws.root), job["task"])
+    task = built_task(str(ws.root), job["task"])
     truth = None
     if task is not None and task.ground_truth:
         truth = render(task.ground_truth, tuple(task.feature_names), "python")
@@ -296,156 +251,3 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
-
-
-# --- plots ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PredictionSeries:
-    job_id: str
-    label: str
-    y_train: np.ndarray
-    pred_train: np.ndarray
-    y_test: np.ndarray
-    pred_test: np.ndarray
-    dates_train: tuple[str, ...] | None = None
-    dates_test: tuple[str, ...] | None = None
-
-
-def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
-    job = job_row(reader, job_id)
-    if job is None:
-        raise DetailError(f"no job {job_id} in this workspace")
-    with reader.lock:
-        store = reader.store()
-        preds = None if store is None else store.predictions(job_id)
-    if preds is None:
-        raise DetailError(f"job {job_id} has no stored predictions (status {job['status']})")
-    arrays = task_arrays(reader.workspace, job["data_fingerprint"])
-    if arrays is None:
-        raise DetailError("the task's data is not in this workspace's cache")
-    task = _task(str(reader.workspace.root), job["task"])
-    dates_train = dates_test = None
-    if task is not None and task.dates_train is not None and task.dates_test is not None:
-        dates_train, dates_test = tuple(map(str, task.dates_train)), tuple(map(str, task.dates_test))
-    label = f"{job['method']} / {job['task']} / seed {job['seed']}"
-    return PredictionSeries(
-        job_id,
-        label,
-        arrays["y_train"],
-        preds["train_pred"],
-        arrays["y_test"],
-        preds["test_pred"],
-        dates_train,
-        dates_test,
-    )
-
-
-@dataclass(frozen=True)
-class SuiteAggregate:
-    suite: str
-    methods: tuple[str, ...]
-    n_tasks: int
-    thresholds: tuple[float, ...]
-    #: method -> P[R² >= threshold] of the srbench2025 rule's performance profile
-    profiles: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    #: method -> (median model size, median test R²) over its ok runs
-    points: dict[str, tuple[float, float]] = field(default_factory=dict)
-    front: tuple[str, ...] = ()
-    profile: str = "reference"
-
-
-_FINISHED_COLUMNS = ("job_id", "method", "task", "status", "r2_test", "model", "dialect", "data_fingerprint")
-
-
-def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: str = "reference") -> SuiteAggregate:
-    """Performance profiles (the srbench2025 rule's, under ``profile``) and the size/accuracy
-    Pareto front of the methods from the medians over seeds (failed runs count as R² = -inf)."""
-    from results.profiles import Profile
-    from results.scoring.srbench2025 import performance_profiles
-    from results.tables import runs_frame
-
-    with reader.lock:
-        store = reader.store()
-        if store is None:
-            raise DetailError("no workspace yet")
-        rows = finished_jobs(store, suite, _FINISHED_COLUMNS)
-        runs = runs_frame(store, suite) if rows else None
-        stored = metric_by_job(store, suite, "size")
-    if not rows or runs is None:
-        raise DetailError(f"suite {suite} has no finished runs")
-    thresholds = tuple(float(t) for t in np.round(np.linspace(0.0, 1.0, 21), 2))
-    finished = runs[~runs["status"].isin(("pending", "running"))]
-    table = performance_profiles(finished, np.asarray(thresholds), Profile(profile))
-    per: dict[tuple[str, str], list[float]] = {}
-    for row in rows:
-        r2 = row["r2_test"]
-        ok = row["status"] == "ok" and r2 is not None and math.isfinite(r2)
-        per.setdefault((row["method"], row["task"]), []).append(r2 if ok else -math.inf)
-    methods = tuple(sorted({m for m, _ in per}))
-    tasks = sorted({t for _, t in per})
-    profiles = {
-        m: tuple(0.0 if math.isnan(v) else float(v) for v in table.loc[m].to_numpy(dtype=float))
-        if m in table.index
-        else tuple(0.0 for _ in thresholds)
-        for m in methods
-    }
-    sizes = _sizes(reader.workspace, rows, stored, max_parse)
-    points = {}
-    for m in methods:
-        med = np.array([np.median(per[(m, t)]) if (m, t) in per else -np.inf for t in tasks])
-        finite = med[np.isfinite(med)]
-        if sizes.get(m) and finite.size:
-            points[m] = (float(np.median(sizes[m])), float(np.median(finite)))
-    front = tuple(
-        m
-        for m, (s, a) in points.items()
-        if not any((s2 <= s and a2 >= a) and (s2 < s or a2 > a) for m2, (s2, a2) in points.items() if m2 != m)
-    )
-    return SuiteAggregate(
-        suite,
-        methods,
-        len(tasks),
-        thresholds,
-        profiles,
-        points,
-        tuple(sorted(front, key=lambda m: points[m][0])),
-        profile,
-    )
-
-
-def _sizes(
-    workspace: Workspace, rows: list[dict[str, Any]], stored: dict[str, float], max_parse: int
-) -> dict[str, list[float]]:
-    """Model sizes of the ok runs per method: the stored metric, else (not scored yet) the same
-    definition computed here, for at most ``max_parse`` models."""
-    from engine.expression import ExpressionError
-    from results.expr_metrics import node_count, parse
-
-    sizes: dict[str, list[float]] = {}
-    features: dict[str, tuple[str, ...] | None] = {}
-    parsed = 0
-    for row in rows:
-        r2, fp, model = row["r2_test"], row["data_fingerprint"], row["model"]
-        if row["status"] != "ok" or r2 is None or not math.isfinite(r2):
-            continue
-        if row["job_id"] in stored:
-            sizes.setdefault(row["method"], []).append(stored[row["job_id"]])
-            continue
-        if not model or parsed >= max_parse:
-            continue
-        if fp not in features:
-            arrays = task_arrays(workspace, fp)
-            features[fp] = tuple(str(f) for f in arrays["feature_names"]) if arrays is not None else None
-        names = features[fp]
-        if names is None:
-            continue
-        parsed += 1
-        try:
-            parsed_expr = parse(model, names, row["dialect"] or "python")
-            if parsed_expr.expr is not None:
-                sizes.setdefault(row["method"], []).append(node_count(parsed_expr.expr))
-        except ExpressionError:
-            pass
-    return sizes

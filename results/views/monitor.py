@@ -1,11 +1,5 @@
-"""What the app reads, as plain data: monitor snapshots and pages of the results explorer.
-
-No Textual and no SQL here: screens call these functions from thread workers and post the
-returned dataclasses as messages. Everything is read through the query API of the core
-(``results.queries``, ``results.explore``) on a ``Reader``: one read-only connection per screen,
-guarded by a lock, so a screen's workers never share a cursor across threads (WAL lets us read
-while a run in another process writes).
-"""
+"""The monitor's snapshot: counts, running jobs, throughput and ETA, recent failures, the tuning
+and metrics progress of the live runs; cheap to take again when nothing changed."""
 
 from __future__ import annotations
 
@@ -13,21 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
-from results.columns import GROUP_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS
-from results.explore import (
-    PAGE_COLUMNS,
-    QueryError,
-    ResultsPage,
-    ResultsQuery,
-    count_jobs,
-    filter_token,
-    prefetch_columns,
-    results_page,
-    where_clause,
-)
-from results.explore_sql import Cancelled
 from results.queries import (
     DriverCheck,
     FailureRow,
@@ -39,29 +19,8 @@ from results.queries import (
     run_progress,
     running_jobs,
 )
-from results.queries import suites as stored_suites
 from results.store import StoreError
 from results.tuning import active_progress, progress_text
-
-__all__ = [
-    "GROUP_COLUMNS",
-    "NUMBER_COLUMNS",
-    "PAGE_COLUMNS",
-    "TEXT_COLUMNS",
-    "Cancelled",
-    "QueryError",
-    "Reader",
-    "ResultsPage",
-    "ResultsQuery",
-    "count_jobs",
-    "filter_token",
-    "job_row",
-    "monitor_snapshot",
-    "prefetch_columns",
-    "results_page",
-    "suites",
-    "where_clause",
-]
 
 
 def parse_time(text: str | None) -> float | None:
@@ -71,9 +30,6 @@ def parse_time(text: str | None) -> float | None:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
         return None
-
-
-# --- monitor ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -175,20 +131,3 @@ def monitor_snapshot(
         tuning=tuning,
         metrics=metrics,
     )
-
-
-# --- results explorer -------------------------------------------------------------------------
-
-
-def suites(reader: Reader) -> list[str]:
-    with reader.lock:
-        store = reader.store()
-        return [] if store is None else stored_suites(store)
-
-
-def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
-    from results.queries import job
-
-    with reader.lock:
-        store = reader.store()
-        return None if store is None else job(store, job_id)

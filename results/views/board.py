@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import SrtuiError
 from results.profiles import Profile
-from srtui.app.data import Reader
+from results.queries import Reader
 
 if TYPE_CHECKING:
     import pandas as pd

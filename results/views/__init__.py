@@ -1,0 +1,200 @@
+"""The app's facade: everything the Textual app (``srtui.app``) shows, read from the core as plain
+data. Harlequin's adapter idea: the screens talk to this one adapter, never to the store, the
+scoring rules, the tasks or the engine directly.
+
+No Textual here. Screens call these functions from thread workers on a ``results.queries.Reader``
+(one read-only connection per screen, guarded by a lock, so a screen's workers never share a
+cursor across threads; WAL lets them read while a run in another process writes) and post the
+returned dataclasses as messages.
+
+- monitor: ``monitor_snapshot`` (``MonitorSnapshot``, ``RunningJob``, ``Failure``)
+- explorer: ``results_page``, ``count_jobs``, ``prefetch_columns``, ``where_clause`` and the
+  column sets of ``results.explore`` and ``results.columns``; ``suites``, ``job_row``
+- one run: ``expression_detail``, ``render``, ``simplified`` (``Rendered``), ``features_of``,
+  ``prediction_series``; plots of a suite: ``suite_aggregate``, ``suite_method_medians``
+- leaderboards: ``load_board``, ``export_board``, ``rule_names``, ``suite_rule``, ...
+- the start-a-run form: ``suite_names``, ``installed_methods``, ``default_jobs``
+- the core's names a screen needs: ``Workspace``, ``resolve_workspace``, ``Profile``,
+  ``figure_for_rule``, ``Store`` (the review screens' writable store), the one text sanitiser
+  (``visible``, ``safe_row``)
+
+Each name is imported on first use (``__getattr__`` below): the expert's review app needs only
+the text sanitiser and starts without pandas; mypy and import-linter read the imports under
+``TYPE_CHECKING``, which ``tests/test_tui_data.py`` checks against ``_HOMES``.
+
+The contract "The app enters the core through its doors" in pyproject.toml lets ``srtui.app``
+import from the core only this package, the query API (``results.queries``), the error types
+(``engine.errors``), and the two packages above ``results`` in the layers, which this package may
+not import: ``runs.run`` (plan and execute a run) and ``reviews`` (review sessions).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.textsafe import safe_row, visible
+    from engine.workspace import Workspace
+    from engine.workspace import resolve as resolve_workspace
+    from results.columns import NUMBER_COLUMNS, TEXT_COLUMNS
+    from results.explore import (
+        PAGE_COLUMNS,
+        QueryError,
+        ResultsPage,
+        ResultsQuery,
+        count_jobs,
+        filter_token,
+        prefetch_columns,
+        results_page,
+        where_clause,
+    )
+    from results.explore_sql import Cancelled
+    from results.figures import figure_for_rule
+    from results.profiles import Profile
+    from results.resources import COLUMNS as COST_COLUMNS
+    from results.resources import suite_method_medians
+    from results.store import Store, StoreError
+    from results.views.board import (
+        Board,
+        BoardError,
+        export_board,
+        has_profiles,
+        has_published,
+        load_board,
+        rule_names,
+        suite_rule,
+    )
+    from results.views.choices import default_jobs, installed_methods, suite_names
+    from results.views.expression import (
+        PRETTY_MAX_CHARS,
+        ExpressionDetail,
+        Rendered,
+        expression_detail,
+        render,
+        simplified,
+        warm_up,
+    )
+    from results.views.jobs import DetailError, features_of, job_row, suites
+    from results.views.monitor import Failure, MonitorSnapshot, RunningJob, monitor_snapshot
+    from results.views.plots import PredictionSeries, SuiteAggregate, prediction_series, suite_aggregate
+
+__all__ = [
+    "COST_COLUMNS",
+    "NUMBER_COLUMNS",
+    "PAGE_COLUMNS",
+    "PRETTY_MAX_CHARS",
+    "TEXT_COLUMNS",
+    "Board",
+    "BoardError",
+    "Cancelled",
+    "DetailError",
+    "ExpressionDetail",
+    "Failure",
+    "MonitorSnapshot",
+    "PredictionSeries",
+    "Profile",
+    "QueryError",
+    "Rendered",
+    "ResultsPage",
+    "ResultsQuery",
+    "RunningJob",
+    "Store",
+    "StoreError",
+    "SuiteAggregate",
+    "Workspace",
+    "count_jobs",
+    "default_jobs",
+    "export_board",
+    "expression_detail",
+    "features_of",
+    "figure_for_rule",
+    "filter_token",
+    "has_profiles",
+    "has_published",
+    "installed_methods",
+    "job_row",
+    "load_board",
+    "monitor_snapshot",
+    "prediction_series",
+    "prefetch_columns",
+    "render",
+    "resolve_workspace",
+    "results_page",
+    "rule_names",
+    "safe_row",
+    "simplified",
+    "suite_aggregate",
+    "suite_method_medians",
+    "suite_names",
+    "suite_rule",
+    "suites",
+    "visible",
+    "warm_up",
+    "where_clause",
+]
+
+#: where each name lives ("NAME as ALIAS": renamed here). The imports above are for mypy and
+#: import-linter; at run time each name is imported on first use (tests/test_tui_data.py checks both agree)
+_HOMES: dict[str, tuple[str, ...]] = {
+    "engine.textsafe": ("safe_row", "visible"),
+    "engine.workspace": ("Workspace", "resolve as resolve_workspace"),
+    "results.columns": ("NUMBER_COLUMNS", "TEXT_COLUMNS"),
+    "results.explore": (
+        "PAGE_COLUMNS",
+        "QueryError",
+        "ResultsPage",
+        "ResultsQuery",
+        "count_jobs",
+        "filter_token",
+        "prefetch_columns",
+        "results_page",
+        "where_clause",
+    ),
+    "results.explore_sql": ("Cancelled",),
+    "results.figures": ("figure_for_rule",),
+    "results.profiles": ("Profile",),
+    "results.resources": ("COLUMNS as COST_COLUMNS", "suite_method_medians"),
+    "results.store": ("Store", "StoreError"),
+    "results.views.board": (
+        "Board",
+        "BoardError",
+        "export_board",
+        "has_profiles",
+        "has_published",
+        "load_board",
+        "rule_names",
+        "suite_rule",
+    ),
+    "results.views.choices": ("default_jobs", "installed_methods", "suite_names"),
+    "results.views.expression": (
+        "PRETTY_MAX_CHARS",
+        "ExpressionDetail",
+        "Rendered",
+        "expression_detail",
+        "render",
+        "simplified",
+        "warm_up",
+    ),
+    "results.views.jobs": ("DetailError", "features_of", "job_row", "suites"),
+    "results.views.monitor": ("Failure", "MonitorSnapshot", "RunningJob", "monitor_snapshot"),
+    "results.views.plots": ("PredictionSeries", "SuiteAggregate", "prediction_series", "suite_aggregate"),
+}
+_WHERE: dict[str, tuple[str, str]] = {
+    entry.partition(" as ")[2] or entry: (module, entry.partition(" as ")[0])
+    for module, entries in _HOMES.items()
+    for entry in entries
+}
+
+if not TYPE_CHECKING:  # hidden from mypy, so a misspelt name stays an error there
+
+    def __getattr__(name: str) -> Any:
+        if name not in _WHERE:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, attribute = _WHERE[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value  # the next lookup is a plain one
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_WHERE})
