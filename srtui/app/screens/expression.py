@@ -237,7 +237,7 @@ class ExpressionScreen(SectionScreen):
 
     @work(thread=True, exclusive=True, group="pareto", exit_on_error=False)
     def show_pareto(self, d: ExpressionDetail, index: int) -> None:
-        """Read and print one member of the front in a worker: printing is bounded (detail.render)
+        """Read and print one member of the front in a worker: printing is bounded (results.views.render)
         but takes seconds on a hostile string, and the event loop must not wait for it."""
         from results.views import features_of, render
 
