@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from engine.launcher import JobOutcome
+from engine.process.supervise import JobOutcome
 from engine.scaling import STAT_KEYS, Scaling
 
 

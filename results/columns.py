@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # `srtui status` and `srtui results` read the registry without numpy
-    from engine.launcher import JobOutcome
+    from engine.process.supervise import JobOutcome
 
 Kind = Literal["text", "int", "real", "json"]
 

@@ -19,17 +19,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine import proctree
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState
-from engine.backends.local import usable_cores
+from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, usable_cores
 from engine.errors import SrtuiError
-from engine.launcher import JobPayload, now_iso
-from engine.launchers import LauncherError, choose_for_method, warm
 from engine.methods import registry
 from engine.methods.base import Method
 from engine.methods.srbench_eval import OPTIONS_KEY
 from engine.names import quoted
+from engine.process import tree
+from engine.process.launch import LauncherError, choose_for_method, warm
+from engine.process.supervise import JobPayload, now_iso
 from engine.spec import JobSpec, Limits
 from engine.tuning import get_protocol
 from engine.workspace import Workspace
@@ -82,7 +81,7 @@ class RunRequest:
     metrics: bool = True  # compute the results metrics at the end of the run
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
     protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
-    launcher: str | None = None  # auto / fork / exec (engine.launchers); overrides the suite's
+    launcher: str | None = None  # auto / fork / exec (engine.process.launch); overrides the suite's
     data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
 
 
@@ -385,7 +384,7 @@ def _drive(
     state = RunState(total=len(todo))
     planned, queued = len(plan.specs), len(todo)
     run_id = store.begin_run(
-        plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
+        plan.suite.name, tree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
     )
     on_change = (lambda: on_state(state)) if on_state else None
     feed = _metrics_feed(plan, req, store, state, run_id, on_change)

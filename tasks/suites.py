@@ -77,7 +77,7 @@ class Suite:
     seed_from_task: bool = False
     srbench: dict[str, Any] = field(default_factory=dict)
     protocol: str = "none"  # engine.tuning.PROTOCOLS: tuning and its folds (checked when run)
-    launcher: str = "auto"  # engine.launchers: fork where the method is fork-safe, or fork / exec
+    launcher: str = "auto"  # engine.process.launch: fork where the method is fork-safe, or fork / exec
     tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: runs.protocols.TuningOptions
     seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
 

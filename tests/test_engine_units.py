@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from engine import launcher
-from engine.backends.local import PlannedJob, interleave
-from engine.launcher import JobPayload
+from engine.backends.base import PlannedJob, interleave
+from engine.process import supervise
+from engine.process.supervise import JobPayload
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError, resolve
 from results.store import Store, StoreError, needs_run
@@ -194,12 +194,12 @@ def test_network_filesystem_is_refused(monkeypatch, tmp_path: Path) -> None:
 
 
 def test_capped_reader_keeps_head_and_tail() -> None:
-    data = b"H" * (launcher.LOG_CAP) + b"M" * 500_000 + b"T" * (launcher.TAIL_KEEP)
-    reader = launcher.CappedReader(io.BufferedReader(io.BytesIO(data)))
+    data = b"H" * (supervise.LOG_CAP) + b"M" * 500_000 + b"T" * (supervise.TAIL_KEEP)
+    reader = supervise.CappedReader(io.BufferedReader(io.BytesIO(data)))
     reader.run()
     out = reader.value()
-    assert len(out) <= launcher.LOG_CAP + 100
-    assert out.startswith(b"H" * 1000) and out.endswith(b"T" * launcher.TAIL_KEEP)
+    assert len(out) <= supervise.LOG_CAP + 100
+    assert out.startswith(b"H" * 1000) and out.endswith(b"T" * supervise.TAIL_KEEP)
     assert b"bytes dropped]" in out
 
 
@@ -217,9 +217,9 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
     import sys
     import time
 
-    from engine import proctree
+    from engine.process import tree
 
-    env = {**os.environ, proctree.TOKEN_ENV: "ws:test-escapee"}
+    env = {**os.environ, tree.TOKEN_ENV: "ws:test-escapee"}
     root = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
     hog = subprocess.Popen(
         [sys.executable, "-c", "b = bytearray(200 * 2**20); print(flush=True); import time; time.sleep(30)"],
@@ -229,7 +229,7 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
     try:
         assert hog.stdout is not None
         hog.stdout.readline()  # the 200 MB are allocated
-        tracker = proctree.TreeTracker(root.pid, "ws:test-escapee")
+        tracker = tree.TreeTracker(root.pid, "ws:test-escapee")
         polls = []
         for _ in range(3):
             time.sleep(0.05)
