@@ -29,15 +29,15 @@ from engine.names import quoted
 from engine.process import tree
 from engine.process.launch import LauncherError, choose_for_method, warm
 from engine.process.supervise import JobPayload, now_iso
+from engine.protocols import get_protocol
 from engine.spec import JobSpec, Limits
-from engine.tuning import get_protocol
 from engine.workspace import Workspace
 from results.metrics_tasks import MetricsFeed
 from results.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
-from runs.protocols import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
+from runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.model import Task
 from tasks.suites import SUITES_DIR, Suite, load_suite
@@ -80,7 +80,7 @@ class RunRequest:
     cluster_config: Path | None = None
     metrics: bool = True  # compute the results metrics at the end of the run
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
-    protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
+    protocol: str | None = None  # overrides the suite's (engine.protocols.PROTOCOLS)
     launcher: str | None = None  # auto / fork / exec (engine.process.launch); overrides the suite's
     data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
 

@@ -20,12 +20,12 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.datafiles import TASK_FILES
 from engine.errors import SrtuiError
-from engine.evaluate import Checker, TaskArrays
+from engine.outcome_check import Checker, TaskArrays
 from engine.process.supervise import JobOutcome, JobPayload
 from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
+from engine.task_files import TASK_FILES
 from engine.textsafe import encodable, visible
 
 

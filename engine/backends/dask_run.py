@@ -37,9 +37,9 @@ from engine.backends.dask_worker import (
     sweep_host,
     synthetic_outcome,
 )
-from engine.datafiles import job_data
 from engine.process.supervise import JobOutcome, now_iso
 from engine.spec import MAX_AUTO_ATTEMPTS
+from engine.task_files import job_data
 
 if TYPE_CHECKING:
     from distributed import Future, as_completed

@@ -28,14 +28,14 @@ from engine.backends.base import (
     interleave,
     usable_cores,
 )
-from engine.datafiles import TASK_FILES
 from engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
 from engine.spec import JobSpec
+from engine.task_files import TASK_FILES
 from engine.untrusted import UntrustedFileError, real_dir, remove_tree
 
 
 def own_data(job: PlannedJob) -> JobPayload:
-    """The job's payload with a copy of its data of its own (engine.datafiles): the shared file
+    """The job's payload with a copy of its data of its own (engine.task_files): the shared file
     is checked first and made true again if an earlier job changed it."""
     true = TASK_FILES.checked(job.data_path)
     return job.payload if true is None else replace(job.payload, data_path=None, data_bytes=true)

@@ -121,7 +121,7 @@ class Method(ABC):
     #: that interpreter; None: srtui's own
     environment: ClassVar[Environment | None] = None
     #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
-    #: srbench2021 protocol replays them between halving iterations (engine.tuning.halving_folds)
+    #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
     fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
 
     def preload(self) -> list[str]:
