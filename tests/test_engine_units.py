@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,15 @@ def test_capped_reader_keeps_head_and_tail() -> None:
     assert len(out) <= supervise.LOG_CAP + 100
     assert out.startswith(b"H" * 1000) and out.endswith(b"T" * supervise.TAIL_KEEP)
     assert b"bytes dropped]" in out
+
+
+def test_workers_find_this_engine_first_on_their_path() -> None:
+    """The first PYTHONPATH entry of a worker is the folder holding this ``engine`` package (not
+    a folder inside it, whose modules would shadow top-level ones), wherever the supervisor sits."""
+    import engine
+
+    first = supervise.worker_environment()["PYTHONPATH"].split(os.pathsep)[0]
+    assert Path(first, "engine", "__init__.py").resolve() == Path(engine.__file__).resolve()
 
 
 def test_time_budget_leaves_room() -> None:

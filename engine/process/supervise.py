@@ -419,4 +419,4 @@ def visible_one_line(exc: BaseException, limit: int = 200) -> str:
 
 def _source_root() -> str:
     """The directory holding the engine package, so workers import the same code as the driver."""
-    return str(Path(__file__).resolve().parent.parent)
+    return str(Path(__file__).resolve().parents[2])
