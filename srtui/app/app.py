@@ -208,7 +208,7 @@ class SrtuiApp(App[None]):
         if self.run_active:
             self.notify("a run started here is still going (x stops it)", severity="warning")
             return
-        from engine.backends.base import usable_cores
+        from engine.backends.local import usable_cores
         from tasks.suites import builtin_suite_names
 
         self.push_screen(StartRunScreen(builtin_suite_names(), len(usable_cores()), self.workspace), self._start_run)
