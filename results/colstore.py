@@ -13,6 +13,9 @@ Only the page's 100 rows are read from the table.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -32,6 +35,23 @@ _CHUNK = 20_000
 WARM = (("task", False), ("r2_test", True), ("r2_test", False))
 #: the first block of a sorted order a page walks (then doubling)
 BLOCK = 4096
+#: glibc's mallopt parameter: the size from which an allocation is its own mapping
+_M_MMAP_THRESHOLD = -3
+
+
+@functools.cache
+def _free_big_arrays_to_the_os() -> None:
+    """Fix glibc's threshold for allocations served by their own mapping at 128 KiB. By default
+    it grows to the largest block freed (up to 32 MiB), after which the store's megabyte-sized
+    temporaries (sorts, masks) come from the heap and stay resident after they are freed: about
+    40 MB more at 1,000,000 jobs. Elsewhere than glibc nothing changes."""
+    name = ctypes.util.find_library("c")
+    try:
+        ctypes.CDLL(name).mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+    except (OSError, AttributeError):
+        pass
+
+
 _SELECT = f"SELECT rowid, {', '.join(DIMS)}, {', '.join(NUMBERS)} FROM jobs"
 
 
@@ -70,6 +90,7 @@ class ColumnStore:
     """Every job's explorer columns. Not thread-safe: used under the Reader's lock."""
 
     def __init__(self) -> None:
+        _free_big_arrays_to_the_os()
         self.seq = 0
         self.size = 0
         self.alive = np.zeros(0, dtype=bool)
@@ -255,7 +276,7 @@ class ColumnStore:
             labels = [k[i] for k in self.combos]
             order = sorted(set(labels), key=lambda v: v.encode("utf-8", "surrogatepass"))
             place = {v: n for n, v in enumerate(order)}
-            found = self._ranks[column] = np.asarray([place[v] for v in labels], dtype=np.int64)[self.combo]
+            found = self._ranks[column] = np.asarray([place[v] for v in labels], dtype=np.int32)[self.combo]
         return found
 
     def sorted_rows(self, column: str, descending: bool) -> np.ndarray:

@@ -136,6 +136,15 @@ def _basic(item: ModelItem) -> dict[str, Any]:
 Ops = dict[str, tuple[str, dict[str, Any], str]]
 
 
+#: what the pool's server imports once (a pool in a process with threads forks from it)
+PRELOAD = ("results.expr_metrics",)
+
+
+def metrics_pool(workers: int | None, timeout: float, core: int | None = None) -> TimedPool:
+    """The pool that computes expression metrics (each task under ``timeout``)."""
+    return TimedPool(em.run_op, workers, timeout, preload=PRELOAD, core=core)
+
+
 class PoolArgs(TypedDict):
     """The ``TimedPool`` options of a batch."""
 
@@ -145,7 +154,12 @@ class PoolArgs(TypedDict):
 
 
 def _run(
-    ops: Ops, cache: ExprCache, pool_args: PoolArgs, stats: BatchStats, exprs: dict[str, Any] | None = None
+    ops: Ops,
+    cache: ExprCache,
+    pool_args: PoolArgs,
+    stats: BatchStats,
+    exprs: dict[str, Any] | None = None,
+    kept: TimedPool | None = None,
 ) -> OpResults:
     """Resolve ``ops`` through the cache, then the pool: the missing operations of one group are
     one task, so a pathological model costs one deadline, not one per operation, and its
@@ -170,7 +184,8 @@ def _run(
     # idling while the other works through a late pathological model
     tasks.sort(key=lambda t: -max(len(p["text"]) for p in t[1]["ops"]))
     new: list[tuple[str, str, str, Any, float | None, float]] = []
-    with TimedPool(em.run_op, preload=("results.expr_metrics",), **pool_args) as pool:
+    pool = kept or metrics_pool(**pool_args)
+    try:
         for r in pool.run(tasks):
             ks = groups[str(r.key)]
             if r.status == "ok":
@@ -190,6 +205,9 @@ def _run(
             if len(new) >= 200:
                 cache.put_many(new)
                 new = []
+    finally:
+        if kept is None:
+            pool.close()
     cache.put_many(new)
     return done
 
@@ -201,6 +219,7 @@ def expression_metrics(
     timeout: float = 10.0,
     screen: bool = True,
     core: int | None = None,
+    pool: TimedPool | None = None,
 ) -> tuple[list[dict[str, Any]], BatchStats]:
     """One dict of expression metrics per item (names: :func:`results.releases.assemble_release`).
 
@@ -208,6 +227,8 @@ def expression_metrics(
     every release plus SRSD's distance to each truth, then the solution checks of every release
     (from the cleaned models of phase one; not run for a release whose model timed out).
     ``screen=False`` skips the numeric screen (same verdicts, slower; the benchmark compares).
+    ``pool``: a pool the caller keeps between batches (its processes then stay warm), else one
+    made from ``workers``, ``timeout`` and ``core`` for each phase.
     """
     cache = cache or ExprCache()
     stats = BatchStats()
@@ -224,11 +245,11 @@ def expression_metrics(
     readable = [it for it in items if "size" in basic[_cache_key("basic", it.key)][1]]
 
     cleaned: dict[str, Any] = {}  # model key -> the cleaned sympy model, for results computed in this pass
-    first = _run(_model_ops(readable), cache, pool_args, stats, cleaned)
+    first = _run(_model_ops(readable), cache, pool_args, stats, cleaned, pool)
     # phase two: the solution checks, and for a model whose simplify ran out of time the model a
     # release with a simplify limit of its own keeps (unsimplified; cheap, no simplify)
     second = _fallback_ops(readable, first) | _solution_ops(readable, first, cleaned, screen)
-    pairs = _run(second, cache, pool_args, stats)
+    pairs = _run(second, cache, pool_args, stats, kept=pool)
     pairs.update(first)
 
     out = [_assemble(it, basic[_cache_key("basic", it.key)][1], first, pairs) for it in items]

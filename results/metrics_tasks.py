@@ -21,15 +21,16 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.backends.base import RunState, SinkError
 from engine.outcome_check import TaskArrays
+from engine.pool import TimedPool
 from results import metrics as mt
-from results.expr_batch import ExprCache, ModelItem, cache_keys, expression_metrics
+from results.expr_batch import ExprCache, ModelItem, cache_keys, expression_metrics, metrics_pool
 from results.queries import metrics_key
 
 if TYPE_CHECKING:
@@ -41,8 +42,8 @@ MAX_TRIES = 3
 
 @dataclass(frozen=True)
 class MetricsResult:
-    job_id: str
-    metrics: dict[str, Any]
+    #: job id -> its expression metrics
+    metrics: dict[str, dict[str, Any]]
     #: cache rows computed: (key, operation, status, result, deadline, seconds)
     added: list[tuple[str, str, str, Any, float | None, float]]
     where: str
@@ -51,21 +52,74 @@ class MetricsResult:
 
 @dataclass(frozen=True)
 class MetricsTask:
-    """One job's expression metrics, with the cache rows it may read: picklable, no store."""
+    """Some jobs' expression metrics, with the cache rows they may read: picklable, no store.
+    Several jobs in one task share its processes and its duplicate models (a Dask task's
+    overhead is paid once for them); a local slot takes one job at a time."""
 
-    job_id: str
-    item: ModelItem | None
+    jobs: tuple[tuple[str, ModelItem | None], ...]
     cached: dict[str, tuple[str, Any, float | None]] = field(default_factory=dict)
     timeout: float = 10.0
 
-    def compute(self, core: int | None, where: str) -> MetricsResult:
+    @property
+    def job_ids(self) -> list[str]:
+        return [job_id for job_id, _ in self.jobs]
+
+    def compute(self, core: int | None, where: str, keep: bool = False) -> MetricsResult:
+        """``keep``: this process computes task after task (a Dask worker), so its pool's process
+        is kept for the next task, warm, instead of a new one per phase."""
         started = time.monotonic()
-        if self.item is None:
-            return MetricsResult(self.job_id, {}, [], where, 0.0)
+        readable = [(job_id, item) for job_id, item in self.jobs if item is not None]
+        metrics: dict[str, dict[str, Any]] = {job_id: {} for job_id, item in self.jobs if item is None}
         cache = ExprCache()
-        cache.mem.update(self.cached)
-        [m], _ = expression_metrics([self.item], cache, workers=1, timeout=self.timeout, core=core)
-        return MetricsResult(self.job_id, m, cache.added, where, time.monotonic() - started)
+        if readable:
+            cache.mem.update(self.cached)
+            items = [item for _, item in readable]
+            with _kept_pool(core, self.timeout) if keep else contextlib.nullcontext() as pool:
+                found, _ = expression_metrics(items, cache, workers=1, timeout=self.timeout, core=core, pool=pool)
+            metrics.update((job_id, m) for (job_id, _), m in zip(readable, found))
+        return MetricsResult(metrics, cache.added, where, time.monotonic() - started)
+
+
+_kept: dict[tuple[int | None, float], TimedPool] = {}
+_kept_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _kept_pool(core: int | None, timeout: float) -> Iterator[TimedPool]:
+    """The process's pool for ``core`` and ``timeout``, kept between tasks (a second thread
+    wanting it meanwhile makes its own); one that a failure interrupted is closed, as its busy
+    process could never take a task again."""
+    key = (core, timeout)
+    with _kept_lock:
+        kept = _kept.pop(key, None)
+    pool = kept or metrics_pool(1, timeout, core)
+    try:
+        yield pool
+    except BaseException:
+        pool.close()
+        raise
+    with _kept_lock:
+        if key in _kept:
+            pool.close()
+        else:
+            _kept[key] = pool
+
+
+def close_kept_pools() -> None:
+    """Stop the pools this process kept (a run's end: its slots compute nothing more)."""
+    with _kept_lock:
+        pools = list(_kept.values())
+        _kept.clear()
+    for pool in pools:
+        pool.close()
+
+
+def warm_worker(core: int | None, timeout: float = 10.0) -> None:
+    """Run on each Dask worker before a metrics pass: the pool its tasks keep is started and
+    has computed a model, so everything the metrics load lazily is loaded before the first
+    task (neither its deadline nor the pass's time pays for it)."""
+    task = MetricsTask((("warm-up", ModelItem("x1 + 1", ("x1",), truth="x1 + 1")),), timeout=timeout)
+    task.compute(core, "warm-up", keep=True)
 
 
 class MetricsFeed:
@@ -101,7 +155,11 @@ class MetricsFeed:
     def seed(self, only_missing: bool = True) -> int:
         """Queue the suite's finished jobs whose metrics are missing (or all of them)."""
         done = mt.metrics_done(self.store) if only_missing else set()
-        return self._add([j["job_id"] for j in mt.finished_jobs(self.store, self.suite) if j["job_id"] not in done])
+        jobs = [j for j in mt.finished_jobs(self.store, self.suite) if j["job_id"] not in done]
+        # longest models first, as the post-run pass orders its tasks: the slots then finish
+        # together rather than one of them working through a late long model alone
+        jobs.sort(key=lambda j: -len(j["model"] or ""))
+        return self._add([j["job_id"] for j in jobs])
 
     def job_recorded(self, suite: str, job_id: str, status: str) -> None:
         """A job's outcome is stored: its metrics go behind those already queued."""
@@ -124,19 +182,22 @@ class MetricsFeed:
 
     # the backend's side ---------------------------------------------------------------------
 
-    def take(self) -> MetricsTask | None:
-        """The next job's task (None when nothing is queued); its accuracy metrics are read here."""
+    def take(self, many: int = 1) -> MetricsTask | None:
+        """The next jobs' task, up to ``many`` of them (None when nothing is queued); their
+        accuracy metrics are read here."""
+        jobs: list[tuple[str, ModelItem | None]] = []
+        cached: dict[str, tuple[str, Any, float | None]] = {}
         with self.lock, self.store.lock:
-            job = self._next_job()
-            if job is None:
-                return None
-            self.began = self.began or time.monotonic()
-            infos = mt.store_task_info(self.store, [job["task"]], self.data_dir)
-            row, item = mt.prepare_job(self.store, job, infos.get(job["task"], {}), self.arrays)
-            cached = ExprCache(self.store.conn, self.store.lock).rows(cache_keys(item)) if item else {}
-            self.rows[job["job_id"]] = row
-            self.busy[job["job_id"]] = _same_model(job)
-        return MetricsTask(job["job_id"], item, cached, self.timeout)
+            while len(jobs) < many and (job := self._next_job()) is not None:
+                self.began = self.began or time.monotonic()
+                infos = mt.store_task_info(self.store, [job["task"]], self.data_dir)
+                row, item = mt.prepare_job(self.store, job, infos.get(job["task"], {}), self.arrays)
+                if item is not None:
+                    cached |= ExprCache(self.store.conn, self.store.lock).rows(cache_keys(item))
+                self.rows[job["job_id"]] = row
+                self.busy[job["job_id"]] = _same_model(job)
+                jobs.append((job["job_id"], item))
+        return MetricsTask(tuple(jobs), cached, self.timeout) if jobs else None
 
     def _next_job(self) -> dict[str, Any] | None:
         """The first queued job whose model is not being computed right now (a deterministic
@@ -162,38 +223,48 @@ class MetricsFeed:
         return first
 
     def record(self, task: MetricsTask, result: MetricsResult) -> None:
-        """Write one job's metrics and the cache rows its task computed (the driver only)."""
+        """Write the task's metrics and the cache rows it computed (the driver only)."""
+        rows = {}
         with self.lock:
-            row = self.rows.pop(task.job_id)
-            self.busy.pop(task.job_id, None)
-        notes = result.metrics.pop("_notes", [])
-        row.update(result.metrics)
-        row["_notes"] += notes
-        row["_where"] = result.where
+            for job_id in task.job_ids:
+                rows[job_id] = self.rows.pop(job_id)
+                self.busy.pop(job_id, None)
+        for job_id, row in rows.items():
+            found = dict(result.metrics.get(job_id, {}))
+            notes = found.pop("_notes", [])
+            row.update(found)
+            row["_notes"] += notes
+            row["_where"] = result.where
         try:
             ExprCache(self.store.conn, self.store.lock).put_many(result.added)
             with self.store.lock:
-                mt.write_metrics(self.store, {task.job_id: row})
+                mt.write_metrics(self.store, rows)
         except (sqlite3.Error, OSError) as exc:  # the store cannot record: the run stops, as for a job
             raise SinkError(f"cannot record metrics in {self.store.workspace.db_path}: {exc}") from None
         with self.lock:
-            self.done += 1
-            self.where[task.job_id] = result.where
+            self.done += len(rows)
+            self.where.update((job_id, result.where) for job_id in rows)
         self._progress()
 
     def give_back(self, task: MetricsTask, why: str) -> None:
-        """A task that did not come back (its worker died, it failed): queued again a few times."""
+        """A task that did not come back (its worker died, it failed): its jobs are queued again
+        a few times."""
         with self.lock:
-            self.rows.pop(task.job_id, None)
-            self.busy.pop(task.job_id, None)
-            self.tries[task.job_id] = self.tries.get(task.job_id, 0) + 1
-            if self.tries[task.job_id] < MAX_TRIES:
-                self.queue.append(task.job_id)
-            else:
-                self.total -= 1  # left for the next run (its metrics are still missing)
+            for job_id in task.job_ids:
+                self.rows.pop(job_id, None)
+                self.busy.pop(job_id, None)
+                self.tries[job_id] = self.tries.get(job_id, 0) + 1
+                if self.tries[job_id] < MAX_TRIES:
+                    self.queue.append(job_id)
+                else:
+                    self.total -= 1  # left for the next run (its metrics are still missing)
         self._progress()
 
     # the end ----------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """The run is over: the processes its slots kept for the metrics are stopped."""
+        close_kept_pools()
 
     def finish(self) -> None:
         """The noise-robustness ratios of the suite, now that its jobs have their test R2."""

@@ -8,6 +8,7 @@ here, so the cluster does the work, not the driver's machine.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from engine.backends.base import BackendOptions, PlannedJob, RunState, usable_co
 from engine.process.supervise import JobOutcome
 from engine.workspace import Workspace
 from results.metrics import compute_for_store
-from results.metrics_tasks import MetricsFeed
+from results.metrics_tasks import MetricsFeed, warm_worker
 from results.store import Store
 
 
@@ -90,6 +91,7 @@ def _on_cluster(
     backend = make_backend(options, ws.jobs_dir)
     try:
         backend.prepare([])
+        backend.warm_up(functools.partial(warm_worker, timeout=req.timeout))  # part of bringing the workers up
         feed = MetricsFeed(store, req.suite, req.timeout, req.data_dir)
         queued = feed.seed(only_missing=not req.force)
         say(f"metrics of {queued} job(s) on the cluster, {req.timeout:g} s per operation")

@@ -417,6 +417,8 @@ def _drive(
             if on_metrics and feed.done:
                 on_metrics(f"metrics of {feed.done} job(s) computed in the run's slots")
     finally:
+        if feed is not None:
+            feed.close()
         _end_run(plan, store, run_id, state, cancel, failed)
     if state.unrecorded and not state.failure:
         raise RunError(

@@ -94,14 +94,19 @@ class FollowUp(Protocol):
     """Work a finished job leaves for an idle slot (its metrics): picklable, computed wherever
     the backend runs jobs, with ``core`` the slot's core (None on a Dask worker)."""
 
-    def compute(self, core: int | None, where: str) -> Any: ...
+    def compute(self, core: int | None, where: str, keep: bool = False) -> Any:
+        """``keep``: the calling process computes follow-up after follow-up (a Dask worker) and
+        may keep what it starts for the next one."""
+        ...
 
 
 class FollowUps(Protocol):
     """The driver's queue of follow-ups. A slot takes one only when no job is left to start (a
     follow-up never shares a core with a running job); the driver alone records the results."""
 
-    def take(self) -> FollowUp | None: ...
+    @property
+    def pending(self) -> int: ...
+    def take(self, many: int = 1) -> FollowUp | None: ...
     def record(self, unit: Any, result: Any) -> None: ...
     def give_back(self, unit: Any, why: str) -> None: ...
 
@@ -169,6 +174,12 @@ class Backend(Protocol):
         """Run ``jobs`` until each is recorded through ``sink`` or ``cancel`` is set, and the
         ``follow_ups`` they leave in slots with no job to start; may be called again on the same
         backend (the final fits after the tuning, the metrics left at the end)."""
+        ...
+
+    def warm_up(self, fn: Callable[[int | None], object]) -> None:
+        """Run ``fn(core)`` once in every worker process (``core`` the one its work is pinned
+        to) before work that pays a start-up cost there (a metrics pass on a cluster); a local
+        backend runs its work in this process: nothing."""
         ...
 
     def close(self) -> None:

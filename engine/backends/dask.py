@@ -45,7 +45,7 @@ from engine.backends.dask_start import (
     start_within,
     sweep_ssh_hosts,
 )
-from engine.backends.dask_worker import allowed_failures, worker_ready
+from engine.backends.dask_worker import allowed_failures, warm_on_worker, worker_ready
 from engine.backends.slurm_jobs import SlurmJobs, default_log_dir
 from engine.spec import JobSpec
 
@@ -221,6 +221,11 @@ class DaskBackend:
         if self.config is not None and self.config.kind == "ssh":
             kwargs = ssh_kwargs(self.config)
             sweep_ssh_hosts(kwargs["hosts"], kwargs["connect_options"], token)
+
+    def warm_up(self, fn: Callable[[int | None], object]) -> None:
+        """``fn(core)`` on every worker now (in the worker process), before any task."""
+        if self.client is not None and self.client.nthreads():
+            self.client.run(warm_on_worker, fn)
 
     def close(self) -> None:
         if self.slurm is not None:

@@ -48,6 +48,15 @@ if TYPE_CHECKING:
 
 #: an attempt whose worker left before starting it is sent again this often, then counted lost
 MAX_FREE_REQUEUES = 5
+#: most follow-ups (jobs' metrics) in one Dask task
+MAX_FOLLOW_UP_BATCH = 8
+
+
+def follow_up_batch(pending: int, slots: int) -> int:
+    """Follow-ups per Dask task: enough that a task's overhead (a round trip, the worker's
+    processes for it) is shared, few enough that every slot gets about two tasks of what is
+    queued, so the last ones end together."""
+    return max(1, min(MAX_FOLLOW_UP_BATCH, pending // max(1, 3 * slots)))
 
 
 def _is_lost(exc: BaseException) -> bool:
@@ -220,7 +229,7 @@ class DaskRun:
             and self.state.failure is None
             and len(self.in_flight) + len(self.units) < limit
         ):
-            unit = self.follow_ups.take()
+            unit = self.follow_ups.take(follow_up_batch(self.follow_ups.pending, limit))
             if unit is None:
                 return
             future = self.client.submit(

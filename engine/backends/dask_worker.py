@@ -17,6 +17,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -171,7 +172,13 @@ def run_follow_up(unit: FollowUp) -> Any:
 
     worker = get_worker()
     core = worker_core(str(worker.scheduler.address))
-    return unit.compute(core, f"dask worker {worker.name} ({socket.gethostname()})")
+    return unit.compute(core, f"dask worker {worker.name} ({socket.gethostname()})", keep=True)
+
+
+def warm_on_worker(fn: Callable[[int | None], object], dask_worker: Worker) -> None:
+    """``fn`` with this worker's core (``Client.run`` passes ``dask_worker``): what its
+    follow-ups will start, started before them."""
+    fn(worker_core(str(dask_worker.scheduler.address)))
 
 
 def allowed_failures(dask_scheduler: Scheduler) -> int:

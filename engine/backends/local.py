@@ -76,6 +76,9 @@ class LocalBackend:
     def prepare(self, specs: list[JobSpec]) -> None:
         """Nothing to start: the slots are threads of this process, made by ``run``."""
 
+    def warm_up(self, fn: Callable[[int | None], object]) -> None:
+        """Nothing: the slots are this process's threads, which start what they need on first use."""
+
     def close(self) -> None:
         """Nothing to release: ``run`` returns only once every slot thread has ended."""
 
@@ -139,7 +142,7 @@ class LocalBackend:
         unit = follow_ups.take() if follow_ups is not None else None
         if follow_ups is not None and unit is not None:
             try:
-                result = unit.compute(core, f"{os.uname().nodename} slot {index}")
+                result = unit.compute(core, f"{os.uname().nodename} slot {index}", keep=True)
             except Exception as exc:  # noqa: BLE001 - a follow-up that fails is queued again, never the slot's end
                 follow_ups.give_back(unit, f"{type(exc).__name__}: {exc}")
                 return True
