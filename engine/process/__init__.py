@@ -6,6 +6,6 @@ child is set up by ``fork_child``), enforces the job's limits on its whole proce
 its ``cgroups`` v2 group where there is one), and reads back the files the worker wrote.
 ``job_worker`` runs the method's fit inside the job and measures its ``energy``.
 
-This package imports nothing at import time: a method environment's interpreter imports
-``engine.process.job_worker`` with only numpy and the method's own packages installed.
+This package's ``__init__`` imports nothing: a method environment's interpreter (its own pinned
+packages, none of srtui's but numpy and psutil) imports these modules from srtui's engine too.
 """
