@@ -74,7 +74,7 @@ def bench_overhead(tmp: Path) -> None:
     env = _env()
     env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     t0 = time.perf_counter()
-    baseline = f"xargs -P 2 -n 1 {sys.executable} -m engine.worker < {listing}"
+    baseline = f"xargs -P 2 -n 1 {sys.executable} -m engine.process.job_worker < {listing}"
     subprocess.run(baseline, shell=True, check=True, env=env, cwd=tmp)  # noqa: S602 - the xargs baseline
     xargs_s = time.perf_counter() - t0
     print(
