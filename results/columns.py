@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # `srtui status` and `srtui results` read the registry without numpy
-    from engine.launcher import JobOutcome
+    from engine.process.supervise import JobOutcome
 
 Kind = Literal["text", "int", "real", "json"]
 
@@ -110,7 +110,7 @@ ACCURACY = ("r2_train", "r2_test", "mse_train", "mse_test", "mae_train", "mae_te
 
 def outcome_row(outcome: JobOutcome, attempt: int, run_id: str, scores: dict[str, Any]) -> dict[str, Any]:
     """The row of a finished attempt: what the worker reported, and ``scores``, what the driver
-    computed from it (engine.evaluate: accuracy, the model's parse and fidelity)."""
+    computed from it (engine.outcome_check: accuracy, the model's parse and fidelity)."""
     row: dict[str, Any] = {
         "status": outcome.status,
         "attempt": attempt,

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.datafiles import TASK_FILES
-from engine.evaluate import TaskArrays, errors, r2
+from engine.outcome_check import TaskArrays, errors, r2
+from engine.task_files import TASK_FILES
 from engine.untrusted import UntrustedFileError
 from results.columns import ACCURACY
 from results.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics

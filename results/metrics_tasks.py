@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.backends.base import RunState, SinkError
-from engine.evaluate import TaskArrays
+from engine.outcome_check import TaskArrays
 from engine.pool import TimedPool
 from results import metrics as mt
 from results.expr_batch import ExprCache, ModelItem, cache_keys, expression_metrics, metrics_pool

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.proctree import identity_alive
+from engine.process.tree import identity_alive
 from engine.spec import TERMINAL
 from engine.textsafe import safe_row
 from engine.workspace import Workspace

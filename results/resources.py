@@ -4,7 +4,7 @@ SRBench 2.0's Figure 1 (``postprocessing/notebooks/power_consumption.ipynb``) pl
 algorithm, the median over single runs (every dataset x seed) of eco2AI's
 ``power_consumption(kWh)``, and the training time measured around ``fit``. Here the runs are
 rows of ``results.tables.runs_frame``: ``energy_j`` and ``fit_s`` are both of the fit alone
-(see engine.energy and engine.worker), and only runs that finished carry them.
+(see engine.process.energy and engine.process.job_worker), and only runs that finished carry them.
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ def _v5_add_expert_event(c: sqlite3.Connection) -> None:
 
 
 def _v6_energy(c: sqlite3.Connection) -> None:
-    """Energy per job in joules and how it was obtained ('rapl' or 'estimate'; engine.energy)."""
+    """Energy per job in joules and how it was obtained ('rapl' or 'estimate'; engine.process.energy)."""
     c.execute("ALTER TABLE jobs ADD COLUMN energy_j REAL")
     c.execute("ALTER TABLE jobs ADD COLUMN energy_method TEXT")
 

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from engine import proctree
 from engine.backends.dask_worker import records_dir
-from engine.launcher import now_iso
+from engine.process import tree
+from engine.process.supervise import now_iso
 from results.queries import driver_alive
 from results.store import Store
 
@@ -21,11 +21,11 @@ def recover(store: Store) -> tuple[int, int]:
         if store.mark_lost(job["job_id"], job["attempt"], now_iso(), "the driver running this job died"):
             lost += 1
     store.end_dead_runs(driver_alive, now_iso())
-    killed = proctree.sweep_orphans(store.workspace_id + ":")
+    killed = tree.sweep_orphans(store.workspace_id + ":")
     # what the jobs of dead drivers left without the token (a cleared environment): their records
-    killed += proctree.sweep_records(store.workspace.cache / "pids")
+    killed += tree.sweep_records(store.workspace.cache / "pids")
     # and those of a local Dask cluster's workers, recorded in this host's folder for the workspace
     records = records_dir(store.workspace_id, create=False)
     if records.is_dir():
-        killed += proctree.sweep_records(records)
+        killed += tree.sweep_records(records)
     return lost, len(set(killed))

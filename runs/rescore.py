@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import BackendOptions, PlannedJob, RunState
-from engine.backends.local import usable_cores
-from engine.launcher import JobOutcome
+from engine.backends.base import BackendOptions, PlannedJob, RunState, usable_cores
+from engine.process.supervise import JobOutcome
 from engine.workspace import Workspace
 from results.metrics import compute_for_store
 from results.metrics_tasks import MetricsFeed, warm_worker

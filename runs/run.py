@@ -19,26 +19,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine import proctree
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState
-from engine.backends.local import usable_cores
+from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, usable_cores
 from engine.errors import SrtuiError
-from engine.launcher import JobPayload, now_iso
-from engine.launchers import LauncherError, choose_for_method, warm
 from engine.methods import registry
 from engine.methods.base import Method
 from engine.methods.srbench_eval import OPTIONS_KEY
 from engine.names import quoted
+from engine.process import tree
+from engine.process.launch import LauncherError, choose_for_method, warm
+from engine.process.supervise import JobPayload, now_iso
+from engine.protocols import get_protocol
 from engine.spec import JobSpec, Limits
-from engine.tuning import get_protocol
 from engine.workspace import Workspace
 from results.metrics_tasks import MetricsFeed
 from results.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
-from runs.protocols import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
+from runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.model import Task
 from tasks.suites import SUITES_DIR, Suite, load_suite
@@ -81,8 +80,8 @@ class RunRequest:
     cluster_config: Path | None = None
     metrics: bool = True  # compute the results metrics at the end of the run
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
-    protocol: str | None = None  # overrides the suite's (engine.tuning.PROTOCOLS)
-    launcher: str | None = None  # auto / fork / exec (engine.launchers); overrides the suite's
+    protocol: str | None = None  # overrides the suite's (engine.protocols.PROTOCOLS)
+    launcher: str | None = None  # auto / fork / exec (engine.process.launch); overrides the suite's
     data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
 
 
@@ -385,7 +384,7 @@ def _drive(
     state = RunState(total=len(todo))
     planned, queued = len(plan.specs), len(todo)
     run_id = store.begin_run(
-        plan.suite.name, proctree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
+        plan.suite.name, tree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
     )
     on_change = (lambda: on_state(state)) if on_state else None
     feed = _metrics_feed(plan, req, store, state, run_id, on_change)

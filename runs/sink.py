@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from engine.backends.base import PlannedJob, SinkError
-from engine.launcher import JobOutcome, now_iso
+from engine.process.supervise import JobOutcome, now_iso
 from engine.untrusted import UntrustedFileError, write_file
 from results.columns import outcome_row
 from results.store import Store, db_error, pack_predictions

@@ -11,7 +11,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     protocol = "srbench2025"    # optional: none (default), srbench2025 (grid search), srbench2021 (halving)
     launcher = "auto"           # optional; fork where the method is fork-safe (default), fork, exec
 
-    [tuning]             # optional, checked when run (runs.protocols.TuningOptions)
+    [tuning]             # optional, checked when run (runs.tuning.TuningOptions)
     scaling = "xy"       # none, x, y, xy, method (eval_kwargs), or a table per method
     limits = { time_s = 10 }                 # each tuning job's limits over [limits]
     grids = { ridge = [{ alphas = [0.1] }] } # configurations besides the defaults
@@ -76,9 +76,9 @@ class Suite:
     path: Path | None = None
     seed_from_task: bool = False
     srbench: dict[str, Any] = field(default_factory=dict)
-    protocol: str = "none"  # engine.tuning.PROTOCOLS: tuning and its folds (checked when run)
-    launcher: str = "auto"  # engine.launchers: fork where the method is fork-safe, or fork / exec
-    tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: runs.protocols.TuningOptions
+    protocol: str = "none"  # engine.protocols.PROTOCOLS: tuning and its folds (checked when run)
+    launcher: str = "auto"  # engine.process.launch: fork where the method is fork-safe, or fork / exec
+    tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: runs.tuning.TuningOptions
     seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
 
     def jobs(self) -> list[tuple[str, int]]:

@@ -164,5 +164,5 @@ def srbench_folder(tmp_path: Path):
 #: of the same tests are marked ``slow`` (not in the default run, a step of their own in .ci/run)
 @pytest.fixture(params=["fork", pytest.param("exec", marks=pytest.mark.slow)])
 def launcher(request) -> str:
-    """Both job launchers (engine.launchers): a test taking it runs once forked, once exec'd."""
+    """Both job launchers (engine.process.launch): a test taking it runs once forked, once exec'd."""
     return request.param

@@ -40,3 +40,41 @@ def test_the_explorer_says_who_groups() -> None:
     assert "SQLite does the filter, sort, grouping" not in (screen.__doc__ or "")
     assert "numpy" in (screen.__doc__ or "") and "column store" in (screen.__doc__ or "")
     assert "numpy" in (results.explore.__doc__ or "") and "pandas" in (results.explore.__doc__ or "")
+
+
+#: a dotted engine name (``engine.process.supervise.run_job``) or a source path of any package
+#: (``runs/tuning.py``) in code, a comment, a docstring or a page
+_ENGINE_NAME = re.compile(r"(?<![\w./-])engine(?:\.[A-Za-z_]\w*)+")
+_SOURCE_PATH = re.compile(rf"(?<![\w./-])(?:{'|'.join(PACKAGES)})(?:/[\w-]+)*/\w+\.py\b")
+
+
+def _names_a_module(dotted: str) -> bool:
+    """``dotted`` starts with an engine package path and then a module of it, or a name its
+    ``__init__`` defines; what follows the module (a function, a class) is not looked up."""
+    parts = dotted.split(".")
+    folder, i = REPO / parts[0], 1
+    while i < len(parts) and (folder / parts[i] / "__init__.py").is_file():
+        folder, i = folder / parts[i], i + 1
+    if i == len(parts) or parts[i].startswith("__") or (folder / f"{parts[i]}.py").is_file():
+        return True
+    return re.search(rf"\b{re.escape(parts[i])}\b", (folder / "__init__.py").read_text(encoding="utf-8")) is not None
+
+
+def test_every_module_a_comment_or_page_names_exists() -> None:
+    """Module names and source paths in the code, the tests and the pages follow every move (#35
+    moved the engine's process code to engine/process/ and renamed four modules). Code blocks of
+    CONTRIBUTING.md are examples of files to write, and NAME stands for any name: not checked."""
+    texts = {p: p.read_text(encoding="utf-8") for pkg in (*PACKAGES, "tests") for p in (REPO / pkg).rglob("*.py")}
+    for page in [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md", REPO / "pyproject.toml"]:
+        texts[page] = page.read_text(encoding="utf-8")
+    contributing = REPO / "CONTRIBUTING.md"
+    texts[contributing] = re.sub(r"```.*?```", "", contributing.read_text(encoding="utf-8"), flags=re.S)
+    stale = []
+    for path, text in texts.items():
+        for name in _ENGINE_NAME.findall(text):
+            if not name.endswith(".tmp") and not _names_a_module(name.rstrip(".")):  # engine.tmp: a file
+                stale.append(f"{path.relative_to(REPO)}: {name}")
+        for source in _SOURCE_PATH.findall(text):
+            if "NAME" not in source and not (REPO / source).is_file():
+                stale.append(f"{path.relative_to(REPO)}: {source}")
+    assert not stale, stale

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 from conftest import results_json, srtui
 
-from engine.proctree import processes_with_token
+from engine.process.tree import processes_with_token
 
 
 def job_processes_alive(workspace: Path) -> list[psutil.Process]:

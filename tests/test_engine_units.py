@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import io
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine import launcher
-from engine.backends.local import PlannedJob, interleave
-from engine.launcher import JobPayload
+from engine.backends.base import PlannedJob, interleave
+from engine.process import supervise
+from engine.process.supervise import JobPayload
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError, resolve
 from results.store import Store, StoreError, needs_run
@@ -194,13 +195,22 @@ def test_network_filesystem_is_refused(monkeypatch, tmp_path: Path) -> None:
 
 
 def test_capped_reader_keeps_head_and_tail() -> None:
-    data = b"H" * (launcher.LOG_CAP) + b"M" * 500_000 + b"T" * (launcher.TAIL_KEEP)
-    reader = launcher.CappedReader(io.BufferedReader(io.BytesIO(data)))
+    data = b"H" * (supervise.LOG_CAP) + b"M" * 500_000 + b"T" * (supervise.TAIL_KEEP)
+    reader = supervise.CappedReader(io.BufferedReader(io.BytesIO(data)))
     reader.run()
     out = reader.value()
-    assert len(out) <= launcher.LOG_CAP + 100
-    assert out.startswith(b"H" * 1000) and out.endswith(b"T" * launcher.TAIL_KEEP)
+    assert len(out) <= supervise.LOG_CAP + 100
+    assert out.startswith(b"H" * 1000) and out.endswith(b"T" * supervise.TAIL_KEEP)
     assert b"bytes dropped]" in out
+
+
+def test_workers_find_this_engine_first_on_their_path() -> None:
+    """The first PYTHONPATH entry of a worker is the folder holding this ``engine`` package (not
+    a folder inside it, whose modules would shadow top-level ones), wherever the supervisor sits."""
+    import engine
+
+    first = supervise.worker_environment()["PYTHONPATH"].split(os.pathsep)[0]
+    assert Path(first, "engine", "__init__.py").resolve() == Path(engine.__file__).resolve()
 
 
 def test_time_budget_leaves_room() -> None:
@@ -217,9 +227,9 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
     import sys
     import time
 
-    from engine import proctree
+    from engine.process import tree
 
-    env = {**os.environ, proctree.TOKEN_ENV: "ws:test-escapee"}
+    env = {**os.environ, tree.TOKEN_ENV: "ws:test-escapee"}
     root = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
     hog = subprocess.Popen(
         [sys.executable, "-c", "b = bytearray(200 * 2**20); print(flush=True); import time; time.sleep(30)"],
@@ -229,7 +239,7 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
     try:
         assert hog.stdout is not None
         hog.stdout.readline()  # the 200 MB are allocated
-        tracker = proctree.TreeTracker(root.pid, "ws:test-escapee")
+        tracker = tree.TreeTracker(root.pid, "ws:test-escapee")
         polls = []
         for _ in range(3):
             time.sleep(0.05)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import results_json, srtui
 
-from engine import energy
+from engine.process import energy
 
 
 def test_fit_s_times_the_fit_alone_not_the_imports(workspace: Path, suite_file, launcher: str) -> None:

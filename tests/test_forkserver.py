@@ -166,7 +166,7 @@ def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Pa
         assert a["status"] == b["status"] == "ok", (a, b)
         assert a["model"] == b["model"], (a, b)  # the same model, fit for fit
         assert a["job_id"] == b["job_id"]
-    for out, marker in ((fork_out, "engine.forkserver"), (exec_out, "engine.worker")):
+    for out, marker in ((fork_out, "engine.process.fork_server"), (exec_out, "engine.process.job_worker")):
         notes = {p.name.rsplit("-", 1)[0]: p.read_text() for p in out.iterdir()}
         assert set(notes) == {"importer", "threads", "forker", "late-thread"}, notes
         assert all(marker in text for text in notes.values()), notes  # really forked / exec'd
@@ -208,8 +208,8 @@ _DRIVER = """
 import os, sys, time
 from pathlib import Path
 import numpy as np
-from engine import launchers
-from engine.launcher import JobPayload, run_job
+from engine.process import launch
+from engine.process.supervise import JobPayload, run_job
 from engine.spec import JobSpec, Limits
 
 tmp = Path(sys.argv[1])
@@ -222,7 +222,7 @@ def job(i, seconds=0.0):
     return run_job(payload, tmp / f"j{i}")
 
 def server_pid():
-    [server] = launchers.POOL.servers.values()
+    [server] = launch.POOL.servers.values()
     return server.proc.pid
 
 first = job(0)
@@ -232,7 +232,7 @@ if sys.argv[2] == "linear":
     time.sleep(0.5)
     second = job(1)
     print("second", second.status, second.model, server_pid(), flush=True)
-    launchers.LEAK_BYTES = 0  # any growth now counts as a leak
+    launch.LEAK_BYTES = 0  # any growth now counts as a leak
     third = job(2)
     print("third", third.status, third.model, server_pid(), flush=True)
 else:

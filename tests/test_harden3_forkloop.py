@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import poll_db, results_json
 
-from engine import cgroups
+from engine.process import cgroups
 
 CAP_S = 20  # the loop's own end: what the test proves srtui ends long before
 

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import results_json, srtui
 
-from engine.backends.base import PlannedJob, RunState
-from engine.backends.local import DataCache, finish_job
-from engine.launcher import JobOutcome, JobPayload, now_iso
+from engine.backends.base import DataCache, PlannedJob, RunState, finish_job
+from engine.process.supervise import JobOutcome, JobPayload, now_iso
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
 from results.store import Store

@@ -4,8 +4,9 @@ the fit budget computed once (``Limits.fit_budget``) and read by the adapter as 
 
 The path (#35: at most 6 files): ``srtui/cli/run_cmd.py`` (--time-limit, a float) ->
 ``runs/run.py`` (``Limits``, in the ``JobSpec``) -> a backend (``engine/backends/local.py``, or
-Dask's) -> ``engine/launcher.py`` (enforced; ``job.json`` is the one crossing into the job) ->
-``engine/worker.py`` (``FitBudget`` from ``Limits.fit_budget``) -> the adapter (``engine/methods/``).
+Dask's) -> ``engine/process/supervise.py`` (enforced; ``job.json`` is the one crossing into the
+job) -> ``engine/process/job_worker.py`` (``FitBudget`` from ``Limits.fit_budget``) -> the adapter
+(``engine/methods/``).
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def test_the_limit_travels_as_one_type_to_the_launcher(tmp_path: Path) -> None:
     assert result.state.counts == {"ok": 1}
     # the request's float becomes Limits in one function; nowhere else another form
     assert {f.split(":")[0] for f in seen.get("float", set()) | seen.get("dict", set())} <= {"runs/run.py"}, seen
-    assert any(f == "engine/launcher.py:run_job" for f in seen["Limits"]), seen["Limits"]  # enforced from Limits
+    enforced = "engine/process/supervise.py:run_job"
+    assert enforced in seen["Limits"], seen["Limits"]  # enforced from Limits
 
 
 @pytest.mark.parametrize("launcher", ["exec", "fork"])

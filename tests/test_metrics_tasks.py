@@ -124,7 +124,7 @@ def test_a_driver_killed_in_the_metrics_resumes_them_and_recomputes_nothing(tmp_
 def test_the_monitor_and_status_show_a_live_runs_metrics(tmp_path: Path) -> None:
     from test_tui_seed import FIXED_NOW, seed_demo
 
-    from engine.proctree import driver_identity
+    from engine.process.tree import driver_identity
     from results.metrics_tasks import MetricsFeed
     from results.queries import Reader
     from results.store import Store

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import srtui
 
-from engine.tuning import (
+from engine.protocols import (
     halving_best,
     halving_folds,
     halving_keep,

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from conftest import srtui
 
-from engine.evaluate import pareto_in_original_units
 from engine.expression import parse_expression
+from engine.outcome_check import pareto_in_original_units
 from engine.scaling import Scaling, statistics
 
 FEATURES = ["x0", "x1"]

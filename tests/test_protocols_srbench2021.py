@@ -12,8 +12,8 @@ import numpy as np
 from engine.methods import registry
 from engine.methods.srbench_dir import SRBenchMethod
 from engine.methods.srbench_eval import OPTIONS_KEY
+from engine.protocols import capped_rows, configurations, get_protocol, halving_folds, kfold, train_test_split_rows
 from engine.scaling import SCALING_KEY
-from engine.tuning import capped_rows, configurations, get_protocol, halving_folds, kfold, train_test_split_rows
 from engine.workspace import Workspace
 from runs.run import RunRequest, plan_run
 

@@ -98,7 +98,7 @@ def test_monitor_flags_the_running_jobs_of_a_dead_driver(tmp_path):
     import subprocess
     import sys
 
-    from engine.proctree import driver_identity
+    from engine.process.tree import driver_identity
 
     ws = seed_demo(tmp_path / "ws")
     driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])

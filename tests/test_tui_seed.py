@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import proctree
+from engine.process import tree
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
 from results.store import Store, pack_predictions
@@ -57,7 +57,7 @@ def seed_demo(root: Path) -> Workspace:
     store.plan(specs)
     # the run's driver is this (test) process, so the running job's driver is alive
     run_id = store.begin_run(
-        "smoke", proctree.driver_identity(), "demo-host", ["srtui", "run", "smoke"], "2025-01-02T10:00:00+00:00"
+        "smoke", tree.driver_identity(), "demo-host", ["srtui", "run", "smoke"], "2025-01-02T10:00:00+00:00"
     )
     minute = 0
     for spec in specs:

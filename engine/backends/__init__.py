@@ -1,4 +1,4 @@
-"""Backends run planned jobs: the same job function (engine.launcher.run_job) everywhere.
+"""Backends run planned jobs: the same job function (engine.process.supervise.run_job) everywhere.
 
 ``local``: slot threads on this machine (engine.backends.local.LocalBackend).
 ``dask``: Dask distributed futures (engine.backends.dask.DaskBackend), loaded only when asked for.

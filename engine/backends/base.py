@@ -1,5 +1,6 @@
 """What every backend shares: the planned job, the sink that records it, the live run state,
-and the ``Backend`` protocol the run orchestration (runs.run) drives.
+the ``Backend`` protocol the run orchestration (runs.run) drives, and what every backend does
+with a returned outcome (``finish_job``: score, record, count).
 
 A backend is made by engine.backends.make_backend, ``prepare``d before the store is opened
 (a bad cluster request then touches nothing), ``run`` once per batch of jobs (tuning, then the
@@ -8,17 +9,24 @@ final fits), and ``close``d by its owner in a ``finally`` whatever happened.
 
 from __future__ import annotations
 
+import io
+import os
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Protocol
 
 from engine.errors import SrtuiError
-from engine.launcher import JobOutcome, JobPayload
+from engine.outcome_check import Checker, TaskArrays
+from engine.process.supervise import JobOutcome, JobPayload
+from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
+from engine.task_files import TASK_FILES
+from engine.textsafe import encodable, visible
 
 
 class BackendError(SrtuiError, ValueError):
@@ -144,7 +152,7 @@ class RunState:
 
 
 class Backend(Protocol):
-    """Runs planned jobs with the same job function everywhere (engine.launcher.run_job)."""
+    """Runs planned jobs with the same job function everywhere (engine.process.supervise.run_job)."""
 
     name: str
 
@@ -177,3 +185,116 @@ class Backend(Protocol):
     def close(self) -> None:
         """Release what ``prepare`` started; safe to call twice and after a failed start."""
         ...
+
+
+def interleave(jobs: list[PlannedJob]) -> list[PlannedJob]:
+    """Round-robin over methods, so partial results cover every method evenly."""
+    by_method: dict[str, list[PlannedJob]] = defaultdict(list)
+    for job in jobs:
+        by_method[job.spec.method].append(job)
+    return [job for batch in zip_longest(*by_method.values()) for job in batch if job is not None]
+
+
+def usable_cores() -> list[int]:
+    """The cores this process may run on (cpuset/affinity aware, unlike os.cpu_count())."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # non-Linux
+        return list(range(os.cpu_count() or 1))
+
+
+class DataCache:
+    """Task arrays for evaluation, loaded once per data file, and the checker that reads the
+    models (in processes of its own: ``close`` it when the run ends)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data: dict[str, TaskArrays] = {}
+        self.checker = Checker()
+
+    def close(self) -> None:
+        self.checker.close()
+
+    def get(self, path: str) -> TaskArrays:
+        with self._lock:
+            if path not in self._data:
+                known = TASK_FILES.true_bytes(path)  # the bytes the driver wrote, not a job's
+                self._data[path] = TaskArrays.from_npz(io.BytesIO(known[0])) if known else TaskArrays.load(path)
+            return self._data[path]
+
+
+def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str, object]:
+    try:
+        data = cache.get(job.data_path)
+        option = (job.spec.params or {}).get(SCALING_KEY)
+        TASK_FILES.checked(job.data_path)  # the checker's process reads the file: made true again
+        return cache.checker.score(outcome, data, job.data_path, option)
+    except Exception as exc:  # noqa: BLE001 - a scoring bug must not lose the job's record
+        outcome.status, outcome.error = "error", f"srtui failed to score the result: {type(exc).__name__}: {exc}"
+        return {}
+
+
+def finish_job(
+    job: PlannedJob,
+    outcome: JobOutcome,
+    sink: JobSink,
+    state: RunState,
+    cache: DataCache,
+    on_change: Callable[[], None] | None = None,
+) -> None:
+    """What every backend does with a returned outcome: score it, record it, count it.
+    A sink that cannot record stops the run (state.failure) instead of killing the caller."""
+    fields = evaluate(job, outcome, cache)
+    status = outcome.status
+    try:
+        status = _record(job, outcome, fields, sink, state)
+    except SinkError as exc:
+        state.fail(str(exc))
+        if not exc.recorded:
+            status = "interrupted"  # the sink marks it so where it still can
+    with state.lock:
+        state.running.pop(job.job_id, None)
+        state.counts[status] += 1
+        state.finished.append((job, status, outcome.wall_s))
+        if outcome.status != "ok":
+            state.recent_failures = ([*state.recent_failures, (job, outcome)])[-10:]
+    if on_change:
+        on_change()
+
+
+def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sink: JobSink, state: RunState) -> str:
+    """The per-job barrier: an outcome the sink fails on for any reason but the store's own
+    (SinkError) is recorded as this job's error, its text made storable, and the slot goes on;
+    a job that cannot be recorded even so is counted (the run then exits non-zero)."""
+    try:
+        sink.finished(job, outcome, fields)
+        return outcome.status
+    except SinkError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one job's record must not end the slot or the run
+        why = visible(encodable(f"srtui could not record the result: {type(exc).__name__}: {exc}"), one_line=True)
+    failed = JobOutcome(
+        job.job_id,
+        job.attempt,
+        "error",
+        outcome.host,
+        outcome.started_at,
+        outcome.ended_at,
+        outcome.wall_s,
+        cpu_s=outcome.cpu_s,
+        peak_rss_mb=outcome.peak_rss_mb,
+        error=why[:500],
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+        model=encodable(outcome.model),
+        dialect=encodable(outcome.dialect),
+    )
+    try:
+        sink.finished(job, failed, {})
+        return failed.status
+    except SinkError:
+        raise
+    except Exception:  # noqa: BLE001 - counted: the run says so and exits non-zero
+        with state.lock:
+            state.unrecorded.append(job.job_id)
+        return "interrupted"

@@ -1,4 +1,4 @@
-"""The Dask backend: each job is one Dask task that runs engine.launcher.run_job on a worker.
+"""The Dask backend: each job is one Dask task that runs engine.process.supervise.run_job on a worker.
 
 Driver side (``DaskBackend.run``, the loop in engine.backends.dask_run): claim a job in the store, submit it
 with an explicit key
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.backends.base import BackendError, BackendOptions, FollowUps, JobSink, PlannedJob, RunState
+from engine.backends.base import BackendError, BackendOptions, FollowUps, JobSink, PlannedJob, RunState, interleave
 from engine.backends.dask_config import (
     SCHEDULER_CONFIG,
     START_TIMEOUT_S,
@@ -46,7 +46,6 @@ from engine.backends.dask_start import (
     sweep_ssh_hosts,
 )
 from engine.backends.dask_worker import allowed_failures, warm_on_worker, worker_ready
-from engine.backends.local import interleave
 from engine.backends.slurm_jobs import SlurmJobs, default_log_dir
 from engine.spec import JobSpec
 

@@ -17,7 +17,17 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from engine.backends.base import BackendError, FollowUp, FollowUps, JobSink, PlannedJob, RunState, SinkError
+from engine.backends.base import (
+    BackendError,
+    DataCache,
+    FollowUp,
+    FollowUps,
+    JobSink,
+    PlannedJob,
+    RunState,
+    SinkError,
+    finish_job,
+)
 from engine.backends.dask_worker import (
     TOPIC_PREFIX,
     forget_run,
@@ -27,10 +37,9 @@ from engine.backends.dask_worker import (
     sweep_host,
     synthetic_outcome,
 )
-from engine.backends.local import DataCache, finish_job
-from engine.datafiles import job_data
-from engine.launcher import JobOutcome, now_iso
+from engine.process.supervise import JobOutcome, now_iso
 from engine.spec import MAX_AUTO_ATTEMPTS
+from engine.task_files import job_data
 
 if TYPE_CHECKING:
     from distributed import Future, as_completed

@@ -21,11 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import proctree
-from engine.backends.base import FollowUp
+from engine.backends.base import FollowUp, usable_cores
 from engine.backends.dask_config import job_span_s
-from engine.backends.local import usable_cores
-from engine.launcher import JobOutcome, JobPayload, now_iso, run_job
+from engine.process import tree
+from engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
 from engine.spec import Limits
 from engine.untrusted import remove_tree
 
@@ -147,7 +146,7 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
 
 
 def records_dir(workspace_token: str, create: bool = True) -> Path:
-    """This host's folder of the records of a workspace's jobs' processes (engine.proctree): one
+    """This host's folder of the records of a workspace's jobs' processes (engine.process.tree): one
     per user and workspace, shared by the host's workers, so any of them (and the driver, for a
     local cluster) kills what the jobs of a dead worker left, even with a cleared environment."""
     digest = hashlib.sha1(workspace_token.encode()).hexdigest()[:12]
@@ -162,8 +161,8 @@ def sweep_host(workspace_token: str) -> list[int]:
     """Run on every worker (client.run) and by the driver of a local cluster: the workspace's
     escapees on this host, by token and by the records of dead workers' jobs."""
     prefix = workspace_token + ":"
-    killed = proctree.sweep_orphans(prefix)
-    return killed + proctree.sweep_records(records_dir(workspace_token))
+    killed = tree.sweep_orphans(prefix)
+    return killed + tree.sweep_records(records_dir(workspace_token))
 
 
 def run_follow_up(unit: FollowUp) -> Any:
@@ -188,6 +187,6 @@ def allowed_failures(dask_scheduler: Scheduler) -> int:
 
 def worker_ready() -> str:
     """Proves the worker imports this engine (it unpickles this function) and can run jobs."""
-    import engine.worker  # noqa: F401
+    import engine.process.job_worker  # noqa: F401
 
     return socket.gethostname()

@@ -1,9 +1,9 @@
 """The adapter contract every method implements.
 
-A method adapter runs *inside the job's worker process* (see engine.worker), so it may import
-heavy or fragile packages freely: a crash, hang or memory blow-up there is contained by the
-launcher's limits. What it returns crosses back to the driver as data only (strings, numbers,
-arrays), never as pickled objects.
+A method adapter runs *inside the job's worker process* (see engine.process.job_worker), so it
+may import heavy or fragile packages freely: a crash, hang or memory blow-up there is contained
+by the launcher's limits. What it returns crosses back to the driver as data only (strings,
+numbers, arrays), never as pickled objects.
 """
 
 from __future__ import annotations
@@ -114,14 +114,14 @@ class Method(ABC):
     #: modules the worker imports before it starts the fit timer, so ``fit_s`` times the
     #: algorithm, not the interpreter loading it; empty: the top-level modules of ``requires``
     preload_modules: ClassVar[tuple[str, ...]] = ()
-    #: may a job be forked from a server that pre-imported the method's modules (engine.launchers)?
+    #: may a job be forked from a server that pre-imported the method's modules (engine.process.launch)?
     #: Only if importing them starts no thread and no JIT/runtime state a fork would break
     fork_safe: ClassVar[bool] = False
     #: the method's own Python environment (engine.methods.environments): its jobs' workers run
     #: that interpreter; None: srtui's own
     environment: ClassVar[Environment | None] = None
     #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
-    #: srbench2021 protocol replays them between halving iterations (engine.tuning.halving_folds)
+    #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
     fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
 
     def preload(self) -> list[str]:

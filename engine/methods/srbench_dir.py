@@ -301,7 +301,7 @@ def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str
     """The model over the task's raw features; text the parser would reject stays as printed,
     so the driver records it as invalid_model (with the parser's reason) rather than a crash."""
     from engine.expression import ExpressionError
-    from engine.worker import MODEL_CAP
+    from engine.process.job_worker import MODEL_CAP
 
     if len(text) > MODEL_CAP:  # the worker cuts it and marks it too large: not worth tokenising
         return text

@@ -13,7 +13,7 @@ def suite_names() -> list[str]:
 
 def default_jobs() -> int:
     """The form's number of parallel jobs to start from: one per usable core."""
-    from engine.backends.local import usable_cores
+    from engine.backends.base import usable_cores
 
     return len(usable_cores())
 

@@ -15,7 +15,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from engine.backends.local import RunState
+from engine.backends.base import RunState
 from engine.textsafe import raw_stream, visible
 from srtui.styles import STATUS_STYLE
 

@@ -19,6 +19,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -60,21 +61,26 @@ def bench_overhead(tmp: Path) -> None:
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
 
-    # the baseline: the same worker on the same job files, with nothing around it but xargs
-    jobdirs = sorted((ws / "cache" / "jobs").iterdir())[:N_JOBS]
+    # the baseline: the same worker on the same job files, with nothing around it but xargs. A
+    # run removes each job's folder at its end, so the job files are written again from the
+    # store: each job's spec and its task's data file, as the driver hands them over
     base = tmp / "baseline"
     dirs = []
-    for i, src in enumerate(jobdirs):
+    with sqlite3.connect(ws / "srtui.db") as conn:
+        specs = [json.loads(s) for (s,) in conn.execute("SELECT spec FROM jobs ORDER BY job_id LIMIT ?", (N_JOBS,))]
+    for i, spec in enumerate(specs):
         dst = base / f"job{i}"
         dst.mkdir(parents=True)
-        shutil.copy(src / "job.json", dst / "job.json")
+        shutil.copy(ws / "cache" / "data" / f"{spec['data_fingerprint']}.npz", dst / "data.npz")
+        job = {"spec": spec, "data": str(dst / "data.npz"), "method_ref": spec["method"]}
+        (dst / "job.json").write_text(json.dumps(job))
         dirs.append(str(dst))
     listing = tmp / "dirs.txt"
     listing.write_text("\n".join(dirs) + "\n")
     env = _env()
     env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     t0 = time.perf_counter()
-    baseline = f"xargs -P 2 -n 1 {sys.executable} -m engine.worker < {listing}"
+    baseline = f"xargs -P 2 -n 1 {sys.executable} -m engine.process.job_worker < {listing}"
     subprocess.run(baseline, shell=True, check=True, env=env, cwd=tmp)  # noqa: S602 - the xargs baseline
     xargs_s = time.perf_counter() - t0
     print(

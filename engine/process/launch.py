@@ -1,7 +1,7 @@
 """How a job's worker process is started: a fresh interpreter (exec) or a fork of a server.
 
-``exec``: ``python -m engine.worker JOBDIR`` per job, every import paid by every job.
-``fork``: a fork server per method family in this process (engine.forkserver) forks the job;
+``exec``: ``python -m engine.process.job_worker JOBDIR`` per job, every import paid by every job.
+``fork``: a fork server per method family in this process (engine.process.fork_server) forks the job;
 the job is then this process's child, with the same pipes, limits, files and tree as under exec.
 ``auto`` (the default): fork for methods that declare ``fork_safe``, exec for the others.
 
@@ -32,9 +32,9 @@ from typing import IO, Any
 
 import psutil
 
-from engine import proctree
 from engine.errors import SrtuiError
-from engine.forkserver import PLACEHOLDER, TOKEN_ROOM
+from engine.process import tree
+from engine.process.fork_server import PLACEHOLDER, TOKEN_ROOM
 
 LAUNCHERS = ("auto", "fork", "exec")
 DEFAULT_LAUNCHER = "auto"
@@ -80,7 +80,7 @@ def choose_for_method(
 def warm(method_refs: list[str]) -> None:
     """Start the servers of these (forked) methods' families now, in the background, so their
     imports overlap the driver's planning instead of delaying the first jobs."""
-    from engine.launcher import worker_environment
+    from engine.process.supervise import worker_environment
 
     env = worker_environment()
     for family in dict.fromkeys(family_of(ref) for ref in method_refs):
@@ -155,7 +155,7 @@ def starter(launcher: str, method_ref: str, env: dict[str, str], python: str | N
     in its own environment runs that environment's interpreter (``python``), exec'd or forked from
     a server of its own."""
     interpreter = python or sys.executable
-    if launcher != "fork" or len(env.get(proctree.TOKEN_ENV, "")) > TOKEN_ROOM - 2:
+    if launcher != "fork" or len(env.get(tree.TOKEN_ENV, "")) > TOKEN_ROOM - 2:
         return lambda scratch: _exec_worker(scratch, env, interpreter)
     server = POOL.server(family_of(method_ref), env, python)
     if server is None:
@@ -174,7 +174,7 @@ def starter(launcher: str, method_ref: str, env: dict[str, str], python: str | N
 
 def _exec_worker(scratch: Path, env: dict[str, str], python: str = sys.executable) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [python, "-m", "engine.worker", str(scratch)],
+        [python, "-m", "engine.process.job_worker", str(scratch)],
         cwd=scratch,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -195,11 +195,11 @@ class ForkServer:
         self.sock = ours
         self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")  # noqa: SIM115 - lives as long as its server
         server_env = dict(env)
-        server_env[proctree.TOKEN_ENV] = PLACEHOLDER
+        server_env[tree.TOKEN_ENV] = PLACEHOLDER
         self.cwd = tempfile.gettempdir()
         try:
             self.proc = subprocess.Popen(
-                [python, "-m", "engine.forkserver", family, str(theirs.fileno())],
+                [python, "-m", "engine.process.fork_server", family, str(theirs.fileno())],
                 cwd=self.cwd,
                 env=server_env,
                 stdin=subprocess.DEVNULL,
@@ -261,7 +261,7 @@ class ForkServer:
             "env": env,
             "cwd": str(scratch),
             "jobdir": str(scratch),
-            "worker_path": str(Path(__file__).with_name("worker.py")),
+            "worker_path": str(Path(__file__).with_name("job_worker.py")),
             "server_cwd": self.cwd,
         }
         try:
@@ -308,9 +308,9 @@ class ServerPool:
     def server(self, family: str, env: dict[str, str], python: str | None = None) -> ForkServer | None:
         """The healthy server of ``family`` (started or replaced as needed) in this interpreter or
         a method environment's (``python``); None: exec instead."""
-        from engine.launcher import THREAD_VARS
+        from engine.process.supervise import THREAD_VARS
 
-        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(proctree.DRIVER_ENV), python)
+        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python)
         with self.lock:
             gate = self.starting.setdefault(key, threading.Lock())
         with gate:  # one start per family at a time; other slots wait for it
@@ -335,7 +335,7 @@ class ServerPool:
             return fresh
 
     def _on_spawner(self, make: Callable[[], ForkServer]) -> ForkServer:
-        proctree.become_subreaper()  # before the server exists: its jobs are re-parented to us
+        tree.become_subreaper()  # before the server exists: its jobs are re-parented to us
         with self.lock:
             if self.spawner is None or not self.spawner.is_alive():
                 self.spawner = threading.Thread(target=self._spawn_loop, name="srtui-forkserver", daemon=True)

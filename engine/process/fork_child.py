@@ -1,4 +1,5 @@
-"""A job process forked by the fork server: made to look like a fresh ``python -m engine.worker``.
+"""A job process forked by the fork server, made to look like a fresh
+``python -m engine.process.job_worker``.
 
 Runs in the forked child only. It leaves the server's session, takes its stdout/stderr pipes,
 closes the server's own descriptors, takes the job's environment (and its token in
@@ -87,23 +88,23 @@ def write_environ_value(slot: tuple[int, int], value: str) -> bool:
 
 
 def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
-    from engine import proctree
+    from engine.process import tree
 
     os.environ.clear()
     os.environ.update(env)
-    if not write_environ_value(slot, env[proctree.TOKEN_ENV]):
+    if not write_environ_value(slot, env[tree.TOKEN_ENV]):
         raise RuntimeError("the job token does not fit in the fork server's environment")
 
 
 def _run_worker(jobdir: str) -> int:
-    from engine import worker
+    from engine.process import job_worker
 
-    worker._harden()
+    job_worker._harden()
     try:
         try:
-            return worker.run(jobdir)
+            return job_worker.run(jobdir)
         finally:
-            worker._kill_descendants()
+            job_worker._kill_descendants()
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             return int(exc.code or 0)

@@ -24,7 +24,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from engine import cgroups, launchers, proctree, untrusted
+from engine import untrusted
+from engine.process import cgroups, launch, tree
 from engine.spec import JobSpec
 from engine.textsafe import encodable
 
@@ -53,7 +54,7 @@ class JobPayload:
     data_bytes: bytes | None = None  # remote backends: the npz itself
     method_ref: str | None = None  # how to load the method if not by spec name (srbench folders)
     extra_env: dict[str, str] = field(default_factory=dict)
-    launcher: str = "exec"  # "fork": forked by a pre-imported server (engine.launchers); same limits
+    launcher: str = "exec"  # "fork": forked by a pre-imported server (engine.process.launch); same limits
     #: the method's own environment's interpreter and its worker path (engine.methods.environments)
     python: str | None = None
     python_path: str | None = None
@@ -85,7 +86,7 @@ class JobOutcome:
     pareto: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
     fit_s: float | None = None
-    energy_j: float | None = None  # joules of the fit, measured by the worker (engine.energy)
+    energy_j: float | None = None  # joules of the fit, measured by the worker (engine.process.energy)
     energy_method: str | None = None  # "rapl" or "estimate"
     train_pred: np.ndarray | None = None
     test_pred: np.ndarray | None = None
@@ -139,7 +140,7 @@ _CGROUP_BASE: tuple[Path, set[str]] | bool | None = False
 
 
 def _cgroup_base() -> tuple[Path, set[str]] | None:
-    """Where job cgroups go (engine.cgroups), looked up once per driver."""
+    """Where job cgroups go (engine.process.cgroups), looked up once per driver."""
     global _CGROUP_BASE
     if _CGROUP_BASE is False:
         _CGROUP_BASE = cgroups.base()
@@ -169,7 +170,7 @@ def run_job(
 ) -> JobOutcome:
     """Run one job under its limits; always returns an outcome, never raises for job failures.
     ``record``: where the job's processes are written down while it runs (removed at its end), so
-    a run after this driver died kills what the job left (engine.proctree.sweep_records)."""
+    a run after this driver died kills what the job left (engine.process.tree.sweep_records)."""
     spec = payload.spec
     limits = spec.limits
     scratch = scratch.absolute()
@@ -182,20 +183,20 @@ def run_job(
         untrusted.write_file(Path(data_path), payload.data_bytes)
     job: dict[str, Any] = {"spec": spec.to_dict(), "data": data_path, "method_ref": payload.method_ref}
 
-    proctree.become_subreaper()
+    tree.become_subreaper()
     token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"
     env = worker_environment(payload.extra_env)
-    env.update({proctree.TOKEN_ENV: token, "SRTUI_CPU_S": str(limits.effective_cpu_s)})
+    env.update({tree.TOKEN_ENV: token, "SRTUI_CPU_S": str(limits.effective_cpu_s)})
     if core is not None:
         env["SRTUI_CORE"] = str(core)
     cgroup = _job_cgroup(token, int(limits.mem_mb * 2**20))
     if cgroup is not None:
         env[cgroups.ENV] = cgroup.procs_file  # the worker joins it before any method code runs
     host = socket.gethostname()
-    # --- launcher hook (engine.launchers): exec a fresh worker, or fork it from a server ---
+    # --- launcher hook (engine.process.launch): exec a fresh worker, or fork it from a server ---
     if payload.python is not None:  # the method's own environment: srtui's engine, nothing else of ours
         env["PYTHONPATH"] = payload.python_path or ""
-    start = launchers.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
+    start = launch.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
     job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
     untrusted.write_file(scratch / "job.json", json.dumps(job).encode())
     started_at = now_iso()
@@ -215,7 +216,7 @@ def run_job(
             0.0,
             error=f"cannot start worker: {exc}",
         )
-    proctree.claim_root(proc.pid)
+    tree.claim_root(proc.pid)
     if cgroup is not None:
         cgroup.add(proc.pid)
     readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
@@ -226,15 +227,15 @@ def run_job(
 
     if record is not None:
         try:
-            proctree.start_record(record)
+            tree.start_record(record)
         except (OSError, untrusted.UntrustedFileError):
             record = None  # the token sweep still finds what keeps its environment
-    tracker = proctree.TreeTracker(proc.pid, token, record)
+    tracker = tree.TreeTracker(proc.pid, token, record)
     reason: str | None = None  # why we stopped it: timeout / oom / interrupted
     detail: str | None = None
     kill_at: float | None = None
     mem_limit = limits.mem_mb * 2**20
-    waiter = launchers.ExitWaiter(proc)  # pidfd + wait4 (exec), the server's report (fork)
+    waiter = launch.ExitWaiter(proc)  # pidfd + wait4 (exec), the server's report (fork)
     poller = select.poll()
     if waiter.fd is not None:
         poller.register(waiter.fd, select.POLLIN)
@@ -278,7 +279,7 @@ def run_job(
         waiter.close()
     wall_s = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status_word)  # keep Popen consistent
-    proctree.release_root(proc.pid)
+    tree.release_root(proc.pid)
     # the root is gone; whatever of its tree is left (children, escapees) goes now: the whole
     # cgroup at once where there is one (a fork loop outruns any kill by pid), then what is known
     leftover = cgroup.end() if cgroup is not None else []
@@ -314,7 +315,7 @@ def run_job(
         leftover_pids=leftover,
     )
     outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
-    if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (engine.launchers)
+    if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (engine.process.launch)
         outcome.status, outcome.error = "lost", proc.lost
     if outcome.status == "ok":
         _read_result(scratch, outcome)
@@ -329,7 +330,7 @@ def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str
     env.update(extra_env or {})
     env.update(
         {
-            proctree.DRIVER_ENV: proctree.driver_identity(),
+            tree.DRIVER_ENV: tree.driver_identity(),
             "SRTUI_PARENT_PID": str(os.getpid()),
             "PYTHONUNBUFFERED": "1",
             "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
@@ -375,7 +376,7 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     """Read the worker's files as data, as untrusted files (engine.untrusted: no link followed,
     no FIFO waited on, nothing read past its cap). Anything else than the worker's two regular
     files within their caps makes the job an error, never a crash or a hang of the driver."""
-    from engine.worker import MODEL_CAP, PARETO_CAP, RESULT_FILE_CAP
+    from engine.process.job_worker import MODEL_CAP, PARETO_CAP, RESULT_FILE_CAP
 
     try:
         dir_fd = untrusted.open_dir(scratch)
@@ -418,4 +419,4 @@ def visible_one_line(exc: BaseException, limit: int = 200) -> str:
 
 def _source_root() -> str:
     """The directory holding the engine package, so workers import the same code as the driver."""
-    return str(Path(__file__).resolve().parent.parent)
+    return str(Path(__file__).resolve().parents[2])

@@ -23,10 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.evaluate import TaskArrays
-from engine.scaling import SCALING_KEY, SCALINGS, statistics
-from engine.spec import JobSpec, Limits, SpecError
-from engine.tuning import (
+from engine.outcome_check import TaskArrays
+from engine.protocols import (
     FitDraws,
     Protocol,
     ProtocolError,
@@ -41,6 +39,8 @@ from engine.tuning import (
     mean_scores,
     train_test_split_rows,
 )
+from engine.scaling import SCALING_KEY, SCALINGS, statistics
+from engine.spec import JobSpec, Limits, SpecError
 from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
 
 if TYPE_CHECKING:

@@ -1,11 +1,12 @@
-"""The job worker: runs one method fit in a fresh interpreter (``python -m engine.worker JOBDIR``).
+"""The job worker: runs one method fit in a fresh interpreter
+(``python -m engine.process.job_worker JOBDIR``).
 
 Everything the method could break stays in this process tree. The limits that only the process
 itself can set without ``preexec_fn`` are applied first, before numpy (or anything that starts
 threads) is imported: parent-death signal, CPU-time rlimit, one-core affinity. Thread-count
 variables arrive already set in the environment.
 
-Output contract (read by engine.launcher as data, never unpickled):
+Output contract (read by engine.process.supervise as data, never unpickled):
     JOBDIR/predictions.npz   train_pred, test_pred (float64)
     JOBDIR/result.json       written last and atomically: its presence means the fit completed
 """
@@ -29,7 +30,7 @@ def _harden() -> None:
     import ctypes
     import resource
 
-    from engine import cgroups
+    from engine.process import cgroups
 
     cgroups.join()  # first: nothing of the method's may start outside the job's cgroup
     libc = ctypes.CDLL(None, use_errno=True)
@@ -86,9 +87,10 @@ def run(jobdir_arg: str) -> int:
 
     import numpy as np
 
-    from engine import energy, scaling
+    from engine import scaling
     from engine.methods import registry
     from engine.methods.base import FitBudget
+    from engine.process import energy
     from engine.spec import JobSpec
 
     jobdir = Path(jobdir_arg)
@@ -199,7 +201,7 @@ def _descendants(pid: int) -> list[int]:
 def main() -> None:
     _harden()
     if len(sys.argv) != 2:
-        print("usage: python -m engine.worker JOBDIR", file=sys.stderr)
+        print("usage: python -m engine.process.job_worker JOBDIR", file=sys.stderr)
         sys.exit(64)
     try:
         code = run(sys.argv[1])

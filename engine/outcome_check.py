@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from engine.launcher import JobOutcome
+from engine.process.supervise import JobOutcome
 from engine.scaling import STAT_KEYS, Scaling
 
 
@@ -39,8 +39,8 @@ class TaskArrays:
     @classmethod
     def load(cls, path: str, expect: tuple[int, str] | None = None) -> TaskArrays:
         """From the npz at ``path``; ``expect``: (size, sha256) the driver wrote there
-        (engine.datafiles): a file that no longer holds them is refused, not read."""
-        from engine.datafiles import read_checked
+        (engine.task_files): a file that no longer holds them is refused, not read."""
+        from engine.task_files import read_checked
         from engine.untrusted import UntrustedFileError, open_regular
 
         if expect is None:
@@ -198,7 +198,7 @@ class Checker:
                 workers=1,
                 timeout=self.timeout,
                 mem_mb=CHECK_MEM_MB,
-                preload=("engine.evaluate", "engine.expression"),
+                preload=("engine.outcome_check", "engine.expression"),
             )
             self._local.pool = pool
             with self._lock:
@@ -208,7 +208,7 @@ class Checker:
     def score(self, outcome: JobOutcome, data: TaskArrays, data_path: str, option: str | None) -> dict[str, Any]:
         if outcome.status != "ok" or outcome.model is None:
             return evaluate_outcome(outcome, data)  # accuracy only: no model string to read
-        from engine.datafiles import TASK_FILES
+        from engine.task_files import TASK_FILES
 
         light = replace(outcome, stdout=b"", stderr=b"")
         known = TASK_FILES.true_bytes(data_path)

@@ -1,15 +1,16 @@
 """The fork server: a pre-imported interpreter that forks one job worker per request.
 
-Started by engine.launchers as a fresh interpreter (``python -m engine.forkserver FAMILY``, never
-forked from the driver, whose threads and handlers must not leak into jobs). It sets nothing
-up but imports: numpy, scikit-learn, sympy, pandas and the method family's modules, with the
+Started by engine.process.launch as a fresh interpreter (``python -m engine.process.fork_server
+FAMILY``, never forked from the driver, whose threads and handlers must not leak into jobs). It
+sets nothing up but imports: numpy, scikit-learn, sympy, pandas and the method family's modules, with the
 thread-count variables already in its environment, and it checks it is still single-threaded.
 
 Each request (one SOCK_SEQPACKET message: the job's env, cwd, jobdir, plus its stdout, stderr
 and status pipes as passed fds) is answered with the pid of the forked job. The server stays the
 job's parent: it reaps it and writes its wait status and rusage to the job's status pipe, which
-the driver reads instead of wait4 (engine.launchers). The job applies the worker's limits
-itself (engine.worker._harden) and runs the same code (engine.worker.run) writing the same files.
+the driver reads instead of wait4 (engine.process.launch). The job applies the worker's limits
+itself (engine.process.job_worker._harden) and runs the same code (engine.process.job_worker.run)
+writing the same files.
 Its orphans go to the driver, the nearest child subreaper (the server is not one), as under exec.
 
 The server exits on EOF of its socket (the driver is gone), on an idle timeout, and by its
@@ -28,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from engine.forkchild import open_fds, run_child
+from engine.process.fork_child import open_fds, run_child
 
 #: pre-imported in every server (what nearly every method's fit imports)
 BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
@@ -68,10 +69,10 @@ def _preload(family: str) -> list[str]:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
             failed.append(name)
-    import engine.energy
-    import engine.worker
+    import engine.process.energy
+    import engine.process.job_worker
 
-    engine.energy.warm()  # the forked workers inherit the counters found and the CPU power per core
+    engine.process.energy.warm()  # the forked workers inherit the counters found and the CPU power per core
     from engine.methods.base import Method
 
     try:
@@ -178,11 +179,11 @@ def _spawn(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: t
 
 def main() -> None:
     if len(sys.argv) != 3:
-        print("usage: python -m engine.forkserver FAMILY SOCKET_FD", file=sys.stderr)
+        print("usage: python -m engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
         sys.exit(64)
-    from engine import proctree
+    from engine.process import tree
 
-    proctree.die_with_parent()  # the spawning thread lives as long as the driver
+    tree.die_with_parent()  # the spawning thread lives as long as the driver
     sock = socket.socket(fileno=int(sys.argv[2]))
     parent = os.environ.get("SRTUI_PARENT_PID")
     if parent and os.getppid() != int(parent):

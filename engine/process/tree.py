@@ -5,7 +5,7 @@ those three ways: (1) the driver is a *child subreaper*, so orphaned descendants
 instead of init; (2) every poll records the job's descendants (pid + create time, so a recycled
 pid is never hit); (3) every job process inherits ``SRTUI_JOB_TOKEN`` in its environment, which a
 final sweep (and a later driver, after a crash) matches. Where cgroup v2 is writable, the job
-also gets its own cgroup (engine.cgroups), which no escape evades.
+also gets its own cgroup (engine.process.cgroups), which no escape evades.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class TreeTracker:
     root_pid: int
     token: str
     #: where every process seen is written down (pid, start time, session), so a run after this
-    #: driver died can kill what the job left even without the token (engine.proctree.sweep_records)
+    #: driver died can kill what the job left even without the token (engine.process.tree.sweep_records)
     record: Path | None = None
     seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
     gone: set[int] = field(default_factory=set)  # seen pids that have exited: not looked up again
