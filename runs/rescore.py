@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,8 +97,10 @@ def _on_cluster(
         queued = feed.seed(only_missing=not req.force)
         say(f"metrics of {queued} job(s) on the cluster, {req.timeout:g} s per operation")
         if queued:
+            began = time.monotonic()
             backend.run([], _NoJobs(), RunState(total=0), cancel, threading.Event(), None, feed)
             feed.finish()
+            say(f"metrics of {feed.done} job(s) stored in {time.monotonic() - began:.1f} s; stopping the cluster")
     finally:
         backend.close()
     return {"jobs": queued, "done": feed.done, "where": sorted(set(feed.where.values()))}
