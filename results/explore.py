@@ -1,6 +1,6 @@
 """The results explorer's queries: a filter language, pages of jobs, grouped summaries.
 
-Never reads every job for a page. Two paths give the same answers (tests/test_explore_scale.py):
+Never reads every job for a page. Two paths give the same answers (tests/e2e/test_explore_scale.py):
 the column store (results.colstore), where numpy filters, sorts and groups every job's explorer
 columns in memory, and, until it is loaded or for a filter on another column, SQL
 (results.explore_sql): SQLite filters, sorts and windows, and a grouping reads the filtered rows'

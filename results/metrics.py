@@ -5,7 +5,7 @@ Accuracy metrics come from the stored predictions (with their row indices) again
 data file in the workspace cache; expression metrics from :mod:`results.expr_batch` (process pool,
 per-operation deadline, cache by expression hash).
 
-Accuracy metrics (hand-checked in tests/test_metrics.py):
+Accuracy metrics (hand-checked in tests/unit/test_metrics.py):
 
 - ``r2_*`` coefficient of determination; ``r2_test_3`` rounded to 3 decimals (SRBench 2022 rules);
 - ``mse_*``, ``mae_*``; ``nmse_*`` = mean((y - yhat)^2 / (|y| + 1e-5));

@@ -21,7 +21,7 @@ number comes from).
 The numeric screen (:func:`varies_beyond_noise`) evaluates truth and model at fixed random points
 in 30-digit precision; when difference and ratio both vary by more than float-coefficient noise
 could explain, neither is constant after simplify (and rounding), so the simplify is skipped
-with the same verdict (tests/test_releases.py checks this property on near-solutions).
+with the same verdict (tests/unit/test_releases.py checks this property on near-solutions).
 """
 
 from __future__ import annotations

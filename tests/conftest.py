@@ -12,41 +12,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-#: The unit-test modules: in-process calls of srtui's functions and classes, no app under a pilot,
-#: (almost) no CLI subprocess; the whole set takes seconds to a minute. Every other test module,
-#: and every test marked slow, is end to end (marker ``e2e``): the real CLI in subprocesses, the
-#: Textual app, real method fits under the engine's limits, real servers. ``pytest -m "not e2e"``
-#: is the fast run; the default run has both. A new module is end to end until listed here.
-UNIT_MODULES = frozenset(
-    {
-        "test_dask_config",
-        "test_engine_units",
-        "test_expression",
-        "test_expression_dialects",
-        "test_expression_properties",
-        "test_metrics",
-        "test_published_names",
-        "test_releases",
-        "test_reviews",
-        "test_reviews_seed",
-        "test_scoring",
-        "test_scoring_files",
-        "test_scoring_reference",
-        "test_scoring_stats",
-        "test_tasks_cli",
-        "test_tasks_data",
-        "test_tasks_generators",
-        "test_tasks_pmlb_blackbox",
-        "test_textsafe",
-        "test_tui_seed",
-    }
-)
+#: The unit tests are the modules in tests/unit/: in-process calls of srtui's functions and classes,
+#: no app under a pilot, (almost) no CLI subprocess; the whole set takes seconds to a minute. Every
+#: module in tests/e2e/ (or anywhere else), and every test marked slow, is end to end (marker
+#: ``e2e``): the real CLI in subprocesses, the Textual app, real method fits under the engine's
+#: limits, real servers. ``pytest -m "not e2e"`` is the fast run; the default run has both. A new
+#: module goes into tests/unit/ only if it runs in-process and fast.
+UNIT_DIR = Path(__file__).resolve().parent / "unit"
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.stem not in UNIT_MODULES or item.get_closest_marker("slow"):
+        if not item.path.resolve().is_relative_to(UNIT_DIR) or item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.e2e)
 
 

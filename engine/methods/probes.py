@@ -40,7 +40,7 @@ class Noop(_Probe):
         params: dict[str, Any],
     ) -> FittedModel:
         fitted = _constant(float(np.mean(y)))
-        # what the engine handed the fit (tests/test_limit_path.py follows the limit down here)
+        # what the engine handed the fit (tests/e2e/test_limit_path.py follows the limit down here)
         fitted.notes = {"budget_type": type(time_budget).__name__, "budget_nominal": nominal_budget(time_budget)}
         return fitted
 

@@ -20,7 +20,7 @@ returned dataclasses as messages.
 
 Each name is imported on first use (``__getattr__`` below): the expert's review app needs only
 the text sanitiser and starts without pandas; mypy and import-linter read the imports under
-``TYPE_CHECKING``, which ``tests/test_tui_data.py`` checks against ``_HOMES``.
+``TYPE_CHECKING``, which ``tests/e2e/test_tui_data.py`` checks against ``_HOMES``.
 
 The contract "The app enters the core through its doors" in pyproject.toml lets ``srtui.app``
 import from the core only this package, the query API (``results.queries``), the error types
@@ -135,7 +135,7 @@ __all__ = [
 ]
 
 #: where each name lives ("NAME as ALIAS": renamed here). The imports above are for mypy and
-#: import-linter; at run time each name is imported on first use (tests/test_tui_data.py checks both agree)
+#: import-linter; at run time each name is imported on first use (tests/e2e/test_tui_data.py checks both agree)
 _HOMES: dict[str, tuple[str, ...]] = {
     "engine.textsafe": ("safe_row", "visible"),
     "engine.workspace": ("Workspace", "resolve as resolve_workspace"),

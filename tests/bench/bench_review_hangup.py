@@ -1,7 +1,7 @@
 """How fast the expert's `review open` leaves after `kill -9` of the SSH client (prints figures;
 not a timed test). Run: python tests/bench/bench_review_hangup.py [SESSIONS]
 
-An own sshd on 127.0.0.1 (tests/test_reviews_ssh.py's Server), the expert's key forced to
+An own sshd on 127.0.0.1 (tests/e2e/test_reviews_ssh.py's Server), the expert's key forced to
 `srtui review open`; each session waits for the first item, kills the ssh client with SIGKILL
 and times until the rating process is gone (this workspace's processes only). Measured idle and
 beside 2 busy processes per core. Target: the slowest <= 1 s (docs/reviews.md: "within a second").
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "unit"), str(REPO / "tests" / "e2e")]
 from targets import finish, target  # noqa: E402
 from test_reviews_ssh import SSHD, Server, _raters, _session, _workspace  # noqa: E402
 

@@ -25,7 +25,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "unit"), str(REPO / "tests" / "e2e")]
 
 from targets import finish, target  # noqa: E402
 from test_reviews_seed import seed_review_workspace  # noqa: E402

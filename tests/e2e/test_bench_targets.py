@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent / "bench"
+BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
 def _script(*checks: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CORE = ("runs", "engine", "tasks", "results", "reviews")
 #: the packages of pyproject's optional extras (cluster, srbench-optional, published): the only
 #: imports a core module may lack here; any other import error fails the test

@@ -6,7 +6,7 @@ import math
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("engine", "tasks", "results", "reviews", "runs", "srtui")
 
 
@@ -25,7 +25,7 @@ def test_every_test_file_a_comment_cites_exists() -> None:
     missing = []
     for package in PACKAGES:
         for path in sorted((REPO / package).rglob("*.py")) if (REPO / package).is_dir() else []:
-            for cited in re.findall(r"tests/(test_\w+\.py)", path.read_text(encoding="utf-8")):
+            for cited in re.findall(r"tests/((?:unit/|e2e/)?test_\w+\.py)", path.read_text(encoding="utf-8")):
                 if not (REPO / "tests" / cited).is_file():
                     missing.append(f"{path.relative_to(REPO)} cites tests/{cited}")
     assert not missing, missing

@@ -1,7 +1,7 @@
 """Snapshot tests of the expert's screen at 80x24 (the size of a plain SSH terminal) on a seeded,
 blinded session: the first item, after a rating, with the comment open, and the last item.
 
-Update after an intended change with ``pytest tests/test_reviews_snapshots.py --snapshot-update``
+Update after an intended change with ``pytest tests/e2e/test_reviews_snapshots.py --snapshot-update``
 and look at every frame it writes.
 """
 

@@ -15,7 +15,7 @@ from conftest import srtui
 
 from engine.errors import SrtuiError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("engine", "tasks", "results", "reviews", "runs", "srtui")
 
 

@@ -23,7 +23,7 @@ from conftest import results_json, srtui
 
 from engine.spec import JobSpec, Limits
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 7.0
 OWN = tuple(str(ROOT / p) + "/" for p in ("engine", "runs", "results", "tasks", "srtui"))
 

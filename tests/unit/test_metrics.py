@@ -114,7 +114,7 @@ NESTED = (
 def _as_reference_keeps(text: str, names: tuple[str, ...], below: float) -> int:
     """Nodes of the model SRBench 2022 (below 1e-3) and 2.0 (1e-4) keep when simplify runs out
     of time, as their evaluation.py computes it: the parsed model (the tree sympy's parser builds,
-    tests/test_releases.py), then their round_floats loop, no simplify."""
+    tests/unit/test_releases.py), then their round_floats loop, no simplify."""
     import sympy as sp
 
     from engine.expression.sympy_view import parse_sympy_view

@@ -132,7 +132,7 @@ def test_synthetic_reference_missing_rank_counts_as_the_number_of_methods():
 
 def _expert_file() -> Path | None:
     env = os.environ.get("SRTUI_DATA_DIR")
-    base = Path(env) if env else Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    base = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
     path = base / "srbench2022" / "expert_scores.json"
     return path if path.is_file() else None
 

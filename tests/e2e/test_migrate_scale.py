@@ -15,7 +15,7 @@ from engine.workspace import Workspace
 from results import schema
 from results.store import Store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N = 60_000
 
 

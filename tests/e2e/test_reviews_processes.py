@@ -17,7 +17,7 @@ from results.store import Store
 from reviews import FrozenItem, create_session
 from reviews.headless import auto_rating
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _items(n: int) -> list[FrozenItem]:

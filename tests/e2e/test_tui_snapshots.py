@@ -1,6 +1,6 @@
 """Snapshot tests of the main screens at 80x24 and 120x40, on fixed data with a fixed clock.
 
-Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+Update after an intended change with ``pytest tests/e2e/test_tui_snapshots.py --snapshot-update``
 and look at the report it writes.
 """
 

@@ -14,7 +14,7 @@ from tasks.catalogue import TaskContext, TaskError, builtin_names, entries, get_
 from tasks.pipeline import HORIZON, chunk_split, forecast_table
 from tasks.suites import SuiteError, builtin_suite_names, load_suite, suite_from_dict
 
-SHARED = Path(os.environ.get("SRTUI_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
+SHARED = Path(os.environ.get("SRTUI_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data")
 needs_shared = pytest.mark.skipif(not (SHARED / "srbench2022").is_dir(), reason=f"shared data not found at {SHARED}")
 
 
