@@ -9,9 +9,9 @@ poly2), so the last long jobs leave slots with no job to start. Each way runs th
 CLI in a fresh workspace. Printed per way: end-to-end wall time (the run, and for today's way
 the `srtui rescore` after it) and the slots' idle share: slot-seconds with nothing to do before
 the metrics are all stored, over all slot-seconds = 1 - (the jobs' wall seconds + the metric
-operations' worker seconds, both as the workspace records them) / (slots x (wall - start-up)),
-where the slots exist from the first job's start (a cluster's start-up before it is no slot's
-idle time; the share with it is printed too). Targets: the
+operations' worker seconds, both as the workspace records them) / slot-seconds, the slots
+existing from the first job's start to the run's end (a cluster's start-up and stop are no
+slot's idle time; the share over the whole command is printed too). Targets: the
 new way is never slower than today's; its idle share <= 10 %.
 
 Then the metrics throughput of the same models (caches emptied): the local pool
@@ -62,25 +62,29 @@ def _busy(ws: Path) -> float:
     return float(jobs) + float(ops)
 
 
-def _first_start(ws: Path) -> float:
-    """When the first job started (epoch seconds): the slots exist from then on (a cluster's
-    start-up before it is no slot's idle time)."""
+def _span(ws: Path) -> tuple[float, float]:
+    """(when the first job started, when the last run ended: its metrics stored), epoch seconds.
+    The slots exist from the first job's start (a cluster's start-up before it is no slot's idle
+    time) to the run's end (a cluster's stop after it neither)."""
     with sqlite3.connect(ws / "srtui.db") as conn:
         first = conn.execute("SELECT min(started_at) FROM jobs").fetchone()[0]
-    return datetime.fromisoformat(first).timestamp()
+        last = conn.execute("SELECT max(ended_at) FROM runs").fetchone()[0]
+    return datetime.fromisoformat(first).timestamp(), datetime.fromisoformat(last).timestamp()
 
 
 def _way(suite: Path, ws: Path, slots: int, new: bool, cluster: bool) -> tuple[float, float, float]:
-    """(wall, idle share from the first job's start, idle share of the whole wall) of one way
-    of running the suite and its metrics."""
+    """(wall, idle share while the slots exist, idle share of the whole wall) of one way of
+    running the suite and its metrics. Today's way ends with `srtui rescore`, whose whole command
+    counts (its pool or cluster exists only for it)."""
     extra = ["--cluster", "local"] if cluster else []
     run = ["run", str(suite), "--jobs", str(slots), "--workspace", str(ws), *extra]
     began = time.time()
     wall = _cli(*run, *([] if new else ["--no-metrics"]))
     if not new:
         wall += _cli("rescore", "--workers", str(slots), "--workspace", str(ws), *extra)
-    busy, setup = _busy(ws), _first_start(ws) - began
-    return wall, max(0.0, 1 - busy / (slots * (wall - setup))), max(0.0, 1 - busy / (slots * wall))
+    busy, (first, ended) = _busy(ws), _span(ws)
+    alive = ended - first if new else wall - (first - began)
+    return wall, max(0.0, 1 - busy / (slots * alive)), max(0.0, 1 - busy / (slots * wall))
 
 
 def _metrics_rate(ws: Path, slots: int, cluster: bool) -> tuple[float, int]:
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
                 results[(where, new)] = (wall, idle)
                 print(
                     f"{where:>12}  {label:<34} {wall:7.1f} s wall, slots idle {idle:5.1%} "
-                    f"({idle_all:.1%} counting the start-up before the first job)"
+                    f"({idle_all:.1%} over the whole command)"
                 )
             (old_wall, _), (new_wall, new_idle) = results[(where, False)], results[(where, True)]
             print(
