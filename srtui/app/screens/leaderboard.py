@@ -125,6 +125,8 @@ class LeaderboardScreen(SectionScreen):
         suite = self.query_one("#board-suite", Select).value
         rule = self.query_one("#board-rule", Select).value
         key = (suite, rule, self.profile, self.published)
+        if isinstance(suite, str) and not isinstance(rule, str):  # a suite of one's own names no rule
+            self.query_one("#board-info", Static).update(Text(f"choose a rule to score {suite} by", style="dim"))
         if isinstance(suite, str) and isinstance(rule, str) and key != self._requested:
             self._requested = (suite, rule, self.profile, self.published)  # Select posts Changed more than once
             self.query_one("#board-info", Static).update(Text(f"scoring {suite} by {rule}...", style="dim"))
