@@ -187,13 +187,16 @@ class MetricsFeed:
         accuracy metrics are read here."""
         jobs: list[tuple[str, ModelItem | None]] = []
         cached: dict[str, tuple[str, Any, float | None]] = {}
+        infos: dict[str, dict[str, Any]] = {}  # per task, read once for the task's jobs
+        store_cache = ExprCache(self.store.conn, self.store.lock)
         with self.lock, self.store.lock:
             while len(jobs) < many and (job := self._next_job()) is not None:
                 self.began = self.began or time.monotonic()
-                infos = mt.store_task_info(self.store, [job["task"]], self.data_dir)
+                if job["task"] not in infos:
+                    infos |= mt.store_task_info(self.store, [job["task"]], self.data_dir)
                 row, item = mt.prepare_job(self.store, job, infos.get(job["task"], {}), self.arrays)
                 if item is not None:
-                    cached |= ExprCache(self.store.conn, self.store.lock).rows(cache_keys(item))
+                    cached |= store_cache.rows(cache_keys(item))
                 self.rows[job["job_id"]] = row
                 self.busy[job["job_id"]] = _same_model(job)
                 jobs.append((job["job_id"], item))

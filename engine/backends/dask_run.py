@@ -54,7 +54,7 @@ MAX_FOLLOW_UP_BATCH = 8
 
 def follow_up_batch(pending: int, slots: int) -> int:
     """Follow-ups per Dask task: enough that a task's overhead (a round trip, the worker's
-    processes for it) is shared, few enough that every slot gets about two tasks of what is
+    processes for it) is shared, few enough that every slot gets about three tasks of what is
     queued, so the last ones end together."""
     return max(1, min(MAX_FOLLOW_UP_BATCH, pending // max(1, 3 * slots)))
 
