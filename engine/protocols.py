@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import SrtuiError
+from engine.errors import SrtuiError, did_you_mean
 
 #: what one fit of a method draws from numpy's global generator: (RandomState method, args) calls
 FitDraws = tuple[tuple[str, tuple[Any, ...]], ...]
@@ -67,14 +67,25 @@ class Protocol:
 
 PROTOCOLS = {
     "none": Protocol("none", None, description="one fit per (task, method, seed) with the given params"),
+    "srbench2022": Protocol(
+        "srbench2022",
+        None,
+        description="SRBench 2022 competition (evaluate_model.py of its Competition2022 branch): no tuning (the "
+        "submitted configuration), 75/25 split per seed, X and y scaled unless a method's eval_kwargs say otherwise",
+        split="srbench2021",  # the same train_test_split(train_size=0.75, test_size=0.25, random_state=seed)
+        scaling="method",
+        method_scaling={"scale_x": True, "scale_y": True},
+    ),
     "srbench2025": Protocol(
         "srbench2025",
         "grid",
         5,
         "SRBench 2.0: grid search over the method's defaults + hyper_params, 5-fold shuffled CV on the "
-        "training set, R2; the best configuration refitted on the whole training set",
+        "training set, R2; the best configuration refitted on the whole training set; X and y scaled "
+        "(its benchmark commands pass --scale_x --scale_y)",
         runs=30,
         max_configs=4,
+        scaling="xy",
     ),
     "srbench2021": Protocol(
         "srbench2021",
@@ -100,7 +111,49 @@ PROTOCOLS = {
 def get_protocol(name: str) -> Protocol:
     if name in PROTOCOLS:
         return PROTOCOLS[name]
-    raise ProtocolError(f"unknown protocol {name!r} (protocols: {', '.join(PROTOCOLS)})")
+    raise ProtocolError(f"unknown protocol {name!r} (protocols: {', '.join(PROTOCOLS)}){did_you_mean(name, PROTOCOLS)}")
+
+
+#: the fields of what a protocol applied to one job (``JobSpec.protocol``), in the order shown
+APPLIED_FIELDS = ("protocol", "scaling", "split", "cap", "tuning", "seed")
+#: a job planned before srtui recorded its protocol
+NOT_RECORDED = "not recorded"
+SPLITS = {"task": "task's own rows", "srbench2021": "75/25 per seed"}
+
+
+def applied(
+    protocol: Protocol, scaling: str, capped: bool, candidates: int, seed: int, why_untuned: str = ""
+) -> dict[str, Any]:
+    """What ``protocol`` applied to one job: its scaling, split, cap (``capped``: the dataset was
+    over it), tuning (``candidates`` configurations compared; one: nothing to tune) and seed."""
+    if protocol.search is None:
+        tuning = "none"
+    elif candidates < 2:
+        tuning = f"none ({why_untuned or 'one configuration'})"
+    else:
+        tuning = f"{protocol.search} search over {candidates} configurations, {protocol.folds}-fold CV"
+    return {
+        "protocol": protocol.name,
+        "scaling": scaling,
+        "split": SPLITS.get(protocol.split, protocol.split),
+        "cap": f"{protocol.train_cap} training rows" if capped else "none",
+        "tuning": tuning,
+        "seed": seed,
+    }
+
+
+def protocol_key(record: dict[str, Any] | None) -> str:
+    """What must be equal for two jobs to sit in one leaderboard: the protocol's name, split, kind
+    of tuning and scaling (the seed, the cap of one dataset, the number of configurations of one
+    method may differ, and the scaling too where the protocol takes each method's eval_kwargs)."""
+    if not record:
+        return NOT_RECORDED
+    name = str(record.get("protocol"))
+    known = PROTOCOLS.get(name)
+    kind = (known.search or "none") if known is not None else str(record.get("tuning"))
+    per_method = known is not None and known.scaling == "method"
+    scaling = "per method" if per_method else record.get("scaling")
+    return f"{name} (scaling {scaling}, split {record.get('split')}, tuning {kind})"
 
 
 def configurations(

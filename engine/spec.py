@@ -111,9 +111,12 @@ class JobSpec:
     data_fingerprint: str
     method_version: str
     params: dict[str, Any] = field(default_factory=dict)
+    #: what the run's protocol applied to this job (engine.protocols.applied): part of what the
+    #: job is, so of its id; empty for a spec made outside a run (tests, the app's demo)
+    protocol: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "suite": self.suite,
             "task": self.task,
             "method": self.method,
@@ -123,6 +126,9 @@ class JobSpec:
             "data_fingerprint": self.data_fingerprint,
             "method_version": self.method_version,
         }
+        if self.protocol:
+            out["protocol"] = self.protocol
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobSpec:
@@ -135,6 +141,7 @@ class JobSpec:
             limits=Limits.from_dict(data["limits"]),
             data_fingerprint=data["data_fingerprint"],
             method_version=data["method_version"],
+            protocol=dict(data.get("protocol") or {}),
         )
 
     @cached_property

@@ -50,6 +50,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("method", "text", "teg"),
     _c("params", "json"),
     _c("seed", "int", "te"),
+    _c("protocol", "json", "t"),  # what the run's protocol applied (engine.protocols.applied)
     _c("status", "text", "rteg"),
     _c("attempt", "int", "re"),
     _c("returncode", "int", "r"),

@@ -280,6 +280,12 @@ def _v9_sort_tiebreak(c: sqlite3.Connection) -> None:
     c.execute(f"CREATE INDEX jobs_by_task ON jobs (task, {', '.join(TIEBREAK[1:])}, job_id)")
 
 
+def _v10_protocol(c: sqlite3.Connection) -> None:
+    """What the run's protocol applied to each job (engine.protocols.applied, as JSON: protocol,
+    scaling, split, cap, tuning, seed); NULL for a job planned before srtui recorded it."""
+    c.execute("ALTER TABLE jobs ADD COLUMN protocol TEXT")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v1,
     _v2_metrics,
@@ -290,6 +296,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v7_accuracy_once,
     _v8_scale,
     _v9_sort_tiebreak,
+    _v10_protocol,
 ]
 VERSION = len(MIGRATIONS)
 

@@ -198,12 +198,14 @@ class Store:
                     spec.data_fingerprint,
                     spec.method_version,
                     json.dumps(d, sort_keys=True),
+                    json.dumps(spec.protocol, sort_keys=True) if spec.protocol else None,
                 )
             )
         with self.transaction() as c:
             c.executemany(
                 "INSERT OR IGNORE INTO jobs (job_id, suite, task, method, params, seed, limits, "
-                "data_fingerprint, method_version, spec, status, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,'pending',0)",
+                "data_fingerprint, method_version, spec, protocol, status, attempt) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,'pending',0)",
                 rows,
             )
         return self.states([r[0] for r in rows])

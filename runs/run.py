@@ -109,8 +109,36 @@ class RunPlan:
     def n_jobs(self) -> int:
         return len(self.specs)
 
+    def protocol_lines(self) -> list[str]:
+        """The protocol as the plan applies it: one line for the run, one per method (its jobs,
+        scaling, cap, tuning), from the planned jobs' records."""
+        per: dict[str, list[JobSpec]] = {}
+        for spec in self.specs:
+            per.setdefault(spec.method, []).append(spec)
+        if not per:
+            return []
+        first = next(iter(per.values()))[0].protocol
+        lines = [f"protocol {first.get('protocol')}: split {first.get('split')}"]
+        finals = {s.method: s for s in self.searches_finals()}
+        for method, specs in per.items():
+            record = (finals.get(method) or specs[0]).protocol
+            capped = sum(1 for s in specs if s.protocol.get("cap", "none") != "none")
+            cap = f"cap {first_cap(specs)} on {capped} job(s)" if capped else "cap none"
+            lines.append(
+                f"  {method:<14} {len(specs)} job(s); scaling {record.get('scaling')}, {cap}, "
+                f"tuning {record.get('tuning')}"
+            )
+        return lines
+
+    def searches_finals(self) -> list[JobSpec]:
+        return [s.final for s in self.searches]
+
     def data_path(self, spec: JobSpec) -> str:
         return self.fold_paths.get(spec.data_fingerprint) or self.data_paths[spec.task]
+
+
+def first_cap(specs: list[JobSpec]) -> str:
+    return next(str(s.protocol["cap"]) for s in specs if s.protocol.get("cap", "none") != "none")
 
 
 def _limits(suite: Suite, req: RunRequest) -> Limits:
@@ -130,7 +158,10 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     suite = load_suite(req.suite, workspace.root)
     limits = _limits(suite, req)
     protocol = get_protocol(req.protocol or suite.protocol)
+    srbench_opts, srbench_scaling = _srbench_options(suite, req)
     tuning = TuningOptions.from_table(suite.tuning, f"suite {suite.name}")
+    if srbench_scaling is not None and "default" not in tuning.scaling:  # a run-wide option now
+        tuning.scaling["default"] = srbench_scaling
     n_seeds = req.seeds if req.seeds is not None or suite.seeds_given else protocol.runs  # the protocol's runs
     cores = len(usable_cores())
     _check_counts(req, cores, n_seeds)
@@ -144,7 +175,6 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         entry(name, context)  # unknown names fail here, before any data is built
     _check_data(suite, task_names, context)
     built = {name: get_task(name, context) for name in task_names}
-    srbench_opts = _srbench_options(suite, req)
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
     specs = []
     pairs = _task_seeds(suite, n_seeds, task_names, built, protocol.seeds)
@@ -169,7 +199,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     _check_grids(tuning)
     _check_planned(len(specs))
     specs, searches, fold_paths = plan_searches(
-        protocol, specs, loaded, built, workspace.data_cache, write_arrays if write_data else None, tuning
+        protocol, specs, loaded, built, workspace.data_cache, write_arrays if write_data else None, tuning, notes
     )
     _check_planned(len(specs))
     n_slots = req.jobs or cores
@@ -309,12 +339,19 @@ def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
     return refs, notes
 
 
-def _srbench_options(suite: Suite, req: RunRequest) -> dict[str, Any]:
-    """The run's folder options (request over suite), as the job params carry them."""
+#: ``[srbench] scaling`` / ``--srbench-scaling`` as the run's scaling (every method, not only folders)
+SRBENCH_SCALING = {"reference": "xy", "folder": "method", "none": "none"}
+
+
+def _srbench_options(suite: Suite, req: RunRequest) -> tuple[dict[str, Any], str | None]:
+    """The run's folder options (request over suite), as the job params carry them, and the
+    scaling they ask for, which is the whole run's (None: the protocol's)."""
     from engine.methods.srbench_eval import RunOptions
 
     merged = {**suite.srbench, **{k: v for k, v in req.srbench.items() if v is not None}}
-    return RunOptions.from_params({OPTIONS_KEY: merged}).as_params()
+    opts = RunOptions.from_params({OPTIONS_KEY: merged})  # checks the scaling's name
+    scaling = SRBENCH_SCALING[opts.scaling] if "scaling" in merged else None
+    return {k: v for k, v in opts.as_params().items() if k != "scaling"}, scaling
 
 
 def _check_data(suite: Suite, task_names: list[str], context: TaskContext) -> None:

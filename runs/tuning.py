@@ -35,6 +35,7 @@ from engine.protocols import (
     halving_folds,
     halving_keep,
     halving_schedule,
+    applied,
     kfold,
     mean_scores,
     train_test_split_rows,
@@ -93,7 +94,8 @@ class TuningOptions:
         option = self.scaling.get(name, self.scaling.get("default", protocol.scaling))
         if option != "method":
             return option
-        kwargs = {**protocol.method_scaling, **getattr(method, "eval_kwargs", {})}
+        # evaluate_model.py's defaults (every release): scale_x=True, scale_y=True
+        kwargs = {"scale_x": True, "scale_y": True, **protocol.method_scaling, **getattr(method, "eval_kwargs", {})}
         return {(True, True): "xy", (True, False): "x", (False, True): "y"}.get(
             (bool(kwargs.get("scale_x")), bool(kwargs.get("scale_y"))), "none"
         )
@@ -233,22 +235,34 @@ def plan_searches(
     data_cache: Path,
     write: WriteData | None,
     options: TuningOptions | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[list[JobSpec], list[Search], dict[str, str]]:
-    """(specs to run now, searches, data path per fingerprint of the protocol's own data)."""
+    """(specs to run now, searches, data path per fingerprint of the protocol's own data).
+
+    The one place where a run's protocol meets its jobs, whatever the method's kind (built-in,
+    method folder, own environment): the split, the cap, the scaling and the tuning are applied
+    here, and recorded in each job's spec (``JobSpec.protocol``); what a method cannot follow is
+    said once per method in ``notes``."""
     options = options or TuningOptions()
     writer = DataWriter(data_cache, write, {})
     now: list[JobSpec] = []
     searches: list[Search] = []
+    said: set[str] = set()
     for spec in specs:
         task = _split(protocol, spec, tasks[spec.task], writer)
+        capped = isinstance(task, _SplitTask) and task.capped
         if isinstance(task, _SplitTask):
             spec = replace(spec, data_fingerprint=task.fingerprint_)
         method = methods[spec.method]
-        if protocol.scaling != "none" or options.scaling:  # the protocol scales the data
-            scale = options.scaling_for(spec.method, method, protocol)
-            spec = replace(spec, params=_scaled_params(spec.params, scale, method))
+        scale = options.scaling_for(spec.method, method, protocol)
+        spec = replace(spec, params=_scaled_params(spec.params, scale, method))
         hyper = options.grids.get(spec.method, method.hyper_params[: protocol.max_configs])
         grid = configurations(method.default_params, hyper, spec.params, protocol.search_defaults)
+        why = _untuned_why(method, protocol, grid)
+        if why and notes is not None and spec.method not in said:
+            said.add(spec.method)
+            notes.append(f"{spec.method}: not tuned under protocol {protocol.name}: {why}")
+        spec = replace(spec, protocol=applied(protocol, scale, capped, len(grid), spec.seed, why))
         if protocol.search is None or len(grid) < 2:  # nothing to choose between
             now.append(spec)
             continue
@@ -261,10 +275,20 @@ def plan_searches(
     return now, searches, writer.paths
 
 
+def _untuned_why(method: Method, protocol: Protocol, grid: list[dict[str, Any]]) -> str:
+    """Why a protocol that tunes does not tune this method (empty: it does, or tunes nothing)."""
+    if protocol.search is None or len(grid) >= 2:
+        return ""
+    if getattr(method, "hyper_params_unreadable", False):
+        return "its hyper_params are not a literal srtui can read without running the folder; its defaults run"
+    return "it has no hyper_params; its defaults run"
+
+
 def _scaled_params(params: dict[str, Any], scale: str, method: Method) -> dict[str, Any]:
-    """Params under a protocol that scales the data: once, over the whole training set, before
-    its folds (``scale``: none, x, y or xy); a method folder does not scale each fold again (its
-    ``--srbench-scaling`` becomes none: the protocol honours the folder's ``eval_kwargs``)."""
+    """Params under the run's scaling (none, x, y or xy): once, over the whole training set,
+    before its folds, by the job's worker for every kind of method. A method folder never
+    scales on its own in a run (its ``srbench`` option says so): the protocol honours the
+    folder's ``eval_kwargs`` when its scaling is "method"."""
     from engine.methods.srbench_eval import OPTIONS_KEY
 
     out = {**params, SCALING_KEY: scale} if scale != "none" else dict(params)
@@ -318,6 +342,7 @@ class _SplitTask(TaskArrays):
 
     fingerprint_: str
     rng: np.random.RandomState
+    capped: bool = False
 
 
 def _split(protocol: Protocol, spec: JobSpec, task: Task, writer: DataWriter) -> Task | _SplitTask:
@@ -348,6 +373,7 @@ def _split(protocol: Protocol, spec: JobSpec, task: Task, writer: DataWriter) ->
         list(task.feature_names),
         fingerprint_=fp,
         rng=rng,
+        capped=capped is not None,
     )
     writer.put(fp, lambda: split)
     return split

@@ -78,6 +78,7 @@ def literal_settings(regressor_py: Path) -> dict[str, Any]:
                 found[name] = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 found.pop(name, None)
+                found["hyper_params_unreadable"] = True
         elif name == "eval_kwargs":
             found[name] = _literal_flags(node.value)
     return found
@@ -113,7 +114,7 @@ class SRBenchMethod(Method):
     family = "sr"
     licence = "see the method folder"
     requires = ()
-    scales_itself = True  # RunOptions.scaling: a protocol that scales the data turns it off
+    scales_itself = True  # RunOptions.scaling: a run turns it off (the run's protocol scales, runs.tuning)
 
     def __init__(self, path: Path):
         self.path = Path(path).expanduser().resolve()
@@ -125,6 +126,7 @@ class SRBenchMethod(Method):
         settings = literal_settings(self.regressor_py) if self.regressor_py.is_file() else {}
         self.hyper_params = expand_hyper_params(settings.get("hyper_params"), None)  # type: ignore[misc]
         self.eval_kwargs = settings.get("eval_kwargs", {})  # type: ignore[misc]  # the folder's own
+        self.hyper_params_unreadable = bool(settings.get("hyper_params_unreadable"))
 
     # -- metadata (cheap: no import of the folder's code) -------------------------------------
     def availability(self) -> tuple[bool, str]:

@@ -223,6 +223,8 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
         )
         forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
+    for line in plan.protocol_lines():
+        print(line)
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 

@@ -112,7 +112,7 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
             "OR name GLOB 'jobs_by_*'"
         ).fetchall():
             conn.execute(f"DROP {kind.upper()} IF EXISTS {name}")
-        for newer in ("method_notes", "energy_j", "energy_method"):  # added by v4 and v6
+        for newer in ("method_notes", "energy_j", "energy_method", "protocol"):  # added by v4, v6 and v10
             conn.execute(f"ALTER TABLE jobs DROP COLUMN {newer}")
         conn.execute("ALTER TABLE runs DROP COLUMN queued")  # added by v7
         conn.execute("PRAGMA user_version = 3")
