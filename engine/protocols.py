@@ -142,6 +142,14 @@ def applied(
     }
 
 
+def describe(record: dict[str, Any] | None) -> str:
+    """One line: ``srbench2021: scaling xy, split 75/25 per seed, cap none, tuning none, seed 860``."""
+    if not record:
+        return NOT_RECORDED
+    rest = ", ".join(f"{k} {record[k]}" for k in APPLIED_FIELDS[1:] if k in record)
+    return f"{record.get('protocol')}: {rest}"
+
+
 def protocol_key(record: dict[str, Any] | None) -> str:
     """What must be equal for two jobs to sit in one leaderboard: the protocol's name, split, kind
     of tuning and scaling (the seed, the cap of one dataset, the number of configurations of one

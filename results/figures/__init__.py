@@ -35,6 +35,8 @@ class FigureData:
     ratings: pd.DataFrame | None = None
     agreement: pd.DataFrame | None = None
     rule: str | None = None
+    #: jobs of several protocols in one figure (results.scoring.mixed): refused unless this
+    allow_mixed: bool = False
     _scores: dict[tuple[str, tuple[tuple[str, str], ...]], Score] = field(default_factory=dict, repr=False)
     _looks: dict[str, Look] | None = field(default=None, repr=False)
 
@@ -51,7 +53,8 @@ class FigureData:
         opts = {**defaults, **self.options}
         key = (rule, tuple(sorted((k, str(v)) for k, v in opts.items())))
         if key not in self._scores:
-            self._scores[key] = score(rule, self.need_runs(rule), trust=self.trust, **opts)
+            runs = self.need_runs(rule)
+            self._scores[key] = score(rule, runs, trust=self.trust, allow_mixed=self.allow_mixed, **opts)
         return self._scores[key]
 
     def scores(self) -> list[Score]:

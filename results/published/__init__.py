@@ -18,13 +18,15 @@ from results.published.sources import RULE_TRACKS, SOURCES
 from results.scoring.base import Score
 
 
-def score_published(rule: str, merged: Merged, trust: pd.DataFrame | None = None, **options: Any) -> Score:
+def score_published(
+    rule: str, merged: Merged, trust: pd.DataFrame | None = None, allow_mixed: bool = False, **options: Any
+) -> Score:
     """``rule`` applied to the merged runs; every table with a ``method`` column gains ``source``
     (and ``srtui_method``), the workspace's medians sit beside the published ones they map to."""
     from results.scoring import score
 
     runs = merged.runs
-    result = score(rule, runs, trust=trust, **options)
+    result = score(rule, runs, trust=trust, allow_mixed=allow_mixed, **options)
     source = runs.drop_duplicates("method").set_index("method")["source"]
     mapped = runs.drop_duplicates("method").set_index("method")["srtui_method"]
     failed = per_source_failures(runs)

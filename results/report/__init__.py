@@ -17,6 +17,7 @@ import json
 import math
 import platform
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -144,7 +145,8 @@ def _failures(runs: pd.DataFrame) -> list[Table]:
 def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> Section:
     from results.figures import FigureData
 
-    data = FigureData(runs=s.runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement)
+    # a suite run under several protocols is reported with each row's protocol in a footnote
+    data = FigureData(runs=s.runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement, allow_mixed=True)
     options, notes, tables = _leaderboard(s, data)
     drawn, skipped = _figures(data, width)
     reviews = [(visible(name), [table(t, f) for t, f in tabs.items()]) for name, tabs in s.reviews]
@@ -161,6 +163,23 @@ def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> 
         reviews,
         meta.get(s.name, []),
     )
+
+
+def _applied(q: Callable[[str], pd.DataFrame]) -> pd.DataFrame:
+    """Per method, what the protocol applied to its jobs (the seed left out: one row per kind)."""
+    from engine.protocols import describe
+
+    frame = q("SELECT method, protocol, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2")
+    frame["protocol"] = [describe(_record(text, drop="seed")) for text in frame["protocol"]]
+    return frame.groupby(["method", "protocol"], as_index=False)["jobs"].sum()
+
+
+def _record(text: Any, drop: str = "") -> dict[str, Any] | None:
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return {k: v for k, v in value.items() if k != drop} if isinstance(value, dict) else None
 
 
 def metadata(store: Store, suites: list[str] | None = None) -> dict[str, Any]:
@@ -181,6 +200,7 @@ def metadata(store: Store, suites: list[str] | None = None) -> dict[str, Any]:
         runs["protocol"] = runs["argv"].map(_protocol)
         per[name] = [
             table("runs of this suite", runs),
+            table("protocol applied (per method: jobs of each)", _applied(q)),
             table(
                 "method versions",
                 q("SELECT method, method_version, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2"),

@@ -16,6 +16,7 @@ import pandas as pd
 
 from engine.errors import did_you_mean
 from results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
+from results.scoring.mixed import check_one_protocol, footnote_protocols, protocols_per_method
 from results.scoring.srbench2022 import load_expert_scores
 
 for _mod in pkgutil.iter_modules(__path__):
@@ -43,14 +44,18 @@ def _coerce(rule: Rule, options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def score(name: str, runs: pd.DataFrame, trust: pd.DataFrame | None = None, **options: Any) -> Score:
+def score(
+    name: str, runs: pd.DataFrame, trust: pd.DataFrame | None = None, allow_mixed: bool = False, **options: Any
+) -> Score:
     """Apply the rule ``name`` to ``runs``; ``trust`` (task, method, trust) feeds the rules that take
-    expert ratings."""
+    expert ratings. Jobs run under different protocols (``results.scoring.mixed``) are refused in
+    one leaderboard unless ``allow_mixed``; then every row names its protocol in a footnote."""
     rule = get_rule(name)
     opts = rule.resolve(_coerce(rule, options))
-    if rule.needs_trust:
-        return rule.fn(runs, trust=trust, **opts)
-    return rule.fn(runs, **opts)
+    keys = protocols_per_method(runs)
+    check_one_protocol(keys, allow_mixed)
+    result = rule.fn(runs, trust=trust, **opts) if rule.needs_trust else rule.fn(runs, **opts)
+    return footnote_protocols(result, keys)
 
 
 __all__ = ["PROFILES", "RULES", "Rule", "Score", "ScoreError", "get_rule", "load_expert_scores", "score"]

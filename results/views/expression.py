@@ -223,6 +223,8 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
         metrics.append(("model size (nodes)", str(model.n_nodes)))
     if job.get("model_error"):
         metrics.append(("model error", job["model_error"]))
+    if job.get("protocol"):  # jobs planned before srtui recorded it show nothing here
+        metrics.append(("protocol applied", applied_text(job["protocol"])))
     shown = {key for key, _ in EXPRESSION_METRICS}
     for name, value, detail in stored_metrics(reader, job_id):
         if name in shown or name.startswith("_"):
@@ -236,6 +238,17 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
         except ValueError:
             notes.append("the stored Pareto front is not valid JSON")
     return ExpressionDetail(job, model, truth, tuple(metrics), pareto, tuple(notes))
+
+
+def applied_text(stored: Any) -> str:
+    """The job's recorded protocol in one line (engine.protocols.describe)."""
+    from engine.protocols import describe
+
+    try:
+        record = json.loads(stored) if isinstance(stored, str) else None
+    except ValueError:
+        record = None
+    return describe(record if isinstance(record, dict) else None)
 
 
 def stored_metrics(reader: Reader, job_id: str) -> list[tuple[str, float | None, str | None]]:

@@ -10,7 +10,7 @@ import typer
 
 from results.profiles import Profile, named_profile
 from srtui.cli.common import WorkspaceOption, fail
-from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
+from srtui.cli.score_published import ALLOW_MIXED_HELP, DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,6 +52,7 @@ def plot(
     published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
     strict: Annotated[bool, typer.Option(help=STRICT_HELP)] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help=ALLOW_MIXED_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
@@ -80,6 +81,7 @@ def plot(
         runs = _published_runs(kind, published, suite, workspace, data_dir, strict, _options(option))
     store = None if (from_csv or published is not None) and not review else _store(workspace)
     data = figure_data(store, suite, runs, _options(option), trust, review, rule)
+    data.allow_mixed = allow_mixed
     if kind == "trust" and data.ratings is None and data.trust is None:
         fail("figure 'trust' needs ratings: give --review SESSION (unblinded) or --trust FILE")
     path = render(kind, data, out, width, style, dpi)

@@ -14,7 +14,7 @@ from engine.errors import did_you_mean
 from engine.names import file_in
 from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
-from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
+from srtui.cli.score_published import ALLOW_MIXED_HELP, DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,6 +94,7 @@ def score(
     published: Annotated[str | None, typer.Option("--published", help=PUBLISHED_HELP)] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help=ALLOW_MIXED_HELP)] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule, optionally beside
@@ -131,6 +132,7 @@ def score(
             strict=strict,
             options=_options(option),
             trust=trust_df,
+            allow_mixed=allow_mixed,
         )
         _emit(render(result, fmt, raw), out)
         return
@@ -142,7 +144,7 @@ def score(
         _warn_stale(store, suite)
         if runs.empty:
             fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-    result = apply_rule(rule, runs, trust=trust_df, **_options(option))
+    result = apply_rule(rule, runs, trust=trust_df, allow_mixed=allow_mixed, **_options(option))
     _emit(render(result, fmt, raw), out)
 
 
@@ -353,7 +355,7 @@ def export(
             continue
         try:
             docs[f"leaderboard-{name}"] = render_score(
-                apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt, raw=raw
+                apply_rule(rule, runs[runs["suite"] == name], trust=trust_df, allow_mixed=True), fmt, raw=raw
             )
         except (ScoreError, ExportError) as exc:
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)

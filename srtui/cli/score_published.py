@@ -22,6 +22,10 @@ PUBLISHED_HELP = (
     "comma-separated; alone: the rule's default source (docs/published.md)."
 )
 STRICT_HELP = "With --published: refuse when the workspace's runs differ from the published protocol."
+ALLOW_MIXED_HELP = (
+    "Score jobs run under different protocols in one leaderboard (refused otherwise); each row "
+    "then names its protocol in a footnote."
+)
 DATA_DIR_HELP = "With --published: a folder holding srbench/<path of the feather> (checked by sha256)."
 
 
@@ -79,6 +83,7 @@ def published_score(
     strict: bool,
     options: dict[str, Any],
     trust: pd.DataFrame | None,
+    allow_mixed: bool = False,
 ) -> Score:
     """Score the suite's runs (none when the workspace has none) merged with the published ones."""
     from results.published import score_published
@@ -87,7 +92,7 @@ def published_score(
     merged = published_runs(
         rule, published, suite=suite, workspace=workspace, data_dir=data_dir, strict=strict, profile=profile
     )
-    result = score_published(rule, merged, trust=trust, **options)
+    result = score_published(rule, merged, trust=trust, allow_mixed=allow_mixed, **options)
     for line in result.warnings:  # also on stderr, so a --out file does not hide them
         print(f"srtui: warning: {line}", file=sys.stderr)
     return result

@@ -66,7 +66,11 @@ def test_a_tuned_run_has_one_final_job_with_grid_search_cv_s_choice(workspace: P
             search = _grid_search(final["method"], z["X_train"], z["y_train"], final["seed"])
         mine = [r for r in tuning if r["task"] == final["task"] and r["method"] == final["method"]]
         if final["method"] == "linear":
-            assert not mine and final["params"] == {"srtui_scaling": "xy"} and search.best_params_ == {"fit_intercept": True}
+            assert (
+                not mine
+                and final["params"] == {"srtui_scaling": "xy"}
+                and search.best_params_ == {"fit_intercept": True}
+            )
             continue
         by_params: dict[str, list[float]] = {}
         for r in mine:

@@ -1,0 +1,125 @@
+"""Like for like (#40): one protocol per run, whatever the method's kind, recorded per job.
+
+A suite with a built-in method (``linear``), a method folder (``mine``, SRBench 2.0's layout) and
+a method in its own environment (``sgd-sklearn024``, in the stand-in environment of
+tests/e2e/test_methods_environment.py) runs under each protocol; every final job records the same
+protocol, scaling, split, cap and tuning. Under srbench2025, fp-newton gives the built-in its
+real size (SRBench 2.0 scales X and y for every method), not the 1 that rounding its raw-unit
+coefficients gave when only the folder was scaled.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import results_json, srtui
+from test_methods_environment import _stand_in
+
+FOLDER = """from sklearn.linear_model import LinearRegression
+est = LinearRegression()
+def model(est, X):
+    return " + ".join([repr(float(est.intercept_))] + [f"{float(c)!r}*{n}" for c, n in zip(est.coef_, X.columns)])
+"""
+ENV = "sgd-sklearn024"
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "regressor.py").write_text(FOLDER)
+    return folder
+
+
+def _record(row: dict) -> dict:
+    value = row["protocol"]
+    return json.loads(value) if isinstance(value, str) else value
+
+
+#: protocol -> (task, [tuning] lines): srbench2021 tunes every method over two configurations
+#: (halving search), srbench2022 tunes nothing, srbench2025 gives each one configuration
+CASES = {
+    "srbench2021": (
+        "smoke-linear",
+        "grids = { linear = [{ fit_intercept = true }, { fit_intercept = false }], "
+        "mine = [{ fit_intercept = true }, { fit_intercept = false }], "
+        '"sgd-sklearn024" = [{ alpha = 0.01 }, { alpha = 0.001 }] }',
+    ),
+    "srbench2022": ("smoke-linear", ""),
+    "srbench2025": ("fp-newton", 'grids = { linear = [], mine = [], "sgd-sklearn024" = [] }'),
+}
+
+
+@pytest.mark.parametrize(
+    "protocol",
+    # 2021's halving search is 33 jobs: the slow step (the other two are the same path, cheaper)
+    [pytest.param("srbench2021", marks=pytest.mark.slow), "srbench2022", "srbench2025"],
+)
+def test_every_method_kind_runs_under_the_one_protocol_of_the_run(
+    protocol: str, workspace: Path, tmp_path: Path
+) -> None:
+    task, tuning = CASES[protocol]
+    folder = _folder(tmp_path)
+    _stand_in(tmp_path / "envs")
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        f'name = "s"\ntasks = ["{task}"]\nmethods = ["linear", "{ENV}"]\nseeds = [1]\n'
+        f'protocol = "{protocol}"\n[limits]\ntime_s = 60\n[tuning]\n{tuning}\n'
+    )
+    env = {"SRTUI_ENVS": str(tmp_path / "envs")}
+    run = srtui("run", str(suite), "--method-dir", str(folder), "-w", str(workspace), "--jobs", "2", env=env)
+    assert run.returncode == 0, run.stderr
+    finals = {r["method"]: r for r in results_json(workspace) if r["suite"] == "s"}
+    assert set(finals) == {"linear", "mine", ENV} and all(r["status"] == "ok" for r in finals.values())
+    records = {m: _record(r) for m, r in finals.items()}
+    fields = ("protocol", "scaling", "split", "cap", "tuning", "seed")
+    assert len({tuple(rec[f] for f in fields) for rec in records.values()}) == 1, records
+    rec = records["linear"]
+    assert rec["protocol"] == protocol and rec["seed"] == 1 and rec["cap"] == "none"
+    assert rec["scaling"] == "xy"  # 2021 and 2022: eval_kwargs' defaults; 2025: its commands' flags
+    assert rec["split"] == ("task's own rows" if protocol == "srbench2025" else "75/25 per seed")
+    if protocol == "srbench2021":
+        assert rec["tuning"] == "halving search over 2 configurations, 5-fold CV"
+        tuned = [r for r in results_json(workspace) if r["suite"] == "s@tuning"]
+        assert {r["method"] for r in tuned} == {"linear", "mine", ENV} and len(tuned) == 3 * 2 * 5
+    elif protocol == "srbench2022":
+        assert rec["tuning"] == "none"
+    # one scaling path: the folder's model is mapped back to raw units like the built-in's
+    assert finals["mine"]["method_notes"]["model_as_printed"] != finals["mine"]["model"]
+    assert finals["mine"]["r2_test"] == pytest.approx(finals["linear"]["r2_test"], abs=1e-9)
+    if protocol == "srbench2025":  # the fp-newton case: the built-in keeps its real size
+        out = srtui("score", "srbench2025", "--suite", "s", "--format", "json", "-w", str(workspace), check=True)
+        pareto = {r["method"]: r["size"] for r in json.loads(out.stdout)["tables"]["pareto"]}
+        assert pareto["linear"] == pareto["mine"] > 1 and pareto[ENV] > 1, pareto
+
+
+def test_a_leaderboard_of_two_protocols_is_refused_unless_allowed(workspace: Path, tmp_path: Path) -> None:
+    for protocol in ("none", "srbench2022"):
+        srtui(
+            "run", "smoke", "--methods", "linear,poly2", "--tasks", "smoke-linear", "--protocol", protocol,
+            "-w", str(workspace), check=True,
+        )  # fmt: skip
+    out = srtui("score", "srbench2022-synthetic", "--suite", "smoke", "-w", str(workspace))
+    assert out.returncode != 0 and len(out.stderr.strip().splitlines()) == 1
+    assert "jobs of 2 protocols" in out.stderr and "--allow-mixed" in out.stderr
+    plot = srtui("plot", "ranks", "--suite", "smoke", "--out", str(tmp_path / "r.svg"), "-w", str(workspace))
+    assert plot.returncode != 0 and "jobs of 2 protocols" in plot.stderr and not (tmp_path / "r.svg").exists()
+    mixed = srtui(
+        "score", "srbench2022-synthetic", "--suite", "smoke", "--allow-mixed", "--format", "json",
+        "-w", str(workspace), check=True,
+    )  # fmt: skip
+    result = json.loads(mixed.stdout)
+    board = result["tables"]["leaderboard"]
+    assert board and all(row["protocol"] == "[1] [2]" for row in board)  # every row footnoted
+    marks = {n.split(" ", 1)[1].split(" (")[0]: n.split(" ")[0] for n in result["notes"] if n.startswith("[")}
+    assert sorted(marks) == ["none", "srbench2022"] and sorted(marks.values()) == ["[1]", "[2]"]
+    assert any(
+        n.startswith(f"{marks['srbench2022']} srbench2022 (scaling per method, split 75/25") for n in result["notes"]
+    )
+    # the record is shown where jobs are shown: results, and the report's table per method
+    rows = results_json(workspace)
+    assert {_record(r)["protocol"] for r in rows} == {"none", "srbench2022"}
+    srtui("report", "--out", str(tmp_path / "r.html"), "-w", str(workspace), check=True)
+    html = (tmp_path / "r.html").read_text()
+    assert "protocol applied" in html and "srbench2022: scaling xy, split 75/25 per seed" in html
