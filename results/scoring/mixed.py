@@ -4,7 +4,7 @@
 A leaderboard whose workspace jobs ran under different protocols (a scaled run beside an unscaled
 one, a tuned beside an untuned) is refused in one line; ``--allow-mixed`` scores it anyway and
 marks every row with a footnote naming its protocol. Published rows (``source`` other than this
-workspace) are not checked here: ``results.published`` lists how their protocol differs.
+workspace) are not checked here: ``results.scoring.published`` lists how their protocol differs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from results.scoring.base import Score, ScoreError
 if TYPE_CHECKING:
     import pandas as pd
 
-WORKSPACE = "this workspace"  # results.published.merge.WORKSPACE (which imports this package)
+WORKSPACE = "this workspace"  # results.scoring.published.merge.WORKSPACE (which imports this package)
 
 
 def _key(text: Any) -> str:
