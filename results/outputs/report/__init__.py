@@ -171,7 +171,7 @@ def _applied(q: Callable[[str], pd.DataFrame]) -> pd.DataFrame:
 
     frame = q("SELECT method, protocol, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2")
     frame["protocol"] = [describe(_record(text, drop="seed")) for text in frame["protocol"]]
-    return frame.groupby(["method", "protocol"], as_index=False)["jobs"].sum()
+    return frame.groupby(["method", "protocol"])["jobs"].sum().reset_index()
 
 
 def _record(text: Any, drop: str = "") -> dict[str, Any] | None:
