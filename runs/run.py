@@ -14,7 +14,7 @@ import socket
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from engine.names import quoted
 from engine.process import tree
 from engine.process.launch import LauncherError, choose_for_method, warm
 from engine.process.supervise import JobPayload, now_iso
-from engine.protocols import get_protocol
+from engine.protocols import Protocol, get_protocol
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
 from results.metrics.tasks import MetricsFeed
@@ -101,6 +101,9 @@ class RunPlan:
     launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
     #: method name -> its own environment's interpreter and worker path (JobPayload fields)
     pythons: dict[str, dict[str, str]] = field(default_factory=dict)
+    protocol: str = "none"  # the run's one protocol (engine.protocols.PROTOCOLS)
+    without_data: list[str] = field(default_factory=list)  # "task: missing files" a dry run left out
+    unplanned: dict[str, int] = field(default_factory=dict)  # method -> its final jobs on those tasks
 
     def __post_init__(self) -> None:
         self.slots_text = self.slots_text or f"{self.n_slots} slots"
@@ -115,8 +118,13 @@ class RunPlan:
         per: dict[str, list[JobSpec]] = {}
         for spec in self.specs:
             per.setdefault(spec.method, []).append(spec)
+        later = [
+            f"  {m:<14} {n} more job(s) once the data are fetched (and tuning jobs if the protocol tunes it)"
+            for m, n in self.unplanned.items()
+            if n
+        ]
         if not per:
-            return []
+            return [f"protocol {self.protocol}", *later]
         first = next(iter(per.values()))[0].protocol
         lines = [f"protocol {first.get('protocol')}: split {first.get('split')}"]
         finals = {s.method: s for s in self.searches_finals()}
@@ -128,7 +136,7 @@ class RunPlan:
                 f"  {method:<14} {len(specs)} job(s); scaling {record.get('scaling')}, {cap}, "
                 f"tuning {record.get('tuning')}"
             )
-        return lines
+        return lines + later
 
     def searches_finals(self) -> list[JobSpec]:
         return [s.final for s in self.searches]
@@ -147,10 +155,49 @@ def _limits(suite: Suite, req: RunRequest) -> Limits:
     return replace(Limits.from_dict(dict(suite.limits)), **{k: v for k, v in given.items() if v is not None})
 
 
-def _select(wanted: list[str] | None, available: list[str]) -> list[str]:
+def _select(wanted: list[str] | None, available: list[str], known: list[str] | None = None) -> list[str]:
+    """The names asked for (default: ``available``); shell-style patterns (``pyoperon*``) as in
+    suite files, matched over ``known`` (default: ``available``); order kept, repeats dropped;
+    a plain name's existence is checked by the caller."""
+    import fnmatch
+
     if not wanted:
         return available
-    return list(dict.fromkeys(wanted))  # keep order, drop repeats; existence checked by caller
+    out: list[str] = []
+    for name in wanted:
+        if any(ch in name for ch in "*?["):
+            hits = fnmatch.filter(known or available, name)
+            if not hits:
+                raise RunError(f"pattern {quoted(name)} matches no name")
+            out += hits
+        else:
+            out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def _select_tasks(req: RunRequest, suite: Suite, root: Path) -> list[str]:
+    """--tasks (names or patterns, matched as a suite file's are: the catalogue and the
+    workspace's own tasks), else the suite's."""
+    from tasks.suites import SuiteError, expand_tasks
+
+    if not req.tasks:
+        return list(suite.tasks)
+    try:
+        return expand_tasks(req.tasks, "--tasks", root)
+    except SuiteError as exc:
+        raise RunError(str(exc).replace("suite --tasks: ", "--tasks: ")) from None
+
+
+def _check_rule(suite: Suite) -> None:
+    """The suite's scoring rule exists (at plan time, --dry-run included, not at scoring)."""
+    if suite.scoring is None:
+        return
+    from results.scoring import ScoreError, get_rule
+
+    try:
+        get_rule(suite.scoring)
+    except ScoreError as exc:
+        raise RunError(f"suite {suite.name}: scoring: {exc}") from None
 
 
 def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) -> RunPlan:
@@ -162,18 +209,20 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     tuning = TuningOptions.from_table(suite.tuning, f"suite {suite.name}")
     if srbench_scaling is not None and "default" not in tuning.scaling:  # a run-wide option now
         tuning.scaling["default"] = srbench_scaling
-    n_seeds = req.seeds if req.seeds is not None or suite.seeds_given else protocol.runs  # the protocol's runs
+    n_seeds = _n_seeds(suite, req, protocol)
     cores = len(usable_cores())
     _check_counts(req, cores, n_seeds)
+    _check_rule(suite)
     method_refs, notes = _folder_refs(req)
-    methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
+    available = list(suite.methods) + [m for m in method_refs if m not in suite.methods]
+    methods = _select(req.methods, available, available + registry.names())
     loaded = _load_methods(methods, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
-    task_names = _select(req.tasks, suite.tasks)
+    task_names = _select_tasks(req, suite, workspace.root)
     context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
     for name in task_names:
         entry(name, context)  # unknown names fail here, before any data is built
-    _check_data(suite, task_names, context)
+    task_names, missing = _check_data(suite, task_names, context, notes, dry_run=not write_data)
     built = {name: get_task(name, context) for name in task_names}
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
     specs = []
@@ -207,6 +256,9 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     plan = RunPlan(
         suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes, searches, fold_paths
     )
+    plan.protocol, plan.without_data = protocol.name, missing
+    left_out = [m.split(":", 1)[0] for m in missing]
+    plan.unplanned = {m: len(_task_seeds(suite, n_seeds, left_out, left_out, protocol.seeds)) for m in methods}
     plan.launchers = _launchers(suite, req, loaded, notes)
     plan.pythons = _environments(loaded)
     if write_data and kind == "local":  # servers import while the driver goes on planning
@@ -229,6 +281,18 @@ def _environments(loaded: dict[str, Method]) -> dict[str, dict[str, str]]:
         return interpreters(loaded)
     except (MethodEnvironmentError, OSError) as exc:
         raise RunError(str(exc)) from None
+
+
+def _n_seeds(suite: Suite, req: RunRequest, protocol: Protocol) -> int | None:
+    """How many seeds to take (None: the suite's own (task, seed) pairs): --seeds, else a suite's
+    ``n_seeds`` under a protocol that fixes its seeds (SRBench 2021's ten: its first N, not the
+    competition's), else the protocol's number of runs when the suite says nothing."""
+    if req.seeds is not None:
+        return req.seeds
+    if suite.seeds_given:
+        fixed = protocol.seeds and not suite.seeds_listed and not suite.seed_from_task
+        return len(suite.seeds) if fixed else None
+    return protocol.runs
 
 
 def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
@@ -276,7 +340,7 @@ def _task_seeds(
     suite: Suite,
     n_seeds: int | None,
     task_names: list[str],
-    built: dict[str, Task],
+    built: Collection[str],
     protocol_seeds: tuple[int, ...] = (),
 ) -> list[tuple[str, int]]:
     """(task, seed) pairs: the suite's own, or N seeds (--seeds, else the protocol's runs when the
@@ -287,7 +351,7 @@ def _task_seeds(
         return pairs + [(t, seed) for t in task_names if t not in suite.tasks for seed in suite.seeds]
     from tasks.suites import COMPETITION_SEEDS
 
-    first = suite.seeds if suite.seeds_given or not protocol_seeds else list(protocol_seeds)
+    first = suite.seeds if suite.seeds_listed or not protocol_seeds else list(protocol_seeds)
     pool = list(dict.fromkeys([*first, *COMPETITION_SEEDS]))
     taken, extra = set(pool), itertools.count(1)
     while len(pool) < n_seeds:  # then 1, 2, ... skipping seeds already in the pool: all distinct
@@ -354,14 +418,29 @@ def _srbench_options(suite: Suite, req: RunRequest) -> tuple[dict[str, Any], str
     return {k: v for k, v in opts.as_params().items() if k != "scaling"}, scaling
 
 
-def _check_data(suite: Suite, task_names: list[str], context: TaskContext) -> None:
-    """Refuse, before any job starts, a run whose data files are not here (a run never downloads)."""
-    from tasks.fetch import missing_before_run
+def _check_data(
+    suite: Suite, task_names: list[str], context: TaskContext, notes: list[str], dry_run: bool
+) -> tuple[list[str], list[str]]:
+    """(tasks to plan, tasks left out for want of data). A run whose data files are not here is
+    refused before any job starts (a run never downloads); a dry run plans the others and says
+    which files are missing and the command that fetches them."""
+    from tasks.fetch import missing_before_run, needed
+    from tasks.fetch import plan as fetch_plan
 
     where = suite.path if suite.path is not None and suite.path.parent != SUITES_DIR else suite.name
     problem = missing_before_run(task_names, context, f"srtui tasks fetch {where} -w {context.workspace}")
-    if problem:
+    if not problem:
+        return task_names, []
+    if not dry_run:
         raise RunError(problem)
+    notes.append(problem)
+    missing = [
+        f"{n}: {', '.join(f.rel for f in files)}"
+        for n in task_names
+        if (files := fetch_plan(needed([n], context), context).missing)
+    ]
+    left_out = {m.split(":", 1)[0] for m in missing}
+    return [n for n in task_names if n not in left_out], missing
 
 
 def _data_dir() -> Path | None:

@@ -80,6 +80,7 @@ class Suite:
     launcher: str = "auto"  # engine.process.launch: fork where the method is fork-safe, or fork / exec
     tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: runs.tuning.TuningOptions
     seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
+    seeds_listed: bool = True  # the suite lists its seeds (``seeds``), not only how many (``n_seeds``)
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -150,10 +151,35 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
     return suite_from_dict(data, default_name=path.stem, path=path, workspace=workspace)
 
 
+#: the keys a suite file may have (a table's own keys are checked where the table is read)
+SUITE_KEYS = (
+    "name",
+    "description",
+    "tasks",
+    "methods",
+    "seeds",
+    "n_seeds",
+    "seed_from_task",
+    "scoring",
+    "protocol",
+    "launcher",
+    "limits",
+    "params",
+    "tuning",
+    "srbench",
+)
+
+
 def suite_from_dict(
     data: dict[str, Any], default_name: str, path: Path | None = None, workspace: Path | None = None
 ) -> Suite:
     where = str(path or default_name)
+    unknown = [k for k in data if k not in SUITE_KEYS]
+    if unknown:
+        raise SuiteError(
+            f"suite {where}: unknown key {quoted(unknown[0])}{did_you_mean(unknown[0], SUITE_KEYS)} "
+            f"(keys: {', '.join(SUITE_KEYS)})"
+        )
 
     def str_list(key: str) -> list[str]:
         value = data.get(key)
@@ -217,6 +243,7 @@ def suite_from_dict(
         launcher=launcher,
         tuning=tuning,
         seeds_given="seeds" in data or "n_seeds" in data,
+        seeds_listed="seeds" in data,
     )
 
 

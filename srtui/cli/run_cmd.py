@@ -225,6 +225,12 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
     for line in plan.protocol_lines():
         print(line)
+    if plan.without_data:
+        print(
+            f"not planned, their data files are missing ({len(plan.without_data)} task(s); the note says how to fetch):"
+        )
+        for line in plan.without_data:
+            print(f"  {line}")
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 

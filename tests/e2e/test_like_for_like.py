@@ -123,3 +123,49 @@ def test_a_leaderboard_of_two_protocols_is_refused_unless_allowed(workspace: Pat
     srtui("report", "--out", str(tmp_path / "r.html"), "-w", str(workspace), check=True)
     html = (tmp_path / "r.html").read_text()
     assert "protocol applied" in html and "srbench2022: scaling xy, split 75/25 per seed" in html
+
+
+def _one_line_error(out) -> str:
+    assert out.returncode != 0 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    return out.stderr
+
+
+def test_suite_file_mistakes_are_one_line_errors_and_patterns_work_on_the_command_line(
+    workspace: Path, tmp_path: Path
+) -> None:
+    suite = tmp_path / "s.toml"
+    base = 'name = "s"\ntasks = ["smoke-linear"]\nmethods = ["linear"]\n'
+    suite.write_text(base + "seed = [1]\n")
+    err = _one_line_error(srtui("run", str(suite), "--dry-run", "-w", str(workspace)))
+    assert "unknown key 'seed'; did you mean 'seeds'?" in err
+    suite.write_text(base + 'seeds = [1]\nscoring = "srbench2022-synthetc"\n')
+    err = _one_line_error(srtui("run", str(suite), "--dry-run", "-w", str(workspace)))
+    assert "unknown scoring rule 'srbench2022-synthetc'" in err and "did you mean 'srbench2022-synthetic'" in err
+    # the same patterns as in suite files, for tasks and methods
+    dry = srtui("run", "smoke", "--tasks", "smoke-*", "--methods", "poly*,lin*", "--dry-run", "-w", str(workspace))
+    assert dry.returncode == 0, dry.stderr
+    planned = [line.split() for line in dry.stdout.splitlines() if line.startswith("  ") and "seed" in line]
+    assert {(p[1], p[2]) for p in planned} == {
+        (m, t) for m in ("poly2", "linear") for t in ("smoke-interaction", "smoke-linear")
+    }
+    err = _one_line_error(srtui("run", "smoke", "--tasks", "nope-*", "--dry-run", "-w", str(workspace)))
+    assert "--tasks: task pattern 'nope-*' matches no task" in err
+    # srbench2021 fixes its seeds: n_seeds takes its first N, not the competition's
+    suite.write_text(base + "n_seeds = 2\n")
+    dry = srtui("run", str(suite), "--protocol", "srbench2021", "--dry-run", "-w", str(workspace), check=True)
+    seeds = {line.split()[-1] for line in dry.stdout.splitlines() if line.startswith("  ") and "seed" in line}
+    assert seeds == {"23654", "15795"}, dry.stdout
+
+
+def test_a_dry_run_without_data_shows_the_plan_and_the_missing_files(workspace: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "no-data"
+    empty.mkdir()
+    args = ("run", "srbench2025-blackbox", "--tasks", "pmlb-1028-swd,pmlb-192-vineyard", "--methods", "linear,rf")
+    dry = srtui(*args, "--seeds", "2", "--dry-run", "-w", str(workspace), env={"SRTUI_DATA_DIR": str(empty)})
+    assert dry.returncode == 0, dry.stderr
+    assert "protocol srbench2025" in dry.stdout
+    assert "linear         4 more job(s) once the data are fetched" in dry.stdout
+    assert "pmlb-1028-swd: pmlb/1028_SWD.tsv.gz" in dry.stdout and "pmlb-192-vineyard:" in dry.stdout
+    assert "srtui tasks fetch srbench2025-blackbox" in dry.stderr
+    run = srtui(*args, "--seeds", "2", "-w", str(workspace), env={"SRTUI_DATA_DIR": str(empty)})
+    assert "data files this run reads are missing" in _one_line_error(run)  # a real run is still refused
