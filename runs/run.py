@@ -39,7 +39,6 @@ from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
 from runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from tasks.catalogue import TaskContext, entry, get_task
-from tasks.model import Task
 from tasks.suites import SUITES_DIR, Suite, load_suite
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
