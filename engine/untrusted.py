@@ -104,16 +104,16 @@ def read_capped(dir_fd: int, name: str, cap: int) -> bytes:
         os.close(fd)
 
 
-def read_file(path: Path, cap: int, size: int | None = None) -> bytes:
+def read_file(path: Path, cap: int) -> bytes:
     """``read_file_stat`` without the ``fstat``."""
-    return read_file_stat(path, cap, size)[0]
+    return read_file_stat(path, cap)[0]
 
 
-def read_file_stat(path: Path, cap: int, size: int | None = None) -> tuple[bytes, os.stat_result]:
+def read_file_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result]:
     """The one reader of a file that is not srtui's own (a cache, a data file, a download, a
     user task's files): ``path`` reached through no link from its workspace root, opened with
     ``O_NOFOLLOW``, a regular file by ``fstat`` of that descriptor, its size checked against
-    ``size`` (what a manifest says) and ``cap`` before one byte is read, then read whole from
+    ``cap`` (what a manifest says it is, at most) before one byte is read, then read whole from
     that descriptor with the cap: the bytes a caller hashes are the bytes it parses. With the
     ``fstat`` of that descriptor (who it was: a cache built from it can tell it changed)."""
     dir_fd = open_dir(path.parent)
@@ -122,10 +122,7 @@ def read_file_stat(path: Path, cap: int, size: int | None = None) -> tuple[bytes
     finally:
         os.close(dir_fd)
     try:
-        st = os.fstat(fd)
-        if size is not None and st.st_size != size:
-            raise UntrustedFileError(f"{path} is {st.st_size} bytes, expected {size}: not read")
-        return _read_fd(fd, str(path), cap), st
+        return _read_fd(fd, str(path), cap), os.fstat(fd)
     finally:
         os.close(fd)
 

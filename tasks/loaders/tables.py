@@ -31,10 +31,10 @@ def read_table(path: Path | Verified, sep: str | None = None) -> pd.DataFrame:
         raise TaskError(f"file not found: {path}")
     if sep is None:
         sep = "\t" if ".tsv" in name else ","
-    source = path.stream() if isinstance(path, Verified) else path
-    compression = "gzip" if name.endswith(".gz") else None if isinstance(path, Verified) else "infer"
     try:
-        return pd.read_csv(source, sep=sep, compression=compression)
+        if isinstance(path, Verified):  # a buffer: its compression is told, not inferred
+            return pd.read_csv(path.stream(), sep=sep, compression="gzip" if name.endswith(".gz") else None)
+        return pd.read_csv(path, sep=sep)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TaskError(f"{path}: not a readable table ({quoted_text(str(first))})") from None

@@ -103,7 +103,9 @@ def _poisoned(good: Path, to: Path) -> None:
 
 def _fingerprint(proc) -> str:
     assert proc.returncode == 0, proc.stderr
-    return re.search(r"fingerprint: (\w+)", proc.stdout).group(1)
+    found = re.search(r"fingerprint: (\w+)", proc.stdout)
+    assert found is not None, proc.stdout
+    return found.group(1)
 
 
 def test_a_file_swapped_after_its_hash_is_never_parsed_and_a_cached_build_is_checked(
