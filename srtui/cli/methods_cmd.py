@@ -2,7 +2,8 @@
 
 ``list`` never imports a method's package (availability is read from installed distribution
 metadata), so a broken optional install cannot take the command down. ``check`` runs one tiny fit
-through the real engine (suite ``smoke``, task ``smoke-interaction``) in a throw-away workspace.
+through the real engine (suite ``smoke``, task ``smoke-interaction``) in a workspace of its own:
+a throw-away one, or ``-w WS``'s ``WS/checks/NAME``, never among the researcher's runs.
 """
 
 from __future__ import annotations
@@ -200,18 +201,23 @@ def install(
 def check(
     name: Annotated[str, typer.Argument(help="A method name, or an SRBench method folder.")],
     time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
-    workspace: Annotated[Path | None, workspace_option("Keep the check's workspace here.")] = None,
+    workspace: Annotated[
+        Path | None,
+        workspace_option("Keep the check's own workspace in WORKSPACE/checks/NAME (none of its jobs among yours)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
     from engine.workspace import resolve
-    from runs.check import check_method
+    from runs.check import check_folder_name, check_method
 
     if workspace is None:
         with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
             rows = check_method(name, resolve(Path(tmp)), time_limit)
-    else:
-        rows = check_method(name, resolve(workspace), time_limit)
+    else:  # the check's job is no job of the researcher's runs: it gets a workspace of its own
+        kept = resolve(workspace).root / "checks" / check_folder_name(name)
+        rows = check_method(name, resolve(kept), time_limit)
+        print(f"the check's workspace: {kept}", file=sys.stderr)
     if not rows:
         fail(f"method {name!r}: the check ran no job")
     row = rows[-1]

@@ -323,7 +323,7 @@ def results(
         ),
     ] = False,
 ) -> None:
-    """One row per job, with its status, resources and accuracy (--summary: per method)."""
+    """One row per job, with its status, resources and accuracy (--summary: per suite and method)."""
     import csv
 
     from engine.textsafe import csv_row
