@@ -152,6 +152,10 @@ def run(
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
 
+    from tasks.suites import builtin_suite_path
+
+    if not (suite.endswith(".toml") or Path(suite).is_file()):
+        builtin_suite_path(suite)  # a misspelt suite is refused before the run machinery loads
     from engine.workspace import resolve
     from runs.run import RunRequest, execute, plan_run
     from srtui.cli.interrupts import install_interrupt_handlers
