@@ -3,7 +3,8 @@
 Every output carries the rule's name, its profile (reference or corrected, for the rules of a
 published release), its options and srtui's version (comment lines in CSV and LaTeX, a heading in
 Markdown, fields in JSON). CSV written to files (``csv_files``) is plain, one table a file that
-``pandas.read_csv`` reads as it is, with that provenance in a sidecar ``NAME.meta.json``. LaTeX and Markdown are written column-wise here
+``pandas.read_csv`` reads as it is, with that provenance in a sidecar ``NAME.meta.json``.
+LaTeX and Markdown are written column-wise here
 because pandas' ``to_latex``/``to_markdown`` take 30 s / 15 s for 100,000 rows (the export target
 is under 10 s); CSV and JSON use pandas.
 """

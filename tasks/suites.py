@@ -131,7 +131,9 @@ def builtin_suite_path(name: str) -> Path:
     path = SUITES_DIR / f"{name}.toml"
     if not path.is_file():
         known = ", ".join(builtin_suite_names())
-        raise SuiteError(f"unknown suite {quoted(name)} (built-in suites: {known}){did_you_mean(name, builtin_suite_names())}")
+        raise SuiteError(
+            f"unknown suite {quoted(name)} (built-in suites: {known}){did_you_mean(name, builtin_suite_names())}"
+        )
     return path
 
 

@@ -317,7 +317,10 @@ def results(
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     summary: Annotated[
-        bool, typer.Option("--summary", help="One row per suite and method: jobs, median R2, median energy and training time of a run.")
+        bool,
+        typer.Option(
+            "--summary", help="One row per suite and method: jobs, median R2, median energy and training time of a run."
+        ),
     ] = False,
     tuning: Annotated[
         bool,
@@ -447,7 +450,9 @@ def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     table = Table(box=None, pad_edge=False, collapse_padding=False)
     for name in shown:
         numeric = any(isinstance(row.get(name), int | float) for row in rows[:50])
-        table.add_column(HEADERS.get(name, name), justify="right" if numeric else "left", no_wrap=True, width=widths[name])
+        table.add_column(
+            HEADERS.get(name, name), justify="right" if numeric else "left", no_wrap=True, width=widths[name]
+        )
     if "status" in shown:
         for row, text in zip(rows, texts["status"], strict=True):
             text.stylize(STATUS_STYLE.get(row.get("status") or "", ""))

@@ -333,7 +333,10 @@ PAPER_COLUMNS = ("task", "method", "seed", "status", "r2_test", "size", "symboli
 def export(
     fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (CSV: plain, provenance in NAME.meta.json).")
+        Path | None,
+        typer.Option(
+            "--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (CSV: plain, provenance in NAME.meta.json)."
+        ),
     ] = None,
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     trust: Annotated[Path | None, typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,

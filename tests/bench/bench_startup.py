@@ -54,7 +54,11 @@ def time_once(args: tuple[str, ...], cwd: Path) -> tuple[float, float]:
     """(wall s, CPU s) of one ``python -m srtui ARGS`` (its own rusage, from wait4)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "srtui", *args], cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "srtui", *args],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     _, _, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -80,7 +84,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     opts = parser.parse_args()
     load_before = os.getloadavg()
-    print(f"load average before: {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}; {os.cpu_count()} cores")
+    print(
+        f"load average before: {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}; {os.cpu_count()} cores"
+    )
     with tempfile.TemporaryDirectory(prefix="srtui-startup-") as tmp:
         cwd = Path(tmp)
         for args, goal in COMMANDS:

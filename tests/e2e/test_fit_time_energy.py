@@ -120,7 +120,9 @@ def test_results_summary_gives_median_energy_and_training_time_per_method(worksp
     assert sleep["median_fit_s"] >= 0.3
     assert sleep["median_energy_j"] / sleep["median_fit_s"] < 0.5 * energy.cpu_watts_per_core()
     csv_out = srtui("results", "--summary", "--workspace", str(workspace), check=True).stdout.splitlines()
-    assert csv_out[0] == "suite,method,jobs,ok,median_r2_test,median_energy_kwh,median_energy_j,median_fit_s,energy_method"
+    assert (
+        csv_out[0] == "suite,method,jobs,ok,median_r2_test,median_energy_kwh,median_energy_j,median_fit_s,energy_method"
+    )
     assert len(csv_out) == 3
 
 

@@ -4,6 +4,7 @@ that read back in srtui's parser, `expr` with a '-'-led model, tables that fit 8
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -44,8 +45,22 @@ def researcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rng = np.random.default_rng(0)
     for part, n in (("train", 60), ("test", 30)):
         x = rng.uniform(-1, 1, size=(n, 2))
-        pd.DataFrame({"x0": x[:, 0], "x1": x[:, 1], "y": -3.0 + 2.0 * x[:, 0]}).to_csv(root / f"{part}.csv", index=False)
-    srtui("tasks", "add", TASK, str(root / "train.csv"), "--test", str(root / "test.csv"), "--target", "y", "-w", str(ws), check=True)
+        pd.DataFrame({"x0": x[:, 0], "x1": x[:, 1], "y": -3.0 + 2.0 * x[:, 0]}).to_csv(
+            root / f"{part}.csv", index=False
+        )
+    srtui(
+        "tasks",
+        "add",
+        TASK,
+        str(root / "train.csv"),
+        "--test",
+        str(root / "test.csv"),
+        "--target",
+        "y",
+        "-w",
+        str(ws),
+        check=True,
+    )
     suite = root / "mine.toml"
     suite.write_text(f'name = "mine"\ntasks = ["{TASK}"]\nmethods = ["linear", "probe-noop"]\nseeds = [1, 2]\n')
     srtui("run", str(suite), "-w", str(ws), "-j", "2", check=True)
@@ -67,7 +82,10 @@ def test_export_csv_is_plain_and_every_model_reads_back(researcher: Path, tmp_pa
         assert path.name in meta["tables"].values()
         assert {"rule", "profile", "options", "notes", "srtui_version"} <= set(meta)
     runs = pd.read_csv(out / "runs.csv")
-    stored = {r["job_id"]: r["model"] for r in json.loads(srtui("results", "--format", "json", "-w", str(researcher), check=True).stdout)}
+    stored = {
+        r["job_id"]: r["model"]
+        for r in json.loads(srtui("results", "--format", "json", "-w", str(researcher), check=True).stdout)
+    }
     assert dict(zip(runs["job_id"], runs["model"])) == stored  # no ' before a number-led model
     assert any(m.startswith("-3") for m in stored.values()), stored
     for model in runs["model"]:
@@ -128,9 +146,13 @@ def test_methods_list_piped_is_tsv_and_fits_80_columns() -> None:
 
 
 def test_methods_check_keeps_out_of_the_researchers_workspace(researcher: Path) -> None:
-    before = {r["job_id"] for r in json.loads(srtui("results", "--format", "json", "-w", str(researcher), check=True).stdout)}
+    before = {
+        r["job_id"] for r in json.loads(srtui("results", "--format", "json", "-w", str(researcher), check=True).stdout)
+    }
     check = srtui("methods", "check", "linear", "-w", str(researcher), check=True)
-    after = {r["job_id"] for r in json.loads(srtui("results", "--format", "json", "-w", str(researcher), check=True).stdout)}
+    after = {
+        r["job_id"] for r in json.loads(srtui("results", "--format", "json", "-w", str(researcher), check=True).stdout)
+    }
     assert after == before
     kept = researcher / "checks" / "linear"
     assert (kept / "srtui.db").is_file() and str(kept) in check.stderr
@@ -183,7 +205,7 @@ def test_help_breaks_descriptions_only_where_the_width_ends() -> None:
     rows = [line for line in out.splitlines() if line.startswith("│ ")]
     at = rows[0].index(rows[0].split()[2])  # where the descriptions start
     width = len(rows[0]) - 2 - at
-    for prev, row in zip(rows, rows[1:]):
+    for prev, row in itertools.pairwise(rows):
         if row[2:at].strip():  # a new command
             continue
         first = row[at:].split()[0]
