@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 from reviews import ExpertSession
 from reviews.blinding import number_format
 
