@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.workspace import Workspace
-from results.scoring.srbench2022 import _representative as representative
-from results.store import Store
+from results.scoring.rules.srbench2022 import _representative as representative
+from results.store.store import Store
 from reviews.storage import FrozenItem, ReviewError
 
 if TYPE_CHECKING:
@@ -201,7 +201,7 @@ def build_items(
     say: Callable[[str], None] = lambda _m: None,
 ) -> list[FrozenItem]:
     """One frozen item per (task, method) of the workspace's finished runs."""
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
 
     if select not in SELECT:
         raise ReviewError(f"--select must be median or best, got {select!r}")
@@ -209,7 +209,7 @@ def build_items(
     if runs.empty:
         raise ReviewError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
     if "simplicity" not in runs.columns:
-        from results.metrics import compute_for_store
+        from results.metrics.compute import compute_for_store
 
         say("computing the runs' metrics first (as `srtui rescore`)")
         compute_for_store(store, suite=suite)

@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.methods import registry
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 from runs.run import RunRequest, execute, plan_run
 
 CHECK_SUITE = "smoke"

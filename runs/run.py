@@ -32,8 +32,8 @@ from engine.process.supervise import JobPayload, now_iso
 from engine.protocols import get_protocol
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
-from results.metrics_tasks import MetricsFeed
-from results.store import Store, needs_run, open_store
+from results.metrics.tasks import MetricsFeed
+from results.store.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
@@ -442,7 +442,7 @@ def _metrics_feed(
     run_id: str,
     on_change: Callable[[], None] | None,
 ) -> MetricsFeed | None:
-    """The run's metrics queue (results.metrics_tasks), seeded with the suite's finished jobs
+    """The run's metrics queue (results.metrics.tasks), seeded with the suite's finished jobs
     whose metrics are missing (a resumed run goes on where the last one stopped)."""
     if not req.metrics:
         return None

@@ -19,7 +19,7 @@ from srtui.cli.common import CommandGroup, WorkspaceOption, fail, require_termin
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -41,7 +41,7 @@ def _workspace(workspace: Path | None) -> Workspace:
 
 
 def _store(workspace: Path | None) -> Store:
-    from results.store import Store
+    from results.store.store import Store
 
     return Store(_workspace(workspace))
 
@@ -126,7 +126,7 @@ def open_(
     import os
 
     from engine.workspace import WorkspaceError
-    from results.store import Store, StoreError
+    from results.store.store import Store, StoreError
     from reviews import ExpertSession
 
     ws = _workspace(workspace)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from engine.errors import did_you_mean
-from results.columns import EXPORT_COLUMNS
+from results.store.columns import EXPORT_COLUMNS
 from srtui.cli.common import RAW_HELP, DataDirOption, WorkspaceOption, _with_root_workspace, cell, console, fail
 
 if TYPE_CHECKING:
-    from results.store import Store
+    from results.store.store import Store
     from runs.run import RunPlan, RunRequest
 
 
@@ -234,14 +234,14 @@ def status(
 ) -> None:
     """Counts per status and running jobs; safe to call from another shell during a run."""
     from engine.workspace import resolve
-    from results.store import Store, StoreError
+    from results.store.store import Store, StoreError
 
     ws = resolve(workspace)
     try:
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    from results.queries import metrics_progress, open_runs, running_jobs
+    from results.store.queries import metrics_progress, open_runs, running_jobs
     from runs.sink import workers_key
 
     counts = store.status_counts(suite)
@@ -298,7 +298,7 @@ def status(
         print(f"  metrics: {m.suite} {m.done}/{m.total} jobs{eta}")
 
 
-#: the job record as `srtui results` prints it (results.columns)
+#: the job record as `srtui results` prints it (results.store.columns)
 RESULT_COLUMNS = EXPORT_COLUMNS
 
 
@@ -328,7 +328,7 @@ def results(
 
     from engine.textsafe import csv_row
     from engine.workspace import resolve
-    from results.store import Store, StoreError
+    from results.store.store import Store, StoreError
 
     fmt = fmt or ("table" if console().is_terminal else "csv")
     if fmt not in RESULT_FORMATS:
@@ -421,7 +421,7 @@ def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[dict[str, Any]]:
     """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
-    from results.tuning import summaries, summary_text
+    from results.store.tuning import summaries, summary_text
 
     found = summaries(store.conn)
     for row in rows:
@@ -432,8 +432,8 @@ def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iter
 
 def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False) -> None:
     from engine.textsafe import csv_cell
-    from results.resources import method_medians
-    from results.tables import runs_frame
+    from results.scoring.resources import method_medians
+    from results.scoring.tables import runs_frame
 
     table = method_medians(runs_frame(store, suite))
     store.close()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from results.scoring.base import Rule
-    from results.store import Store
+    from results.store.store import Store
 
 CSV_HELP = (
     "Score runs produced elsewhere: a CSV with one row per run, SRBench's collated tables "
@@ -29,7 +29,7 @@ CSV_HELP = (
     "columns task (or dataset), method (or algorithm), r2_test required; seed (random_state), "
     "status, size (model_size), size_simplified (simplified_complexity), simplicity, "
     "symbolic_solution, feature_absence, r2_extrapolation, noise_robustness, property, "
-    "difficulty, noise, truth_size used when present (see results/tables.py)."
+    "difficulty, noise, truth_size used when present (see results/scoring/tables.py)."
 )
 
 
@@ -38,7 +38,7 @@ CLUSTER = "Cluster (Dask)"
 
 def _store(workspace: Path | None, readonly: bool = True) -> Store:
     from engine.workspace import resolve
-    from results.store import Store
+    from results.store.store import Store
 
     return Store(resolve(workspace), readonly=readonly)
 
@@ -100,12 +100,12 @@ def score(
     SRBench's published results (--published)."""
     from results.scoring import RULES
     from results.scoring import score as apply_rule
-    from results.tables import read_runs_csv, runs_frame
+    from results.scoring.tables import read_runs_csv, runs_frame
 
     if list_rules or not rule:
         _list_rules(RULES)
         return
-    from results.export import FORMATS
+    from results.outputs.export import FORMATS
 
     if fmt == "plot":
         check_figure(rule)
@@ -225,9 +225,9 @@ def expr(
     ] = 10.0,
 ) -> None:
     """Report an expression's metrics as each SRBench release computes them (vs --truth if given)."""
-    from results.expr_batch import ExprCache, ModelItem, expression_metrics
-    from results.expr_metrics import parse
-    from results.releases import RELEASES
+    from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+    from results.metrics.expr_metrics import parse
+    from results.metrics.releases import RELEASES
 
     check_timeout(timeout)
     if rule is not None and rule not in RELEASES:
@@ -255,7 +255,7 @@ def expr(
 
 def _warn_stale(store: Store, suite: str | None) -> None:
     """Metrics of an older definition are never mixed in silently: say so, and how to update."""
-    from results.metrics import METRICS_VERSION, stale_metric_jobs
+    from results.metrics.compute import METRICS_VERSION, stale_metric_jobs
 
     n = stale_metric_jobs(store, suite)
     if n:
@@ -272,9 +272,9 @@ def _names(text: str | None) -> list[str]:
 
 def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     """One release's values: ``symbolic_solution`` is the verdict the release publishes; its
-    corrected variant and each named variant (``results.releases.VARIANTS``) under their own keys."""
-    from results.profiles import Profile
-    from results.solutions import VARIANTS
+    corrected variant and each named variant (``results.metrics.releases.VARIANTS``) under their own keys."""
+    from results.metrics.profiles import Profile
+    from results.metrics.solutions import VARIANTS
 
     keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
     view = {k: m.get(f"{rel}.{k}") for k in keys}
@@ -328,10 +328,10 @@ def export(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Export all runs with their metrics, and each suite's leaderboard under its scoring rule."""
-    from results.export import ExportError, render_score, render_tables
+    from results.outputs.export import ExportError, render_score, render_tables
     from results.scoring import ScoreError
     from results.scoring import score as apply_rule
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
 
     exts = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}
     if fmt not in exts:

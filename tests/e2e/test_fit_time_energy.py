@@ -126,7 +126,7 @@ def test_results_summary_gives_median_energy_and_training_time_per_method(worksp
 def test_method_medians_reports_mixed_measurements_and_skips_unmeasured_runs() -> None:
     import pandas as pd
 
-    from results.resources import method_medians
+    from results.scoring.resources import method_medians
 
     runs = pd.DataFrame(
         {

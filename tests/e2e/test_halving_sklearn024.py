@@ -167,7 +167,7 @@ def test_numpy_argsort_of_the_environment_is_the_written_out_one() -> None:
 
 
 def test_results_tuning_says_nan_where_0_24_1_had_nan() -> None:
-    from results.tuning import JobScore, summary_text
+    from results.store.tuning import JobScore, summary_text
     from runs.tuning import _candidate
 
     nan_folds = [0.5, 0.4, NAN, NAN, NAN]

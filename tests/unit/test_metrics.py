@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from engine.pool import TimedPool
-from results import expr_metrics as em
-from results.expr_batch import ExprCache, ModelItem, expression_metrics
-from results.metrics import accuracy_metrics, prediction_metrics
+from results.metrics import expr_metrics as em
+from results.metrics.compute import accuracy_metrics, prediction_metrics
+from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
 BINGO_TRUTH = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
@@ -227,8 +227,8 @@ def test_too_large_constant_and_unparsable_models():
 def test_batch_bundles_give_the_values_of_each_operation_alone():
     """One pool task per model (model ops + SRSD, then the solution checks) and the simplify
     shared between them give exactly what each operation computes on its own."""
-    from results import releases as R
-    from results import solutions as S
+    from results.metrics import releases as R
+    from results.metrics import solutions as S
 
     f = ["x1", "x2", "x3"]
     truth = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"

@@ -16,7 +16,7 @@ import pytest
 from conftest import shared_data_dir
 from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
-from results.store import Store
+from results.store.store import Store
 from reviews import (
     ExpertError,
     ExpertSession,
@@ -260,7 +260,7 @@ def test_rounded_expression_and_black_box():
 
 
 def test_representative_is_the_median_run(store):
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
 
     runs = runs_frame(store)
     for sel in ("median", "best"):
@@ -361,7 +361,7 @@ def _n_minus_dense_rank(values: dict) -> dict:
 
 
 def test_srbench2022_expert_ratings_fill_the_realworld_leaderboard(store, items):
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
     from reviews.report import build, trust_frame
 
     data = shared_data_dir()
