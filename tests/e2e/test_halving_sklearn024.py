@@ -4,8 +4,8 @@ NaN fold scores (R2 of one validation row) make NaN means, ``_top_k`` keeps the 
 
 Golden values: the all-NaN survivors of 64 candidates were measured with numpy 1.20-1.23 and
 scikit-learn 0.24.1 (issue #41). The parametrised test runs the real HalvingGridSearchCV of
-0.24.1 in the environment ``srtui env create sklearn-0.24.1`` builds (skipped, saying so, when it
-is not built) on the training-row counts of the smallest shared PMLB datasets under 2021's split,
+0.24.1 in the environment ``srtui methods install sgd-sklearn024`` builds (skipped, saying so,
+when it is not built) on the training-row counts of the smallest shared PMLB datasets under 2021's split,
 with the grid sizes of 2021's KernelRidge (64), RandomForest (27), MLP (27) and AdaBoost (12), on
 one of 2021's seeds, and compares every iteration's candidates, in order, and the choice.
 """
@@ -93,11 +93,12 @@ print(json.dumps({"iterations": its, "best": int(s.best_params_["c"]), "resource
 
 
 def _sklearn_024() -> Path:
-    from engine.methods.env_specs import SPECS
+    from engine.methods import registry
 
-    env = SPECS["sklearn-0.24.1"].environment
+    env = registry.load("sgd-sklearn024").environment  # scikit-learn 0.24.1's
+    assert env is not None
     if not env.ready():
-        pytest.skip(f"needs scikit-learn 0.24.1's environment at {env.folder} (srtui env create sklearn-0.24.1)")
+        pytest.skip(f"needs scikit-learn 0.24.1's environment at {env.folder} (srtui methods install sgd-sklearn024)")
     return env.python
 
 
