@@ -18,7 +18,7 @@ This is the generic ``aquicksort_double`` of numpy 1.20-1.24 (``npysort/quicksor
 - "less" is NaN-aware: ``a < b or (b is NaN and a is not)``, so NaNs go last and two NaNs are
   equal.
 
-``tests/unit/test_legacy_sort.py`` checks it against orders numpy 1.23.5 gave.
+``tests/e2e/test_halving_sklearn024.py`` checks it against the orders numpy 1.23.5 gives.
 """
 
 from __future__ import annotations
