@@ -167,16 +167,43 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
     return out
 
 
-def write_report(store: Store, out: Path, suites: list[str] | None = None, width: float = 7.0) -> Path:
-    """`srtui report`: one self-contained HTML file of the workspace (or of the suites named)."""
+def write_report(
+    store: Store, out: Path, suites: list[str] | None = None, width: float = 7.0, published: str | None = None
+) -> Path:
+    """`srtui report`: one self-contained HTML file of the workspace (or of the suites named);
+    with ``published`` (a source, or "default"), each suite beside SRBench's published results."""
     from results.outputs.report import metadata, render_report
 
     if out.suffix.lower() not in (".html", ".htm"):
         raise OutputError(f"--out must end in .html, not {out.name!r}")
-    html = render_report(suite_inputs(store, suites), metadata(store, suites), width=width)
+    inputs = suite_inputs(store, suites)
+    if published is not None:
+        for s in inputs:
+            _beside_published(store, s, published)
+    html = render_report(inputs, metadata(store, suites), width=width)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")
     return out
+
+
+def _beside_published(store: Store, s: SuiteInput, published: str) -> None:
+    """The suite's leaderboard and figures over its runs merged with the published ones (the same
+    merge and warnings as `srtui score --published`); a rule without a source says so."""
+    from results.scoring.published import merged_runs
+    from results.scoring.published.merge import rules_with_sources
+
+    if s.rule not in rules_with_sources():
+        s.warnings.append(f"--published: rule {s.rule or '(none)'} of this suite has no published source")
+        return
+    merged = merged_runs(
+        s.rule,
+        "" if published == "default" else published,
+        s.runs,
+        store=store,
+        suite=s.name,
+        cache_dir=store.workspace.cache,
+    )
+    s.board_runs, s.warnings = merged.runs, list(merged.warnings)
 
 
 def _safe_stem(*parts: str) -> str:

@@ -129,14 +129,16 @@ def report(
         list[str] | None, typer.Option(help="Report this suite (repeatable; default: every suite).")
     ] = None,
     width: Annotated[float, typer.Option(help="Width of the figures in inches.")] = 7.0,
+    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Write one self-contained HTML report of the workspace: leaderboards, figures, models,
-    failures, reviews and run metadata; it needs no network and runs no outside script."""
+    failures, reviews and run metadata; it needs no network and runs no outside script.
+    --published: each suite beside SRBench's published results, with the comparison's warnings."""
     from srtui.cli.score_cmd import _store
     from srtui.outputs import write_report
 
-    path = write_report(_store(workspace), out, suite or None, width)
+    path = write_report(_store(workspace), out, suite or None, width, published)
     print(f"wrote {path}", file=sys.stderr)
 
 

@@ -169,3 +169,64 @@ def test_a_dry_run_without_data_shows_the_plan_and_the_missing_files(workspace: 
     assert "srtui tasks fetch srbench2025-blackbox" in dry.stderr
     run = srtui(*args, "--seeds", "2", "-w", str(workspace), env={"SRTUI_DATA_DIR": str(empty)})
     assert "data files this run reads are missing" in _one_line_error(run)  # a real run is still refused
+
+
+def test_published_ranks_are_over_the_datasets_both_sides_ran(workspace: Path, tmp_path: Path) -> None:
+    """A workspace that ran 2 of SRBench 2021's 122 black-box datasets: every method, published or
+    not, is ranked over those 2, as a hand computation on the shipped table says."""
+    import pandas as pd
+    from conftest import shared_data_dir
+
+    data = shared_data_dir()
+    if data is None or not (data / "srbench2022" / "qualification").is_dir():
+        pytest.skip("shared data srbench2022/qualification not found (SRTUI_DATA_DIR)")
+    stems = ("556_analcatdata_apnea2", "579_fri_c0_250_5")
+    tasks = [f"srbench2022-qual-{s.replace('_', '-').lower()}" for s in stems]
+    suite = tmp_path / "mine.toml"
+    suite.write_text(
+        f'name = "mine"\ntasks = {json.dumps(tasks)}\nmethods = ["linear"]\nseeds = [1]\nscoring = "srbench2021"\n'
+    )
+    srtui("run", str(suite), "-w", str(workspace), env={"SRTUI_DATA_DIR": str(data)}, check=True)
+    out = srtui("score", "srbench2021", "--suite", "mine", "--published", "--format", "json", "-w", str(workspace))
+    result = json.loads(out.stdout)
+    board = {r["method"]: r for r in result["tables"]["leaderboard"]}
+    # by hand: per dataset the median test R2 (one value per published method, one seed here),
+    # rounded to 3 decimals, ranked highest first (ties: the average rank); the median over the 2
+    shipped = (
+        Path(__file__).parents[2] / "results" / "scoring" / "published" / "data" / "srbench2021-blackbox_results.csv"
+    )
+    pub = pd.read_csv(shipped)
+    pub = pub[pub["dataset"].isin(stems)].rename(columns={"algorithm": "method"})
+    pub["task"] = pub["dataset"].map(dict(zip(stems, tasks)))
+    mine = pd.DataFrame(
+        [(r["task"], r["method"], r["r2_test"]) for r in results_json(workspace)], columns=["task", "method", "r2_test"]
+    )
+    both = pd.concat([pub[["task", "method", "r2_test"]], mine]).dropna()
+    ranks = both.assign(r=both["r2_test"].round(3).groupby(both["task"]).rank(ascending=False))
+    expected = ranks.groupby("method")["r"].median()
+    assert len(board) == len(expected) == 22
+    for method, rank in expected.items():
+        assert board[method]["median_rank_r2"] == pytest.approx(rank), method
+        assert board[method]["datasets"] == 2, method
+    left = result["tables"]["left_out"]
+    assert len(left) == 120 and {r["left_out"] for r in left} == {"published, not run here"}
+    line = next(w for w in result["warnings"] if w.startswith("datasets:"))
+    assert "over the 2 dataset(s) both sides ran; left out: 120 published dataset(s) not run here" in line
+    assert out.stderr.count("datasets: ranks, medians and fronts are over the 2 dataset(s)") == 1
+    # the same intersection for the figures and the report, with the same warning in the page
+    svg = tmp_path / "pareto.svg"
+    plot = srtui("plot", "pareto", "--suite", "mine", "--published", "--out", str(svg), "-w", str(workspace))
+    assert plot.returncode == 0 and "over the 2 dataset(s) both sides ran" in plot.stderr, plot.stderr
+    text = svg.read_text()
+    assert "this workspace (1): filled" in text and "published: SRBench 2021 (21): hollow" in text
+    assert "Linear = SGDRegressor" in text  # the published spelling kept, with its footnote
+    assert "Reference profile (SRBench 2021&#x27;s notebook)" in text or "Reference profile (SRBench 2021's" in text
+    assert "profile=corrected" in text and "non-dominated" in text  # the caption names the corrected option
+    corrected = tmp_path / "corrected.svg"
+    srtui("plot", "pareto", "--suite", "mine", "-o", "profile=corrected", "--out", str(corrected), "-w", str(workspace))
+    assert "Reference profile" not in corrected.read_text() and "hollow" not in corrected.read_text()
+    html = tmp_path / "r.html"
+    srtui("report", "--published", "--out", str(html), "-w", str(workspace), check=True)
+    page = html.read_text()
+    assert "datasets: ranks, medians and fronts are over the 2 dataset(s) both sides ran" in page
+    assert "-o profile=corrected draws complete non-dominated sorting" in page

@@ -10,7 +10,7 @@ or PNG; ``svg(kind, data)`` gives the SVG text the HTML report inlines.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ class FigureData:
     allow_mixed: bool = False
     _scores: dict[tuple[str, tuple[tuple[str, str], ...]], Score] = field(default_factory=dict, repr=False)
     _looks: dict[str, Look] | None = field(default=None, repr=False)
+    _published: dict[str, str] | None = field(default=None, repr=False)
 
     def need_runs(self, kind: str) -> pd.DataFrame:
         if self.runs is None or self.runs.empty:
@@ -73,7 +74,13 @@ class FigureData:
         return self._looks
 
     def look(self, method: str) -> Look:
-        return self.looks.get(str(method)) or looks([method])[str(method)]
+        """The method's look; a published method's colour is tagged (figures.sources: hollow)."""
+        from results.outputs.figures.sources import published_methods, tagged
+
+        look = self.looks.get(str(method)) or looks([method])[str(method)]
+        if self._published is None:
+            self._published = published_methods(self)
+        return replace(look, color=tagged(look.color)) if str(method) in self._published else look
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,15 @@ def figure_for_rule(rule: str | None) -> str:
 def draw(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | None = None) -> Figure:
     k = get_kind(kind)
     with paper_style(style):
-        return k.draw(data, width)
+        return _drawn(k, data, width)
+
+
+def _drawn(k: Kind, data: FigureData, width: float) -> Figure:
+    """The figure with what it says besides its data (figures.sources: workspace vs published,
+    the reference profile's caption)."""
+    from results.outputs.figures.sources import finish
+
+    return finish(k.draw(data, width), k, data)
 
 
 def render(
@@ -135,14 +150,14 @@ def render(
         raise FigureError(f"--out must end in .pdf, .svg or .png, not {Path(out).name!r}")
     k = get_kind(kind)
     with paper_style(style):
-        fig = k.draw(data, width)
+        fig = _drawn(k, data, width)
         return save(fig, Path(out), dpi)
 
 
 def svg(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | None = None) -> str:
     k = get_kind(kind)
     with paper_style(style):
-        return svg_text(k.draw(data, width))
+        return svg_text(_drawn(k, data, width))
 
 
 __all__ = [

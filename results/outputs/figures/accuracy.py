@@ -75,6 +75,7 @@ def pareto(data: FigureData, width: float) -> Figure:
     fig = new_figure(width, width * 0.78 + 0.14 * len(board) / max(1.0, width / 3.5))
     ax = fig.add_subplot()
     stat = "median" if ref else "mean"
+    board = _sizeless_on_top(ax, board, xcol, ycol)
     annotate_points(ax, list(zip(board[xcol], board[ycol], board["method"])))
     for _, row in board.iterrows():
         m, look = row["method"], data.look(row["method"])
@@ -94,6 +95,19 @@ def pareto(data: FigureData, width: float) -> Figure:
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
     return fig
+
+
+def _sizeless_on_top(ax: Axes, board: pd.DataFrame, xcol: str, ycol: str) -> pd.DataFrame:
+    """A front member without a size rank (a black box such as rf) is drawn, one rank above the
+    largest, on a dotted line that says so, instead of left out of the picture."""
+    missing = board[ycol].isna() & board[xcol].notna()
+    if not missing.any():
+        return board
+    top = (float(np.nanmax(board[ycol])) if board[ycol].notna().any() else 0.0) + 1.0
+    ax.axhline(top, color="#999999", linestyle=":", linewidth=0.7, zorder=0)
+    ax.annotate("no model size (black box)", (0, top), xycoords=("axes fraction", "data"), fontsize="x-small",
+                xytext=(2, 2), textcoords="offset points", color="#555555")  # fmt: skip
+    return board.assign(**{ycol: board[ycol].fillna(top)})
 
 
 def _fronts(fig: Figure, ax: Axes, board: pd.DataFrame, xcol: str, ycol: str, fcol: str, width: float) -> None:

@@ -47,6 +47,10 @@ class SuiteInput:
     ratings: pd.DataFrame | None = None
     agreement: pd.DataFrame | None = None
     features: dict[str, list[str]] = field(default_factory=dict)
+    #: with `srtui report --published`: the runs beside the published ones (the leaderboard and
+    #: figures read them) and the comparison's warnings, shown in the section
+    board_runs: pd.DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,7 @@ def _leaderboard(s: SuiteInput, data: FigureData) -> tuple[dict[str, Any], list[
 
 def _figures(data: FigureData, width: float) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
     from results.outputs.figures import FigureError, kinds, svg
+    from results.outputs.figures.sources import caveat_for
     from results.scoring import ScoreError
 
     drawn, skipped = [], []
@@ -127,7 +132,8 @@ def _figures(data: FigureData, width: float) -> tuple[list[tuple[str, str, str]]
             skipped.append((kind.name, visible(str(exc), one_line=True)))
             continue
         body = re.sub(r"<metadata>.*?</metadata>", "", text[text.index("<svg") :], count=1, flags=re.S)
-        drawn.append((kind.name, kind.summary, body))
+        caveat = caveat_for(kind, data)  # the reference profile's artefact, said beside the figure too
+        drawn.append((kind.name, kind.summary + (f" {caveat}" if caveat else ""), body))
     return drawn, skipped
 
 
@@ -146,8 +152,10 @@ def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> 
     from results.outputs.figures import FigureData
 
     # a suite run under several protocols is reported with each row's protocol in a footnote
-    data = FigureData(runs=s.runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement, allow_mixed=True)
+    runs = s.runs if s.board_runs is None else s.board_runs
+    data = FigureData(runs=runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement, allow_mixed=True)
     options, notes, tables = _leaderboard(s, data)
+    notes = [*(f"warning: {w}" for w in s.warnings), *notes]
     drawn, skipped = _figures(data, width)
     reviews = [(visible(name), [table(t, f) for t, f in tabs.items()]) for name, tabs in s.reviews]
     return Section(

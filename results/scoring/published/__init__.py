@@ -44,6 +44,8 @@ def score_published(
     pair = pairs(runs, size if isinstance(size, str) else None)
     if not pair.empty:
         tables["published_pairs"] = pair
+    if not merged.left_out.empty:
+        tables["left_out"] = merged.left_out
     result.tables = tables
     result.notes = [*result.notes, *merged.notes]
     result.warnings = [*result.warnings, *merged.warnings]

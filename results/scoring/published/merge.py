@@ -35,6 +35,8 @@ class Merged:
     sources: dict[str, str] = field(default_factory=dict)  # source label -> citation
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: datasets one side ran and the other did not, left out of every rank (``dataset``, ``left_out``)
+    left_out: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def rules_with_sources() -> tuple[str, ...]:
@@ -129,18 +131,52 @@ def merged_runs(
             merged.warnings += compare.differences(facts, pf.protocol, source.label, profile)
     pub = pd.concat(frames, ignore_index=True)
     if not runs.empty:
-        mine_tasks = set(runs["task"])
-        shared = len(mine_tasks & set(pub["task"]))
-        if shared < len(mine_tasks):
-            merged.warnings.append(
-                f"datasets: {shared} of this workspace's {len(mine_tasks)} task(s) are published datasets "
-                f"({pub['task'].nunique()} published); each dataset ranks only the methods that ran it"
-            )
+        runs, pub = _intersection(runs, pub, merged)
     mine = runs.assign(source=WORKSPACE) if not runs.empty else runs
     pub["method"] = _labels(pub, set(mine["method"]) if not mine.empty else set())
     out = normalise(pd.concat([mine, pub], ignore_index=True) if not mine.empty else pub)
     merged.runs = _fill_release_columns(out)
     return merged
+
+
+#: left-out datasets named in a warning line; the ``left_out`` table lists all of them
+SHOWN = 8
+
+
+def _intersection(runs: pd.DataFrame, pub: pd.DataFrame, merged: Merged) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both sides cut to the datasets both ran: every rank, median, front and figure is over the
+    same datasets. What is left out is said in one warning line and listed in ``left_out``; with
+    no dataset in common the published rows are left out (nothing compares like for like)."""
+    mine, published = set(runs["task"]), set(pub["task"])
+    shared = mine & published
+    only_pub, only_mine = sorted(published - shared), sorted(mine - shared)
+    merged.left_out = pd.DataFrame(
+        [(t, "published, not run here") for t in only_pub] + [(t, "run here, not published") for t in only_mine],
+        columns=["dataset", "left_out"],
+    )
+    if not shared:
+        merged.warnings.append(
+            f"datasets: none of this workspace's {len(mine)} task(s) is a published dataset; the published "
+            f"results ({len(published)} datasets) are left out: nothing to compare like for like"
+        )
+        return runs, pub.iloc[0:0]
+    if only_pub or only_mine:
+        parts = []
+        if only_pub:
+            parts.append(f"{len(only_pub)} published dataset(s) not run here ({_names(only_pub)})")
+        if only_mine:
+            parts.append(f"{len(only_mine)} task(s) of this workspace not published ({_names(only_mine)})")
+        merged.warnings.append(
+            f"datasets: ranks, medians and fronts are over the {len(shared)} dataset(s) both sides ran; "
+            f"left out: {'; '.join(parts)}"
+        )
+    return runs[runs["task"].isin(shared)], pub[pub["task"].isin(shared)]
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names[:SHOWN]) + (
+        f", ... ({len(names) - SHOWN} more: table left_out)" if len(names) > SHOWN else ""
+    )
 
 
 def _labels(pub: pd.DataFrame, workspace_methods: set[str]) -> list[str]:

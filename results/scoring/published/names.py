@@ -101,6 +101,15 @@ class Mapped:
     reason: str = ""
 
 
+#: published names that do not say what ran: each gets a footnote wherever it is drawn
+FOOTNOTES = {"Linear": "Linear = SGDRegressor (SRBench 2021's tuned SGD, renamed by its collating script)"}
+
+
+def footnotes(published: dict[str, str]) -> list[str]:
+    """The footnotes of the published names among ``published`` (method -> source label)."""
+    return [FOOTNOTES[m] for m in sorted(published) if m in FOOTNOTES]
+
+
 def clean_method(name: str) -> str:
     """SRBench's own clean-up of a method's name (collate_*.py, improving_names.py)."""
     out = name.strip().lstrip("*")
