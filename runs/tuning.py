@@ -142,6 +142,22 @@ class Search:
             for k in range(len(fps))
         }
 
+    def candidates_per_iteration(self) -> list[int]:
+        """How many candidates each iteration fits (a halving search keeps ceil(n / 3) each time)."""
+        out, n = [], len(self.grid)
+        for _ in self.folds:
+            out.append(n)
+            n = math.ceil(n / 3)
+        return out
+
+    def describe(self) -> str:
+        """One line for a plan: the search, its candidates and rows per iteration, its tuning jobs."""
+        per = self.candidates_per_iteration()
+        total = sum(n * len(fps) for n, fps in zip(per, self.folds))
+        its = ", ".join(f"{n} on {rows} rows" for n, rows in zip(per, self.rows))
+        what = f"{self.final.method} on {self.final.task} seed {self.final.seed}"
+        return f"tuning {what}: {self.protocol.search} search, {its}: {total} tuning jobs"
+
     def first_jobs(self) -> list[JobSpec]:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
 

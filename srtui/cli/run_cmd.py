@@ -106,7 +106,12 @@ def run(
     ] = None,
     method_dir: Annotated[
         list[Path] | None,
-        _opt("--method-dir", panel=PROTOCOL_PANEL, metavar="DIR", help="An SRBench method folder (repeatable)."),
+        _opt(
+            "--method-dir",
+            panel=PROTOCOL_PANEL,
+            metavar="DIR",
+            help="An SRBench method folder or 2021 NAME.py (repeatable).",
+        ),
     ] = None,
     tuned: Annotated[
         bool | None,
@@ -223,6 +228,8 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
         )
         forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
+    for search in plan.searches:
+        print(search.describe())
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 
