@@ -71,6 +71,7 @@ class RunRequest:
     jobs: int | None = None
     retry_failed: bool = False
     method_dirs: list[Path] = field(default_factory=list)
+    env: str | None = None  # the named environment the --method-dir methods run in (engine/methods/env_specs.py)
     #: how method folders run (SRBench's --tuned, -test, scaling); None: the suite's [srbench]
     srbench: dict[str, Any] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -137,6 +138,8 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     method_refs, notes = _folder_refs(req)
     methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
     loaded = _load_methods(methods, method_refs)
+    if req.env:
+        notes.append(_in_environment(req.env, loaded, method_refs))
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select(req.tasks, suite.tasks)
     context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
@@ -218,6 +221,23 @@ def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
         raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
     if n_seeds is not None and not 1 <= n_seeds <= MAX_SEEDS:
         raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
+
+
+def _in_environment(env: str, loaded: dict[str, Method], refs: dict[str, str]) -> str:
+    """Put the --method-dir methods into the named environment ``env``; a note saying so."""
+    from engine.methods.env_specs import get
+    from engine.methods.environments import MethodEnvironmentError
+
+    try:
+        spec = get(env)
+    except MethodEnvironmentError as exc:
+        raise RunError(f"--env: {exc}") from None
+    folders = [n for n in loaded if refs[n].startswith(registry.SRBENCH_PREFIX)]
+    if not folders:
+        raise RunError(f"--env {env}: no --method-dir method in this run to run in it")
+    for name in folders:
+        loaded[name].environment = spec.environment  # type: ignore[misc]  # this instance's, not the class's
+    return f"environment {env} for {', '.join(folders)} ({spec.source})"
 
 
 def _read_grids(

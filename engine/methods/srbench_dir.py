@@ -180,7 +180,9 @@ class SRBenchMethod(Method):
     def version(self) -> str:
         if not self.regressor_py.is_file():
             return "missing"
-        return f"{self.regressor_py.name}@" + hashlib.sha256(self.regressor_py.read_bytes()).hexdigest()[:12]
+        code = f"{self.regressor_py.name}@" + hashlib.sha256(self.regressor_py.read_bytes()).hexdigest()[:12]
+        env = self.environment  # srtui run --env NAME: its jobs are other jobs than this Python's
+        return code if env is None else f"{code} in environment {env.name}"
 
     # -- loading ------------------------------------------------------------------------------
     def module(self) -> Any:
@@ -231,7 +233,7 @@ class SRBenchMethod(Method):
         eval_kwargs = dict(getattr(mod, "eval_kwargs", {}) or {})
         use_df = ev.uses_dataframe(self.name, eval_kwargs)
         names = list(feature_names)
-        notes: dict[str, Any] = {"use_dataframe": use_df}
+        notes: dict[str, Any] = {"use_dataframe": use_df, "python": sys.executable}  # which environment ran it
 
         np.random.seed(seed)  # evaluate_model.py seeds the global generator first
         est = mod.est  # SRBench fits the module's own instance (a fresh worker process here)

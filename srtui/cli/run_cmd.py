@@ -113,6 +113,15 @@ def run(
             help="An SRBench method folder or 2021 NAME.py (repeatable).",
         ),
     ] = None,
+    env: Annotated[
+        str | None,
+        _opt(
+            "--env",
+            panel=PROTOCOL_PANEL,
+            metavar="NAME",
+            help="Run the --method-dir methods in this environment (srtui env list).",
+        ),
+    ] = None,
     tuned: Annotated[
         bool | None,
         _opt("--tuned/--untuned", panel=PROTOCOL_PANEL, help="Folders: use their _params.py (SRBench's --tuned)."),
@@ -183,6 +192,7 @@ def run(
         jobs=jobs,
         retry_failed=retry_failed,
         method_dirs=list(method_dir or []),
+        env=env,
         srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
         backend=backend,
         dask_scheduler=dask_scheduler,
