@@ -142,21 +142,34 @@ class Search:
             for k in range(len(fps))
         }
 
-    def candidates_per_iteration(self) -> list[int]:
-        """How many candidates each iteration fits (a halving search keeps ceil(n / 3) each time)."""
-        out, n = [], len(self.grid)
-        for _ in self.folds:
-            out.append(n)
-            n = math.ceil(n / 3)
+    def iteration_sizes(self) -> list[int]:
+        """The candidates of each iteration: every one in a grid search's single iteration; a
+        halving search keeps a third (rounded up) of them for the next (``halving_keep``)."""
+        sizes = [len(self.grid)]
+        for _ in self.folds[1:]:
+            sizes.append(math.ceil(sizes[-1] / 3))
+        return sizes
+
+    def expected_jobs(self) -> int:
+        """How many jobs this search runs: its tuning jobs and the final one."""
+        return sum(n * len(fps) for n, fps in zip(self.iteration_sizes(), self.folds)) + 1
+
+    def positions(self) -> dict[str, str]:
+        """Each tuning job's place in the search, as a progress line names it:
+        ``config 2/6 fold 3/5`` (and ``iteration 1/3`` in a halving search)."""
+        out = {}
+        for it, fps in enumerate(self.folds):
+            step = f" iteration {it + 1}/{len(self.folds)}" if len(self.folds) > 1 else ""
+            for c in range(len(self.grid)):
+                for k in range(len(fps)):
+                    out[self.job(c, it, k).job_id] = f"config {c + 1}/{len(self.grid)} fold {k + 1}/{len(fps)}{step}"
         return out
 
     def describe(self) -> str:
         """One line for a plan: the search, its candidates and rows per iteration, its tuning jobs."""
-        per = self.candidates_per_iteration()
-        total = sum(n * len(fps) for n, fps in zip(per, self.folds))
-        its = ", ".join(f"{n} on {rows} rows" for n, rows in zip(per, self.rows))
+        its = ", ".join(f"{n} on {rows} rows" for n, rows in zip(self.iteration_sizes(), self.rows))
         what = f"{self.final.method} on {self.final.task} seed {self.final.seed}"
-        return f"tuning {what}: {self.protocol.search} search, {its}: {total} tuning jobs"
+        return f"tuning {what}: {self.protocol.search} search, {its}: {self.expected_jobs() - 1} tuning jobs"
 
     def first_jobs(self) -> list[JobSpec]:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
