@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,7 +22,7 @@ def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-read
     """Each environment: ready or not, where, what it reproduces, what the source left unpinned."""
     from engine.methods.env_specs import SPECS
 
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": name,
             "ready": spec.environment.ready(),
