@@ -28,6 +28,7 @@ from engine.backends.base import (
     interleave,
     usable_cores,
 )
+from engine.process import phases
 from engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
 from engine.spec import JobSpec
 from engine.task_files import TASK_FILES
@@ -166,6 +167,7 @@ class LocalBackend:
         data_cache: DataCache,
         on_change: Callable[[], None] | None,
     ) -> None:
+        phases.begin()
         if not sink.claim(job, now_iso(), os.uname().nodename):
             with state.lock:
                 state.total -= 1  # another driver runs it
@@ -175,9 +177,12 @@ class LocalBackend:
         if on_change:
             on_change()
         scratch = self.scratch_root / f"{job.job_id}-a{job.attempt}"
+        phases.mark("claimed")
         try:
+            payload = own_data(job)
+            phases.mark("task file checked")
             outcome = run_job(
-                own_data(job),
+                payload,
                 scratch,
                 core=core,
                 cancel=cancel,
@@ -200,4 +205,6 @@ class LocalBackend:
         finally:
             with contextlib.suppress(OSError):
                 remove_tree(scratch)  # whatever the job left there (a disk filled, links, FIFOs)
+            phases.mark("scratch removed")
         finish_job(job, outcome, sink, state, data_cache, on_change)
+        phases.end(job.job_id)

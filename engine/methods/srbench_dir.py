@@ -99,7 +99,7 @@ def _literal_flags(node: Any) -> dict[str, bool]:
     }
 
 
-def _import_paths(folder: Path) -> list[str]:
+def import_paths(folder: Path) -> list[str]:
     """The folder itself, then SRBench's ``experiment/`` when the folder sits in a checkout of it
     (evaluate_model.py runs from there), then srtui's stand-ins, last, so the real ones win."""
     paths = [str(folder)]
@@ -145,7 +145,7 @@ class SRBenchMethod(Method):
         ok, why = self.availability()
         if not ok:
             raise SRBenchError(f"not an SRBench method folder: {why}")
-        for i, entry in enumerate(_import_paths(self.path)):
+        for i, entry in enumerate(import_paths(self.path)):
             if entry not in sys.path:
                 sys.path.insert(i, entry)
         if str(SUPPORT_DIR) not in sys.path:
