@@ -26,6 +26,8 @@ from pathlib import Path
 
 #: libraries whose import is fork-safe (no thread, no process-wide handle a child would share)
 KNOWN_FORK_SAFE = ("numpy", "scipy", "sklearn", "pandas", "sympy")
+#: srtui's own engine, which every server and worker imports: neither a library nor pre-imported
+SERVER_OWN = ("engine",)
 #: bounds on what is read: files followed through the folder, bytes of each, modules pre-imported
 MAX_FILES = 64
 MAX_SOURCE = 1 << 20
@@ -50,7 +52,7 @@ def plan_folder(folder: Path, search: list[Path] | None = None) -> ForkPlan:
     """The fork plan of an SRBench method folder; ``search``: further directories its imports
     may resolve to (its SRBench checkout's experiment/, srtui's stand-ins), read like its own."""
     roots = [folder, *(search or [])]
-    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    stdlib = set(sys.stdlib_module_names) | {"__future__", *SERVER_OWN}
     shadowed = [lib for lib in KNOWN_FORK_SAFE if _local(lib, roots[:1]) is not None]
     if shadowed:
         return ForkPlan(why_not=f"its own {shadowed[0]} would shadow the library a fork server pre-imports")
@@ -74,8 +76,9 @@ def plan_folder(folder: Path, search: list[Path] | None = None) -> ForkPlan:
                 todo.append(own)
             elif name.startswith("."):
                 continue  # a name of the folder's package that is not a module of its own
-            elif top in KNOWN_FORK_SAFE and not name.rpartition(".")[2][:1].isupper():  # not a class
-                modules.add(name)
+            elif top in KNOWN_FORK_SAFE:
+                if not name.rpartition(".")[2][:1].isupper():  # a class is no module
+                    modules.add(name)
             elif top not in stdlib:
                 unknown.add(top)
     if unknown:
