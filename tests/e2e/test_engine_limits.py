@@ -129,11 +129,11 @@ def test_crash_records_the_signal(workspace: Path, contained_launcher: str) -> N
     assert logs and b"raising signal" in logs[0].read_bytes()
 
 
-def test_bad_model_is_never_evaluated(workspace: Path, tmp_path: Path, contained_launcher: str) -> None:
+def test_bad_model_is_never_evaluated(workspace: Path, tmp_path: Path, launcher: str) -> None:
     proc = srtui(
         "run",
         "--launcher",
-        contained_launcher,
+        launcher,
         "smoke",
         "--methods",
         "probe-badmodel",

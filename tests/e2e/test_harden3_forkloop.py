@@ -60,7 +60,7 @@ def test_a_fork_loop_ends_with_its_job_and_leaves_no_zombies(
     env.pop("SRTUI_WORKSPACE", None)
     args = ["run", "--launcher", contained_launcher, "--jobs", "1", str(suite), "--workspace", str(workspace)]
     driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", *args],
+        [sys.executable, "-m", "srtui", *as_launched(args)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -71,6 +71,7 @@ def test_a_fork_loop_ends_with_its_job_and_leaves_no_zombies(
         while not _beat(beat) and time.monotonic() < started + 60:
             time.sleep(0.05)
         assert _beat(beat), "the fork loop never started"
+        started = time.monotonic()  # the loop's own clock (its server's start-up left out)
         query = "SELECT status FROM jobs WHERE method = 'probe-forkloop'"
         while time.monotonic() < started + 60:
             if [r for r in poll_db(workspace, query) if r[0] not in ("pending", "running")]:
