@@ -117,7 +117,20 @@ def missing_before_run(names: Iterable[str], context: TaskContext, command: str)
     missing = plan(files, context).missing
     if not missing:
         return None
-    return (
+    line = (
         f"{len(missing)} of the {len(files)} data files this run reads are missing (e.g. {missing[0].rel}); "
         f"fetch them first: {command} (or add --to DIR on a machine with internet, then run with --data-dir DIR)"
     )
+    return line + _where_looked(missing[0], context)
+
+
+def _where_looked(remote: RemoteFile, context: TaskContext) -> str:
+    """For a --data-dir that lacks a file: the layouts srtui reads under it, and a copy of the file
+    lying in the folder itself (a flat folder), which is not one of them."""
+    if context.data_dir is None:
+        return ""
+    base = Path(context.data_dir)
+    layouts = " or ".join(str(base / rel) for rel in remote.layouts)
+    flat = base / Path(remote.rel).name
+    found = f"; {flat} is there, but a flat folder is none of these layouts" if flat.is_file() else ""
+    return f"; under --data-dir srtui reads {layouts}{found}"

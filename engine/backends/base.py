@@ -129,7 +129,7 @@ class RunState:
     failure: str | None = None
     #: jobs whose outcome could not be recorded even as an error (the run then exits non-zero)
     unrecorded: list[str] = field(default_factory=list)
-    #: jobs whose metrics are computed / queued in this run (results.metrics_tasks), and their ETA
+    #: jobs whose metrics are computed / queued in this run (results.metrics.tasks), and their ETA
     metrics_done: int = 0
     metrics_total: int = 0
     metrics_eta_s: float | None = None
