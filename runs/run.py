@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, usable_cores
+from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, settle, usable_cores
 from engine.errors import SrtuiError
 from engine.methods import registry
 from engine.methods.base import Method
@@ -440,6 +440,8 @@ def _drive(
             if on_metrics and feed.done:
                 on_metrics(f"metrics of {feed.done} job(s) computed in the run's slots")
     finally:
+        if not cancel.is_set():
+            settle(sink, state)  # a job still marked running is recorded, never left `running`
         if feed is not None:
             feed.close()
         _end_run(plan, store, run_id, state, cancel, failed)
