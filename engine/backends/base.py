@@ -34,6 +34,13 @@ class BackendError(SrtuiError, ValueError):
     """A backend that cannot be set up or goes down; one line for the CLI."""
 
 
+class ClusterLost(BackendError):
+    """The cluster's scheduler went away mid-run: its running jobs are recorded ``lost`` (run
+    again by the next run) and the run ends in one line with exit code 3."""
+
+    exit_code = 3
+
+
 @dataclass
 class BackendOptions:
     kind: str = "local"

@@ -48,17 +48,17 @@ class ForkPlan:
         return self.why_not is None
 
 
-def plan_folder(folder: Path, search: list[Path] | None = None) -> ForkPlan:
-    """The fork plan of an SRBench method folder; ``search``: further directories its imports
-    may resolve to (its SRBench checkout's experiment/, srtui's stand-ins), read like its own."""
-    roots = [folder, *(search or [])]
+def plan_folder(source: Path, roots: list[Path]) -> ForkPlan:
+    """The fork plan of a method's code: ``source`` (a folder's ``regressor.py``, or a 2021 method
+    file), ``roots`` the directories on its job's path (the folder itself, its SRBench checkout's
+    experiment/, srtui's stand-ins), where its imports of its own resolve and are read in turn."""
     stdlib = set(sys.stdlib_module_names) | {"__future__", *SERVER_OWN}
-    shadowed = [lib for lib in KNOWN_FORK_SAFE if _local(lib, roots[:1]) is not None]
+    shadowed = [lib for lib in KNOWN_FORK_SAFE if _local(lib, roots) is not None]
     if shadowed:
         return ForkPlan(why_not=f"its own {shadowed[0]} would shadow the library a fork server pre-imports")
-    todo, seen, modules, unknown = [folder / "regressor.py"], set(), set(), set()
-    if (folder / "_params.py").is_file():
-        todo.append(folder / "_params.py")
+    todo, seen, modules, unknown = [source], set(), set(), set()
+    if source.name == "regressor.py" and (source.parent / "_params.py").is_file():
+        todo.append(source.parent / "_params.py")
     while todo:
         path = todo.pop()
         if path in seen:
@@ -123,12 +123,15 @@ _SEP = "+"
 
 @functools.lru_cache(maxsize=256)
 def for_folder(path: str) -> ForkPlan:
-    """The plan of the folder at ``path`` (read once per driver), its imports followed through
-    the places SRBench's evaluate_model.py and srtui's stand-ins put on the job's path."""
+    """The plan of the method folder (or 2021 method file) at ``path``, read once per driver, its
+    imports followed through the places its job's path holds (engine.methods.srbench_dir)."""
     from engine.methods.srbench_dir import SUPPORT_DIR, import_paths
 
-    folder = Path(path)
-    return plan_folder(folder, [*(Path(p) for p in import_paths(folder)[1:]), SUPPORT_DIR])
+    given = Path(path)
+    single = given.suffix == ".py" and not given.is_dir()  # a 2021 method file
+    folder = given.parent if single else given
+    roots = [*(Path(p) for p in import_paths(folder, single)), SUPPORT_DIR]
+    return plan_folder(given if single else given / "regressor.py", roots)
 
 
 def folder_family(path: str) -> str:

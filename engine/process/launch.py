@@ -80,7 +80,7 @@ def choose_for_method(
         elif folders_fork_safe is not None:
             safe = folders_fork_safe
         else:
-            why_not = for_folder(str(method.path)).why_not
+            why_not = for_folder(str(method.regressor_py if method.single else method.path)).why_not
             safe = why_not is None
         out[name] = choose(requested, safe)
         if out[name] == "fork" and not safe:

@@ -23,7 +23,7 @@ def test_known_libraries_and_the_folders_own_modules_fork_with_their_pre_imports
             "inner.py": "import pandas\n",
         },
     )
-    plan = plan_folder(folder)
+    plan = plan_folder(folder / "regressor.py", [folder])
     assert plan.safe and plan.modules == ("numpy", "pandas", "scipy.optimize", "sklearn.linear_model")
     family = folder_family(str(folder))
     assert split_family(family) == ("engine.methods.srbench_dir", list(plan.modules))
@@ -31,11 +31,16 @@ def test_known_libraries_and_the_folders_own_modules_fork_with_their_pre_imports
 
 def test_unknown_libraries_shadowing_files_and_unreadable_code_are_exec_d(tmp_path: Path) -> None:
     torch = _folder(tmp_path / "a", {"regressor.py": "def fit():\n    import torch\n"})
-    assert plan_folder(torch).why_not == "it imports torch, not known fork-safe"
+    assert plan_folder(torch / "regressor.py", [torch]).why_not == "it imports torch, not known fork-safe"
     shadow = _folder(tmp_path / "b", {"regressor.py": "import numpy\n", "numpy.py": ""})
-    assert "own numpy would shadow" in (plan_folder(shadow).why_not or "")
+    assert "own numpy would shadow" in (plan_folder(shadow / "regressor.py", [shadow]).why_not or "")
     broken = _folder(tmp_path / "c", {"regressor.py": "def (:\n"})
-    assert plan_folder(broken).why_not == "regressor.py cannot be read as Python"
+    assert plan_folder(broken / "regressor.py", [broken]).why_not == "regressor.py cannot be read as Python"
+
+
+def test_a_2021_method_file_is_read_as_its_own_source(tmp_path: Path) -> None:
+    methods = _folder(tmp_path / "experiment" / "methods", {"KernelRidge.py": "from sklearn import kernel_ridge\n"})
+    assert split_family(folder_family(str(methods / "KernelRidge.py")))[1] == ["sklearn", "sklearn.kernel_ridge"]
 
 
 def test_a_family_never_names_a_module_outside_the_known_libraries() -> None:
