@@ -37,27 +37,28 @@ EXPRESSION_METRICS = (
 )
 
 
-#: the stored metrics (results.metrics.compute) in words; any other name is shown with spaces for "_"
-METRIC_LABELS = {
+#: the stored metrics (results.metrics.compute) in words, besides the declared expression metrics
+#: own labels (results/metrics/declared/); any other name is shown with spaces for "_"
+_LABELS = {
     "constant_model": "constant model",
     "diversity": "diversity (entropy of node labels)",
-    "feature_absence": "features not used",
     "isclose_acc": "share of predictions close to truth",
     "nmse_test": "NMSE test",
     "nmse_train": "NMSE train",
     "r2_test_3": "R² test (3 decimals)",
-    "simplicity": "simplicity (-log5 size, simplified)",
     "simplicity_unsimplified": "simplicity (-log5 size)",
-    "size": "size (nodes)",
-    "size_simplified": "size after simplify (nodes)",
-    "symbolic_solution": "symbolic solution",
-    "ted_norm": "tree edit distance to truth (normalised)",
     "solved_r2_095": "solved (R² > 0.95)",
     "solved_r2_099": "solved (R² > 0.99)",
     "solved_r2_0999": "solved (R² > 0.999)",
     "mse_train": "MSE train",
     "mae_train": "MAE train",
 }
+
+
+def metric_label(name: str) -> str:
+    from results.metrics.declare import labels
+
+    return labels().get(name) or _LABELS.get(name) or name.replace("_", " ")
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
     for name, value, detail in stored_metrics(reader, job_id):
         if name in shown or name.startswith("_"):
             continue  # the job's own columns above; "_version" is bookkeeping
-        label = METRIC_LABELS.get(name, name.replace("_", " "))
+        label = metric_label(name)
         metrics.append((label, _fmt(value) + (f"  ({detail})" if detail else "")))
     pareto: tuple[dict[str, Any], ...] = ()
     if job.get("pareto"):
