@@ -39,8 +39,10 @@ def write(docs: Path) -> None:
     for marker, (page, table) in _tables().items():
         path = docs / page
         text = path.read_text(encoding="utf-8")
-        body = table()
-        path.write_text(_block(marker).sub(lambda m: m[1] + body + m[3], text), encoding="utf-8")
+        found = _block(marker).search(text)
+        if found is not None:
+            text = text[: found.start(2)] + table() + text[found.end(2) :]
+        path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
