@@ -96,6 +96,10 @@ def create(
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     task_list = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     items = _run(build_items, store, suite, task_list, select, include_baseline, say)
+    from reviews.blinding import item_tells, warnings
+
+    for line in warnings(item_tells(items)):  # before any expert sees an item
+        print(line, file=sys.stderr)
     expert_list = [e.strip() for e in experts.split(",") if e.strip()]
     info = _run(
         create_session,
