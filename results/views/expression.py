@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.pool import Bounded, render_timeout
 from engine.textsafe import safe_value
 from results.store.queries import Reader, job_metrics
 from results.views.jobs import DetailError, built_task, features_of, job_row
+
+if TYPE_CHECKING:
+    from engine.expression import ParsedExpression
 
 #: at or above this many characters a model is shown as text, not pretty-printed
 PRETTY_MAX_CHARS = 1000
@@ -133,17 +136,24 @@ def simplified(text: str, features: tuple[str, ...], dialect: str = "python") ->
     return _bounded("simplify", text, features, dialect)
 
 
+def _parsed(text: str, features: tuple[str, ...], dialect: str) -> ParsedExpression | Rendered:
+    """The model read by the one safe parser, or the ``Rendered`` error saying why it cannot be."""
+    from engine.expression import ExpressionError, parse_expression
+
+    try:
+        return parse_expression(text, features, dialect or "python")
+    except ExpressionError as exc:
+        return Rendered(text, error=str(exc))
+
+
 def render_forms(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
     """Parse with the one safe parser, then print 2-D (unicode and ASCII), LaTeX and plain.
     Unbounded on hostile input: called through ``render`` only."""
     import sympy as sp
 
-    from engine.expression import ExpressionError, parse_expression
-
-    try:
-        parsed = parse_expression(text, features, dialect or "python")
-    except ExpressionError as exc:
-        return Rendered(text, error=str(exc))
+    parsed = _parsed(text, features, dialect)
+    if isinstance(parsed, Rendered):
+        return parsed
     if parsed.expr is None:
         return Rendered(text, error=f"too large to parse ({len(text)} characters)")
     latex = sp.latex(parsed.expr)
@@ -178,12 +188,9 @@ def simplified_forms(text: str, features: tuple[str, ...], dialect: str = "pytho
     Unbounded on hostile input: called through ``simplified`` only."""
     import sympy as sp
 
-    from engine.expression import ExpressionError, parse_expression
-
-    try:
-        parsed = parse_expression(text, features, dialect or "python")
-    except ExpressionError as exc:
-        return Rendered(text, error=str(exc))
+    parsed = _parsed(text, features, dialect)
+    if isinstance(parsed, Rendered):
+        return parsed
     if parsed.expr is None or (parsed.n_nodes or 0) > SIMPLIFY_MAX_NODES:
         return Rendered(text, error=f"too large to simplify here (more than {SIMPLIFY_MAX_NODES} nodes)")
     expr = round_numbers(sp.simplify(round_numbers(parsed.expr)))
