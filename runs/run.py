@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, usable_cores
+from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, settle, usable_cores
 from engine.errors import SrtuiError
 from engine.methods import registry
 from engine.methods.base import Method
@@ -381,7 +381,10 @@ def _drive(
     lost, _ = recover(store)
     settled = settled_tuning_jobs(plan.searches, store.scores) if req.retry_failed else set()
     todo = _todo(plan, store, plan.specs, req.retry_failed, settled)
-    state = RunState(total=len(todo))
+    # a search's later jobs (halving iterations, the final fit) are counted from the start, so the
+    # progress counter's total holds still as they are planned
+    ahead = max(0, sum(s.expected_jobs() - len(s.first_jobs()) for s in plan.searches))
+    state = RunState(total=len(todo) + ahead)
     planned, queued = len(plan.specs), len(todo)
     run_id = store.begin_run(
         plan.suite.name, tree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
@@ -405,8 +408,11 @@ def _drive(
                 todo = _todo(plan, store, new, req.retry_failed, settled)
                 planned, queued = planned + len(new), queued + len(todo)
                 store.add_queued(run_id, len(todo))
-                with state.lock:
-                    state.total += len(todo)
+                with state.lock:  # counted ahead: only those already done (a resumed run) come off
+                    state.total += len(todo) - min(len(new), ahead)
+                    ahead -= min(len(new), ahead)
+            with state.lock:  # what was counted ahead and never came (a search that ended early)
+                state.total -= ahead
             if feed is not None and feed.pending and not cancel.is_set() and state.failure is None:
                 backend.run([], sink, state, cancel, force, on_change, feed)  # the metrics still queued
         except BackendError:
@@ -417,6 +423,8 @@ def _drive(
             if on_metrics and feed.done:
                 on_metrics(f"metrics of {feed.done} job(s) computed in the run's slots")
     finally:
+        if not cancel.is_set():
+            settle(sink, state)  # a job still marked running is recorded, never left `running`
         if feed is not None:
             feed.close()
         _end_run(plan, store, run_id, state, cancel, failed)

@@ -49,8 +49,10 @@ if TYPE_CHECKING:
 #: 2022 and 2.0 keep the unsimplified model as their code does; 4: 2.0's verdict is its published
 #: pipeline's (assess + collate, 2021's code), evaluation.py's a variant, both with 2.0's truth reading;
 #: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
-#: diversity); each declared metric's own version (results/metrics/declared/) is added to it
-METRICS_VERSION = 5 + version_offset()
+#: diversity; 6: each deadline counts the metric worker's CPU time, with a wall-clock backstop
+#: (engine.pool), so a model that ran out of a busy machine's wall clock gets its values); each
+#: declared metric's own version (results/metrics/declared/) is added to it
+METRICS_VERSION = 6 + version_offset()
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
 BATCH = 2_000
 _HOST = os.uname().nodename

@@ -1,8 +1,9 @@
 """Expression metrics of many models at once: cached by (expression hash, truth hash, operation),
 the misses computed by a :class:`engine.pool.TimedPool`, one task (and one deadline) per model.
 
-A timeout is a result too: it is cached with the deadline it had, so a rescore with a longer
-deadline tries again and one with the same deadline does not.
+A timeout is a result too: it is cached with the deadline (of CPU time, engine.pool) it had, so a
+rescore with a longer deadline tries again and one with the same deadline does not; one ended by
+the pool's wall-clock backstop (a starved worker) is cached with deadline 0, so every pass tries again.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from engine.pool import TimedPool
+from engine.pool import WALL_LIMIT, TimedPool
 from results.metrics import expr_metrics as em
 from results.metrics.declare import by_name, defaults, version_offset
 from results.metrics.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
@@ -190,6 +191,8 @@ def _run(
     try:
         for r in pool.run(tasks):
             ks = groups[str(r.key)]
+            # a task the wall-clock backstop ended (a starved worker) is cached as due again
+            deadline = 0.0 if r.limit == WALL_LIMIT else pool_args["timeout"]
             if r.status == "ok":
                 results = r.value["results"]
             else:  # the whole task timed out or crashed: so did each of its operations
@@ -203,7 +206,7 @@ def _run(
                 stats.computed += 1
                 stats.timeouts += status == "timeout"
                 stats.errors += status in ("error", "crashed")
-                new.append((k, ops[k][0], status, value, pool_args["timeout"], seconds))
+                new.append((k, ops[k][0], status, value, deadline, seconds))
             if len(new) >= 200:
                 cache.put_many(new)
                 new = []

@@ -277,8 +277,9 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
 #: results/metrics/declared/, is added to it: results.metrics.declare.version_offset); bump
 #: results.metrics.compute.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
 #: jobs (4: protected operators are one node of srtui's exact tree: the cached diversity of
-#: gplearn models changes)
-DEFINITION_VERSION = 4
+#: gplearn models changes; 5: a deadline counts the worker's CPU time, engine.pool: the cached
+#: timeouts of wall-clock deadlines are computed again)
+DEFINITION_VERSION = 5
 #: what the metrics table stores per release (``<release>.<metric>``) is declared with each metric
 #: (results.metrics.declare.stored); corrected variants add ``:corrected`` to the name, a named
 #: variant of the reference ``:<variant>`` (``VARIANTS``). The CLI shows every metric of every release.

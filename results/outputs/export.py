@@ -2,7 +2,9 @@
 
 Every output carries the rule's name, its profile (reference or corrected, for the rules of a
 published release), its options and srtui's version (comment lines in CSV and LaTeX, a heading in
-Markdown, fields in JSON). LaTeX and Markdown are written column-wise here
+Markdown, fields in JSON). CSV written to files (``csv_files``) is plain, one table a file that
+``pandas.read_csv`` reads as it is, with that provenance in a sidecar ``NAME.meta.json``.
+LaTeX and Markdown are written column-wise here
 because pandas' ``to_latex``/``to_markdown`` take 30 s / 15 s for 100,000 rows (the export target
 is under 10 s); CSV and JSON use pandas.
 """
@@ -20,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import SrtuiError, did_you_mean
-from engine.textsafe import csv_cell, visible
+from engine.textsafe import csv_cell, encodable, visible
 from results.scoring.base import Score
 
 FORMATS = ("table", "csv", "md", "latex", "json")
@@ -177,8 +179,7 @@ def render_tables(
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)}){did_you_mean(fmt, FORMATS)}")
     meta = _meta(rule, options or {})
-    if notes:
-        meta["notes"] = list(notes)
+    meta["notes"] = list(notes or [])  # always there, empty or not: a reader's code needs no guard
     if warnings:
         meta["warnings"] = list(warnings)
     if sources:
@@ -232,6 +233,47 @@ def _render(tables: dict[str, pd.DataFrame], fmt: str, meta: dict[str, Any], not
     for name, df in tables.items():
         parts.append(f"\n{name}\n{df.to_string(index=False, float_format=lambda v: f'{v:.4g}', na_rep='--')}")
     return "\n".join(parts) + "\n"
+
+
+def csv_files(
+    name: str,
+    tables: dict[str, pd.DataFrame],
+    rule: str,
+    options: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
+    *,
+    raw: bool = False,
+    warnings: list[str] | None = None,
+    sources: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """File name -> text: the first table as ``NAME.csv``, each other as ``NAME.TABLE.csv``, all
+    plain CSV (a header, then rows; no comment lines), and ``NAME.meta.json``: the rule, profile,
+    options, notes, warnings, published sources, srtui's version and which file holds which table."""
+    meta = _meta(rule, options or {})
+    meta.update(notes=list(notes or []), warnings=list(warnings or []), sources=dict(sources or {}))
+    cell = lambda v: csv_cell(v, raw=raw)  # noqa: E731
+    files: dict[str, str] = {}
+    for i, (table, df) in enumerate(tables.items()):
+        file = f"{name}.csv" if i == 0 else f"{name}.{visible(table, one_line=True)}.csv"
+        buf = io.StringIO()
+        _safe_text(df, cell).to_csv(buf, index=False, float_format="%.10g")
+        files[file] = buf.getvalue()
+    meta["tables"] = {visible(t, one_line=True): f for t, f in zip(tables, files)}
+    files[f"{name}.meta.json"] = json.dumps(encodable(meta), indent=1, default=str) + "\n"
+    return files
+
+
+def score_csv_files(name: str, score: Score, *, raw: bool = False) -> dict[str, str]:
+    return csv_files(
+        name,
+        score.tables,
+        score.rule,
+        score.options,
+        score.notes,
+        raw=raw,
+        warnings=score.warnings,
+        sources=score.sources,
+    )
 
 
 def render_score(score: Score, fmt: str, *, raw: bool = False) -> str:

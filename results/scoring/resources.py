@@ -20,6 +20,8 @@ J_PER_KWH = 3.6e6
 #: the columns of the jobs table that method_medians reads
 _JOB_COLUMNS = ("method", "energy_j", "energy_method", "fit_s")
 COLUMNS = ("method", "runs", "median_energy_kwh", "median_energy_j", "median_fit_s", "energy_method")
+#: `srtui results --summary`: per suite and method, accuracy first, then what a run cost
+SUMMARY_COLUMNS = ("suite", "method", "jobs", "ok", "median_r2_test", *COLUMNS[2:])
 
 
 def method_medians(runs: pd.DataFrame) -> pd.DataFrame:
@@ -47,6 +49,30 @@ def method_medians(runs: pd.DataFrame) -> pd.DataFrame:
     out["median_energy_kwh"] = out["median_energy_j"] / J_PER_KWH
     out = out.reset_index().sort_values(["median_energy_j", "method"], ascending=[False, True])
     return out[list(COLUMNS)].reset_index(drop=True)
+
+
+def suite_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per suite and method (suites apart: their tasks differ): its jobs, the finished
+    (``ok``) ones, their median test R2, then ``method_medians``' figures of a single run; the
+    methods of a suite by median R2, best first."""
+    parts = []
+    for suite, frame in runs.groupby("suite", sort=True):
+        ok = frame[frame["status"] == "ok"]
+        counts = pd.DataFrame(
+            {
+                "jobs": frame.groupby("method").size(),
+                "ok": ok.groupby("method").size(),
+                "median_r2_test": pd.to_numeric(ok["r2_test"]).groupby(ok["method"]).median(),
+            }
+        )
+        costs = method_medians(frame).drop(columns="runs").set_index("method")
+        table = counts.join(costs).rename_axis("method").reset_index()
+        table["ok"] = table["ok"].fillna(0).astype(int)
+        table = table.sort_values(["median_r2_test", "method"], ascending=[False, True], na_position="last")
+        parts.append(table.assign(suite=suite))
+    if not parts:
+        return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
+    return pd.concat(parts, ignore_index=True)[list(SUMMARY_COLUMNS)]
 
 
 def suite_method_medians(store: Store, suite: str) -> pd.DataFrame:

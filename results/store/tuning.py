@@ -73,7 +73,10 @@ def _candidate_text(candidate: dict[str, Any]) -> str:
     """A candidate's params and mean R2, and why each of its failed folds has no score."""
     failed = [f for f in candidate.get("failed") or [] if isinstance(f, dict)]
     why = ", ".join(f"fold {f.get('fold')}: {f.get('why')}" for f in failed)
-    return f"{_params(candidate.get('params'))} {_r2(candidate.get('mean_r2'))}" + (f" (failed {why})" if why else "")
+    nan = ", ".join(str(f) for f in candidate.get("nan_folds") or [])
+    mean = "mean R2 nan" if candidate.get("mean_nan") else _r2(candidate.get("mean_r2"))
+    text = f"{_params(candidate.get('params'))} {mean}" + (f" (failed {why})" if why else "")
+    return text + (f" (R2 nan on fold {nan}: one validation row)" if nan else "")
 
 
 def _params(params: Any) -> str:

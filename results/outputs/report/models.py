@@ -77,7 +77,9 @@ def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple
     if not models:
         return out
     timeout = render_timeout(RENDER_TIMEOUT_S)
-    with TimedPool(_render_one, timeout=timeout, mem_mb=2000, preload=("results.outputs.report.models",)) as pool:
+    # backstop=timeout: a report's reader waits in wall-clock time
+    preload = ("results.outputs.report.models",)
+    with TimedPool(_render_one, timeout=timeout, mem_mb=2000, preload=preload, backstop=timeout) as pool:
         for result in pool.run(enumerate(models)):
             i = int(result.key)  # type: ignore[call-overload]  # the keys are the indexes above
             if result.status == "ok":

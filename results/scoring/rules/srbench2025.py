@@ -118,6 +118,7 @@ def _reference(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.Dat
                 "method": method,
                 "auc": float(np.median(aucs)),
                 "seeds": len(aucs),
+                "datasets": int(frame["task"].nunique()),
                 **{f"P[R2>={x:g}]": float(np.interp(x, PUBLISHED_GRID, median_curve)) for x in xs},
             }
         )
@@ -159,7 +160,12 @@ def _corrected(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.Dat
     prof = pd.DataFrame({f"P[R2>={x:g}]": (best >= x).groupby(level="method").mean() for x in xs})
     # the exact area under x -> P[R2 >= x] on [0, 1] is the mean of R2 clipped to [0, 1]
     board = pd.DataFrame(
-        {"auc": best.clip(0.0, 1.0).groupby(level="method").mean(), "datasets": by_method.size()}
+        {
+            "auc": best.clip(0.0, 1.0).groupby(level="method").mean(),
+            # the same count columns as the reference profile's (a reader compares the two tables)
+            "seeds": runs.groupby("method")["seed"].nunique() if "seed" in runs.columns else 1,
+            "datasets": by_method.size(),
+        }
     ).join(prof)
     per_dataset = vals.clip(0.0, 1.0).groupby(keys).mean().rename("auc").reset_index()
     return board, per_dataset
