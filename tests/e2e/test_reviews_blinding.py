@@ -63,8 +63,8 @@ def _builtin() -> list[tuple[str, str, dict]]:
     methods = []
     for name in names():
         method = load(name)
-        if method.name in ("sgd-sklearn024",) or not method.availability()[0]:
-            continue
+        if method.environment is not None or not method.availability()[0]:
+            continue  # a method of its own environment fits in that interpreter, not in this process
         if name in OPTIONAL:
             continue
         methods.append((name, name, {}))
