@@ -167,6 +167,12 @@ class Search:
                     out[self.job(c, it, k).job_id] = f"config {c + 1}/{len(self.grid)} fold {k + 1}/{len(fps)}{step}"
         return out
 
+    def describe(self) -> str:
+        """One line for a plan: the search, its candidates and rows per iteration, its tuning jobs."""
+        its = ", ".join(f"{n} on {rows} rows" for n, rows in zip(self.iteration_sizes(), self.rows))
+        what = f"{self.final.method} on {self.final.task} seed {self.final.seed}"
+        return f"tuning {what}: {self.protocol.search} search, {its}: {self.expected_jobs() - 1} tuning jobs"
+
     def first_jobs(self) -> list[JobSpec]:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
 
@@ -316,8 +322,6 @@ def _untuned_why(method: Method, protocol: Protocol, grid: list[dict[str, Any]])
     """Why a protocol that tunes does not tune this method (empty: it does, or tunes nothing)."""
     if protocol.search is None or len(grid) >= 2:
         return ""
-    if getattr(method, "hyper_params_unreadable", False):
-        return "its hyper_params are not a literal srtui can read without running the folder; its defaults run"
     return "it has no hyper_params; its defaults run"
 
 
