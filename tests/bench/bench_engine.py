@@ -5,8 +5,9 @@
    Target: ratio <= 1.3.
 2. `srtui status --json` on a store of 100,000 job records (--runs N; --store DIR reuses a
    store, e.g. bench_tui.py's). Target: < 0.5 s.
-3. Launchers (with the phases of one forked job, engine/process/phases.py): 200 LinearRegression jobs on a small task, 2 slots, in one run: `srtui run
-   --launcher fork`, `--launcher exec`, and SRBench's evaluate_model.py-style floor (one
+3. Launchers: 200 LinearRegression jobs on a small task, 2 slots, in one run: `srtui run
+   --launcher fork` (with the phases of one forked job: engine/process/phases.py), `--launcher
+   exec`, and SRBench's evaluate_model.py-style floor (one
    `python -c "import numpy, sklearn.linear_model"` per job under `xargs -P 2`). Targets: fork
    <= 0.05 s per job of slot time beyond the fit, and >= 10x fewer seconds per job than exec.
 
