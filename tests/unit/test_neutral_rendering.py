@@ -145,3 +145,16 @@ def test_the_check_names_handwriting_and_content_and_never_the_method():
         Tell("number", "3 significant digits", ("a",), ("b",)),
         Tell("number", "integer", ("b",), ("a",)),
     ]
+
+
+def test_review_create_checks_the_frozen_items():
+    from reviews import FrozenItem
+    from reviews.blinding import item_tells
+
+    def item(method: str, plain: str, black_box: bool = False) -> FrozenItem:
+        return FrozenItem("t", method, {"plain": plain, "black_box": black_box, "features": list(FEATS)})
+
+    old = [item("gplearn", "pdiv(speed, mass)"), item("pyoperon", "speed/mass"), item("rf", "black-box", True)]
+    lines = warnings(item_tells(old))
+    assert lines and "'pdiv'" in lines[0] and "1 of 2 methods" in lines[0]
+    assert not warnings(item_tells([item("gplearn", "speed/mass"), item("pyoperon", "2*speed/mass")]))
