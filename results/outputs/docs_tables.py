@@ -17,8 +17,37 @@ def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
 
     return {
         "declared-metrics": ("scoring.md", metrics_table),
+        "scoring-rules": ("scoring.md", rules_table),
         "figure-kinds": ("figures.md", figures_table),
+        "built-in-methods": ("methods.md", methods_table),
     }
+
+
+def rules_table() -> str:
+    """Every scoring rule (``@rule``, results/scoring/rules/ and stats): what `srtui score --list` shows."""
+    from results.scoring import RULES
+
+    rows = ["| rule | release | options (default) | what it scores |", "| --- | --- | --- | --- |"]
+    for rule in RULES.values():
+        options = ", ".join(f"`{k}` ({v[0]})" for k, v in rule.options.items()) or "-"
+        rows.append(f"| `{rule.name}` | {rule.release or '-'} | {options} | {rule.summary.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
+def methods_table() -> str:
+    """Every built-in method of engine.methods.registry (no probes): what `srtui methods list` shows."""
+    from engine.methods import registry
+
+    rows = ["| method | family | time limit | install | licence |", "| --- | --- | --- | --- | --- |"]
+    for name in registry.names():
+        m = registry.load(name)
+        if m.environment is not None:
+            install = f"own environment (`srtui methods install {name}`)"
+        else:
+            install = "optional (`srtui methods install`)" if name in registry.OPTIONAL else "with srtui"
+        limit = "honours it" if m.honours_time_limit else "-"
+        rows.append(f"| `{name}` | {m.family} | {limit} | {install} | {m.licence.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
 
 
 def _block(marker: str) -> re.Pattern[str]:

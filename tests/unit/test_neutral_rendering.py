@@ -55,6 +55,8 @@ def test_one_model_in_every_dialect_is_one_rendering():
         ("python", "pi*speed", "3.14*speed"),
         ("ffx", "0.34*max(0, 0.7265296225001675 - x1)", "0.340*max(0, 0.727 - mass)"),
         ("gplearn", "mul(-1.0, add(X0, X1))", "-mass - speed"),
+        ("gplearn", "add(div(X0, 0.000), log(0.0001))", "1"),  # protected at a constant: its value
+        ("gplearn", "mul(X0, inv(sub(X1, X1)))", "0"),
     ],
 )
 def test_protected_operators_and_spellings_read_as_the_plain_operation(dialect, text, expected):
