@@ -1,18 +1,21 @@
 """`srtui review ssh-setup --account`: what the expert account can execute, checked as that account.
 
-A real account (useradd) and a real sshd on 127.0.0.1. Two installs of srtui's interpreter, as
-docs/reviews.md lays out a shared one: a venv of the system's Python in a directory every account
-may enter (as under /opt), and the same venv under a 0700 directory (as a venv or pyenv under
-/root). ssh-setup refuses the second in one line naming the closed directory and both ways out,
-and sshd agrees: the line written by hand for it ends in "Permission denied", while the first
-one's key opens the rating screen as the account.
+A real account (useradd) and a real sshd on 127.0.0.1. Two installs of srtui's interpreter: the
+shared one docs/reviews.md lays out, a venv of the system's Python under /opt (a temporary
+directory there; its site-packages reach this test's, instead of a `pip install` of minutes),
+and the same venv under a 0700 directory (as a venv or pyenv under /root). ssh-setup refuses the
+second in one line naming the closed directory and both ways out, and sshd agrees: the line
+written by hand for it ends in "Permission denied", while the first one's key opens the rating
+screen as the account.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,15 +48,42 @@ def _venv(where: Path) -> Path:
     return where / "bin" / "python"
 
 
+def _end_processes_of(name: str) -> None:
+    """The account's processes (the rating screen sshd started for it) end, or are ended: else
+    userdel refuses and the account stays behind."""
+    try:
+        uid = pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return
+    deadline = time.monotonic() + 10
+    while True:
+        pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == uid]
+        if not pids:
+            return
+        if time.monotonic() > deadline:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+
+
+def _owner(proc: Path) -> int | None:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return None
+
+
 @pytest.fixture(scope="module")
 def setup():
     base = Path(tempfile.mkdtemp(prefix="srtui-account-", dir="/tmp"))
+    shared = Path(tempfile.mkdtemp(prefix="srtui-test-", dir="/opt" if os.access("/opt", os.W_OK) else "/tmp"))
     name = f"srtuix{uuid.uuid4().hex[:8]}"
     try:
         base.chmod(0o755)
-        (base / "open").mkdir(mode=0o755)
+        shared.chmod(0o755)  # the shared install of docs/reviews.md, as /opt/srtui
         (base / "closed").mkdir(mode=0o700)
-        pythons = {"open": _venv(base / "open" / "venv"), "closed": _venv(base / "closed" / "venv")}
+        pythons = {"open": _venv(shared / "srtui"), "closed": _venv(base / "closed" / "venv")}
         subprocess.run(["useradd", "--no-create-home", "-d", str(base), "-s", "/bin/sh", name], check=True)
         subprocess.run(["usermod", "-p", "*", name], check=True)  # unlocked, no password
         account = Account.named(name)
@@ -63,8 +93,10 @@ def setup():
         subprocess.run(["chown", "-R", f"{name}:", str(root)], check=True)
         yield base, name, root, pythons
     finally:
+        _end_processes_of(name)
         subprocess.run(["userdel", name], check=False, capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def _ssh_setup(python: Path, account: str, root: Path, key: str) -> subprocess.CompletedProcess:
