@@ -27,7 +27,7 @@ from engine.methods.base import Method
 from engine.methods.srbench_eval import OPTIONS_KEY
 from engine.names import quoted
 from engine.process import tree
-from engine.process.launch import LauncherError, choose_for_method, warm
+from engine.process.launch import LauncherError, choose_for_method, measure, warm
 from engine.process.supervise import JobPayload, now_iso
 from engine.protocols import get_protocol
 from engine.spec import JobSpec, Limits
@@ -184,16 +184,33 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     )
     plan.launchers = _launchers(suite, req, loaded, notes)
     plan.pythons = pythons
-    if write_data and kind == "local":  # servers import while the driver goes on planning
+    if write_data and kind == "local":
+        _measure_folders(plan, suite, req)
+        # the other servers import while the driver goes on planning
         warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork" and m not in plan.pythons])
     return plan
 
 
 def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> dict[str, str]:
     try:
-        return choose_for_method(req.launcher or suite.launcher, loaded, bool(suite.srbench.get("fork_safe")), notes)
+        return choose_for_method(req.launcher or suite.launcher, loaded, suite.srbench.get("fork_safe"), notes)
     except LauncherError as exc:
         raise RunError(str(exc)) from None
+
+
+def _measure_folders(plan: RunPlan, suite: Suite, req: RunRequest) -> None:
+    """The folders ``auto`` forks: their servers started now, and a folder whose server turns
+    out unusable (a thread after its imports) is exec'd, the plan saying why in one line."""
+    if (req.launcher or suite.launcher) != "auto" or suite.srbench.get("fork_safe") is not None:
+        return
+    folders = {
+        m: ref
+        for m, ref in plan.method_refs.items()
+        if ref.startswith(registry.SRBENCH_PREFIX) and plan.launchers.get(m) == "fork" and m not in plan.pythons
+    }
+    for name, why in sorted(measure(folders).items()):
+        plan.launchers[name] = "exec"
+        plan.notes.append(f"{name} runs exec'd: {why}")
 
 
 def _environments(loaded: dict[str, Method]) -> dict[str, dict[str, str]]:

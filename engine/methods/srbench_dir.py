@@ -137,7 +137,7 @@ def method_name(given: Path) -> str:
     return path.stem if path.suffix == ".py" and not path.is_dir() else path.name
 
 
-def _import_paths(folder: Path, single: bool = False) -> list[str]:
+def import_paths(folder: Path, single: bool = False) -> list[str]:
     """The folder itself (not for a 2021 method file: 2021 imported ``methods.NAME`` from
     ``experiment/``, so ``gplearn.py``'s ``from gplearn.genetic import ...`` finds the package, not
     itself), then SRBench's ``experiment/`` when the folder sits in a checkout of it
@@ -192,7 +192,7 @@ class SRBenchMethod(Method):
         ok, why = self.availability()
         if not ok:
             raise SRBenchError(f"not an SRBench method folder: {why}")
-        for i, entry in enumerate(_import_paths(self.path, self.single)):
+        for i, entry in enumerate(import_paths(self.path, self.single)):
             if entry not in sys.path:
                 sys.path.insert(i, entry)
         if str(SUPPORT_DIR) not in sys.path:
