@@ -206,9 +206,9 @@ def _measure_folders(plan: RunPlan, suite: Suite, req: RunRequest) -> None:
     folders = {
         m: ref
         for m, ref in plan.method_refs.items()
-        if ref.startswith(registry.SRBENCH_PREFIX) and plan.launchers.get(m) == "fork" and m not in plan.pythons
+        if ref.startswith(registry.SRBENCH_PREFIX) and plan.launchers.get(m) == "fork"
     }
-    for name, why in sorted(measure(folders).items()):
+    for name, why in sorted(measure(folders, plan.pythons).items()):
         plan.launchers[name] = "exec"
         plan.notes.append(f"{name} runs exec'd: {why}")
 

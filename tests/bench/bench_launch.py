@@ -180,7 +180,7 @@ def main() -> None:
             if part not in args.parts:
                 continue
             fork = run_case(tmp, part, method, n, "fork", extra)
-            exe = run_case(tmp, part, method, max(10, n // 3), "exec", extra)
+            exe = run_case(tmp, part, method, max(8, n // 4), "exec", extra)
             line = (
                 f"  {label}: fork {fork['per_job']:.4f} s/job ({1 / fork['per_job']:.1f} jobs/s), "
                 f"exec {exe['per_job']:.4f} s/job ({1 / exe['per_job']:.1f} jobs/s), "
