@@ -30,11 +30,27 @@ def two_suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rng = np.random.default_rng(1)
     for part, n in (("train", 60), ("test", 30)):
         x = rng.uniform(-1, 1, size=(n, 2))
-        pd.DataFrame({"x0": x[:, 0], "x1": x[:, 1], "y": 1.0 + x[:, 0] * x[:, 1]}).to_csv(root / f"{part}.csv", index=False)
-    srtui("tasks", "add", BLACKBOX, str(root / "train.csv"), "--test", str(root / "test.csv"), "--target", "y", "-w", str(ws), check=True)
+        pd.DataFrame({"x0": x[:, 0], "x1": x[:, 1], "y": 1.0 + x[:, 0] * x[:, 1]}).to_csv(
+            root / f"{part}.csv", index=False
+        )
+    srtui(
+        "tasks",
+        "add",
+        BLACKBOX,
+        str(root / "train.csv"),
+        "--test",
+        str(root / "test.csv"),
+        "--target",
+        "y",
+        "-w",
+        str(ws),
+        check=True,
+    )
     for name, task, methods in (("a", "smoke-linear", '"linear", "ridge"'), ("b", BLACKBOX, '"ridge", "probe-noop"')):
         suite = root / f"{name}.toml"
-        suite.write_text(f'name = "{name}"\ntasks = ["{task}"]\nmethods = [{methods}]\nseeds = [1, 2]\nrule = "srbench2021"\n')
+        suite.write_text(
+            f'name = "{name}"\ntasks = ["{task}"]\nmethods = [{methods}]\nseeds = [1, 2]\nscoring = "srbench2021"\n'
+        )
         srtui("run", str(suite), "-w", str(ws), "-j", "2", check=True)
     return ws
 

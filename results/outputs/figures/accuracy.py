@@ -190,7 +190,7 @@ def solution_rate(data: FigureData, width: float) -> Figure:
             if r == 0:
                 ax.set_title(label(group))
             if g == 0:
-                ax.set_ylabel(textwrap.fill(name, 18))  # two panels' labels side by side never meet
+                ax.set_ylabel(textwrap.fill(name, 18 if width < 5 else 28))  # two panels' labels never meet
             if r == len(rates) - 1:
                 ax.set_xlabel("target noise")
     _method_legend(fig, data, methods)

@@ -183,7 +183,7 @@ def trust(data: FigureData, width: float) -> Figure:
     interval; a review session's agreement (Krippendorff's alpha, ICC(2,k)) in the title."""
     long = _ratings(data)
     order = long.groupby("method")["rating"].mean().sort_values(ascending=False).index.tolist()
-    fig = new_figure(width, 1.0 + 0.2 * len(order))
+    fig = new_figure(width, 1.0 + 0.2 * len(order) + (0.15 if width < 5 else 0.0))
     ax = fig.add_subplot()
     rng = np.random.default_rng(0)
     for i, m in enumerate(order):
@@ -199,7 +199,8 @@ def trust(data: FigureData, width: float) -> Figure:
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xlim(0.7, 5.3)
     ax.set_xticks([1, 2, 3, 4, 5])
-    ax.set_xlabel("trust rating (1 = no trust, 5 = full trust); mean and 95 % interval")
+    xlabel = "trust rating (1 = no trust, 5 = full trust); mean and 95 % interval"
+    ax.set_xlabel(textwrap.fill(xlabel, int(width * 15)))  # 8 pt: about 15 characters an inch
     ax.grid(axis="y", visible=False)
     ax.set_title(textwrap.fill(_agreement_line(data, long), int(width * 16)), fontsize=7)
     return fig
