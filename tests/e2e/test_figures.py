@@ -12,6 +12,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -364,7 +365,7 @@ def test_report_in_headless_chromium(smoke_ws, tmp_path):
     assert [e for e in page.log if e.get("level") in ("error", "warning")] == []
 
 
-def drawn_texts(fig) -> list[tuple[str, object]]:
+def drawn_texts(fig) -> list[tuple[str, Any]]:
     """(text, bounding box in pixels) of every text the figure draws: tick labels of hidden axes
     and ticks outside the view (matplotlib keeps them, undrawn) left out."""
     import matplotlib.text

@@ -143,9 +143,15 @@ def new_figure(width: float, height: float, layout: Literal["constrained"] | Non
 
 #: where a point's label may go, in points from the point: right-up first, then the other corners,
 #: then above and below, then the same twice as far (the first that overlaps nothing is taken)
-_PLACES = ((4, 2, "left", "bottom"), (4, -2, "left", "top"), (-4, 2, "right", "bottom"), (-4, -2, "right", "top"))
-_PLACES += ((0, 6, "center", "bottom"), (0, -6, "center", "top"))
-_PLACES += tuple((2 * dx, 3 * dy, ha, va) for dx, dy, ha, va in _PLACES)
+_NEAR: tuple[tuple[int, int, str, str], ...] = (
+    (4, 2, "left", "bottom"),
+    (4, -2, "left", "top"),
+    (-4, 2, "right", "bottom"),
+    (-4, -2, "right", "top"),
+    (0, 6, "center", "bottom"),
+    (0, -6, "center", "top"),
+)
+_PLACES = _NEAR + tuple((2 * dx, 3 * dy, ha, va) for dx, dy, ha, va in _NEAR)
 
 
 def annotate_points(ax: Any, points: list[tuple[float, float, str]], chars: int = 20) -> None:

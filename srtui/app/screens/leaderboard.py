@@ -158,6 +158,8 @@ class LeaderboardScreen(SectionScreen):
             self._show_info(self.board)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_notes":  # offered when the board has notes or protocol warnings
+            return self.board is not None and bool(self.board.notes or self.board.warnings)
         if action in ("toggle_profile", "toggle_published"):  # offered only where the rule has them
             rule = self.query_one("#board-rule", Select).value if self.is_mounted else None
             has = has_profiles if action == "toggle_profile" else has_published
