@@ -64,7 +64,7 @@ def test_board_with_published_rows_at_80x24(workspace: Path) -> None:
         keys("o")  # the rule selector, opened from the keyboard
         chooser = pane("srbench-groundtruth")
         time.sleep(2)  # the list takes the keys once it is drawn and focused (a busy machine is slow)
-        keys("Down", "Down")  # past the blank prompt to the first rule, srbench2021
+        keys("Down")  # from the blank prompt to the first rule, srbench2021
         time.sleep(1)
         keys("Enter")
         pane("mine by srbench2021")

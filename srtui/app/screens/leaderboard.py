@@ -150,7 +150,7 @@ class LeaderboardScreen(SectionScreen):
         """The rule selector, opened, from the keyboard (o)."""
         select = self.query_one("#board-rule", Select)
         select.focus()
-        select.expanded = True
+        select.action_show_overlay()  # as Enter on it does: the list takes the arrow keys
 
     def action_toggle_notes(self) -> None:
         self.notes_open = not self.notes_open
@@ -206,6 +206,12 @@ class LeaderboardScreen(SectionScreen):
             for line in b.warnings:
                 info.append(f"\nwarning: {visible(line, one_line=True)}", style="yellow")
         self.query_one("#board-info", Static).update(info)
+        box = self.query_one("#board-notes", VerticalScroll)
+        box.scroll_home(animate=False)
+        # its height follows the lines, wrapped (closed notes give theirs back; at most 8 rows)
+        room = max(20, (box.size.width or self.size.width or 80) - 4)
+        lines = sum(max(1, -(-len(line) // room)) for line in info.plain.split("\n"))
+        box.styles.height = min(8, lines + 1)  # + the padding line above
 
     @on(DataTable.RowHighlighted, "#board")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
