@@ -29,7 +29,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     tuned = false        # use each folder's _params.py (SRBench's --tuned)
     test = false         # apply each folder's eval_kwargs test_params (SRBench's -test)
     scaling = "reference"  # reference (scale X and y, SRBench 2.0's runs), folder, none
-    fork_safe = false    # the folders may be forked from a pre-imported server (launcher auto)
+    fork_safe = false    # override: fork the folders (true) or exec them (false); unset: measured
 
 Task names may be shell-style patterns (``"srbench2022-exact-*"``), expanded when the suite is
 read: over the built-in catalogue for built-in suites, and over the workspace's own tasks

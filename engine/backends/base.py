@@ -22,7 +22,8 @@ from typing import Any, Protocol
 
 from engine.errors import SrtuiError
 from engine.outcome_check import Checker, TaskArrays
-from engine.process.supervise import JobOutcome, JobPayload
+from engine.process import phases
+from engine.process.supervise import JobOutcome, JobPayload, now_iso
 from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
 from engine.task_files import TASK_FILES
@@ -31,6 +32,13 @@ from engine.textsafe import encodable, visible
 
 class BackendError(SrtuiError, ValueError):
     """A backend that cannot be set up or goes down; one line for the CLI."""
+
+
+class ClusterLost(BackendError):
+    """The cluster's scheduler went away mid-run: its running jobs are recorded ``lost`` (run
+    again by the next run) and the run ends in one line with exit code 3."""
+
+    exit_code = 3
 
 
 @dataclass
@@ -234,6 +242,55 @@ def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str
         return {}
 
 
+def fault(step: str) -> None:
+    """A failure a test injects at ``step`` of a slot's loop (``SRTUI_TEST_FAULT=step,...``), the
+    first time the step is reached in this process; nothing when the variable is not set."""
+    wanted = os.environ.get("SRTUI_TEST_FAULT")
+    if not wanted or step not in wanted.split(","):
+        return
+    with _FIRED_LOCK:
+        if step in _FIRED:
+            return
+        _FIRED.add(step)
+    raise RuntimeError(f"fault injected at {step}")
+
+
+_FIRED: set[str] = set()
+_FIRED_LOCK = threading.Lock()
+
+
+def failed_outcome(job: PlannedJob, why: str, status: str = "error") -> JobOutcome:
+    """The outcome of a job srtui could not run or finish (``why`` in one line)."""
+    now = now_iso()
+    return JobOutcome(
+        job.job_id,
+        job.attempt,
+        status,
+        os.uname().nodename,
+        now,
+        now,
+        0.0,
+        error=visible(encodable(why), one_line=True)[:500],
+    )
+
+
+def settle(sink: JobSink, state: RunState) -> None:
+    """Jobs a backend returned from with still marked running (a slot that ended with one, a
+    lost worker) are recorded as errors saying so: a run never ends with a job ``running``."""
+    with state.lock:
+        left = list(state.running.values())
+    for job, _ in left:
+        outcome = failed_outcome(job, "srtui ended the job's slot before recording it")
+        try:
+            status = _record(job, outcome, {}, sink, state)
+        except SinkError as exc:
+            state.fail(str(exc))
+            status = "interrupted"
+        with state.lock:
+            state.running.pop(job.job_id, None)
+            state.counts[status] += 1
+
+
 def finish_job(
     job: PlannedJob,
     outcome: JobOutcome,
@@ -244,10 +301,13 @@ def finish_job(
 ) -> None:
     """What every backend does with a returned outcome: score it, record it, count it.
     A sink that cannot record stops the run (state.failure) instead of killing the caller."""
+    fault("score")
     fields = evaluate(job, outcome, cache)
+    phases.mark("scored")
     status = outcome.status
     try:
         status = _record(job, outcome, fields, sink, state)
+        phases.mark("recorded")
     except SinkError as exc:
         state.fail(str(exc))
         if not exc.recorded:
@@ -267,6 +327,7 @@ def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sin
     (SinkError) is recorded as this job's error, its text made storable, and the slot goes on;
     a job that cannot be recorded even so is counted (the run then exits non-zero)."""
     try:
+        fault("record")
         sink.finished(job, outcome, fields)
         return outcome.status
     except SinkError:

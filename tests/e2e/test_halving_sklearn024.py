@@ -171,7 +171,7 @@ def test_results_tuning_says_nan_where_0_24_1_had_nan() -> None:
     from results.store.tuning import JobScore, summary_text
     from runs.tuning import _candidate
 
-    nan_folds = [0.5, 0.4, NAN, NAN, NAN]
+    nan_folds: list[float | None] = [0.5, 0.4, NAN, NAN, NAN]
     candidate = _candidate({"alpha": 1}, mean_scores([nan_folds], 0.0)[0], nan_folds, [JobScore("ok", 0.5)] * 5)
     assert candidate["mean_r2"] is None and candidate["mean_nan"] and candidate["nan_folds"] == [3, 4, 5]
     summary = {"protocol": "srbench2021", "search": "halving", "chosen": {"alpha": 1}}

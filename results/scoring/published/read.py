@@ -59,8 +59,8 @@ def locate(pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> 
 
     url = pf.url.replace(LFS_BASE, os.environ[MIRROR_ENV].rstrip("/") + "/") if os.environ.get(MIRROR_ENV) else pf.url
     remote = RemoteFile(pf.rel, url, sha256=pf.sha256 or None)
-    path, _ = find(remote, TaskContext(cache_dir=cache_dir, data_dir=data_dir))
-    return path
+    found, _ = find(remote, TaskContext(cache_dir=cache_dir, data_dir=data_dir))
+    return found.path
 
 
 def read_file(path: Path) -> pd.DataFrame:
