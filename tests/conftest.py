@@ -144,3 +144,8 @@ def srbench_folder(tmp_path: Path):
 def launcher(request) -> str:
     """Both job launchers (engine.process.launch): a test taking it runs once forked, once exec'd."""
     return request.param
+
+
+#: jobs run unsealed (engine.process.seal's fallback): for the tests of the fallback's own
+#: containment (escapees, fork loops, records), whose probes write host pids to a file of the test
+FALLBACK = {"SRTUI_ISOLATION": "fallback"}

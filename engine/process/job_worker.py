@@ -53,6 +53,15 @@ def _harden() -> None:
             pass  # the core left our allowed set (cpuset change): run unpinned, the driver notes it
 
 
+def enter(jobdir: str) -> str:
+    """The worker's limits, then the job's seal (engine.process.seal): before any of the
+    method's code, under either launcher. Returns the job's folder as the job sees it."""
+    _harden()
+    from engine.process import seal
+
+    return seal.enter(jobdir)
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     # no fsync: the driver reads the file on this host as soon as the worker exits (the page
     # cache serves it); after a host crash the job is re-run, never read from here
@@ -98,7 +107,7 @@ def run(jobdir_arg: str) -> int:
     spec = JobSpec.from_dict(job["spec"])
     params = dict(spec.params)
     option = scaling.pop_option(params)  # a protocol's scaling, not a method parameter
-    with np.load(job["data"], allow_pickle=False) as data:
+    with np.load(jobdir / job["data"], allow_pickle=False) as data:
         X_train, y_train, X_test = data["X_train"], data["y_train"], data["X_test"]
         feature_names = [str(n) for n in data["feature_names"]]
         scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
@@ -199,12 +208,14 @@ def _descendants(pid: int) -> list[int]:
 
 
 def main() -> None:
-    _harden()
     if len(sys.argv) != 2:
         print("usage: python -m engine.process.job_worker JOBDIR", file=sys.stderr)
         sys.exit(64)
+    jobdir = enter(sys.argv[1])
+    if jobdir != sys.argv[1] and sys.path:
+        sys.path[0] = jobdir  # `python -m` put the folder's outside name first
     try:
-        code = run(sys.argv[1])
+        code = run(jobdir)
     finally:
         _kill_descendants()
     sys.exit(code)
