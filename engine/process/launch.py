@@ -194,8 +194,11 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")  # noqa: SIM115 - lives as long as its server
+        from engine.process import seal
+
         server_env = dict(env)
         server_env[tree.TOKEN_ENV] = PLACEHOLDER
+        server_env[seal.SERVER_ENV] = seal.isolation().mode  # its jobs sealed: the server is their watchdog
         self.cwd = tempfile.gettempdir()
         try:
             self.proc = subprocess.Popen(
@@ -310,7 +313,9 @@ class ServerPool:
         a method environment's (``python``); None: exec instead."""
         from engine.process.supervise import THREAD_VARS
 
-        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python)
+        from engine.process.seal import isolation
+
+        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
         with self.lock:
             gate = self.starting.setdefault(key, threading.Lock())
         with gate:  # one start per family at a time; other slots wait for it

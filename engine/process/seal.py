@@ -177,6 +177,38 @@ def protect_driver() -> None:
     _c().prctl(4, 0, 0, 0, 0)
 
 
+# --- in a fork server -------------------------------------------------------------------------
+
+SERVER_ENV = "SRTUI_SEAL"  # a fork server's environment: "namespaces" when its jobs are sealed
+
+
+def server_start() -> int | None:
+    """First thing in a fork server whose jobs are sealed: an ordinary user's server enters a
+    user namespace of its own (its jobs then make their namespaces without a second fork);
+    returns a descriptor of its own PID namespace (``server_fork`` goes back to it), or None."""
+    if os.environ.get(SERVER_ENV) != "namespaces":
+        return None
+    try:
+        if os.geteuid() != 0:
+            uid, gid = os.getuid(), os.getgid()
+            _check(_c().unshare(ctypes.c_int(CLONE_NEWUSER)), "unshare")
+            _map_own_ids(uid, gid)
+        return os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None  # its jobs seal themselves with a fork of their own (``enter``)
+
+
+def server_fork(own_pid_ns: int | None) -> int:
+    """``os.fork``, the child made PID 1 of a new PID namespace where the server can (the job's
+    watchdog is then the server, outside it: one fork per job, as without sealing)."""
+    if own_pid_ns is None or _c().unshare(ctypes.c_int(CLONE_NEWPID)) != 0:
+        return os.fork()
+    pid = os.fork()
+    if pid != 0:
+        _check(_c().setns(own_pid_ns, CLONE_NEWPID), "setns")  # the next fork starts afresh
+    return pid
+
+
 # --- in the job's process ---------------------------------------------------------------------
 
 
@@ -191,25 +223,52 @@ def enter(jobdir: str) -> str:
         _limits(cfg)
         _lock_down()
         return jobdir
-    uid = JOB_UID_BASE + os.getpid() if os.geteuid() == 0 else None
-    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg.get("network") else CLONE_NEWNET)
+    root = os.geteuid() == 0
+    binds = _ro_paths([p for p in cfg.get("ro") or [] if isinstance(p, str)], jobdir)
+    flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg.get("network") else CLONE_NEWNET)
+    if os.getpid() == 1:  # forked by a server into a new PID namespace (``server_fork``)
+        uid = _job_uid(jobdir) if root else None
+        if uid is not None:
+            os.chown(jobdir, uid, uid)
+        _check(_c().unshare(ctypes.c_int(flags)), "unshare")  # root, or the server's user namespace
+        _build_root(jobdir, binds)
+        if uid is None:  # a user namespace of its own: its own count of processes (RLIMIT_NPROC)
+            _own_user_namespace()
+        _become_job(cfg, uid)
+        return JOB_ROOT
+    uid = _job_uid(jobdir) if root else None
     if uid is not None:
         os.chown(jobdir, uid, uid)  # its folder is the one place it writes
     else:
         flags |= CLONE_NEWUSER
-    real_uid, real_gid = os.getuid(), os.getgid()
-    _check(_c().unshare(ctypes.c_int(flags)), "unshare")
+    _check(_c().unshare(ctypes.c_int(flags | CLONE_NEWPID)), "unshare")
     if uid is None:
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{real_uid} {real_uid} 1")
-        _write("/proc/self/gid_map", f"{real_gid} {real_gid} 1")
-    binds = _ro_paths([p for p in cfg.get("ro") or [] if isinstance(p, str)], jobdir)
+        _map_own_ids()
     job = os.fork()
     if job == 0:  # PID 1 of the new namespace: it mounts its /proc while the old root is still there
         _build_root(jobdir, binds)
         _become_job(cfg, uid)
         return JOB_ROOT
     _watch(job, float(cfg.get("wall_s") or 0))
+
+
+def _job_uid(jobdir: str) -> int:
+    """Under root, the job's own uid: from its folder's inode (unique among live folders)."""
+    return JOB_UID_BASE + os.stat(jobdir).st_ino % (1 << 24)
+
+
+def _map_own_ids(uid: int | None = None, gid: int | None = None) -> None:
+    uid = os.getuid() if uid is None else uid
+    gid = os.getgid() if gid is None else gid
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def _own_user_namespace() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    _check(_c().unshare(ctypes.c_int(CLONE_NEWUSER)), "unshare a user namespace")
+    _map_own_ids(uid, gid)
 
 
 def _write(path: str, text: str) -> None:
@@ -224,7 +283,7 @@ def python_paths() -> list[str]:
     """The trees this interpreter imports from: its prefixes, its site-packages, srtui's engine."""
     import site
 
-    engine = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    engine = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # through an environment's link
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, engine}
     paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
     with contextlib.suppress(AttributeError):
@@ -268,6 +327,7 @@ def _build_root(jobdir: str, binds: list[str]) -> None:
     os.chdir(new)
     _pivot(".", ".")
     _check(_c().umount2(b".", MNT_DETACH), "umount the staging root")
+    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chdir(JOB_ROOT)
 
 
@@ -337,6 +397,7 @@ def _dev(new: str) -> None:
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1")):
         os.symlink(target, new + "/dev/" + name)
     os.symlink("/proc/self/fd/2", new + "/dev/stderr")
+    _mount(None, new + "/dev", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)  # no /dev/tty made either
 
 
 def _become_job(cfg: dict[str, Any], uid: int | None) -> None:
@@ -346,6 +407,7 @@ def _become_job(cfg: dict[str, Any], uid: int | None) -> None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)  # root to a uid of its own: every capability goes
+        _c().prctl(4, 1, 0, 0, 0)  # dumpable again: its own /proc/self (it is alone in its namespace)
     else:
         _drop_capabilities()
     # PID 1 ignores signals it has no handler for: the driver's SIGTERM at the time limit ends it

@@ -92,6 +92,8 @@ for p in glob.glob(WS + "/cache/tasks/*") + glob.glob(WS + "/cache/data/*") + gl
 return bool(done), done[:5]
 """,
     "plant_pid_record": """
+if not os.path.exists(WS + "/srtui.db"):
+    return False, "the workspace is not there to plant in"  # (its private /tmp may hold the path)
 try:
     os.makedirs(WS + "/cache/pids", exist_ok=True)
     with open(WS + "/cache/pids/planted", "w") as fh:
@@ -182,7 +184,7 @@ for d in glob.glob(WS + "/cache/jobs/*") + glob.glob("../*"):
 return bool(got), got[:5]
 """,
     "escape": """
-code = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)  # " + MARK
+code = chr(10).join(["import os, time", "if os.fork() == 0:", "    os.setsid()", "    time.sleep(600)  # " + MARK])
 import subprocess
 subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env={}).wait()
 return False, "left a setsid grandchild behind (the test looks for it)"
@@ -465,9 +467,24 @@ def test_hostile_folders_get_nothing(launcher: str, who: str, clean_results: dic
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_watchdog_kills_a_job_while_the_driver_is_stopped(tmp_path: Path) -> None:
+def _job_process(driver: int) -> psutil.Process | None:
+    """The job's root: the exec'd worker, or a fork server's child."""
+    for child in psutil.Process(driver).children(recursive=True):
+        try:
+            line = " ".join(child.cmdline())
+            parent = child.parent()
+            if "job_worker" in line or (parent is not None and "fork_server" in " ".join(parent.cmdline())):
+                return child
+        except psutil.Error:
+            continue
+    return None
+
+
+@pytest.mark.parametrize("launcher", ["fork", pytest.param("exec", marks=pytest.mark.slow)])
+def test_watchdog_kills_a_job_while_the_driver_is_stopped(tmp_path: Path, launcher: str) -> None:
     """SIGSTOP the driver while a job sleeps holding memory: the job's watchdog (outside its PID
-    namespace) still ends it at the wall limit plus grace, and RLIMIT_AS caps what it holds."""
+    namespace: its fork server, or the exec'd worker's first process) still ends it at the wall
+    limit plus grace, and RLIMIT_AS caps what it holds."""
     folder = tmp_path / "methods" / "hog"
     folder.mkdir(parents=True)
     (folder / "regressor.py").write_text(
@@ -488,18 +505,13 @@ def test_watchdog_kills_a_job_while_the_driver_is_stopped(tmp_path: Path) -> Non
     ws = tmp_path / "ws"
     cmd = [sys.executable, "-m", "srtui", "run", "smoke", "--methods", "hog", "--tasks", TASK]
     cmd += ["--method-dir", str(folder), "--workspace", str(ws), "--time-limit", "8", "--grace", "1"]
-    cmd += ["--mem-limit", "200", "--launcher", "exec", "--no-metrics"]
+    cmd += ["--mem-limit", "200", "--launcher", launcher, "--no-metrics"]
     driver = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         job = None
         deadline = time.monotonic() + 300
         while job is None and time.monotonic() < deadline:
-            for child in psutil.Process(driver.pid).children(recursive=True):
-                try:
-                    if "job_worker" in " ".join(child.cmdline()):
-                        job = child
-                except psutil.Error:
-                    continue
+            job = _job_process(driver.pid)
             time.sleep(0.2)
         assert job is not None, "the job did not start"
         job_tree = [job, *job.children(recursive=True)]
@@ -522,3 +534,22 @@ def test_watchdog_kills_a_job_while_the_driver_is_stopped(tmp_path: Path) -> Non
                 driver.kill()
     rows = [r for r in results_json(ws) if r["method"] == "hog"]
     assert rows and rows[0]["status"] in ("timeout", "oom", "crashed"), rows
+
+
+def test_fallback_is_said(tmp_path: Path) -> None:
+    """The capability report: one line in --dry-run; forcing the fallback is said there and as
+    a note of the run."""
+    from engine.process.seal import isolation
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "SRTUI_ISOLATION")}
+    args = [sys.executable, "-m", "srtui", "run", "smoke", "--dry-run", "--workspace", str(tmp_path / "ws")]
+    plain = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 0, plain.stderr
+    assert isolation().line in plain.stdout.splitlines()
+    forced = subprocess.run(
+        args, env={**env, "SRTUI_ISOLATION": "fallback"}, capture_output=True, text=True, timeout=300
+    )
+    assert forced.returncode == 0, forced.stderr
+    line = next(ln for ln in forced.stdout.splitlines() if ln.startswith("isolation: "))
+    assert line.startswith("isolation: fallback (SRTUI_ISOLATION=fallback)")
+    assert f"note: {line}" in forced.stderr
