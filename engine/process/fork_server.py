@@ -229,7 +229,6 @@ def main() -> None:
         print("usage: python -m engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
         sys.exit(64)
     from engine.process import tree
-
     from engine.process.seal import server_start
 
     tree.die_with_parent()  # the spawning thread lives as long as the driver

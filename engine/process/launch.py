@@ -311,9 +311,8 @@ class ServerPool:
     def server(self, family: str, env: dict[str, str], python: str | None = None) -> ForkServer | None:
         """The healthy server of ``family`` (started or replaced as needed) in this interpreter or
         a method environment's (``python``); None: exec instead."""
-        from engine.process.supervise import THREAD_VARS
-
         from engine.process.seal import isolation
+        from engine.process.supervise import THREAD_VARS
 
         key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
         with self.lock:
