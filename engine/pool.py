@@ -1,5 +1,11 @@
 """A process pool with a real per-task deadline: a worker that overruns is killed and replaced.
 
+The deadline counts the worker's own CPU time (user + system, polled from the kernel through
+psutil), so a result does not depend on the machine's load: the releases' wall-clock limits were a
+quiet machine's CPU time. A wall-clock backstop
+(``WALL_FACTOR`` deadlines, at least ``WALL_MIN_S``) still ends a worker that sleeps or is
+starved; :class:`TaskResult` says which limit ended a task.
+
 ``concurrent.futures`` cannot cancel a running task, and SIGALRM cannot interrupt sympy's C-level
 loops (nor work off the main thread), so each worker is a plain process fed through its own pipe;
 the parent waits on all pipes with the nearest deadline as timeout and ``kill``s a late worker.
@@ -23,6 +29,11 @@ from typing import Any
 
 #: memory cap of one worker (address space), so a runaway simplify cannot take the machine
 DEFAULT_MEM_MB = 4000
+#: the wall-clock backstop of a task: WALL_FACTOR deadlines (of CPU time), at least WALL_MIN_S
+#: seconds; a worker asleep, or starved to a few % of a core, still ends
+WALL_FACTOR, WALL_MIN_S = 10.0, 120.0
+#: ``TaskResult.limit`` of a task ended by its CPU-time deadline / by the wall-clock backstop
+CPU_LIMIT, WALL_LIMIT = "cpu", "wall"
 
 
 @dataclass
@@ -30,7 +41,9 @@ class TaskResult:
     key: Hashable
     status: str  # "ok" | "timeout" | "error" | "crashed"
     value: Any = None  # the function's return value when ok, else a one-line reason
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall-clock
+    cpu_seconds: float = 0.0  # the worker's CPU time on this task
+    limit: str = ""  # a timeout's limit: CPU_LIMIT (the deadline) or WALL_LIMIT (the backstop)
 
 
 def _die_with_parent() -> None:
@@ -86,6 +99,25 @@ class _Slot:
                 pass
         self.key: Hashable | None = None
         self.started = 0.0
+        self.cpu0 = 0.0
+        self.ps: Any = None
+
+    def begin(self, key: Hashable) -> None:
+        """Mark the task ``key`` sent now: its wall clock and the worker's CPU time start here."""
+        self.key, self.started = key, time.monotonic()
+        self.cpu0 = self.cpu_time()
+
+    def cpu_time(self) -> float:
+        """The worker's CPU time so far (user + system), or 0.0 once it is gone."""
+        import psutil
+
+        try:
+            if self.ps is None:
+                self.ps = psutil.Process(self.proc.pid)
+            t = self.ps.cpu_times()
+            return float(t.user + t.system)
+        except (psutil.Error, OSError, TypeError):
+            return 0.0
 
     def stop(self, kill: bool = False) -> None:
         if kill:
@@ -110,7 +142,11 @@ def default_workers() -> int:
 
 
 class TimedPool:
-    """``run(tasks)`` yields a :class:`TaskResult` per ``(key, payload)`` as each finishes."""
+    """``run(tasks)`` yields a :class:`TaskResult` per ``(key, payload)`` as each finishes.
+
+    ``timeout``: seconds of the worker's CPU time per task; ``backstop``: wall-clock seconds per
+    task (default ``WALL_FACTOR * timeout``, at least ``WALL_MIN_S``; a print shown to a person
+    passes ``timeout``, so its wait is wall-clock as a person's is)."""
 
     def __init__(
         self,
@@ -120,10 +156,12 @@ class TimedPool:
         mem_mb: int | None = DEFAULT_MEM_MB,
         preload: tuple[str, ...] = (),
         core: int | None = None,
+        backstop: float | None = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.fn, self.timeout, self.mem_mb, self.core = fn, float(timeout), mem_mb, core
+        self.backstop = float(backstop) if backstop else max(WALL_FACTOR * self.timeout, WALL_MIN_S)
         self.n = workers or default_workers()
         if mp.current_process().daemon:
             # a Dask worker under its nanny is marked daemonic, and multiprocessing then refuses
@@ -160,33 +198,51 @@ class TimedPool:
             for slot in self.slots:
                 if slot.key is None and queue:
                     key, payload = queue.popleft()
-                    slot.key, slot.started = key, time.monotonic()
+                    slot.begin(key)
                     slot.parent.send((key, payload))
                     busy[slot.parent] = slot
             if not busy:
                 break
-            now = time.monotonic()
-            nearest = min(s.started + self.timeout for s in busy.values())
-            ready = set(wait(list(busy), timeout=max(0.0, nearest - now)))
+            ready = set(wait(list(busy), timeout=self._next_check(busy.values())))
             for conn in [c for c in busy if c in ready]:
                 slot = busy.pop(conn)
                 key, slot.key = slot.key, None
+                wall, cpu = time.monotonic() - slot.started, slot.cpu_time() - slot.cpu0
                 try:
                     _, (status, value) = conn.recv()
                 except (EOFError, OSError):
-                    yield TaskResult(
-                        key, "crashed", f"worker died (exit code {slot.proc.exitcode})", time.monotonic() - slot.started
-                    )
+                    yield TaskResult(key, "crashed", f"worker died (exit code {slot.proc.exitcode})", wall, cpu)
                     self._replace(slot)
                     continue
-                yield TaskResult(key, status, value, time.monotonic() - slot.started)
-            now = time.monotonic()
+                yield TaskResult(key, status, value, wall, max(cpu, 0.0))
             for conn, slot in list(busy.items()):
-                if now >= slot.started + self.timeout:
+                late = self._late(slot)
+                if late is not None:
                     del busy[conn]
-                    key, slot.key = slot.key, None
+                    slot.key = None
                     self._replace(slot, kill=True)
-                    yield TaskResult(key, "timeout", f"exceeded {self.timeout:g} s", now - slot.started)
+                    yield late
+
+    def _next_check(self, busy: Iterable[_Slot]) -> float:
+        """Seconds to wait for a result before looking at the clocks again: the least CPU time
+        left of a busy task (a worker's CPU time grows no faster than the wall clock while it
+        runs on one core), or its backstop if nearer; at least 10 ms."""
+        now, left = time.monotonic(), []
+        for slot in busy:
+            left.append(min(self.timeout - (slot.cpu_time() - slot.cpu0), slot.started + self.backstop - now))
+        return max(0.01, min(left))
+
+    def _late(self, slot: _Slot) -> TaskResult | None:
+        """The timeout of ``slot``'s task if it is past its CPU-time deadline or its backstop."""
+        wall, cpu = time.monotonic() - slot.started, slot.cpu_time() - slot.cpu0
+        if cpu >= self.timeout:
+            why, limit = f"exceeded {self.timeout:g} s of CPU time", CPU_LIMIT
+        elif wall >= self.backstop:
+            why = f"exceeded the wall-clock backstop of {self.backstop:g} s ({cpu:.2f} s of CPU time)"
+            limit = WALL_LIMIT
+        else:
+            return None
+        return TaskResult(slot.key, "timeout", why, wall, cpu, limit)
 
     def _replace(self, slot: _Slot, kill: bool = True) -> None:
         slot.stop(kill=kill)
@@ -220,7 +276,8 @@ class Bounded:
     def __call__(self, payload: Any) -> TaskResult:
         with self._lock:
             if self._pool is None:
-                self._pool = TimedPool(self.fn, 1, self.timeout, self.mem_mb, self.preload)
+                # shown to a person, who waits in wall-clock time: the backstop is the deadline
+                self._pool = TimedPool(self.fn, 1, self.timeout, self.mem_mb, self.preload, backstop=self.timeout)
             [result] = list(self._pool.run([(0, payload)]))
             return result
 

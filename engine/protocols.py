@@ -17,6 +17,14 @@ training rows, ``min_resources="exhaust"``) is the same jobs in iterations: ``ha
 gives each iteration's number of rows, ``halving_folds`` its subsampled folds (drawn as
 scikit-learn's ``_SubsampleMetaSplitter`` draws them), ``halving_keep`` the candidates kept for the
 next iteration and ``halving_best`` the final choice, each as scikit-learn computes them.
+
+Which scikit-learn: ``Protocol.halving_rule``. SRBench 2021 ran 0.24.1 (``SKLEARN_0_24``): a fold
+whose R2 is undefined (one validation row) scores NaN, so its candidate's mean is NaN; ``_top_k``
+keeps the last ``k`` of ``np.argsort(means)`` (numpy 1.20's introsort, NaNs last, so a NaN mean
+counts as the best: ``engine.legacy_sort``) and ``_select_best_index`` takes ``np.argmax`` (the
+first NaN if any, else the first maximum). ``SKLEARN_CURRENT`` is srtui's correction, today's
+scikit-learn order: a fold without a score counts ``error_score``, NaN means rank last
+(``np.roll``) and the best is ``np.nanargmax``.
 """
 
 from __future__ import annotations
@@ -29,10 +37,15 @@ from typing import Any
 
 import numpy as np
 
+from engine import legacy_sort
 from engine.errors import SrtuiError
 
 #: what one fit of a method draws from numpy's global generator: (RandomState method, args) calls
 FitDraws = tuple[tuple[str, tuple[Any, ...]], ...]
+
+
+#: ``Protocol.halving_rule``: scikit-learn 0.24.1's halving search (SRBench 2021's), or today's
+SKLEARN_0_24, SKLEARN_CURRENT = "sklearn-0.24.1", "sklearn-current"
 
 
 class ProtocolError(SrtuiError, ValueError):
@@ -63,7 +76,23 @@ class Protocol:
     max_configs: int | None = None
     #: the defaults are a candidate besides hyper_params (SRBench 2021 searches hyper_params only)
     search_defaults: bool = True
+    #: how a halving search scores, ranks and keeps candidates (SKLEARN_0_24 or SKLEARN_CURRENT)
+    halving_rule: str = SKLEARN_CURRENT
 
+
+_SRBENCH2021: dict[str, Any] = {
+    "error_score": 0.0,
+    "split": "srbench2021",
+    "runs": 10,
+    # evaluate_model.py of 2021 scales X and y unless a method's eval_kwargs say otherwise
+    "scaling": "method",
+    "method_scaling": {"scale_x": True, "scale_y": True},
+    # experiment/seeds.py's first ten (analyze.py's -n_trials 10 takes SEEDS[0:10])
+    "seeds": (23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265),
+    "train_cap": 10000,  # evaluate_model(..., n_samples=10000)
+    "search_defaults": False,
+    "halving_rule": SKLEARN_0_24,
+}
 
 PROTOCOLS = {
     "none": Protocol("none", None, description="one fit per (task, method, seed) with the given params"),
@@ -80,19 +109,19 @@ PROTOCOLS = {
         "srbench2021",
         "halving",
         5,
-        "SRBench 2021: halving grid search (HalvingGridSearchCV, factor 3, resource = training rows) over "
-        "the method's hyper_params (its defaults if it has none), 5-fold shuffled CV, R2, a failed fit scores 0; "
-        "75/25 split per seed, at most 10,000 training rows, its ten seeds",
-        error_score=0.0,
-        split="srbench2021",
-        runs=10,
-        # evaluate_model.py of 2021 scales X and y unless a method's eval_kwargs say otherwise
-        scaling="method",
-        method_scaling={"scale_x": True, "scale_y": True},
-        # experiment/seeds.py's first ten (analyze.py's -n_trials 10 takes SEEDS[0:10])
-        seeds=(23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265),
-        train_cap=10000,  # evaluate_model(..., n_samples=10000)
-        search_defaults=False,
+        "SRBench 2021: halving grid search (HalvingGridSearchCV of scikit-learn 0.24.1, factor 3, resource = "
+        "training rows) over the method's hyper_params (its defaults if it has none), 5-fold shuffled CV, R2, "
+        "a failed fit scores 0, a fold of one validation row NaN; 75/25 split per seed, at most 10,000 training "
+        "rows, its ten seeds",
+        **_SRBENCH2021,
+    ),
+    "srbench2021-corrected": Protocol(
+        "srbench2021-corrected",
+        "halving",
+        5,
+        "srbench2021 with srtui's correction of its halving search (today's scikit-learn): a fold without a "
+        "score (one validation row) scores 0 as a failed fit does, a NaN mean ranks last",
+        **{**_SRBENCH2021, "halving_rule": SKLEARN_CURRENT},
     ),
 }
 
@@ -204,7 +233,8 @@ def _resample(rows: np.ndarray, fraction: float, rng: np.random.RandomState) -> 
 
 
 def mean_scores(scores: Sequence[Sequence[float | None]], error_score: float | None) -> list[float]:
-    """Mean validation score per candidate; a failed fold counts ``error_score`` (None: nan)."""
+    """Mean validation score per candidate; a failed fold counts ``error_score`` (None: nan), a
+    NaN score (scikit-learn 0.24.1's R2 of one row) makes the mean NaN."""
     fill = math.nan if error_score is None else float(error_score)
     means = []
     for row in scores:
@@ -213,19 +243,37 @@ def mean_scores(scores: Sequence[Sequence[float | None]], error_score: float | N
     return means
 
 
-def halving_keep(candidates: Sequence[int], means: Sequence[float], factor: int = 3) -> list[int]:
-    """The candidates of the next iteration, in scikit-learn's order (``_top_k``: ascending score,
-    nan first, the best last)."""
+def fold_score(ok: bool, r2: float | None, n_valid: int, rule: str = SKLEARN_CURRENT) -> float | None:
+    """A halving fold's score: None when it has none (``error_score`` stands in), NaN for a
+    finite prediction of one validation row under 0.24.1 (its ``r2_score`` returns NaN; a
+    non-finite prediction makes the scorer raise, which scores ``error_score``)."""
+    if ok and r2 is None and n_valid < 2 and rule == SKLEARN_0_24:
+        return math.nan
+    return r2 if ok else None
+
+
+def halving_keep(
+    candidates: Sequence[int], means: Sequence[float], factor: int = 3, rule: str = SKLEARN_CURRENT
+) -> list[int]:
+    """The candidates of the next iteration, in scikit-learn's order (``_top_k``: ascending
+    score, the best last). 0.24.1: ``np.argsort`` as numpy 1.20 sorts (NaNs last, i.e. kept
+    first; ties in introsort's order); today's: NaNs moved first (``np.roll``)."""
     scores = np.asarray(means, dtype=float)
-    order = np.roll(np.argsort(scores), np.count_nonzero(np.isnan(scores)))
+    if rule == SKLEARN_0_24:
+        order = np.asarray(legacy_sort.argsort(means), dtype=int)
+    else:
+        order = np.roll(np.argsort(scores), np.count_nonzero(np.isnan(scores)))
     keep = math.ceil(len(candidates) / factor)
     return [int(candidates[i]) for i in order[-keep:]]
 
 
-def halving_best(candidates: Sequence[int], means: Sequence[float]) -> int:
-    """The chosen candidate of the last iteration (``_select_best_index``: nanargmax, the
-    first on ties, the first candidate if every mean is nan)."""
+def halving_best(candidates: Sequence[int], means: Sequence[float], rule: str = SKLEARN_CURRENT) -> int:
+    """The chosen candidate of the last iteration (``_select_best_index``). 0.24.1: ``np.argmax``,
+    the first NaN if any, else the first maximum; today's: ``nanargmax``, the first on ties, the
+    first candidate if every mean is nan."""
     scores = np.asarray(means, dtype=float)
+    if rule == SKLEARN_0_24:
+        return int(candidates[int(np.argmax(scores))])  # numpy's argmax: the first NaN wins, in every version
     return int(candidates[0 if np.isnan(scores).all() else int(np.nanargmax(scores))])
 
 

@@ -7,9 +7,11 @@ clipboard or a spreadsheet.
   the clipboard, retitle or clear a terminal. The backslash form is what Python would print.
   So are Unicode's direction controls (U+061C, U+200E/F, U+202A-E, U+2066-9): a right-to-left
   override would make a terminal, page or cell show text in another order than it is.
-* ``csv_cell``: a text cell a spreadsheet would run as a formula (it starts with ``= + - @``, a
-  tab or a carriage return) gets a leading apostrophe, OWASP's advice; text that is just a
-  number (``-1.5``) stays as it is. ``--raw`` on the exporting commands turns this off.
+* ``csv_cell``: a text cell a spreadsheet would run as a formula (it starts with ``=``, ``+``,
+  ``@``, a tab, a carriage return, or ``-`` followed by anything but a digit) gets a leading
+  apostrophe, OWASP's advice; text that is just a number (``-1.5``) stays as it is, and so does a
+  number-led model (``-2.7e-07 + x0`` reads back in pandas and in srtui's parser). ``--raw`` on
+  the exporting commands turns this off.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
 _CONTROL_ONE_LINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: a leading ``-`` followed by a digit starts a number (``-2.7e-07 + x0``), not a formula
+_NUMBER_LED = re.compile(r"-\d")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 
 
@@ -84,9 +88,9 @@ def csv_cell(value: Any, *, raw: bool = False) -> Any:
     if not isinstance(value, str):
         return value
     value = visible(value)
-    if not raw and value.startswith(FORMULA_START) and not _NUMBER.fullmatch(value):
-        return "'" + value
-    return value
+    if raw or not value.startswith(FORMULA_START) or _NUMBER_LED.match(value) or _NUMBER.fullmatch(value):
+        return value
+    return "'" + value
 
 
 def csv_row(row: dict[str, Any], *, raw: bool = False) -> dict[str, Any]:

@@ -14,9 +14,9 @@ import errno
 import io
 import math
 import os
-import shutil
 import stat
 import threading
+import time
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -97,27 +97,62 @@ def open_dir(path: Path, create: bool = False) -> int:
 
 def read_capped(dir_fd: int, name: str, cap: int) -> bytes:
     """The bytes of the regular file ``name`` in ``dir_fd``, at most ``cap`` of them."""
+    fd = _open_file(dir_fd, name)
+    try:
+        return _read_fd(fd, name, cap)
+    finally:
+        os.close(fd)
+
+
+def read_file(path: Path, cap: int) -> bytes:
+    """``read_file_stat`` without the ``fstat``."""
+    return read_file_stat(path, cap)[0]
+
+
+def read_file_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result]:
+    """The one reader of a file that is not srtui's own (a cache, a data file, a download, a
+    user task's files): ``path`` reached through no link from its workspace root, opened with
+    ``O_NOFOLLOW``, a regular file by ``fstat`` of that descriptor, its size checked against
+    ``cap`` (what a manifest says it is, at most) before one byte is read, then read whole from
+    that descriptor with the cap: the bytes a caller hashes are the bytes it parses. With the
+    ``fstat`` of that descriptor (who it was: a cache built from it can tell it changed)."""
+    dir_fd = open_dir(path.parent)
+    try:
+        fd = _open_file(dir_fd, path.name, str(path))
+    finally:
+        os.close(dir_fd)
+    try:
+        return _read_fd(fd, str(path), cap), os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def _open_file(dir_fd: int, name: str, label: str | None = None) -> int:
+    """``name`` in ``dir_fd`` opened (never through a link, never blocking on a FIFO) and
+    checked to be a regular file on the descriptor itself."""
     try:
         fd = os.open(name, _READ, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UntrustedFileError(f"{name} is a symbolic link: not read") from None
+            raise UntrustedFileError(f"{label or name} is a symbolic link: not read") from None
         raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UntrustedFileError(f"{name} is not a regular file: not read")
-        if st.st_size > cap:
-            raise UntrustedFileError(f"{name} is too large ({st.st_size} bytes > {cap})")
-        chunks, total = [], 0
-        while chunk := os.read(fd, min(1 << 20, cap + 1 - total)):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > cap:  # it grew while we read it
-                raise UntrustedFileError(f"{name} is too large (more than {cap} bytes)")
-        return b"".join(chunks)
-    finally:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
+        raise UntrustedFileError(f"{label or name} is not a regular file: not read")
+    return fd
+
+
+def _read_fd(fd: int, name: str, cap: int) -> bytes:
+    size = os.fstat(fd).st_size
+    if size > cap:
+        raise UntrustedFileError(f"{name} is too large ({size} bytes > {cap})")
+    chunks, total = [], 0
+    while chunk := os.read(fd, min(1 << 20, cap + 1 - total)):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > cap:  # it grew while we read it
+            raise UntrustedFileError(f"{name} is too large (more than {cap} bytes)")
+    return b"".join(chunks)
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -125,16 +160,9 @@ def open_regular(path: Path) -> BinaryIO:
     (a workspace file a job could have replaced: the task data the driver reads back)."""
     dir_fd = open_dir(path.parent)
     try:
-        fd = os.open(path.name, _READ, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UntrustedFileError(f"{path} is a symbolic link: not read") from None
-        raise
+        fd = _open_file(dir_fd, path.name, str(path))
     finally:
         os.close(dir_fd)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UntrustedFileError(f"{path} is not a regular file: not read")
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
@@ -225,6 +253,39 @@ def open_append(path: Path) -> int:
         os.close(dir_fd)
 
 
+def open_partial(dir_fd: int, name: str) -> tuple[int, int]:
+    """(descriptor, bytes it holds) of a download's partial file ``name`` in ``dir_fd``, open
+    for reading and appending: a regular file of one link is resumed; anything else there (a
+    link, a FIFO, a hard link to a file elsewhere) is removed and the file made anew with
+    ``O_CREAT | O_EXCL | O_NOFOLLOW`` (one put back in between makes this fail, not write)."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise
+    else:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            os.set_blocking(fd, True)
+            return fd, st.st_size
+        os.close(fd)
+    _remove_at(dir_fd, name)
+    fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=dir_fd)
+    os.set_blocking(fd, True)
+    return fd, 0
+
+
+def rename_checked(dir_fd: int, name: str, target: str, fd: int) -> None:
+    """Rename ``name`` over ``target`` in ``dir_fd`` (``renameat``), then check what arrived is
+    the file ``fd`` holds (the one hashed); anything else swapped in is removed, not kept."""
+    _replace_at(dir_fd, name, target)
+    st, mine = os.stat(target, dir_fd=dir_fd, follow_symlinks=False), os.fstat(fd)
+    if (st.st_dev, st.st_ino) != (mine.st_dev, mine.st_ino):
+        _remove_at(dir_fd, target)
+        raise UntrustedFileError(f"{target} was replaced while it was downloaded: not kept")
+
+
 def _replace_at(dir_fd: int, name: str, target: str) -> None:
     """Rename ``name`` over ``target`` in ``dir_fd``; a directory a job made at ``target`` goes."""
     try:
@@ -238,9 +299,15 @@ def _replace_at(dir_fd: int, name: str, target: str) -> None:
         raise
 
 
-def _remove_at(dir_fd: int, name: str) -> None:
+#: how long removing one tree may take before it gives up (UntrustedFileError); tests lower it
+REMOVE_DEADLINE_S = float(os.environ.get("SRTUI_REMOVE_DEADLINE_S", "120"))
+
+
+def _remove_at(dir_fd: int, name: str, deadline_s: float | None = None) -> None:
     """Remove ``name`` in ``dir_fd`` and all below it, by descriptors only (no link followed, no
-    path re-walked), whatever modes the job set."""
+    path re-walked), whatever modes the job set. Iterative (a 20,000-deep folder recurses
+    nowhere) with one descriptor open at a time: it climbs back through ``..``, checked to be
+    the folder it came from; past ``deadline_s`` it stops with UntrustedFileError."""
     try:
         os.unlink(name, dir_fd=dir_fd)
         return
@@ -251,20 +318,80 @@ def _remove_at(dir_fd: int, name: str) -> None:
     try:
         fd = os.open(name, _DIR, dir_fd=dir_fd)
     except OSError:
-        os.unlink(name, dir_fd=dir_fd)  # replaced by a link or a file meanwhile
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dir_fd)  # replaced by a link or a file meanwhile
         return
+    limit = REMOVE_DEADLINE_S if deadline_s is None else deadline_s
+    deadline = time.monotonic() + limit
+    path: list[tuple[str, tuple[int, int]]] = []  # the folders below ``name`` we are in
+    top, steps = _ident(fd), 0
     try:
-        with contextlib.suppress(OSError):
-            os.fchmod(fd, 0o700)
-        try:
-            for entry in os.listdir(fd):
-                _remove_at(fd, entry)
-        except RecursionError:  # folders nested deeper than the interpreter's stack
-            shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)
+        while True:
+            steps += 1
+            if steps % 1024 == 0 and time.monotonic() > deadline:
+                raise UntrustedFileError(f"{name}: not removed within {limit:g} s ({len(path)} folders deep)")
+            child = _empty_or_descend(fd)
+            if child is not None:  # go down into a folder
+                path.append((child[0], _ident(child[1])))
+                os.close(fd)
+                fd = child[1]
+                continue
+            if not path:
+                break
+            below, _ = path.pop()
+            up = os.open("..", _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            if _ident(fd) != (path[-1][1] if path else top):
+                raise UntrustedFileError(f"{name}: a folder was moved while it was removed")
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(below, dir_fd=fd)
     finally:
         os.close(fd)
     with contextlib.suppress(FileNotFoundError):
         os.rmdir(name, dir_fd=dir_fd)
+
+
+def _ident(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def _empty_or_descend(fd: int) -> tuple[str, int] | None:
+    """Unlink every non-folder in ``fd``; the first folder met is returned opened (name, fd) to
+    go into; None once ``fd`` is empty."""
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o700)
+    for entry in os.listdir(fd):
+        try:
+            os.unlink(entry, dir_fd=fd)
+            continue
+        except FileNotFoundError:
+            continue
+        except (IsADirectoryError, PermissionError):
+            pass
+        try:
+            child = _open_subdir(fd, entry)
+        except OSError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry, dir_fd=fd)
+            continue
+        return entry, child
+    return None
+
+
+def _open_subdir(fd: int, name: str) -> int:
+    """The folder ``name`` in ``fd`` opened for listing; one whose modes the job took away
+    (``chmod 000``) is given them back through an ``O_PATH`` descriptor of it (never a link)."""
+    try:
+        return os.open(name, _DIR, dir_fd=fd)
+    except PermissionError:
+        handle = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        try:
+            os.chmod(f"/proc/self/fd/{handle}", 0o700)
+        finally:
+            os.close(handle)
+        return os.open(name, _DIR, dir_fd=fd)
 
 
 def remove_tree(path: Path) -> None:

@@ -1,6 +1,6 @@
 """The workspace: the one directory srtui writes to.
 
-<workspace>/srtui.db     SQLite store (results.store), WAL mode
+<workspace>/srtui.db     SQLite store (results.store.store), WAL mode
 <workspace>/logs/        per-job stdout/stderr, capped
 <workspace>/cache/       task data (npz), job scratch directories, downloads
 """

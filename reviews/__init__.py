@@ -30,7 +30,7 @@ from reviews.storage import (
 )
 
 if TYPE_CHECKING:
-    from results.store import Store
+    from results.store.store import Store
 
 __all__ = [
     "LIKERT",

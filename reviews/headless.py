@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.workspace import Workspace, WorkspaceError
-from results.store import Store, StoreError
+from results.store.store import Store, StoreError
 from reviews.storage import ExpertError, ExpertSession
 
 

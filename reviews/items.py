@@ -2,10 +2,12 @@
 
 The representative is the run the ``srbench2022-realworld`` rule itself uses (closest to the
 median test R2, the competition's rule, or the best run, the paper's), so the R2 and simplicity
-shown are the ones the leaderboard ranks. The frozen content holds everything the screen shows
-and nothing that names the method: the expression is re-printed by sympy from the safe parser's
-tree with constants rounded to 3 significant digits (so a method's own print style does not give
-it away), and the plot data are copied in, so later re-runs cannot change what was rated.
+shown are the ones the leaderboard ranks (R2 to 3 decimals, the srbench2022 simplicity). The
+frozen content holds everything the screen shows and nothing that names the method: the model in
+``engine.expression.neutral``'s one rendering (no protected operator, the task's feature names,
+one number format, sympy's term order; its size counted on that tree) with the one footnote
+every item carries, and the plot data, copied in so later re-runs cannot change what was rated.
+The method's raw string stays in the store (``jobs.model``) for the organiser.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.workspace import Workspace
-from results.scoring.srbench2022 import _representative as representative
-from results.store import Store
+from results.scoring.base import metric_column
+from results.scoring.rules.srbench2022 import RELEASE
+from results.scoring.rules.srbench2022 import _representative as representative
+from results.store.store import Store
 from reviews.storage import FrozenItem, ReviewError
 
 if TYPE_CHECKING:
@@ -29,7 +33,6 @@ if TYPE_CHECKING:
 #: at or above this many characters (of the rounded one-line form) a model is shown as "black-box"
 BLACK_BOX_CHARS = 1000
 BLACK_BOX = "black-box"
-SIGNIFICANT = 3
 SELECT = ("median", "best")
 
 
@@ -37,78 +40,34 @@ def _round_sig(x: float, digits: int) -> float:
     return float(f"{x:.{digits}g}")
 
 
-@lru_cache(maxsize=1)
-def _verbatim_class() -> Any:  # a sympy Symbol subclass (sympy ships no types)
-    import sympy as sp
-    from sympy.printing.pretty.stringpict import prettyForm
-
-    class Verbatim(sp.Symbol):  # type: ignore[misc]  # sympy ships no types: Symbol is Any to mypy
-        """A symbol the 2-D printer writes as its name (no subscripts made of '_' or digits)."""
-
-        def _pretty(self, printer: Any) -> Any:
-            return prettyForm(self.name)
-
-    return Verbatim
-
-
-def _verbatim_symbol(name: str) -> Any:  # a sympy Symbol subclass (sympy has no types)
-    return _verbatim_class()(name, real=True)
-
-
 #: seconds sympy may spend printing one model (a power tower of a few characters takes hours)
 PRINT_TIMEOUT_S = 10.0
+_BLACK = {"expression": BLACK_BOX, "expression_ascii": BLACK_BOX, "plain": BLACK_BOX, "size": None, "black_box": True}
 
 
 def _forms(payload: tuple[str, tuple[str, ...], str]) -> dict[str, Any]:
-    return rounded_forms(*payload)
+    from engine.expression.neutral import neutral_forms
+
+    forms = neutral_forms(*payload, black_box_chars=BLACK_BOX_CHARS)
+    return dict(_BLACK) if forms["black_box"] else forms
 
 
 @lru_cache(maxsize=1)
 def _printer() -> Any:  # engine.pool.Bounded, made on first use
     from engine.pool import Bounded, render_timeout
 
-    return Bounded(_forms, render_timeout(PRINT_TIMEOUT_S), preload=("reviews.items",))
+    return Bounded(_forms, render_timeout(PRINT_TIMEOUT_S), preload=("reviews.items", "engine.expression.neutral"))
 
 
 def rounded_expression(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
-    """``rounded_forms`` printed in a process of its own under PRINT_TIMEOUT_S: a model that takes
-    longer is shown as a black box, as one too long to read (a raw string would name its method)."""
+    """The model as every method's models are shown (``engine.expression.neutral``: no protected
+    operator, the task's names, one number format, sympy's order), printed in a process of its
+    own under PRINT_TIMEOUT_S: a model that takes longer is shown as a black box, as one too long
+    to read (a raw string would name its method)."""
     result = _printer()((text, tuple(features), dialect))
     if result.status == "ok" and isinstance(result.value, dict):
         return result.value
-    return {"expression": BLACK_BOX, "expression_ascii": BLACK_BOX, "plain": BLACK_BOX, "black_box": True}
-
-
-def rounded_forms(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
-    """{expression, expression_ascii, plain, black_box}: the model for display, constants rounded.
-    Unbounded on hostile input: called through ``rounded_expression`` only."""
-    import sympy as sp
-
-    from engine.expression import ExpressionError, parse_expression
-
-    black = {"expression": BLACK_BOX, "expression_ascii": BLACK_BOX, "plain": BLACK_BOX, "black_box": True}
-    if not text or len(text) >= 20 * BLACK_BOX_CHARS:
-        return black
-    try:
-        parsed = parse_expression(text, features, dialect or "python")
-    except ExpressionError:
-        return black
-    if parsed.expr is None:
-        return black
-    expr = parsed.expr.xreplace(
-        {f: sp.Float(_round_sig(float(f), SIGNIFICANT), SIGNIFICANT) for f in parsed.expr.atoms(sp.Float)}
-    )
-    plain = sp.sstr(expr)
-    if len(plain) >= BLACK_BOX_CHARS:
-        return black
-    # feature names as written: sympy would print value_hosp_tot as value with subscripts
-    expr = expr.xreplace({s: _verbatim_symbol(s.name) for s in expr.free_symbols})
-    return {
-        "expression": sp.pretty(expr, use_unicode=True, wrap_line=False),
-        "expression_ascii": sp.pretty(expr, use_unicode=False, wrap_line=False),
-        "plain": plain,
-        "black_box": False,
-    }
+    return dict(_BLACK)
 
 
 def _num(v: Any, digits: int = 6) -> float | None:
@@ -117,6 +76,11 @@ def _num(v: Any, digits: int = 6) -> float | None:
     except (TypeError, ValueError):
         return None
     return _round_sig(v, digits) if math.isfinite(v) else None
+
+
+def _r2(v: Any) -> float | None:
+    r = _num(v, 17)
+    return None if r is None else round(r, 3)
 
 
 def _horizon(task: Task) -> str | None:
@@ -141,6 +105,8 @@ def _aligned(index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -> np.
 
 def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dict[str, Any]:
     """The content of one item: task, horizon, R2, simplicity, the expression, plot data."""
+    from engine.expression.neutral import FOOTNOTE
+
     ws = store.workspace
     from engine.untrusted import UntrustedFileError, open_regular
 
@@ -176,9 +142,12 @@ def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dic
         "target": task.target_name if task is not None else None,
         "description": task.description if task is not None else "",
         "horizon": _horizon(task) if task is not None else None,
-        "r2_test": _num(rep["r2_test"], 3),
+        # as the srbench2022-realworld rule ranks them: R2 to 3 decimals, the release's simplicity
+        "r2_test": _r2(rep["r2_test"]),
         "simplicity": _num(rep.get("simplicity"), 3),
         **rounded_expression(rep.get("model") or "", features, rep.get("dialect") or "python"),
+        "footnote": FOOTNOTE,
+        "features": list(features),  # the task's, for the blinding check (reviews.blinding)
         "series": series,
     }
 
@@ -201,7 +170,7 @@ def build_items(
     say: Callable[[str], None] = lambda _m: None,
 ) -> list[FrozenItem]:
     """One frozen item per (task, method) of the workspace's finished runs."""
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
 
     if select not in SELECT:
         raise ReviewError(f"--select must be median or best, got {select!r}")
@@ -209,13 +178,14 @@ def build_items(
     if runs.empty:
         raise ReviewError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
     if "simplicity" not in runs.columns:
-        from results.metrics import compute_for_store
+        from results.metrics.compute import compute_for_store
 
         say("computing the runs' metrics first (as `srtui rescore`)")
         compute_for_store(store, suite=suite)
         runs = runs_frame(store, suite)
-    if "simplicity" not in runs.columns:
-        runs["simplicity"] = np.nan
+    # the simplicity the session's rule ranks (srbench2022-realworld, profile reference)
+    simplicity = metric_column(runs, RELEASE, "simplicity")
+    runs["simplicity"] = runs[simplicity] if simplicity in runs.columns else np.nan
     if tasks:
         unknown = sorted(set(tasks) - set(runs["task"]))
         if unknown:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from results.store import Store
+from results.store.store import Store
 from reviews.agreement import agreement, self_consistency
 from reviews.storage import ReviewError, session_row
 
@@ -65,7 +65,7 @@ def leaderboard(
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """The rule's tables over the session's (task, method) runs, with the session's trust."""
     from results.scoring import ScoreError, score
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
 
     row = session_row(store, name)
     pairs = pd.DataFrame(
@@ -178,7 +178,7 @@ def _cell(value: Any) -> Any:
 
 
 def render(store: Store, name: str, fmt: str = "table") -> str:
-    from results.export import ExportError, render_tables
+    from results.outputs.export import ExportError, render_tables
 
     tables, options = build(store, name)
     options = {k: v for k, v in options.items() if v is not None}

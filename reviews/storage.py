@@ -25,7 +25,7 @@ from typing import Any
 from engine import names
 from engine.errors import SrtuiError
 from engine.textsafe import safe_value
-from results.store import Store
+from results.store.store import Store
 
 LIKERT = {1: "strongly distrust", 2: "distrust", 3: "neutral", 4: "trust", 5: "strongly trust"}
 

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from engine.methods import registry
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 from runs.run import RunRequest, execute, plan_run
 
 CHECK_SUITE = "smoke"
 CHECK_TASK = "smoke-interaction"
+
+
+def check_folder_name(name: str) -> str:
+    """The folder a kept check's workspace gets under ``WS/checks/``: the method's name (a folder's
+    own name for a method folder), made a safe file name."""
+    if name.startswith(registry.SRBENCH_PREFIX):
+        name = Path(name[len(registry.SRBENCH_PREFIX) :]).resolve().name
+    elif Path(name).is_dir():
+        name = Path(name).resolve().name
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "method"
 
 
 def check_method(name: str, workspace: Workspace, time_limit: float) -> list[dict[str, Any]]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from engine.backends.dask_worker import records_dir
 from engine.process import tree
 from engine.process.supervise import now_iso
-from results.queries import driver_alive
-from results.store import Store
+from results.store.queries import driver_alive
+from results.store.store import Store
 
 __all__ = ["driver_alive", "recover"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, usable_cores
+from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, settle, usable_cores
 from engine.errors import SrtuiError
 from engine.methods import registry
 from engine.methods.base import Method
@@ -32,8 +32,8 @@ from engine.process.supervise import JobPayload, now_iso
 from engine.protocols import get_protocol
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
-from results.metrics_tasks import MetricsFeed
-from results.store import Store, needs_run, open_store
+from results.metrics.tasks import MetricsFeed
+from results.store.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
 from runs.recovery import recover
 from runs.sink import StoreSink, workers_key
@@ -401,7 +401,10 @@ def _drive(
     lost, _ = recover(store)
     settled = settled_tuning_jobs(plan.searches, store.scores) if req.retry_failed else set()
     todo = _todo(plan, store, plan.specs, req.retry_failed, settled)
-    state = RunState(total=len(todo))
+    # a search's later jobs (halving iterations, the final fit) are counted from the start, so the
+    # progress counter's total holds still as they are planned
+    ahead = max(0, sum(s.expected_jobs() - len(s.first_jobs()) for s in plan.searches))
+    state = RunState(total=len(todo) + ahead)
     planned, queued = len(plan.specs), len(todo)
     run_id = store.begin_run(
         plan.suite.name, tree.driver_identity(), socket.gethostname(), sys.argv, now_iso(), queued=len(todo)
@@ -425,8 +428,11 @@ def _drive(
                 todo = _todo(plan, store, new, req.retry_failed, settled)
                 planned, queued = planned + len(new), queued + len(todo)
                 store.add_queued(run_id, len(todo))
-                with state.lock:
-                    state.total += len(todo)
+                with state.lock:  # counted ahead: only those already done (a resumed run) come off
+                    state.total += len(todo) - min(len(new), ahead)
+                    ahead -= min(len(new), ahead)
+            with state.lock:  # what was counted ahead and never came (a search that ended early)
+                state.total -= ahead
             if feed is not None and feed.pending and not cancel.is_set() and state.failure is None:
                 backend.run([], sink, state, cancel, force, on_change, feed)  # the metrics still queued
         except BackendError:
@@ -437,6 +443,8 @@ def _drive(
             if on_metrics and feed.done:
                 on_metrics(f"metrics of {feed.done} job(s) computed in the run's slots")
     finally:
+        if not cancel.is_set():
+            settle(sink, state)  # a job still marked running is recorded, never left `running`
         if feed is not None:
             feed.close()
         _end_run(plan, store, run_id, state, cancel, failed)
@@ -462,7 +470,7 @@ def _metrics_feed(
     run_id: str,
     on_change: Callable[[], None] | None,
 ) -> MetricsFeed | None:
-    """The run's metrics queue (results.metrics_tasks), seeded with the suite's finished jobs
+    """The run's metrics queue (results.metrics.tasks), seeded with the suite's finished jobs
     whose metrics are missing (a resumed run goes on where the last one stopped)."""
     if not req.metrics:
         return None

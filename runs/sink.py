@@ -9,8 +9,8 @@ from collections.abc import Callable
 from engine.backends.base import PlannedJob, SinkError
 from engine.process.supervise import JobOutcome, now_iso
 from engine.untrusted import UntrustedFileError, write_file
-from results.columns import outcome_row
-from results.store import Store, db_error, pack_predictions
+from results.store.columns import outcome_row
+from results.store.store import Store, db_error, pack_predictions
 from runs.data import row_indices
 
 

@@ -31,6 +31,7 @@ from engine.protocols import (
     best_configuration,
     capped_rows,
     configurations,
+    fold_score,
     halving_best,
     halving_folds,
     halving_keep,
@@ -41,7 +42,7 @@ from engine.protocols import (
 )
 from engine.scaling import SCALING_KEY, SCALINGS, statistics
 from engine.spec import JobSpec, Limits, SpecError
-from results.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
+from results.store.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
 
 if TYPE_CHECKING:
     from engine.methods.base import Method
@@ -108,7 +109,8 @@ class TuningOptions:
 @dataclass
 class Search:
     """The tuning of one (task, method, seed); ``folds[i][k]`` is the data fingerprint of fold k
-    of iteration i, ``rows[i]`` that iteration's training rows (its resources)."""
+    of iteration i, ``rows[i]`` that iteration's training rows (its resources), ``valid[i][k]``
+    the fold's validation rows."""
 
     final: JobSpec  # the final job with its params still to choose
     grid: list[dict[str, Any]]
@@ -116,6 +118,7 @@ class Search:
     rows: list[int]
     protocol: Protocol
     tuning_limits: Limits  # each configuration's limits (the final job keeps the suite's)
+    valid: list[list[int]] = field(default_factory=list)
 
     def job(self, candidate: int, iteration: int, fold: int) -> JobSpec:
         return replace(
@@ -139,6 +142,29 @@ class Search:
             for k in range(len(fps))
         }
 
+    def iteration_sizes(self) -> list[int]:
+        """The candidates of each iteration: every one in a grid search's single iteration; a
+        halving search keeps a third (rounded up) of them for the next (``halving_keep``)."""
+        sizes = [len(self.grid)]
+        for _ in self.folds[1:]:
+            sizes.append(math.ceil(sizes[-1] / 3))
+        return sizes
+
+    def expected_jobs(self) -> int:
+        """How many jobs this search runs: its tuning jobs and the final one."""
+        return sum(n * len(fps) for n, fps in zip(self.iteration_sizes(), self.folds)) + 1
+
+    def positions(self) -> dict[str, str]:
+        """Each tuning job's place in the search, as a progress line names it:
+        ``config 2/6 fold 3/5`` (and ``iteration 1/3`` in a halving search)."""
+        out = {}
+        for it, fps in enumerate(self.folds):
+            step = f" iteration {it + 1}/{len(self.folds)}" if len(self.folds) > 1 else ""
+            for c in range(len(self.grid)):
+                for k in range(len(fps)):
+                    out[self.job(c, it, k).job_id] = f"config {c + 1}/{len(self.grid)} fold {k + 1}/{len(fps)}{step}"
+        return out
+
     def first_jobs(self) -> list[JobSpec]:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
 
@@ -157,13 +183,14 @@ class Search:
             ended = [[got.get(s.job_id) for s in row] for row in specs]
             if any(r is None or (r.status in UNFINISHED and not given_up(r)) for row in ended for r in row):
                 return jobs, None, summary
-            scores = [[_score(r) for r in row] for row in ended]
+            rule = self.protocol.halving_rule
+            scores = [[self._score(r, it, k) for k, r in enumerate(row)] for row in ended]
             if self.protocol.search == "grid":
                 index, means = best_configuration(scores)
                 chosen: int | None = candidates[index]
             else:
                 means = mean_scores(scores, self.protocol.error_score)
-                chosen = halving_best(candidates, means) if it == len(self.folds) - 1 else None
+                chosen = halving_best(candidates, means, rule) if it == len(self.folds) - 1 else None
             summary["iterations"].append(
                 {
                     "rows": self.rows[it],
@@ -176,27 +203,37 @@ class Search:
             if chosen is not None:
                 summary["chosen"] = self.grid[chosen]
                 return jobs, replace(self.final, params=self.grid[chosen]), summary
-            candidates = halving_keep(candidates, means)
+            candidates = halving_keep(candidates, means, rule=rule)
         return jobs, None, summary  # not reached: the last iteration always chooses
 
-
-def _score(record: JobScore | None) -> float | None:
-    return record.r2_test if record is not None and record.status == "ok" else None
+    def _score(self, record: JobScore | None, iteration: int, fold: int) -> float | None:
+        """A fold's score (``fold_score``): None without one, NaN where scikit-learn 0.24.1 had NaN."""
+        if record is None:
+            return None
+        n_valid = self.valid[iteration][fold] if self.valid else 2
+        return fold_score(record.status == "ok", record.r2_test, n_valid, self.protocol.halving_rule)
 
 
 def _candidate(
     params: dict[str, Any], mean: float, scores: list[float | None], ended: list[JobScore | None]
 ) -> dict[str, Any]:
-    """One candidate of an iteration in the summary; ``failed`` says why a fold has no score."""
+    """One candidate of an iteration in the summary; ``failed`` says why a fold has no score,
+    ``nan_folds`` which folds scored NaN (then ``mean_nan``: the mean is NaN, as 0.24.1's was)."""
     out: dict[str, Any] = {"params": params, "mean_r2": _finite(mean), "fold_r2": [_finite(s) for s in scores]}
-    failed = []
+    failed, nan = [], []
     for fold, (record, score) in enumerate(zip(ended, scores), 1):  # 1-based, as the summary text says
         if record is not None and record.status != "ok":
             failed.append({"fold": fold, "why": failure_text(record)})
         elif record is not None and score is None:
             failed.append({"fold": fold, "why": "ok but no score (predictions not finite)"})
+        elif score is not None and math.isnan(score):
+            nan.append(fold)
     if failed:
         out["failed"] = failed
+    if nan:
+        out["nan_folds"] = nan
+    if math.isnan(mean):
+        out["mean_nan"] = True
     return out
 
 
@@ -294,6 +331,7 @@ def _search(
         rows = halving_schedule(len(grid), n_rows, protocol.folds)
         cuts = halving_folds(n_rows, protocol.folds, spec.seed, rows, rng, fit_draws, len(grid))
     folds: list[list[str]] = []
+    n_valid = [[len(v) for _, v in cut] for cut in cuts]
     for it, cut in enumerate(cuts):
         kind = "kfold-shuffle" if protocol.search == "grid" else "halving"
         row_fps: list[str] = []
@@ -308,7 +346,7 @@ def _search(
             )
             row_fps.append(writer.put(fp, partial(_fold_data, task, train, valid, stats)))
         folds.append(row_fps)
-    return Search(spec, grid, folds, rows, protocol, limits)
+    return Search(spec, grid, folds, rows, protocol, limits, n_valid)
 
 
 @dataclass(kw_only=True)

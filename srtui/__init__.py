@@ -1,8 +1,16 @@
 """srtui: benchmark symbolic regression from the terminal."""
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
-try:
-    __version__ = version("srtui")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+src"
+
+def __getattr__(name: str) -> Any:
+    """``srtui.__version__``, read from the installed distribution on first use (importlib.metadata
+    costs start-up time every command would pay)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'srtui' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("srtui")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0+src"

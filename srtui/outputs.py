@@ -1,5 +1,5 @@
 """What `srtui plot`, `srtui report` and the app's save keys share: reading a workspace (or a CSV
-file, or a review session) into the inputs of ``results.figures`` and ``results.report``.
+file, or a review session) into the inputs of ``results.outputs.figures`` and ``results.outputs.report``.
 
 Here, at the top layer, because a report joins the results with the review sessions
 (``reviews``), which ``results`` may not import. No Textual here: the app calls these from a
@@ -18,10 +18,10 @@ from engine.errors import SrtuiError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.figures import FigureData
-    from results.profiles import Profile
-    from results.report import SuiteInput
-    from results.store import Store
+    from results.metrics.profiles import Profile
+    from results.outputs.figures import FigureData
+    from results.outputs.report import SuiteInput
+    from results.store.store import Store
 
 
 class OutputError(SrtuiError, ValueError):
@@ -93,8 +93,8 @@ def figure_data(
 ) -> FigureData:
     """The input of a figure: ``runs`` as given, else the workspace's (one suite's); expert
     ratings from a trust file or a review session of the workspace."""
-    from results.figures import FigureData
-    from results.tables import runs_frame
+    from results.outputs.figures import FigureData
+    from results.scoring.tables import runs_frame
 
     if runs is None and store is not None:
         runs = runs_frame(store, suite)
@@ -136,9 +136,9 @@ def suite_rule(store: Store, name: str) -> str | None:
 
 def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInput]:
     """Each suite of the workspace (or those named) with its runs, rule and reviews."""
-    from results.queries import suites as all_suites
-    from results.report import SuiteInput, task_features
-    from results.tables import runs_frame
+    from results.outputs.report import SuiteInput, task_features
+    from results.scoring.tables import runs_frame
+    from results.store.queries import suites as all_suites
 
     have = all_suites(store)
     names = suites or have
@@ -169,7 +169,7 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
 
 def write_report(store: Store, out: Path, suites: list[str] | None = None, width: float = 7.0) -> Path:
     """`srtui report`: one self-contained HTML file of the workspace (or of the suites named)."""
-    from results.report import metadata, render_report
+    from results.outputs.report import metadata, render_report
 
     if out.suffix.lower() not in (".html", ".htm"):
         raise OutputError(f"--out must end in .html, not {out.name!r}")
@@ -188,7 +188,7 @@ def _safe_stem(*parts: str) -> str:
 def save_figure(store: Store, suite: str, kind: str, folder: Path, profile: Profile | None = None) -> Path:
     """The app's save key: ``kind`` of one suite as a PDF in ``folder``, with the suite's
     unblinded review (trust, ratings) when there is one; ``profile`` where the rule has one."""
-    from results.figures import get_kind, render
+    from results.outputs.figures import get_kind, render
     from results.scoring import RULES
 
     rule = RULES.get(get_kind(kind).rule)

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.untrusted import UntrustedFileError, open_regular, write_file
+from engine.untrusted import UntrustedFileError, read_file, write_file
 from tasks.catalogue import TaskContext
+from tasks.datafiles import sources, unchanged
 from tasks.model import Task
 
 _ARRAYS = ("X_train", "y_train", "X_test", "y_test", "train_index", "test_index")
@@ -46,23 +47,34 @@ def _meta(task: Task) -> dict[str, Any]:
     }
 
 
-def save(task: Task, path: Path) -> None:
+def save(task: Task, path: Path, sources: list[list[object]] | None = None) -> None:
     arrays = {k: getattr(task, k) for k in _ARRAYS}
     for k in _OPTIONAL:
         value = getattr(task, k)
         if value is not None:
             arrays[k] = np.asarray(value, dtype=str)
     buf = io.BytesIO()
-    np.savez(buf, meta=np.array(json.dumps(_meta(task))), **arrays)
+    meta = {**_meta(task), "sources": sources or []}
+    np.savez(buf, meta=np.array(json.dumps(meta)), **arrays)
     # atomic (a concurrent reader sees the old file or the whole new one), never through a link
     write_file(path, buf.getvalue(), atomic=True)
 
 
+#: the largest cached task read back (the bounded reader refuses a bigger file before reading)
+MAX_CACHE_BYTES = 1 << 32
+
+
 def load(path: Path) -> Task:
-    with open_regular(path) as fh, np.load(fh, allow_pickle=False) as data:
+    """A cached task, read through the bounded reader; ValueError when it is damaged or when a
+    data file it was built from is no longer the very file it read (replaced, rewritten, or put
+    back): then it is built again, from the data verified anew."""
+    raw = read_file(path, MAX_CACHE_BYTES)
+    with np.load(io.BytesIO(raw), allow_pickle=False) as data:
         meta = json.loads(str(data["meta"]))
         arrays = {k: data[k] for k in _ARRAYS}
         optional = {k: data[k] if k in data.files else None for k in _OPTIONAL}
+    if not isinstance(meta, dict) or not unchanged(meta.pop("sources", None) or []):
+        raise ValueError(f"{path}: a data file it was built from changed")
     meta["irrelevant_features"] = frozenset(meta["irrelevant_features"])
     meta["shortcut_features"] = frozenset(meta["shortcut_features"])
     fields: dict[str, Any] = {**meta, **arrays, **optional}
@@ -70,16 +82,18 @@ def load(path: Path) -> Task:
 
 
 def cached(context: TaskContext, name: str, version: str, build: Callable[[], Task]) -> Task:
-    """Load ``name`` from the cache, or build it and store it there."""
+    """Load ``name`` from the cache, or build it and store it there. A cached build is checked
+    each time it is read: damaged, or built from a data file since replaced, it is built anew."""
     path = cache_path(context, name, version)
-    if path is not None and path.is_file():
+    if path is not None and (path.exists() or path.is_symlink()):
         try:
             return load(path)
-        except (OSError, ValueError, KeyError, UntrustedFileError):
-            pass  # a damaged cache file (or a FIFO, a link) is rebuilt, never trusted
-    task = build()
+        except (OSError, ValueError, KeyError, TypeError, RecursionError, UntrustedFileError):
+            pass  # a damaged cache file (or a FIFO, a link, a stale build) is rebuilt, never trusted
+    with sources() as read:
+        task = build()
     if path is not None:
-        save(task, path)
+        save(task, path, read)
     return task
 
 

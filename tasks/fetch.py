@@ -9,14 +9,14 @@ reads, for a machine without internet), copying the local ones.
 
 from __future__ import annotations
 
-import shutil
+import hashlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tasks.catalogue import TaskContext, TaskError, entry
-from tasks.datafiles import RemoteFile, cache_target, download, find_local, sha256_file, verify
+from tasks.datafiles import RemoteFile, Verified, cache_target, download, find_local, sha256_file, verify
 
 
 @dataclass
@@ -78,8 +78,8 @@ def fetch_files(
             if target is None:
                 raise TaskError(f"no workspace cache to download {remote.rel} into (give --to DIR)")
             if local is not None:
-                verify(remote, local, context)  # a wrong local copy is refused, never copied
-                _keep_or_copy(remote, local, None if to is None else target, result)
+                found, _, _ = verify(remote, local, context)  # a wrong local copy is refused, never copied
+                _keep_or_copy(remote, found, None if to is None else target, result)
             else:
                 download(remote, target, context, on_bytes)
                 result.fetched.append(remote)
@@ -95,17 +95,21 @@ def fetch_files(
     return result
 
 
-def _keep_or_copy(remote: RemoteFile, local: Path, target: Path | None, result: FetchResult) -> None:
-    """A verified local copy stays where it is, or is copied to ``target`` (``--to DIR``)."""
-    if target is None or local.resolve() == target.resolve():
+def _keep_or_copy(remote: RemoteFile, local: Verified, target: Path | None, result: FetchResult) -> None:
+    """A verified local copy stays where it is, or its verified bytes are written to ``target``
+    (``--to DIR``)."""
+    if target is None or local.path.resolve() == target.resolve():
         result.kept.append(remote)
         return
-    if target.is_file() and sha256_file(target) == sha256_file(local):
+    data = local.data
+    if target.is_file() and sha256_file(target) == hashlib.sha256(data).hexdigest():
         result.kept.append(remote)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".copy")
-    shutil.copyfile(local, partial, follow_symlinks=False)
+    partial.unlink(missing_ok=True)
+    with open(partial, "xb") as out:  # O_EXCL: never through a link put there
+        out.write(data)  # the bytes verified, not the file read again
     partial.replace(target)
     result.copied.append(remote)
 
@@ -117,7 +121,20 @@ def missing_before_run(names: Iterable[str], context: TaskContext, command: str)
     missing = plan(files, context).missing
     if not missing:
         return None
-    return (
+    line = (
         f"{len(missing)} of the {len(files)} data files this run reads are missing (e.g. {missing[0].rel}); "
         f"fetch them first: {command} (or add --to DIR on a machine with internet, then run with --data-dir DIR)"
     )
+    return line + _where_looked(missing[0], context)
+
+
+def _where_looked(remote: RemoteFile, context: TaskContext) -> str:
+    """For a --data-dir that lacks a file: the layouts srtui reads under it, and a copy of the file
+    lying in the folder itself (a flat folder), which is not one of them."""
+    if context.data_dir is None:
+        return ""
+    base = Path(context.data_dir)
+    layouts = " or ".join(str(base / rel) for rel in remote.layouts)
+    flat = base / Path(remote.rel).name
+    found = f"; {flat} is there, but a flat folder is none of these layouts" if flat.is_file() else ""
+    return f"; under --data-dir srtui reads {layouts}{found}"

@@ -123,6 +123,20 @@ def builtin_suite_names() -> list[str]:
     return sorted(p.stem for p in SUITES_DIR.glob("*.toml"))
 
 
+def builtin_suite_path(name: str) -> Path:
+    """The file of the built-in suite ``name``; SuiteError (naming the suites, with did-you-mean)
+    when there is none. Cheap: the CLI asks it before importing the run machinery."""
+    if not is_name(name):
+        raise SuiteError(f"unknown suite {quoted(name)} (a suite is a built-in name or a .toml file)")
+    path = SUITES_DIR / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(builtin_suite_names())
+        raise SuiteError(
+            f"unknown suite {quoted(name)} (built-in suites: {known}){did_you_mean(name, builtin_suite_names())}"
+        )
+    return path
+
+
 def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
     """Load a built-in suite by name or a user suite from a ``.toml`` path (whose task patterns
     also match the tasks of ``workspace``, if given)."""
@@ -132,15 +146,7 @@ def load_suite(name_or_path: str, workspace: Path | None = None) -> Suite:
             raise SuiteError(f"suite file not found: {name_or_path}")
     else:
         workspace = None  # a built-in suite means the built-in tasks only
-        if not is_name(name_or_path):
-            raise SuiteError(f"unknown suite {quoted(name_or_path)} (a suite is a built-in name or a .toml file)")
-        path = SUITES_DIR / f"{name_or_path}.toml"
-        if not path.is_file():
-            known = ", ".join(builtin_suite_names())
-            raise SuiteError(
-                f"unknown suite {quoted(name_or_path)} (built-in suites: {known})"
-                f"{did_you_mean(name_or_path, builtin_suite_names())}"
-            )
+        path = builtin_suite_path(name_or_path)
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

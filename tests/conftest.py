@@ -70,6 +70,15 @@ def poll_db(workspace: Path, query: str) -> list[tuple]:
         return []
 
 
+@pytest.fixture(autouse=True)
+def _own_working_directory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in an empty folder of its own: nothing it does depends on where pytest was
+    started, or on what the README's first command left there (./srtui-workspace), and nothing
+    it writes by default lands in the checkout."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    monkeypatch.delenv("SRTUI_WORKSPACE", raising=False)
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return tmp_path / "ws"

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from engine.errors import SrtuiError
 from engine.outcome_check import Checker, TaskArrays
-from engine.process.supervise import JobOutcome, JobPayload
+from engine.process.supervise import JobOutcome, JobPayload, now_iso
 from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
 from engine.task_files import TASK_FILES
@@ -128,7 +128,7 @@ class RunState:
     failure: str | None = None
     #: jobs whose outcome could not be recorded even as an error (the run then exits non-zero)
     unrecorded: list[str] = field(default_factory=list)
-    #: jobs whose metrics are computed / queued in this run (results.metrics_tasks), and their ETA
+    #: jobs whose metrics are computed / queued in this run (results.metrics.tasks), and their ETA
     metrics_done: int = 0
     metrics_total: int = 0
     metrics_eta_s: float | None = None
@@ -234,6 +234,55 @@ def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str
         return {}
 
 
+def fault(step: str) -> None:
+    """A failure a test injects at ``step`` of a slot's loop (``SRTUI_TEST_FAULT=step,...``), the
+    first time the step is reached in this process; nothing when the variable is not set."""
+    wanted = os.environ.get("SRTUI_TEST_FAULT")
+    if not wanted or step not in wanted.split(","):
+        return
+    with _FIRED_LOCK:
+        if step in _FIRED:
+            return
+        _FIRED.add(step)
+    raise RuntimeError(f"fault injected at {step}")
+
+
+_FIRED: set[str] = set()
+_FIRED_LOCK = threading.Lock()
+
+
+def failed_outcome(job: PlannedJob, why: str, status: str = "error") -> JobOutcome:
+    """The outcome of a job srtui could not run or finish (``why`` in one line)."""
+    now = now_iso()
+    return JobOutcome(
+        job.job_id,
+        job.attempt,
+        status,
+        os.uname().nodename,
+        now,
+        now,
+        0.0,
+        error=visible(encodable(why), one_line=True)[:500],
+    )
+
+
+def settle(sink: JobSink, state: RunState) -> None:
+    """Jobs a backend returned from with still marked running (a slot that ended with one, a
+    lost worker) are recorded as errors saying so: a run never ends with a job ``running``."""
+    with state.lock:
+        left = list(state.running.values())
+    for job, _ in left:
+        outcome = failed_outcome(job, "srtui ended the job's slot before recording it")
+        try:
+            status = _record(job, outcome, {}, sink, state)
+        except SinkError as exc:
+            state.fail(str(exc))
+            status = "interrupted"
+        with state.lock:
+            state.running.pop(job.job_id, None)
+            state.counts[status] += 1
+
+
 def finish_job(
     job: PlannedJob,
     outcome: JobOutcome,
@@ -244,6 +293,7 @@ def finish_job(
 ) -> None:
     """What every backend does with a returned outcome: score it, record it, count it.
     A sink that cannot record stops the run (state.failure) instead of killing the caller."""
+    fault("score")
     fields = evaluate(job, outcome, cache)
     status = outcome.status
     try:
@@ -267,6 +317,7 @@ def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sin
     (SinkError) is recorded as this job's error, its text made storable, and the slot goes on;
     a job that cannot be recorded even so is counted (the run then exits non-zero)."""
     try:
+        fault("record")
         sink.finished(job, outcome, fields)
         return outcome.status
     except SinkError:

@@ -8,7 +8,6 @@ the *thread* that spawned it exits, so short-lived spawning threads would kill h
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import threading
@@ -24,6 +23,8 @@ from engine.backends.base import (
     PlannedJob,
     RunState,
     SinkError,
+    failed_outcome,
+    fault,
     finish_job,
     interleave,
     usable_cores,
@@ -101,10 +102,13 @@ class LocalBackend:
             core = self.cores[index % len(self.cores)] if self.cores else None
             while not cancel.is_set() and state.failure is None:
                 try:
+                    fault("next")
                     if not self._next(todo, core, index, sink, state, cancel, force, data_cache, on_change, follow_ups):
                         return
                 except (SinkError, OSError) as exc:  # the slot survives; the run stops
                     state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
+                except Exception as exc:  # noqa: BLE001 - outside any job: the run stops in one line
+                    state.fail(f"srtui failed in slot {index}: {type(exc).__name__}: {exc}")
 
         threads = [
             threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True) for i in range(self.n_slots)
@@ -166,16 +170,48 @@ class LocalBackend:
         data_cache: DataCache,
         on_change: Callable[[], None] | None,
     ) -> None:
-        if not sink.claim(job, now_iso(), os.uname().nodename):
+        """One job from claim to record. Whatever fails on the way (a bug, a scratch dir that
+        cannot be removed) makes this job an ``error`` with the reason; the slot goes on."""
+        try:
+            fault("claim")
+            if not sink.claim(job, now_iso(), os.uname().nodename):
+                with state.lock:
+                    state.total -= 1  # another driver runs it
+                return
             with state.lock:
-                state.total -= 1  # another driver runs it
-            return
-        with state.lock:
-            state.running[job.job_id] = (job, time.monotonic())
-        if on_change:
-            on_change()
+                state.running[job.job_id] = (job, time.monotonic())
+            if on_change:
+                on_change()
+            outcome = self._attempt(job, core, sink, state, cancel, force)
+        except SinkError as exc:  # the store cannot record: the run stops, the job is retried
+            state.fail(str(exc))
+            outcome = failed_outcome(job, f"not recorded: {exc}", "interrupted")
+        except Exception as exc:  # noqa: BLE001 - the job's error, never the slot's end
+            outcome = failed_outcome(job, f"srtui failed running the job: {type(exc).__name__}: {exc}")
+        try:
+            fault("finish")
+            finish_job(job, outcome, sink, state, data_cache, on_change)
+        except Exception as exc:  # noqa: BLE001 - recorded as the job's error, once more
+            why = f"srtui failed recording the job: {type(exc).__name__}: {exc}"
+            with state.lock:
+                pending = job.job_id in state.running
+            if pending:
+                finish_job(job, failed_outcome(job, why), sink, state, data_cache, on_change)
+
+    def _attempt(
+        self,
+        job: PlannedJob,
+        core: int | None,
+        sink: JobSink,
+        state: RunState,
+        cancel: threading.Event,
+        force: threading.Event,
+    ) -> JobOutcome:
+        """The job run in its scratch dir, which is then removed (a job whose scratch cannot be
+        removed in bounded time is an error saying so)."""
         scratch = self.scratch_root / f"{job.job_id}-a{job.attempt}"
         try:
+            fault("run")
             outcome = run_job(
                 own_data(job),
                 scratch,
@@ -186,18 +222,23 @@ class LocalBackend:
                 record=real_dir(self.scratch_root.parent / "pids") / f"{job.job_id}-a{job.attempt}",
             )
         except (OSError, UntrustedFileError) as exc:  # its scratch directory cannot be written: the disk is full
-            outcome = JobOutcome(
-                job.job_id,
-                job.attempt,
-                "interrupted",
-                os.uname().nodename,
-                now_iso(),
-                now_iso(),
-                0.0,
-                error=f"cannot prepare the job: {exc}",
-            )
+            outcome = failed_outcome(job, f"cannot prepare the job: {exc}", "interrupted")
             state.fail(f"cannot write the workspace: {exc}")
         finally:
-            with contextlib.suppress(OSError):
-                remove_tree(scratch)  # whatever the job left there (a disk filled, links, FIFOs)
-        finish_job(job, outcome, sink, state, data_cache, on_change)
+            left = _remove_scratch(scratch)
+        if left is not None and outcome.status not in ("interrupted",):
+            outcome.status, outcome.error = "error", f"its scratch dir could not be removed: {left}"
+        return outcome
+
+
+def _remove_scratch(scratch: Path) -> str | None:
+    """Remove whatever the job left in its scratch dir (a disk filled, links, FIFOs, folders
+    20,000 deep); the reason it could not, in one line, else None."""
+    try:
+        fault("remove")
+        remove_tree(scratch)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - told as the job's error
+        return f"{type(exc).__name__}: {exc}"
+    return None

@@ -1,7 +1,10 @@
-"""Scoring rules: named, documented functions of a runs DataFrame (see ``results.tables``).
+"""The scoring room: rules (``results.scoring.rules``), statistics (``stats``), the runs table
+(``tables``), SRBench's published results (``published``).
 
-Each module of this package declares its rules with ``@rule`` (``results.scoring.base``) and is
-imported here, so adding a rule is adding one module. ``score(name, runs, **options)`` applies
+Scoring rules: named, documented functions of a runs DataFrame (see ``results.scoring.tables``).
+
+Each module of ``results.scoring.rules`` declares its rules with ``@rule`` (``results.scoring.base``)
+and is imported here, so adding a rule is adding one module there. ``score(name, runs, **options)`` applies
 one; ``RULES`` lists them with their options. Rules of a published release take
 ``profile=reference`` (the publication's code, the default) or ``profile=corrected``.
 """
@@ -15,12 +18,13 @@ from typing import Any
 import pandas as pd
 
 from engine.errors import did_you_mean
+from results.scoring import rules as _rules
 from results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
-from results.scoring.srbench2022 import load_expert_scores
+from results.scoring.rules.srbench2022 import load_expert_scores
 
-for _mod in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_mod.name}")
-importlib.import_module("results.stats")  # friedman, wilcoxon, sensitivity
+for _mod in pkgutil.iter_modules(_rules.__path__):
+    importlib.import_module(f"{_rules.__name__}.{_mod.name}")
+importlib.import_module("results.scoring.stats")  # friedman, wilcoxon, sensitivity
 
 
 def get_rule(name: str) -> Rule:

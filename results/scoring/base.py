@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import SrtuiError
-from results.profiles import PROFILES, Profile
+from results.metrics.profiles import PROFILES, Profile
 
 
 class ScoreError(SrtuiError, ValueError):
@@ -40,7 +40,7 @@ class Score:
     options: dict[str, Any]  # every option the rule applied, ``profile`` included when it has one
     tables: dict[str, pd.DataFrame]  # the first one is the leaderboard
     notes: list[str] = field(default_factory=list)
-    #: one line per difference from a published protocol, shown under the table (results.published)
+    #: one line per difference from a published protocol, shown under the table (results.scoring.published)
     warnings: list[str] = field(default_factory=list)
     #: the published sources of some rows: "published: <release>" -> its citation
     sources: dict[str, str] = field(default_factory=dict)

@@ -2,14 +2,14 @@
 data. Harlequin's adapter idea: the screens talk to this one adapter, never to the store, the
 scoring rules, the tasks or the engine directly.
 
-No Textual here. Screens call these functions from thread workers on a ``results.queries.Reader``
+No Textual here. Screens call these functions from thread workers on a ``results.store.queries.Reader``
 (one read-only connection per screen, guarded by a lock, so a screen's workers never share a
 cursor across threads; WAL lets them read while a run in another process writes) and post the
 returned dataclasses as messages.
 
 - monitor: ``monitor_snapshot`` (``MonitorSnapshot``, ``RunningJob``, ``Failure``)
 - explorer: ``results_page``, ``count_jobs``, ``prefetch_columns``, ``where_clause`` and the
-  column sets of ``results.explore`` and ``results.columns``; ``suites``, ``job_row``
+  column sets of ``results.store.explore`` and ``results.store.columns``; ``suites``, ``job_row``
 - one run: ``expression_detail``, ``render``, ``simplified`` (``Rendered``), ``features_of``,
   ``prediction_series``; plots of a suite: ``suite_aggregate``, ``suite_method_medians``
 - leaderboards: ``load_board``, ``export_board``, ``rule_names``, ``suite_rule``, ...
@@ -23,7 +23,7 @@ the text sanitiser and starts without pandas; mypy and import-linter read the im
 ``TYPE_CHECKING``, which ``tests/e2e/test_tui_data.py`` checks against ``_HOMES``.
 
 The contract "The app enters the core through its doors" in pyproject.toml lets ``srtui.app``
-import from the core only this package, the query API (``results.queries``), the error types
+import from the core only this package, the query API (``results.store.queries``), the error types
 (``engine.errors``), and the two packages above ``results`` in the layers, which this package may
 not import: ``runs.run`` (plan and execute a run) and ``reviews`` (review sessions).
 """
@@ -37,8 +37,12 @@ if TYPE_CHECKING:
     from engine.textsafe import safe_row, visible
     from engine.workspace import Workspace
     from engine.workspace import resolve as resolve_workspace
-    from results.columns import NUMBER_COLUMNS, TEXT_COLUMNS
-    from results.explore import (
+    from results.metrics.profiles import Profile
+    from results.outputs.figures import figure_for_rule
+    from results.scoring.resources import COLUMNS as COST_COLUMNS
+    from results.scoring.resources import suite_method_medians
+    from results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
+    from results.store.explore import (
         PAGE_COLUMNS,
         QueryError,
         ResultsPage,
@@ -49,12 +53,8 @@ if TYPE_CHECKING:
         results_page,
         where_clause,
     )
-    from results.explore_sql import Cancelled
-    from results.figures import figure_for_rule
-    from results.profiles import Profile
-    from results.resources import COLUMNS as COST_COLUMNS
-    from results.resources import suite_method_medians
-    from results.store import Store, StoreError
+    from results.store.explore_sql import Cancelled
+    from results.store.store import Store, StoreError
     from results.views.board import (
         Board,
         BoardError,
@@ -139,8 +139,8 @@ __all__ = [
 _HOMES: dict[str, tuple[str, ...]] = {
     "engine.textsafe": ("safe_row", "visible"),
     "engine.workspace": ("Workspace", "resolve as resolve_workspace"),
-    "results.columns": ("NUMBER_COLUMNS", "TEXT_COLUMNS"),
-    "results.explore": (
+    "results.store.columns": ("NUMBER_COLUMNS", "TEXT_COLUMNS"),
+    "results.store.explore": (
         "PAGE_COLUMNS",
         "QueryError",
         "ResultsPage",
@@ -151,11 +151,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "results_page",
         "where_clause",
     ),
-    "results.explore_sql": ("Cancelled",),
-    "results.figures": ("figure_for_rule",),
-    "results.profiles": ("Profile",),
-    "results.resources": ("COLUMNS as COST_COLUMNS", "suite_method_medians"),
-    "results.store": ("Store", "StoreError"),
+    "results.store.explore_sql": ("Cancelled",),
+    "results.outputs.figures": ("figure_for_rule",),
+    "results.metrics.profiles": ("Profile",),
+    "results.scoring.resources": ("COLUMNS as COST_COLUMNS", "suite_method_medians"),
+    "results.store.store": ("Store", "StoreError"),
     "results.views.board": (
         "Board",
         "BoardError",

@@ -14,8 +14,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import SrtuiError
-from results.profiles import Profile
-from results.queries import Reader
+from results.metrics.profiles import Profile
+from results.store.queries import Reader
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +36,7 @@ class Board:
     breakdown: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     note: str = ""
     profile: Profile | None = None  # for the rules of a published release
-    published: bool = False  # SRBench's published rows beside the suite's (results.published)
+    published: bool = False  # SRBench's published rows beside the suite's (results.scoring.published)
     warnings: tuple[str, ...] = ()  # one line per difference from the published protocol
 
 
@@ -90,9 +90,9 @@ def has_profiles(rule: str) -> bool:
 
 
 def has_published(rule: str) -> bool:
-    """Whether SRBench's published results can stand beside ``rule``'s board (results.published)."""
+    """Whether SRBench's published results can stand beside ``rule``'s board (results.scoring.published)."""
     try:
-        from results.published import RULE_TRACKS
+        from results.scoring.published import RULE_TRACKS
     except ImportError:
         return False
     return rule in RULE_TRACKS
@@ -104,7 +104,7 @@ def load_board(
     """Score the suite's runs with ``rule`` under ``profile`` (where the rule has profiles), with
     the rule's published source beside them when ``published``; the per-dataset breakdown is
     grouped by method."""
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
 
     scoring = _scoring()
     with reader.lock:
@@ -155,7 +155,7 @@ def load_board(
 def _published(rule: str, runs: pd.DataFrame, store: Any, suite: str, options: dict[str, Any]) -> Any:
     """The rule's board with its default published source (the shipped tables need no network;
     a feather source reads the workspace cache, or downloads once)."""
-    from results.published import merged_runs, score_published
+    from results.scoring.published import merged_runs, score_published
 
     merged = merged_runs(
         rule, None, runs, store=store, suite=suite, cache_dir=store.workspace.cache, profile=options.get("profile")

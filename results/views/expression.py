@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.pool import Bounded, render_timeout
 from engine.textsafe import safe_value
-from results.queries import Reader, job_metrics
+from results.store.queries import Reader, job_metrics
 from results.views.jobs import DetailError, built_task, features_of, job_row
 
 #: at or above this many characters a model is shown as text, not pretty-printed
@@ -37,7 +37,7 @@ EXPRESSION_METRICS = (
 )
 
 
-#: the stored metrics (results.metrics) in words; any other name is shown with spaces for "_"
+#: the stored metrics (results.metrics.compute) in words; any other name is shown with spaces for "_"
 METRIC_LABELS = {
     "constant_model": "constant model",
     "diversity": "diversity (entropy of node labels)",
@@ -119,7 +119,7 @@ def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> R
 def warm_up() -> None:
     """Import the expression stack (sympy) ahead of the first view, so it opens quickly."""
     import engine.expression  # noqa: F401
-    import results.expr_metrics  # noqa: F401
+    import results.metrics.expr_metrics  # noqa: F401
 
 
 def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
@@ -239,7 +239,7 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
 
 
 def stored_metrics(reader: Reader, job_id: str) -> list[tuple[str, float | None, str | None]]:
-    """Rows of the ``metrics`` table (results.metrics) for one job; empty before scoring."""
+    """Rows of the ``metrics`` table (results.metrics.compute) for one job; empty before scoring."""
     with reader.lock:
         store = reader.store()
         return [] if store is None else job_metrics(store, job_id)

@@ -14,8 +14,8 @@ import numpy as np
 
 from engine.errors import SrtuiError
 from engine.workspace import Workspace
-from results.queries import Reader
-from results.queries import suites as stored_suites
+from results.store.queries import Reader
+from results.store.queries import suites as stored_suites
 
 if TYPE_CHECKING:
     from tasks.model import Task
@@ -32,7 +32,7 @@ def suites(reader: Reader) -> list[str]:
 
 
 def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
-    from results.queries import job
+    from results.store.queries import job
 
     with reader.lock:
         store = reader.store()

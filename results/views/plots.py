@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from engine.workspace import Workspace
-from results.queries import Reader, finished_jobs, metric_by_job
+from results.store.queries import Reader, finished_jobs, metric_by_job
 from results.views.jobs import DetailError, built_task, job_row, task_arrays
 
 
@@ -76,9 +76,9 @@ _FINISHED_COLUMNS = ("job_id", "method", "task", "status", "r2_test", "model", "
 def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: str = "reference") -> SuiteAggregate:
     """Performance profiles (the srbench2025 rule's, under ``profile``) and the size/accuracy
     Pareto front of the methods from the medians over seeds (failed runs count as R² = -inf)."""
-    from results.profiles import Profile
-    from results.scoring.srbench2025 import performance_profiles
-    from results.tables import runs_frame
+    from results.metrics.profiles import Profile
+    from results.scoring.rules.srbench2025 import performance_profiles
+    from results.scoring.tables import runs_frame
 
     with reader.lock:
         store = reader.store()
@@ -135,7 +135,7 @@ def _sizes(
     """Model sizes of the ok runs per method: the stored metric, else (not scored yet) the same
     definition computed here, for at most ``max_parse`` models."""
     from engine.expression import ExpressionError
-    from results.expr_metrics import node_count, parse
+    from results.metrics.expr_metrics import node_count, parse
 
     sizes: dict[str, list[float]] = {}
     features: dict[str, tuple[str, ...] | None] = {}

@@ -35,6 +35,21 @@ def _register() -> None:
 
     for module in (run_cmd, tasks_cmd, methods_cmd, score_cmd, plot_cmd, review_cmd, tui_cmd):
         module.register(app)
+    _joined_summaries(app)
+
+
+def _joined_summaries(group: typer.Typer) -> None:
+    """Each command's first paragraph as one line of text: typer's rich help keeps a docstring's
+    line breaks, which would break `srtui --help`'s descriptions mid-sentence."""
+    import inspect
+
+    for info in group.registered_commands:
+        doc = info.help or inspect.getdoc(info.callback) or ""
+        first, sep, rest = doc.partition("\n\n")
+        info.help = " ".join(first.split()) + sep + rest
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _joined_summaries(sub.typer_instance)
 
 
 plain_help_types()

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from engine.errors import SrtuiError
 
@@ -69,9 +69,41 @@ class CommandGroup(TyperGroup):
         return name, command, rest
 
 
+class ExpressionCommand(TyperCommand):
+    """A command whose argument is a model string, which may start with ``-``
+    (``srtui expr "-4.39e-07 + x1"``): a token with one leading ``-`` that is no option of the
+    command (nor an option's value) is read as the argument, not refused as an unknown option."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, dash_led_arguments(args, self.params))
+
+
+def dash_led_arguments(args: list[str], params: list[Any]) -> list[str]:
+    """``args`` with each ``-``-led token that is no option (nor an option's value) moved behind
+    ``--``, where click reads it as an argument; unchanged when ``--`` is there already."""
+    if "--" in args:
+        return args
+    names = {name for p in params if p.param_type_name == "option" for name in (*p.opts, *p.secondary_opts)}
+    takes_value = {
+        name for p in params if p.param_type_name == "option" and not p.is_flag and not p.count for name in p.opts
+    }
+    names |= {"--help", "-h"}
+    kept: list[str] = []
+    moved: list[str] = []
+    tokens = iter(args)
+    for token in tokens:
+        if token in takes_value:
+            kept += [token, next(tokens, "")] if token else [token]
+        elif token.startswith("-") and not token.startswith("--") and token not in names and len(token) > 1:
+            moved.append(token)
+        else:
+            kept.append(token)
+    return [*kept, "--", *moved] if moved else args
+
+
 RAW_HELP = (
-    "CSV: write text cells that start with = + - @ or a tab as they are (by default they get a leading ' "
-    "so a spreadsheet does not run them as formulas). Control characters stay escaped; JSON is exact."
+    "CSV: write text cells that start with = + @ a tab or - and no digit as they are (by default they get a "
+    "leading ' so a spreadsheet does not run them as formulas). Control characters stay escaped; JSON is exact."
 )
 
 

@@ -2,7 +2,8 @@
 
 ``list`` never imports a method's package (availability is read from installed distribution
 metadata), so a broken optional install cannot take the command down. ``check`` runs one tiny fit
-through the real engine (suite ``smoke``, task ``smoke-interaction``) in a throw-away workspace.
+through the real engine (suite ``smoke``, task ``smoke-interaction``) in a workspace of its own:
+a throw-away one, or ``-w WS``'s ``WS/checks/NAME``, never among the researcher's runs.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def list_methods(
         list[Path] | None, typer.Option("--method-dir", help="Also list this SRBench method folder (repeatable).")
     ] = None,
 ) -> None:
-    """Every method: installed or why not, version, family, licence, time-limit support, source."""
+    """Every method: installed or why not, version, family, licence, time-limit support, source
+    (piped: one tab-separated line each, in that order)."""
     for folder in method_dir or []:
         if not (folder / "regressor.py").is_file():
             fail(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
@@ -97,26 +99,60 @@ def list_methods(
         json.dump(rows, sys.stdout, indent=1)
         print()
         return
+    _print_method_rows(rows)
+
+
+#: the fields of `methods list` piped, one tab-separated line per method, in this order
+TSV_FIELDS = ("name", "installed", "version", "family", "licence", "time_limit", "source", "why_not")
+
+
+def _yes_no(value: object) -> str:
+    return value if isinstance(value, str) else ("yes" if value else "no")
+
+
+def _print_method_rows(rows: list[dict[str, Any]]) -> None:
+    """A pipe gets one plain tab-separated line per method (TSV_FIELDS; the count on stderr), as
+    `tasks list` does; a terminal a table of one line per method, names never cut (licence and
+    source give way), and why each missing method is missing under it."""
     from rich.table import Table
 
+    from engine.textsafe import visible
+
+    out = console()
+    if not out.is_terminal:
+        for r in rows:
+            fields = (_yes_no(r.get(f, "")) if f in ("installed", "time_limit") else r.get(f, "") for f in TSV_FIELDS)
+            print("\t".join(visible(str(f), one_line=True).replace("\t", " ") for f in fields))
+        print(f"{len(rows)} methods", file=sys.stderr)
+        return
+    heads = ("method", "installed", "family", "limit", "version", "licence, source")
+    texts = [
+        [
+            cell(c)
+            for c in (
+                r["name"],
+                _yes_no(r["installed"]),
+                r.get("family", ""),
+                _yes_no(r.get("time_limit")),
+                r.get("version", ""),
+                f"{r.get('licence', '')}; {'optional' if r.get('optional') else r['source']}",
+            )
+        ]
+        for r in rows
+    ]
+    widths = [max([len(h), *(t[i].cell_len for t in texts)]) for i, h in enumerate(heads)]
+    # the last column takes what the others leave of the terminal (one line per method)
+    widths[-1] = max(8, out.width - sum(w + 2 for w in widths[:-1]))
     table = Table(box=None, pad_edge=False)
-    for col in ("method", "installed", "version", "family", "licence", "time limit", "source"):
-        table.add_column(col, overflow="fold")
+    for head, width in zip(heads, widths):
+        table.add_column(head, no_wrap=True, overflow="ellipsis", width=width)
+    for t in texts:
+        table.add_row(*t)
+    out.print(table)
     for r in rows:
-        installed = "yes" if r["installed"] else f"no: {r['why_not']}"
-        limit = r.get("time_limit")
-        limit = limit if isinstance(limit, str) else ("yes" if limit else "no")
-        cells = (
-            r["name"],
-            installed,
-            r.get("version", ""),
-            r.get("family", ""),
-            r.get("licence", ""),
-            limit,
-            r["source"],
-        )
-        table.add_row(*(cell(c) for c in cells))
-    console(width=max(120, console().width)).print(table)
+        if not r["installed"]:
+            out.print(cell(f"{r['name']}: not installed: {r['why_not']}"))
+    out.print(f"{len(rows)} methods; every field: srtui methods list --json")
 
 
 @methods_app.command("install")
@@ -165,18 +201,23 @@ def install(
 def check(
     name: Annotated[str, typer.Argument(help="A method name, or an SRBench method folder.")],
     time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
-    workspace: Annotated[Path | None, workspace_option("Keep the check's workspace here.")] = None,
+    workspace: Annotated[
+        Path | None,
+        workspace_option("Keep the check's own workspace in WORKSPACE/checks/NAME (none of its jobs among yours)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
     from engine.workspace import resolve
-    from runs.check import check_method
+    from runs.check import check_folder_name, check_method
 
     if workspace is None:
         with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
             rows = check_method(name, resolve(Path(tmp)), time_limit)
-    else:
-        rows = check_method(name, resolve(workspace), time_limit)
+    else:  # the check's job is no job of the researcher's runs: it gets a workspace of its own
+        kept = resolve(workspace).root / "checks" / check_folder_name(name)
+        rows = check_method(name, resolve(kept), time_limit)
+        print(f"the check's workspace: {kept}", file=sys.stderr)
     if not rows:
         fail(f"method {name!r}: the check ran no job")
     row = rows[-1]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from results.profiles import Profile, named_profile
+from results.metrics.profiles import Profile, named_profile
 from srtui.cli.common import WorkspaceOption, fail
 from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
 
@@ -55,8 +55,8 @@ def plot(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
-    from results.figures import get_kind, kinds, render
-    from results.tables import read_runs_csv
+    from results.outputs.figures import get_kind, kinds, render
+    from results.scoring.tables import read_runs_csv
     from srtui.cli.score_cmd import _options, _store
     from srtui.outputs import figure_data
 
@@ -100,8 +100,8 @@ def _published_runs(
 ) -> pd.DataFrame:
     """The runs a figure draws with --published: the workspace's suite beside the publication
     (the same merge as `srtui score --published`); its warnings go to stderr."""
-    from results.figures import get_kind
-    from results.published.merge import rules_with_sources
+    from results.outputs.figures import get_kind
+    from results.scoring.published.merge import rules_with_sources
     from srtui.cli.score_published import published_runs
 
     rule = get_kind(kind).rule

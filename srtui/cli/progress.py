@@ -42,6 +42,7 @@ class RunProgress:
         self.state: RunState | None = None
         self._printed = 0
         self._lock = threading.Lock()
+        self._positions: dict[str, str] | None = None  # tuning job -> its configuration and fold
 
     def __enter__(self) -> RunProgress:
         if self.console.is_terminal:
@@ -78,8 +79,18 @@ class RunProgress:
             for job, status, wall_s in finished:
                 self._printed += 1
                 spec = job.spec
-                line = f"[{self._printed}/{total}] {spec.task}  {spec.method}  seed {spec.seed}  {status}"
+                where = self.position(spec.job_id)
+                line = f"[{self._printed}/{total}] {spec.task}  {spec.method}  seed {spec.seed}{where}  {status}"
                 print(visible(f"{line}  {wall_s:.1f} s", one_line=True), file=sys.stderr, flush=True)
+
+    def position(self, job_id: str) -> str:
+        """A tuning job's configuration and fold (``  config 2/6 fold 3/5``); a final job's
+        ``  final``; empty for a run without tuning."""
+        if not self.plan.searches:
+            return ""
+        if self._positions is None:
+            self._positions = {k: v for search in self.plan.searches for k, v in search.positions().items()}
+        return f"  {self._positions.get(job_id, 'final')}"
 
     def _render(self) -> RenderableType:
         state = self.state
@@ -104,7 +115,8 @@ class RunProgress:
         now = time.monotonic()
         for job, started in sorted(running, key=lambda r: r[1]):
             table.add_row(
-                Text(visible(job.label, one_line=True)), f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}"
+                Text(visible(job.label + self.position(job.spec.job_id), one_line=True)),
+                f"{_fmt_s(now - started)} / {_fmt_s(job.spec.limits.time_s)}",
             )
         parts: list[RenderableType] = [head, table]
         for job, outcome in failures:

@@ -19,7 +19,7 @@ from srtui.cli.common import CommandGroup, WorkspaceOption, fail, require_termin
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -41,7 +41,7 @@ def _workspace(workspace: Path | None) -> Workspace:
 
 
 def _store(workspace: Path | None) -> Store:
-    from results.store import Store
+    from results.store.store import Store
 
     return Store(_workspace(workspace))
 
@@ -96,6 +96,10 @@ def create(
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     task_list = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     items = _run(build_items, store, suite, task_list, select, include_baseline, say)
+    from reviews.blinding import item_tells, warnings
+
+    for line in warnings(item_tells(items)):  # before any expert sees an item
+        print(line, file=sys.stderr)
     expert_list = [e.strip() for e in experts.split(",") if e.strip()]
     info = _run(
         create_session,
@@ -126,7 +130,7 @@ def open_(
     import os
 
     from engine.workspace import WorkspaceError
-    from results.store import Store, StoreError
+    from results.store.store import Store, StoreError
     from reviews import ExpertSession
 
     ws = _workspace(workspace)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from engine.errors import did_you_mean
-from results.columns import EXPORT_COLUMNS
+from results.store.columns import EXPORT_COLUMNS
 from srtui.cli.common import RAW_HELP, DataDirOption, WorkspaceOption, _with_root_workspace, cell, console, fail
 
 if TYPE_CHECKING:
-    from results.store import Store
+    from results.store.store import Store
     from runs.run import RunPlan, RunRequest
 
 
@@ -161,6 +161,10 @@ def run(
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
 
+    from tasks.suites import builtin_suite_path
+
+    if not (suite.endswith(".toml") or Path(suite).is_file()):
+        builtin_suite_path(suite)  # a misspelt suite is refused before the run machinery loads
     from engine.workspace import resolve
     from runs.run import RunRequest, execute, plan_run
     from srtui.cli.interrupts import install_interrupt_handlers
@@ -245,14 +249,14 @@ def status(
 ) -> None:
     """Counts per status and running jobs; safe to call from another shell during a run."""
     from engine.workspace import resolve
-    from results.store import Store, StoreError
+    from results.store.store import Store, StoreError
 
     ws = resolve(workspace)
     try:
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    from results.queries import metrics_progress, open_runs, running_jobs
+    from results.store.queries import metrics_progress, open_runs, running_jobs
     from runs.sink import workers_key
 
     counts = store.status_counts(suite)
@@ -309,7 +313,7 @@ def status(
         print(f"  metrics: {m.suite} {m.done}/{m.total} jobs{eta}")
 
 
-#: the job record as `srtui results` prints it (results.columns)
+#: the job record as `srtui results` prints it (results.store.columns)
 RESULT_COLUMNS = EXPORT_COLUMNS
 
 
@@ -324,7 +328,10 @@ def results(
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
     summary: Annotated[
-        bool, typer.Option("--summary", help="One row per method: median energy and training time of a run.")
+        bool,
+        typer.Option(
+            "--summary", help="One row per suite and method: jobs, median R2, median energy and training time of a run."
+        ),
     ] = False,
     tuning: Annotated[
         bool,
@@ -334,12 +341,12 @@ def results(
         ),
     ] = False,
 ) -> None:
-    """One row per job, with its status, resources and accuracy (--summary: per method)."""
+    """One row per job, with its status, resources and accuracy (--summary: per suite and method)."""
     import csv
 
     from engine.textsafe import csv_row
     from engine.workspace import resolve
-    from results.store import Store, StoreError
+    from results.store.store import Store, StoreError
 
     fmt = fmt or ("table" if console().is_terminal else "csv")
     if fmt not in RESULT_FORMATS:
@@ -401,38 +408,79 @@ def _number(value: object, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
+#: the short headers a terminal table shows
+HEADERS = {
+    "peak_rss_mb": "MB",
+    "fit_s": "fit s",
+    "median_r2_test": "median R2",
+    "median_energy_kwh": "kWh",
+    "median_energy_j": "J",
+    "median_fit_s": "fit s",
+    "energy_method": "energy by",
+}
+#: columns a narrow terminal leaves out, first to last (the others are never cut)
+DROP_ORDER = ("peak_rss_mb", "energy_method", "median_energy_kwh", "fit_s", "jobs", "median_energy_j")
+MIN_MODEL = 16
+
+
+def _fitting(columns: list[str], widths: dict[str, int], total: int) -> list[str]:
+    """The columns shown in ``total`` characters: every value whole (a column too wide is left
+    out, DROP_ORDER first, rather than cut); the model, if shown, takes what the others leave."""
+    shown = list(columns)
+
+    def need(cols: list[str]) -> int:
+        fixed = sum(widths[c] + 2 for c in cols if c != "model")
+        return fixed + (MIN_MODEL + 2 if "model" in cols else 0) - 2
+
+    for name in DROP_ORDER:
+        if need(shown) <= total:
+            break
+        if name in shown:
+            shown.remove(name)
+    if need(shown) > total and "model" in shown:
+        shown.remove("model")
+    return shown
+
+
 def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
-    """The jobs as a table of the columns a reader looks at first; task and method never cut,
-    the model gives way (the whole string is in `--format csv`)."""
+    """The jobs as a table of the columns a reader looks at first. No value is cut: columns that do
+    not fit the terminal are left out (the last line names them), and the model takes what the
+    others leave (the whole string is in `--format csv`)."""
     from rich.table import Table
 
     from srtui.styles import STATUS_STYLE
 
     out = console()
-    texts = [[cell(_number(row.get(c))) for c in columns] for row in rows]
-    headers = [{"peak_rss_mb": "MB", "fit_s": "fit s"}.get(c, c) for c in columns]
-    widths = [max([len(h), *(t[i].cell_len for t in texts)]) for i, h in enumerate(headers)]
-    if "model" in columns:  # the model takes what the other columns leave of the terminal
-        at = columns.index("model")
-        widths[at] = max(8, out.width - sum(w + 2 for i, w in enumerate(widths) if i != at))
-        for t in texts:
-            t[at].truncate(widths[at], overflow="ellipsis")
+    texts = {c: [cell(_number(row.get(c))) for row in rows] for c in columns}
+    widths = {c: max([len(HEADERS.get(c, c)), *(t.cell_len for t in texts[c])]) for c in columns}
+    shown = _fitting(columns, widths, out.width)
+    if "model" in shown:  # the model takes what the other columns leave of the terminal
+        widths["model"] = max(MIN_MODEL, out.width - sum(widths[c] + 2 for c in shown if c != "model"))
+        for t in texts["model"]:
+            t.truncate(widths["model"], overflow="ellipsis")
     table = Table(box=None, pad_edge=False, collapse_padding=False)
-    for i, name in enumerate(columns):
+    for name in shown:
         numeric = any(isinstance(row.get(name), int | float) for row in rows[:50])
-        table.add_column(headers[i], justify="right" if numeric else "left", no_wrap=True, width=widths[i])
-    for row, values in zip(rows, texts, strict=True):
-        if "status" in columns:
-            values[columns.index("status")].stylize(STATUS_STYLE.get(row.get("status") or "", ""))
-        table.add_row(*values)
+        table.add_column(
+            HEADERS.get(name, name), justify="right" if numeric else "left", no_wrap=True, width=widths[name]
+        )
+    if "status" in shown:
+        for row, text in zip(rows, texts["status"], strict=True):
+            text.stylize(STATUS_STYLE.get(row.get("status") or "", ""))
+    for i in range(len(rows)):
+        table.add_row(*(texts[c][i] for c in shown))
     out.print(table)
+    left_out = [HEADERS.get(c, c) for c in columns if c not in shown]
+    where = f"; left out at {out.width} columns: {', '.join(left_out)}" if left_out else ""
     if "job_id" not in columns and "status" in columns:  # the per-job table (not --summary)
-        out.print(f"{len(rows)} jobs; every column: srtui results --format csv (or json)")
+        out.print(f"{len(rows)} jobs; every column: srtui results --format csv (or json){where}")
+    elif left_out:
+        out.print(f"left out at {out.width} columns: {', '.join(left_out)}; every column: --format csv (or json)")
 
 
 def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[dict[str, Any]]:
     """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
-    from results.tuning import summaries, summary_text
+    from results.store.tuning import summaries, summary_text
 
     found = summaries(store.conn)
     for row in rows:
@@ -443,10 +491,10 @@ def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iter
 
 def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False) -> None:
     from engine.textsafe import csv_cell
-    from results.resources import method_medians
-    from results.tables import runs_frame
+    from results.scoring.resources import suite_summary
+    from results.scoring.tables import runs_frame
 
-    table = method_medians(runs_frame(store, suite))
+    table = suite_summary(runs_frame(store, suite))
     store.close()
     if fmt == "table":
         records = table.astype(object).where(table.notna(), None).to_dict("records")
@@ -456,7 +504,8 @@ def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False)
         records = table.astype(object).where(table.notna(), None).to_dict("records")
         print(json.dumps(records, indent=1, default=float, allow_nan=False))
     else:  # method names are untrusted: shown visibly and guarded against spreadsheet formulas
-        table["method"] = table["method"].map(lambda m: csv_cell(m, raw=raw))
+        for col in ("suite", "method"):
+            table[col] = table[col].map(lambda m: csv_cell(m, raw=raw))
         table.to_csv(sys.stdout, index=False, lineterminator="\n", float_format="%.6g")
 
 

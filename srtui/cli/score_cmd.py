@@ -12,7 +12,7 @@ import typer
 
 from engine.errors import did_you_mean
 from engine.names import file_in
-from srtui.cli.common import RAW_HELP, WorkspaceOption, check_timeout, fail
+from srtui.cli.common import RAW_HELP, ExpressionCommand, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
 from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from results.scoring.base import Rule
-    from results.store import Store
+    from results.store.store import Store
 
 CSV_HELP = (
     "Score runs produced elsewhere: a CSV with one row per run, SRBench's collated tables "
@@ -29,7 +29,7 @@ CSV_HELP = (
     "columns task (or dataset), method (or algorithm), r2_test required; seed (random_state), "
     "status, size (model_size), size_simplified (simplified_complexity), simplicity, "
     "symbolic_solution, feature_absence, r2_extrapolation, noise_robustness, property, "
-    "difficulty, noise, truth_size used when present (see results/tables.py)."
+    "difficulty, noise, truth_size used when present (see results/scoring/tables.py)."
 )
 
 
@@ -38,7 +38,7 @@ CLUSTER = "Cluster (Dask)"
 
 def _store(workspace: Path | None, readonly: bool = True) -> Store:
     from engine.workspace import resolve
-    from results.store import Store
+    from results.store.store import Store
 
     return Store(resolve(workspace), readonly=readonly)
 
@@ -100,12 +100,12 @@ def score(
     SRBench's published results (--published)."""
     from results.scoring import RULES
     from results.scoring import score as apply_rule
-    from results.tables import read_runs_csv, runs_frame
+    from results.scoring.tables import read_runs_csv, runs_frame
 
     if list_rules or not rule:
         _list_rules(RULES)
         return
-    from results.export import FORMATS
+    from results.outputs.export import FORMATS
 
     if fmt == "plot":
         check_figure(rule)
@@ -132,7 +132,7 @@ def score(
             options=_options(option),
             trust=trust_df,
         )
-        _emit(render(result, fmt, raw), out)
+        _emit_score(result, fmt, raw, out)
         return
     if from_csv:
         runs = read_runs_csv(from_csv)
@@ -143,7 +143,20 @@ def score(
         if runs.empty:
             fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
     result = apply_rule(rule, runs, trust=trust_df, **_options(option))
-    _emit(render(result, fmt, raw), out)
+    _emit_score(result, fmt, raw, out)
+
+
+def _emit_score(result: Any, fmt: str, raw: bool, out: Path | None) -> None:
+    """The score on stdout, or in ``out``; CSV in a file is plain (results.outputs.export.csv_files): its
+    other tables and its sidecar ``NAME.meta.json`` beside it."""
+    if fmt != "csv" or out is None:
+        _emit(render(result, fmt, raw), out)
+        return
+    from results.outputs.export import score_csv_files
+
+    stem = out.name[: -len(".csv")] if out.name.endswith(".csv") else out.name
+    for i, (file, text) in enumerate(score_csv_files(stem, result, raw=raw).items()):
+        _emit(text, out if i == 0 else file_in(out.parent, file))
 
 
 def _list_rules(rules: dict[str, Rule]) -> None:
@@ -225,9 +238,9 @@ def expr(
     ] = 10.0,
 ) -> None:
     """Report an expression's metrics as each SRBench release computes them (vs --truth if given)."""
-    from results.expr_batch import ExprCache, ModelItem, expression_metrics
-    from results.expr_metrics import parse
-    from results.releases import RELEASES
+    from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+    from results.metrics.expr_metrics import parse
+    from results.metrics.releases import RELEASES
 
     check_timeout(timeout)
     if rule is not None and rule not in RELEASES:
@@ -255,7 +268,7 @@ def expr(
 
 def _warn_stale(store: Store, suite: str | None) -> None:
     """Metrics of an older definition are never mixed in silently: say so, and how to update."""
-    from results.metrics import METRICS_VERSION, stale_metric_jobs
+    from results.metrics.compute import METRICS_VERSION, stale_metric_jobs
 
     n = stale_metric_jobs(store, suite)
     if n:
@@ -272,9 +285,9 @@ def _names(text: str | None) -> list[str]:
 
 def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     """One release's values: ``symbolic_solution`` is the verdict the release publishes; its
-    corrected variant and each named variant (``results.releases.VARIANTS``) under their own keys."""
-    from results.profiles import Profile
-    from results.solutions import VARIANTS
+    corrected variant and each named variant (``results.metrics.releases.VARIANTS``) under their own keys."""
+    from results.metrics.profiles import Profile
+    from results.metrics.solutions import VARIANTS
 
     keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
     view = {k: m.get(f"{rel}.{k}") for k in keys}
@@ -320,7 +333,10 @@ PAPER_COLUMNS = ("task", "method", "seed", "status", "r2_test", "size", "symboli
 def export(
     fmt: Annotated[str, typer.Option("--format", help="csv, md, latex or json.")] = "csv",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (default: stdout).")
+        Path | None,
+        typer.Option(
+            "--out", help="Directory for runs.EXT and leaderboard-SUITE.EXT (CSV: plain, provenance in NAME.meta.json)."
+        ),
     ] = None,
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     trust: Annotated[Path | None, typer.Option(help="Expert trust ratings for real-world leaderboards.")] = None,
@@ -328,10 +344,10 @@ def export(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Export all runs with their metrics, and each suite's leaderboard under its scoring rule."""
-    from results.export import ExportError, render_score, render_tables
+    from results.outputs.export import ExportError, csv_files, render_score, render_tables, score_csv_files
     from results.scoring import ScoreError
     from results.scoring import score as apply_rule
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
 
     exts = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}
     if fmt not in exts:
@@ -344,7 +360,12 @@ def export(
     if fmt == "latex":  # a paper's table, not the 60-odd columns of the record
         shown_runs = runs[[c for c in PAPER_COLUMNS if c in runs.columns]]
         runs_notes = ["the columns a paper uses; every column: srtui export --format csv (or json)"]
-    docs = {"runs": render_tables({"runs": shown_runs}, fmt, "runs", {"suite": suite or "all"}, runs_notes, raw=raw)}
+    files = fmt == "csv" and out is not None  # plain CSV files, each with a NAME.meta.json
+    runs_options = {"suite": suite or "all"}
+    if files:
+        docs = csv_files("runs", {"runs": shown_runs}, "runs", runs_options, runs_notes, raw=raw)
+    else:
+        docs = {"runs": render_tables({"runs": shown_runs}, fmt, "runs", runs_options, runs_notes, raw=raw)}
     trust_df = _trust(trust)
     for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
         rule = _suite_rule(store, name)
@@ -352,9 +373,11 @@ def export(
             print(f"srtui: suite {name}: no scoring rule, no leaderboard", file=sys.stderr)
             continue
         try:
-            docs[f"leaderboard-{name}"] = render_score(
-                apply_rule(rule, runs[runs["suite"] == name], trust=trust_df), fmt, raw=raw
-            )
+            board = apply_rule(rule, runs[runs["suite"] == name], trust=trust_df)
+            if files:
+                docs.update(score_csv_files(f"leaderboard-{name}", board, raw=raw))
+            else:
+                docs[f"leaderboard-{name}"] = render_score(board, fmt, raw=raw)
         except (ScoreError, ExportError) as exc:
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
     if out is None and fmt == "json" and len(docs) > 1:  # stdout holds one JSON document
@@ -362,7 +385,7 @@ def export(
         return
     for key, text in docs.items():
         # a suite name from an older store may hold anything: the file stays inside --out
-        _emit(text, None if out is None else file_in(out, f"{key}.{ext}"))
+        _emit(text, None if out is None else file_in(out, key if files else f"{key}.{ext}"))
 
 
 def _suite_rule(store: Store, name: str) -> str | None:
@@ -421,6 +444,6 @@ def rescore(
 
 def register(app: typer.Typer) -> None:
     app.command("score")(score)
-    app.command("expr")(expr)
+    app.command("expr", cls=ExpressionCommand)(expr)
     app.command("export")(export)
     app.command("rescore")(rescore)

@@ -140,7 +140,7 @@ def check_figure(rule: str) -> None:
 
 def render(result: Score, fmt: str, raw: bool) -> str:
     """The score as text in ``fmt``; ``plot`` draws the rule's figure, its warning lines under it."""
-    from results.export import render_score
+    from results.outputs.export import render_score
 
     if fmt != "plot":
         return render_score(result, fmt, raw=raw)

@@ -6,14 +6,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from results.profiles import Profile, named_profile
+from results.metrics.profiles import Profile, named_profile
 from srtui.cli.common import fail
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.published import Merged
     from results.scoring.base import Score
+    from results.scoring.published import Merged
 
 PUBLISHED_HELP = (
     "Add SRBench's published results to the table: srbench2021 (the shipped docs/csv tables), "
@@ -40,9 +40,9 @@ def published_runs(
     import pandas as pd
 
     from engine.workspace import resolve
-    from results.published import merged_runs
-    from results.store import Store
-    from results.tables import runs_frame
+    from results.scoring.published import merged_runs
+    from results.scoring.tables import runs_frame
+    from results.store.store import Store
 
     ws = resolve(workspace)
     store, runs = None, pd.DataFrame()
@@ -81,7 +81,7 @@ def published_score(
     trust: pd.DataFrame | None,
 ) -> Score:
     """Score the suite's runs (none when the workspace has none) merged with the published ones."""
-    from results.published import score_published
+    from results.scoring.published import score_published
 
     profile = named_profile(options.get("profile", Profile.REFERENCE))
     merged = published_runs(

@@ -45,7 +45,7 @@ def official(target: str, context: TaskContext) -> Task:
     parts, prov = {}, {}
     for part in ("train", "test"):
         path, prov[part] = locate(official_file(target, part), context)
-        parts[part] = pd.read_csv(path)
+        parts[part] = pd.read_csv(path.stream())
     target_col = f"value_{target}"
     for part, df in parts.items():
         if target_col not in df.columns or "date" not in df.columns:
@@ -79,7 +79,7 @@ def nyc_counts(context: TaskContext) -> tuple[pd.DataFrame, dict[str, str]]:
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
     path, prov = locate(NYC, context)
-    raw = pd.read_csv(path)
+    raw = pd.read_csv(path.stream())
     missing = [c for c in ["date_of_interest", *NYC_COLUMNS] if c not in raw.columns]
     if missing:
         raise TaskError(f"{path}: missing columns {missing}")

@@ -70,7 +70,7 @@ def load(compartment: str, level: str, seed: int, context: TaskContext) -> Task:
     files: list[dict[str, str]] = []
     for part in ("train", "test"):
         path, prov = locate(official_file(seed, compartment, level, part), context)
-        df = pd.read_csv(path)
+        df = pd.read_csv(path.stream())
         if list(df.columns) != [*FEATURES, target]:
             raise TaskError(f"{prov['file']}: expected columns {', '.join([*FEATURES, target])}")
         parts[part], files = df, [*files, prov]

@@ -14,20 +14,28 @@ from engine.names import quoted, quoted_text
 if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
     import pandas as pd
 
+    from tasks.datafiles import Verified
+
 from tasks.catalogue import TaskError
 
 
-def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
-    """A CSV/TSV (optionally gzipped) as a DataFrame; one-line TaskError if unreadable."""
+def read_table(path: Path | Verified, sep: str | None = None) -> pd.DataFrame:
+    """A CSV/TSV (optionally gzipped) as a DataFrame; one-line TaskError if unreadable. A
+    ``Verified`` file is parsed from the bytes that were hashed, never read again."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
-    if not Path(path).is_file():
+    from tasks.datafiles import Verified
+
+    name = Path(path.path if isinstance(path, Verified) else path).name
+    if not isinstance(path, Verified) and not Path(path).is_file():
         raise TaskError(f"file not found: {path}")
     if sep is None:
-        sep = "\t" if ".tsv" in Path(path).name else ","
+        sep = "\t" if ".tsv" in name else ","
     try:
+        if isinstance(path, Verified):  # a buffer: its compression is told, not inferred
+            return pd.read_csv(path.stream(), sep=sep, compression="gzip" if name.endswith(".gz") else None)
         return pd.read_csv(path, sep=sep)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TaskError(f"{path}: not a readable table ({quoted_text(str(first))})") from None
 

@@ -8,6 +8,7 @@ folder appears in one atomic rename, so a failed ``add`` leaves the workspace as
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.names import RULE, is_name, quoted
+from engine.untrusted import UntrustedFileError, read_file
 from tasks.build import make_task, shuffled_split, stable_seed
 from tasks.catalogue import TaskContext, TaskEntry, TaskError
 from tasks.datafiles import sha256_file
@@ -58,6 +60,11 @@ def check_header(path: Path) -> None:
         raise TaskError(f"{path}: the header line is longer than {MAX_HEADER_BYTES >> 20} MB")
     if line.count(b",") + 1 > MAX_COLUMNS:
         raise TaskError(f"{path}: {line.count(b',') + 1} columns, more than the {MAX_COLUMNS} srtui accepts")
+
+
+#: a user task's stored files, read through the one bounded reader (no link, FIFO or device)
+MAX_META_BYTES = 1 << 20
+MAX_FILE_BYTES = 1 << 31
 
 
 def user_dir(workspace: Path) -> Path:
@@ -166,15 +173,17 @@ def load_user_task(folder: Path) -> Task:
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
     try:
-        meta = json.loads((folder / "task.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise TaskError(f"user task at {folder} is damaged: {exc}") from None
-    target, features = meta["target"], meta["features"]
-    train = pd.read_csv(folder / "train.csv")
-    X = train[features].to_numpy(dtype=float)
-    y = train[target].to_numpy(dtype=float)
-    if (folder / "test.csv").is_file():
-        test = pd.read_csv(folder / "test.csv")
+        meta = json.loads(read_file(folder / "task.json", MAX_META_BYTES))
+        target, features = meta["target"], meta["features"]
+        train = pd.read_csv(io.BytesIO(read_file(folder / "train.csv", MAX_FILE_BYTES)))
+        X = train[features].to_numpy(dtype=float)
+        y = train[target].to_numpy(dtype=float)
+        has_test = (folder / "test.csv").exists() or (folder / "test.csv").is_symlink()
+        test = pd.read_csv(io.BytesIO(read_file(folder / "test.csv", MAX_FILE_BYTES))) if has_test else None
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, UntrustedFileError) as exc:
+        why = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise TaskError(f"user task at {folder} is damaged: {why}") from None
+    if test is not None:
         X = np.vstack([X, test[features].to_numpy(dtype=float)])
         y = np.concatenate([y, test[target].to_numpy(dtype=float)])
         idx = np.arange(len(y))

@@ -94,7 +94,7 @@ def bench_overhead(tmp: Path) -> None:
 def bench_status(tmp: Path, runs: int = 100_000, store_dir: Path | None = None) -> None:
     from engine.spec import JobSpec, Limits
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
 
     ws = Workspace(store_dir or tmp / "big")
     if not ws.db_path.exists():

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 from targets import finish, target
 
-from results.export import render_tables
-from results.tables import normalise
+from results.outputs.export import render_tables
+from results.scoring.tables import normalise
 
 
 def runs(n: int) -> pd.DataFrame:

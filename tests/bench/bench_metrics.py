@@ -30,9 +30,9 @@ from targets import finish, target
 
 from engine.pool import default_workers
 from engine.workspace import Workspace
-from results.expr_batch import ExprCache, ModelItem, expression_metrics
-from results.releases import STORED
-from results.store import Store
+from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+from results.metrics.releases import STORED
+from results.store.store import Store
 
 FEATS = ("x1", "x2", "x3")
 TRUTHS = ("0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1", "x1*exp(-x2) + sin(x3)", "x1**2 + x2**2 - x3")

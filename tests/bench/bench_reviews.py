@@ -31,7 +31,7 @@ from targets import finish, target  # noqa: E402
 from test_reviews_seed import seed_review_workspace  # noqa: E402
 
 from engine.workspace import Workspace  # noqa: E402
-from results.store import Store  # noqa: E402
+from results.store.store import Store  # noqa: E402
 from reviews import create_session  # noqa: E402
 from reviews.items import build_items  # noqa: E402
 

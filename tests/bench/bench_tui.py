@@ -41,7 +41,7 @@ def build_store(root: Path, n_runs: int = N_RUNS):
     """A workspace of ``n_runs`` finished runs (built in chunks: constant memory)."""
     from engine.spec import JobSpec, Limits
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
 
     ws = Workspace(root).ensure()
     store = Store(ws, create=True)
@@ -262,8 +262,8 @@ def monitor_cpu(tmp: Path, seconds: float = 20.0) -> tuple[float, str]:
 def open_store(root: Path, n_runs: int):
     """The store at ``root``, built when missing; opened for writing once (a migration, timed)."""
     from engine.workspace import Workspace
-    from results import schema
-    from results.store import Store
+    from results.store import schema
+    from results.store.store import Store
 
     if not (root / "srtui.db").exists():
         t = time.perf_counter()
@@ -286,7 +286,7 @@ def open_store(root: Path, n_runs: int):
 
 def monitor_refresh(ws) -> float:
     """CPU seconds of one monitor poll after a write (nothing cached)."""
-    from results.queries import Reader
+    from results.store.queries import Reader
     from results.views import monitor_snapshot
 
     reader = Reader(ws)

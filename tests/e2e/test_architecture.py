@@ -86,7 +86,7 @@ def core_modules() -> list[str]:
 
 def test_core_modules_do_not_load_textual_at_run_time():
     modules = core_modules()
-    assert "engine.process.supervise" in modules and "results.store" in modules
+    assert "engine.process.supervise" in modules and "results.store.store" in modules
     script = (
         "import importlib, sys\n"
         "bad = []\n"

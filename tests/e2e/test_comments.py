@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from pathlib import Path
@@ -33,18 +34,26 @@ def test_every_test_file_a_comment_cites_exists() -> None:
 
 def test_the_explorer_says_who_groups() -> None:
     """Grouping is numpy's over the column store, else a pandas group-by over the filtered rows
-    (results.explore), never SQLite's."""
-    import results.explore
+    (results.store.explore), never SQLite's."""
+    import results.store.explore
     import srtui.app.screens.results as screen
 
     assert "SQLite does the filter, sort, grouping" not in (screen.__doc__ or "")
     assert "numpy" in (screen.__doc__ or "") and "column store" in (screen.__doc__ or "")
-    assert "numpy" in (results.explore.__doc__ or "") and "pandas" in (results.explore.__doc__ or "")
+    assert "numpy" in (results.store.explore.__doc__ or "") and "pandas" in (results.store.explore.__doc__ or "")
 
 
-#: a dotted engine name (``engine.process.supervise.run_job``) or a source path of any package
+#: a dotted engine or results name (``engine.process.supervise.run_job``, ``results.store.queries``) or a
+#: source path of any package
 #: (``runs/tuning.py``) in code, a comment, a docstring or a page
-_ENGINE_NAME = re.compile(r"(?<![\w./-])engine(?:\.[A-Za-z_]\w*)+")
+_RESULTS_FIRST = (  # the rooms of results/ and the modules #47 moved into them (``results`` is also a variable)
+    "store|metrics|scoring|outputs|views|schema|columns|colstore|queries|explore|explore_sql|filters|tuning|"
+    "metrics_tasks|releases|solutions|expr_batch|expr_metrics|profiles|stats|tables|srbench_files|resources|"
+    "published|export|figures|report"
+)
+_ENGINE_NAME = re.compile(
+    rf"(?<![\w./-])(?:engine(?:\.[A-Za-z_]\w*)+|results\.(?:{_RESULTS_FIRST})(?!\w)(?:\.[A-Za-z_]\w*)*)"
+)
 _SOURCE_PATH = re.compile(rf"(?<![\w./-])(?:{'|'.join(PACKAGES)})(?:/[\w-]+)*/\w+\.py\b")
 
 
@@ -57,7 +66,27 @@ def _names_a_module(dotted: str) -> bool:
         folder, i = folder / parts[i], i + 1
     if i == len(parts) or parts[i].startswith("__") or (folder / f"{parts[i]}.py").is_file():
         return True
-    return re.search(rf"\b{re.escape(parts[i])}\b", (folder / "__init__.py").read_text(encoding="utf-8")) is not None
+    return parts[i] in _defined_names(folder / "__init__.py")
+
+
+def _defined_names(init: Path) -> set[str]:
+    """The names a package's ``__init__`` binds or lists (definitions, imports, ``__all__`` and
+    lazy-export strings), not the words of its docstring or comments."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    doc = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) else None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and doc is not None and node is not doc.value
+        ):
+            names.update(re.findall(r"\w+", node.value))
+    return names
 
 
 def test_every_module_a_comment_or_page_names_exists() -> None:

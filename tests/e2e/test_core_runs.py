@@ -175,7 +175,7 @@ def test_a_dask_cluster_started_before_the_store_is_closed_when_the_store_fails(
     store that then cannot be opened must not leave the cluster's worker processes running."""
     pytest.importorskip("distributed", reason="dask[distributed] is in the cluster extra")
     from engine.workspace import resolve
-    from results.store import StoreError
+    from results.store.store import StoreError
     from runs.run import RunRequest, execute, plan_run
 
     ws = resolve(tmp_path / "ws")

@@ -15,7 +15,7 @@ from engine.process.tree import processes_with_token
 def job_processes_alive(workspace: Path) -> list[psutil.Process]:
     """Any process still carrying a job token of this workspace (other runs share the machine)."""
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
 
     store = Store(Workspace(workspace), readonly=True)
     prefix = store.workspace_id + ":"

@@ -10,7 +10,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from engine.errors import SrtuiError
-from results.export import (
+from results.outputs.export import (
     latex_body,
     latex_escape,
     render_score,
@@ -18,7 +18,7 @@ from results.export import (
     srtui_version,
 )
 from results.scoring import score
-from results.tables import normalise, read_runs_csv
+from results.scoring.tables import normalise, read_runs_csv
 from srtui.cli import app
 
 

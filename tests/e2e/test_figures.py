@@ -18,8 +18,8 @@ import pytest
 from conftest import shared_data_dir, srtui
 
 from engine.workspace import Workspace
-from results.figures import KIND_NAMES, FigureData, render
-from results.store import Store
+from results.outputs.figures import KIND_NAMES, FigureData, render
+from results.store.store import Store
 from srtui.outputs import figure_data
 
 SMOKE_METHODS = ("linear", "poly2", "gplearn", "pyoperon", "ffx")
@@ -71,10 +71,10 @@ def smoke_ws(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def published_2021() -> Path:
-    """SRBench's docs/csv/blackbox_results.csv (branch master), as srtui ships it (results/published)."""
-    import results.published
+    """SRBench's docs/csv/blackbox_results.csv (branch master), as srtui ships it (results/scoring/published)."""
+    import results.scoring.published
 
-    path = Path(results.published.__file__).parent / "data" / "srbench2021-blackbox_results.csv"
+    path = Path(results.scoring.published.__file__).parent / "data" / "srbench2021-blackbox_results.csv"
     assert path.is_file()
     return path
 
@@ -199,7 +199,7 @@ def _hostile_runs() -> pd.DataFrame:
 
 @pytest.mark.parametrize("kind", ["pareto", "points", "cd", "wilcoxon", "profiles"])
 def test_untrusted_names_print_as_text_never_as_mathtext_or_markup(tmp_path, kind):
-    from results.tables import normalise
+    from results.scoring.tables import normalise
 
     data = FigureData(runs=normalise(_hostile_runs()))
     text = svg_texts(render(kind, data, tmp_path / "f.svg"))
@@ -265,7 +265,7 @@ def test_list_describes_every_figure():
 
 def test_a_method_keeps_its_colour_in_every_figure(smoke_ws, tmp_path):
     """The same method gets the same colour in two figures of one workspace."""
-    from results.figures.style import looks
+    from results.outputs.figures.style import looks
 
     look = looks(SMOKE_METHODS)
     assert len({(v.color, v.marker) for v in look.values()}) == len(SMOKE_METHODS)

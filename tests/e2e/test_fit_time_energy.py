@@ -109,7 +109,8 @@ def test_results_summary_gives_median_energy_and_training_time_per_method(worksp
     assert set(summary) == {"linear", "probe-sleep"}
     for method, got in summary.items():
         mine = [r for r in rows if r["method"] == method and r["status"] == "ok"]
-        assert got["runs"] == len(mine) == 3
+        assert got["ok"] == got["jobs"] == len(mine) == 3
+        assert got["suite"] == "summary" and got["median_r2_test"] == statistics.median(r["r2_test"] for r in mine)
         assert got["median_energy_j"] == statistics.median(r["energy_j"] for r in mine)
         assert got["median_energy_kwh"] * 3.6e6 == pytest.approx(got["median_energy_j"])
         assert got["median_fit_s"] == statistics.median(r["fit_s"] for r in mine)
@@ -119,14 +120,16 @@ def test_results_summary_gives_median_energy_and_training_time_per_method(worksp
     assert sleep["median_fit_s"] >= 0.3
     assert sleep["median_energy_j"] / sleep["median_fit_s"] < 0.5 * energy.cpu_watts_per_core()
     csv_out = srtui("results", "--summary", "--workspace", str(workspace), check=True).stdout.splitlines()
-    assert csv_out[0] == "method,runs,median_energy_kwh,median_energy_j,median_fit_s,energy_method"
+    assert (
+        csv_out[0] == "suite,method,jobs,ok,median_r2_test,median_energy_kwh,median_energy_j,median_fit_s,energy_method"
+    )
     assert len(csv_out) == 3
 
 
 def test_method_medians_reports_mixed_measurements_and_skips_unmeasured_runs() -> None:
     import pandas as pd
 
-    from results.resources import method_medians
+    from results.scoring.resources import method_medians
 
     runs = pd.DataFrame(
         {

@@ -145,7 +145,7 @@ def test_review_items_of_a_power_tower_are_a_black_box() -> None:
 )
 def test_app_forms_and_report_mathml_of_towers_end_in_time(model: str) -> None:
     """The same prints the app and the report make, without a run: each ends within its deadline."""
-    from results.report.models import render_models
+    from results.outputs.report.models import render_models
     from results.views import render, simplified
 
     started = time.monotonic()

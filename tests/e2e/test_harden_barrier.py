@@ -15,7 +15,7 @@ from engine.backends.base import DataCache, PlannedJob, RunState, finish_job
 from engine.process.supervise import JobOutcome, JobPayload, now_iso
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 from runs.sink import StoreSink
 
 REGRESSOR = """

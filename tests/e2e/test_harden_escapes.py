@@ -190,7 +190,7 @@ def capturing_driver(sink: list[str]):
 
 def job_of(ws: Path, method: str) -> str:
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
 
     store = Store(Workspace(ws), readonly=True)
     try:

@@ -52,7 +52,7 @@ def test_task_names_with_a_trailing_newline_are_refused(tmp_path: Path) -> None:
 
 def test_review_session_names_with_a_trailing_newline_are_refused(tmp_path: Path) -> None:
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
     from reviews.storage import ReviewError
     from reviews.storage import check_name as review_check
 

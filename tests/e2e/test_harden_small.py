@@ -67,7 +67,7 @@ def test_fullwidth_variables_are_refused() -> None:
 
 def test_a_huge_rating_is_refused_not_an_overflow(file_suite_ws: Path, tmp_path: Path) -> None:
     from engine.workspace import Workspace
-    from results.store import Store
+    from results.store.store import Store
     from reviews import ExpertError, ExpertSession, create_session
     from reviews.items import build_items
 

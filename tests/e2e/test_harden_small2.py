@@ -12,8 +12,8 @@ from conftest import results_json, srtui
 from test_harden_storage import tmpfs  # noqa: F401 - the fixture
 
 from engine.workspace import Workspace
-from results.filters import QueryError, where_clause
-from results.store import db_error
+from results.store.filters import QueryError, where_clause
+from results.store.store import db_error
 from runs import run as run_module
 from runs.run import RunError, RunRequest, plan_run
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from engine.workspace import Workspace
-from results import schema
-from results.store import Store
+from results.store import schema
+from results.store.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 N = 60_000
@@ -55,7 +55,7 @@ def test_a_killed_migration_leaves_the_old_store_and_completes_on_reopen(tmp_pat
     wal_at_start = wal.stat().st_size if wal.exists() else 0
     code = (
         "import sys; from pathlib import Path; from engine.workspace import Workspace; "
-        "from results.store import Store; Store(Workspace(Path(sys.argv[1])))"
+        "from results.store.store import Store; Store(Workspace(Path(sys.argv[1])))"
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(ws.root)], cwd=REPO)
     deadline = time.monotonic() + 60
@@ -82,9 +82,9 @@ def test_v9_gives_the_first_page_index_the_tie_break(tmp_path):
     """A v8 store (index (task, job_id)) reads sorted by task with its ties in order before it
     migrates (SQL sorts them), and a writer's open makes the index (task, method, seed, job_id),
     so that sort is an index walk in both directions."""
-    from results.explore import ResultsQuery, results_page
-    from results.explore_sql import order_by
-    from results.queries import Reader
+    from results.store.explore import ResultsQuery, results_page
+    from results.store.explore_sql import order_by
+    from results.store.queries import Reader
 
     ws = Workspace(tmp_path / "ws").ensure()
     conn = sqlite3.connect(ws.db_path, isolation_level=None)

@@ -34,7 +34,7 @@ grace_s = 1
 
 
 def test_only_a_job_lost_on_its_last_attempt_is_given_up() -> None:
-    from results.tuning import JobScore, failure_text, given_up
+    from results.store.tuning import JobScore, failure_text, given_up
 
     assert given_up(JobScore("lost", None, MAX_AUTO_ATTEMPTS, "the driver running this job died"))
     assert given_up(JobScore("interrupted", None, MAX_AUTO_ATTEMPTS))

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from engine.errors import SrtuiError
 from engine.methods.registry import BUILTIN
-from results.published.sources import SOURCES
+from results.scoring.published.sources import SOURCES
 from srtui.cli import app, optional_values
 
 #: the feather tests need pyarrow (srtui's extra 'published'), which the `test` extra leaves out

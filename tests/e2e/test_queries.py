@@ -1,4 +1,4 @@
-"""The query API the app reads through (results.queries, results.explore) and the job record."""
+"""The query API the app reads through (results.store.queries, results.store.explore) and the job record."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from test_tui_seed import FIXED_NOW, LIMITS, seed_demo
 
 from engine.spec import JobSpec
-from results.explore import ResultsQuery, filter_token, results_page, where_clause
-from results.queries import Reader
-from results.store import Store
+from results.store.explore import ResultsQuery, filter_token, results_page, where_clause
+from results.store.queries import Reader
+from results.store.store import Store
 from results.views import monitor_snapshot
 
 
@@ -70,7 +70,7 @@ def test_quoted_filter_values_are_one_bound_value() -> None:
 
 def test_app_profile_is_the_srbench2025_rules(tmp_path: Path) -> None:
     from results.scoring import score
-    from results.tables import runs_frame
+    from results.scoring.tables import runs_frame
     from results.views import suite_aggregate
 
     ws = seed_demo(tmp_path / "ws")

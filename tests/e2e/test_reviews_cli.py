@@ -12,7 +12,7 @@ from conftest import srtui
 from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 from reviews import ExpertSession
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@laptop"

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 from reviews import FrozenItem, create_session
 from reviews.headless import auto_rating
 

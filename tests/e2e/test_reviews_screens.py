@@ -14,7 +14,7 @@ import pytest
 from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 from textual.app import App
 
-from results.store import Store
+from results.store.store import Store
 from reviews import ExpertSession, create_session
 from reviews.items import build_items
 from srtui.app.review.expert import ExpertScreen, ReviewApp

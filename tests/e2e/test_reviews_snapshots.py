@@ -13,7 +13,7 @@ import pytest
 from test_reviews_seed import seeded_copy
 from textual.widgets import Input
 
-from results.store import Store
+from results.store.store import Store
 from reviews import ExpertSession, create_session
 from reviews.items import build_items
 from srtui.app.review.expert import ReviewApp

@@ -23,7 +23,7 @@ from ptyterm import PtyProcess
 from test_reviews_processes import _workspace
 
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 
 SSHD = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/bin/sshd") if os.access(p, os.X_OK)), None)
 pytestmark = [

@@ -64,7 +64,7 @@ def current(app: App[Any], kind: type[S]) -> S:
 
 
 def job_id_of(ws, method: str, task: str = "smoke-linear") -> str:
-    from results.store import Store
+    from results.store.store import Store
 
     store = Store(ws, readonly=True)
     try:

@@ -8,7 +8,7 @@ import statistics
 import pytest
 from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
 
-from results.queries import Reader
+from results.store.queries import Reader
 from results.views import (
     PRETTY_MAX_CHARS,
     QueryError,
@@ -67,7 +67,7 @@ def test_grouped_summary_medians_match_python(reader):
 
 
 def test_board_shows_scoring_errors_and_keeps_the_profile(reader, monkeypatch):
-    from results.profiles import Profile
+    from results.metrics.profiles import Profile
     from results.views import BoardError, has_profiles, load_board
 
     assert has_profiles("srbench2025") and not has_profiles("no-such-rule")
@@ -141,7 +141,7 @@ def test_expression_detail_has_truth_metrics_and_pareto(reader):
     names = [label for label, _ in d.metrics]
     assert (
         "fidelity R² (expression vs method)" in names and "size (nodes)" in names
-    )  # results.metrics rows too, in words
+    )  # results.metrics.compute rows too, in words
 
 
 def test_labels_of_the_cost_plot_never_share_a_row_where_they_overlap():

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from engine.workspace import Workspace
-from results.store import Store
+from results.store.store import Store
 from srtui.app.app import SrtuiApp
 from srtui.app.screens.monitor import MonitorScreen
 

@@ -31,7 +31,7 @@ ROOTS = {
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from results.store import Store
+    from results.store.store import Store
     from reviews import FrozenItem, create_session
 
     ws = seed_demo(tmp_path_factory.mktemp("nav") / "ws")
@@ -182,7 +182,7 @@ async def test_explorer_and_board_follow_a_run_writing_the_workspace(tmp_path):
     from test_tui_seed import LIMITS
 
     from engine.spec import JobSpec
-    from results.store import Store
+    from results.store.store import Store
 
     ws = seed_demo(tmp_path / "ws")
     app = make_app(ws)
@@ -233,7 +233,7 @@ async def test_every_footer_fits_80_columns(demo):
 async def test_tab_reaches_every_control_of_the_expert_screen(tmp_path):
     from test_reviews_processes import _workspace
 
-    from results.store import Store
+    from results.store.store import Store
     from reviews import ExpertSession
     from srtui.app.review.expert import ReviewApp
 

@@ -67,7 +67,7 @@ def after_key(key: str, loaded: str):
 
 
 def _job(ws, method: str) -> str:
-    from results.store import Store
+    from results.store.store import Store
 
     store = Store(ws, readonly=True)
     try:

@@ -15,7 +15,7 @@ from engine.process import supervise
 from engine.process.supervise import JobPayload
 from engine.spec import JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError, resolve
-from results.store import Store, StoreError, needs_run
+from results.store.store import Store, StoreError, needs_run
 
 
 def spec(**changes) -> JobSpec:
@@ -102,7 +102,7 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
     import subprocess
     import sys
 
-    from results import schema
+    from results.store import schema
 
     ws = Workspace(tmp_path / "ws").ensure()
     Store(ws, create=True).close()
@@ -131,7 +131,7 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
 
 def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> None:
     """v4 -> v5 rebuilds review_events (a wider CHECK): rows, numbering and triggers survive."""
-    from results import schema
+    from results.store import schema
 
     ws = Workspace(tmp_path / "ws").ensure()
     with sqlite3.connect(ws.db_path) as conn:

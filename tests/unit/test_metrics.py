@@ -4,15 +4,18 @@ compute_for_store on a real workspace."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 
 from engine.pool import TimedPool
-from results import expr_metrics as em
-from results.expr_batch import ExprCache, ModelItem, expression_metrics
-from results.metrics import accuracy_metrics, prediction_metrics
+from results.metrics import expr_metrics as em
+from results.metrics.compute import accuracy_metrics, prediction_metrics
+from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
 BINGO_TRUTH = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
@@ -88,12 +91,52 @@ def test_pool_kills_a_late_worker_and_carries_on():
     t0 = time.monotonic()
     # a deadline of seconds: a worker forked again from this (large) test process can take most of
     # a second to start on a loaded machine, and the next task's deadline runs from its sending
-    with TimedPool(_sleepy, workers=1, timeout=5) as pool:
+    # (a sleeping worker uses no CPU time: its wall-clock backstop ends it)
+    with TimedPool(_sleepy, workers=1, timeout=5, backstop=5) as pool:
         res = {r.key: r for r in pool.run([("slow", 300), ("fast", 0), ("fast2", 0.01)])}
         assert pool.replaced == 1, {k: (r.status, r.value) for k, r in res.items()}
     assert res["slow"].status == "timeout"
     assert res["fast"].status == "ok" and res["fast2"].value == 0.01
     assert time.monotonic() - t0 < 200  # never the late task's 300 s; margin for worker restarts under load
+
+
+def _spin(cpu_seconds):
+    """Burn ``cpu_seconds`` of this process's CPU time, however long that takes on the wall."""
+    end = time.process_time() + cpu_seconds
+    while time.process_time() < end:
+        pass
+    return cpu_seconds
+
+
+def test_pool_deadline_counts_the_workers_cpu_time_not_the_wall_clock():
+    """Two spinners share the worker's one core: 0.6 s of CPU takes at least 1.8 s on the wall,
+    and finishes under a 1.5 s deadline; a task that spins past the deadline ends by it ("cpu").
+    (The backstop is set far out: on a loaded machine the worker may get a few % of the core.)"""
+    core = min(os.sched_getaffinity(0))
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{core}}})\nwhile True: pass"])
+        for _ in range(2)
+    ]
+    try:
+        with TimedPool(_spin, workers=1, timeout=1.5, core=core, backstop=600) as pool:
+            res = {r.key: r for r in pool.run([("fits", 0.6), ("over", 60)])}
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+    fits, over = res["fits"], res["over"]
+    assert fits.status == "ok" and fits.value == 0.6 and fits.cpu_seconds > 0.5, fits  # (10 ms ticks)
+    assert fits.seconds > 1.5, f"the core was not shared: {fits}"  # a wall-clock deadline would have ended it
+    assert over.status == "timeout" and over.limit == "cpu" and over.value == "exceeded 1.5 s of CPU time"
+    assert 1.5 <= over.cpu_seconds < 10
+
+
+def test_pool_wall_clock_backstop_ends_a_sleeping_worker_and_says_so():
+    with TimedPool(_sleepy, workers=1, timeout=5, backstop=1.0) as pool:
+        [r] = list(pool.run([("asleep", 300)]))
+    assert r.status == "timeout" and r.limit == "wall", r
+    assert r.value.startswith("exceeded the wall-clock backstop of 1 s (") and r.cpu_seconds < 1.0
+    assert r.seconds < 60
 
 
 def test_pool_reports_errors():
@@ -184,8 +227,8 @@ def test_too_large_constant_and_unparsable_models():
 def test_batch_bundles_give_the_values_of_each_operation_alone():
     """One pool task per model (model ops + SRSD, then the solution checks) and the simplify
     shared between them give exactly what each operation computes on its own."""
-    from results import releases as R
-    from results import solutions as S
+    from results.metrics import releases as R
+    from results.metrics import solutions as S
 
     f = ["x1", "x2", "x3"]
     truth = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"

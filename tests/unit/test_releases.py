@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from engine.expression import ExpressionError
 from engine.expression.sympy_view import parse_sympy_view
-from results import releases as R
-from results import solutions as S
+from results.metrics import releases as R
+from results.metrics import solutions as S
 
 T1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
@@ -275,7 +275,7 @@ def test_cli_expr_one_release_as_json_and_all_as_a_table():
 
 
 def test_stored_names_follow_the_contract():
-    from results.metrics import METRICS_VERSION, _stored
+    from results.metrics.compute import METRICS_VERSION, _stored
 
     assert METRICS_VERSION >= 2
     for name in (
@@ -428,7 +428,7 @@ def test_gaussian_with_pi_gets_the_verdict_srbench_2025_publishes(tmp_path):
     the CLI)."""
     from conftest import srtui
 
-    from results.expr_batch import ExprCache, ModelItem, expression_metrics
+    from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
     reference = _run_srbench_2025(tmp_path, GAUSS_MODELS)
     items = [ModelItem(m, ("theta",), "python", GAUSS, r2_test=r2) for m, r2 in GAUSS_MODELS]

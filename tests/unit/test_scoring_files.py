@@ -9,7 +9,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from engine.errors import SrtuiError
-from results.tables import read_runs_csv
+from results.scoring.tables import read_runs_csv
 from srtui.cli import app
 
 

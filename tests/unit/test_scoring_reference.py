@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from results.scoring import ScoreError, load_expert_scores, score
-from results.scoring.srbench2021 import published_fronts
-from results.tables import normalise
+from results.scoring.rules.srbench2021 import published_fronts
+from results.scoring.tables import normalise
 
 
 def frame(rows, **defaults):
@@ -287,7 +287,7 @@ def test_srbench2025_reference_interpolated_profiles_hand_computed():
 
 
 def test_rules_read_their_release_metric_columns():
-    from results.profiles import Profile
+    from results.metrics.profiles import Profile
     from results.scoring.base import metric_column
 
     runs = frame(

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from results.scoring import ScoreError, score
-from results.tables import normalise
+from results.scoring.tables import normalise
 
 
 def ordered_runs(n_tasks: int, methods=("A", "B", "C")) -> pd.DataFrame:

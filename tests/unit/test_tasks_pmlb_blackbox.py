@@ -18,7 +18,7 @@ from tasks.loaders.pmlb_blackbox import BLACKBOX_2021, TRACK, task_name
 SRBENCH_GIT = Path("/work/.mirror/cavalab+srbench/repo")
 PMLB_GIT = Path("/work/.mirror/EpistasisLab+pmlb/repo")
 #: the published table, as the results package ships it (else read from a mirror of SRBench)
-SHIPPED_TABLE = REPO / "results" / "published" / "data" / "srbench2021-blackbox_results.csv"
+SHIPPED_TABLE = REPO / "results" / "scoring" / "published" / "data" / "srbench2021-blackbox_results.csv"
 SEEDS_2021 = [23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265]
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.textsafe import SafeStream, csv_cell, safe_row, safe_value, visible
-from results.export import FORMATS, render_tables
+from results.outputs.export import FORMATS, render_tables
 
 #: what may never reach a terminal, a clipboard or a file raw (newline and tab are allowed)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

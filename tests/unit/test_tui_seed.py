@@ -16,7 +16,7 @@ import numpy as np
 from engine.process import tree
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
-from results.store import Store, pack_predictions
+from results.store.store import Store, pack_predictions
 
 #: "now" for the app's clock in tests: 95 s after the running job started
 NOW_ISO = "2025-01-02T10:01:35+00:00"
@@ -117,7 +117,7 @@ def seed_demo(root: Path) -> Workspace:
                 error="the job crashed (signal 11)",
             )
         store.record(spec.job_id, fields, preds)
-    from results.metrics import compute_for_store
+    from results.metrics.compute import compute_for_store
 
     compute_for_store(store, workers=1)  # the metrics table the leaderboards read
     store.close()

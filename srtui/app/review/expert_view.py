@@ -6,7 +6,6 @@ so every sentence is tested on its own and none can name a method.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +53,7 @@ def figures_text(content: dict[str, Any]) -> Text:
     if r2 is None:
         text.append("not available for this model")
     else:
-        text.append(f"{r2:.3g}", style="bold")
+        text.append(f"{r2:.3f}", style="bold")  # to 3 decimals, as the scoring rule ranks it
         text.append(" on held-out data (1 = perfect, 0 = no better than the average)")
     simplicity = content.get("simplicity")
     text.append("\nSimplicity ", style="bold")
@@ -62,23 +61,14 @@ def figures_text(content: dict[str, Any]) -> Text:
         text.append("black-box: the formula is too long to show (1,000 characters or more)")
     elif simplicity is None:
         text.append("not available for this model")
-    else:  # the count is of the formula on screen; the score is of its simplified form
+    else:  # the score is of the simplified model (the rule's); the count is of the formula on screen
         text.append(f"{simplicity:g}", style="bold")
-        text.append(" (0 is simplest)")
-        shown = shown_symbols(content.get("plain") or "")
-        if shown:
-            simplified = max(1, round(5 ** -float(simplicity)))
-            text.append(f": {shown} symbols shown, about {simplified} when simplified")
+        text.append(f" (0 is simplest; about {max(1, round(5 ** -float(simplicity)))} parts when simplified)")
+        if content.get("size"):
+            text.append(f": the formula shown has {content['size']} parts")
+    if content.get("footnote"):
+        text.append("\n" + content["footnote"], style="dim")
     return text
-
-
-_SYMBOL = re.compile(r"[A-Za-z_]\w*|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|\*\*|[-+*/^]")
-
-
-def shown_symbols(plain: str) -> int:
-    """Names, numbers and operators of the formula as shown (brackets not counted): the count a
-    reader makes looking at it. A leading minus or a unary one counts as a symbol too."""
-    return len(_SYMBOL.findall(plain))
 
 
 def wrap_model(text: str, width: int) -> str:

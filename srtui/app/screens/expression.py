@@ -15,7 +15,7 @@ from textual.events import Resize
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from results.queries import Reader
+from results.store.queries import Reader
 from results.views import ExpressionDetail, Rendered, expression_detail
 from srtui.app.messages import DetailReady
 from srtui.app.screens.base import SectionScreen

@@ -14,7 +14,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
-from results.queries import Reader
+from results.store.queries import Reader
 from results.views import (
     Board,
     Profile,

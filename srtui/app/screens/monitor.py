@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from results.queries import Reader
+from results.store.queries import Reader
 from results.views import MonitorSnapshot, monitor_snapshot, visible
 from srtui.app.messages import SnapshotReady
 from srtui.app.screens.base import SectionScreen

@@ -16,7 +16,7 @@ from textual.widgets import ContentSwitcher, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
-from results.queries import Reader
+from results.store.queries import Reader
 from results.views import (
     COST_COLUMNS,
     PredictionSeries,
@@ -47,7 +47,7 @@ each method's median energy of a single run (kWh, from RAPL or estimated: docs/r
 against its median training time, both on log axes (SRBench 2.0's Figure 1). t cycles
 through the plots, the selector above picks the suite.
 """
-#: the publication figure (results.figures) of each suite plot
+#: the publication figure (results.outputs.figures) of each suite plot
 PLOT_FIGURES = {"profile": "profiles", "front": "pareto", "cost": "energy"}
 #: the suite plots in the order t cycles through them
 SUITE_PLOTS = ("profile", "front", "cost")
@@ -220,7 +220,7 @@ class SuitePlotsScreen(SectionScreen):
         super().__init__()
         self.aggregate: SuiteAggregate | None = None
         self._requested: str | None = None
-        #: the Figure 1 table of the suite shown (results.resources.COLUMNS), once read
+        #: the Figure 1 table of the suite shown (results.scoring.resources.COLUMNS), once read
         self.cost: pd.DataFrame | None = None
         self._legends: dict[str, Text] = {}
 

@@ -3,7 +3,7 @@
 Never loads every run for a page: the explorer's columns of every job are held in memory (a
 column store loaded once, then kept current from the store's change log), so filter, sort and
 group are numpy operations and only the page's rows are read; until it is loaded, and for a
-filter on another column, SQLite answers (results.explore). A newer key cancels the query it
+filter on another column, SQLite answers (results.store.explore). A newer key cancels the query it
 supersedes; a slow count is estimated, then refined. Interactive with millions of runs.
 """
 
@@ -19,7 +19,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from results.queries import Reader
+from results.store.queries import Reader
 from results.views import (
     NUMBER_COLUMNS,
     TEXT_COLUMNS,

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from results.queries import Reader
+    from results.store.queries import Reader
     from results.views import Profile
 
 

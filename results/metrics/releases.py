@@ -1,0 +1,354 @@
+"""Expression metrics exactly as each SRBench release computes them (and SRSD's edit distance);
+the symbolic-solution checks are in :mod:`results.metrics.solutions`.
+
+Every model and truth string is read by ``engine.expression.sympy_view`` (the tree sympy's parser
+would build, never sympify). Per release (docs/scoring.md, "Expression metrics per release"):
+
+- ``srbench2021`` (branch master, symbolic_utils ``clean_pred_model``): model read with every
+  log/sqrt as PLOG/PSQRT and ``pi`` as 3.1415926535 (a string its text replacements break raises,
+  as there); floats below 1e-4 -> 0, others ``Float(round(c, 3), 3)`` (by sequential ``subs``);
+  ``simplify(ratio=1)``. ``size`` = nodes of the read model, ``size_simplified`` = nodes of the
+  cleaned model.
+- ``srbench2022`` (srcomp, competition-2022 metrics/evaluation.py): ``simplify`` then floats below
+  1e-3 -> 0, others ``round(c, 3)``; simplicity = -round(log5(nodes), 1); feature absence on that
+  model. A simplify over 10 s (SIGALRM) leaves the model unsimplified.
+- ``srbench2025`` (srbench_2025 evaluate_model, metrics/evaluation.py, symbolic_utils): ``size`` =
+  nodes of the model read with ``pi`` -> 3.1415926535 and 2021's rounding; simplicity of
+  ``simplify(rounded model)``. A simplify over 60 s leaves the (rounded) model unsimplified.
+- srtui's own deadline (one per model, ``expr_batch``) ends a simplify sooner: 2022 and 2.0 then
+  keep the unsimplified model as their code would (``Release.simplify_limit``); 2021 has no limit,
+  so its metrics record a timeout.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from engine.expression.errors import ExpressionError
+from engine.expression.parser import numbered_names
+from engine.expression.sympy_view import parse_sympy_view
+from results.metrics.profiles import Profile
+
+PI_LITERAL = "3.1415926535"
+RELEASES = ("srbench2021", "srbench2022", "srbench2025")
+
+
+def node_count(expr: sp.Basic) -> int:
+    return sum(1 for _ in sp.preorder_traversal(expr))
+
+
+def simplicity(size: int | None) -> float | None:
+    """-round(log5(size), 1) with numpy's rounding, as the 2022 and 2.0 code compute it."""
+    if not size or size < 1:
+        return None
+    return float(-np.round(np.log(size) / np.log(5), 1))
+
+
+def feature_absence(used: set[str], unwanted: Sequence[str]) -> float | None:
+    """Share of the unwanted (irrelevant or shortcut) features the model leaves out."""
+    unwanted = list(unwanted)
+    if not unwanted:
+        return None
+    return sum(1 for f in unwanted if f not in used) / len(unwanted)
+
+
+def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
+    """SRBench's round_floats: each Float of the original tree, in pre-order, substituted in turn
+    (``subs`` re-evaluates: a zeroed term vanishes); tiny -> 0, else rounded to 3 decimals
+    (``Float(round(c, 3), 3)`` in 2021/2.0 symbolic_utils, ``round(c, 3)`` in evaluation.py)."""
+    out = expr
+    for a in sp.preorder_traversal(expr):
+        if isinstance(a, sp.Float):
+            if abs(a) < below:
+                new = sp.Integer(0)
+            else:
+                new = sp.Float(round(a, 3), 3) if three_digits else round(a, 3)
+            out = out.subs(a, new)
+    return out
+
+
+#: symbolic_utils.clean_pred_model's text replacements after the feature renaming, in its order
+CLEAN_PRED_MODEL = (
+    ("^", "**"),
+    ("p/", "/"),
+    ("plog", "PLOG"),
+    ("aq", "/"),
+    ("mylog", "PLOG"),
+    ("sqrtAbs", "PSQRT"),
+    ("np.", ""),
+    ("|", ""),
+    ("log", "PLOG"),
+    ("sqrt", "PSQRT"),
+    ("pi", PI_LITERAL),
+    ("[", ""),
+    ("]", ""),
+)
+
+
+def clean_pred_model_text(text: str, features: Sequence[str], dialect: str) -> str:
+    """The string 2021's (and 2.0's assess) ``clean_pred_model`` hands ``parse_expr``: the
+    dialect's numbered names renamed to the features, then its text replacements."""
+    rename = numbered_names(text, features, dialect)
+    out = text.strip()
+    if rename:
+        out = re.sub(r"[A-Za-z_][A-Za-z_0-9]*", lambda n: rename.get(n.group(0), n.group(0)), out)
+    for old, new in CLEAN_PRED_MODEL:
+        out = out.replace(old, new)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _read(
+    text: str, features: tuple[str, ...], dialect: str, plain_log_protected: bool, pi_value: str | None
+) -> sp.Expr:
+    # one model is read by several releases (and twice by 2.0) within one worker task
+    return parse_sympy_view(text, features, dialect, plain_log_protected=plain_log_protected, pi_value=pi_value)
+
+
+def refuse_what_clean_pred_model_breaks(text: str, features: Sequence[str], dialect: str) -> None:
+    """2021's clean-up (2.0's assess too) raises where its text replacements break the syntax
+    (``1/(p/(q*v*B))`` -> ``1/(/(q*v*B))``): so does srtui's reading of it (profile reference)."""
+    try:
+        ast.parse(clean_pred_model_text(text, features, dialect), mode="eval")
+    except SyntaxError:
+        raise ExpressionError("clean_pred_model's text replacements leave a string parse_expr cannot read") from None
+
+
+#: simplify results of this process, by (canonical tree, ratio): the releases' model clean-ups and
+#: the reference and corrected checks often simplify the very same tree (a worker computes all of
+#: one model's operations in one task, so they meet here)
+_SIMPLIFIED: dict[tuple[str, float | None], sp.Basic] = {}
+_SIMPLIFIED_MAX = 512
+
+
+def shared_simplify(expr: sp.Basic, ratio: float | None = None) -> sp.Basic:
+    """``sp.simplify(expr[, ratio])``, computed once per tree. The key is ``srepr`` (classes,
+    arguments, Float precision and symbol assumptions), never the printed string, which can
+    merge trees sympy treats differently."""
+    key = (sp.srepr(expr), ratio)
+    hit = _SIMPLIFIED.get(key)
+    if hit is None:
+        hit = sp.simplify(expr) if ratio is None else sp.simplify(expr, ratio=ratio)
+        if len(_SIMPLIFIED) >= _SIMPLIFIED_MAX:
+            del _SIMPLIFIED[next(iter(_SIMPLIFIED))]
+        _SIMPLIFIED[key] = hit
+    return hit
+
+
+@dataclass(frozen=True)
+class Release:
+    name: str
+    below: float  # floats below this magnitude become 0
+    three_digits: bool  # Float(round(c, 3), 3) rather than round(c, 3)
+    ratio: float | None  # simplify(ratio=...), None for sympy's default
+    round_first: bool  # round the floats before simplify (2021, 2.0) or after (2022)
+    pi_literal: bool  # pi read as 3.1415926535 for the simplified model and truth (2021)
+    plain_log_protected: bool  # every log/sqrt read as PLOG/PSQRT (2021's clean-up)
+    #: seconds the release's own code lets one simplify run (SIGALRM) before it keeps the model
+    #: unsimplified; None: no limit (2021), so srtui's deadline can only record a timeout
+    simplify_limit: float | None = None
+
+    def read(
+        self, text: str, features: Sequence[str], dialect: str, pi_literal: bool | None = None, as_code: bool = True
+    ) -> sp.Expr:
+        """The model as the release reads it; ``as_code=False``: srtui's token reading alone, where
+        2021's text replacements would break the string (the corrected variant)."""
+        pi = self.pi_literal if pi_literal is None else pi_literal
+        if as_code and self.plain_log_protected:
+            refuse_what_clean_pred_model_breaks(text, features, dialect)
+        return _read(text, tuple(features), dialect, self.plain_log_protected, PI_LITERAL if pi else None)
+
+    def rnd(self, expr: sp.Basic) -> sp.Basic:
+        return round_floats(expr, self.below, self.three_digits)
+
+    def simplify(self, expr: sp.Basic) -> sp.Basic:
+        return shared_simplify(expr, self.ratio)
+
+    def clean(self, expr: sp.Basic, simplified: bool = True) -> sp.Basic:
+        """The model (or truth) as the release compares it; ``simplified=False``: as the release's
+        code keeps it when its simplify runs out of time (rounded, unsimplified)."""
+        if not simplified:
+            return self.rnd(expr)
+        return self.simplify(self.rnd(expr)) if self.round_first else self.rnd(self.simplify(expr))
+
+
+SPECS = {
+    "srbench2021": Release("srbench2021", 1e-4, True, 1, True, True, True),
+    "srbench2022": Release("srbench2022", 1e-3, False, None, False, False, False, simplify_limit=10),
+    "srbench2025": Release("srbench2025", 1e-4, False, None, True, False, False, simplify_limit=60),
+}
+
+
+def sympy_complexity(text: str, features: Sequence[str], dialect: str) -> int | None:
+    """2.0's ``model_size`` (evaluate_model.py ``sympy_complexity``): nodes of ``get_sympy_model``,
+    the text with every ``pi`` replaced by 3.1415926535 (inside names too, as there), parsed and
+    rounded (2021's ``round_floats``), not simplified; None where that reading fails (2.0 then
+    records -1, or a method folder's own ``complexity``)."""
+    try:
+        return node_count(
+            round_floats(_read(text.replace("pi", PI_LITERAL), tuple(features), dialect, False, None), 1e-4, True)
+        )
+    except ExpressionError:
+        return None
+
+
+def model_op(
+    text: str,
+    features: Sequence[str],
+    dialect: str,
+    release: str,
+    unwanted: Sequence[str] = (),
+    simplified: bool = True,
+) -> dict[str, Any]:
+    """Sizes, simplicity and feature absence of one model under one release (``simplified=False``:
+    of the model the release keeps when its simplify runs out of time)."""
+    r = SPECS[release]
+    raw = r.read(text, features, dialect)
+    size = sympy_complexity(text, features, dialect) if release == "srbench2025" else node_count(raw)
+    clean = r.clean(raw, simplified)
+    n = node_count(clean)
+    used = {str(s) for s in clean.free_symbols}
+    return {
+        "size": size,
+        "size_simplified": n,
+        "simplicity": simplicity(n),
+        "feature_absence": feature_absence(used, unwanted),
+        "simplified": str(clean),
+        "_expr": clean,
+    }
+
+
+# --- SRSD's normalised tree edit distance ------------------------------------------------------
+
+
+def _srsd_prepare(expr: sp.Expr) -> sp.Expr:
+    return expr.subs(sp.pi, sp.pi.evalf()).evalf().factor().simplify().subs(1.0, 1)
+
+
+#: a node's label and its children's trees
+SrsdTree = tuple[str, *tuple["SrsdTree", ...]]
+
+
+def srsd_tree(expr: sp.Basic) -> SrsdTree:
+    """Labels as SRSD's sympy2zss_module: every number ``Const``, symbols by name, else the class."""
+    from sympy.utilities.misc import func_name
+
+    if expr.is_number:
+        label = "Const"
+    elif isinstance(expr, sp.Symbol):
+        label = str(expr)
+    else:
+        label = func_name(expr)
+    return (label, *(srsd_tree(a) for a in expr.args))
+
+
+def _apted(tree: SrsdTree) -> Any:
+    from apted.helpers import Tree as ATree
+
+    return ATree(tree[0], *(_apted(c) for c in tree[1:]))
+
+
+def _tree_size(tree: SrsdTree) -> int:
+    return 1 + sum(_tree_size(c) for c in tree[1:])
+
+
+@lru_cache(maxsize=256)
+def _srsd_truth(truth: str, features: tuple[str, ...]) -> SrsdTree:
+    # a truth is compared with every model of its task: its factor().simplify() (a fifth of an
+    # srsd operation) is computed once per worker; the tree is a pure function of the string
+    return srsd_tree(_srsd_prepare(parse_sympy_view(truth, features, "python")))
+
+
+def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dict[str, Any]:
+    """SRSD's edit distance d (unit costs, ordered trees) and min(d, n) / n, n = truth's nodes."""
+    from apted import APTED
+
+    m = srsd_tree(_srsd_prepare(parse_sympy_view(text, features, dialect)))
+    t = _srsd_truth(truth, tuple(features))
+    d = int(APTED(_apted(m), _apted(t)).compute_edit_distance())
+    n = _tree_size(t)
+    return {"ted": d, "ted_norm": min(d, n) / n}
+
+
+# --- the stored names ----------------------------------------------------------------------------
+
+#: bump when a definition here changes (cache keys follow it); bump results.metrics.compute.METRICS_VERSION
+#: too, by hand, so `srtui rescore` recomputes the stored jobs (4: protected operators are one
+#: node of srtui's exact tree: the cached diversity of gplearn models changes; 5: a deadline counts
+#: the worker's CPU time, engine.pool: the cached timeouts of wall-clock deadlines are computed again)
+DEFINITION_VERSION = 5
+#: what the metrics table stores per release (``<release>.<metric>``); corrected variants add
+#: ``:corrected`` to the name, a named variant of the reference ``:<variant>`` (``VARIANTS``). The
+#: CLI shows every metric of every release.
+_SOLUTION = ("symbolic_solution", Profile.CORRECTED.metric("symbolic_solution"))
+STORED = {
+    "srbench2021": ("size", "size_simplified", *_SOLUTION),
+    "srbench2022": ("size_simplified", "simplicity", *_SOLUTION, "feature_absence"),
+    "srbench2025": ("size", "simplicity", *_SOLUTION, "symbolic_solution:evaluation"),
+    "srsd": ("ted_norm", "ted"),
+}
+STORED_NAMES = frozenset(f"{r}.{m}" for r, ms in STORED.items() for m in ms)
+METRICS = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
+
+
+def assemble_release(
+    rel: str,
+    model: tuple[str, Any],
+    solution: tuple[str, Any] | None,
+    *,
+    gate_applies: bool,
+    r2_test: float | None,
+    notes: list[str],
+    kept: tuple[str, Any] | None = None,
+    variants: dict[str, tuple[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """``<rel>.<metric>`` values from the model operation's and the checks' (status, value):
+    ``solution`` is the release's published check (``PUBLISHED``), ``variants`` its named
+    variants' checks (``VARIANTS``); ``kept``: after a timed-out simplify, the unsimplified model
+    a release with a ``simplify_limit`` keeps (its values stand, as in that release's code)."""
+    status, val = model
+    timed_out = status == "timeout"
+    if timed_out and kept is not None and kept[0] == "ok":
+        limit = SPECS[rel].simplify_limit
+        why = f"the unsimplified model, as that code keeps it after its own {limit:g} s"
+        notes.append(f"{rel}: simplify ran out of srtui's deadline: {why}")
+        status, val = kept
+    out: dict[str, Any] = {f"{rel}.{k}": (val.get(k) if status == "ok" else None) for k in METRICS[:3] + METRICS[4:]}
+    out[f"{rel}._timeout"] = timed_out
+    if status != "ok":
+        notes.append(f"{rel}: simplify {status}: {val}")
+    if solution is None:
+        return out
+    gated = gate_applies and not (r2_test is not None and r2_test > 0.5)
+    ref, cor = _verdict(rel, solution, notes, gated, r2_test)
+    out[f"{rel}.{_SOLUTION[0]}"], out[f"{rel}.{_SOLUTION[1]}"] = int(ref), int(bool(cor))
+    out[f"{rel}._solution_timeout"] = solution[0] == "timeout"
+    for variant, result in (variants or {}).items():
+        out[f"{rel}.symbolic_solution:{variant}"] = int(_verdict(f"{rel}:{variant}", result, notes, False, None)[0])
+        out[f"{rel}._solution_timeout"] |= result[0] == "timeout"
+    return out
+
+
+def _verdict(
+    label: str, result: tuple[str, Any], notes: list[str], gated: bool, r2_test: float | None
+) -> tuple[bool, bool | None]:
+    """(reference, corrected) of one check's (status, value), with its note."""
+    status, val = result
+    if gated:
+        notes.append(f"{label}: solution not checked (test R2 {r2_test} is not above 0.5)")
+        return False, False
+    if status != "ok":
+        notes.append(f"{label}: symbolic-solution check {status}: {val}")
+        return False, False
+    corrected = val.get(Profile.CORRECTED)
+    tail = f"; corrected: {val['why_corrected']}" if corrected is not None else ""
+    notes.append(f"{label}: {val['why']}{tail}")
+    return bool(val[Profile.REFERENCE]), None if corrected is None else bool(corrected)

@@ -1,0 +1,157 @@
+"""Publication figures drawn from the scoring rules' own tables (``results.scoring``): no figure
+computes a score of its own, it draws the ``Score`` the rule returns (the tables `srtui score`
+prints). matplotlib (Agg) is imported only when a figure is drawn.
+
+``KINDS`` lists each figure: its name, the rule it draws and what it shows (`srtui plot --list`).
+``draw(kind, data, width, style)`` returns a matplotlib Figure; ``render`` writes it as PDF, SVG
+or PNG; ``svg(kind, data)`` gives the SVG text the HTML report inlines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from results.outputs.figures.style import TWO_COLUMNS, FigureError, Look, looks, paper_style, save, svg_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from results.scoring.base import Score
+
+
+@dataclass
+class FigureData:
+    """What a figure is drawn from. ``options`` are the ``-o KEY=VALUE`` of the figure's rule;
+    ``trust`` (task, method, trust) feeds srbench2022-realworld; ``ratings`` (expert, task,
+    method, rating) and ``agreement`` (reviews.report's table) are a review session's."""
+
+    runs: pd.DataFrame | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    trust: pd.DataFrame | None = None
+    ratings: pd.DataFrame | None = None
+    agreement: pd.DataFrame | None = None
+    rule: str | None = None
+    _scores: dict[tuple[str, tuple[tuple[str, str], ...]], Score] = field(default_factory=dict, repr=False)
+    _looks: dict[str, Look] | None = field(default=None, repr=False)
+
+    def need_runs(self, kind: str) -> pd.DataFrame:
+        if self.runs is None or self.runs.empty:
+            raise FigureError(f"figure {kind!r} needs runs: give --suite (a workspace) or --from-csv FILE")
+        return self.runs
+
+    def score(self, rule: str, **defaults: Any) -> Score:
+        """The rule's Score under the user's options (over the figure's defaults), computed once
+        per rule and options for all the figures drawn from this data."""
+        from results.scoring import score
+
+        opts = {**defaults, **self.options}
+        key = (rule, tuple(sorted((k, str(v)) for k, v in opts.items())))
+        if key not in self._scores:
+            self._scores[key] = score(rule, self.need_runs(rule), trust=self.trust, **opts)
+        return self._scores[key]
+
+    def scores(self) -> list[Score]:
+        """The Scores computed so far (their notes go to the user)."""
+        return list(self._scores.values())
+
+    @property
+    def looks(self) -> dict[str, Look]:
+        """One look per method of the whole input, so a method looks the same in every figure."""
+        if self._looks is None:
+            names: list[str] = []
+            for frame in (self.runs, self.trust, self.ratings):
+                if frame is not None and "method" in frame.columns:
+                    names += [str(m) for m in frame["method"].dropna().unique()]
+            self._looks = looks(names)
+        return self._looks
+
+    def look(self, method: str) -> Look:
+        return self.looks.get(str(method)) or looks([method])[str(method)]
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    rule: str
+    summary: str
+    draw: Callable[[FigureData, float], Figure]
+
+
+def _kinds() -> dict[str, Kind]:
+    from results.outputs.figures import accuracy, comparisons
+
+    return {k.name: k for k in (*accuracy.KINDS, *comparisons.KINDS)}
+
+
+KIND_NAMES = ("pareto", "points", "solution-rate", "profiles", "energy", "cd", "wilcoxon", "ranks", "trust")
+
+
+def kinds() -> dict[str, Kind]:
+    found = _kinds()
+    return {name: found[name] for name in KIND_NAMES}
+
+
+def get_kind(name: str) -> Kind:
+    found = kinds()
+    if name not in found:
+        raise FigureError(f"unknown figure {name!r} (figures: {', '.join(found)})")
+    return found[name]
+
+
+#: the figure that shows a rule's leaderboard (the app's save key): the rule drawn, else points
+RULE_FIGURES = {
+    "srbench2021": "pareto",
+    "srbench-groundtruth": "solution-rate",
+    "srbench2025": "profiles",
+    "srbench2022-synthetic": "ranks",
+    "srbench2022-realworld": "ranks",
+    "friedman": "cd",
+    "wilcoxon": "wilcoxon",
+}
+
+
+def figure_for_rule(rule: str | None) -> str:
+    return RULE_FIGURES.get(rule or "", "points")
+
+
+def draw(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | None = None) -> Figure:
+    k = get_kind(kind)
+    with paper_style(style):
+        return k.draw(data, width)
+
+
+def render(
+    kind: str, data: FigureData, out: Path, width: float = TWO_COLUMNS, style: Path | None = None, dpi: int = 300
+) -> Path:
+    """Draw ``kind`` and write it to ``out`` (.pdf, .svg or .png)."""
+    if Path(out).suffix.lower().lstrip(".") not in ("pdf", "svg", "png"):
+        raise FigureError(f"--out must end in .pdf, .svg or .png, not {Path(out).name!r}")
+    k = get_kind(kind)
+    with paper_style(style):
+        fig = k.draw(data, width)
+        return save(fig, Path(out), dpi)
+
+
+def svg(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | None = None) -> str:
+    k = get_kind(kind)
+    with paper_style(style):
+        return svg_text(k.draw(data, width))
+
+
+__all__ = [
+    "KIND_NAMES",
+    "RULE_FIGURES",
+    "FigureData",
+    "FigureError",
+    "Kind",
+    "draw",
+    "figure_for_rule",
+    "get_kind",
+    "kinds",
+    "render",
+    "svg",
+]

@@ -1,0 +1,308 @@
+"""The figures of accuracy, size and cost: SRBench 2021's Pareto plot of median ranks (Figure 2),
+its point plots of R2, size and training time with 95 % intervals, its solution rates by noise
+and data group (Figure 3), and SRBench 2.0's performance profiles and energy vs time (Figure 1).
+Each draws the tables of one scoring rule (see ``results.outputs.figures``)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from results.metrics.profiles import Profile
+from results.outputs.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from results.outputs.figures import FigureData, Kind
+
+R2 = "R\u00b2"  # mathtext is off: the superscript is a character
+METRIC_NAMES = {"r2_test": f"test {R2}", "r2_train": f"training {R2}", "nmse_test": "test NMSE", "mse_test": "test MSE"}
+
+
+def metric_name(metric: str) -> str:
+    return METRIC_NAMES.get(metric, label(metric))
+
+
+N_BOOT = 1000
+PROFILE_GRID = 51  # points of the performance profiles (perfprof_plots.ipynb's grid)
+FRONT_LEVELS = 6  # fronts drawn, as blackbox_results.ipynb draws
+
+
+def bootstrap_ci(values: np.ndarray, stat: str = "median", level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the median (or mean) of ``values``, over datasets, as
+    seaborn's pointplot draws it in SRBench's notebooks (1000 resamples; a fixed seed)."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return (float(v[0]), float(v[0])) if len(v) else (np.nan, np.nan)
+    rng = np.random.default_rng(0)
+    samples = v[rng.integers(0, len(v), size=(N_BOOT, len(v)))]
+    stats = np.median(samples, axis=1) if stat == "median" else samples.mean(axis=1)
+    lo, hi = np.percentile(stats, [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)
+
+
+def _method_legend(fig: Figure, data: FigureData, methods: list[str], ncol: int | None = None) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D(
+            [], [], color=data.look(m).color, marker=data.look(m).marker, linestyle=data.look(m).dash, label=label(m)
+        )
+        for m in methods
+    ]
+    cols = ncol or max(1, min(len(methods), int(fig.get_figwidth() // 1.15)))
+    fig.legend(handles=handles, loc="outside lower center", ncols=cols, handlelength=2.2)
+
+
+# --- pareto ---------------------------------------------------------------------------------
+
+
+def pareto(data: FigureData, width: float) -> Figure:
+    """srbench2021's leaderboard: each method at (its R2 rank, its size rank) with 95 % intervals
+    over datasets, the Pareto fronts joined and listed below the axes."""
+    s = data.score("srbench2021")
+    board, per = s.main, s.tables["per_task"]
+    ref = s.profile == Profile.REFERENCE
+    xcol, ycol, fcol = (
+        ("median_rank_r2", "median_rank_size", "pareto_front") if ref else ("rank_r2", "rank_size", "pareto_rank")
+    )
+    fig = new_figure(width, width * 0.78 + 0.14 * len(board) / max(1.0, width / 3.5))
+    ax = fig.add_subplot()
+    stat = "median" if ref else "mean"
+    annotate_points(ax, list(zip(board[xcol], board[ycol], board["method"])))
+    for _, row in board.iterrows():
+        m, look = row["method"], data.look(row["method"])
+        ranks = per[per["method"] == m]
+        x_lo, x_hi = bootstrap_ci(ranks["rank_r2"].to_numpy(), stat)
+        y_lo, y_hi = bootstrap_ci(ranks["rank_size"].to_numpy(), stat)
+        ax.plot([x_lo, x_hi], [row[ycol]] * 2, color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
+        ax.plot([row[xcol]] * 2, [y_lo, y_hi], color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
+        ax.plot(row[xcol], row[ycol], marker=look.marker, color=look.color, markeredgecolor="white", zorder=4)
+    _fronts(fig, ax, board, xcol, ycol, fcol, width)
+    better = "1 = best" if ref else "higher is better"
+    ax.set_xlabel(f"{'median' if ref else 'mean'} rank of test {R2} over datasets ({better})")
+    ax.set_ylabel(
+        f"{'median' if ref else 'mean'} rank of model size ({'1 = smallest' if ref else 'higher is smaller'})"
+    )
+    if ref:
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+    return fig
+
+
+def _fronts(fig: Figure, ax: Axes, board: pd.DataFrame, xcol: str, ycol: str, fcol: str, width: float) -> None:
+    from matplotlib.lines import Line2D
+
+    levels = [lv for lv in sorted(board[fcol].unique()) if lv >= 0][:FRONT_LEVELS]
+    handles = []
+    chars = int(width * 17)
+    for i, level in enumerate(levels):
+        front = board[board[fcol] == level].sort_values(xcol)
+        dash: Any = DASHES[i % len(DASHES)]
+        ax.plot(front[xcol], front[ycol], dash, color="#555555", alpha=0.6, linewidth=0.9, zorder=1)
+        names = ", ".join(label(m, 20) for m in front["method"])
+        text = textwrap.fill(f"front {int(level)}: {names}", chars, subsequent_indent="    ")
+        handles.append(Line2D([], [], linestyle=dash, color="#555555", label=text))
+    if handles:
+        fig.legend(handles=handles, loc="outside lower left", ncols=1, handlelength=2.5, alignment="left")
+
+
+# --- points ---------------------------------------------------------------------------------
+
+
+def points(data: FigureData, width: float) -> Figure:
+    """Per method the median over datasets (of each dataset's median run) of test R2, model size
+    and training time, with 95 % bootstrap intervals; srbench2021's per_task table."""
+    s = data.score("srbench2021")
+    per = s.tables["per_task"]
+    size = str(s.options["size"])
+    panels = [("r2_test", f"test {R2}", False), (size, "model size (nodes)", True)]
+    panels += [(c, "training time (s)", True) for c in ("fit_s", "wall_s") if c in per.columns][:1]
+    order = per.groupby("method")["r2_test"].median().sort_values(ascending=False).index.tolist()
+    fig = new_figure(width, 0.9 + 0.16 * len(order))
+    axes = fig.subplots(1, len(panels), sharey=True)
+    for ax, (col, title, log) in zip(np.atleast_1d(axes), panels):
+        for i, m in enumerate(order):
+            v = per.loc[per["method"] == m, col].astype(float).to_numpy()
+            v = v[np.isfinite(v) & ((v > 0) if log else True)]
+            if not len(v):
+                continue
+            lo, hi = bootstrap_ci(v)
+            look = data.look(m)
+            ax.plot([lo, hi], [i, i], color=look.color, linewidth=1.0)
+            ax.plot(np.median(v), i, marker=look.marker, color=look.color, markeredgecolor="white", markeredgewidth=0.5)
+        ax.set_xlabel(title)
+        if log:
+            log_axis(ax.xaxis)
+        ax.grid(axis="y", visible=False)
+    first = np.atleast_1d(axes)[0]
+    first.set_yticks(range(len(order)), [label(m) for m in order])
+    first.set_ylim(len(order) - 0.5, -0.5)
+    lo_r2 = per["r2_test"].groupby(per["method"]).median().min()
+    if np.isfinite(lo_r2) and lo_r2 > -0.25:
+        first.set_xlim(left=-0.25, right=1.02)
+    return fig
+
+
+# --- solution rate --------------------------------------------------------------------------
+
+
+def solution_rate(data: FigureData, width: float) -> Figure:
+    """srbench-groundtruth's per_data_group table: symbolic and accuracy solution rates (%) per
+    method against the target noise, one column of panels per data group."""
+    s = data.score("srbench-groundtruth")
+    t = s.tables["per_data_group"]
+    rates = [
+        (c, name)
+        for c, name in (
+            ("symbolic_solution_rate", "symbolic solution rate (%)"),
+            ("accuracy_solution_rate", f"accuracy solution rate (%, {R2} > 0.999)"),
+        )
+        if t[c].notna().any()
+    ]
+    if not rates:
+        raise FigureError("figure 'solution-rate': no solution rate in the runs (metrics not computed yet?)")
+    groups = sorted(t["data_group"].astype(str).unique())
+    noises = sorted(t["noise"].astype(float).unique())
+    methods = sorted(t["method"].unique(), key=lambda m: -t.loc[t["method"] == m, rates[0][0]].mean())
+    fig = new_figure(width, 1.4 * len(rates) + 0.9)
+    axes = np.atleast_2d(fig.subplots(len(rates), len(groups), sharex=True, sharey=True, squeeze=False))
+    for r, (col, name) in enumerate(rates):
+        for g, group in enumerate(groups):
+            ax = axes[r, g]
+            sub = t[t["data_group"].astype(str) == group]
+            for m in methods:
+                rows = sub[sub["method"] == m].sort_values("noise")
+                xs = [noises.index(float(n)) for n in rows["noise"]]
+                look = data.look(m)
+                ax.plot(xs, rows[col], look.dash, marker=look.marker, color=look.color, markeredgecolor="white")
+            ax.set_xticks(range(len(noises)), [f"{n:g}" for n in noises])
+            ax.set_ylim(-3, 103)
+            if r == 0:
+                ax.set_title(label(group))
+            if g == 0:
+                ax.set_ylabel(textwrap.fill(name, 28))
+            if r == len(rates) - 1:
+                ax.set_xlabel("target noise")
+    _method_legend(fig, data, methods)
+    return fig
+
+
+# --- performance profiles -------------------------------------------------------------------
+
+
+def profiles(data: FigureData, width: float) -> Figure:
+    """srbench2025's leaderboard: P[R2 >= x] over datasets on a 51-point grid, the area under
+    each curve (AUC) in the legend."""
+    s = data.score("srbench2025", grid=PROFILE_GRID)
+    board = s.main.dropna(subset=["auc"])
+    cols = [c for c in board.columns if str(c).startswith("P[R2>=")]
+    xs = np.array([float(str(c)[6:-1]) for c in cols])
+    fig = new_figure(width, width * 0.62 + 0.12 * len(board) / max(1.0, width / 3.5))
+    ax = fig.add_subplot()
+    from matplotlib.lines import Line2D
+
+    handles = []
+    for _, row in board.iterrows():
+        look = data.look(row["method"])
+        ax.plot(
+            xs, row[cols].astype(float), look.dash, color=look.color, marker=look.marker, markevery=10, markersize=4
+        )
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=look.color,
+                marker=look.marker,
+                linestyle=look.dash,
+                label=f"{label(row['method'])} (AUC {row['auc']:.3f})",
+            )
+        )
+    ax.set_xlabel(f"test {R2} threshold x")
+    ax.set_ylabel(f"share of datasets with {R2} \u2265 x")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.02, 1.02)
+    fig.legend(handles=handles, loc="outside lower center", ncols=max(1, min(len(handles), int(width // 2.2))))
+    return fig
+
+
+# --- energy ---------------------------------------------------------------------------------
+
+
+def energy(data: FigureData, width: float) -> Figure:
+    """srbench2025's energy_time table: each method's median energy of a run against its median
+    training time, both axes logarithmic."""
+    s = data.score("srbench2025", grid=PROFILE_GRID)  # the profiles' Score: computed once for both
+    t = s.tables.get("energy_time")
+    if t is None:
+        raise FigureError("figure 'energy': no run has an energy figure (runs of srtui record one; a CSV has none)")
+    t = t[(t["median_fit_s"].astype(float) > 0) & (t["median_energy_kwh"].astype(float) > 0)]
+    if t.empty:
+        raise FigureError("figure 'energy': no method has a positive training time and energy")
+    fig = new_figure(width, width * 0.7)
+    ax = fig.add_subplot()
+    for _, row in t.iterrows():
+        look = data.look(row["method"])
+        ax.plot(
+            row["median_fit_s"],
+            row["median_energy_kwh"],
+            marker=look.marker,
+            color=look.color,
+            markeredgecolor="white",
+            linestyle="",
+        )
+    annotate_points(ax, list(zip(t["median_fit_s"], t["median_energy_kwh"], t["method"])))
+    log_axis(ax.xaxis)
+    log_axis(ax.yaxis)
+    ax.set_xlabel("median training time per run (s)")
+    ax.set_ylabel("median energy per run (kWh)")
+    ax.margins(0.15)
+    return fig
+
+
+def _kinds() -> tuple[Kind, ...]:
+    from results.outputs.figures import Kind
+
+    return (
+        Kind(
+            "pareto",
+            "srbench2021",
+            "SRBench 2021 Figure 2: median ranks of test R2 and model size per method, 95 % intervals, "
+            "Pareto fronts drawn and listed",
+            pareto,
+        ),
+        Kind(
+            "points",
+            "srbench2021",
+            "per-method medians over datasets of test R2, model size and training time with 95 % "
+            "bootstrap intervals (SRBench 2021)",
+            points,
+        ),
+        Kind(
+            "solution-rate",
+            "srbench-groundtruth",
+            "symbolic and accuracy solution rates by target noise, one panel per data group (SRBench 2021 Figure 3)",
+            solution_rate,
+        ),
+        Kind(
+            "profiles",
+            "srbench2025",
+            "performance profiles P[R2 >= x] with the area under each curve in the legend (SRBench 2.0)",
+            profiles,
+        ),
+        Kind(
+            "energy",
+            "srbench2025",
+            "median energy per run against median training time, log axes (SRBench 2.0 Figure 1)",
+            energy,
+        ),
+    )
+
+
+KINDS = _kinds()

@@ -1,0 +1,268 @@
+"""The figures that compare methods: SRBench 2.0's critical-difference diagram (Friedman with
+Nemenyi), 2021's pairwise Wilcoxon heatmap, the 2022 competition's ranks and harmonic means, and
+the experts' trust ratings with their agreement. Each draws one rule's tables (or a review
+session's, passed in by the caller: ``results`` does not import ``reviews``)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from results.outputs.figures.accuracy import R2, bootstrap_ci, metric_name
+from results.outputs.figures.style import FigureError, label, new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from results.outputs.figures import FigureData, Kind
+
+#: what the 2022 competition's rank columns are called in the figure
+RANK_NAMES = {
+    "rank_accuracy": f"accuracy ({R2})",
+    "rank_r2": f"accuracy ({R2})",
+    "rank_simplicity": "simplicity",
+    "rank_property": "property",
+    "rank_trust": "trust",
+}
+
+
+def cd(data: FigureData, width: float) -> Figure:
+    """friedman's average ranks (1 = best) and Nemenyi p-values as a critical-difference diagram
+    (scikit-posthocs): methods joined by a bar do not differ significantly."""
+    import scikit_posthocs as sph
+
+    s = data.score("friedman")
+    ranks = s.tables["average_ranks"].set_index("method")["average_rank"]
+    summary = s.tables["friedman"].iloc[0]
+    sig = s.tables["nemenyi"].set_index("method")
+    names = {m: label(m) for m in ranks.index}
+    if len(set(names.values())) < len(names):  # two long names cut to one label: keep them apart
+        names = {m: f"{label(m, 28)} #{i}" for i, m in enumerate(ranks.index)}
+    ranks = ranks.rename(index=names)
+    sig = sig.rename(index=names, columns=names)
+    fig = new_figure(width, 0.8 + 0.13 * len(ranks), layout=None)  # the diagram places its own labels
+    # room on each side for the longest label "name (rank)" at 7 pt (about 0.055 in a character)
+    side = min(0.42, (0.3 + 0.055 * max(len(n) + 7 for n in names.values())) / width)
+    ax = fig.add_axes((side, 0.04, 1 - 2 * side, 0.7))
+    sph.critical_difference_diagram(
+        ranks,
+        sig,
+        ax=ax,
+        alpha=float(summary["alpha"]),
+        color_palette={names[m]: data.look(m).color for m in names},
+        label_props={"fontsize": 7},
+        label_fmt_left="{label} ({rank:.2f})",
+        label_fmt_right="({rank:.2f}) {label}",
+    )
+    metric = metric_name(str(s.options["metric"]))
+    ax.set_title(
+        f"average rank of {metric} over {int(summary['datasets'])} datasets (1 = best); Friedman p = "
+        f"{summary['p_value']:.2g}; Nemenyi CD = {summary['critical_difference']:.2f} at \u03b1 = {summary['alpha']:g}",
+        fontsize=7,
+        wrap=True,
+    )
+    return fig
+
+
+def wilcoxon(data: FigureData, width: float) -> Figure:
+    """wilcoxon's pairs: the Holm-adjusted p-value of every pair of methods, significant cells
+    marked with a star (the colour map is cividis: ordered in grey too)."""
+    s = data.score("wilcoxon")
+    pairs = s.tables["pairs"]
+    methods = list(dict.fromkeys([*pairs["method_a"], *pairs["method_b"]]))
+    p = pd.DataFrame(np.nan, index=methods, columns=methods)
+    star = pd.DataFrame(False, index=methods, columns=methods)
+    for _, row in pairs.iterrows():
+        for a, b in ((row["method_a"], row["method_b"]), (row["method_b"], row["method_a"])):
+            p.loc[a, b], star.loc[a, b] = row["p_holm"], bool(row["significant"])
+    n = len(methods)
+    fig = new_figure(width, min(width, 1.2 + 0.3 * n))
+    ax = fig.add_subplot()
+    image = _cells(ax, p.to_numpy(float), vmin=0, vmax=1)
+    ax.set_aspect("equal")
+    ax.set_xticks(range(n), [label(m, 20) for m in methods], rotation=60, ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(n), [label(m, 20) for m in methods])
+    ax.grid(False)
+    values, stars = p.to_numpy(float), star.to_numpy(bool)
+    if n <= 14:
+        for i in range(n):
+            for j in range(n):
+                v = float(values[i, j])
+                if np.isfinite(v):
+                    ax.text(
+                        j,
+                        i,
+                        f"{v:.2g}{'*' if stars[i, j] else ''}",
+                        ha="center",
+                        va="center",
+                        fontsize=5.5,
+                        color="white" if v < 0.5 else "black",
+                    )
+    metric = metric_name(str(s.options["metric"]))
+    bar = fig.colorbar(image, ax=ax, shrink=0.8)
+    bar.set_label(f"p, Holm-adjusted (*: p < {s.options['alpha']:g})")
+    ax.set_title(f"pairwise Wilcoxon signed-rank tests of {metric} over datasets", fontsize=7)
+    return fig
+
+
+def ranks(data: FigureData, width: float) -> Figure:
+    """A 2022 competition rule's leaderboard (the score: the mean over datasets of the harmonic
+    mean of the ranks) and the mean of each rank over datasets (higher is better)."""
+    rule = data.rule or ("srbench2022-realworld" if data.trust is not None else "srbench2022-synthetic")
+    if not rule.startswith("srbench2022-") or rule == "srbench2022-qualification":
+        raise FigureError(f"figure 'ranks' draws srbench2022-synthetic or srbench2022-realworld, not {rule!r}")
+    s = data.score(rule)
+    board, per = s.main, s.tables["per_task"]
+    rank_cols = [c for c in RANK_NAMES if c in per.columns and per[c].notna().any()]
+    order = board["method"].tolist()
+    fig = new_figure(width, 0.9 + 0.17 * len(order))
+    left, right = fig.subplots(1, 2, width_ratios=[1.3, 1], sharey=True)
+    for i, row in board.iterrows():
+        look = data.look(row["method"])
+        left.barh(i, row["score"], color=look.color, alpha=0.85, height=0.7)
+        left.plot(row["score"], i, marker=look.marker, color="black", markersize=3.5)
+    left.set_yticks(range(len(order)), [label(m) for m in order])
+    left.set_ylim(len(order) - 0.5, -0.5)
+    left.set_xlabel("score: mean over datasets of the harmonic mean of ranks")
+    left.grid(axis="y", visible=False)
+    means = per.groupby("method")[rank_cols].mean().reindex(order)
+    _heat(right, means, [RANK_NAMES[c] for c in rank_cols])
+    right.set_title("mean rank over datasets (higher is better)", fontsize=7)
+    fig.suptitle(f"{rule} (profile {s.profile})", fontsize=8)
+    return fig
+
+
+def _cells(ax: Axes, grid: np.ndarray, vmin: float | None = None, vmax: float | None = None) -> Any:
+    """A heatmap as vector cells centred on (column, row) (pcolormesh: sharp in PDF and SVG, and
+    no raster to resample), rows from the top; cividis is ordered in grey too."""
+    rows, cols = grid.shape
+    mesh = ax.pcolormesh(
+        np.arange(cols + 1) - 0.5,
+        np.arange(rows + 1) - 0.5,
+        np.ma.masked_invalid(grid),
+        cmap="cividis",
+        vmin=vmin,
+        vmax=vmax,
+    )
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    return mesh
+
+
+def _heat(ax: Axes, values: pd.DataFrame, columns: list[str]) -> None:
+    grid = values.to_numpy(float)
+    _cells(ax, grid)
+    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", rotation_mode="anchor")
+    ax.grid(False)
+    finite = grid[np.isfinite(grid)]
+    mid = float(np.median(finite)) if finite.size else 0.0
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            if np.isfinite(grid[i, j]):
+                ax.text(
+                    j,
+                    i,
+                    f"{grid[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="white" if grid[i, j] < mid else "black",
+                )
+
+
+def trust(data: FigureData, width: float) -> Figure:
+    """Expert trust ratings (1-5) per method: every rating as a dot, the mean with its 95 %
+    interval; a review session's agreement (Krippendorff's alpha, ICC(2,k)) in the title."""
+    long = _ratings(data)
+    order = long.groupby("method")["rating"].mean().sort_values(ascending=False).index.tolist()
+    fig = new_figure(width, 1.0 + 0.2 * len(order))
+    ax = fig.add_subplot()
+    rng = np.random.default_rng(0)
+    for i, m in enumerate(order):
+        v = long.loc[long["method"] == m, "rating"].astype(float).to_numpy()
+        look = data.look(m)
+        ax.plot(
+            v, i + rng.uniform(-0.18, 0.18, len(v)), "o", color="#888888", alpha=0.5, markersize=2.5, markeredgewidth=0
+        )
+        lo, hi = bootstrap_ci(v, "mean")
+        ax.plot([lo, hi], [i, i], color=look.color, linewidth=1.4)
+        ax.plot(v.mean(), i, marker=look.marker, color=look.color, markeredgecolor="white", markersize=6)
+    ax.set_yticks(range(len(order)), [label(m) for m in order])
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_xlim(0.7, 5.3)
+    ax.set_xticks([1, 2, 3, 4, 5])
+    ax.set_xlabel("trust rating (1 = no trust, 5 = full trust); mean and 95 % interval")
+    ax.grid(axis="y", visible=False)
+    ax.set_title(textwrap.fill(_agreement_line(data, long), int(width * 16)), fontsize=7)
+    return fig
+
+
+def _ratings(data: FigureData) -> pd.DataFrame:
+    """(expert, task, method, rating): a review session's ratings, else the trust file's."""
+    if data.ratings is not None and not data.ratings.empty:
+        return data.ratings[["expert", "task", "method", "rating"]]
+    if data.trust is not None and not data.trust.empty:
+        return data.trust.assign(expert="expert", rating=data.trust["trust"].astype(float))[
+            ["expert", "task", "method", "rating"]
+        ]
+    raise FigureError("figure 'trust' needs ratings: give --review SESSION (unblinded) or --trust FILE")
+
+
+def _agreement_line(data: FigureData, long: pd.DataFrame) -> str:
+    experts = long["expert"].nunique()
+    models = long[["task", "method"]].drop_duplicates().shape[0]
+    head = f"{experts} expert{'s' if experts != 1 else ''}, {models} models rated"
+    if data.agreement is None or experts < 2:
+        return f"{head}; agreement needs two or more experts"
+    parts = []
+    for _, row in data.agreement.iterrows():
+        value = row["value"]
+        if value is None or not np.isfinite(float(value)):
+            parts.append(f"{row['measure']} n/a")
+            continue
+        ci = ""
+        if pd.notna(row.get("ci95_low")) and pd.notna(row.get("ci95_high")):
+            ci = f" [{float(row['ci95_low']):.2f}, {float(row['ci95_high']):.2f}]"
+        parts.append(f"{row['measure']} = {float(value):.2f}{ci}")
+    return f"{head}; agreement: " + "; ".join(parts)
+
+
+def _kinds() -> tuple[Kind, ...]:
+    from results.outputs.figures import Kind
+
+    return (
+        Kind(
+            "cd",
+            "friedman",
+            "critical-difference diagram: average ranks (Friedman), methods not significantly different "
+            "(Nemenyi) joined (SRBench 2.0)",
+            cd,
+        ),
+        Kind(
+            "wilcoxon",
+            "wilcoxon",
+            "pairwise Wilcoxon signed-rank tests over datasets, Holm-adjusted p-values as a heatmap (SRBench 2021)",
+            wilcoxon,
+        ),
+        Kind(
+            "ranks",
+            "srbench2022-synthetic",
+            "the 2022 competition's track score (harmonic mean of ranks) per method and the mean of "
+            "each rank; --rule for the track",
+            ranks,
+        ),
+        Kind(
+            "trust",
+            "(review)",
+            "expert trust ratings per method with mean, 95 % interval and the experts' agreement "
+            "(--review SESSION or --trust FILE)",
+            trust,
+        ),
+    )
+
+
+KINDS = _kinds()

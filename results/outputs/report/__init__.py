@@ -1,0 +1,252 @@
+"""`srtui report`: one HTML file that works offline and alone (no CDN, no request): every suite's
+leaderboard under its rule with the rule's other tables (sortable), the figures inline as SVG
+(``results.outputs.figures``), each method's best and median model as MathML (``results.outputs.report.models``),
+failures by status, review agreement, and the run metadata.
+
+Untrusted text (models, names, errors) reaches the page only through jinja2's autoescape; the
+SVG (matplotlib's, its text escaped) and MathML (sympy's printer, its text escaped) are the only
+markup passed through. A Content-Security-Policy allows no request and only the page's own
+script (by its hash), so even a flaw in escaping could not load or run anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import platform
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from engine.errors import SrtuiError
+from engine.textsafe import visible
+from results.outputs.report.models import ModelView, model_views
+
+if TYPE_CHECKING:
+    from results.outputs.figures import FigureData
+    from results.store.store import Store
+
+MAX_ROWS = 5000  # rows of one table in the page; the rest is counted, not shown
+FAILED = "status != 'ok'"
+
+
+@dataclass
+class SuiteInput:
+    name: str
+    runs: pd.DataFrame
+    rule: str | None
+    trust: pd.DataFrame | None = None
+    reviews: list[tuple[str, dict[str, pd.DataFrame]]] = field(default_factory=list)
+    ratings: pd.DataFrame | None = None
+    agreement: pd.DataFrame | None = None
+    features: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    key: str  # what the table sorts by (a number as text, or the text)
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    hidden: int = 0  # rows left out (MAX_ROWS)
+
+
+def _cell(value: Any) -> Cell:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Cell("", "", True)
+    if isinstance(value, bool):
+        return Cell("yes" if value else "no", str(int(value)), True)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        v = float(value)
+        text = f"{int(value)}" if isinstance(value, int) else ("inf" if math.isinf(v) else f"{v:.4g}")
+        return Cell(text, repr(v), True)
+    text = visible(str(value))
+    return Cell(text, text.casefold())
+
+
+def table(title: str, frame: pd.DataFrame) -> Table:
+    if any(n is not None for n in frame.index.names) and not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index()
+    shown = frame.head(MAX_ROWS)
+    rows = [
+        [_cell(v.item() if hasattr(v, "item") else v) for v in row] for row in shown.itertuples(index=False, name=None)
+    ]
+    return Table(visible(title), [visible(str(c)) for c in frame.columns], rows, len(frame) - len(shown))
+
+
+@dataclass
+class Section:
+    name: str
+    rule: str | None
+    options: dict[str, Any]
+    notes: list[str]
+    tables: list[Table]
+    figures: list[tuple[str, str, str]]  # (kind, summary, svg or "")
+    skipped: list[tuple[str, str]]  # (kind, why)
+    models: list[ModelView]
+    failures: list[Table]
+    reviews: list[tuple[str, list[Table]]]
+    meta: list[Table]
+
+
+def _leaderboard(s: SuiteInput, data: FigureData) -> tuple[dict[str, Any], list[str], list[Table]]:
+    from results.scoring import ScoreError
+
+    if not s.rule:
+        return {}, ["this suite names no scoring rule: no leaderboard (see `srtui score RULE --suite ...`)"], []
+    try:
+        result = data.score(s.rule)  # computed once for the leaderboard and the figures
+    except ScoreError as exc:
+        return {}, [f"no leaderboard: {exc}"], []
+    tables = [table(name, frame) for name, frame in result.tables.items()]
+    return {"rule": result.rule, **result.options}, list(result.notes), tables
+
+
+def _figures(data: FigureData, width: float) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    from results.outputs.figures import FigureError, kinds, svg
+    from results.scoring import ScoreError
+
+    drawn, skipped = [], []
+    for kind in kinds().values():
+        try:
+            text = svg(kind.name, data, width)
+        except (FigureError, ScoreError) as exc:
+            skipped.append((kind.name, visible(str(exc), one_line=True)))
+            continue
+        body = re.sub(r"<metadata>.*?</metadata>", "", text[text.index("<svg") :], count=1, flags=re.S)
+        drawn.append((kind.name, kind.summary, body))
+    return drawn, skipped
+
+
+def _failures(runs: pd.DataFrame) -> list[Table]:
+    counts = pd.crosstab(runs["method"], runs["status"]).rename_axis(columns=None)
+    out = [table("runs by status and method", counts.rename_axis("method").reset_index())]
+    failed = runs[runs["status"] != "ok"]
+    if len(failed) and "error" in failed.columns:
+        first = failed.groupby(["status", "method"]).agg(runs=("task", "size"), example_error=("error", "first"))
+        first["example_error"] = first["example_error"].map(lambda e: "" if pd.isna(e) else str(e)[:300])
+        out.append(table("failed runs: status, method and an example error", first.reset_index()))
+    return out
+
+
+def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> Section:
+    from results.outputs.figures import FigureData
+
+    data = FigureData(runs=s.runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement)
+    options, notes, tables = _leaderboard(s, data)
+    drawn, skipped = _figures(data, width)
+    reviews = [(visible(name), [table(t, f) for t, f in tabs.items()]) for name, tabs in s.reviews]
+    return Section(
+        visible(s.name),
+        s.rule,
+        {k: visible(str(v)) for k, v in options.items()},
+        [visible(n) for n in notes],
+        tables,
+        drawn,
+        skipped,
+        model_views(s.runs, s.features),
+        _failures(s.runs),
+        reviews,
+        meta.get(s.name, []),
+    )
+
+
+def metadata(store: Store, suites: list[str] | None = None) -> dict[str, Any]:
+    """srtui's version, this machine, and per suite its runs (argv, protocol), method versions,
+    limits, data fingerprints and hosts."""
+    from results.outputs.export import srtui_version
+    from results.store.queries import suites as all_suites
+
+    per: dict[str, list[Table]] = {}
+    for name in suites or all_suites(store):
+
+        def q(sql: str, name: str = name) -> pd.DataFrame:
+            return pd.read_sql_query(sql, store.conn, params=(name,))
+
+        runs = q(
+            "SELECT run_id, host, argv, started_at, ended_at, status FROM runs WHERE suite = ? ORDER BY started_at"
+        )
+        runs["protocol"] = runs["argv"].map(_protocol)
+        per[name] = [
+            table("runs of this suite", runs),
+            table(
+                "method versions",
+                q("SELECT method, method_version, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2"),
+            ),
+            table("limits", q("SELECT limits, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1")),
+            table(
+                "data fingerprints",
+                q("SELECT task, data_fingerprint, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2"),
+            ),
+            table(
+                "hosts", q("SELECT host, COUNT(*) AS jobs, SUM(wall_s) AS wall_s FROM jobs WHERE suite = ? GROUP BY 1")
+            ),
+        ]
+    return {
+        "srtui": srtui_version(),
+        "python": platform.python_version(),
+        "machine": f"{platform.node()} ({platform.platform()}, {platform.machine()})",
+        "workspace": visible(str(store.workspace.root)),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "per_suite": per,
+    }
+
+
+def _protocol(argv: Any) -> str:
+    try:
+        args = json.loads(argv or "[]")
+    except ValueError:
+        return ""
+    for i, a in enumerate(args):
+        if a == "--protocol" and i + 1 < len(args):
+            return str(args[i + 1])
+        if isinstance(a, str) and a.startswith("--protocol="):
+            return a.split("=", 1)[1]
+    return "single runs"
+
+
+def task_features(store: Store) -> dict[str, list[str]]:
+    out = {}
+    for task, info in store.conn.execute("SELECT task, info FROM task_info"):
+        try:
+            out[task] = [str(f) for f in json.loads(info).get("features") or []]
+        except (ValueError, AttributeError):
+            continue
+    return out
+
+
+def render_report(suites: list[SuiteInput], meta: dict[str, Any], width: float = 7.0) -> str:
+    import jinja2
+
+    if not suites:
+        raise ReportError("nothing to report: the workspace has no runs")
+    sections = [section(s, meta.get("per_suite", {}), width) for s in suites]
+    script = resources.files("results.outputs.report").joinpath("sortable.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    template = env.from_string(
+        resources.files("results.outputs.report").joinpath("report.html.j2").read_text(encoding="utf-8")
+    )
+    return template.render(
+        sections=sections,
+        meta=meta,
+        script=jinja2.utils.markupsafe.Markup(script),
+        script_hash=digest,
+        Markup=jinja2.utils.markupsafe.Markup,
+    )
+
+
+class ReportError(SrtuiError, ValueError):
+    """A report that cannot be made; one line."""

@@ -1,0 +1,205 @@
+"""The workspace's runs and the published ones in one runs table, with a ``source`` column.
+
+``merged_runs`` is the one function the CLI, the app and figures call: it returns the merged runs
+(``source`` is ``this workspace`` or ``published: <release>``, ``srtui_method`` the srtui method a
+published one stands for), the citations, one warning line per protocol difference and the notes
+saying which value a rule takes where it wants per-seed values.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from results.metrics.profiles import Profile
+from results.scoring.published import compare
+from results.scoring.published.read import PublishedError, energy_rows, locate, read_file, rows
+from results.scoring.published.sources import RULE_TRACKS, SOURCES, PublishedFile, Source
+
+if TYPE_CHECKING:
+    from results.store.store import Store
+
+WORKSPACE = "this workspace"
+CITATION = "cite: La Cava et al., NeurIPS 2021 Datasets and Benchmarks (results/scoring/published/data/CITATION.md)"
+_METRICS = ("size", "size_simplified", "symbolic_solution")  # filled into the release columns
+
+
+@dataclass
+class Merged:
+    runs: pd.DataFrame
+    sources: dict[str, str] = field(default_factory=dict)  # source label -> citation
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def rules_with_sources() -> tuple[str, ...]:
+    return tuple(RULE_TRACKS)
+
+
+def parse_sources(text: str | None, rule: str) -> list[Source]:
+    """``--published`` (None or "" for the rule's default): source names, or paths of tables in a
+    published schema (then labelled by the file's name)."""
+    if rule not in RULE_TRACKS:
+        raise PublishedError(f"rule {rule!r} takes no published source (rules that do: {', '.join(RULE_TRACKS)})")
+    tracks, default = RULE_TRACKS[rule]
+    out = []
+    given = [n.strip() for n in (text or "").split(",") if n.strip()] or ["default"]
+    for name in [n for g in given for n in (default if g == "default" else (g,))]:
+        if name in SOURCES:
+            out.append(SOURCES[name])
+        elif Path(name).suffix in (".csv", ".feather") and Path(name).is_file():
+            release = "srbench2025" if rule == "srbench2025" else "srbench2021"
+            pf = PublishedFile(tracks[0], name, "", per_run=Path(name).suffix == ".feather")
+            out.append(Source(name, Path(name).name, release, (pf,)))
+        else:
+            raise PublishedError(
+                f"unknown published source {name!r} (sources: {', '.join(SOURCES)}, or a .csv/.feather file)"
+            )
+    return out
+
+
+def _track(source: Source, rule: str, runs: pd.DataFrame) -> PublishedFile | None:
+    tracks = RULE_TRACKS[rule][0]
+    if "track" in runs.columns and runs["track"].astype(str).str.contains("firstprinciples").any():
+        tracks = tuple(sorted(tracks, key=lambda t: t != "first-principles"))
+    return next((f for t in tracks if (f := source.file_for(t)) is not None), None)
+
+
+def _aliases(store: Store | None) -> dict[tuple[str, float], str]:
+    """(PMLB dataset, noise) -> the workspace task built from that PMLB file (its provenance)."""
+    if store is None:
+        return {}
+    out = {}
+    for task, info in store.conn.execute("SELECT task, info FROM task_info"):
+        try:
+            data = json.loads(info or "{}")
+        except ValueError:
+            continue
+        prov = data.get("provenance") or {}
+        stem = Path(str(prov.get("file") or "")).name.removesuffix(".tsv.gz")
+        if prov.get("source") == "PMLB" and stem:
+            out[(stem, float(data.get("noise") or 0.0))] = str(task)
+    return out
+
+
+def _load(source: Source, pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> pd.DataFrame:
+    path = Path(pf.path) if not pf.branch and not pf.shipped else locate(pf, cache_dir, data_dir)
+    df = rows(read_file(path), pf.track, source.release, pf.per_run)
+    energy = source.file_for("energy")
+    if pf.track == "black-box" and energy is not None:
+        cost = energy_rows(read_file(locate(energy, cache_dir, data_dir)))
+        df = df.drop(columns=[c for c in ("energy_j", "energy_method") if c in df.columns])
+        df = df.merge(cost, on=["method", "dataset", "seed"], how="left")
+    return df.assign(source=source.source_label)
+
+
+def merged_runs(
+    rule: str,
+    published: str | None,
+    runs: pd.DataFrame,
+    *,
+    store: Store | None = None,
+    suite: str | None = None,
+    cache_dir: Path | None = None,
+    data_dir: Path | None = None,
+    profile: Profile | None = None,
+) -> Merged:
+    """The workspace's ``runs`` (may be empty) and the published sources ``published`` in one table."""
+    from results.scoring.tables import normalise
+
+    merged = Merged(pd.DataFrame())
+    frames, aliases = [], _aliases(store)
+    for source in parse_sources(published, rule):
+        pf = _track(source, rule, runs)
+        if pf is None:
+            raise PublishedError(f"source {source.name!r} has no table for rule {rule!r}")
+        df = _load(source, pf, cache_dir, data_dir)
+        if aliases:
+            df["task"] = [aliases.get((d, n), t) for d, n, t in zip(df["dataset"], df["noise"], df["task"])]
+        frames.append(df)
+        merged.sources[source.source_label] = CITATION if source.name in SOURCES else f"file {source.name}"
+        merged.notes += _value_notes(rule, source, pf)
+        if not runs.empty and pf.protocol is not None and store is not None:
+            facts = compare.facts(store, suite, runs, pf.protocol.train_cap)
+            merged.warnings += compare.differences(facts, pf.protocol, source.label, profile)
+    pub = pd.concat(frames, ignore_index=True)
+    if not runs.empty:
+        mine_tasks = set(runs["task"])
+        shared = len(mine_tasks & set(pub["task"]))
+        if shared < len(mine_tasks):
+            merged.warnings.append(
+                f"datasets: {shared} of this workspace's {len(mine_tasks)} task(s) are published datasets "
+                f"({pub['task'].nunique()} published); each dataset ranks only the methods that ran it"
+            )
+    mine = runs.assign(source=WORKSPACE) if not runs.empty else runs
+    pub["method"] = _labels(pub, set(mine["method"]) if not mine.empty else set())
+    out = normalise(pd.concat([mine, pub], ignore_index=True) if not mine.empty else pub)
+    merged.runs = _fill_release_columns(out)
+    return merged
+
+
+def _labels(pub: pd.DataFrame, workspace_methods: set[str]) -> list[str]:
+    """A published method keeps its name, unless a workspace method or another source has it."""
+    per_source = pub.groupby("method")["source"].nunique()
+    return [
+        f"{m} ({s.removeprefix('published: ')})" if m in workspace_methods or per_source[m] > 1 else m
+        for m, s in zip(pub["method"], pub["source"])
+    ]
+
+
+def _fill_release_columns(runs: pd.DataFrame) -> pd.DataFrame:
+    """Published rows carry plain ``size``/``symbolic_solution``: copy them into the release
+    columns (``srbench2021.size``, ...) the rules read first, so both kinds of row are scored."""
+    published = runs["source"] != WORKSPACE
+    for col in list(runs.columns):
+        base = col.split(".", 1)[-1].split(":", 1)[0]
+        if "." in col and base in _METRICS and base in runs.columns:
+            runs.loc[published, col] = runs.loc[published, base]
+    return runs
+
+
+def _value_notes(rule: str, source: Source, pf: PublishedFile) -> list[str]:
+    """Which published value stands where a rule wants per-seed values."""
+    if pf.per_run:
+        return []
+    if rule == "srbench-groundtruth":
+        return [
+            f"{source.label}: one rate per dataset and noise (the mean over its seeds, genCSVs.py) "
+            "taken as one value; its table has noise 0, 0.001 and 0.01 only"
+        ]
+    seeds = pf.protocol.seeds if pf.protocol else "its"
+    if rule == "srbench2025":
+        return [f"{source.label}: one median over {seeds} seeds per dataset, used as one seed in the per-seed curves"]
+    return [f"{source.label}: one median over {seeds} seeds per dataset (docs/csv), which the rule's median keeps"]
+
+
+def per_source_failures(runs: pd.DataFrame) -> pd.Series:
+    """Failed or missing runs per method, each source completed on its own (another source's
+    seeds are not this method's missing runs)."""
+    from results.scoring.base import complete, failures
+
+    parts = [failures(complete(part), "r2_test") for _, part in runs.groupby("source")]
+    return pd.concat(parts) if parts else pd.Series(dtype=int)
+
+
+def pairs(runs: pd.DataFrame, size: str | None = None) -> pd.DataFrame:
+    """Per dataset, a workspace method's median test R2 (and size) beside the published method
+    that maps to it (``sgd`` beside 2021's ``Linear``)."""
+    cols = ["r2_test"] + ([size] if size and size in runs.columns else [])
+    ok = runs[(runs["status"] == "ok")]
+    med = ok.groupby(["source", "method", "task"])[cols].median().reset_index()
+    mine, pub = med[med["source"] == WORKSPACE], med[med["source"] != WORKSPACE]
+    maps = runs.loc[runs["source"] != WORKSPACE, ["method", "srtui_method"]].drop_duplicates()
+    pub = pub.merge(maps, on="method").rename(columns={"method": "published_method", "srtui_method": "method"})
+    out = mine.drop(columns="source").merge(pub, on=["method", "task"], suffixes=("", "_published"))
+    if out.empty:
+        return pd.DataFrame(columns=["task", "method", "published_method", "source", *cols])
+    out = out.rename(columns={"source": "published_source"})
+    ordered = ["task", "method", "published_method", "published_source"]
+    ordered += [c for c in out.columns if c not in ordered]
+    return out[ordered].sort_values(["method", "task"]).reset_index(drop=True).replace([np.inf, -np.inf], np.nan)
