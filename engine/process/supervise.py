@@ -384,8 +384,12 @@ def _task_bytes(payload: JobPayload) -> bytes:
         return payload.data_bytes
     if not payload.data_path:
         raise ValueError("the job has no data")
-    with untrusted.open_regular(Path(payload.data_path)) as fh:
-        return fh.read()
+    return untrusted.read_file(Path(payload.data_path), TASK_DATA_CAP)
+
+
+#: the largest task data file a job reads when its bytes were not handed over (a file of the
+#: workspace cache this driver did not write in this run)
+TASK_DATA_CAP = 1 << 36
 
 
 #: the arrays of a task's data file that a job's method may see (the scaling statistics are
