@@ -110,7 +110,7 @@ def serve(sock: socket.socket, family: str, pid_ns: int | None = None) -> int:
     # not walk (and copy-on-write) every page it shares with the server
     gc.collect()
     gc.freeze()
-    jobs: dict[int, tuple[int, int]] = {}  # pidfd -> (job pid, status fd)
+    jobs: dict[int, tuple[int, int, int | None]] = {}  # pidfd -> (job pid, status fd, its init's report)
     deadlines: dict[int, float] = {}  # job pid -> when its watchdog (this server) kills it
     poller = select.poll()
     poller.register(sock, select.POLLIN)
@@ -147,7 +147,7 @@ def _serve_request(
     sock: socket.socket,
     slot: tuple[int, int],
     keep: set[int],
-    jobs: dict[int, tuple[int, int]],
+    jobs: dict[int, tuple[int, int, int | None]],
     poller: Any,
     sealing: tuple[int | None, dict[int, float]],
 ) -> bool:
@@ -161,11 +161,11 @@ def _serve_request(
     try:
         request = json.loads(msg)
         wall_s = _wall_limit(request.get("jobdir", ""))
-        pid = _spawn(request, fds, sock, slot, keep, sealing[0])
-        if sealing[0] is not None and wall_s > 0:
+        pid, reported = _spawn(request, fds, sock, slot, keep, sealing[0])
+        if reported is not None and wall_s > 0:
             sealing[1][pid] = time.monotonic() + wall_s
         pidfd = os.pidfd_open(pid)
-        jobs[pidfd] = (pid, status_fd)
+        jobs[pidfd] = (pid, status_fd, reported)
         poller.register(pidfd, select.POLLIN)
         reply: dict[str, Any] = {"pid": pid}
     except Exception as exc:  # noqa: BLE001 - one bad request must not take the server down
@@ -179,10 +179,16 @@ def _serve_request(
     return True
 
 
-def _report_exit(pidfd: int, pid: int, status_fd: int) -> None:
-    """Reap the job; its wait status and rusage go to the driver through its status pipe."""
+def _report_exit(pidfd: int, pid: int, status_fd: int, reported: int | None = None) -> None:
+    """Reap the job; its wait status and rusage go to the driver through its status pipe. A
+    sealed job's status is the one its init reported (engine.process.seal.job_status)."""
+    from engine.process.seal import job_status
+
     os.close(pidfd)
     _, status, usage = os.wait4(pid, 0)
+    if reported is not None:
+        status = job_status(status, reported)
+        os.close(reported)
     report = {"status": status, "utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss": usage.ru_maxrss}
     try:
         os.write(status_fd, json.dumps(report).encode())
@@ -208,7 +214,7 @@ def _spawn(
     slot: tuple[int, int],
     keep: set[int],
     pid_ns: int | None = None,
-) -> int:
+) -> tuple[int, int | None]:
     """Fork the job (PID 1 of a PID namespace of its own when its jobs are sealed); the server
     stays its parent (it reaps it, reports its status, and is its watchdog)."""
     from engine.process.seal import server_fork
@@ -218,10 +224,13 @@ def _spawn(
     sys.stdout.flush()
     sys.stderr.flush()
     request["server_pid"] = os.getpid()
-    job = server_fork(pid_ns)
+    job, report = server_fork(pid_ns)
     if job == 0:
+        if report is not None:
+            request["report_fd"] = report
+            keep = keep | {report}
         run_child(request, fds, sock, slot, keep)  # never returns
-    return job
+    return job, report
 
 
 def main() -> None:

@@ -54,13 +54,13 @@ def _harden() -> None:
             pass  # the core left our allowed set (cpuset change): run unpinned, the driver notes it
 
 
-def enter(jobdir: str) -> str:
+def enter(jobdir: str, report_fd: int | None = None) -> str:
     """The worker's limits, then the job's seal (engine.process.seal): before any of the
     method's code, under either launcher. Returns the job's folder as the job sees it."""
     _harden()
     from engine.process import seal
 
-    return seal.enter(jobdir)
+    return seal.enter(jobdir, report_fd)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -198,24 +198,32 @@ def server_start() -> int | None:
         return None  # its jobs seal themselves with a fork of their own (``enter``)
 
 
-def server_fork(own_pid_ns: int | None) -> int:
-    """``os.fork``, the child made PID 1 of a new PID namespace where the server can (the job's
-    watchdog is then the server, outside it: one fork per job, as without sealing)."""
+def server_fork(own_pid_ns: int | None) -> tuple[int, int | None]:
+    """``os.fork``, the child made PID 1 of a new PID namespace where the server can (its init;
+    the server, outside, is the job's watchdog). Returns (pid, the read end of the pipe the init
+    reports the job's status through, ``job_status``): in the child, (0, the write end)."""
     if own_pid_ns is None or _c().unshare(ctypes.c_int(CLONE_NEWPID)) != 0:
-        return os.fork()
+        return os.fork(), None
+    reported, report = os.pipe()
     pid = os.fork()
-    if pid != 0:
-        _check(_c().setns(own_pid_ns, CLONE_NEWPID), "setns")  # the next fork starts afresh
-    return pid
+    if pid == 0:
+        os.close(reported)
+        return 0, report
+    os.close(report)
+    _check(_c().setns(own_pid_ns, CLONE_NEWPID), "setns")  # the next fork starts afresh
+    return pid, reported
 
 
 # --- in the job's process ---------------------------------------------------------------------
 
 
-def enter(jobdir: str) -> str:
+def enter(jobdir: str, report_fd: int | None = None) -> str:
     """Seal this process as its job.json says and return the job's folder as the job sees it.
-    Under namespaces only the job returns: the calling process stays outside as its watchdog and
-    exits with the job's status (never returns)."""
+    Under namespaces the method's code runs in PID 2 of a new PID namespace whose PID 1 is an
+    init of srtui's (it reaps, and reports the job's wait status through ``report_fd`` when it
+    dies); only PID 2 returns. A fork server's child (PID 1 already, ``server_fork``) becomes
+    that init itself, the server its watchdog; an exec'd worker stays outside as the watchdog and
+    exits as the job did (never returns)."""
     with open(os.path.join(jobdir, "job.json"), "rb") as fh:
         cfg = json.load(fh).get("seal") or {}
     mode = cfg.get("mode", "fallback")
@@ -226,30 +234,72 @@ def enter(jobdir: str) -> str:
     root = os.geteuid() == 0
     binds = _ro_paths([p for p in cfg.get("ro") or [] if isinstance(p, str)], jobdir)
     flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg.get("network") else CLONE_NEWNET)
-    if os.getpid() == 1:  # forked by a server into a new PID namespace (``server_fork``)
-        uid = _job_uid(jobdir) if root else None
-        if uid is not None:
-            os.chown(jobdir, uid, uid)
+    uid = _job_uid(jobdir) if root else None
+    if uid is not None:
+        os.chown(jobdir, uid, uid)  # its folder is the one place it writes
+    if os.getpid() == 1 and report_fd is not None:  # a server's child, in a new PID namespace
         _check(_c().unshare(ctypes.c_int(flags)), "unshare")  # root, or the server's user namespace
         _build_root(jobdir, binds)
+        _init(report_fd)  # only the job (PID 2) comes back
         if uid is None:  # a user namespace of its own: its own count of processes (RLIMIT_NPROC)
             _own_user_namespace()
         _become_job(cfg, uid)
         return JOB_ROOT
-    uid = _job_uid(jobdir) if root else None
-    if uid is not None:
-        os.chown(jobdir, uid, uid)  # its folder is the one place it writes
-    else:
-        flags |= CLONE_NEWUSER
-    _check(_c().unshare(ctypes.c_int(flags | CLONE_NEWPID)), "unshare")
+    ids = os.getuid(), os.getgid()  # (inside a new user namespace they read as unmapped)
+    _check(_c().unshare(ctypes.c_int(flags | CLONE_NEWPID | (0 if root else CLONE_NEWUSER))), "unshare")
     if uid is None:
-        _map_own_ids()
-    job = os.fork()
-    if job == 0:  # PID 1 of the new namespace: it mounts its /proc while the old root is still there
+        _map_own_ids(*ids)
+    reported, report = os.pipe()
+    first = os.fork()
+    if first == 0:  # PID 1: it mounts its /proc while the old root is still there
+        os.close(reported)
         _build_root(jobdir, binds)
+        _init(report)
         _become_job(cfg, uid)
         return JOB_ROOT
-    _watch(job, float(cfg.get("wall_s") or 0))
+    os.close(report)
+    _watch(first, float(cfg.get("wall_s") or 0), reported)
+
+
+def _init(report_fd: int) -> None:
+    """PID 1 of the job's namespace forks the job (PID 2, which returns: signals work for it as
+    for any process) and stays its init: reaps every orphan, and when the job ends writes its
+    wait status to ``report_fd`` and exits (the kernel then kills what is left in the namespace).
+    The job cannot signal it (an init ignores what it has no handler for) nor trace it."""
+    job = os.fork()
+    if job == 0:
+        os.close(report_fd)
+        _check(_c().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+        return
+    _c().prctl(4, 0, 0, 0, 0)  # not dumpable: not traceable by the job
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for fd in set(_open_fds()) - {report_fd}:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+        if pid == job:
+            with contextlib.suppress(OSError):
+                os.write(report_fd, struct.pack("i", status))
+            os._exit(0)
+
+
+def _open_fds() -> list[int]:
+    return [int(fd) for fd in os.listdir("/proc/self/fd")]
+
+
+def job_status(init_status: int, reported_fd: int) -> int:
+    """The job's wait status as its init reported it (``_init``), else the init's own."""
+    try:
+        data = os.read(reported_fd, 4)
+    except OSError:
+        data = b""
+    return struct.unpack("i", data)[0] if len(data) == 4 else init_status
 
 
 def _job_uid(jobdir: str) -> int:
@@ -257,9 +307,8 @@ def _job_uid(jobdir: str) -> int:
     return JOB_UID_BASE + os.stat(jobdir).st_ino % (1 << 24)
 
 
-def _map_own_ids(uid: int | None = None, gid: int | None = None) -> None:
-    uid = os.getuid() if uid is None else uid
-    gid = os.getgid() if gid is None else gid
+def _map_own_ids(uid: int, gid: int) -> None:
+    """Map this user (its ids outside) to itself in the user namespace just made."""
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
@@ -401,7 +450,7 @@ def _dev(new: str) -> None:
 
 
 def _become_job(cfg: dict[str, Any], uid: int | None) -> None:
-    """PID 1 of the job's namespace: no capability, its limits."""
+    """The job (PID 2 of its namespace): no capability, its limits."""
     _c().sethostname(b"job", 3)  # its own UTS namespace
     if uid is not None:
         os.setgroups([])
@@ -410,8 +459,6 @@ def _become_job(cfg: dict[str, Any], uid: int | None) -> None:
         _c().prctl(4, 1, 0, 0, 0)  # dumpable again: its own /proc/self (it is alone in its namespace)
     else:
         _drop_capabilities()
-    # PID 1 ignores signals it has no handler for: the driver's SIGTERM at the time limit ends it
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(128 + signal.SIGTERM))
     _limits(cfg)
     _lock_down()
 
@@ -461,7 +508,7 @@ def _lock_down() -> None:
     _check(_c().prctl(PR_SET_SECCOMP, 2, ctypes.create_string_buffer(fprog), 0, 0), "seccomp")
 
 
-def _watch(job: int, wall_s: float) -> NoReturn:
+def _watch(job: int, wall_s: float, reported_fd: int) -> NoReturn:
     """The watchdog: outside the job's PID namespace, so the job cannot signal it. Kills the job
     at the wall limit (the whole namespace goes with its PID 1), then exits as the job did."""
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -489,6 +536,7 @@ def _watch(job: int, wall_s: float) -> NoReturn:
         else:
             time.sleep(min(0.05, wait_ms / 1000))
     sys.stdout.flush()
+    status = job_status(status, reported_fd)
     if os.WIFSIGNALED(status):
         died_by = os.WTERMSIG(status)
         if died_by not in (signal.SIGKILL, signal.SIGSTOP):
@@ -500,7 +548,7 @@ def _watch(job: int, wall_s: float) -> NoReturn:
 def _self_test() -> int:
     """``python -m engine.process.seal FOLDER``: seal a throwaway job there and report."""
     where = enter(sys.argv[1])
-    ok = where == JOB_ROOT and os.getpid() == 1 and not os.path.exists("/oldroot") and os.path.isfile("job.json")
+    ok = where == JOB_ROOT and os.getpid() == 2 and not os.path.exists("/oldroot") and os.path.isfile("job.json")
     print("sealed" if ok else f"not sealed: pid {os.getpid()} in {os.getcwd()}", flush=True)
     return 0 if ok else 1
 
