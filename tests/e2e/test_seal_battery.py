@@ -396,7 +396,8 @@ def run_battery(root: Path, launcher: str, who: str, methods_dirs: list[Path], w
     env.update({"SRTUI_SEAL_TEST": SECRET, "PYTHONPATH": str(REPO)})
     if who == "ordinary":
         cmd = as_account(cmd, root)
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    # in a folder the account may enter (the test's own working directory is root's)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL, cwd=root)
 
 
 def reports(ws: Path) -> dict[str, dict]:
