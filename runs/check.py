@@ -26,14 +26,16 @@ def check_folder_name(name: str) -> str:
 
 
 def check_method(name: str, workspace: Workspace, time_limit: float) -> list[dict[str, Any]]:
-    """Run NAME (a method, ``srbench:FOLDER`` or a folder) on the check task in ``workspace``;
+    """Run NAME (a method, ``srbench:FOLDER``, a folder or a 2021 method file) on the check task in ``workspace``;
     the stored rows of its jobs there, the newest last."""
+    from engine.methods.srbench_dir import method_name, method_source
+
     method_dirs: list[Path] = []
     if name.startswith(registry.SRBENCH_PREFIX):
         folder = Path(name[len(registry.SRBENCH_PREFIX) :])
-        method_dirs, name = [folder], folder.resolve().name
-    elif Path(name).is_dir():
-        method_dirs, name = [Path(name)], Path(name).resolve().name
+        method_dirs, name = [folder], method_name(folder)
+    elif Path(name).is_dir() or method_source(Path(name)) is not None:  # a folder, or a 2021 NAME.py
+        method_dirs, name = [Path(name)], method_name(Path(name))
     req = RunRequest(
         suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_limit=time_limit, jobs=1, method_dirs=method_dirs
     )

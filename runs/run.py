@@ -27,7 +27,7 @@ from engine.methods.base import Method
 from engine.methods.srbench_eval import OPTIONS_KEY
 from engine.names import quoted
 from engine.process import tree
-from engine.process.launch import LauncherError, choose_for_method, warm
+from engine.process.launch import LauncherError, choose_for_method, measure, warm
 from engine.process.supervise import JobPayload, now_iso
 from engine.protocols import get_protocol
 from engine.spec import JobSpec, Limits
@@ -71,6 +71,7 @@ class RunRequest:
     jobs: int | None = None
     retry_failed: bool = False
     method_dirs: list[Path] = field(default_factory=list)
+    env: str | None = None  # the named environment the --method-dir methods run in (engine/methods/env_specs.py)
     #: how method folders run (SRBench's --tuned, -test, scaling); None: the suite's [srbench]
     srbench: dict[str, Any] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -140,6 +141,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     method_refs, notes = _folder_refs(req)
     methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
     loaded = _load_methods(methods, method_refs)
+    notes += _in_environments(req.env, suite.environments, loaded, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select(req.tasks, suite.tasks)
     context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
@@ -171,6 +173,9 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
             write_task_data(task, path)
     _check_grids(tuning)
     _check_planned(len(specs))
+    pythons = _environments(loaded)
+    if protocol.search is not None:
+        notes += _read_grids(loaded, method_refs, limits, pythons, tuning)
     specs, searches, fold_paths = plan_searches(
         protocol, specs, loaded, built, workspace.data_cache, write_arrays if write_data else None, tuning
     )
@@ -182,8 +187,10 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     )
     plan.launchers = _launchers(suite, req, loaded, notes)
     plan.isolation, plan.allow_network = _isolation(req, loaded, notes)
-    plan.pythons = _environments(loaded)
-    if write_data and kind == "local":  # servers import while the driver goes on planning
+    plan.pythons = pythons
+    if write_data and kind == "local":
+        _measure_folders(plan, suite, req)
+        # the other servers import while the driver goes on planning
         warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork" and m not in plan.pythons])
     return plan
 
@@ -206,9 +213,24 @@ def _isolation(req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> 
 
 def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> dict[str, str]:
     try:
-        return choose_for_method(req.launcher or suite.launcher, loaded, bool(suite.srbench.get("fork_safe")), notes)
+        return choose_for_method(req.launcher or suite.launcher, loaded, suite.srbench.get("fork_safe"), notes)
     except LauncherError as exc:
         raise RunError(str(exc)) from None
+
+
+def _measure_folders(plan: RunPlan, suite: Suite, req: RunRequest) -> None:
+    """The folders ``auto`` forks: their servers started now, and a folder whose server turns
+    out unusable (a thread after its imports) is exec'd, the plan saying why in one line."""
+    if (req.launcher or suite.launcher) != "auto" or suite.srbench.get("fork_safe") is not None:
+        return
+    folders = {
+        m: ref
+        for m, ref in plan.method_refs.items()
+        if ref.startswith(registry.SRBENCH_PREFIX) and plan.launchers.get(m) == "fork"
+    }
+    for name, why in sorted(measure(folders, plan.pythons).items()):
+        plan.launchers[name] = "exec"
+        plan.notes.append(f"{name} runs exec'd: {why}")
 
 
 def _environments(loaded: dict[str, Method]) -> dict[str, dict[str, str]]:
@@ -235,6 +257,53 @@ def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
         raise RunError(f"--jobs must be at most {MAX_JOBS}, got {req.jobs}")
     if n_seeds is not None and not 1 <= n_seeds <= MAX_SEEDS:
         raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
+
+
+def _in_environments(
+    env: str | None, by_method: dict[str, str], loaded: dict[str, Method], refs: dict[str, str]
+) -> list[str]:
+    """Put method folders and files into named environments: every one of the run's into ``env``
+    (``--env``), else those the suite's ``[environments]`` names; a note per environment."""
+    from engine.methods.env_specs import get
+    from engine.methods.environments import MethodEnvironmentError
+
+    folders = [n for n in loaded if refs[n].startswith(registry.SRBENCH_PREFIX)]
+    if env is not None and not folders:
+        raise RunError(f"--env {env}: no --method-dir method in this run to run in it")
+    wanted = dict.fromkeys(folders, env) if env is not None else {m: e for m, e in by_method.items() if m in loaded}
+    groups: dict[str, list[str]] = {}
+    for name, where in wanted.items():
+        if name not in folders:
+            raise RunError(f"[environments] {quoted(name)}: only a method folder or file (--method-dir) runs in one")
+        try:
+            spec = get(str(where))
+        except MethodEnvironmentError as exc:
+            raise RunError(f"--env: {exc}" if env is not None else f"[environments] {name}: {exc}") from None
+        loaded[name].environment = spec.environment  # type: ignore[misc]  # this instance's, not the class's
+        groups.setdefault(str(where), []).append(name)
+    return [f"environment {e} for {', '.join(names)} ({get(e).source})" for e, names in groups.items()]
+
+
+def _read_grids(
+    loaded: dict[str, Method],
+    refs: dict[str, str],
+    limits: Limits,
+    pythons: dict[str, dict[str, str]],
+    tuning: TuningOptions,
+) -> list[str]:
+    """The grids only running a method file can read, read in a job (runs.grids); a note per
+    method saying where its grid comes from."""
+    from runs.grids import GridError, origin, read_grids
+
+    try:
+        read_grids(loaded, refs, limits, pythons, set(tuning.grids))
+    except GridError as exc:
+        raise RunError(str(exc)) from None
+    notes = []
+    for name, method in loaded.items():
+        n = len(tuning.grids.get(name, method.hyper_params))
+        notes.append(f"grid of {name}: {n} configuration(s), {origin(name, method, name in tuning.grids)}")
+    return notes
 
 
 def _check_grids(tuning: TuningOptions) -> None:
@@ -313,19 +382,21 @@ def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
     """
     refs: dict[str, str] = {}
     notes: list[str] = []
+    from engine.methods.srbench_dir import NOT_A_METHOD, method_name, method_source
+
     for given in req.method_dirs:
-        folder = given.resolve()
-        if not (folder / "regressor.py").is_file():
-            raise RunError(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
-        if folder.name in refs:
-            raise RunError(f"--method-dir {folder}: two method folders are named {folder.name!r}")
-        if folder.name in registry.BUILTIN and folder.name not in (req.methods or []):
+        folder, name = given.resolve(), method_name(given)
+        if method_source(folder) is None:
+            raise RunError(f"--method-dir {folder}: {NOT_A_METHOD}")
+        if name in refs:
+            raise RunError(f"--method-dir {folder}: two method folders are named {name!r}")
+        if name in registry.BUILTIN and name not in (req.methods or []):
             notes.append(
-                f"--method-dir {folder}: not run, {folder.name!r} is a built-in method; "
-                f"name it with --methods {folder.name} to run the folder instead"
+                f"--method-dir {folder}: not run, {name!r} is a built-in method; "
+                f"name it with --methods {name} to run the folder instead"
             )
             continue
-        refs[folder.name] = registry.SRBENCH_PREFIX + str(folder)
+        refs[name] = registry.SRBENCH_PREFIX + str(folder)
     return refs, notes
 
 

@@ -165,6 +165,12 @@ class Search:
                     out[self.job(c, it, k).job_id] = f"config {c + 1}/{len(self.grid)} fold {k + 1}/{len(fps)}{step}"
         return out
 
+    def describe(self) -> str:
+        """One line for a plan: the search, its candidates and rows per iteration, its tuning jobs."""
+        its = ", ".join(f"{n} on {rows} rows" for n, rows in zip(self.iteration_sizes(), self.rows))
+        what = f"{self.final.method} on {self.final.task} seed {self.final.seed}"
+        return f"tuning {what}: {self.protocol.search} search, {its}: {self.expected_jobs() - 1} tuning jobs"
+
     def first_jobs(self) -> list[JobSpec]:
         return [self.job(c, 0, k) for c in range(len(self.grid)) for k in range(len(self.folds[0]))]
 

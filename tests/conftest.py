@@ -41,8 +41,15 @@ def srtui(
     full_env = dict(os.environ)
     full_env.pop("SRTUI_WORKSPACE", None)
     full_env.update(env or {})
+    from probe_folders import as_launched
+
     proc = subprocess.run(
-        [sys.executable, "-m", "srtui", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "srtui", *as_launched(args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"srtui {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
@@ -158,3 +165,13 @@ def launcher(request) -> str:
 #: jobs run unsealed (engine.process.seal's fallback): for the tests of the fallback's own
 #: containment (escapees, fork loops, records), whose probes write host pids to a file of the test
 FALLBACK = {"SRTUI_ISOLATION": "fallback"}
+
+
+#: the containment, limit and escapee tests run a third time with their probes as method folders
+#: forked from the folder fork server (tests/probe_folders.py; ``slow`` like ``exec``)
+@pytest.fixture(
+    params=["fork", pytest.param("exec", marks=pytest.mark.slow), pytest.param("folder", marks=pytest.mark.slow)]
+)
+def contained_launcher(request) -> str:
+    """``launcher``'s two and ``folder``: ``--launcher folder`` is made real by ``srtui``."""
+    return request.param

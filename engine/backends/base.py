@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from engine.errors import SrtuiError
 from engine.outcome_check import Checker, TaskArrays
+from engine.process import phases
 from engine.process.supervise import JobOutcome, JobPayload, now_iso
 from engine.scaling import SCALING_KEY
 from engine.spec import JobSpec
@@ -31,6 +32,13 @@ from engine.textsafe import encodable, visible
 
 class BackendError(SrtuiError, ValueError):
     """A backend that cannot be set up or goes down; one line for the CLI."""
+
+
+class ClusterLost(BackendError):
+    """The cluster's scheduler went away mid-run: its running jobs are recorded ``lost`` (run
+    again by the next run) and the run ends in one line with exit code 3."""
+
+    exit_code = 3
 
 
 @dataclass
@@ -295,9 +303,11 @@ def finish_job(
     A sink that cannot record stops the run (state.failure) instead of killing the caller."""
     fault("score")
     fields = evaluate(job, outcome, cache)
+    phases.mark("scored")
     status = outcome.status
     try:
         status = _record(job, outcome, fields, sink, state)
+        phases.mark("recorded")
     except SinkError as exc:
         state.fail(str(exc))
         if not exc.recorded:

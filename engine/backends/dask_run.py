@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.backends.base import (
     BackendError,
+    ClusterLost,
     DataCache,
     FollowUp,
     FollowUps,
@@ -108,6 +109,7 @@ class DaskRun:
         self.recording: list[concurrent.futures.Future[Any]] = []
         self.sends: dict[tuple[str, int], int] = {}  # times each attempt was handed to the scheduler
         self.workers_shown: tuple[int, int] | None = None
+        self.claimed_lost: list[str] = []  # jobs recorded lost when the scheduler went away
 
     def run(self, jobs: list[PlannedJob]) -> None:
         from distributed import as_completed
@@ -120,6 +122,13 @@ class DaskRun:
         except BackendError as exc:  # the cluster failed for good: nothing claimed stays 'running'
             self._abort(str(exc))
             raise
+        except Exception as exc:
+            if not self._scheduler_lost(exc):
+                raise
+            why = f"lost the {self.backend.where} mid-run"
+            self._abort(why, status="lost")
+            n = len(self.claimed_lost)
+            raise ClusterLost(f"{why}: {n} running job(s) recorded lost, run again by the next run") from None
         finally:
             self.recorder.shutdown(wait=True)
             self.data_cache.close()
@@ -188,22 +197,27 @@ class DaskRun:
         config = self.backend.config
         return config.max_in_flight if config and config.max_in_flight else self.backend.slots()
 
-    def _abort(self, why: str) -> None:
-        """Record every claimed job as interrupted (resumed by the next run) with the cause."""
+    def _abort(self, why: str, status: str = "interrupted") -> None:
+        """Record every claimed job as ``status`` (interrupted or lost: resumed by the next run)
+        with the cause."""
         if self.in_flight:
-            self.client.cancel(list(self.in_flight))
+            try:
+                self.client.cancel(list(self.in_flight))
+            except Exception:  # noqa: BLE001 - a client whose scheduler is gone cancels nothing
+                pass
         for future, job in list(self.in_flight.items()):
             del self.in_flight[future]
-            self._finish(
-                job,
-                synthetic_outcome(
-                    job.job_id,
-                    job.attempt,
-                    "interrupted",
-                    f"the cluster failed: {why}",
-                    self.claimed_at.get(job.job_id, now_iso()),
-                ),
-            )
+            if status == "lost":
+                self.claimed_lost.append(job.job_id)
+            cause = why if status == "lost" else f"the cluster failed: {why}"
+            started = self.claimed_at.get(job.job_id, now_iso())
+            self._finish(job, synthetic_outcome(job.job_id, job.attempt, status, cause, started))
+
+    def _scheduler_lost(self, exc: BaseException) -> bool:
+        """Is ``exc`` the client's connection to the scheduler gone (not a failure of srtui's)?"""
+        if "scheduler-connection-lost" in str(exc) or type(exc).__name__ == "FuturesCancelledError":
+            return True
+        return _is_lost(exc) and getattr(self.client, "status", "running") != "running"
 
     def _check_recording(self) -> None:
         """Re-raise here a failure to record (a store error must stop the run, as locally)."""

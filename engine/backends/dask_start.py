@@ -77,6 +77,9 @@ def route_dask_logs(log_path: Path | None) -> RecentLines:
         logger.propagate = False
         if logger.level == logging.NOTSET or logger.level > logging.INFO:
             logger.setLevel(logging.INFO)
+    for name, child in list(logging.Logger.manager.loggerDict.items()):  # distributed.client has its own
+        if isinstance(child, logging.Logger) and name.split(".")[0] in DASK_LOGGERS and "." in name:
+            child.handlers, child.propagate = [], True  # to its root's handlers above, not stderr
     logging.getLogger("asyncssh").setLevel(logging.WARNING)  # one line per channel otherwise
     return recent
 

@@ -29,6 +29,7 @@ from engine.backends.base import (
     interleave,
     usable_cores,
 )
+from engine.process import phases
 from engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
 from engine.spec import JobSpec
 from engine.task_files import TASK_FILES
@@ -172,6 +173,7 @@ class LocalBackend:
     ) -> None:
         """One job from claim to record. Whatever fails on the way (a bug, a scratch dir that
         cannot be removed) makes this job an ``error`` with the reason; the slot goes on."""
+        phases.begin()
         try:
             fault("claim")
             if not sink.claim(job, now_iso(), os.uname().nodename):
@@ -197,6 +199,7 @@ class LocalBackend:
                 pending = job.job_id in state.running
             if pending:
                 finish_job(job, failed_outcome(job, why), sink, state, data_cache, on_change)
+        phases.end(job.job_id)
 
     def _attempt(
         self,
@@ -210,10 +213,13 @@ class LocalBackend:
         """The job run in its scratch dir, which is then removed (a job whose scratch cannot be
         removed in bounded time is an error saying so)."""
         scratch = self.scratch_root / f"{job.job_id}-a{job.attempt}"
+        phases.mark("claimed")
         try:
             fault("run")
+            payload = own_data(job)
+            phases.mark("task file checked")
             outcome = run_job(
-                own_data(job),
+                payload,
                 scratch,
                 core=core,
                 cancel=cancel,
@@ -226,6 +232,7 @@ class LocalBackend:
             state.fail(f"cannot write the workspace: {exc}")
         finally:
             left = _remove_scratch(scratch)
+            phases.mark("scratch removed")
         if left is not None and outcome.status not in ("interrupted",):
             outcome.status, outcome.error = "error", f"its scratch dir could not be removed: {left}"
         return outcome

@@ -32,7 +32,7 @@ from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
-from engine.expression.dialects import pdiv, pinv, plog, rcbrt
+from engine.expression.dialects import GPLEARN_EPS, pdiv, pinv, plog, rcbrt
 from engine.expression.errors import ExpressionError
 from engine.expression.parser import parse_expression
 
@@ -73,11 +73,18 @@ def _rounded(value: float) -> sp.Expr:
     return sp.Float(r)
 
 
+def _protected_at(arg: sp.Expr) -> bool:
+    """A constant argument where gplearn's protection applies (|a| <= 0.001): the value is known."""
+    return bool(arg.is_number) and arg.is_real is not False and abs(float(arg)) <= GPLEARN_EPS
+
+
 def _plain_operations(e: sp.Expr) -> sp.Expr:
     """The tree with protected operators as the plain operation, rebuilt with sympy's evaluation."""
     if not e.args:
         return e
     args = [_plain_operations(a) for a in e.args]
+    if isinstance(e, (pdiv, pinv, plog)) and _protected_at(args[-1]):
+        return sp.Integer(1) if isinstance(e, pdiv) else sp.Integer(0)  # gplearn's value there, not zoo
     if isinstance(e, pdiv):
         return args[0] / args[1]
     if isinstance(e, pinv):

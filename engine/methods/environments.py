@@ -78,9 +78,11 @@ class Environment:
     def require(self, method: str) -> Path:
         """The interpreter, or a one-line refusal saying how to install the environment."""
         if not self.ready():
+            from engine.methods import registry
+
+            how = f"srtui methods install {method}" if method in registry.BUILTIN else f"srtui env create {self.name}"
             raise MethodEnvironmentError(
-                f"method {method} runs in its own Python environment, not installed at {self.folder}: "
-                f"srtui methods install {method}"
+                f"method {method} runs in its own Python environment, not installed at {self.folder}: {how}"
             )
         return self.python
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.methods.base import FittedModel, Method
-from engine.methods.environments import Environment
+from engine.methods.env_specs import SPECS as ENV_SPECS
 
 _SKLEARN_LICENCE = "BSD-3-Clause (scikit-learn)"
 
@@ -133,23 +133,7 @@ class SGDSklearn024(SGD):
     # random_state: make_dataset draws rng.randint(1, np.iinfo(np.int32).max) from numpy's
     # global generator, once per fit (today's passes random_state and draws nothing)
     fit_draws = (("randint", (1, 2**31 - 1)),)
-    environment = Environment(
-        "sklearn-0.24.1",
-        (
-            # psutil: what srtui's fork server and worker need besides numpy
-            (
-                "numpy==1.23.5",
-                "Cython==0.29.37",
-                "scipy==1.9.3",
-                "joblib==1.2.0",
-                "threadpoolctl==3.1.0",
-                "wheel",
-                "psutil==5.9.8",
-            ),
-            ("--no-build-isolation", "scikit-learn==0.24.1"),
-        ),
-        "import numpy, sklearn.linear_model; assert sklearn.__version__ == '0.24.1', sklearn.__version__",
-    )
+    environment = ENV_SPECS["sklearn-0.24.1"].environment  # engine/methods/env_specs.py
 
     def fit(
         self,

@@ -1,6 +1,8 @@
-"""Run an SRBench method folder unmodified (``--method-dir PATH``).
+"""Run an SRBench method folder, or an SRBench 2021 method file, unmodified (``--method-dir PATH``).
 
-An SRBench method folder holds ``regressor.py`` exposing ``est`` (a scikit-learn regressor) and
+SRBench 2021's methods are single files (``experiment/methods/KernelRidge.py``), named by the
+file, which play the part of a folder's ``regressor.py``; 2022's and 2.0's are folders, named by
+the folder. An SRBench method folder holds ``regressor.py`` exposing ``est`` (a scikit-learn regressor) and
 ``model`` (``model(est)``, ``model(est, X)``, or ``None`` for a black box), optionally
 ``hyper_params``, ``eval_kwargs``, ``complexity(est)``, ``get_population(est)``,
 ``get_best_solution(est)``, and a ``_params.py`` with the tuned ``params``. This is how a user
@@ -56,30 +58,47 @@ def expand_hyper_params(grid: Any, limit: int | None = MAX_CONFIGS) -> list[dict
 MAX_SOURCE = 1 << 20
 
 
+#: ``SRBenchMethod.grid_from``: where its grid comes from
+GRID_LITERAL, GRID_NONE, GRID_BY_JOB = "literal", "none", "job"
+#: a job param: the job imports the method file and reports its ``hyper_params`` instead of fitting
+READ_GRID_KEY = "srtui_read_grid"
+
+
 def literal_settings(regressor_py: Path) -> dict[str, Any]:
     """The folder's ``hyper_params`` and the literal ``scale_x`` / ``scale_y`` of its
     ``eval_kwargs``, read from regressor.py's top-level assignments without running it (the
-    driver plans the tuning before any worker imports the folder). A value that is not a literal
-    is left out (the folder then runs untuned / with the protocol's scaling)."""
+    driver plans the tuning before any worker imports the folder). ``grid_from``: GRID_LITERAL
+    when ``hyper_params`` is one literal assignment and nothing else names it, GRID_NONE when
+    nothing does, else GRID_BY_JOB: the file builds it (2021's gplearn.py, in a loop), and only
+    running the file can read it. A non-literal ``eval_kwargs`` value is left out."""
     import ast
 
     try:
         with regressor_py.open("rb") as fh:
             tree = ast.parse(fh.read(MAX_SOURCE))
     except (OSError, SyntaxError, ValueError):
-        return {}
+        return {"grid_from": GRID_BY_JOB}  # the job then says what is wrong with the file
     found: dict[str, Any] = {}
+    literal = None
     for node in tree.body:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             continue
         name = node.targets[0].id
         if name == "hyper_params":
             try:
-                found[name] = ast.literal_eval(node.value)
+                found[name], literal = ast.literal_eval(node.value), node.targets[0]
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 found.pop(name, None)
         elif name == "eval_kwargs":
             found[name] = _literal_flags(node.value)
+    named = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "hyper_params"]
+    if not named:
+        found["grid_from"] = GRID_NONE
+    elif named == [literal]:
+        found["grid_from"] = GRID_LITERAL
+    else:
+        found.pop("hyper_params", None)
+        found["grid_from"] = GRID_BY_JOB
     return found
 
 
@@ -99,12 +118,34 @@ def _literal_flags(node: Any) -> dict[str, bool]:
     }
 
 
-def _import_paths(folder: Path) -> list[str]:
-    """The folder itself, then SRBench's ``experiment/`` when the folder sits in a checkout of it
+#: what a --method-dir that is neither an SRBench method folder nor a 2021 method file gets told
+NOT_A_METHOD = "no regressor.py there (an SRBench method folder has one; a 2021 method is a NAME.py file)"
+
+
+def method_source(given: Path) -> Path | None:
+    """The method code of a ``--method-dir``: a folder's ``regressor.py``, or a 2021 method file
+    (``NAME.py``) itself; None when ``given`` is neither."""
+    path = Path(given).expanduser()
+    if path.is_dir():
+        return path / "regressor.py" if (path / "regressor.py").is_file() else None
+    return path if path.suffix == ".py" and path.is_file() else None
+
+
+def method_name(given: Path) -> str:
+    """The method's name: the folder's, or a 2021 file's stem (``KernelRidge``)."""
+    path = Path(given).expanduser().resolve()
+    return path.stem if path.suffix == ".py" and not path.is_dir() else path.name
+
+
+def import_paths(folder: Path, single: bool = False) -> list[str]:
+    """The folder itself (not for a 2021 method file: 2021 imported ``methods.NAME`` from
+    ``experiment/``, so ``gplearn.py``'s ``from gplearn.genetic import ...`` finds the package, not
+    itself), then SRBench's ``experiment/`` when the folder sits in a checkout of it
     (evaluate_model.py runs from there), then srtui's stand-ins, last, so the real ones win."""
-    paths = [str(folder)]
-    experiment = folder.parent.parent
-    if folder.parent.name == "methods" and (experiment / "evaluate_model.py").is_file():
+    paths = [] if single else [str(folder)]
+    methods = folder if single else folder.parent  # a 2021 file sits in methods/, a folder under it
+    experiment = methods.parent
+    if methods.name == "methods" and (experiment / "evaluate_model.py").is_file():
         paths.append(str(experiment))
     return paths
 
@@ -116,15 +157,19 @@ class SRBenchMethod(Method):
     scales_itself = True  # RunOptions.scaling: a protocol that scales the data turns it off
 
     def __init__(self, path: Path):
-        self.path = Path(path).expanduser().resolve()
-        self.regressor_py = self.path / "regressor.py"
-        self.name = self.path.name  # type: ignore[misc]  # instance name: the folder's
+        given = Path(path).expanduser().resolve()
+        self.single = given.suffix == ".py" and not given.is_dir()  # a 2021 method file
+        self.path = given.parent if self.single else given  # the folder on sys.path (a folder's)
+        self.regressor_py = given if self.single else given / "regressor.py"
+        self.name = method_name(given)  # type: ignore[misc]  # instance name: the folder's or the file's
         self.honours_time_limit = False  # type: ignore[misc]  # known once est is loaded
         self._module: Any = None
         # what a protocol plans from, known before the folder's code runs (in a worker)
         settings = literal_settings(self.regressor_py) if self.regressor_py.is_file() else {}
         self.hyper_params = expand_hyper_params(settings.get("hyper_params"), None)  # type: ignore[misc]
         self.eval_kwargs = settings.get("eval_kwargs", {})  # type: ignore[misc]  # the folder's own
+        #: GRID_LITERAL, GRID_NONE or GRID_BY_JOB (runs.grids reads it by running the file in a job)
+        self.grid_from: str = settings.get("grid_from", GRID_NONE)
 
     # -- metadata (cheap: no import of the folder's code) -------------------------------------
     def availability(self) -> tuple[bool, str]:
@@ -135,7 +180,9 @@ class SRBenchMethod(Method):
     def version(self) -> str:
         if not self.regressor_py.is_file():
             return "missing"
-        return "regressor.py@" + hashlib.sha256(self.regressor_py.read_bytes()).hexdigest()[:12]
+        code = f"{self.regressor_py.name}@" + hashlib.sha256(self.regressor_py.read_bytes()).hexdigest()[:12]
+        env = self.environment  # srtui run --env NAME: its jobs are other jobs than this Python's
+        return code if env is None else f"{code} in environment {env.name}"
 
     # -- loading ------------------------------------------------------------------------------
     def module(self) -> Any:
@@ -145,7 +192,7 @@ class SRBenchMethod(Method):
         ok, why = self.availability()
         if not ok:
             raise SRBenchError(f"not an SRBench method folder: {why}")
-        for i, entry in enumerate(_import_paths(self.path)):
+        for i, entry in enumerate(import_paths(self.path, self.single)):
             if entry not in sys.path:
                 sys.path.insert(i, entry)
         if str(SUPPORT_DIR) not in sys.path:
@@ -179,12 +226,15 @@ class SRBenchMethod(Method):
         started = time.monotonic()
         mod = self.module()
         params = dict(params or {})
+        if params.pop(READ_GRID_KEY, None):
+            return grid_report(mod)
         opts = ev.RunOptions.from_params(params)
         params.pop(ev.OPTIONS_KEY, None)
         eval_kwargs = dict(getattr(mod, "eval_kwargs", {}) or {})
-        use_df = ev.uses_dataframe(self.name, eval_kwargs)
+        # 2021's evaluate_model fed numpy arrays (read_file's .values, scaled), 2.0's a DataFrame
+        use_df = not self.single and ev.uses_dataframe(self.name, eval_kwargs)
         names = list(feature_names)
-        notes: dict[str, Any] = {"use_dataframe": use_df}
+        notes: dict[str, Any] = {"use_dataframe": use_df, "python": sys.executable}  # which environment ran it
 
         np.random.seed(seed)  # evaluate_model.py seeds the global generator first
         est = mod.est  # SRBench fits the module's own instance (a fresh worker process here)
@@ -213,7 +263,7 @@ class SRBenchMethod(Method):
         def predict(Xn: np.ndarray) -> np.ndarray:
             return scalers.inverse_y(est.predict(frame(Xn)))
 
-        X_named = Xf if use_df else self._frame(Xf, names)
+        X_named = Xf if use_df or self.single else self._frame(Xf, names)  # 2021: model(est, X_train_scaled)
         expression = ev.model_string(mod.model, est, X_named)
         if expression is None:
             notes["symbolic_model"] = ev.NOT_IMPLEMENTED
@@ -295,6 +345,19 @@ class SRBenchMethod(Method):
     @staticmethod
     def _frame(X: Any, names: Sequence[str]) -> pd.DataFrame:
         return _writable_frame_class()(np.asarray(X), columns=list(names))
+
+
+def grid_report(mod: ModuleType) -> FittedModel:
+    """What a grid-reading job returns: the module's ``hyper_params`` as configurations (JSON
+    values: a tuple becomes a list) in its notes, and no model."""
+    import json
+
+    configs = expand_hyper_params(getattr(mod, "hyper_params", None), None)
+    try:
+        plain = json.loads(json.dumps(configs))
+    except (TypeError, ValueError) as exc:
+        raise SRBenchError(f"hyper_params holds a value that is not JSON data: {exc}") from None
+    return FittedModel(predict=lambda X: np.zeros(len(X)), expression=None, notes={"hyper_params": plain})
 
 
 def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str:

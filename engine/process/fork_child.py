@@ -26,6 +26,9 @@ from typing import Any, NoReturn
 def run_child(
     request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int], keep: set[int]
 ) -> NoReturn:
+    import time
+
+    started = time.time(), time.process_time()
     code = 70
     try:
         os.setsid()
@@ -38,6 +41,9 @@ def run_child(
         import numpy as np
 
         np.random.seed()  # a fresh interpreter seeds numpy's global RNG from the OS
+        from engine.process import job_worker
+
+        job_worker.TIMING[:] = [("started", *started), ("child set up", time.time(), time.process_time())]
         code = _run_worker(request["jobdir"], request["cwd"], request.get("report_fd"))
     except BaseException:  # noqa: BLE001 - anything before the worker runs: report, never serve on
         traceback.print_exc()

@@ -57,8 +57,13 @@ def _environ_slot(name: str) -> tuple[int, int] | None:
 
 
 def _preload(family: str) -> list[str]:
-    """Import the base modules and the family's (an adapter module); returns failures."""
+    """Import the base modules, the family's adapter module and the further modules the family
+    names (a folder's known fork-safe imports: engine.process.fork_plan); returns failures."""
     import importlib
+
+    from engine.process.fork_plan import split_family
+
+    family, extra = split_family(family)
 
     # pandas imports pyarrow when it is installed, and pyarrow's jemalloc starts a background
     # thread at load: a fork server must stay single-threaded (read by jemalloc at its start)
@@ -70,10 +75,23 @@ def _preload(family: str) -> list[str]:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
             failed.append(name)
+    import encodings.cp437  # noqa: F401 - zipfile's, for numpy.load of the job's data
+
+    import engine.methods.registry
+
+    for name in extra:  # names read from a folder's imports: a class or function is no module
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the job imports what it needs and reports
+            pass
     import engine.process.energy
     import engine.process.job_worker
+    import engine.scaling
+    import engine.spec
 
     engine.process.energy.warm()  # the forked workers inherit the counters found and the CPU power per core
+    if "sklearn" not in failed:
+        _warm_sklearn()
     from engine.methods.base import Method
 
     try:
@@ -87,6 +105,19 @@ def _preload(family: str) -> list[str]:
             except Exception:  # noqa: BLE001 - an adapter that needs arguments (folders)
                 continue
     return failed
+
+
+def _warm_sklearn() -> None:
+    """What scikit-learn does once per process on the first fit, done here for every job: the
+    search of the installed distributions' entry points for dataframe plugins (narwhals,
+    ~40 ms of CPU, then cached). Library code on two rows of zeros: nothing of a job's."""
+    try:
+        import numpy as np
+        from sklearn.dummy import DummyRegressor
+
+        DummyRegressor().fit(np.zeros((2, 1)), np.zeros(2))
+    except Exception:  # noqa: BLE001 - a job pays it again, nothing worse
+        pass
 
 
 def _threads() -> int:

@@ -3,7 +3,8 @@
 ``exec``: ``python -m engine.process.job_worker JOBDIR`` per job, every import paid by every job.
 ``fork``: a fork server per method family in this process (engine.process.fork_server) forks the job;
 the job is then this process's child, with the same pipes, limits, files and tree as under exec.
-``auto`` (the default): fork for methods that declare ``fork_safe``, exec for the others.
+``auto`` (the default): fork for methods that declare ``fork_safe`` and for method folders whose
+imports are known fork-safe (engine.process.fork_plan), exec for the others.
 
 The servers of one process live in a pool: started on one long-lived thread (a server's
 parent-death signal fires when the thread that started it exits), replaced when they die, leak
@@ -63,18 +64,56 @@ def choose(requested: str, fork_safe: bool) -> str:
 
 
 def choose_for_method(
-    requested: str, methods: dict[str, Any], folders_fork_safe: bool, notes: list[str]
+    requested: str, methods: dict[str, Any], folders_fork_safe: bool | None, notes: list[str]
 ) -> dict[str, str]:
-    """Method name -> launcher for a run; a note for each method forked against its declaration."""
+    """Method name -> launcher for a run; a note for each method forked against its declaration
+    and for each folder exec'd by ``auto`` (why, in one line). ``folders_fork_safe``: the suite's
+    override for folders; None: each folder's imports decide (engine.process.fork_plan)."""
     from engine.methods.srbench_dir import SRBenchMethod
+    from engine.process.fork_plan import for_folder
 
     out = {}
     for name, method in methods.items():
-        safe = folders_fork_safe if isinstance(method, SRBenchMethod) else bool(method.fork_safe)
+        why_not = None
+        if not isinstance(method, SRBenchMethod):
+            safe = bool(method.fork_safe)
+        elif folders_fork_safe is not None:
+            safe = folders_fork_safe
+        else:
+            why_not = for_folder(str(method.regressor_py if method.single else method.path)).why_not
+            safe = why_not is None
         out[name] = choose(requested, safe)
         if out[name] == "fork" and not safe:
             notes.append(f"--launcher fork: {name} is not declared fork-safe; its jobs are forked anyway")
+        elif why_not is not None and requested == "auto":
+            notes.append(f"{name} runs exec'd: {why_not}")
     return out
+
+
+def measure(methods: dict[str, str], pythons: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+    """Start the servers of these methods (name -> ref) now, in their environments' interpreters
+    (``pythons``: name -> python, python_path, as the jobs get them), and wait for them: name ->
+    why a server cannot be used (a thread after its imports, or it failed to start)."""
+    from engine.process.supervise import worker_environment
+
+    refused: dict[str, str] = {}
+
+    def start(name: str, family: str) -> None:
+        env, python = worker_environment(), (pythons or {}).get(name, {}).get("python")
+        if python is not None:  # as run_job gives a job of that environment
+            env["PYTHONPATH"] = (pythons or {})[name].get("python_path") or ""
+        if POOL.server(family, env, python) is None:
+            refused[name] = POOL.refusal(family, env, python) or "its fork server did not start"
+
+    threads = [
+        threading.Thread(target=start, args=(name, family_of(ref)), name="srtui-forkserver-measure", daemon=True)
+        for name, ref in methods.items()
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return refused
 
 
 def warm(method_refs: list[str]) -> None:
@@ -88,11 +127,14 @@ def warm(method_refs: list[str]) -> None:
 
 
 def family_of(method_ref: str) -> str:
-    """Methods that share a server: the adapter module of a built-in, one for all folders."""
+    """Methods that share a server: the adapter module of a built-in; for a folder, the folder
+    adapter with what the folder imports among the known fork-safe libraries (its own code is
+    imported in the job, never in the server)."""
     from engine.methods import registry
+    from engine.process.fork_plan import folder_family
 
     if method_ref.startswith(registry.SRBENCH_PREFIX):
-        return "engine.methods.srbench_dir"  # a folder's own code is imported in the job
+        return folder_family(method_ref[len(registry.SRBENCH_PREFIX) :])
     target = registry.BUILTIN.get(method_ref, "")
     return target.partition(":")[0] or method_ref
 
@@ -308,13 +350,22 @@ class ServerPool:
         self.requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self.spawner: threading.Thread | None = None
 
-    def server(self, family: str, env: dict[str, str], python: str | None = None) -> ForkServer | None:
-        """The healthy server of ``family`` (started or replaced as needed) in this interpreter or
-        a method environment's (``python``); None: exec instead."""
+    @staticmethod
+    def key(family: str, env: dict[str, str], python: str | None) -> tuple[object, ...]:
         from engine.process.seal import isolation
         from engine.process.supervise import THREAD_VARS
 
-        key = (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
+        return (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
+
+    def refusal(self, family: str, env: dict[str, str], python: str | None = None) -> str | None:
+        """Why the server of ``family`` cannot be used (None: it can, or was never tried)."""
+        with self.lock:
+            return self.refused.get(self.key(family, env, python))
+
+    def server(self, family: str, env: dict[str, str], python: str | None = None) -> ForkServer | None:
+        """The healthy server of ``family`` (started or replaced as needed) in this interpreter or
+        a method environment's (``python``); None: exec instead."""
+        key = self.key(family, env, python)
         with self.lock:
             gate = self.starting.setdefault(key, threading.Lock())
         with gate:  # one start per family at a time; other slots wait for it

@@ -26,7 +26,7 @@ from typing import IO, Any
 import numpy as np
 
 from engine import untrusted
-from engine.process import cgroups, launch, seal, tree
+from engine.process import cgroups, launch, phases, seal, tree
 from engine.scaling import STAT_KEYS
 from engine.spec import JobSpec
 from engine.textsafe import encodable
@@ -205,6 +205,7 @@ def run_job(
         "method_ref": payload.method_ref,
         "seal": seal.config(sealing.mode, limits.time_s, limits.grace_s, limits.mem_mb, payload.allow_network, folders),
     }
+    phases.mark("scratch and data")
 
     tree.become_subreaper()
     token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"
@@ -213,6 +214,7 @@ def run_job(
     if core is not None:
         env["SRTUI_CORE"] = str(core)
     cgroup = _job_cgroup(token, int(limits.mem_mb * 2**20))
+    phases.mark("environment and cgroup")
     if cgroup is not None:
         env[cgroups.ENV] = cgroup.procs_file  # the worker joins it before any method code runs
     host = socket.gethostname()
@@ -220,12 +222,14 @@ def run_job(
     if payload.python is not None:  # the method's own environment: srtui's engine, nothing else of ours
         env["PYTHONPATH"] = payload.python_path or ""
     start = launch.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
+    phases.mark("launcher ready")
     job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
     untrusted.write_file(scratch / "job.json", json.dumps(job).encode())
     started_at = now_iso()
     t0 = time.monotonic()
     try:
         proc = start(scratch)
+        phases.mark("job.json, worker started")
     except OSError as exc:
         if cgroup is not None:
             cgroup.remove()
@@ -247,12 +251,14 @@ def run_job(
         r.start()
     if on_start is not None:
         on_start(proc.pid)
+    phases.mark("pid stored")
 
     if record is not None:
         try:
             tree.start_record(record)
         except (OSError, untrusted.UntrustedFileError):
             record = None  # the token sweep still finds what keeps its environment
+    phases.mark("pid record")
     tracker = tree.TreeTracker(proc.pid, token, record)
     reason: str | None = None  # why we stopped it: timeout / oom / interrupted
     detail: str | None = None
@@ -301,6 +307,7 @@ def run_job(
     finally:
         waiter.close()
     wall_s = time.monotonic() - t0
+    phases.mark("exit seen")
     proc.returncode = os.waitstatus_to_exitcode(status_word)  # keep Popen consistent
     tree.release_root(proc.pid)
     # the root is gone; whatever of its tree is left (children, escapees) goes now: the whole
@@ -309,6 +316,7 @@ def run_job(
     leftover += tracker.kill_all()
     if record is not None and not leftover:
         untrusted.remove_tree(record)  # nothing of the job is left to find
+    phases.mark("tree swept")
     for r in readers:
         r.join(timeout=2.0)
     peak = max(tracker.peak_rss, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
@@ -344,6 +352,7 @@ def run_job(
         _read_result(scratch, outcome)
     if payload.allow_network:
         outcome.notes["network"] = "allowed (--allow-network)"  # recorded on the job
+    phases.mark("logs and result read")
     return outcome
 
 
@@ -479,6 +488,7 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     model = result.get("model")
     outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
     outcome.dialect = str(result.get("dialect") or "python")[:40]
+    phases.add_worker(result.get("timing"))
     outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)][:PARETO_CAP]
     notes = result.get("notes")
     outcome.notes = notes if isinstance(notes, dict) else {}

@@ -36,8 +36,8 @@ import numpy as np
 from engine.outcome_check import TaskArrays, errors, r2
 from engine.task_files import TASK_FILES
 from engine.untrusted import UntrustedFileError
+from results.metrics.declare import stored_names, version_offset
 from results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
-from results.metrics.releases import STORED_NAMES
 from results.store.columns import ACCURACY
 
 if TYPE_CHECKING:
@@ -50,8 +50,9 @@ if TYPE_CHECKING:
 #: pipeline's (assess + collate, 2021's code), evaluation.py's a variant, both with 2.0's truth reading;
 #: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
 #: diversity; 6: each deadline counts the metric worker's CPU time, with a wall-clock backstop
-#: (engine.pool), so a model that ran out of a busy machine's wall clock gets its values)
-METRICS_VERSION = 6
+#: (engine.pool), so a model that ran out of a busy machine's wall clock gets its values); each
+#: declared metric's own version (results/metrics/declared/) is added to it
+METRICS_VERSION = 6 + version_offset()
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
 BATCH = 2_000
 _HOST = os.uname().nodename
@@ -142,10 +143,10 @@ def _arrays(store: Store, fingerprint: str, cache: dict[str, TaskArrays | None])
 
 
 def _stored(name: str) -> bool:
-    """srtui's own names, and the per-release names of the storage contract (results/metrics/releases.py)."""
+    """srtui's own names, and the per-release names the declarations store (results.metrics.declare.stored)."""
     if name.startswith("_"):
         return False  # _notes etc.: text, not metrics
-    return "." not in name or name in STORED_NAMES
+    return "." not in name or name in stored_names()
 
 
 def stale_metric_jobs(store: Store, suite: str | None = None) -> int:

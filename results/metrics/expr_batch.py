@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 
 from engine.pool import WALL_LIMIT, TimedPool
 from results.metrics import expr_metrics as em
+from results.metrics.declare import by_name, defaults, version_offset
 from results.metrics.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
 from results.metrics.solutions import CHECK_NAMES, CHECKS, PUBLISHED, VARIANTS
 
@@ -49,7 +50,8 @@ OpResults = dict[str, OpResult]
 
 def _cache_key(op: str, a: str, b: str | None = None) -> str:
     # the definition version is part of the key: a cached value of an older definition is never reused
-    return hashlib.sha256(f"{DEFINITION_VERSION}\x1f{op}\x1f{a}\x1f{b or ''}".encode()).hexdigest()[:32]
+    version = DEFINITION_VERSION + version_offset()
+    return hashlib.sha256(f"{version}\x1f{op}\x1f{a}\x1f{b or ''}".encode()).hexdigest()[:32]
 
 
 class ExprCache:
@@ -413,20 +415,10 @@ def _assemble(it: ModelItem, b: dict[str, Any], models: OpResults, pairs: OpResu
     return m
 
 
-#: srtui's unprefixed metric names: aliases of one release's values (docs/scoring.md, "Expression metrics per release")
-DEFAULTS = {
-    "size": "srbench2025.size",
-    "size_simplified": "srbench2022.size_simplified",
-    "simplicity": "srbench2022.simplicity",
-    "feature_absence": "srbench2022.feature_absence",
-    "symbolic_solution": "srbench2022.symbolic_solution",
-    "ted_norm": "srsd.ted_norm",
-}
-
-
 def _defaults(m: dict[str, Any], b: dict[str, Any], with_truth: bool) -> None:
-    for name, source in DEFAULTS.items():
-        if name in ("symbolic_solution", "ted_norm") and not with_truth:
+    declared = by_name()
+    for name, source in defaults().items():  # srtui's unprefixed names: aliases of one release's values
+        if declared[name].needs_truth and not with_truth:
             continue
         m[name] = m.get(source)
     if m["size"] is None:

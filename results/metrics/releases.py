@@ -208,22 +208,15 @@ def model_op(
     unwanted: Sequence[str] = (),
     simplified: bool = True,
 ) -> dict[str, Any]:
-    """Sizes, simplicity and feature absence of one model under one release (``simplified=False``:
-    of the model the release keeps when its simplify runs out of time)."""
+    """The declared model metrics (results/metrics/declared/) of one model under one release
+    (``simplified=False``: of the model the release keeps when its simplify runs out of time)."""
+    from results.metrics.declare import ModelView, model_metrics
+
     r = SPECS[release]
     raw = r.read(text, features, dialect)
-    size = sympy_complexity(text, features, dialect) if release == "srbench2025" else node_count(raw)
-    clean = r.clean(raw, simplified)
-    n = node_count(clean)
-    used = {str(s) for s in clean.free_symbols}
-    return {
-        "size": size,
-        "size_simplified": n,
-        "simplicity": simplicity(n),
-        "feature_absence": feature_absence(used, unwanted),
-        "simplified": str(clean),
-        "_expr": clean,
-    }
+    view = ModelView(release, text, features, dialect, unwanted, raw, r.clean(raw, simplified))
+    out = {m.name: m.compute(view) for m in model_metrics() if m.compute is not None}
+    return out | {"simplified": str(view.clean), "_expr": view.clean}
 
 
 # --- SRSD's normalised tree edit distance ------------------------------------------------------
@@ -280,23 +273,17 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
 
 # --- the stored names ----------------------------------------------------------------------------
 
-#: bump when a definition here changes (cache keys follow it); bump results.metrics.compute.METRICS_VERSION
-#: too, by hand, so `srtui rescore` recomputes the stored jobs (4: protected operators are one
-#: node of srtui's exact tree: the cached diversity of gplearn models changes; 5: a deadline counts
-#: the worker's CPU time, engine.pool: the cached timeouts of wall-clock deadlines are computed again)
+#: bump when a reading or cleaning here changes (cache keys follow it; each metric's own version,
+#: results/metrics/declared/, is added to it: results.metrics.declare.version_offset); bump
+#: results.metrics.compute.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
+#: jobs (4: protected operators are one node of srtui's exact tree: the cached diversity of
+#: gplearn models changes; 5: a deadline counts the worker's CPU time, engine.pool: the cached
+#: timeouts of wall-clock deadlines are computed again)
 DEFINITION_VERSION = 5
-#: what the metrics table stores per release (``<release>.<metric>``); corrected variants add
-#: ``:corrected`` to the name, a named variant of the reference ``:<variant>`` (``VARIANTS``). The
-#: CLI shows every metric of every release.
+#: what the metrics table stores per release (``<release>.<metric>``) is declared with each metric
+#: (results.metrics.declare.stored); corrected variants add ``:corrected`` to the name, a named
+#: variant of the reference ``:<variant>`` (``VARIANTS``). The CLI shows every metric of every release.
 _SOLUTION = ("symbolic_solution", Profile.CORRECTED.metric("symbolic_solution"))
-STORED = {
-    "srbench2021": ("size", "size_simplified", *_SOLUTION),
-    "srbench2022": ("size_simplified", "simplicity", *_SOLUTION, "feature_absence"),
-    "srbench2025": ("size", "simplicity", *_SOLUTION, "symbolic_solution:evaluation"),
-    "srsd": ("ted_norm", "ted"),
-}
-STORED_NAMES = frozenset(f"{r}.{m}" for r, ms in STORED.items() for m in ms)
-METRICS = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
 
 
 def assemble_release(
@@ -321,7 +308,10 @@ def assemble_release(
         why = f"the unsimplified model, as that code keeps it after its own {limit:g} s"
         notes.append(f"{rel}: simplify ran out of srtui's deadline: {why}")
         status, val = kept
-    out: dict[str, Any] = {f"{rel}.{k}": (val.get(k) if status == "ok" else None) for k in METRICS[:3] + METRICS[4:]}
+    from results.metrics.declare import model_metrics
+
+    names = [m.name for m in model_metrics()]
+    out: dict[str, Any] = {f"{rel}.{k}": (val.get(k) if status == "ok" else None) for k in names}
     out[f"{rel}._timeout"] = timed_out
     if status != "ok":
         notes.append(f"{rel}: simplify {status}: {val}")

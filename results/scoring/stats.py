@@ -26,11 +26,18 @@ from results.scoring.base import (
 
 AGG = ("median", "mean")
 
-LOWER_IS_BETTER = ("mse_", "mae_", "nmse_", "size", "ted_norm")
+#: the accuracy errors (results.metrics.compute); an expression metric's direction is declared
+#: with it (results/metrics/declared/)
+LOWER_IS_BETTER = ("mse_", "mae_", "nmse_")
 
 
 def higher_better(metric: str) -> bool:
-    return not metric.startswith(LOWER_IS_BETTER)
+    """The ranking direction of a runs-table column: a declared metric's (under any release or
+    variant name), else lower for the accuracy errors, higher for the rest (R2, solution rates)."""
+    from results.metrics.declare import lower_is_better
+
+    lower = lower_is_better(metric)
+    return not (metric.startswith(LOWER_IS_BETTER) if lower is None else lower)
 
 
 def matrix(runs: pd.DataFrame, metric: str, agg: str = "median") -> pd.DataFrame:

@@ -18,9 +18,9 @@ returned dataclasses as messages.
   ``figure_for_rule``, ``Store`` (the review screens' writable store), the one text sanitiser
   (``visible``, ``safe_row``)
 
-Each name is imported on first use (``__getattr__`` below): the expert's review app needs only
-the text sanitiser and starts without pandas; mypy and import-linter read the imports under
-``TYPE_CHECKING``, which ``tests/e2e/test_tui_data.py`` checks against ``_HOMES``.
+Each name is imported on first use (``__getattr__`` below), from where the imports under
+``TYPE_CHECKING`` say it lives (mypy and import-linter read those same lines): the expert's
+review app needs only the text sanitiser and starts without pandas.
 
 The contract "The app enters the core through its doors" in pyproject.toml lets ``srtui.app``
 import from the core only this package, the query API (``results.store.queries``), the error types
@@ -134,57 +134,26 @@ __all__ = [
     "where_clause",
 ]
 
-#: where each name lives ("NAME as ALIAS": renamed here). The imports above are for mypy and
-#: import-linter; at run time each name is imported on first use (tests/e2e/test_tui_data.py checks both agree)
-_HOMES: dict[str, tuple[str, ...]] = {
-    "engine.textsafe": ("safe_row", "visible"),
-    "engine.workspace": ("Workspace", "resolve as resolve_workspace"),
-    "results.store.columns": ("NUMBER_COLUMNS", "TEXT_COLUMNS"),
-    "results.store.explore": (
-        "PAGE_COLUMNS",
-        "QueryError",
-        "ResultsPage",
-        "ResultsQuery",
-        "count_jobs",
-        "filter_token",
-        "prefetch_columns",
-        "results_page",
-        "where_clause",
-    ),
-    "results.store.explore_sql": ("Cancelled",),
-    "results.outputs.figures": ("figure_for_rule",),
-    "results.metrics.profiles": ("Profile",),
-    "results.scoring.resources": ("COLUMNS as COST_COLUMNS", "suite_method_medians"),
-    "results.store.store": ("Store", "StoreError"),
-    "results.views.board": (
-        "Board",
-        "BoardError",
-        "export_board",
-        "has_profiles",
-        "has_published",
-        "load_board",
-        "rule_names",
-        "suite_rule",
-    ),
-    "results.views.choices": ("default_jobs", "installed_methods", "suite_names"),
-    "results.views.expression": (
-        "PRETTY_MAX_CHARS",
-        "ExpressionDetail",
-        "Rendered",
-        "expression_detail",
-        "render",
-        "simplified",
-        "warm_up",
-    ),
-    "results.views.jobs": ("DetailError", "features_of", "job_row", "suites"),
-    "results.views.monitor": ("Failure", "MonitorSnapshot", "RunningJob", "monitor_snapshot"),
-    "results.views.plots": ("PredictionSeries", "SuiteAggregate", "prediction_series", "suite_aggregate"),
-}
-_WHERE: dict[str, tuple[str, str]] = {
-    entry.partition(" as ")[2] or entry: (module, entry.partition(" as ")[0])
-    for module, entries in _HOMES.items()
-    for entry in entries
-}
+
+def _where() -> dict[str, tuple[str, str]]:
+    """name -> (module, attribute), read from the ``TYPE_CHECKING`` imports above (the one list of
+    where each name lives; ``__all__`` repeats the names for mypy's explicit exports, and
+    tests/e2e/test_tui_data.py checks the two agree)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    return {
+        alias.asname or alias.name: (node.module or "", alias.name)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+#: where each name lives: imported on first use at run time
+_WHERE = _where()
 
 if not TYPE_CHECKING:  # hidden from mypy, so a misspelt name stays an error there
 

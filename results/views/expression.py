@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.pool import Bounded, render_timeout
 from engine.textsafe import safe_value
 from results.store.queries import Reader, job_metrics
 from results.views.jobs import DetailError, built_task, features_of, job_row
+
+if TYPE_CHECKING:
+    from engine.expression import ParsedExpression
 
 #: at or above this many characters a model is shown as text, not pretty-printed
 PRETTY_MAX_CHARS = 1000
@@ -37,27 +40,28 @@ EXPRESSION_METRICS = (
 )
 
 
-#: the stored metrics (results.metrics.compute) in words; any other name is shown with spaces for "_"
-METRIC_LABELS = {
+#: the stored metrics (results.metrics.compute) in words, besides the declared expression metrics
+#: own labels (results/metrics/declared/); any other name is shown with spaces for "_"
+_LABELS = {
     "constant_model": "constant model",
     "diversity": "diversity (entropy of node labels)",
-    "feature_absence": "features not used",
     "isclose_acc": "share of predictions close to truth",
     "nmse_test": "NMSE test",
     "nmse_train": "NMSE train",
     "r2_test_3": "R² test (3 decimals)",
-    "simplicity": "simplicity (-log5 size, simplified)",
     "simplicity_unsimplified": "simplicity (-log5 size)",
-    "size": "size (nodes)",
-    "size_simplified": "size after simplify (nodes)",
-    "symbolic_solution": "symbolic solution",
-    "ted_norm": "tree edit distance to truth (normalised)",
     "solved_r2_095": "solved (R² > 0.95)",
     "solved_r2_099": "solved (R² > 0.99)",
     "solved_r2_0999": "solved (R² > 0.999)",
     "mse_train": "MSE train",
     "mae_train": "MAE train",
 }
+
+
+def metric_label(name: str) -> str:
+    from results.metrics.declare import labels
+
+    return labels().get(name) or _LABELS.get(name) or name.replace("_", " ")
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class ExpressionDetail:
 #: seconds sympy may spend printing (or simplifying) one model: a power tower of a few characters
 #: (``2**(2**(2**(2**5))))``) makes it compute a number of billions of digits
 RENDER_TIMEOUT_S = 5.0
+#: the longest model the one safe parser reads (engine.expression.parser: max_chars)
+PARSE_MAX_CHARS = 20_000
 
 
 def _forms(payload: tuple[str, str, tuple[str, ...], str]) -> Rendered:
@@ -109,6 +115,8 @@ def _printer() -> Bounded:
 def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> Rendered:
     """``kind`` of ``text`` printed in a process of its own under RENDER_TIMEOUT_S; on time out
     (or a crash) the model is shown as text, saying why."""
+    if len(text) > PARSE_MAX_CHARS:  # the parser refuses it: not sent to a process at all
+        return Rendered(text, error=f"too large to parse ({len(text):,} characters)")
     result = _printer()((kind, text, tuple(features), dialect or "python"))
     if result.status == "ok" and isinstance(result.value, Rendered):
         return result.value
@@ -132,17 +140,24 @@ def simplified(text: str, features: tuple[str, ...], dialect: str = "python") ->
     return _bounded("simplify", text, features, dialect)
 
 
+def _parsed(text: str, features: tuple[str, ...], dialect: str) -> ParsedExpression | Rendered:
+    """The model read by the one safe parser, or the ``Rendered`` error saying why it cannot be."""
+    from engine.expression import ExpressionError, parse_expression
+
+    try:
+        return parse_expression(text, features, dialect or "python")
+    except ExpressionError as exc:
+        return Rendered(text, error=str(exc))
+
+
 def render_forms(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
     """Parse with the one safe parser, then print 2-D (unicode and ASCII), LaTeX and plain.
     Unbounded on hostile input: called through ``render`` only."""
     import sympy as sp
 
-    from engine.expression import ExpressionError, parse_expression
-
-    try:
-        parsed = parse_expression(text, features, dialect or "python")
-    except ExpressionError as exc:
-        return Rendered(text, error=str(exc))
+    parsed = _parsed(text, features, dialect)
+    if isinstance(parsed, Rendered):
+        return parsed
     if parsed.expr is None:
         return Rendered(text, error=f"too large to parse ({len(text)} characters)")
     latex = sp.latex(parsed.expr)
@@ -177,12 +192,9 @@ def simplified_forms(text: str, features: tuple[str, ...], dialect: str = "pytho
     Unbounded on hostile input: called through ``simplified`` only."""
     import sympy as sp
 
-    from engine.expression import ExpressionError, parse_expression
-
-    try:
-        parsed = parse_expression(text, features, dialect or "python")
-    except ExpressionError as exc:
-        return Rendered(text, error=str(exc))
+    parsed = _parsed(text, features, dialect)
+    if isinstance(parsed, Rendered):
+        return parsed
     if parsed.expr is None or (parsed.n_nodes or 0) > SIMPLIFY_MAX_NODES:
         return Rendered(text, error=f"too large to simplify here (more than {SIMPLIFY_MAX_NODES} nodes)")
     expr = round_numbers(sp.simplify(round_numbers(parsed.expr)))
@@ -227,7 +239,7 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
     for name, value, detail in stored_metrics(reader, job_id):
         if name in shown or name.startswith("_"):
             continue  # the job's own columns above; "_version" is bookkeeping
-        label = METRIC_LABELS.get(name, name.replace("_", " "))
+        label = metric_label(name)
         metrics.append((label, _fmt(value) + (f"  ({detail})" if detail else "")))
     pareto: tuple[dict[str, Any], ...] = ()
     if job.get("pareto"):

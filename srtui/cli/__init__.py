@@ -24,6 +24,7 @@ app = typer.Typer(
 def _register() -> None:
     # command groups, each in its own module; imported here, their own imports stay lazy
     from srtui.cli import (
+        env_cmd,
         methods_cmd,
         plot_cmd,
         review_cmd,
@@ -33,7 +34,7 @@ def _register() -> None:
         tui_cmd,
     )
 
-    for module in (run_cmd, tasks_cmd, methods_cmd, score_cmd, plot_cmd, review_cmd, tui_cmd):
+    for module in (run_cmd, tasks_cmd, methods_cmd, env_cmd, score_cmd, plot_cmd, review_cmd, tui_cmd):
         module.register(app)
     _joined_summaries(app)
 

@@ -40,8 +40,9 @@ def method_rows(include_probes: bool = False, method_dirs: list[Path] | None = N
     import importlib
 
     from engine.methods import registry
+    from engine.methods.srbench_dir import method_name
 
-    folders = {Path(d).resolve().name: Path(d).resolve() for d in method_dirs or []}
+    folders = {method_name(Path(d)): Path(d).resolve() for d in method_dirs or []}
     rows = []
     for name in registry.names(include_probes=include_probes):
         module_name, _, cls_name = registry.BUILTIN[name].partition(":")
@@ -92,8 +93,10 @@ def list_methods(
     """Every method: installed or why not, version, family, licence, time-limit support, source
     (piped: one tab-separated line each, in that order)."""
     for folder in method_dir or []:
-        if not (folder / "regressor.py").is_file():
-            fail(f"--method-dir {folder}: no regressor.py there (an SRBench method folder has one)")
+        from engine.methods.srbench_dir import NOT_A_METHOD, method_source
+
+        if method_source(folder) is None:
+            fail(f"--method-dir {folder}: {NOT_A_METHOD}")
     rows = method_rows(include_probes=probes, method_dirs=list(method_dir or []))
     if as_json:
         json.dump(rows, sys.stdout, indent=1)
@@ -199,7 +202,7 @@ def install(
 
 @methods_app.command("check")
 def check(
-    name: Annotated[str, typer.Argument(help="A method name, or an SRBench method folder.")],
+    name: Annotated[str, typer.Argument(help="A method name, an SRBench method folder or a 2021 method file.")],
     time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
     workspace: Annotated[
         Path | None,

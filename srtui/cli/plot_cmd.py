@@ -15,7 +15,7 @@ from srtui.cli.score_published import DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
 if TYPE_CHECKING:
     import pandas as pd
 
-KIND_HELP = "Figure: pareto, points, solution-rate, profiles, energy, cd, wilcoxon, ranks or trust (see --list)."
+KIND_HELP = "The figure to draw: one of `srtui plot --list` (results/outputs/figures declares them)."
 
 
 def plot(

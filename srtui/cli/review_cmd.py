@@ -259,10 +259,19 @@ def ssh_setup(
     key: Annotated[
         str, typer.Option(help='The expert\'s public key, e.g. "ssh-ed25519 AAAA... alice@laptop".', show_default=False)
     ],
+    account: Annotated[
+        str | None,
+        typer.Option(
+            help="The account experts log in to (whose authorized_keys gets the line); checked "
+            "that it can run this srtui and write the workspace. Default: you.",
+            show_default=False,
+        ),
+    ] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Print the authorized_keys line that lets this key only rate this expert's items."""
     from reviews import session_row
+    from reviews.account import check_account
     from reviews.ssh import authorized_keys_line
 
     store = _store(workspace)
@@ -270,7 +279,11 @@ def ssh_setup(
     experts = row["settings"].get("experts", [])
     if expert not in experts:
         fail(f"{expert!r} is not an expert of review {name} (experts: {', '.join(experts)})")
-    print(_run(authorized_keys_line, name, expert, key, store.workspace.root))
+    line = _run(authorized_keys_line, name, expert, key, store.workspace.root)
+    who = account or _actor()
+    how = _run(check_account, who, store.workspace.root)
+    print(f"account {who} can run this srtui and write the workspace (checked {how})", file=sys.stderr)
+    print(line)
 
 
 def register(app: typer.Typer) -> None:

@@ -115,7 +115,21 @@ def run(
     ] = None,
     method_dir: Annotated[
         list[Path] | None,
-        _opt("--method-dir", panel=PROTOCOL_PANEL, metavar="DIR", help="An SRBench method folder (repeatable)."),
+        _opt(
+            "--method-dir",
+            panel=PROTOCOL_PANEL,
+            metavar="DIR",
+            help="An SRBench method folder or 2021 NAME.py (repeatable).",
+        ),
+    ] = None,
+    env: Annotated[
+        str | None,
+        _opt(
+            "--env",
+            panel=PROTOCOL_PANEL,
+            metavar="NAME",
+            help="Run the --method-dir methods in this environment (srtui env list).",
+        ),
     ] = None,
     tuned: Annotated[
         bool | None,
@@ -191,6 +205,7 @@ def run(
         jobs=jobs,
         retry_failed=retry_failed,
         method_dirs=list(method_dir or []),
+        env=env,
         srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
         backend=backend,
         dask_scheduler=dask_scheduler,
@@ -238,6 +253,8 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
         forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
     print(plan.isolation)
+    for search in plan.searches:
+        print(search.describe())
     for spec in would:
         print(f"  {spec.job_id}  {spec.method:<14} {spec.task:<32} seed {spec.seed}")
 

@@ -286,11 +286,11 @@ def _names(text: str | None) -> list[str]:
 def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     """One release's values: ``symbolic_solution`` is the verdict the release publishes; its
     corrected variant and each named variant (``results.metrics.releases.VARIANTS``) under their own keys."""
+    from results.metrics.declare import expr_rows
     from results.metrics.profiles import Profile
     from results.metrics.solutions import VARIANTS
 
-    keys = ("size", "size_simplified", "simplicity", "symbolic_solution", "feature_absence")
-    view = {k: m.get(f"{rel}.{k}") for k in keys}
+    view = {k: m.get(f"{rel}.{k}") for k in expr_rows()}
     solutions = [
         Profile.CORRECTED.metric("symbolic_solution"),
         *(f"symbolic_solution:{v}" for v in VARIANTS.get(rel, {})),

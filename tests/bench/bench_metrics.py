@@ -30,8 +30,8 @@ from targets import finish, target
 
 from engine.pool import default_workers
 from engine.workspace import Workspace
+from results.metrics.declare import stored, stored_releases
 from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
-from results.metrics.releases import STORED
 from results.store.store import Store
 
 FEATS = ("x1", "x2", "x3")
@@ -78,7 +78,7 @@ def models(n: int, seed: int = 0) -> list[ModelItem]:
 
 
 #: every stored verdict: each release's published one, its corrected one and its named variants
-VERDICTS = tuple(f"{r}.{m}" for r, ms in STORED.items() for m in ms if m.startswith("symbolic_solution"))
+VERDICTS = tuple(f"{r}.{m}" for r in stored_releases() for m in stored(r) if m.startswith("symbolic_solution"))
 
 
 def _pass(items, cache, workers, timeout, screen):

@@ -119,7 +119,7 @@ def timed(*args: str) -> tuple[float, float, subprocess.CompletedProcess[str]]:
 
 
 def main() -> None:
-    from results.outputs.figures import KIND_NAMES
+    from results.outputs.figures import kinds
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tmp) / "ws"  # a workspace built before
@@ -136,7 +136,7 @@ def main() -> None:
             f"({target('srtui report', took, '<', REPORT_TARGET_S, ' s')}; ratio wall {secs / REPORT_TARGET_S:.2f}, "
             f"CPU {cpu / REPORT_TARGET_S:.2f}) {status}"
         )
-        for kind in KIND_NAMES:
+        for kind in kinds():
             if kind == "trust":
                 continue  # needs a review session; its data is a few hundred ratings, not the runs
             secs, cpu, out = timed(

@@ -29,12 +29,12 @@ def one(rows: list[dict], **where) -> dict:
     return found[0]
 
 
-def test_sleep_times_out_and_leaves_nothing(workspace: Path, launcher: str) -> None:
+def test_sleep_times_out_and_leaves_nothing(workspace: Path, contained_launcher: str) -> None:
     t0 = time.monotonic()
     proc = srtui(
         "run",
         "--launcher",
-        launcher,
+        contained_launcher,
         "smoke",
         "--methods",
         "probe-sleep",
@@ -59,9 +59,9 @@ def test_sleep_times_out_and_leaves_nothing(workspace: Path, launcher: str) -> N
     assert not job_processes_alive(workspace)
 
 
-def test_memhog_is_oom_and_neighbours_carry_on(workspace: Path, suite_file, launcher: str) -> None:
+def test_memhog_is_oom_and_neighbours_carry_on(workspace: Path, suite_file, contained_launcher: str) -> None:
     suite = suite_file(methods=("probe-memhog", "probe-noop"), seeds=(1, 2), limits={"time_s": 30, "mem_mb": 300})
-    proc = srtui("run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace))
+    proc = srtui("run", "--launcher", contained_launcher, str(suite), "--jobs", "2", "--workspace", str(workspace))
     assert proc.returncode == 0, proc.stderr
     rows = results_json(workspace)
     hogs = [r for r in rows if r["method"] == "probe-memhog"]
@@ -77,12 +77,12 @@ def test_memhog_is_oom_and_neighbours_carry_on(workspace: Path, suite_file, laun
     assert not job_processes_alive(workspace)
 
 
-def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path, launcher: str) -> None:
+def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path, contained_launcher: str) -> None:
     pidfile = tmp_path / "escapee.pid"
     proc = srtui(
         "run",
         "--launcher",
-        launcher,
+        contained_launcher,
         "smoke",
         "--methods",
         "probe-escape",
@@ -107,11 +107,11 @@ def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path, launcher:
     assert not alive, f"escaped grandchild {pid} survived the job"
 
 
-def test_crash_records_the_signal(workspace: Path, launcher: str) -> None:
+def test_crash_records_the_signal(workspace: Path, contained_launcher: str) -> None:
     proc = srtui(
         "run",
         "--launcher",
-        launcher,
+        contained_launcher,
         "smoke",
         "--methods",
         "probe-crash",
@@ -152,7 +152,7 @@ def test_bad_model_is_never_evaluated(workspace: Path, tmp_path: Path, launcher:
         assert not list(root.rglob("PWNED")) if root == tmp_path else not (root / "PWNED").exists()
 
 
-def test_cpu_time_limit(workspace: Path, tmp_path: Path, launcher: str) -> None:
+def test_cpu_time_limit(workspace: Path, tmp_path: Path, contained_launcher: str) -> None:
     # a busy loop with a 2 s CPU limit and a generous wall limit ends as cpu_timeout
     folder = tmp_path / "busy"
     folder.mkdir()
@@ -174,7 +174,7 @@ def test_cpu_time_limit(workspace: Path, tmp_path: Path, launcher: str) -> None:
     proc = srtui(
         "run",
         "--launcher",
-        launcher,
+        contained_launcher,
         "smoke",
         "--methods",
         "busy",

@@ -18,24 +18,15 @@ import pytest
 from conftest import shared_data_dir, srtui
 
 from engine.workspace import Workspace
-from results.outputs.figures import KIND_NAMES, FigureData, render
+from results.outputs.figures import FigureData, kinds, render
 from results.store.store import Store
 from srtui.outputs import figure_data
 
 SMOKE_METHODS = ("linear", "poly2", "gplearn", "pyoperon", "ffx")
 REVIEWED = ("gplearn", "pyoperon", "ffx")  # the review leaves the baselines out
 #: words of each figure's axes (or title) that must be in its text
-AXES = {
-    "pareto": ("median rank of test R²", "median rank of model size", "front "),
-    "points": ("test R²", "model size (nodes)", "training time (s)"),
-    "solution-rate": ("target noise", "symbolic solution rate", "accuracy solution rate"),
-    "profiles": ("test R² threshold x", "share of datasets with R²", "AUC"),
-    "energy": ("median training time per run (s)", "median energy per run (kWh)"),
-    "cd": ("average rank of test R²", "Nemenyi CD"),
-    "wilcoxon": ("pairwise Wilcoxon signed-rank tests", "p, Holm-adjusted"),
-    "ranks": ("score: mean over datasets of the harmonic mean of ranks", "mean rank over datasets"),
-    "trust": ("trust rating", "agreement", "Krippendorff"),
-}
+KINDS = kinds()
+KIND_NAMES = tuple(KINDS)
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +91,7 @@ def pdf_check(path: Path, width_in: float) -> str:
 
 
 def kind_args(kind: str) -> list[str]:
-    return ["--review", "panel"] if kind == "trust" else []
+    return ["--review", "panel"] if KINDS[kind].rule == "(review)" else []
 
 
 @pytest.mark.parametrize("kind", KIND_NAMES)
@@ -111,7 +102,7 @@ def test_every_figure_from_the_smoke_workspace(smoke_ws, tmp_path, kind):
     assert f"wrote {svg}" in out.stderr
     text = svg_texts(svg)
     methods = REVIEWED if kind == "trust" else SMOKE_METHODS
-    for name in (*methods, *AXES[kind]):
+    for name in (*methods, *KINDS[kind].axes):
         assert name in text, (kind, name)
     # the PDF in-process (the CLI's path is the SVG's above): one column wide, fonts embedded
     store = Store(Workspace(smoke_ws), readonly=True)
@@ -145,7 +136,7 @@ def test_published_2021_table_every_figure_it_supports(published_2021, tmp_path)
         if kind != "trust":
             missing = [m for m in runs_methods if m not in text]
             assert not missing, (kind, missing)
-        for word in AXES[kind]:
+        for word in KINDS[kind].axes:
             if kind == "solution-rate" and word == "symbolic solution rate":
                 continue  # the black-box table has no ground truth: accuracy solution rate only
             if kind == "trust" and word in ("agreement", "Krippendorff"):

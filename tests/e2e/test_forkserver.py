@@ -124,12 +124,12 @@ def folders(tmp_path: Path) -> list[Path]:
     return out
 
 
-def _suite(tmp_path: Path, fork_safe: bool) -> Path:
+def _suite(tmp_path: Path, fork_safe: bool | None) -> Path:
     path = tmp_path / f"fork-{fork_safe}.toml"
     path.write_text(
         'name = "forks"\ntasks = ["smoke-linear"]\nmethods = ["linear", "probe-forks"]\nseeds = [1, 2]\n'
         '[params."probe-forks"]\nn = 3\nsleep_s = 0.2\n'
-        f"[srbench]\nfork_safe = {'true' if fork_safe else 'false'}\n"
+        + ("" if fork_safe is None else f"[srbench]\nfork_safe = {'true' if fork_safe else 'false'}\n")
     )
     return path
 
@@ -172,13 +172,30 @@ def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Pa
         assert all(marker in text for text in notes.values()), notes  # really forked / exec'd
 
 
-def test_folders_run_exec_unless_the_suite_says_they_are_fork_safe(tmp_path: Path, folders: list[Path]) -> None:
-    for fork_safe, expected in ((False, "fork for linear, probe-forks;"), (True, "fork for forker, importer, linear")):
+def test_folders_fork_when_their_imports_are_known_fork_safe_unless_the_suite_says(
+    tmp_path: Path, folders: list[Path]
+) -> None:
+    # a folder importing a library not known fork-safe (here at fit time) is exec'd, and says why
+    odd = tmp_path / "methods" / "odd"
+    odd.mkdir()
+    (odd / "regressor.py").write_text(textwrap.dedent(_HEAD) + "def fit():\n    import notforksafe\n\nest = None\n")
+    # a folder of its own numpy would get the server's numpy when forked: exec'd
+    shadow = tmp_path / "methods" / "shadow"
+    shadow.mkdir()
+    (shadow / "regressor.py").write_text(textwrap.dedent(_HEAD) + "est = None\n")
+    (shadow / "numpy.py").write_text("")
+    folders = [*folders, odd, shadow]
+    measured = "fork for forker, importer, linear, probe-forks, threads;"
+    for fork_safe, expected in (
+        (False, "fork for linear, probe-forks;"),
+        (True, "fork for forker, importer, linear, odd, probe-forks, shadow, threads;"),
+        (None, measured),
+    ):
         args = [
             "run",
             str(_suite(tmp_path, fork_safe)),
             "--methods",
-            "linear,probe-forks,importer,threads,forker",
+            "linear,probe-forks,importer,threads,forker,odd,shadow",
             "--dry-run",
             "--workspace",
             str(tmp_path / "ws"),
@@ -187,6 +204,14 @@ def test_folders_run_exec_unless_the_suite_says_they_are_fork_safe(tmp_path: Pat
             args += ["--method-dir", str(folder)]
         proc = srtui(*args, check=True)
         assert expected in proc.stdout, proc.stdout
+        notes = [line for line in proc.stderr.splitlines() if "runs exec'd" in line]
+        if fork_safe is None:
+            assert notes == [
+                "note: odd runs exec'd: it imports notforksafe, not known fork-safe",
+                "note: shadow runs exec'd: its own numpy would shadow the library a fork server pre-imports",
+            ], proc.stderr
+        else:
+            assert notes == [], proc.stderr
     forced = srtui(
         "run",
         str(_suite(tmp_path, False)),
@@ -283,3 +308,15 @@ def test_server_and_its_jobs_die_with_the_driver(tmp_path: Path) -> None:
         driver.wait()
     _gone, alive = psutil.wait_procs([server, *jobs], timeout=10)
     assert not alive, alive
+
+
+def test_the_probe_folders_of_the_containment_tests_fork_from_the_folder_server(tmp_path: Path) -> None:
+    # tests/probe_folders.py: `--launcher folder` runs each probe as a folder, which auto forks
+    args = ["run", "--launcher", "folder", "smoke", "--methods", "probe-escape,probe-sleep,linear"]
+    proc = srtui(*args, "--dry-run", "--workspace", str(tmp_path / "ws"), check=True)
+    assert "launcher: fork for linear, probe-escape, probe-sleep;" in proc.stdout, proc.stdout
+    assert "runs exec'd" not in proc.stderr, proc.stderr
+    from probe_folders import as_launched
+
+    assert as_launched(args)[:3] == ["run", "--launcher", "auto"]
+    assert sum(a == "--method-dir" for a in as_launched(args)) == 2

@@ -25,7 +25,7 @@ def wait_gone(pid: int, timeout: float = 5.0) -> bool:
 
 
 def test_environment_cleared_double_forked_escapee_is_killed_and_counted(
-    workspace: Path, suite_file, tmp_path: Path, launcher: str
+    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str
 ) -> None:
     pidfile = tmp_path / "escapee.pid"
     suite = suite_file(
@@ -36,7 +36,7 @@ def test_environment_cleared_double_forked_escapee_is_killed_and_counted(
     proc = srtui(
         "run",
         "--launcher",
-        launcher,
+        contained_launcher,
         str(suite),
         "--workspace",
         str(workspace),
@@ -56,14 +56,14 @@ def test_environment_cleared_double_forked_escapee_is_killed_and_counted(
 
 
 def test_escapee_without_token_never_outlives_an_ok_job(
-    workspace: Path, suite_file, tmp_path: Path, launcher: str
+    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str
 ) -> None:
     pidfile = tmp_path / "escapee.pid"
     suite = suite_file(methods=("probe-escape",), params={"probe-escape": {"clear_env": True}})
     proc = srtui(
         "run",
         "--launcher",
-        launcher,
+        contained_launcher,
         str(suite),
         "--workspace",
         str(workspace),
@@ -80,7 +80,7 @@ def test_escapee_without_token_never_outlives_an_ok_job(
             psutil.Process(pid).kill()
 
 
-def test_fifty_forked_sleeping_children_are_not_oom(workspace: Path, suite_file, launcher: str) -> None:
+def test_fifty_forked_sleeping_children_are_not_oom(workspace: Path, suite_file, contained_launcher: str) -> None:
     # every child maps the worker's 100 MB of touched ballast: summed RSS is over 5 GB, the
     # proportional set size of the tree a little more than one worker's
     suite = suite_file(
@@ -88,7 +88,7 @@ def test_fifty_forked_sleeping_children_are_not_oom(workspace: Path, suite_file,
         limits={"time_s": 60, "mem_mb": 1000},
         params={"probe-forks": {"n": 50, "sleep_s": 4, "ballast_mb": 100}},
     )
-    proc = srtui("run", "--launcher", launcher, str(suite), "--workspace", str(workspace))
+    proc = srtui("run", "--launcher", contained_launcher, str(suite), "--workspace", str(workspace))
     assert proc.returncode == 0, proc.stderr
     [row] = results_json(workspace)
     assert row["status"] == "ok", row

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psutil
 from conftest import FALLBACK, srtui
+from probe_folders import as_launched
 
 
 def _alive(pid: int) -> bool:
@@ -24,7 +25,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_env_cleared_escapee_of_a_killed_driver_is_killed_by_the_next_run(
-    workspace: Path, suite_file, tmp_path: Path, launcher: str
+    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str
 ) -> None:
     pidfile = tmp_path / "escapee.pid"
     suite = suite_file(
@@ -35,7 +36,12 @@ def test_env_cleared_escapee_of_a_killed_driver_is_killed_by_the_next_run(
     env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK}
     env.pop("SRTUI_WORKSPACE", None)
     driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "run", "--launcher", launcher, str(suite), "--workspace", str(workspace)],
+        [
+            sys.executable,
+            "-m",
+            "srtui",
+            *as_launched(["run", "--launcher", contained_launcher, str(suite), "--workspace", str(workspace)]),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -126,12 +126,15 @@ def test_the_expert_screen_at_80x24_in_tmux(session):
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command], check=True)
 
     def pane(waiting_for: str) -> str:
-        deadline, text = time.monotonic() + 90, ""
+        """The screen once it shows ``waiting_for`` and has stopped changing (not mid-redraw)."""
+        deadline, text, last = time.monotonic() + 90, "", None
         while time.monotonic() < deadline:
             text = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
             if waiting_for in text and "Model" in text and "╰" in text and "R²" in text:
-                return text
-            time.sleep(0.3)
+                if text == last:
+                    return text
+                last = text
+            time.sleep(0.5)
         raise AssertionError(f"{waiting_for!r} not on the screen within 90 s:\n{text}")
 
     try:

@@ -168,8 +168,8 @@ def test_methods_hidden_under_another_marker_of_the_front_plot_are_named():
 
 
 def test_the_facade_imports_each_name_where_its_type_comes_from() -> None:
-    """results.views names each of its names twice: imported under TYPE_CHECKING (for mypy and
-    import-linter) and in ``_HOMES`` (imported on first use at run time). Both say the same."""
+    """results.views says where each name lives once, imported under TYPE_CHECKING (for mypy and
+    import-linter), and imports it from there on first use at run time; ``__all__`` names the same."""
     import ast
     import inspect
 

@@ -55,6 +55,8 @@ def test_one_model_in_every_dialect_is_one_rendering():
         ("python", "pi*speed", "3.14*speed"),
         ("ffx", "0.34*max(0, 0.7265296225001675 - x1)", "0.340*max(0, 0.727 - mass)"),
         ("gplearn", "mul(-1.0, add(X0, X1))", "-mass - speed"),
+        ("gplearn", "add(div(X0, 0.000), log(0.0001))", "1"),  # protected at a constant: its value
+        ("gplearn", "mul(X0, inv(sub(X1, X1)))", "0"),
     ],
 )
 def test_protected_operators_and_spellings_read_as_the_plain_operation(dialect, text, expected):
@@ -145,3 +147,16 @@ def test_the_check_names_handwriting_and_content_and_never_the_method():
         Tell("number", "3 significant digits", ("a",), ("b",)),
         Tell("number", "integer", ("b",), ("a",)),
     ]
+
+
+def test_review_create_checks_the_frozen_items():
+    from reviews import FrozenItem
+    from reviews.blinding import item_tells
+
+    def item(method: str, plain: str, black_box: bool = False) -> FrozenItem:
+        return FrozenItem("t", method, {"plain": plain, "black_box": black_box, "features": list(FEATS)})
+
+    old = [item("gplearn", "pdiv(speed, mass)"), item("pyoperon", "speed/mass"), item("rf", "black-box", True)]
+    lines = warnings(item_tells(old))
+    assert lines and "'pdiv'" in lines[0] and "1 of 2 methods" in lines[0]
+    assert not warnings(item_tells([item("gplearn", "speed/mass"), item("pyoperon", "2*speed/mass")]))

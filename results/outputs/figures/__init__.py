@@ -2,7 +2,9 @@
 computes a score of its own, it draws the ``Score`` the rule returns (the tables `srtui score`
 prints). matplotlib (Agg) is imported only when a figure is drawn.
 
-``KINDS`` lists each figure: its name, the rule it draws and what it shows (`srtui plot --list`).
+Each figure kind is declared once, by ``@figure(...)`` on its drawing function in a module of
+this package: its name, the rule it draws, what it shows (`srtui plot --list`, the docs table) and
+the words its drawing shows; ``kinds()`` finds them all.
 ``draw(kind, data, width, style)`` returns a matplotlib Figure; ``render`` writes it as PDF, SVG
 or PNG; ``svg(kind, data)`` gives the SVG text the HTML report inlines.
 """
@@ -75,24 +77,62 @@ class FigureData:
 
 @dataclass(frozen=True)
 class Kind:
+    """A figure kind, declared once with :func:`figure` beside its drawing function: `srtui plot`
+    (its help and ``--list``), the report, docs/figures.md's table (:func:`docs_table`) and the
+    draw-and-parse test (tests/e2e/test_figures.py, over ``axes``) all read it."""
+
     name: str
-    rule: str
-    summary: str
+    rule: str  # the scoring rule whose Score it draws ("(review)": a review session's ratings)
+    summary: str  # what it shows (`srtui plot --list`, the docs table)
     draw: Callable[[FigureData, float], Figure]
+    #: words the drawn figure shows besides the method names (its axes, legend, title)
+    axes: tuple[str, ...] = ()
+    source: str = ""  # the docs table's rule column, when more than the rule's name
+    publication: str = ""  # the publication and notebook it reproduces
+    order: int = 100  # its place in listings
 
 
-def _kinds() -> dict[str, Kind]:
-    from results.outputs.figures import accuracy, comparisons
-
-    return {k.name: k for k in (*accuracy.KINDS, *comparisons.KINDS)}
+_KINDS: dict[str, Kind] = {}
 
 
-KIND_NAMES = ("pareto", "points", "solution-rate", "profiles", "energy", "cd", "wilcoxon", "ranks", "trust")
+def figure(
+    name: str,
+    rule: str,
+    summary: str,
+    *,
+    axes: tuple[str, ...] = (),
+    source: str = "",
+    publication: str = "",
+    order: int = 100,
+) -> Callable[[Callable[[FigureData, float], Figure]], Callable[[FigureData, float], Figure]]:
+    """Declare the decorated function as the figure ``name`` (a module of this package each)."""
+
+    def register(draw: Callable[[FigureData, float], Figure]) -> Callable[[FigureData, float], Figure]:
+        if name in _KINDS:
+            raise ValueError(f"figure {name!r} is declared twice")
+        _KINDS[name] = Kind(name, rule, summary, draw, axes, source, publication, order)
+        return draw
+
+    return register
 
 
 def kinds() -> dict[str, Kind]:
-    found = _kinds()
-    return {name: found[name] for name in KIND_NAMES}
+    """Every figure kind, in listing order: each module of this package is imported once (as the
+    scoring rules are), so a new figure is a new module."""
+    import importlib
+    import pkgutil
+
+    for mod in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{mod.name}")
+    return {k.name: k for k in sorted(_KINDS.values(), key=lambda k: (k.order, k.name))}
+
+
+def docs_table() -> str:
+    """docs/figures.md's table of the figures (tests/e2e/test_figures.py checks the page has it)."""
+    rows = ["| figure | rule | what it shows | publication |", "| --- | --- | --- | --- |"]
+    for k in kinds().values():
+        rows.append(f"| `{k.name}` | {k.source or f'`{k.rule}`'} | {k.summary} | {k.publication} |")
+    return "\n".join(rows) + "\n"
 
 
 def get_kind(name: str) -> Kind:
@@ -143,12 +183,13 @@ def svg(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | N
 
 
 __all__ = [
-    "KIND_NAMES",
     "RULE_FIGURES",
     "FigureData",
     "FigureError",
     "Kind",
+    "docs_table",
     "draw",
+    "figure",
     "figure_for_rule",
     "get_kind",
     "kinds",

@@ -12,13 +12,14 @@ import numpy as np
 import pandas as pd
 
 from results.metrics.profiles import Profile
+from results.outputs.figures import figure
 from results.outputs.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from results.outputs.figures import FigureData, Kind
+    from results.outputs.figures import FigureData
 
 R2 = "R\u00b2"  # mathtext is off: the superscript is a character
 METRIC_NAMES = {"r2_test": f"test {R2}", "r2_train": f"training {R2}", "nmse_test": "test NMSE", "mse_test": "test MSE"}
@@ -63,6 +64,15 @@ def _method_legend(fig: Figure, data: FigureData, methods: list[str], ncol: int 
 # --- pareto ---------------------------------------------------------------------------------
 
 
+@figure(
+    "pareto",
+    "srbench2021",
+    "each method at (median rank of test R², median rank of model size) over datasets, 95 % bootstrap "
+    'intervals of both ranks, the Pareto fronts joined and listed under the axes ("front 0: ...")',
+    axes=("median rank of test R²", "median rank of model size", "front "),
+    publication="2021, Figure 2 (`blackbox_results.ipynb`)",
+    order=1,
+)
 def pareto(data: FigureData, width: float) -> Figure:
     """srbench2021's leaderboard: each method at (its R2 rank, its size rank) with 95 % intervals
     over datasets, the Pareto fronts joined and listed below the axes."""
@@ -116,6 +126,15 @@ def _fronts(fig: Figure, ax: Axes, board: pd.DataFrame, xcol: str, ycol: str, fc
 # --- points ---------------------------------------------------------------------------------
 
 
+@figure(
+    "points",
+    "srbench2021",
+    "per method the median over datasets of test R², model size and training time (log), with 95 % bootstrap intervals",
+    axes=("test R²", "model size (nodes)", "training time (s)"),
+    source="`srbench2021` (table `per_task`)",
+    publication="2021 (`blackbox_results.ipynb` point plots)",
+    order=2,
+)
 def points(data: FigureData, width: float) -> Figure:
     """Per method the median over datasets (of each dataset's median run) of test R2, model size
     and training time, with 95 % bootstrap intervals; srbench2021's per_task table."""
@@ -153,6 +172,15 @@ def points(data: FigureData, width: float) -> Figure:
 # --- solution rate --------------------------------------------------------------------------
 
 
+@figure(
+    "solution-rate",
+    "srbench-groundtruth",
+    "symbolic and accuracy solution rates against target noise, one panel per data group (Feynman, Strogatz)",
+    axes=("target noise", "symbolic solution rate", "accuracy solution rate"),
+    source="`srbench-groundtruth` (table `per_data_group`)",
+    publication="2021, Figure 3 (`groundtruth_results.ipynb`)",
+    order=3,
+)
 def solution_rate(data: FigureData, width: float) -> Figure:
     """srbench-groundtruth's per_data_group table: symbolic and accuracy solution rates (%) per
     method against the target noise, one column of panels per data group."""
@@ -197,6 +225,14 @@ def solution_rate(data: FigureData, width: float) -> Figure:
 # --- performance profiles -------------------------------------------------------------------
 
 
+@figure(
+    "profiles",
+    "srbench2025",
+    "P[R² ≥ x] over datasets on a 51-point grid, the AUC of each method in the legend",
+    axes=("test R² threshold x", "share of datasets with R²", "AUC"),
+    publication="2.0 (`perfprof_plots.ipynb`)",
+    order=4,
+)
 def profiles(data: FigureData, width: float) -> Figure:
     """srbench2025's leaderboard: P[R2 >= x] over datasets on a 51-point grid, the area under
     each curve (AUC) in the legend."""
@@ -235,6 +271,15 @@ def profiles(data: FigureData, width: float) -> Figure:
 # --- energy ---------------------------------------------------------------------------------
 
 
+@figure(
+    "energy",
+    "srbench2025",
+    "median energy per run against median training time, both axes log",
+    axes=("median training time per run (s)", "median energy per run (kWh)"),
+    source="`srbench2025` (table `energy_time`)",
+    publication="2.0, Figure 1 (`power_consumption.ipynb`)",
+    order=5,
+)
 def energy(data: FigureData, width: float) -> Figure:
     """srbench2025's energy_time table: each method's median energy of a run against its median
     training time, both axes logarithmic."""
@@ -264,45 +309,3 @@ def energy(data: FigureData, width: float) -> Figure:
     ax.set_ylabel("median energy per run (kWh)")
     ax.margins(0.15)
     return fig
-
-
-def _kinds() -> tuple[Kind, ...]:
-    from results.outputs.figures import Kind
-
-    return (
-        Kind(
-            "pareto",
-            "srbench2021",
-            "SRBench 2021 Figure 2: median ranks of test R2 and model size per method, 95 % intervals, "
-            "Pareto fronts drawn and listed",
-            pareto,
-        ),
-        Kind(
-            "points",
-            "srbench2021",
-            "per-method medians over datasets of test R2, model size and training time with 95 % "
-            "bootstrap intervals (SRBench 2021)",
-            points,
-        ),
-        Kind(
-            "solution-rate",
-            "srbench-groundtruth",
-            "symbolic and accuracy solution rates by target noise, one panel per data group (SRBench 2021 Figure 3)",
-            solution_rate,
-        ),
-        Kind(
-            "profiles",
-            "srbench2025",
-            "performance profiles P[R2 >= x] with the area under each curve in the legend (SRBench 2.0)",
-            profiles,
-        ),
-        Kind(
-            "energy",
-            "srbench2025",
-            "median energy per run against median training time, log axes (SRBench 2.0 Figure 1)",
-            energy,
-        ),
-    )
-
-
-KINDS = _kinds()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from results.outputs.figures import figure
 from results.outputs.figures.accuracy import R2, bootstrap_ci, metric_name
 from results.outputs.figures.style import FigureError, label, new_figure
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from results.outputs.figures import FigureData, Kind
+    from results.outputs.figures import FigureData
 
 #: what the 2022 competition's rank columns are called in the figure
 RANK_NAMES = {
@@ -30,6 +31,15 @@ RANK_NAMES = {
 }
 
 
+@figure(
+    "cd",
+    "friedman",
+    "critical-difference diagram (scikit-posthocs): average ranks, methods that the Nemenyi test does "
+    "not separate joined by a bar",
+    axes=("average rank of test R²", "Nemenyi CD"),
+    publication="2.0 (`fried_nonfried_analysis.ipynb`)",
+    order=6,
+)
 def cd(data: FigureData, width: float) -> Figure:
     """friedman's average ranks (1 = best) and Nemenyi p-values as a critical-difference diagram
     (scikit-posthocs): methods joined by a bar do not differ significantly."""
@@ -68,6 +78,14 @@ def cd(data: FigureData, width: float) -> Figure:
     return fig
 
 
+@figure(
+    "wilcoxon",
+    "wilcoxon",
+    "Holm-adjusted p-values of the pairwise Wilcoxon signed-rank tests as a heatmap, `*` where significant",
+    axes=("pairwise Wilcoxon signed-rank tests", "p, Holm-adjusted"),
+    publication="2021 (`statistical_comparisons.ipynb`)",
+    order=7,
+)
 def wilcoxon(data: FigureData, width: float) -> Figure:
     """wilcoxon's pairs: the Holm-adjusted p-value of every pair of methods, significant cells
     marked with a star (the colour map is cividis: ordered in grey too)."""
@@ -109,6 +127,15 @@ def wilcoxon(data: FigureData, width: float) -> Figure:
     return fig
 
 
+@figure(
+    "ranks",
+    "srbench2022-synthetic",
+    "the track score (mean over datasets of the harmonic mean of the ranks) per method and the mean of each rank",
+    axes=("score: mean over datasets of the harmonic mean of ranks", "mean rank over datasets"),
+    source="`srbench2022-synthetic` (or `--rule srbench2022-realworld`)",
+    publication="2022 (`stage1.ipynb`)",
+    order=8,
+)
 def ranks(data: FigureData, width: float) -> Figure:
     """A 2022 competition rule's leaderboard (the score: the mean over datasets of the harmonic
     mean of the ranks) and the mean of each rank over datasets (higher is better)."""
@@ -174,6 +201,16 @@ def _heat(ax: Axes, values: pd.DataFrame, columns: list[str]) -> None:
                 )
 
 
+@figure(
+    "trust",
+    "(review)",
+    "every rating, the mean and its 95 % interval per method; the experts' agreement (Krippendorff's "
+    "alpha, ICC(2,k)) in the title",
+    axes=("trust rating", "agreement", "Krippendorff"),
+    source="a review session (`--review`) or a ratings file (`--trust`)",
+    publication="2022 (expert ratings)",
+    order=9,
+)
 def trust(data: FigureData, width: float) -> Figure:
     """Expert trust ratings (1-5) per method: every rating as a dot, the mean with its 95 %
     interval; a review session's agreement (Krippendorff's alpha, ICC(2,k)) in the title."""
@@ -229,40 +266,3 @@ def _agreement_line(data: FigureData, long: pd.DataFrame) -> str:
             ci = f" [{float(row['ci95_low']):.2f}, {float(row['ci95_high']):.2f}]"
         parts.append(f"{row['measure']} = {float(value):.2f}{ci}")
     return f"{head}; agreement: " + "; ".join(parts)
-
-
-def _kinds() -> tuple[Kind, ...]:
-    from results.outputs.figures import Kind
-
-    return (
-        Kind(
-            "cd",
-            "friedman",
-            "critical-difference diagram: average ranks (Friedman), methods not significantly different "
-            "(Nemenyi) joined (SRBench 2.0)",
-            cd,
-        ),
-        Kind(
-            "wilcoxon",
-            "wilcoxon",
-            "pairwise Wilcoxon signed-rank tests over datasets, Holm-adjusted p-values as a heatmap (SRBench 2021)",
-            wilcoxon,
-        ),
-        Kind(
-            "ranks",
-            "srbench2022-synthetic",
-            "the 2022 competition's track score (harmonic mean of ranks) per method and the mean of "
-            "each rank; --rule for the track",
-            ranks,
-        ),
-        Kind(
-            "trust",
-            "(review)",
-            "expert trust ratings per method with mean, 95 % interval and the experts' agreement "
-            "(--review SESSION or --trust FILE)",
-            trust,
-        ),
-    )
-
-
-KINDS = _kinds()

@@ -49,9 +49,11 @@ def synthetic(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, agg: str
     simp = metric_column(runs, RELEASE, "simplicity", profile)
     require(runs, simp, rule="srbench2022-synthetic")
     options: dict[str, Any]
+    notes: list[str] = []
     if profile == Profile.REFERENCE:
         per_task, board = _reference(runs, simp)
         options = {"profile": profile}
+        notes = _flag_hidden_models(runs, simp, per_task, board)
     else:
         per_task, board = _corrected(runs, simp, agg)
         options = {"profile": profile, "agg": agg}
@@ -61,7 +63,7 @@ def synthetic(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, agg: str
         tables["per_difficulty"] = (
             per_task.groupby(["difficulty", "method"])["score"].mean().unstack("difficulty").reset_index()
         )
-    return Score("srbench2022-synthetic", options | {"simplicity": simp}, tables)
+    return Score("srbench2022-synthetic", options | {"simplicity": simp}, tables, notes=notes)
 
 
 def _reference(runs: pd.DataFrame, simp: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -91,6 +93,40 @@ def _reference(runs: pd.DataFrame, simp: str) -> tuple[pd.DataFrame, pd.DataFram
     board = per_task.groupby("method").agg(score=("score", "mean"), datasets=("task", "nunique"))
     board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
     return per_task, board.sort_values("score", ascending=False).reset_index()
+
+
+#: a model this long is stored cut (engine.process.job_worker.MODEL_CAP): its size is not read
+MODEL_CAP = 100_000
+HIDDEN_NOTE = (
+    "hidden model: this row's rank improved because its model was missing or over the size cap "
+    "(the reference code counts a missing simplicity rank as the best); profile=corrected counts it as the worst"
+)
+
+
+def _flag_hidden_models(runs: pd.DataFrame, simp: str, per_task: pd.DataFrame, board: pd.DataFrame) -> list[str]:
+    """Mark (column ``hidden_model``) every leaderboard row placed higher than it would be had its
+    missing simplicity ranks, where its model was missing or over the size cap, counted as the
+    worst instead of as the number of methods; the note naming profile=corrected if any is."""
+    if "model" not in runs.columns or board.empty:
+        return []
+    model = runs["model"].astype("string")
+    hidden_run = model.isna() | (model.str.strip() == "") | (model.str.len() >= MODEL_CAP)
+    hidden = set(map(tuple, runs.loc[hidden_run & runs[simp].isna(), ["task", "method"]].itertuples(index=False)))
+    keys = list(zip(per_task["task"], per_task["method"]))
+    credited = per_task["rank_simplicity"].isna() & pd.Series([k in hidden for k in keys], index=per_task.index)
+    if not credited.any():
+        return []
+    ranks = per_task[["rank_accuracy", "rank_simplicity", "rank_property"]].copy()
+    ranks.loc[credited, "rank_simplicity"] = 0.0  # the reference's worst rank
+    n = per_task["method"].nunique()
+    honest = per_task.assign(score=scipy_hmean(ranks.fillna(n))).groupby("method")["score"].mean()
+    place = board["score"].rank(ascending=False, method="min")
+    honest_place = board["method"].map(honest).rank(ascending=False, method="min")
+    flagged = board["method"].isin(per_task.loc[credited, "method"]) & (place < honest_place)
+    if not flagged.any():
+        return []
+    board["hidden_model"] = flagged.map({True: "*", False: ""})
+    return [f"* {HIDDEN_NOTE}"]
 
 
 def _minmax(values: pd.Series) -> pd.Series:

@@ -1,0 +1,70 @@
+"""Named Python environments built from pinned specs: ``srtui env create NAME`` builds one,
+``srtui run --env NAME`` runs the method folders and files of a run in it (``--method-dir``).
+
+Each spec pins what the publication's environment pinned and records what it left unpinned,
+with the version chosen here (the newest release of its time that still installs on srtui's
+Python). SRBench 2021's ``environment.yml`` (commit 5667c85) pins ``scikit-learn=0.24.1`` and
+leaves numpy, scipy, pandas, xgboost and lightgbm unpinned. Besides the method's packages, an
+environment holds what srtui's worker imports (numpy, psutil).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.methods.environments import Environment, MethodEnvironmentError
+
+#: scikit-learn 0.24.1 and the build tools it compiles with on today's Python (no wheel for 3.11)
+_SKLEARN_024 = (
+    (
+        "numpy==1.23.5",
+        "Cython==0.29.37",
+        "scipy==1.9.3",
+        "joblib==1.2.0",
+        "threadpoolctl==3.1.0",
+        "wheel",
+        "psutil==5.9.8",  # what srtui's fork server and worker need besides numpy
+    ),
+    ("--no-build-isolation", "scikit-learn==0.24.1"),
+)
+_CHECK_024 = "import numpy, sklearn.linear_model; assert sklearn.__version__ == '0.24.1', sklearn.__version__"
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    environment: Environment
+    source: str  # whose environment it reproduces
+    #: what the source left unpinned, each with the version pinned here
+    unpinned: tuple[str, ...] = ()
+
+
+SPECS: dict[str, EnvSpec] = {
+    "sklearn-0.24.1": EnvSpec(
+        Environment("sklearn-0.24.1", _SKLEARN_024, _CHECK_024),
+        "SRBench 2021's environment.yml (scikit-learn=0.24.1): its KernelRidge, MLP, AdaBoost, RandomForest, "
+        "SGD, LinearRegression and LassoLars baselines",
+        ("numpy (1.23.5: what 0.24.1 is built against here, on srtui's Python)", "scipy (1.9.3)"),
+    ),
+    "srbench2021": EnvSpec(
+        Environment(
+            "srbench2021",
+            (*_SKLEARN_024, ("xgboost==1.3.3", "lightgbm==3.1.1", "pandas==1.5.3")),
+            _CHECK_024 + "\nimport xgboost, lightgbm, pandas",
+        ),
+        "SRBench 2021's environment.yml: scikit-learn=0.24.1 and its XGB and LGBM baselines",
+        (
+            "numpy (1.23.5)",
+            "scipy (1.9.3)",
+            "xgboost (1.3.3, January 2021)",
+            "lightgbm (3.1.1, December 2020)",
+            "pandas (1.5.3)",
+        ),
+    ),
+}
+
+
+def get(name: str) -> EnvSpec:
+    """The spec named ``name``, or a one-line refusal listing the others."""
+    if name not in SPECS:
+        raise MethodEnvironmentError(f"unknown environment {name!r} (environments: {', '.join(SPECS)})")
+    return SPECS[name]

@@ -1,0 +1,89 @@
+"""The docs tables generated from the registries: each lives in a page between
+``<!-- NAME -->`` and ``<!-- /NAME -->``. ``python -m results.outputs.docs_tables`` lists the
+tables that differ from their registry (exit 1 when any does); ``--write`` rewrites them.
+tests/unit/test_registries.py fails while a page and its registry differ."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
+    from results.metrics.declare import docs_table as metrics_table
+    from results.outputs.figures import docs_table as figures_table
+
+    return {
+        "declared-metrics": ("scoring.md", metrics_table),
+        "scoring-rules": ("scoring.md", rules_table),
+        "figure-kinds": ("figures.md", figures_table),
+        "built-in-methods": ("methods.md", methods_table),
+    }
+
+
+def rules_table() -> str:
+    """Every scoring rule (``@rule``, results/scoring/rules/ and stats): what `srtui score --list` shows."""
+    from results.scoring import RULES
+
+    rows = ["| rule | release | options (default) | what it scores |", "| --- | --- | --- | --- |"]
+    for rule in RULES.values():
+        options = ", ".join(f"`{k}` ({v[0]})" for k, v in rule.options.items()) or "-"
+        rows.append(f"| `{rule.name}` | {rule.release or '-'} | {options} | {rule.summary.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
+def methods_table() -> str:
+    """Every built-in method of engine.methods.registry (no probes): what `srtui methods list` shows."""
+    from engine.methods import registry
+
+    rows = ["| method | family | time limit | install | licence |", "| --- | --- | --- | --- | --- |"]
+    for name in registry.names():
+        m = registry.load(name)
+        if m.environment is not None:
+            install = f"own environment (`srtui methods install {name}`)"
+        else:
+            install = "optional (`srtui methods install`)" if name in registry.OPTIONAL else "with srtui"
+        limit = "honours it" if m.honours_time_limit else "-"
+        rows.append(f"| `{name}` | {m.family} | {limit} | {install} | {m.licence.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
+def _block(marker: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- {re.escape(marker)} -->\n)(.*?)(<!-- /{re.escape(marker)} -->)", re.S)
+
+
+def stale(docs: Path) -> list[str]:
+    """The markers whose table in ``docs`` is not what its registry generates."""
+    out = []
+    for marker, (page, table) in _tables().items():
+        found = _block(marker).search((docs / page).read_text(encoding="utf-8"))
+        if found is None or found[2] != table():
+            out.append(f"docs/{page}: {marker}")
+    return out
+
+
+def write(docs: Path) -> None:
+    for marker, (page, table) in _tables().items():
+        path = docs / page
+        text = path.read_text(encoding="utf-8")
+        found = _block(marker).search(text)
+        if found is not None:
+            text = text[: found.start(2)] + table() + text[found.end(2) :]
+        path.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    if "--write" in argv:
+        write(docs)
+        return 0
+    differ = stale(docs)
+    for line in differ:
+        print(f"differs from its registry: {line}", file=sys.stderr)
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

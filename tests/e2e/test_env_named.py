@@ -1,0 +1,74 @@
+"""`srtui env` and `srtui run --env NAME`: method folders and files run in a named environment
+built from a pinned spec (engine/methods/env_specs.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import srtui
+from test_srbench2021_method_files import KERNEL_RIDGE
+
+
+def test_env_list_names_the_2021_specs_with_what_2021_left_unpinned() -> None:
+    rows = {r["name"]: r for r in json.loads(srtui("env", "list", "--json", check=True).stdout)}
+    assert {"sklearn-0.24.1", "srbench2021"} <= set(rows)
+    assert any("scikit-learn==0.24.1" in step for step in rows["sklearn-0.24.1"]["pinned"])
+    assert any(u.startswith("xgboost") for u in rows["srbench2021"]["unpinned_in_source"])
+    out = srtui("env", "create", "sklearn-0.24.1", "--dry-run", check=True).stdout
+    assert "scikit-learn==0.24.1" in out and "--no-build-isolation" in out
+
+
+def test_an_unknown_env_or_one_without_a_method_folder_is_refused(tmp_path: Path, workspace: Path) -> None:
+    file = tmp_path / "KernelRidge.py"
+    file.write_text(KERNEL_RIDGE)
+    unknown = srtui("run", "smoke", "--env", "nope", "--method-dir", str(file), "--workspace", str(workspace))
+    assert unknown.returncode != 0 and "unknown environment 'nope'" in unknown.stderr
+    assert len(unknown.stderr.strip().splitlines()) == 1
+    alone = srtui("run", "smoke", "--env", "sklearn-0.24.1", "--workspace", str(workspace))
+    assert alone.returncode != 0 and "no --method-dir method" in alone.stderr
+    assert not (workspace / "srtui.db").exists()
+
+
+def test_a_2021_file_runs_in_scikit_learn_0_24_1(tmp_path: Path, workspace: Path) -> None:
+    from engine.methods.env_specs import SPECS
+
+    env = SPECS["sklearn-0.24.1"].environment
+    if not env.ready():
+        pytest.skip(f"needs the environment at {env.folder} (srtui env create sklearn-0.24.1)")
+    file = tmp_path / "KernelRidge.py"
+    file.write_text(KERNEL_RIDGE)
+    srtui(
+        "run", "smoke", "--methods", "KernelRidge", "--method-dir", str(file), "--env", "sklearn-0.24.1",
+        "--tasks", "smoke-interaction", "--seeds", "1", "--workspace", str(workspace), check=True,
+    )  # fmt: skip
+    rows = json.loads(srtui("results", "--format", "json", "-w", str(workspace), check=True).stdout)
+    [row] = [r for r in rows if r["method"] == "KernelRidge"]
+    assert row["status"] == "ok" and row["r2_test"] is not None
+    assert row["method_notes"]["python"].startswith(str(env.folder))
+
+
+def test_a_suite_names_each_method_s_environment(tmp_path: Path, workspace: Path) -> None:
+    from engine.methods.env_specs import SPECS
+
+    file = tmp_path / "KernelRidge.py"
+    file.write_text(KERNEL_RIDGE)
+
+    def suite(envs: str, methods: str = '["KernelRidge"]') -> Path:
+        path = tmp_path / "s.toml"
+        path.write_text(f'name = "s"\ntasks = ["smoke-interaction"]\nmethods = {methods}\nseeds = [1]\n{envs}\n')
+        return path
+
+    def run(path: Path):
+        return srtui("run", str(path), "--method-dir", str(file), "--workspace", str(workspace), "--dry-run")
+
+    bad = run(suite('[environments]\nKernelRidge = "nope"'))
+    assert bad.returncode != 0 and "[environments] KernelRidge: unknown environment 'nope'" in bad.stderr
+    builtin = run(suite('[environments]\nlinear = "sklearn-0.24.1"', '["linear"]'))
+    assert builtin.returncode != 0 and "only a method folder or file" in builtin.stderr
+    named = run(suite('[environments]\nKernelRidge = "sklearn-0.24.1"'))
+    if SPECS["sklearn-0.24.1"].environment.ready():
+        assert named.returncode == 0 and "note: environment sklearn-0.24.1 for KernelRidge" in named.stderr
+    else:
+        assert named.returncode != 0 and "srtui env create sklearn-0.24.1" in named.stderr

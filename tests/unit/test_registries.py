@@ -1,0 +1,49 @@
+"""The registries drive the docs: every generated table in docs/ is what its registry gives
+(the metrics' declarations, the scoring rules, the figure kinds, the built-in methods), and every
+figure kind is declared completely."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from results.outputs import docs_tables
+from results.outputs.figures import kinds
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_generated_docs_table_is_its_registry() -> None:
+    assert docs_tables.stale(REPO / "docs") == [], "regenerate: python -m results.outputs.docs_tables --write"
+
+
+def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for page in ("scoring.md", "figures.md", "methods.md"):
+        (docs / page).write_text((REPO / "docs" / page).read_text(encoding="utf-8"), encoding="utf-8")
+    figures = docs / "figures.md"
+    figures.write_text(figures.read_text(encoding="utf-8").replace("| `cd` |", "| `cd-old` |"), encoding="utf-8")
+    assert docs_tables.stale(docs) == ["docs/figures.md: figure-kinds"]
+    docs_tables.write(docs)
+    assert docs_tables.stale(docs) == []
+
+
+def test_the_command_reports_no_difference() -> None:
+    out = subprocess.run([sys.executable, "-m", "results.outputs.docs_tables"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("kind", list(kinds().values()), ids=list(kinds()))
+def test_every_figure_kind_is_declared_completely(kind) -> None:
+    assert kind.summary and kind.publication and kind.axes
+    assert kind.rule == "(review)" or kind.rule in _rules()
+
+
+def _rules() -> set[str]:
+    from results.scoring import RULES
+
+    return set(RULES)
