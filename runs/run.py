@@ -138,8 +138,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     method_refs, notes = _folder_refs(req)
     methods = _select(req.methods, list(suite.methods) + [m for m in method_refs if m not in suite.methods])
     loaded = _load_methods(methods, method_refs)
-    if req.env:
-        notes.append(_in_environment(req.env, loaded, method_refs))
+    notes += _in_environments(req.env, suite.environments, loaded, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select(req.tasks, suite.tasks)
     context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
@@ -240,21 +239,29 @@ def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
         raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
 
 
-def _in_environment(env: str, loaded: dict[str, Method], refs: dict[str, str]) -> str:
-    """Put the --method-dir methods into the named environment ``env``; a note saying so."""
+def _in_environments(
+    env: str | None, by_method: dict[str, str], loaded: dict[str, Method], refs: dict[str, str]
+) -> list[str]:
+    """Put method folders and files into named environments: every one of the run's into ``env``
+    (``--env``), else those the suite's ``[environments]`` names; a note per environment."""
     from engine.methods.env_specs import get
     from engine.methods.environments import MethodEnvironmentError
 
-    try:
-        spec = get(env)
-    except MethodEnvironmentError as exc:
-        raise RunError(f"--env: {exc}") from None
     folders = [n for n in loaded if refs[n].startswith(registry.SRBENCH_PREFIX)]
-    if not folders:
+    if env is not None and not folders:
         raise RunError(f"--env {env}: no --method-dir method in this run to run in it")
-    for name in folders:
+    wanted = dict.fromkeys(folders, env) if env is not None else {m: e for m, e in by_method.items() if m in loaded}
+    groups: dict[str, list[str]] = {}
+    for name, where in wanted.items():
+        if name not in folders:
+            raise RunError(f"[environments] {quoted(name)}: only a method folder or file (--method-dir) runs in one")
+        try:
+            spec = get(str(where))
+        except MethodEnvironmentError as exc:
+            raise RunError(f"--env: {exc}" if env is not None else f"[environments] {name}: {exc}") from None
         loaded[name].environment = spec.environment  # type: ignore[misc]  # this instance's, not the class's
-    return f"environment {env} for {', '.join(folders)} ({spec.source})"
+        groups.setdefault(str(where), []).append(name)
+    return [f"environment {e} for {', '.join(names)} ({get(e).source})" for e, names in groups.items()]
 
 
 def _read_grids(
