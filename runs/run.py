@@ -84,6 +84,7 @@ class RunRequest:
     protocol: str | None = None  # overrides the suite's (engine.protocols.PROTOCOLS)
     launcher: str | None = None  # auto / fork / exec (engine.process.launch); overrides the suite's
     data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
+    allow_network: list[str] = field(default_factory=list)  # methods whose jobs keep the network
 
 
 @dataclass
@@ -99,6 +100,8 @@ class RunPlan:
     notes: list[str] = field(default_factory=list)  # said to the user before the run
     searches: list[Search] = field(default_factory=list)  # finals chosen after tuning
     fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
+    isolation: str = ""  # the capability report's line (engine.process.seal)
+    allow_network: frozenset[str] = frozenset()  # methods whose jobs keep the host's network
     launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
     #: method name -> its own environment's interpreter and worker path (JobPayload fields)
     pythons: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -183,12 +186,29 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes, searches, fold_paths
     )
     plan.launchers = _launchers(suite, req, loaded, notes)
+    plan.isolation, plan.allow_network = _isolation(req, loaded, notes)
     plan.pythons = pythons
     if write_data and kind == "local":
         _measure_folders(plan, suite, req)
         # the other servers import while the driver goes on planning
         warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork" and m not in plan.pythons])
     return plan
+
+
+def _isolation(req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> tuple[str, frozenset[str]]:
+    """The capability report's line (a note when jobs are not sealed) and the methods allowed
+    the network (each named by --allow-network must be in the run)."""
+    from engine.process.seal import isolation
+
+    unknown = sorted(set(req.allow_network) - set(loaded))
+    if unknown:
+        raise RunError(f"--allow-network {unknown[0]}: no such method in this run")
+    found = isolation()
+    if found.mode != "namespaces":
+        notes.append(found.line)
+    for name in sorted(set(req.allow_network)):
+        notes.append(f"--allow-network: {name}'s jobs keep this machine's network")
+    return found.line, frozenset(req.allow_network)
 
 
 def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> dict[str, str]:
@@ -593,6 +613,7 @@ def _todo(
             launcher=plan.launchers.get(spec.method, "exec"),
             python=plan.pythons.get(spec.method, {}).get("python"),
             python_path=plan.pythons.get(spec.method, {}).get("python_path"),
+            allow_network=spec.method in plan.allow_network,
         )
         todo.append(PlannedJob(payload))
     return todo

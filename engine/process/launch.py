@@ -236,8 +236,11 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")  # noqa: SIM115 - lives as long as its server
+        from engine.process import seal
+
         server_env = dict(env)
         server_env[tree.TOKEN_ENV] = PLACEHOLDER
+        server_env[seal.SERVER_ENV] = seal.isolation().mode  # its jobs sealed: the server is their watchdog
         self.cwd = tempfile.gettempdir()
         try:
             self.proc = subprocess.Popen(
@@ -349,9 +352,10 @@ class ServerPool:
 
     @staticmethod
     def key(family: str, env: dict[str, str], python: str | None) -> tuple[object, ...]:
+        from engine.process.seal import isolation
         from engine.process.supervise import THREAD_VARS
 
-        return (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python)
+        return (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
 
     def refusal(self, family: str, env: dict[str, str], python: str | None = None) -> str | None:
         """Why the server of ``family`` cannot be used (None: it can, or was never tried)."""

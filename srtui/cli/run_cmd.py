@@ -95,6 +95,15 @@ def run(
             help="auto, fork or exec (default: the suite's, else auto).",
         ),
     ] = None,
+    allow_network: Annotated[
+        list[str] | None,
+        _opt(
+            "--allow-network",
+            panel=LIMITS_PANEL,
+            metavar="METHOD",
+            help="This method's jobs keep the network (default: none has any); repeatable.",
+        ),
+    ] = None,
     protocol: Annotated[
         str | None,
         _opt(
@@ -206,6 +215,7 @@ def run(
         protocol=protocol,
         launcher=launcher,
         data_dir=data_dir,
+        allow_network=list(allow_network or []),
         metrics=not no_metrics,
     )
     if not dry_run:
@@ -242,6 +252,7 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
         )
         forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
+    print(plan.isolation)
     for search in plan.searches:
         print(search.describe())
     for spec in would:
