@@ -401,12 +401,19 @@ def _print_json_rows(rows: Iterable[dict[str, Any]]) -> None:
     """A JSON array written a row at a time (what json.dump(list, indent=1) prints)."""
     import math
 
+    from results.store.typed import stored_json, warn
+
     sys.stdout.write("[")
     any_row = False
     for row in rows:
-        row["params"] = json.loads(row["params"])
+        job = row.get("job_id")
+        row["params"] = stored_json(row["params"], "jobs", job, "params", {})
         if row.get("method_notes"):
-            row["method_notes"] = json.loads(row["method_notes"])
+            row["method_notes"] = stored_json(row["method_notes"], "jobs", job, "method_notes")
+        for key, value in row.items():  # a blob where text belongs: shown as nothing
+            if isinstance(value, bytes):
+                row[key] = None
+                warn("jobs", job, key, "a blob where a value belongs")
         for key, value in row.items():  # JSON has no Infinity or NaN: they become null
             if isinstance(value, float) and not math.isfinite(value):
                 row[key] = None
