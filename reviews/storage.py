@@ -26,6 +26,7 @@ from engine import names
 from engine.errors import SrtuiError
 from engine.textsafe import safe_value
 from results.store.store import Store
+from results.store.typed import stored_json
 
 LIKERT = {1: "strongly distrust", 2: "distrust", 3: "neutral", 4: "trust", 5: "strongly trust"}
 
@@ -191,7 +192,7 @@ def session_row(store: Store, name: str) -> dict[str, Any]:
     if row is None:
         raise ReviewError(f"no review session named {name!r} in this workspace (see `srtui review list`)")
     out = dict(zip([d[0] for d in cur.description], row))
-    out["settings"] = json.loads(out["settings"])
+    out["settings"] = stored_json(out["settings"], "review_sessions", name, "settings", {}, dict)
     return out
 
 

@@ -83,6 +83,7 @@ class RunRequest:
     protocol: str | None = None  # overrides the suite's (engine.protocols.PROTOCOLS)
     launcher: str | None = None  # auto / fork / exec (engine.process.launch); overrides the suite's
     data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
+    allow_network: list[str] = field(default_factory=list)  # methods whose jobs keep the network
 
 
 @dataclass
@@ -98,6 +99,8 @@ class RunPlan:
     notes: list[str] = field(default_factory=list)  # said to the user before the run
     searches: list[Search] = field(default_factory=list)  # finals chosen after tuning
     fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
+    isolation: str = ""  # the capability report's line (engine.process.seal)
+    allow_network: frozenset[str] = frozenset()  # methods whose jobs keep the host's network
     launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
     #: method name -> its own environment's interpreter and worker path (JobPayload fields)
     pythons: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -217,8 +220,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     available = list(suite.methods) + [m for m in method_refs if m not in suite.methods]
     methods = _select(req.methods, available, available + registry.names())
     loaded = _load_methods(methods, method_refs)
-    if req.env:
-        notes.append(_in_environment(req.env, loaded, method_refs))
+    notes += _in_environments(req.env, suite.environments, loaded, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select_tasks(req, suite, workspace.root)
     context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
@@ -265,12 +267,29 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     left_out = [m.split(":", 1)[0] for m in missing]
     plan.unplanned = {m: len(_task_seeds(suite, n_seeds, left_out, left_out, protocol.seeds)) for m in methods}
     plan.launchers = _launchers(suite, req, loaded, notes)
+    plan.isolation, plan.allow_network = _isolation(req, loaded, notes)
     plan.pythons = pythons
     if write_data and kind == "local":
         _measure_folders(plan, suite, req)
         # the other servers import while the driver goes on planning
         warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork" and m not in plan.pythons])
     return plan
+
+
+def _isolation(req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> tuple[str, frozenset[str]]:
+    """The capability report's line (a note when jobs are not sealed) and the methods allowed
+    the network (each named by --allow-network must be in the run)."""
+    from engine.process.seal import isolation
+
+    unknown = sorted(set(req.allow_network) - set(loaded))
+    if unknown:
+        raise RunError(f"--allow-network {unknown[0]}: no such method in this run")
+    found = isolation()
+    if found.mode != "namespaces":
+        notes.append(found.line)
+    for name in sorted(set(req.allow_network)):
+        notes.append(f"--allow-network: {name}'s jobs keep this machine's network")
+    return found.line, frozenset(req.allow_network)
 
 
 def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> dict[str, str]:
@@ -288,9 +307,9 @@ def _measure_folders(plan: RunPlan, suite: Suite, req: RunRequest) -> None:
     folders = {
         m: ref
         for m, ref in plan.method_refs.items()
-        if ref.startswith(registry.SRBENCH_PREFIX) and plan.launchers.get(m) == "fork" and m not in plan.pythons
+        if ref.startswith(registry.SRBENCH_PREFIX) and plan.launchers.get(m) == "fork"
     }
-    for name, why in sorted(measure(folders).items()):
+    for name, why in sorted(measure(folders, plan.pythons).items()):
         plan.launchers[name] = "exec"
         plan.notes.append(f"{name} runs exec'd: {why}")
 
@@ -333,21 +352,29 @@ def _check_counts(req: RunRequest, cores: int, n_seeds: int | None) -> None:
         raise RunError(f"--seeds must be between 1 and {MAX_SEEDS}, got {req.seeds}")
 
 
-def _in_environment(env: str, loaded: dict[str, Method], refs: dict[str, str]) -> str:
-    """Put the --method-dir methods into the named environment ``env``; a note saying so."""
+def _in_environments(
+    env: str | None, by_method: dict[str, str], loaded: dict[str, Method], refs: dict[str, str]
+) -> list[str]:
+    """Put method folders and files into named environments: every one of the run's into ``env``
+    (``--env``), else those the suite's ``[environments]`` names; a note per environment."""
     from engine.methods.env_specs import get
     from engine.methods.environments import MethodEnvironmentError
 
-    try:
-        spec = get(env)
-    except MethodEnvironmentError as exc:
-        raise RunError(f"--env: {exc}") from None
     folders = [n for n in loaded if refs[n].startswith(registry.SRBENCH_PREFIX)]
-    if not folders:
+    if env is not None and not folders:
         raise RunError(f"--env {env}: no --method-dir method in this run to run in it")
-    for name in folders:
+    wanted = dict.fromkeys(folders, env) if env is not None else {m: e for m, e in by_method.items() if m in loaded}
+    groups: dict[str, list[str]] = {}
+    for name, where in wanted.items():
+        if name not in folders:
+            raise RunError(f"[environments] {quoted(name)}: only a method folder or file (--method-dir) runs in one")
+        try:
+            spec = get(str(where))
+        except MethodEnvironmentError as exc:
+            raise RunError(f"--env: {exc}" if env is not None else f"[environments] {name}: {exc}") from None
         loaded[name].environment = spec.environment  # type: ignore[misc]  # this instance's, not the class's
-    return f"environment {env} for {', '.join(folders)} ({spec.source})"
+        groups.setdefault(str(where), []).append(name)
+    return [f"environment {e} for {', '.join(names)} ({get(e).source})" for e, names in groups.items()]
 
 
 def _read_grids(
@@ -701,6 +728,7 @@ def _todo(
             launcher=plan.launchers.get(spec.method, "exec"),
             python=plan.pythons.get(spec.method, {}).get("python"),
             python_path=plan.pythons.get(spec.method, {}).get("python_path"),
+            allow_network=spec.method in plan.allow_network,
         )
         todo.append(PlannedJob(payload))
     return todo

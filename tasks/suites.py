@@ -25,6 +25,9 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     [params.gplearn]     # optional per-method parameter overrides
     generations = 20
 
+    [environments]       # optional: a method folder or file's named environment (srtui env list)
+    KernelRidge = "sklearn-0.24.1"
+
     [srbench]            # optional: how SRBench method folders (--method-dir) are run
     tuned = false        # use each folder's _params.py (SRBench's --tuned)
     test = false         # apply each folder's eval_kwargs test_params (SRBench's -test)
@@ -81,6 +84,8 @@ class Suite:
     tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: runs.tuning.TuningOptions
     seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
     seeds_listed: bool = True  # the suite lists its seeds (``seeds``), not only how many (``n_seeds``)
+    #: [environments]: method folder or file name -> named environment (engine/methods/env_specs.py)
+    environments: dict[str, str] = field(default_factory=dict)
 
     def jobs(self) -> list[tuple[str, int]]:
         """(task, seed) pairs to run: tasks x seeds, or each task with its own data seed."""
@@ -173,6 +178,7 @@ SUITE_KEYS = (
     "params",
     "tuning",
     "srbench",
+    "environments",
 )
 
 
@@ -227,6 +233,9 @@ def suite_from_dict(
     tuning = data.get("tuning", {})
     if not isinstance(tuning, dict):
         raise SuiteError(f"suite {where}: [tuning] must be a table")
+    environments = data.get("environments", {})
+    if not isinstance(environments, dict) or not all(isinstance(v, str) for v in environments.values()):
+        raise SuiteError(f'suite {where}: [environments] must map method names to environment names (METHOD = "NAME")')
     tasks = expand_tasks(str_list("tasks"), where, workspace)
     if seed_from_task:
         for t in tasks:
@@ -250,6 +259,7 @@ def suite_from_dict(
         tuning=tuning,
         seeds_given="seeds" in data or "n_seeds" in data,
         seeds_listed="seeds" in data,
+        environments=dict(environments),
     )
 
 

@@ -162,6 +162,11 @@ def launcher(request) -> str:
     return request.param
 
 
+#: jobs run unsealed (engine.process.seal's fallback): for the tests of the fallback's own
+#: containment (escapees, fork loops, records), whose probes write host pids to a file of the test
+FALLBACK = {"SRTUI_ISOLATION": "fallback"}
+
+
 #: the containment, limit and escapee tests run a third time with their probes as method folders
 #: forked from the folder fork server (tests/probe_folders.py; ``slow`` like ``exec``)
 @pytest.fixture(

@@ -231,7 +231,8 @@ class SRBenchMethod(Method):
         opts = ev.RunOptions.from_params(params)
         params.pop(ev.OPTIONS_KEY, None)
         eval_kwargs = dict(getattr(mod, "eval_kwargs", {}) or {})
-        use_df = ev.uses_dataframe(self.name, eval_kwargs)
+        # 2021's evaluate_model fed numpy arrays (read_file's .values, scaled), 2.0's a DataFrame
+        use_df = not self.single and ev.uses_dataframe(self.name, eval_kwargs)
         names = list(feature_names)
         notes: dict[str, Any] = {"use_dataframe": use_df, "python": sys.executable}  # which environment ran it
 
@@ -262,7 +263,7 @@ class SRBenchMethod(Method):
         def predict(Xn: np.ndarray) -> np.ndarray:
             return scalers.inverse_y(est.predict(frame(Xn)))
 
-        X_named = Xf if use_df else self._frame(Xf, names)
+        X_named = Xf if use_df or self.single else self._frame(Xf, names)  # 2021: model(est, X_train_scaled)
         expression = ev.model_string(mod.model, est, X_named)
         if expression is None:
             notes["symbolic_model"] = ev.NOT_IMPLEMENTED

@@ -4,7 +4,8 @@
 fresh ``python -m engine.process.job_worker JOBDIR``, or fork it from a ``fork_server``, whose
 child is set up by ``fork_child``), enforces the job's limits on its whole process ``tree`` (and
 its ``cgroups`` v2 group where there is one), and reads back the files the worker wrote.
-``job_worker`` runs the method's fit inside the job and measures its ``energy``.
+``job_worker`` runs the method's fit inside the job and measures its ``energy``; before any of the
+method's code, ``seal`` shuts the job in namespaces of its own (what it sees: its training data).
 
 This package's ``__init__`` imports nothing: a method environment's interpreter (its own pinned
 packages, none of srtui's but numpy and psutil) imports these modules from srtui's engine too.

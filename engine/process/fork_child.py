@@ -44,7 +44,7 @@ def run_child(
         from engine.process import job_worker
 
         job_worker.TIMING[:] = [("started", *started), ("child set up", time.time(), time.process_time())]
-        code = _run_worker(request["jobdir"])
+        code = _run_worker(request["jobdir"], request["cwd"], request.get("report_fd"))
     except BaseException:  # noqa: BLE001 - anything before the worker runs: report, never serve on
         traceback.print_exc()
         code = 1 if code == 70 else code
@@ -102,10 +102,14 @@ def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
         raise RuntimeError("the job token does not fit in the fork server's environment")
 
 
-def _run_worker(jobdir: str) -> int:
+def _run_worker(jobdir: str, cwd: str, report_fd: int | None = None) -> int:
     from engine.process import job_worker
 
-    job_worker._harden()
+    sealed = job_worker.enter(jobdir, report_fd)  # the one sealing of both launchers (engine.process.seal)
+    if sealed != jobdir:
+        jobdir = sealed
+        if sys.path and sys.path[0] == cwd:
+            sys.path[0] = sealed
     try:
         try:
             return job_worker.run(jobdir)

@@ -24,6 +24,7 @@ import gc
 import json
 import os
 import select
+import signal
 import socket
 import sys
 import time
@@ -109,7 +110,8 @@ def _preload(family: str) -> list[str]:
 def _warm_sklearn() -> None:
     """What scikit-learn does once per process on the first fit, done here for every job: the
     search of the installed distributions' entry points for dataframe plugins (narwhals,
-    ~40 ms of CPU, then cached). Library code on two rows of zeros: nothing of a job's."""
+    ~40 ms of CPU, then cached), and for a data frame its pandas backend's imports. Library
+    code on two rows of numbers: nothing of a job's. The server's thread check follows."""
     try:
         import numpy as np
         from sklearn.dummy import DummyRegressor
@@ -117,13 +119,21 @@ def _warm_sklearn() -> None:
         DummyRegressor().fit(np.zeros((2, 1)), np.zeros(2))
     except Exception:  # noqa: BLE001 - a job pays it again, nothing worse
         pass
+    if "pandas" in sys.modules:  # folders' jobs fit on data frames (SRBench's evaluate_model.py)
+        try:
+            import pandas as pd
+
+            frame = pd.DataFrame({"x0": [0.0, 1.0]})
+            DummyRegressor().fit(frame, np.zeros(2)).predict(frame)
+        except Exception:  # noqa: BLE001 - as above
+            pass
 
 
 def _threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def serve(sock: socket.socket, family: str) -> int:
+def serve(sock: socket.socket, family: str, pid_ns: int | None = None) -> int:
     slot = _environ_slot("SRTUI_JOB_TOKEN")
     failed = _preload(family)
     hello: dict[str, Any] = {"pid": os.getpid(), "threads": _threads(), "failed": failed}
@@ -134,30 +144,52 @@ def serve(sock: socket.socket, family: str) -> int:
     sock.send(json.dumps(hello).encode())
     if "error" in hello or slot is None:
         return 1
-    keep = set(open_fds()) - {sock.fileno()}  # the libraries' own descriptors: a job keeps them
+    # the libraries' own descriptors: a job keeps them (not the server's socket or namespace)
+    keep = set(open_fds()) - {sock.fileno(), -1 if pid_ns is None else pid_ns}
     # the imported objects never change: out of the collector's sight, so a job's collections do
     # not walk (and copy-on-write) every page it shares with the server
     gc.collect()
     gc.freeze()
-    jobs: dict[int, tuple[int, int]] = {}  # pidfd -> (job pid, status fd)
+    jobs: dict[int, tuple[int, int, int | None]] = {}  # pidfd -> (job pid, status fd, its init's report)
+    deadlines: dict[int, float] = {}  # job pid -> when its watchdog (this server) kills it
     poller = select.poll()
     poller.register(sock, select.POLLIN)
     idle_since = time.monotonic()
     while True:
-        events = poller.poll(1000)
+        soonest = min(deadlines.values(), default=time.monotonic() + 1.0)
+        events = poller.poll(int(max(0.0, min(1.0, soonest - time.monotonic())) * 1000) + 1)
         if not jobs and not events and time.monotonic() - idle_since > IDLE_EXIT_S:
             return 0
         for fd, _mask in events:
             if fd in jobs:
                 poller.unregister(fd)
+                deadlines.pop(jobs[fd][0], None)
                 _report_exit(fd, *jobs.pop(fd))
                 idle_since = time.monotonic()
-            elif not _serve_request(sock, slot, keep, jobs, poller):
+            elif not _serve_request(sock, slot, keep, jobs, poller, (pid_ns, deadlines)):
                 return 0  # EOF: the driver is gone (the jobs' parent-death signal follows)
+        _watchdog(deadlines)
+
+
+def _watchdog(deadlines: dict[int, float]) -> None:
+    """Kill a sealed job at its wall limit plus grace even when the driver is stopped: the
+    server is outside the job's PID namespace, whose first process takes every other with it."""
+    now = time.monotonic()
+    for pid in [p for p, at in deadlines.items() if at <= now]:
+        del deadlines[pid]
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _serve_request(
-    sock: socket.socket, slot: tuple[int, int], keep: set[int], jobs: dict[int, tuple[int, int]], poller: Any
+    sock: socket.socket,
+    slot: tuple[int, int],
+    keep: set[int],
+    jobs: dict[int, tuple[int, int, int | None]],
+    poller: Any,
+    sealing: tuple[int | None, dict[int, float]],
 ) -> bool:
     try:
         msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 4)
@@ -167,9 +199,13 @@ def _serve_request(
         return False
     status_fd = fds.pop() if len(fds) == 3 else -1
     try:
-        pid = _spawn(json.loads(msg), fds, sock, slot, keep)
+        request = json.loads(msg)
+        wall_s = _wall_limit(request.get("jobdir", ""))
+        pid, reported = _spawn(request, fds, sock, slot, keep, sealing[0])
+        if reported is not None and wall_s > 0:
+            sealing[1][pid] = time.monotonic() + wall_s
         pidfd = os.pidfd_open(pid)
-        jobs[pidfd] = (pid, status_fd)
+        jobs[pidfd] = (pid, status_fd, reported)
         poller.register(pidfd, select.POLLIN)
         reply: dict[str, Any] = {"pid": pid}
     except Exception as exc:  # noqa: BLE001 - one bad request must not take the server down
@@ -183,10 +219,16 @@ def _serve_request(
     return True
 
 
-def _report_exit(pidfd: int, pid: int, status_fd: int) -> None:
-    """Reap the job; its wait status and rusage go to the driver through its status pipe."""
+def _report_exit(pidfd: int, pid: int, status_fd: int, reported: int | None = None) -> None:
+    """Reap the job; its wait status and rusage go to the driver through its status pipe. A
+    sealed job's status is the one its init reported (engine.process.seal.job_status)."""
+    from engine.process.seal import job_status
+
     os.close(pidfd)
     _, status, usage = os.wait4(pid, 0)
+    if reported is not None:
+        status = job_status(status, reported)
+        os.close(reported)
     report = {"status": status, "utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss": usage.ru_maxrss}
     try:
         os.write(status_fd, json.dumps(report).encode())
@@ -195,17 +237,40 @@ def _report_exit(pidfd: int, pid: int, status_fd: int) -> None:
     os.close(status_fd)
 
 
-def _spawn(request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int], keep: set[int]) -> int:
-    """Fork the job; the server stays its parent (it reaps it and reports its status)."""
+def _wall_limit(jobdir: str) -> float:
+    """The sealed job's wall limit plus grace and margin (engine.process.seal.config), from the
+    job.json the driver wrote just now; 0 when there is none."""
+    try:
+        with open(os.path.join(jobdir, "job.json"), "rb") as fh:
+            return float((json.load(fh).get("seal") or {}).get("wall_s") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0.0
+
+
+def _spawn(
+    request: dict[str, Any],
+    fds: list[int],
+    sock: socket.socket,
+    slot: tuple[int, int],
+    keep: set[int],
+    pid_ns: int | None = None,
+) -> tuple[int, int | None]:
+    """Fork the job (PID 1 of a PID namespace of its own when its jobs are sealed); the server
+    stays its parent (it reaps it, reports its status, and is its watchdog)."""
+    from engine.process.seal import server_fork
+
     if len(fds) != 2:
         raise ValueError(f"expected the job's stdout and stderr, got {len(fds)} descriptors")
     sys.stdout.flush()
     sys.stderr.flush()
     request["server_pid"] = os.getpid()
-    job = os.fork()
+    job, report = server_fork(pid_ns)
     if job == 0:
+        if report is not None:
+            request["report_fd"] = report
+            keep = keep | {report}
         run_child(request, fds, sock, slot, keep)  # never returns
-    return job
+    return job, report
 
 
 def main() -> None:
@@ -213,13 +278,15 @@ def main() -> None:
         print("usage: python -m engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
         sys.exit(64)
     from engine.process import tree
+    from engine.process.seal import server_start
 
     tree.die_with_parent()  # the spawning thread lives as long as the driver
     sock = socket.socket(fileno=int(sys.argv[2]))
     parent = os.environ.get("SRTUI_PARENT_PID")
     if parent and os.getppid() != int(parent):
         sys.exit(70)  # the driver died before the death signal was armed
-    sys.exit(serve(sock, sys.argv[1]))
+    pid_ns = server_start()  # before any import starts a thread (a user namespace needs one)
+    sys.exit(serve(sock, sys.argv[1], pid_ns))
 
 
 if __name__ == "__main__":

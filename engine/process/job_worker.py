@@ -42,7 +42,8 @@ def _harden() -> None:
     # cleared environment) is re-parented to this worker, so it stays in the job's tree
     libc.prctl(36, 1, 0, 0, 0)
     parent = os.environ.get("SRTUI_PARENT_PID")
-    if parent and os.getppid() != int(parent):
+    # (PID 1 of a namespace its fork server made, engine.process.seal.server_fork, sees no parent)
+    if parent and os.getppid() != int(parent) and os.getpid() != 1:
         sys.exit(70)  # the driver died before we armed the death signal
     cpu = int(os.environ.get("SRTUI_CPU_S", "0"))
     if cpu > 0:
@@ -54,6 +55,15 @@ def _harden() -> None:
             os.sched_setaffinity(0, {int(core)})
         except OSError:
             pass  # the core left our allowed set (cpuset change): run unpinned, the driver notes it
+
+
+def enter(jobdir: str, report_fd: int | None = None) -> str:
+    """The worker's limits, then the job's seal (engine.process.seal): before any of the
+    method's code, under either launcher. Returns the job's folder as the job sees it."""
+    _harden()
+    from engine.process import seal
+
+    return seal.enter(jobdir, report_fd)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -102,7 +112,7 @@ def run(jobdir_arg: str) -> int:
     spec = JobSpec.from_dict(job["spec"])
     params = dict(spec.params)
     option = scaling.pop_option(params)  # a protocol's scaling, not a method parameter
-    with np.load(job["data"], allow_pickle=False) as data:
+    with np.load(jobdir / job["data"], allow_pickle=False) as data:
         X_train, y_train, X_test = data["X_train"], data["y_train"], data["X_test"]
         feature_names = [str(n) for n in data["feature_names"]]
         scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
@@ -211,12 +221,14 @@ def main() -> None:
     import time
 
     TIMING.append(("started", time.time(), time.process_time()))
-    _harden()
     if len(sys.argv) != 2:
         print("usage: python -m engine.process.job_worker JOBDIR", file=sys.stderr)
         sys.exit(64)
+    jobdir = enter(sys.argv[1])
+    if jobdir != sys.argv[1] and sys.path:
+        sys.path[0] = jobdir  # `python -m` put the folder's outside name first
     try:
-        code = run(sys.argv[1])
+        code = run(jobdir)
     finally:
         _kill_descendants()
     sys.exit(code)

@@ -90,17 +90,20 @@ def choose_for_method(
     return out
 
 
-def measure(methods: dict[str, str]) -> dict[str, str]:
-    """Start the servers of these methods (name -> ref) now and wait for them: name -> why a
-    server cannot be used (it started a thread importing the libraries, or failed to start)."""
+def measure(methods: dict[str, str], pythons: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+    """Start the servers of these methods (name -> ref) now, in their environments' interpreters
+    (``pythons``: name -> python, python_path, as the jobs get them), and wait for them: name ->
+    why a server cannot be used (a thread after its imports, or it failed to start)."""
     from engine.process.supervise import worker_environment
 
-    env = worker_environment()
     refused: dict[str, str] = {}
 
     def start(name: str, family: str) -> None:
-        if POOL.server(family, env) is None:
-            refused[name] = POOL.refusal(family, env) or "its fork server did not start"
+        env, python = worker_environment(), (pythons or {}).get(name, {}).get("python")
+        if python is not None:  # as run_job gives a job of that environment
+            env["PYTHONPATH"] = (pythons or {})[name].get("python_path") or ""
+        if POOL.server(family, env, python) is None:
+            refused[name] = POOL.refusal(family, env, python) or "its fork server did not start"
 
     threads = [
         threading.Thread(target=start, args=(name, family_of(ref)), name="srtui-forkserver-measure", daemon=True)
@@ -233,8 +236,11 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")  # noqa: SIM115 - lives as long as its server
+        from engine.process import seal
+
         server_env = dict(env)
         server_env[tree.TOKEN_ENV] = PLACEHOLDER
+        server_env[seal.SERVER_ENV] = seal.isolation().mode  # its jobs sealed: the server is their watchdog
         self.cwd = tempfile.gettempdir()
         try:
             self.proc = subprocess.Popen(
@@ -346,9 +352,10 @@ class ServerPool:
 
     @staticmethod
     def key(family: str, env: dict[str, str], python: str | None) -> tuple[object, ...]:
+        from engine.process.seal import isolation
         from engine.process.supervise import THREAD_VARS
 
-        return (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python)
+        return (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
 
     def refusal(self, family: str, env: dict[str, str], python: str | None = None) -> str | None:
         """Why the server of ``family`` cannot be used (None: it can, or was never tried)."""

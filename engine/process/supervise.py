@@ -7,6 +7,7 @@ nothing to the workspace store; the driver records the returned ``JobOutcome``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -25,7 +26,8 @@ from typing import IO, Any
 import numpy as np
 
 from engine import untrusted
-from engine.process import cgroups, launch, phases, tree
+from engine.process import cgroups, launch, phases, seal, tree
+from engine.scaling import STAT_KEYS
 from engine.spec import JobSpec
 from engine.textsafe import encodable
 
@@ -58,6 +60,7 @@ class JobPayload:
     #: the method's own environment's interpreter and its worker path (engine.methods.environments)
     python: str | None = None
     python_path: str | None = None
+    allow_network: bool = False  # --allow-network METHOD: the job keeps the host's network
 
     @property
     def job_id(self) -> str:
@@ -177,11 +180,31 @@ def run_job(
     untrusted.real_dir(scratch.parent)  # a link planted in place of cache/ or cache/jobs is not followed
     untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
     untrusted.real_dir(scratch)
-    data_path = os.path.abspath(payload.data_path) if payload.data_path else None
-    if payload.data_bytes is not None:  # the job's own copy of its data
-        data_path = str(scratch / "data.npz")
-        untrusted.write_file(Path(data_path), payload.data_bytes)
-    job: dict[str, Any] = {"spec": spec.to_dict(), "data": data_path, "method_ref": payload.method_ref}
+    # the job's own copy of what its method may see: never y_test, the row numbers or the truth
+    try:
+        untrusted.write_file(scratch / "data.npz", job_view(_task_bytes(payload)))
+    except (OSError, ValueError, KeyError, untrusted.UntrustedFileError) as exc:
+        return JobOutcome(
+            payload.job_id,
+            payload.attempt,
+            "error",
+            socket.gethostname(),
+            now_iso(),
+            now_iso(),
+            0.0,
+            error=f"cannot write the job's data: {visible_one_line(exc)}",
+        )
+    sealing = seal.isolation()
+    if sealing.mode != "namespaces":
+        seal.protect_driver()
+    ref = payload.method_ref or ""
+    folders = [ref[len("srbench:") :]] if ref.startswith("srbench:") else []
+    job: dict[str, Any] = {
+        "spec": spec.to_dict(),
+        "data": "data.npz",
+        "method_ref": payload.method_ref,
+        "seal": seal.config(sealing.mode, limits.time_s, limits.grace_s, limits.mem_mb, payload.allow_network, folders),
+    }
     phases.mark("scratch and data")
 
     tree.become_subreaper()
@@ -327,14 +350,31 @@ def run_job(
         outcome.status, outcome.error = "lost", proc.lost
     if outcome.status == "ok":
         _read_result(scratch, outcome)
+    if payload.allow_network:
+        outcome.notes["network"] = "allowed (--allow-network)"  # recorded on the job
     phases.mark("logs and result read")
     return outcome
 
 
+#: what a job's environment takes from the driver's (by name, or by a prefix ending in "_"):
+#: nothing else (no tokens, no paths of the workspace, no terminal)
+ENV_ALLOWED = (
+    "PATH", "LANG", "LANGUAGE", "TZ", "LC_", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "JULIA_",
+    "SRTUI_CPU_TDP_W", "SRTUI_PROBE_PIDFILE",
+)  # fmt: skip
+
+
+def allowed_env(name: str) -> bool:
+    return any(name == a or (a.endswith("_") and name.startswith(a)) for a in ENV_ALLOWED)
+
+
 def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every worker of this driver starts with (the job adds its token, CPU
-    limit and core): one thread per library, unbuffered output, this engine first on the path."""
-    env = dict(os.environ)
+    limit and core), from an allow-list of the driver's (``ENV_ALLOWED``): one thread per
+    library, unbuffered output, this engine first on the path, a HOME in its private /tmp."""
+    env = {k: v for k, v in os.environ.items() if allowed_env(k)}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env["HOME"] = "/tmp"
     env.update({var: "1" for var in THREAD_VARS})
     env.update(extra_env or {})
     env.update(
@@ -346,6 +386,44 @@ def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str
         }
     )
     return env
+
+
+def _task_bytes(payload: JobPayload) -> bytes:
+    if payload.data_bytes is not None:
+        return payload.data_bytes
+    if not payload.data_path:
+        raise ValueError("the job has no data")
+    return untrusted.read_file(Path(payload.data_path), TASK_DATA_CAP)
+
+
+#: the largest task data file a job reads when its bytes were not handed over (a file of the
+#: workspace cache this driver did not write in this run)
+TASK_DATA_CAP = 1 << 36
+
+
+#: the arrays of a task's data file that a job's method may see (the scaling statistics are
+#: those of its training rows); y_test, the row numbers and anything else stay with the driver
+JOB_ARRAYS = ("X_train", "y_train", "X_test", "feature_names", *STAT_KEYS)
+
+
+@functools.lru_cache(maxsize=8)
+def job_view(data: bytes) -> bytes:
+    """A task's data file as a job gets it: only ``JOB_ARRAYS`` (the same bytes for the same
+    task, computed once per task and driver)."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        names = {n.removesuffix(".npy"): n for n in src.namelist()}
+        for key in ("X_train", "y_train", "X_test", "feature_names"):
+            if key not in names:
+                raise KeyError(f"the task's data has no {key}")
+        for key in JOB_ARRAYS:
+            if key in names:
+                info = zipfile.ZipInfo(names[key], date_time=(1980, 1, 1, 0, 0, 0))
+                dst.writestr(info, src.read(names[key]))
+    return out.getvalue()
 
 
 def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:

@@ -39,6 +39,7 @@ from engine.untrusted import UntrustedFileError
 from results.metrics.declare import stored_names, version_offset
 from results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
 from results.store.columns import ACCURACY
+from results.store.typed import task_infos, typed_rows
 
 if TYPE_CHECKING:
     from results.store.store import Store
@@ -117,7 +118,7 @@ def _task_info(name: str, context: TaskContext) -> dict[str, Any]:
 def store_task_info(store: Store, names: list[str], data_dir: Path | None) -> dict[str, dict[str, Any]]:
     from tasks.catalogue import TaskContext
 
-    have = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
+    have = task_infos(store)
     missing = [n for n in names if n not in have or "unavailable" in have[n]]
     if missing:
         context = TaskContext.for_workspace(store.workspace.root, data_dir)
@@ -185,7 +186,8 @@ def finished_jobs(store: Store, suite: str | None = None) -> list[dict[str, Any]
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     cols = "job_id, suite, task, method, seed, status, model, dialect, data_fingerprint"
     cols += ", method_notes" if "method_notes" in present else ""
-    return [j for j in store.jobs(suite, columns=cols) if j["status"] in ("ok", "invalid_model")]
+    jobs = typed_rows(store.jobs(suite, columns=cols), required=("job_id", "task", "method"))
+    return [j for j in jobs if j["status"] in ("ok", "invalid_model")]
 
 
 def metrics_done(store: Store) -> set[str]:

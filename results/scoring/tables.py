@@ -28,7 +28,6 @@ truth_size             node count of the ground truth's unsimplified tree (Paret
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,7 @@ import pandas as pd
 
 from engine.errors import SrtuiError
 from results.store.columns import ACCURACY, RUNS_COLUMNS
+from results.store.typed import task_infos, typed_jobs
 
 if TYPE_CHECKING:
     from results.store.store import Store
@@ -157,13 +157,15 @@ def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
     """Every job of the workspace (or of one suite) with its metrics and its task's description."""
     # a read-only workspace of an older schema lacks the newer columns: they come out empty
     present = [c for c in JOB_COLUMNS if c in {r[1] for r in store.conn.execute("PRAGMA table_info(jobs)")}]
-    jobs = _jobs_frame(store, suite, present).reindex(columns=list(JOB_COLUMNS))
+    jobs = typed_jobs(_jobs_frame(store, suite, present)).reindex(columns=list(JOB_COLUMNS))
     q = "SELECT m.job_id, m.name, m.value FROM metrics m"
     args: tuple[str, ...] = ()
     if suite:
         q, args = q + " JOIN jobs j ON j.job_id = m.job_id WHERE j.suite = ?", (suite,)
     long = pd.DataFrame(store.conn.execute(q, args).fetchall(), columns=["job_id", "name", "value"])
     if len(long):
+        long["name"] = long["name"].astype(str)
+        long["value"] = pd.to_numeric(long["value"].map(lambda v: v if isinstance(v, int | float) else None))
         # accuracy is the job record's (a workspace before schema v7 has a copy here too)
         # "_version", "_where": bookkeeping rows, not metrics
         long = long[~long["name"].str.startswith("_") & ~long["name"].isin(ACCURACY)]
@@ -172,7 +174,7 @@ def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
         jobs = jobs.merge(wide, on="job_id", how="left")
         notes = dict(store.conn.execute("SELECT job_id, detail FROM metrics WHERE name = '_version'"))
         jobs["notes"] = jobs["job_id"].map(notes)
-    infos = {t: json.loads(i) for t, i in store.conn.execute("SELECT task, info FROM task_info")}
+    infos = task_infos(store)
     for field in TASK_FIELDS:
         jobs[field] = jobs["task"].map({t: info.get(field) for t, info in infos.items()})  # per task, not per row
     jobs["truth_size"] = jobs["task"].map(_truth_sizes(infos))

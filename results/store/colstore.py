@@ -100,6 +100,10 @@ class ColumnStore:
         self.by_job = np.zeros(0, dtype=np.int32)
         self.combos: list[tuple[str, str, str, str]] = []
         self._combo_ids: dict[tuple[str, str, str, str], int] = {}
+        #: each combination's dimensions as integer codes (a grouping is integer work, not
+        #: pandas over strings), and each dimension's labels by code
+        self._dim_codes: list[list[int]] = [[] for _ in DIMS]
+        self._dim_labels: list[dict[Any, int]] = [{} for _ in DIMS]
         #: numeric columns holding text somewhere (they go to SQL)
         self.exotic: set[str] = set()
         self._mem = sqlite3.connect(":memory:", check_same_thread=False)
@@ -177,6 +181,8 @@ class ColumnStore:
         if code is None:
             code = self._combo_ids[key] = len(self.combos)
             self.combos.append(key)
+            for codes, labels, label in zip(self._dim_codes, self._dim_labels, key):
+                codes.append(labels.setdefault(label, len(labels)))
             self._mem.execute("INSERT INTO jobs VALUES (?, ?, ?, ?, ?)", (code, *key))
         return code
 
@@ -355,18 +361,32 @@ class ColumnStore:
         key = ("arranged", group_by)
         found = self._arrangements.get(key)
         if found is None:
-            combos = pd.DataFrame(self.combos, columns=list(DIMS))
-            per_combo = combos.groupby(list(group_by), sort=False).ngroup().to_numpy()
-            n = int(per_combo.max()) + 1
+            per_combo, first = self._group_of_combos(group_by)
+            n = len(first)
             per_combo = per_combo.astype(np.int16 if n < 2**15 else np.int32)  # int16: a radix sort
             ordered = self.by_value("r2_test")
             g = per_combo[self.combo[ordered]]
             at = np.argsort(g, kind="stable")  # each group's values stay ascending
-            keys = combos.groupby(per_combo, sort=True)[list(group_by)].first()
+            keys = pd.DataFrame(
+                [[self.combos[i][DIMS.index(d)] for d in group_by] for i in first], columns=list(group_by)
+            )
             for old in [k for k in self._arrangements if k[0] == "arranged"][:-1]:  # memory: 6 bytes a job
                 del self._arrangements[old]
             found = self._arrangements[key] = (per_combo, ordered[at], g[at], keys)
         return found
+
+    def _group_of_combos(self, group_by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(group of each combination, first combination of each group), groups numbered in
+        order of first appearance (as pandas' ``ngroup(sort=False)``), from the integer codes."""
+        key = np.zeros(len(self.combos), dtype=np.int64)
+        for d in group_by:
+            i = DIMS.index(d)
+            key = key * max(1, len(self._dim_labels[i])) + np.asarray(self._dim_codes[i], dtype=np.int64)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[order] = np.arange(len(first))
+        return rank[inverse.reshape(-1)], first[order]
 
     def by_value(self, column: str) -> np.ndarray:
         """The rowids with a value in ``column``, ascending by it (cached until the next
@@ -385,6 +405,16 @@ class ColumnStore:
             self.sorted_rows(column, descending)
         self.by_value("r2_test")
 
+    def _status_flags(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ok, failed) of each combination, from the status codes."""
+        i = DIMS.index("status")
+        labels = self._dim_labels[i]
+        by_code = np.empty(len(labels), dtype=object)
+        for label, code in labels.items():
+            by_code[code] = label
+        status = by_code[np.asarray(self._dim_codes[i], dtype=np.int64)]
+        return status == "ok", ~np.isin(status, ("ok", "pending", "running"))
+
     def groups(self, mask: np.ndarray, group_by: tuple[str, ...]) -> pd.DataFrame:
         """One row per group of the jobs in ``mask``: the explorer's summary columns. Linear
         time: the jobs kept in order of group and R² (cached) are masked, so each group's
@@ -393,9 +423,7 @@ class ColumnStore:
         n = len(keys)
         combo = self.combo[mask]
         per = np.bincount(combo, minlength=len(self.combos)).astype(np.float64)  # jobs per combination
-        status = np.asarray([k[3] for k in self.combos], dtype=object)
-        ok = status == "ok"
-        failed = ~np.isin(status, ("ok", "pending", "running"))
+        ok, failed = self._status_flags()
         out = pd.DataFrame(
             {
                 "jobs": np.bincount(per_combo, weights=per, minlength=n).astype(np.int64),

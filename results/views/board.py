@@ -34,7 +34,7 @@ class Board:
     method_column: int
     breakdown_columns: tuple[str, ...] = ()
     breakdown: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
-    note: str = ""
+    notes: tuple[str, ...] = ()  # the rule's notes, one line each
     profile: Profile | None = None  # for the rules of a published release
     published: bool = False  # SRBench's published rows beside the suite's (results.scoring.published)
     warnings: tuple[str, ...] = ()  # one line per difference from the published protocol
@@ -145,7 +145,7 @@ def load_board(
         at,
         b_columns,
         breakdown,
-        "; ".join(result.notes),
+        tuple(result.notes),
         result.profile,
         published,
         tuple(result.warnings),

@@ -97,6 +97,8 @@ class ExpressionDetail:
 #: seconds sympy may spend printing (or simplifying) one model: a power tower of a few characters
 #: (``2**(2**(2**(2**5))))``) makes it compute a number of billions of digits
 RENDER_TIMEOUT_S = 5.0
+#: the longest model the one safe parser reads (engine.expression.parser: max_chars)
+PARSE_MAX_CHARS = 20_000
 
 
 def _forms(payload: tuple[str, str, tuple[str, ...], str]) -> Rendered:
@@ -113,6 +115,8 @@ def _printer() -> Bounded:
 def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> Rendered:
     """``kind`` of ``text`` printed in a process of its own under RENDER_TIMEOUT_S; on time out
     (or a crash) the model is shown as text, saying why."""
+    if len(text) > PARSE_MAX_CHARS:  # the parser refuses it: not sent to a process at all
+        return Rendered(text, error=f"too large to parse ({len(text):,} characters)")
     result = _printer()((kind, text, tuple(features), dialect or "python"))
     if result.status == "ok" and isinstance(result.value, Rendered):
         return result.value

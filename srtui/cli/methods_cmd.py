@@ -237,12 +237,15 @@ def check(
         "error",
         "limit_detail",
     )
+    from engine.process.seal import isolation
+
     out = {k: row.get(k) for k in keys}
+    out["isolation"] = isolation().summary  # the capability report: what the job could see
     if as_json:
         json.dump(out, sys.stdout, indent=1)
         print()
     else:
-        for k in keys:
+        for k in out:
             if out[k] not in (None, ""):
                 print(f"{k:>13}: {out[k]}")
     if row.get("status") != "ok":

@@ -95,6 +95,15 @@ def run(
             help="auto, fork or exec (default: the suite's, else auto).",
         ),
     ] = None,
+    allow_network: Annotated[
+        list[str] | None,
+        _opt(
+            "--allow-network",
+            panel=LIMITS_PANEL,
+            metavar="METHOD",
+            help="This method's jobs keep the network (default: none has any); repeatable.",
+        ),
+    ] = None,
     protocol: Annotated[
         str | None,
         _opt(
@@ -206,6 +215,7 @@ def run(
         protocol=protocol,
         launcher=launcher,
         data_dir=data_dir,
+        allow_network=list(allow_network or []),
         metrics=not no_metrics,
     )
     if not dry_run:
@@ -242,6 +252,7 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
         )
         forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
+    print(plan.isolation)
     for line in plan.protocol_lines():
         print(line)
     if plan.without_data:
@@ -398,12 +409,19 @@ def _print_json_rows(rows: Iterable[dict[str, Any]]) -> None:
     """A JSON array written a row at a time (what json.dump(list, indent=1) prints)."""
     import math
 
+    from results.store.typed import stored_json, warn
+
     sys.stdout.write("[")
     any_row = False
     for row in rows:
-        row["params"] = json.loads(row["params"])
+        job = row.get("job_id")
+        row["params"] = stored_json(row["params"], "jobs", job, "params", {})
         if row.get("method_notes"):
-            row["method_notes"] = json.loads(row["method_notes"])
+            row["method_notes"] = stored_json(row["method_notes"], "jobs", job, "method_notes")
+        for key, value in row.items():  # a blob where text belongs: shown as nothing
+            if isinstance(value, bytes):
+                row[key] = None
+                warn("jobs", job, key, "a blob where a value belongs")
         for key, value in row.items():  # JSON has no Infinity or NaN: they become null
             if isinstance(value, float) and not math.isfinite(value):
                 row[key] = None

@@ -6,7 +6,8 @@
 2. `srtui status --json` on a store of 100,000 job records (--runs N; --store DIR reuses a
    store, e.g. bench_tui.py's). Target: < 0.5 s.
 3. Launchers: 200 LinearRegression jobs on a small task, 2 slots, in one run: `srtui run
-   --launcher fork`, `--launcher exec`, and SRBench's evaluate_model.py-style floor (one
+   --launcher fork` (with the phases of one forked job: engine/process/phases.py), `--launcher
+   exec`, and SRBench's evaluate_model.py-style floor (one
    `python -c "import numpy, sklearn.linear_model"` per job under `xargs -P 2`). Targets: fork
    <= 0.05 s per job of slot time beyond the fit, and >= 10x fewer seconds per job than exec.
 
@@ -145,7 +146,7 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _srtui_run(tmp: Path, launcher: str) -> tuple[float, list[dict]]:
+def _srtui_run(tmp: Path, launcher: str, extra_env: dict[str, str] | None = None) -> tuple[float, list[dict]]:
     suite = tmp / f"linear-{launcher}.toml"
     suite.write_text(
         f'name = "bench-linear"\ntasks = ["smoke-linear"]\nmethods = ["linear"]\n'
@@ -167,7 +168,7 @@ def _srtui_run(tmp: Path, launcher: str) -> tuple[float, list[dict]]:
             "--workspace",
             str(ws),
         ],
-        env=_env(),
+        env={**_env(), **(extra_env or {})},
         capture_output=True,
         text=True,
     )
@@ -199,7 +200,8 @@ def _run_phase(rows: list[dict]) -> float:
 
 def bench_launchers(tmp: Path) -> None:
     n, slots = N_LAUNCHER_JOBS, 2
-    fork_s, fork_rows = _srtui_run(tmp, "fork")
+    phase_log = tmp / "phases.jsonl"
+    fork_s, fork_rows = _srtui_run(tmp, "fork", {"SRTUI_PHASE_LOG": str(phase_log)})
     exec_s, exec_rows = _srtui_run(tmp, "exec")
     env = _env()
     env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
@@ -240,6 +242,13 @@ def bench_launchers(tmp: Path) -> None:
         f"({beyond:.4f} s in the run phase; {target('fork overhead per job', beyond, '<=', 0.05, ' s')})"
     )
     print(f"  the same {n} models under both launchers: {same}")
+    from bench_launch import phase_table
+
+    print(f"  phases of one forked job (median of {n}; load {os.getloadavg()[0]:.1f}):")
+    for phase, wall, cpu in phase_table(phase_log):
+        print(
+            f"    {phase:<32} {wall * 1000:6.1f} ms wall" + (f", {cpu * 1000:5.1f} ms CPU" if cpu is not None else "")
+        )
 
 
 def main() -> None:

@@ -8,7 +8,8 @@ seeds (one job each):
 - environment: `sgd-sklearn024` in a stand-in environment (a venv of its own interpreter seeing
   this interpreter's packages through a .pth file: the route of a real one, without its build);
 - search: SRBench 2021's protocol (`--protocol srbench2021`: halving search, a job per fold per
-  candidate) of the `sklearn_ridge` folder, 1 seed.
+  candidate) of the `sklearn_ridge` folder, 1 seed (--search-exec: exec'd too, ~470 jobs of
+  seconds each).
 Each under `--launcher fork` and `--launcher exec` (and the folder under the default `auto`,
 which must fork it). s/job is the run phase (first job's start to last job's end) over the jobs,
 i.e. what a slot pair delivers; jobs/s its inverse. Then the phases of one forked job (medians
@@ -154,6 +155,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=60, help="jobs per run")
     ap.add_argument("--parts", nargs="*", default=["builtin", "folder", "environment", "search", "phases"])
+    ap.add_argument("--search-exec", action="store_true", help="the search exec'd too (hundreds of jobs: long)")
+    ap.add_argument("--phases-of", nargs="*", default=["builtin", "folder", "environment"])
     args = ap.parse_args()
     shared = shared_data_dir()
     folders = shared / "srbench-methods" if shared else None
@@ -180,7 +183,7 @@ def main() -> None:
             if part not in args.parts:
                 continue
             fork = run_case(tmp, part, method, n, "fork", extra)
-            exe = run_case(tmp, part, method, max(10, n // 3), "exec", extra)
+            exe = run_case(tmp, part, method, max(8, n // 4), "exec", extra)
             line = (
                 f"  {label}: fork {fork['per_job']:.4f} s/job ({1 / fork['per_job']:.1f} jobs/s), "
                 f"exec {exe['per_job']:.4f} s/job ({1 / exe['per_job']:.1f} jobs/s), "
@@ -196,7 +199,7 @@ def main() -> None:
                 print(f"    default launcher (auto): {auto['per_job']:.4f} s/job ({_load()})")
         if "search" in args.parts:
             ridge = [*_folder(folders, "sklearn_ridge"), "--protocol", "srbench2021"]
-            for launcher in ("fork", "exec"):
+            for launcher in ("fork", "exec") if args.search_exec else ("fork",):
                 got = _search(tmp, ridge, launcher)
                 print(
                     f"  2021-protocol search of folder sklearn_ridge, 1 seed, --launcher {launcher}: {got['n']} jobs, "
@@ -204,7 +207,7 @@ def main() -> None:
                 )
         if "phases" in args.parts:
             for part, (label, method, extra, _goal) in cases.items():
-                if part not in args.parts and "all" not in args.parts:
+                if part not in args.phases_of:
                     continue
                 print_phases(tmp, part, label, method, n, extra)
     finish()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import results_json, srtui
+from conftest import FALLBACK, results_json, srtui
 
 from engine.process.tree import processes_with_token
 
@@ -78,7 +78,7 @@ def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path, la
         launcher,
         "--workspace",
         str(workspace),
-        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK},
     )
     assert proc.returncode == 0, proc.stderr
     rows = {r["method"]: r for r in results_json(workspace)}

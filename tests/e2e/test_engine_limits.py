@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import psutil
-from conftest import results_json, srtui
+from conftest import FALLBACK, results_json, srtui
 
 from engine.process.tree import processes_with_token
 
@@ -90,7 +90,7 @@ def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path, contained
         "smoke-linear",
         "--workspace",
         str(workspace),
-        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK},
     )
     assert proc.returncode == 0, proc.stderr
     assert one(results_json(workspace), method="probe-escape")["status"] == "ok"

@@ -47,3 +47,28 @@ def test_a_2021_file_runs_in_scikit_learn_0_24_1(tmp_path: Path, workspace: Path
     [row] = [r for r in rows if r["method"] == "KernelRidge"]
     assert row["status"] == "ok" and row["r2_test"] is not None
     assert row["method_notes"]["python"].startswith(str(env.folder))
+
+
+def test_a_suite_names_each_method_s_environment(tmp_path: Path, workspace: Path) -> None:
+    from engine.methods.env_specs import SPECS
+
+    file = tmp_path / "KernelRidge.py"
+    file.write_text(KERNEL_RIDGE)
+
+    def suite(envs: str, methods: str = '["KernelRidge"]') -> Path:
+        path = tmp_path / "s.toml"
+        path.write_text(f'name = "s"\ntasks = ["smoke-interaction"]\nmethods = {methods}\nseeds = [1]\n{envs}\n')
+        return path
+
+    def run(path: Path):
+        return srtui("run", str(path), "--method-dir", str(file), "--workspace", str(workspace), "--dry-run")
+
+    bad = run(suite('[environments]\nKernelRidge = "nope"'))
+    assert bad.returncode != 0 and "[environments] KernelRidge: unknown environment 'nope'" in bad.stderr
+    builtin = run(suite('[environments]\nlinear = "sklearn-0.24.1"', '["linear"]'))
+    assert builtin.returncode != 0 and "only a method folder or file" in builtin.stderr
+    named = run(suite('[environments]\nKernelRidge = "sklearn-0.24.1"'))
+    if SPECS["sklearn-0.24.1"].environment.ready():
+        assert named.returncode == 0 and "note: environment sklearn-0.24.1 for KernelRidge" in named.stderr
+    else:
+        assert named.returncode != 0 and "srtui env create sklearn-0.24.1" in named.stderr

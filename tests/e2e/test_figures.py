@@ -12,6 +12,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -354,3 +355,80 @@ def test_report_in_headless_chromium(smoke_ws, tmp_path):
     assert [u for u in page.requests if not u.startswith(("file:", "data:"))] == []
     assert page.console == [] and page.errors == []
     assert [e for e in page.log if e.get("level") in ("error", "warning")] == []
+
+
+def drawn_texts(fig) -> list[tuple[str, Any]]:
+    """(text, bounding box in pixels) of every text the figure draws: tick labels of hidden axes
+    and ticks outside the view (matplotlib keeps them, undrawn) left out."""
+    import matplotlib.text
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    ticks, shown = set(), set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks |= {id(tick.label1), id(tick.label2)}
+            if axis.get_visible():
+                shown |= {id(lab) for tick in axis._update_ticks() for lab in (tick.label1, tick.label2)}
+    out = []
+    for text in fig.findobj(matplotlib.text.Text):
+        if text.get_visible() and text.get_text().strip() and (id(text) not in ticks or id(text) in shown):
+            out.append((text.get_text(), text.get_window_extent(renderer)))
+    return out
+
+
+def layout_problems(fig) -> list[str]:
+    """Texts that overlap one another (by more than half a pixel each way) or leave the page."""
+    import itertools
+
+    texts, page = drawn_texts(fig), fig.bbox
+    bad = [
+        f"{a!r} overlaps {b!r}"
+        for (a, ba), (b, bb) in itertools.combinations(texts, 2)
+        if min(ba.x1, bb.x1) - max(ba.x0, bb.x0) > 0.5 and min(ba.y1, bb.y1) - max(ba.y0, bb.y0) > 0.5
+    ]
+
+    def outside(b) -> bool:
+        return b.x0 < page.x0 - 0.5 or b.x1 > page.x1 + 0.5 or b.y0 < page.y0 - 0.5 or b.y1 > page.y1 + 0.5
+
+    return bad + [f"{t!r} leaves the page" for t, b in texts if outside(b)]
+
+
+@pytest.mark.parametrize("width", [7.0, 3.5])
+def test_no_figure_has_overlapping_text_or_text_off_the_page(smoke_ws, tmp_path, width):
+    """Every figure kind, one and two columns wide: each text's bounding box, measured at draw
+    time, overlaps no other and stays on the page; the SVG written parses with every text."""
+    from results.outputs.figures import draw
+
+    store = Store(Workspace(smoke_ws), readonly=True)
+    try:
+        for kind in KIND_NAMES:
+            data = figure_data(store, "smoke", review="panel" if kind == "trust" else None)
+            fig = draw(kind, data, width=width)
+            assert layout_problems(fig) == [], (kind, width)
+            svg = render(kind, data, tmp_path / f"{kind}.svg", width=width)
+            assert svg_texts(svg)
+    finally:
+        store.close()
+
+
+def test_score_plot_draws_every_listed_method_with_dots_and_one_label_a_line(smoke_ws):
+    """`score --format plot` (docs/published.md): ● the workspace's methods, · the published ones,
+    every method of the legend drawn (two in one cell share it), each axis label on its own line."""
+    out = srtui("score", "srbench2021", "--suite", "smoke", "--published", "--format", "plot", "-w", str(smoke_ws))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.lstrip().startswith("┌"))
+    bottom = next(i for i, line in enumerate(lines) if line.lstrip().startswith("└"))
+    plot = "\n".join(lines[top + 1 : bottom])
+    assert lines[top - 1].startswith("y: ") and "x: " not in lines[top - 1]
+    xlabel = lines[bottom + 2]
+    assert xlabel.strip().startswith("x: ") and "y: " not in xlabel
+    legend = [line.split() for line in lines if re.match(r"  [●·] \S  ", line)]
+    assert {glyph for glyph, *_ in legend} == {"●", "·"}
+    for glyph, key, method, *_ in legend:
+        assert re.search(rf"[●·]\w*{re.escape(key)}|{re.escape(key)}\w*[●·]", plot), (key, method)
+        assert (glyph == "●") == (method in SMOKE_METHODS), method

@@ -81,12 +81,12 @@ X = np.c_[np.arange(n_rows), rng.normal(size=n_rows)]
 y = X[:, 1] + 0.3 * rng.normal(size=n_rows)
 np.random.seed(seed)
 s = HalvingGridSearchCV(Tied(), {"c": list(range(n_candidates))}, cv=KFold(5, shuffle=True, random_state=seed),
-                        scoring="r2", error_score=0.0, refit=False).fit(X, y)
+                        scoring="r2", error_score=0.0).fit(X, y)
 r = s.cv_results_
-its = []
-for it in range(int(r["iter"].max()) + 1):
-    w = np.flatnonzero(r["iter"] == it)
-    its.append({"candidates": [int(c) for c in r["param_c"][w]],
+its, iters, cands = [], np.asarray(r["iter"]), np.asarray(r["param_c"])  # 0.24.1 keeps lists
+for it in range(int(iters.max()) + 1):
+    w = np.flatnonzero(iters == it)
+    its.append({"candidates": [int(c) for c in cands[w]],
                 "folds": [[float(r["split%d_test_score" % k][j]) for k in range(5)] for j in w]})
 print(json.dumps({"iterations": its, "best": int(s.best_params_["c"]), "resources": list(map(int, s.n_resources_))}))
 """

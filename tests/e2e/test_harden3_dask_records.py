@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import srtui
+from conftest import FALLBACK, srtui
 
 pytest.importorskip("distributed", reason="the dask backend needs dask[distributed]")
 
@@ -36,7 +36,7 @@ def test_escapee_of_a_dask_job_of_a_killed_driver_is_killed_by_the_next_run(
         limits={"time_s": 120},
         params={"probe-escape": {"clear_env": True, "wait_s": 100}},
     )
-    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile)}
+    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK}
     env.pop("SRTUI_WORKSPACE", None)
     args = ["run", str(suite), "--backend", "dask", "--cluster", "local", "--workspace", str(workspace)]
     driver = subprocess.Popen(

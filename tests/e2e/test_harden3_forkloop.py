@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import poll_db, results_json
+from conftest import FALLBACK, poll_db, results_json
 from probe_folders import as_launched
 
 from engine.process import cgroups
@@ -56,7 +56,7 @@ def test_a_fork_loop_ends_with_its_job_and_leaves_no_zombies(
         limits={"time_s": 3, "grace_s": 0.5},
         params={"probe-forkloop": {"seconds": CAP_S, "hold_s": hold_s}, "probe-sleep": {"seconds": 2}},
     )
-    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(beat)}
+    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(beat), **FALLBACK}
     env.pop("SRTUI_WORKSPACE", None)
     args = ["run", "--launcher", contained_launcher, "--jobs", "1", str(suite), "--workspace", str(workspace)]
     driver = subprocess.Popen(

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import psutil
-from conftest import results_json, srtui
+from conftest import FALLBACK, results_json, srtui
 
 
 def alive(pid: int) -> bool:
@@ -40,7 +40,7 @@ def test_environment_cleared_double_forked_escapee_is_killed_and_counted(
         str(suite),
         "--workspace",
         str(workspace),
-        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK},
     )
     assert proc.returncode == 0, proc.stderr
     [row] = results_json(workspace)
@@ -67,7 +67,7 @@ def test_escapee_without_token_never_outlives_an_ok_job(
         str(suite),
         "--workspace",
         str(workspace),
-        env={"SRTUI_PROBE_PIDFILE": str(pidfile)},
+        env={"SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK},
     )
     assert proc.returncode == 0, proc.stderr
     pid = int(pidfile.read_text())

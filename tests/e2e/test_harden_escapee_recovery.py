@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import psutil
-from conftest import srtui
+from conftest import FALLBACK, srtui
 from probe_folders import as_launched
 
 
@@ -33,7 +33,7 @@ def test_env_cleared_escapee_of_a_killed_driver_is_killed_by_the_next_run(
         limits={"time_s": 120},
         params={"probe-escape": {"clear_env": True, "wait_s": 100}},
     )
-    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile)}
+    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK}
     env.pop("SRTUI_WORKSPACE", None)
     driver = subprocess.Popen(
         [

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import results_json, srtui
+from conftest import FALLBACK, results_json, srtui
 
 REGRESSOR = """
 import atexit, os
@@ -133,6 +133,7 @@ def test_nothing_is_written_through_links_planted_in_logs(workspace: Path, tmp_p
         str(folder),
         "--workspace",
         str(workspace),
+        env=FALLBACK,  # the fallback's guard: a sealed job does not see logs/ at all (test_seal_battery)
     )
     assert proc.returncode == 0, proc.stderr
     assert (target / "stdout").read_text() == "precious\n"

@@ -11,9 +11,11 @@ screen as the account.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +48,32 @@ def _venv(where: Path) -> Path:
     return where / "bin" / "python"
 
 
+def _end_processes_of(name: str) -> None:
+    """The account's processes (the rating screen sshd started for it) end, or are ended: else
+    userdel refuses and the account stays behind."""
+    try:
+        uid = pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return
+    deadline = time.monotonic() + 10
+    while True:
+        pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == uid]
+        if not pids:
+            return
+        if time.monotonic() > deadline:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+
+
+def _owner(proc: Path) -> int | None:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return None
+
+
 @pytest.fixture(scope="module")
 def setup():
     base = Path(tempfile.mkdtemp(prefix="srtui-account-", dir="/tmp"))
@@ -65,6 +93,7 @@ def setup():
         subprocess.run(["chown", "-R", f"{name}:", str(root)], check=True)
         yield base, name, root, pythons
     finally:
+        _end_processes_of(name)
         subprocess.run(["userdel", name], check=False, capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(shared, ignore_errors=True)

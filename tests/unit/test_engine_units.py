@@ -250,3 +250,38 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
         for p in (root, hog):
             p.kill()
             p.wait()
+
+
+def test_job_data_holds_only_what_the_method_may_see() -> None:
+    """A job's data.npz (engine.process.supervise.job_view): X_train, y_train, X_test, the feature
+    names and the training rows' scaling statistics; never y_test, the row numbers or the truth."""
+    import numpy as np
+
+    from runs.data import npz_bytes
+
+    rng = np.random.default_rng(0)
+    arrays = {
+        "X_train": rng.normal(size=(5, 2)),
+        "y_train": rng.normal(size=5),
+        "X_test": rng.normal(size=(3, 2)),
+        "y_test": rng.normal(size=3),
+        "train_index": np.arange(5),
+        "test_index": np.arange(5, 8),
+        "feature_names": np.array(["a", "b"]),
+        "scale_y_mean": np.array(0.5),
+    }
+    view = supervise.job_view(npz_bytes(arrays))
+    with np.load(io.BytesIO(view), allow_pickle=False) as z:
+        assert sorted(z.files) == ["X_test", "X_train", "feature_names", "scale_y_mean", "y_train"]
+        assert np.array_equal(z["X_train"], arrays["X_train"])
+    assert arrays["y_test"].tobytes() not in view
+    with pytest.raises(KeyError):
+        supervise.job_view(npz_bytes({"X_train": arrays["X_train"]}))
+
+
+def test_worker_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SRTUI_SEAL_UNIT_SECRET", "x")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    env = supervise.worker_environment()
+    assert "SRTUI_SEAL_UNIT_SECRET" not in env
+    assert env["LC_ALL"] == "C.UTF-8" and env["HOME"] == "/tmp"

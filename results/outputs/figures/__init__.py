@@ -39,6 +39,9 @@ class FigureData:
     rule: str | None = None
     #: jobs of several protocols in one figure (results.scoring.mixed): refused unless this
     allow_mixed: bool = False
+    #: the workspace's methods, every suite's (srtui.outputs.workspace_methods): what each
+    #: method's look is a function of; empty for runs from a CSV (their own methods then)
+    methods: tuple[str, ...] = ()
     _scores: dict[tuple[str, tuple[tuple[str, str], ...]], Score] = field(default_factory=dict, repr=False)
     _looks: dict[str, Look] | None = field(default=None, repr=False)
     _published: dict[str, str] | None = field(default=None, repr=False)
@@ -66,20 +69,21 @@ class FigureData:
 
     @property
     def looks(self) -> dict[str, Look]:
-        """One look per method of the whole input, so a method looks the same in every figure."""
+        """One look per method: the workspace's methods first (``methods``), then the input's
+        others, so a method looks the same in every figure of a workspace."""
         if self._looks is None:
             names: list[str] = []
             for frame in (self.runs, self.trust, self.ratings):
                 if frame is not None and "method" in frame.columns:
                     names += [str(m) for m in frame["method"].dropna().unique()]
-            self._looks = looks(names)
+            self._looks = looks(self.methods, extra=names)
         return self._looks
 
     def look(self, method: str) -> Look:
         """The method's look; a published method's colour is tagged (figures.sources: hollow)."""
         from results.outputs.figures.sources import published_methods, tagged
 
-        look = self.looks.get(str(method)) or looks([method])[str(method)]
+        look = self.looks.get(str(method)) or looks(self.methods, extra=[method])[str(method)]
         if self._published is None:
             self._published = published_methods(self)
         return replace(look, color=tagged(look.color)) if str(method) in self._published else look

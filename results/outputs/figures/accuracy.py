@@ -86,7 +86,6 @@ def pareto(data: FigureData, width: float) -> Figure:
     ax = fig.add_subplot()
     stat = "median" if ref else "mean"
     board = _sizeless_on_top(ax, board, xcol, ycol)
-    annotate_points(ax, list(zip(board[xcol], board[ycol], board["method"])))
     for _, row in board.iterrows():
         m, look = row["method"], data.look(row["method"])
         ranks = per[per["method"] == m]
@@ -104,6 +103,7 @@ def pareto(data: FigureData, width: float) -> Figure:
     if ref:
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
+    annotate_points(ax, list(zip(board[xcol], board[ycol], board["method"])))  # last: placed on the final axes
     return fig
 
 
@@ -208,8 +208,11 @@ def solution_rate(data: FigureData, width: float) -> Figure:
         )
         if t[c].notna().any()
     ]
-    if not rates:
-        raise FigureError("figure 'solution-rate': no solution rate in the runs (metrics not computed yet?)")
+    if not rates or rates[0][0] != "symbolic_solution_rate":  # an accuracy rate alone is no solution rate
+        raise FigureError(
+            "figure 'solution-rate': no run has a symbolic solution figure: the tasks have no ground truth "
+            "(black-box), or their metrics are not computed yet (srtui rescore)"
+        )
     groups = sorted(t["data_group"].astype(str).unique())
     noises = sorted(t["noise"].astype(float).unique())
     methods = sorted(t["method"].unique(), key=lambda m: -t.loc[t["method"] == m, rates[0][0]].mean())
@@ -229,7 +232,7 @@ def solution_rate(data: FigureData, width: float) -> Figure:
             if r == 0:
                 ax.set_title(label(group))
             if g == 0:
-                ax.set_ylabel(textwrap.fill(name, 28))
+                ax.set_ylabel(textwrap.fill(name, 18 if width < 5 else 28))  # two panels' labels never meet
             if r == len(rates) - 1:
                 ax.set_xlabel("target noise")
     _method_legend(fig, data, methods)
@@ -275,7 +278,7 @@ def profiles(data: FigureData, width: float) -> Figure:
             )
         )
     ax.set_xlabel(f"test {R2} threshold x")
-    ax.set_ylabel(f"share of datasets with {R2} \u2265 x")
+    ax.set_ylabel(textwrap.fill(f"share of datasets with {R2} \u2265 x", 18 if width < 5 else 60))
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.02, 1.02)
     fig.legend(handles=handles, loc="outside lower center", ncols=max(1, min(len(handles), int(width // 2.2))))
@@ -316,10 +319,10 @@ def energy(data: FigureData, width: float) -> Figure:
             markeredgecolor="white",
             linestyle="",
         )
-    annotate_points(ax, list(zip(t["median_fit_s"], t["median_energy_kwh"], t["method"])))
     log_axis(ax.xaxis)
     log_axis(ax.yaxis)
     ax.set_xlabel("median training time per run (s)")
     ax.set_ylabel("median energy per run (kWh)")
     ax.margins(0.15)
+    annotate_points(ax, list(zip(t["median_fit_s"], t["median_energy_kwh"], t["method"])))  # last: on the final axes
     return fig

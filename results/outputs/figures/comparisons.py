@@ -54,10 +54,19 @@ def cd(data: FigureData, width: float) -> Figure:
         names = {m: f"{label(m, 28)} #{i}" for i, m in enumerate(ranks.index)}
     ranks = ranks.rename(index=names)
     sig = sig.rename(index=names, columns=names)
-    fig = new_figure(width, 0.8 + 0.13 * len(ranks), layout=None)  # the diagram places its own labels
+    metric = metric_name(str(s.options["metric"]))
+    title = textwrap.fill(  # 7 pt: about 17 characters an inch
+        f"average rank of {metric} over {int(summary['datasets'])} datasets (1 = best); Friedman p = "
+        f"{summary['p_value']:.2g}; Nemenyi CD = {summary['critical_difference']:.2f} at \u03b1 = {summary['alpha']:g}",
+        int(width * 17),
+    )
+    lines = title.count("\n") + 1
+    height = 0.8 + 0.13 * len(ranks) + 0.15 * (lines - 1)
+    fig = new_figure(width, height, layout=None)  # the diagram places its own labels
     # room on each side for the longest label "name (rank)" at 7 pt (about 0.055 in a character)
     side = min(0.42, (0.3 + 0.055 * max(len(n) + 7 for n in names.values())) / width)
-    ax = fig.add_axes((side, 0.04, 1 - 2 * side, 0.7))
+    top = (0.3 + 0.12 * lines) / fig.get_figheight()  # the title's lines and the ranks' tick labels
+    ax = fig.add_axes((side, 0.04, 1 - 2 * side, min(0.7, 0.96 - top)))
     sph.critical_difference_diagram(
         ranks,
         sig,
@@ -68,13 +77,7 @@ def cd(data: FigureData, width: float) -> Figure:
         label_fmt_left="{label} ({rank:.2f})",
         label_fmt_right="({rank:.2f}) {label}",
     )
-    metric = metric_name(str(s.options["metric"]))
-    ax.set_title(
-        f"average rank of {metric} over {int(summary['datasets'])} datasets (1 = best); Friedman p = "
-        f"{summary['p_value']:.2g}; Nemenyi CD = {summary['critical_difference']:.2f} at \u03b1 = {summary['alpha']:g}",
-        fontsize=7,
-        wrap=True,
-    )
+    ax.set_title(title, fontsize=7)
     return fig
 
 
@@ -98,10 +101,10 @@ def wilcoxon(data: FigureData, width: float) -> Figure:
         for a, b in ((row["method_a"], row["method_b"]), (row["method_b"], row["method_a"])):
             p.loc[a, b], star.loc[a, b] = row["p_holm"], bool(row["significant"])
     n = len(methods)
-    fig = new_figure(width, min(width, 1.2 + 0.3 * n))
+    # the cells stretch to the figure's width (square cells left a wide figure's left half empty)
+    fig = new_figure(width, min(width * 0.8, 1.3 + 0.32 * n))
     ax = fig.add_subplot()
     image = _cells(ax, p.to_numpy(float), vmin=0, vmax=1)
-    ax.set_aspect("equal")
     ax.set_xticks(range(n), [label(m, 20) for m in methods], rotation=60, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(n), [label(m, 20) for m in methods])
     ax.grid(False)
@@ -146,7 +149,8 @@ def ranks(data: FigureData, width: float) -> Figure:
     board, per = s.main, s.tables["per_task"]
     rank_cols = [c for c in RANK_NAMES if c in per.columns and per[c].notna().any()]
     order = board["method"].tolist()
-    fig = new_figure(width, 0.9 + 0.17 * len(order))
+    narrow = width < 5  # one column: the texts wrap and the heatmap's labels stand upright
+    fig = new_figure(width, 0.9 + 0.17 * len(order) + (1.0 if narrow else 0.0))
     left, right = fig.subplots(1, 2, width_ratios=[1.3, 1], sharey=True)
     for i, row in board.iterrows():
         look = data.look(row["method"])
@@ -154,11 +158,11 @@ def ranks(data: FigureData, width: float) -> Figure:
         left.plot(row["score"], i, marker=look.marker, color="black", markersize=3.5)
     left.set_yticks(range(len(order)), [label(m) for m in order])
     left.set_ylim(len(order) - 0.5, -0.5)
-    left.set_xlabel("score: mean over datasets of the harmonic mean of ranks")
+    left.set_xlabel(textwrap.fill("score: mean over datasets of the harmonic mean of ranks", 30 if narrow else 80))
     left.grid(axis="y", visible=False)
     means = per.groupby("method")[rank_cols].mean().reindex(order)
-    _heat(right, means, [RANK_NAMES[c] for c in rank_cols])
-    right.set_title("mean rank over datasets (higher is better)", fontsize=7)
+    _heat(right, means, [RANK_NAMES[c] for c in rank_cols], rotation=90 if narrow else 30)
+    right.set_title(textwrap.fill("mean rank over datasets (higher is better)", 24 if narrow else 80), fontsize=7)
     fig.suptitle(f"{rule} (profile {s.profile})", fontsize=8)
     return fig
 
@@ -180,10 +184,10 @@ def _cells(ax: Axes, grid: np.ndarray, vmin: float | None = None, vmax: float | 
     return mesh
 
 
-def _heat(ax: Axes, values: pd.DataFrame, columns: list[str]) -> None:
+def _heat(ax: Axes, values: pd.DataFrame, columns: list[str], rotation: int = 30) -> None:
     grid = values.to_numpy(float)
     _cells(ax, grid)
-    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", rotation_mode="anchor")
+    ax.set_xticks(range(len(columns)), columns, rotation=rotation, ha="right", rotation_mode="anchor")
     ax.grid(False)
     finite = grid[np.isfinite(grid)]
     mid = float(np.median(finite)) if finite.size else 0.0
@@ -216,7 +220,7 @@ def trust(data: FigureData, width: float) -> Figure:
     interval; a review session's agreement (Krippendorff's alpha, ICC(2,k)) in the title."""
     long = _ratings(data)
     order = long.groupby("method")["rating"].mean().sort_values(ascending=False).index.tolist()
-    fig = new_figure(width, 1.0 + 0.2 * len(order))
+    fig = new_figure(width, 1.0 + 0.2 * len(order) + (0.15 if width < 5 else 0.0))
     ax = fig.add_subplot()
     rng = np.random.default_rng(0)
     for i, m in enumerate(order):
@@ -232,7 +236,8 @@ def trust(data: FigureData, width: float) -> Figure:
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xlim(0.7, 5.3)
     ax.set_xticks([1, 2, 3, 4, 5])
-    ax.set_xlabel("trust rating (1 = no trust, 5 = full trust); mean and 95 % interval")
+    xlabel = "trust rating (1 = no trust, 5 = full trust); mean and 95 % interval"
+    ax.set_xlabel(textwrap.fill(xlabel, int(width * 15)))  # 8 pt: about 15 characters an inch
     ax.grid(axis="y", visible=False)
     ax.set_title(textwrap.fill(_agreement_line(data, long), int(width * 16)), fontsize=7)
     return fig

@@ -5,8 +5,9 @@ and labels made safe from untrusted names.
   either width, as a journal's do.
 * Fonts: TrueType embedded in PDF and PS (``pdf.fonttype 42``), text kept as text in SVG.
 * Methods: Okabe and Ito's colour-blind-safe palette, each colour with its own marker (and line
-  dash), assigned in the sorted order of every method of the input: a method keeps its look in
-  every figure made from the same runs. 8 colours x 10 markers give 40 distinct pairs.
+  dash), assigned in the sorted order of the workspace's methods (every suite's), then of any
+  other (published, a CSV's): a method keeps its look in every figure, the report and the app.
+  8 colours x 10 markers give 40 distinct pairs.
 * Untrusted text (method, task and expert names): control characters shown (``engine.textsafe``),
   cut to a length, and never read as mathtext or TeX: ``text.parse_math`` and ``text.usetex``
   are forced off after any ``--style`` file.
@@ -78,13 +79,23 @@ class Look:
     dash: Any  # a matplotlib line style ("-", "--", "-.", ":")
 
 
-def looks(methods: Iterable[str]) -> dict[str, Look]:
-    """Each method's colour, marker and dash, by its place in the sorted list of ``methods``."""
-    names = sorted({str(m) for m in methods}, key=lambda m: (m.lstrip("*").casefold(), m))
-    return {
-        m: Look(PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)], DASHES[(i // len(PALETTE)) % len(DASHES)])
-        for i, m in enumerate(names)
-    }
+def _sorted(methods: Iterable[str]) -> list[str]:
+    return sorted({str(m) for m in methods}, key=lambda m: (m.lstrip("*").casefold(), m))
+
+
+def looks(methods: Iterable[str], extra: Iterable[str] = ()) -> dict[str, Look]:
+    """Each method's colour, marker and dash: a function of its name and the set ``methods`` (a
+    workspace's methods, every suite's), by its place in their sorted list, so it is the same in
+    every figure, the report and the app. ``extra`` names (published rows, a CSV's) come after
+    them, so adding them changes no workspace method's look."""
+    first = _sorted(methods)
+    names = first + [m for m in _sorted(extra) if m not in set(first)]
+    return {m: look_at(i) for i, m in enumerate(names)}
+
+
+def look_at(i: int) -> Look:
+    """The ``i``-th look: 8 colours x 10 markers give 40 distinct pairs, then the dash changes."""
+    return Look(PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)], DASHES[(i // len(PALETTE)) % len(DASHES)])
 
 
 def label(text: Any, limit: int = LABEL_CHARS) -> str:
@@ -130,14 +141,65 @@ def new_figure(width: float, height: float, layout: Literal["constrained"] | Non
     return Figure(figsize=(width, max(1.2, min(height, 2.5 * width, 20.0))), layout=layout)
 
 
+#: where a point's label may go, in points from the point: right-up first, then the other corners,
+#: then above and below, then the same twice as far (the first that overlaps nothing is taken)
+_NEAR: tuple[tuple[int, int, str, str], ...] = (
+    (4, 2, "left", "bottom"),
+    (4, -2, "left", "top"),
+    (-4, 2, "right", "bottom"),
+    (-4, -2, "right", "top"),
+    (0, 6, "center", "bottom"),
+    (0, -6, "center", "top"),
+)
+_PLACES = _NEAR + tuple((2 * dx, 3 * dy, ha, va) for dx, dy, ha, va in _NEAR)
+
+
 def annotate_points(ax: Any, points: list[tuple[float, float, str]], chars: int = 20) -> None:
-    """A label beside each point; methods at the same point share one label."""
+    """A label beside each point, placed by measurement: each label takes the first place around
+    its point where it overlaps no point and no label placed before it (methods at the same
+    point share one label). Labels stay out of the layout, so placing them moves nothing."""
     shared: dict[str, tuple[float, float, list[str]]] = {}
     for x, y, name in points:
         key = f"{float(x):.6g} {float(y):.6g}"  # relative: a log axis spans many decades
         shared.setdefault(key, (float(x), float(y), []))[2].append(label(name, chars))
+    notes = []
     for x, y, names in shared.values():
-        ax.annotate(", ".join(names), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6)
+        note = ax.annotate(", ".join(names), (x, y), xytext=(4, 2), textcoords="offset points", fontsize=6)
+        note.set_in_layout(False)
+        notes.append(note)
+    if notes:
+        _place(ax, notes)
+
+
+def _place(ax: Any, notes: list[Any]) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = ax.figure
+    if not hasattr(fig.canvas, "get_renderer"):  # a Figure outside pyplot: Agg measures its text
+        FigureCanvasAgg(fig)
+    fig.draw_without_rendering()  # the final layout: where the points are on the page
+    renderer = fig.canvas.get_renderer()
+    pad = 3 * fig.dpi / 72  # a marker's half width, in pixels
+    taken = []
+    for note in notes:
+        px, py = ax.transData.transform(note.xy)
+        taken.append((px - pad, py - pad, px + pad, py + pad))
+    page = fig.bbox
+    for note in notes:
+        for dx, dy, ha, va in _PLACES:
+            note.set_position((dx, dy))
+            note.set_horizontalalignment(ha)
+            note.set_verticalalignment(va)
+            box = note.get_window_extent(renderer)
+            inside = page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
+            if inside and not any(box.x0 < b[2] and b[0] < box.x1 and box.y0 < b[3] and b[1] < box.y1 for b in taken):
+                break
+        else:
+            note.set_position(_PLACES[0][:2])
+            note.set_horizontalalignment("left")
+            note.set_verticalalignment("bottom")
+            box = note.get_window_extent(renderer)
+        taken.append((box.x0, box.y0, box.x1, box.y1))
 
 
 def save(fig: Figure, out: Path, dpi: int = 300) -> Path:

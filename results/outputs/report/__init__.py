@@ -28,6 +28,7 @@ import pandas as pd
 from engine.errors import SrtuiError
 from engine.textsafe import visible
 from results.outputs.report.models import ModelView, model_views
+from results.store.typed import task_infos
 
 if TYPE_CHECKING:
     from results.outputs.figures import FigureData
@@ -247,11 +248,9 @@ def _protocol(argv: Any) -> str:
 
 def task_features(store: Store) -> dict[str, list[str]]:
     out = {}
-    for task, info in store.conn.execute("SELECT task, info FROM task_info"):
-        try:
-            out[task] = [str(f) for f in json.loads(info).get("features") or []]
-        except (ValueError, AttributeError):
-            continue
+    for task, info in task_infos(store).items():
+        features = info.get("features")
+        out[task] = [str(f) for f in features] if isinstance(features, list) else []
     return out
 
 

@@ -22,6 +22,9 @@ from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, cell, status_cell
 
 VIEWS = ("rounded", "simplified", "raw")
+#: a model's text longer than this is shown a page at a time
+TEXT_PAGE = 4000
+COPY_MAX_CHARS = 1_000_000
 VIEW_NOTES = {
     "rounded": "numbers to 4 significant digits",
     "simplified": "simplified by sympy, rounded",
@@ -33,9 +36,9 @@ One run's model. The expression is parsed by srtui's safe parser and pretty-prin
 (unicode; a toggles ASCII), with the task's ground truth beside it (above it in a narrow window)
 when it is known. v switches the model's view: numbers rounded to 4 significant digits,
 simplified by sympy, or the text as the method printed it. Tab moves into the model and truth
-boxes, whose arrow keys scroll a wide formula. Models of
-1,000 characters or more are shown as text. Below: every expression metric, then the Pareto
-front when the method gave one (Enter on a front row shows that expression).
+boxes, whose arrow keys scroll a wide formula. Models of 1,000 characters or more are shown as
+text, one over 4,000 a page at a time (] next page, [ previous). Below: every expression metric,
+then the Pareto front when the method gave one (Enter on a front row shows that expression).
 c copies the model as plain text, l as LaTeX (OSC 52: works over SSH in most terminals).
 """
 
@@ -49,6 +52,8 @@ class ExpressionScreen(SectionScreen):
         Binding("v", "cycle_view", "View", id="expression.view"),
         Binding("a", "toggle_ascii", "ASCII", id="expression.ascii"),
         Binding("p", "plots", "Plots", id="expression.plots"),
+        Binding("right_square_bracket", "page(1)", "Next page", show=False, id="expression.next_page"),
+        Binding("left_square_bracket", "page(-1)", "Previous page", show=False, id="expression.previous_page"),
         Binding("j", "scroll('down')", "Down", show=False),
         Binding("k", "scroll('up')", "Up", show=False),
     ]
@@ -62,6 +67,8 @@ class ExpressionScreen(SectionScreen):
         self.ascii = False
         self.view = VIEWS[0]
         self._simplified: dict[str, Rendered | None] = {}  # by model text; None while computing
+        self.page = 0  # which TEXT_PAGE characters of a long model's text are shown
+        self._pages: dict[tuple[int, int], str] = {}  # (id of the text, page) -> its slice, cut in a worker
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -109,7 +116,7 @@ class ExpressionScreen(SectionScreen):
         title.append_text(status_cell(job["status"]))
         title.append(f"  {job['suite']}  {job['job_id']}", style="dim")
         self.query_one("#job-title", Static).update(title)
-        self.shown, self.pareto_index = d.model, None
+        self.shown, self.pareto_index, self.page = d.model, None, 0
         self._show_expressions()
         metrics = self.query_one("#metrics", DataTable)
         metrics.clear(columns=True)
@@ -178,6 +185,8 @@ class ExpressionScreen(SectionScreen):
             form = ascii_form if self.ascii else unicode_form
             if form is not None:  # render() and simplified() fill the ASCII and unicode prints together
                 return Text(form, no_wrap=True)
+        if len(rendered.text) > TEXT_PAGE:
+            return self._paged(rendered)
         body = Text(rendered.text)  # as the method printed it: wrapped, never markup
         if rendered.error:
             body.append(f"\n\n(not parsed: {rendered.error})", style="italic dim")
@@ -188,6 +197,41 @@ class ExpressionScreen(SectionScreen):
                 f"\n\n({len(rendered.text):,} characters: shown as text, not pretty-printed)", style="italic dim"
             )
         return body
+
+    def _paged(self, rendered: Rendered) -> Text:
+        """A long text one page at a time (a 50 MB model laid out whole blocks the app for minutes):
+        its size, the page shown, the keys to page; the page is cut in a worker."""
+        text = rendered.text
+        pages = -(-len(text) // TEXT_PAGE)
+        self.page = min(max(self.page, 0), pages - 1)
+        part = self._pages.get((id(text), self.page))
+        if part is None:
+            self.cut_page(text, self.page)
+        body = Text(part if part is not None else "reading...", style="" if part is not None else "dim")
+        start = self.page * TEXT_PAGE
+        why = f"not parsed: {rendered.error}; " if rendered.error else ""
+        body.append(
+            f"\n\n({why}{len(text):,} characters ({len(text.encode('utf-8', 'replace')) / 1e6:.1f} MB); "
+            f"characters {start + 1:,}-{min(start + TEXT_PAGE, len(text)):,}, page {self.page + 1:,} of {pages:,}: "
+            "] next page, [ previous)",
+            style="italic dim",
+        )
+        return body
+
+    @work(thread=True, group="page", exit_on_error=False)
+    def cut_page(self, text: str, page: int) -> None:
+        part = text[page * TEXT_PAGE : (page + 1) * TEXT_PAGE]
+        self.app.call_from_thread(self._page_ready, text, page, part)
+
+    def _page_ready(self, text: str, page: int, part: str) -> None:
+        self._pages = {(id(text), page): part}  # one page kept: the text itself is the detail's
+        if self.detail is not None:
+            self._show_expressions()
+
+    def action_page(self, step: int) -> None:
+        self.page += step
+        if self.detail is not None:
+            self._show_expressions()
 
     @work(thread=True, group="simplify", exit_on_error=False)
     def simplify(self, text: str) -> None:
@@ -227,6 +271,9 @@ class ExpressionScreen(SectionScreen):
             text = r.latex
         else:
             text = r.text
+        if len(text) > COPY_MAX_CHARS:  # OSC 52 would send the terminal megabytes
+            self.notify(f"not copied: {len(text):,} characters", severity="warning", markup=False)
+            return
         self.app.copy_to_clipboard(text)
         self.notify(f"copied {'LaTeX' if form == 'latex' else 'text'} ({len(text):,} characters)", markup=False)
 
@@ -250,7 +297,7 @@ class ExpressionScreen(SectionScreen):
     def _pareto_ready(self, d: ExpressionDetail, index: int, shown: Rendered) -> None:
         if d is not self.detail:  # reloaded meanwhile
             return
-        self.shown, self.pareto_index = shown, index
+        self.shown, self.pareto_index, self.page = shown, index, 0
         self._show_expressions()
         self.query_one("#expression-body", VerticalScroll).scroll_home()
         self.notify(

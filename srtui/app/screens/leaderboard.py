@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
@@ -40,7 +40,9 @@ does (profile reference) by default; p switches to srtui's corrected profile and
 "Fidelity"). u puts SRBench's published results beside the suite's (rules srbench2021,
 srbench-groundtruth, srbench2025; each row's source column says where it comes from, and one
 warning line per difference from the published protocol shows above the table; docs/published.md)
-and back. e exports both tables as CSV into <workspace>/exports/.
+and back. The notes and those warnings show as one line with their count; n shows each of them
+and hides them again. o opens the rule selector. e exports both tables as CSV into
+<workspace>/exports/.
 """
 
 
@@ -52,6 +54,8 @@ class LeaderboardScreen(SectionScreen):
         Binding("e", "export", "Export", id="board.export"),
         Binding("p", "toggle_profile", "Profile", id="board.profile"),
         Binding("u", "toggle_published", "Published", id="board.published"),
+        Binding("o", "choose_rule", "Rule", id="board.rule"),
+        Binding("n", "toggle_notes", "Notes", id="board.notes"),
     ]
     LIVE_S = 5.0  # scores follow a run writing the workspace
 
@@ -63,13 +67,15 @@ class LeaderboardScreen(SectionScreen):
         self.published = False
         self._breakdown_of: tuple[int, object] | None = None
         self._suites_shown = False
+        self.notes_open = False  # the notes and protocol warnings: one line with a count, n opens them
 
     def compose(self) -> ComposeResult:
         yield NavBar()
         with Horizontal(classes="toolbar"):
             yield Select([], prompt="suite", id="board-suite")
             yield Select([(r, r) for r in rule_names()], prompt="rule", id="board-rule")
-        yield Static(id="board-info", markup=False)
+        with VerticalScroll(id="board-notes"):  # notes opened with n scroll here, never push the rows off
+            yield Static(id="board-info", markup=False)
         yield VimTable(id="board", cursor_type="row", zebra_stripes=True)
         yield VimTable(id="breakdown", cursor_type="row")
         yield Footer(compact=True, show_command_palette=False)
@@ -140,7 +146,20 @@ class LeaderboardScreen(SectionScreen):
         self.published = not self.published
         self._reload()
 
+    def action_choose_rule(self) -> None:
+        """The rule selector, opened, from the keyboard (o)."""
+        select = self.query_one("#board-rule", Select)
+        select.focus()
+        select.action_show_overlay()  # as Enter on it does: the list takes the arrow keys
+
+    def action_toggle_notes(self) -> None:
+        self.notes_open = not self.notes_open
+        if self.board is not None:
+            self._show_info(self.board)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_notes":  # offered when the board has notes or protocol warnings
+            return self.board is not None and bool(self.board.notes or self.board.warnings)
         if action in ("toggle_profile", "toggle_published"):  # offered only where the rule has them
             rule = self.query_one("#board-rule", Select).value if self.is_mounted else None
             has = has_profiles if action == "toggle_profile" else has_published
@@ -158,15 +177,8 @@ class LeaderboardScreen(SectionScreen):
 
     def on_leaderboard_ready(self, message: LeaderboardReady) -> None:
         b = self.board = message.board
-        profile = f" (profile {b.profile})" if b.profile else ""
-        beside = " beside the published results" if b.published else ""
-        info = Text(f"{b.suite} by {b.rule}{profile}{beside}: {len(b.rows)} rows", style="bold")
         self.refresh_bindings()  # the Profile and Published keys follow the rule just scored
-        if b.note:
-            info.append(f"  {b.note}", style="dim")
-        for line in b.warnings:
-            info.append(f"\nwarning: {visible(line, one_line=True)}", style="yellow")
-        self.query_one("#board-info", Static).update(info)
+        self._show_info(b)
         table = self.query_one("#board", DataTable)
         table.clear(columns=True)
         cells = [[cell(v) for v in row] for row in b.rows]
@@ -174,6 +186,32 @@ class LeaderboardScreen(SectionScreen):
         for i, row in enumerate(cells):
             table.add_row(*row, key=str(i))
         self._show_breakdown(0)
+
+    def _show_info(self, b: Board) -> None:
+        """The board's heading, then its notes and protocol warnings as one line with their
+        count (n shows each on its own line, and hides them again): at 80x24 they never take
+        the rows' place."""
+        profile = f" (profile {b.profile})" if b.profile else ""
+        beside = " beside the published results" if b.published else ""
+        info = Text(f"{b.suite} by {b.rule}{profile}{beside}: {len(b.rows)} rows", style="bold")
+        notes = list(b.notes)
+        counts = [f"{len(notes)} note{'s' * (len(notes) != 1)}"] if notes else []
+        counts += [f"{len(b.warnings)} protocol warning{'s' * (len(b.warnings) != 1)}"] if b.warnings else []
+        if counts:
+            shown = "n hides them" if self.notes_open else "n shows them"
+            info.append(f"\n{' and '.join(counts)} ({shown})", style="yellow" if b.warnings else "dim")
+        if self.notes_open:
+            for line in notes:
+                info.append(f"\nnote: {visible(line, one_line=True)}", style="dim")
+            for line in b.warnings:
+                info.append(f"\nwarning: {visible(line, one_line=True)}", style="yellow")
+        self.query_one("#board-info", Static).update(info)
+        box = self.query_one("#board-notes", VerticalScroll)
+        box.scroll_home(animate=False)
+        # its height follows the lines, wrapped (closed notes give theirs back; at most 8 rows)
+        room = max(20, (box.size.width or self.size.width or 80) - 4)
+        lines = sum(max(1, -(-len(line) // room)) for line in info.plain.split("\n"))
+        box.styles.height = min(8, lines + 1)  # + the padding line above
 
     @on(DataTable.RowHighlighted, "#board")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -311,9 +311,9 @@ class SuitePlotsScreen(SectionScreen):
         plt.clear_data()
         for m in a.methods:
             plt.plot(list(a.thresholds), list(a.profiles[m]), color=styles[m][1], marker=styles[m][0])
-        plt.title(f"performance profile (srbench2025, {a.profile})")
-        plt.xlabel("R² threshold")
-        plt.ylabel("share of tasks")
+        # the y axis's label in the title: plotext writes both labels on one line under the plot
+        plt.title(f"share of tasks with R² ≥ x: performance profile (srbench2025, {a.profile})")
+        plt.xlabel("x: R² threshold")
         plt.ylim(0, 1.05)
         self.query_one("#profile", PlotextPlot).refresh()
         front = self.query_one("#front", PlotextPlot).plt
@@ -325,13 +325,14 @@ class SuitePlotsScreen(SectionScreen):
         for m, (size, acc) in sorted(a.points.items(), key=lambda kv: kv[0] in a.front):
             front.scatter([size], [acc], color=styles[m][1], marker=styles[m][0])
         front.title("Pareto front: model size vs median R² (· joins the front)")
-        front.xlabel("median model size (nodes)")
-        front.ylabel("median test R²")
+        front.xlabel("median model size (nodes)")  # the y axis (median test R²) is named in the title
         self.query_one("#front", PlotextPlot).refresh()
         names = [
             f"{m}{' (front)' if m in a.front else ''}{f' (at {hidden[m]})' if m in hidden else ''}" for m in a.methods
         ]
-        self._legends["profile"] = self._legends["front"] = legend(names, [styles[m] for m in a.methods])
+        # the front and the shared cells are the front plot's: the profiles' legend names the methods
+        self._legends["profile"] = legend(list(a.methods), [styles[m] for m in a.methods])
+        self._legends["front"] = legend(names, [styles[m] for m in a.methods])
         self._show_legend()
 
     def _draw_cost(self, suite: str, table: pd.DataFrame | None) -> None:
@@ -365,9 +366,14 @@ class SuitePlotsScreen(SectionScreen):
             for label, x, y, label_y, (glyph, rgb, _hex) in zip(labels, xs, ys, label_ys, styles):
                 plt.scatter([x], [y], color=rgb, marker=glyph)
                 plt.text(label, x + shift, label_y, color=rgb, alignment="left")
-        plt.title("median energy vs median training time" if names else "no run of this suite has an energy figure yet")
-        plt.xlabel("median training time (s, log)")
-        plt.ylabel("median energy (kWh, log)")
+        # the y axis's label in the title: plotext writes both labels on one line under the plot
+        title = (
+            "y: median energy (kWh, log) vs median training time"
+            if names
+            else "no run of this suite has an energy figure yet"
+        )
+        plt.title(title)
+        plt.xlabel("x: median training time (s, log)")
         widget.refresh()
         how = [f"{n} {j:.3g} J ({m})" for n, j, m in zip(names, shown["median_energy_j"], shown["energy_method"])]
         self._legends["cost"] = legend(how, styles)

@@ -1,0 +1,119 @@
+"""SRBench 2021's KernelRidge and MLP (and AdaBoost, RandomForest) rows regenerated end to end:
+SRBench 2021's own method files (commit 5667c85, read from a git mirror of cavalab/srbench into a
+temporary folder, never into the repository), run unmodified by ``srtui run --method-dir FILE
+--env sklearn-0.24.1 --protocol srbench2021`` on the shared PMLB files with 2021's seeds; the
+median test R2 per dataset against the published black-box table.
+
+Prints one row per (dataset, method): seeds run, srtui's median, the published median, the
+difference; then the largest difference per method. Target: KernelRidge and MLP within 1e-6 on
+all ten seeds (a median of fewer seeds is not the published figure: the table says how many ran).
+
+    python tests/bench/bench_srbench2021_baselines.py --datasets 579_fri_c0_250_5 --seeds 2
+
+Needs ``srtui env create sklearn-0.24.1``, the shared data (``$SRTUI_DATA_DIR`` or
+``../shared/data``) and the mirror (``$SRTUI_SRBENCH_GIT``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SRBENCH_GIT = Path(os.environ.get("SRTUI_SRBENCH_GIT", "/work/.mirror/cavalab+srbench/repo"))
+COMMIT = "5667c85"
+#: published algorithm name -> SRBench 2021's method file
+FILES = {
+    "KernelRidge": "KernelRidge",
+    "MLP": "MLPRegressor",
+    "AdaBoost": "AdaBoostRegressor",
+    "RandomForest": "RandomForestRegressor",
+}
+SEEDS = [23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265]
+SMALLEST = ("579_fri_c0_250_5", "666_rmftsa_ladata", "654_fri_c0_500_10")
+
+
+def _git(path: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(SRBENCH_GIT), "show", f"{COMMIT}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _published() -> dict[tuple[str, str], float]:
+    """The published median test R2 per (dataset, algorithm) (the table srtui ships)."""
+    table = REPO / "results" / "scoring" / "published" / "data" / "srbench2021-blackbox_results.csv"
+    return {(r["dataset"], r["algorithm"]): float(r["r2_test"]) for r in csv.DictReader(io.StringIO(table.read_text()))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default=",".join(SMALLEST), help="comma-separated, or 'all' (the 20 shared)")
+    ap.add_argument("--seeds", type=int, default=10, help="the first N of 2021's ten seeds")
+    ap.add_argument("--methods", default="KernelRidge,MLP", help=f"of {', '.join(FILES)}")
+    ap.add_argument("--env", default="sklearn-0.24.1")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--launcher", default="fork", help="fork (from the environment's own server) or exec")
+    args = ap.parse_args()
+    from tasks.loaders.pmlb import QUALIFICATION
+    from tasks.loaders.pmlb_blackbox import task_name
+
+    data = Path(os.environ.get("SRTUI_DATA_DIR") or REPO.parent / "shared" / "data")
+    datasets = list(QUALIFICATION) if args.datasets == "all" else args.datasets.split(",")
+    methods = args.methods.split(",")
+    published = _published()
+    rows: list[tuple[str, str, int, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="srtui-bench-2021-") as tmp:
+        folder = Path(tmp) / "methods"
+        folder.mkdir()
+        for m in methods:
+            (folder / f"{FILES[m]}.py").write_text(_git(f"experiment/methods/{FILES[m]}.py"))
+        ws = Path(tmp) / "ws"
+        cmd = [sys.executable, "-m", "srtui", "run", "srbench2021-blackbox", "--protocol", "srbench2021"]
+        cmd += ["--env", args.env, "--workspace", str(ws), "--data-dir", str(data), "--jobs", str(args.jobs)]
+        cmd += ["--launcher", args.launcher, "--no-metrics"]
+        cmd += ["--tasks", ",".join(task_name(d) for d in datasets), "--seeds", str(args.seeds)]
+        cmd += ["--methods", ",".join(FILES[m] for m in methods)]
+        for m in methods:
+            cmd += ["--method-dir", str(folder / f"{FILES[m]}.py")]
+        started = time.monotonic()
+        subprocess.run(cmd, check=True)
+        wall = time.monotonic() - started
+        out = subprocess.run(
+            [sys.executable, "-m", "srtui", "results", "--format", "json", "-w", str(ws)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        runs = [r for r in json.loads(out.stdout) if r["suite"] == "srbench2021-blackbox"]
+    for d in datasets:
+        for m in methods:
+            mine_runs = sorted(
+                (r["seed"], r["r2_test"]) for r in runs if r["task"] == task_name(d) and r["method"] == FILES[m]
+            )
+            print(f"{d} {m}: test R2 per seed {', '.join(f'{s}: {v!r}' for s, v in mine_runs)}")
+            ok = [v for _, v in mine_runs if v is not None]
+            mine = statistics.median(ok) if ok else float("nan")
+            rows.append((d, m, len(ok), mine, published.get((d, m), float("nan"))))
+    print(f"{'dataset':<24} {'method':<12} {'seeds':>5} {'srtui median':>14} {'published':>12} {'difference':>11}")
+    for d, m, n, mine, pub in rows:
+        print(f"{d:<24} {m:<12} {n:>5} {mine:>14.9f} {pub:>12.9f} {abs(mine - pub):>11.3g}")
+    for m in methods:
+        diffs = [abs(mine - pub) for _, mm, n, mine, pub in rows if mm == m and n == 10]
+        text = f"{max(diffs):.3g} over {len(diffs)} dataset(s) with ten seeds" if diffs else "no dataset ran ten seeds"
+        print(f"max |srtui - published| {m}: {text}")
+    print(f"wall: {wall:.0f} s for {len(datasets)} dataset(s) x {args.seeds} seed(s) x {len(methods)} method(s)")
+    complete = [abs(mine - pub) for _, m, n, mine, pub in rows if n == 10 and m in ("KernelRidge", "MLP")]
+    return 1 if complete and max(complete) > 1e-6 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""The Board with SRBench's published rows beside a suite (`u`), read off a real terminal: the app
+in tmux at 80x24 (issue #46). The notes and protocol warnings are one line with their count; `n`
+opens them in a box of their own and closes them again; the rows and the top bar stay whole; `o`
+opens the rule selector from the keyboard."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, srtui
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")
+
+TOP_BAR = "1 Monitor  2 Results  3 Board  4 Plots  5 Reviews    F1 help ^p palette ^q quit"
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("board")
+    suite = root / "mine.toml"
+    suite.write_text(
+        'name = "mine"\ntasks = ["smoke-linear", "smoke-interaction"]\nmethods = ["linear", "poly2"]\n'
+        'seeds = [1]\nscoring = "srbench2021"\n'
+    )
+    srtui("run", str(suite), "-w", str(root / "ws"), "-j", "2", check=True)
+    return root / "ws"
+
+
+def test_board_with_published_rows_at_80x24(workspace: Path) -> None:
+    name = f"srtui-board-{os.getpid()}"
+    command = " ".join(
+        [
+            f"PYTHONPATH={shlex.quote(str(REPO))} TERM=xterm-256color",
+            shlex.quote(sys.executable), "-m", "srtui", "tui", "-w", shlex.quote(str(workspace)),
+        ]
+    )  # fmt: skip
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command], check=True)
+
+    def keys(*sent: str) -> None:
+        for key in sent:
+            subprocess.run(["tmux", "send-keys", "-t", name, key], check=True)
+            time.sleep(0.3)
+
+    def pane(waiting_for: str, *, gone: str = "") -> str:
+        deadline, text = time.monotonic() + 120, ""
+        while time.monotonic() < deadline:
+            text = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+            if waiting_for in text and (not gone or gone not in text):
+                return text
+            time.sleep(0.3)
+        raise AssertionError(f"{waiting_for!r} not on the screen within 120 s:\n{text}")
+
+    try:
+        pane("Monitor")
+        keys("3")
+        pane(" mine ")
+        keys("o")  # the rule selector, opened from the keyboard
+        chooser = pane("srbench-groundtruth")
+        time.sleep(2)  # the list takes the keys once it is drawn and focused (a busy machine is slow)
+        keys("Down")  # from the blank prompt to the first rule, srbench2021
+        time.sleep(1)
+        keys("Enter")
+        pane("mine by srbench2021")
+        keys("u")
+        closed = pane("beside the published results")
+        keys("n")
+        opened = pane("warning: ", gone="(n shows them)")
+        keys("n")
+        again = pane("(n shows them)")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+    for screen in (closed, opened, again):
+        lines = screen.split("\n")
+        assert lines[0].strip() == TOP_BAR, screen  # never cut by a scrollbar
+        assert max(len(line) for line in lines) <= 80
+        assert sum(" this workspace " in line for line in lines) >= 2, screen  # rows stay in view
+    assert "protocol warnings (n shows them)" in closed and "warning: " not in closed
+    assert sum(line.lstrip().startswith("warning: ") for line in opened.split("\n")) >= 1
+    assert "srbench2025" in chooser and "friedman" in chooser  # the selector's list, open
