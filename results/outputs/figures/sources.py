@@ -30,8 +30,6 @@ REFERENCE_CAVEATS = {
     "-o profile=corrected draws complete non-dominated sorting.",
     "points": "Reference profile (SRBench 2021's code): failed runs are dropped before the medians; "
     "-o profile=corrected counts them as the worst value.",
-    "solution-rate": "Reference profile (SRBench 2021's code): failed runs are left out of the solution rate; "
-    "-o profile=corrected counts them as unsolved.",
     "profiles": "Reference profile (SRBench 2.0's perfprof code): each curve stays flat after its highest R2 "
     "instead of dropping to 0, which overstates every area; -o profile=corrected gives the exact area.",
 }
