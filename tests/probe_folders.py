@@ -71,7 +71,9 @@ def as_launched(args: list[str] | tuple[str, ...]) -> list[str]:
         suite = next(Path(a) for a in args if a.endswith(".toml") and Path(a).is_file())
         methods = list(tomllib.loads(suite.read_text())["methods"])
         args += ["--methods", ",".join(methods)]
-    root = Path(tempfile.mkdtemp(prefix="srtui-probe-folders-"))
+    # beside the test's workspace (its tmp_path, removed by pytest), else a temporary directory
+    given = args[args.index("--workspace") + 1] if "--workspace" in args else None
+    root = Path(given).parent / "probe-folders" if given else Path(tempfile.mkdtemp(prefix="srtui-probe-folders-"))
     for name in methods:
         if re.fullmatch(r"probe-[a-z]+", name):
             args += ["--method-dir", str(probe_folder(root, name))]

@@ -313,7 +313,8 @@ def test_server_and_its_jobs_die_with_the_driver(tmp_path: Path) -> None:
 def test_the_probe_folders_of_the_containment_tests_fork_from_the_folder_server(tmp_path: Path) -> None:
     # tests/probe_folders.py: `--launcher folder` runs each probe as a folder, which auto forks
     args = ["run", "--launcher", "folder", "smoke", "--methods", "probe-escape,probe-sleep,linear"]
-    proc = srtui(*args, "--dry-run", "--workspace", str(tmp_path / "ws"), check=True)
+    args += ["--workspace", str(tmp_path / "ws")]
+    proc = srtui(*args, "--dry-run", check=True)
     assert "launcher: fork for linear, probe-escape, probe-sleep;" in proc.stdout, proc.stdout
     assert "runs exec'd" not in proc.stderr, proc.stderr
     from probe_folders import as_launched

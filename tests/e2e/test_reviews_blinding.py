@@ -30,7 +30,7 @@ FEATURES = ("speed", "mass", "temp")
 #: seconds per fit: the SR methods size their generations from it (deterministic given the seed)
 BUDGET = 2.0
 #: the built-in methods' wider function sets (their tuning grids' entries)
-WIDER = {
+WIDER: dict[str, dict] = {
     "gplearn": {"function_set": ("add", "sub", "mul", "div", "log", "sqrt", "sin", "cos"), "population_size": 200},
     "pyoperon": {"allowed_symbols": "add,sub,mul,div,exp,log,sqrt,sin,cos,constant,variable"},
 }
@@ -60,7 +60,7 @@ def _models(methods: list[tuple[str, str, dict]]) -> dict[str, list[tuple[str, s
 
 
 def _builtin() -> list[tuple[str, str, dict]]:
-    methods = []
+    methods: list[tuple[str, str, dict]] = []
     for name in names():
         method = load(name)
         if method.environment is not None or not method.availability()[0]:
@@ -115,7 +115,7 @@ def test_the_check_finds_each_methods_own_handwriting_in_the_raw_strings(builtin
 
 @pytest.mark.optional
 def test_optional_methods_where_installed_show_no_handwriting(builtin_models):
-    optional = [(name, name, {}) for name in OPTIONAL if load(name).availability()[0]]
+    optional: list[tuple[str, str, dict]] = [(name, name, {}) for name in OPTIONAL if load(name).availability()[0]]
     if not optional:
         pytest.skip("no optional method is installed (pip install '.[srbench-optional]')")
     shown = _shown({**builtin_models, **_models(optional)})
