@@ -86,6 +86,9 @@ def _fronts(plt: object, board: pd.DataFrame) -> tuple[str, list[str], str]:
     front = "pareto_front" if "pareto_front" in board.columns else "pareto_rank"
     x = "median_rank_size" if "median_rank_size" in board.columns else "rank_size"
     y = "median_rank_r2" if "median_rank_r2" in board.columns else "rank_r2"
+    # a member without a size rank (a black box such as rf) one rank past the largest, as the figure
+    board = board.assign(**{x: board[x].fillna(board[x].max() + 1 if board[x].notna().any() else 1.0)})
+    board = board[board[y].notna()]
     rows = [
         (r["method"], float(r[x]), float(r[y]), f"front {int(r[front])}  {_source(r)}", r.get("source"))
         for _, r in board.iterrows()
