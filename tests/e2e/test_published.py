@@ -314,7 +314,11 @@ def test_app_leaderboard_toggles_the_published_rows(qual_workspace: Path) -> Non
             source = board.columns.index("source")
             assert {r[source] for r in board.rows} == {"this workspace", "published: SRBench 2021"}
             info = str(screen.query_one("#board-info", Static).render())
-            assert "beside the published results" in info and "warning: scikit-learn:" in info
+            assert "beside the published results" in info and "protocol warning" in info and "(n shows them)" in info
+            await pilot.press("n")  # the warnings, one a line, until n folds them again
+            await wait(pilot, lambda: "warning: scikit-learn:" in str(screen.query_one("#board-info", Static).render()))
+            await pilot.press("n")
+            await wait(pilot, lambda: "warning:" not in str(screen.query_one("#board-info", Static).render()))
             await pilot.press("u")
             await wait(pilot, lambda: screen.board is not None and not screen.board.published)
 
