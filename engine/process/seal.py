@@ -41,7 +41,10 @@ import struct
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from engine.spec import Limits
 
 ISOLATION_ENV = "SRTUI_ISOLATION"  # "fallback": do not use namespaces even where they work
 JOB_ROOT = "/job"
@@ -159,14 +162,14 @@ def _probe() -> Isolation:
     )
 
 
-def config(mode: str, time_s: float, grace_s: float, mem_mb: float, network: bool, ro: list[str]) -> dict[str, Any]:
+def config(mode: str, limits: Limits, network: bool, ro: list[str]) -> dict[str, Any]:
     """The ``seal`` section of a job's job.json, which ``enter`` follows."""
     return {
         "mode": mode,
         "network": network,
         "ro": ro,
-        "wall_s": time_s + grace_s + WATCHDOG_MARGIN_S,
-        "mem_mb": mem_mb,
+        "wall_s": limits.time_s + limits.grace_s + WATCHDOG_MARGIN_S,
+        "mem_mb": limits.mem_mb,
     }
 
 

@@ -203,7 +203,7 @@ def run_job(
         "spec": spec.to_dict(),
         "data": "data.npz",
         "method_ref": payload.method_ref,
-        "seal": seal.config(sealing.mode, limits.time_s, limits.grace_s, limits.mem_mb, payload.allow_network, folders),
+        "seal": seal.config(sealing.mode, limits, payload.allow_network, folders),
     }
     phases.mark("scratch and data")
 
