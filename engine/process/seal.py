@@ -19,7 +19,7 @@ runs it too. What it does (docs/untrusted-jobs.md lists what a job can see, with
 - **fallback** (no user namespaces, or ``SRTUI_ISOLATION=fallback``): the kernel limits and the
   affinity guard below, nothing more; the run says so.
 
-Always: ``RLIMIT_AS`` (the memory limit plus room for the interpreter's mappings),
+Always: ``RLIMIT_AS`` (what the process has mapped, plus twice the memory limit and a slack),
 ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core files, and a seccomp filter that refuses
 ``sched_setaffinity`` (the driver's one-core pin cannot be widened). The environment is the
 driver's allow-list (engine.process.supervise.worker_environment); stdin is /dev/null and the job
@@ -472,11 +472,24 @@ def _drop_capabilities() -> None:
     _check(_c().capset(header, data), "capset")
 
 
+def _mapped_bytes() -> int:
+    """This process's address space now (VmSize), 0 where /proc cannot say."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read(64).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _limits(cfg: dict[str, Any]) -> None:
     mem = int(float(cfg.get("mem_mb") or 0) * 2**20)
     if mem > 0:
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        want = mem + AS_SLACK_BYTES
+        # on top of what this process has mapped already (a forked job inherits its server's
+        # libraries, often over a GB of address space), twice the limit and the slack: the
+        # driver's tree-wide RSS watch ends an over-limit job first and calls it oom; this is
+        # the kernel's bound for when the driver cannot (stopped, say)
+        want = _mapped_bytes() + 2 * mem + AS_SLACK_BYTES
         if hard == resource.RLIM_INFINITY or want < hard:
             resource.setrlimit(resource.RLIMIT_AS, (want, want))
     for name, value in ((resource.RLIMIT_FSIZE, FSIZE_BYTES), (resource.RLIMIT_CORE, 0)):
