@@ -89,8 +89,8 @@ def _plain_operations(e: sp.Expr) -> sp.Expr:
         return args[0] / args[1]
     if isinstance(e, pinv):
         return 1 / args[0]
-    if isinstance(e, plog):
-        return sp.log(args[0])
+    if isinstance(e, plog):  # of a constant, the value the method computes (log|a|, never I*pi)
+        return sp.log(sp.Abs(args[0]) if args[0].is_number else args[0])
     if isinstance(e, rcbrt):
         return sp.cbrt(args[0])
     if isinstance(e, sp.log) and isinstance(args[0], sp.Abs):

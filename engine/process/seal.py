@@ -43,6 +43,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from engine.errors import SrtuiError
+
 if TYPE_CHECKING:
     from engine.spec import Limits
 
@@ -73,7 +75,7 @@ SYSCALLS = {"x86_64": (155, 442, 203, 0xC000003E), "aarch64": (41, 442, 122, 0xC
 _libc: Any = None
 
 
-class SealError(OSError):
+class SealError(SrtuiError, OSError):
     """The job could not be sealed as the driver decided: it does not run unsealed."""
 
 

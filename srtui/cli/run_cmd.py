@@ -12,7 +12,7 @@ import typer
 
 from engine.errors import did_you_mean
 from results.store.columns import EXPORT_COLUMNS
-from srtui.cli.common import RAW_HELP, DataDirOption, WorkspaceOption, _with_root_workspace, cell, console, fail
+from srtui.cli.common import RAW_HELP, WorkspaceOption, _with_root_workspace, cell, console, fail
 
 if TYPE_CHECKING:
     from results.store.store import Store
@@ -72,7 +72,7 @@ def run(
         bool, _opt("--oversubscribe", panel=RUN_PANEL, help="Allow --jobs above the cores.")
     ] = False,
     retry_failed: Annotated[
-        bool, _opt("--retry-failed", panel=RUN_PANEL, help="Re-run jobs that failed (error, timeout, oom, ...).")
+        bool, _opt("--retry-failed", panel=RUN_PANEL, help="Re-run failed jobs (error, timeout, oom, ...).")
     ] = False,
     time_limit: Annotated[
         float | None, _opt("--time-limit", panel=LIMITS_PANEL, metavar="S", help="Wall time.")
@@ -92,7 +92,7 @@ def run(
             "--launcher",
             panel=LIMITS_PANEL,
             metavar="HOW",
-            help="auto, fork or exec (default: the suite's, else auto).",
+            help="auto, fork or exec (default: the suite's).",
         ),
     ] = None,
     allow_network: Annotated[
@@ -133,11 +133,11 @@ def run(
     ] = None,
     tuned: Annotated[
         bool | None,
-        _opt("--tuned/--untuned", panel=PROTOCOL_PANEL, help="Folders: use their _params.py (SRBench's --tuned)."),
+        _opt("--tuned/--untuned", panel=PROTOCOL_PANEL, help="Folders: their _params.py."),
     ] = None,
     srbench_test: Annotated[
         bool | None,
-        _opt("--srbench-test/--no-srbench-test", panel=PROTOCOL_PANEL, help="Folders: their test_params (-test)."),
+        _opt("--srbench-test/--no-srbench-test", panel=PROTOCOL_PANEL, help="Folders: test_params."),
     ] = None,
     srbench_scaling: Annotated[
         str | None,
@@ -170,7 +170,15 @@ def run(
     no_metrics: Annotated[
         bool, _opt("--no-metrics", panel=OUTPUT_PANEL, help="Leave them to `srtui rescore`.")
     ] = False,
-    data_dir: DataDirOption = None,
+    data_dir: Annotated[
+        Path | None,
+        _opt(
+            "--data-dir",
+            panel=RUN_PANEL,
+            metavar="DIR",
+            help="Data files: srtui's layout, a PMLB checkout or cache (else $SRTUI_DATA_DIR).",
+        ),
+    ] = None,
 ) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading

@@ -57,6 +57,7 @@ def test_one_model_in_every_dialect_is_one_rendering():
         ("gplearn", "mul(-1.0, add(X0, X1))", "-mass - speed"),
         ("gplearn", "add(div(X0, 0.000), log(0.0001))", "1"),  # protected at a constant: its value
         ("gplearn", "mul(X0, inv(sub(X1, X1)))", "0"),
+        ("gplearn", "add(X0, log(mul(-1.0, 2.0)))", "speed + 0.693"),  # log|a| of a constant, not I*pi
     ],
 )
 def test_protected_operators_and_spellings_read_as_the_plain_operation(dialect, text, expected):

@@ -33,8 +33,14 @@ def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
 
 
 def test_the_command_reports_no_difference() -> None:
-    out = subprocess.run([sys.executable, "-m", "results.outputs.docs_tables"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "results.outputs.docs_tables"], capture_output=True, text=True, cwd=REPO
+    )
     assert out.returncode == 0, out.stderr
+    elsewhere = subprocess.run(
+        [sys.executable, "-m", "results.outputs.docs_tables", "--docs", str(REPO / "docs")], capture_output=True, text=True
+    )
+    assert elsewhere.returncode == 0, elsewhere.stderr
 
 
 @pytest.mark.parametrize("kind", list(kinds().values()), ids=list(kinds()))

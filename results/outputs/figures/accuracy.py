@@ -170,7 +170,8 @@ def points(data: FigureData, width: float) -> Figure:
             look = data.look(m)
             ax.plot([lo, hi], [i, i], color=look.color, linewidth=1.0)
             ax.plot(np.median(v), i, marker=look.marker, color=look.color, markeredgecolor="white", markeredgewidth=0.5)
-        ax.set_xlabel(title)
+        # one column wide, three panels leave each under an inch: the unit goes on a line of its own
+        ax.set_xlabel(title if width >= 5 else title.replace(" (", "\n("))
         if log:
             log_axis(ax.xaxis)
         ax.grid(axis="y", visible=False)
