@@ -73,7 +73,12 @@ def test_jobs_of_an_environment_method_run_its_interpreter(workspace: Path, tmp_
     assert mine["method_version"] == "environment sklearn-0.24.1"
     # the same data, seed and configuration as `sgd` in srtui's interpreter: the same model
     assert mine["r2_test"] == rows["sgd"]["r2_test"]
-    assert (folder / "srtui-path" / "engine").resolve() == Path(registry.__file__).resolve().parents[1]
+    # the engine `srtui` itself imports (installed, or the checkout of an editable install)
+    cli_engine = subprocess.run(
+        [sys.executable, "-c", "import engine, os; print(os.path.dirname(engine.__file__))"],
+        cwd=workspace.parent, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert (folder / "srtui-path" / "engine").resolve() == Path(cli_engine).resolve()
 
 
 @pytest.mark.optional

@@ -117,7 +117,7 @@ def test_tuned_uses_the_folders_params_py(srbench_folder, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     (row,) = json.loads(srtui("results", "--format", "json", "--workspace", str(tmp_path / "ws"), check=True).stdout)
-    assert row["status"] == "ok" and row["params"] == {"srbench": {"tuned": True}}
+    assert row["status"] == "ok" and row["params"]["srbench"]["tuned"] is True, row["params"]
     assert row["method_notes"]["tuned_params"] == {"alpha": 1, "gamma": 0.01, "kernel": "linear"}
 
 
