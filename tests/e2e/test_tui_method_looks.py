@@ -52,27 +52,33 @@ def legend_looks(text) -> dict[str, tuple[str, str]]:
     return out
 
 
+async def app_looks(ws: Path, suite: str) -> tuple[tuple[str, ...], dict[str, dict[str, tuple[str, str]]], str]:
+    """The suite's methods, each plot's legend looks and the profile plot as drawn, at 80x24."""
+    app = SrtuiApp(Workspace(ws), label="looks", theme="textual-light")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        screen = current(app, SuitePlotsScreen)
+        await wait_for(pilot, lambda: screen.aggregate is not None, timeout=60)
+        if screen.aggregate.suite != suite:
+            screen._load_once(suite)
+            await wait_for(pilot, lambda: screen.aggregate.suite == suite, timeout=60)
+        await wait_for(pilot, lambda: "cost" in screen._legends, timeout=60)
+        await pilot.pause(0.5)
+        drawn = str(screen.query_one("#profile").render())  # the plot as the terminal shows it
+        shown = {plot: legend_looks(screen._legends[plot]) for plot in ("profile", "front", "cost")}
+        return screen.aggregate.methods, shown, drawn
+
+
 @sync
 async def test_suite_plots_draw_each_method_in_its_figure_look(workspace: Path) -> None:
     for suite in ("alone", "both"):
         expected = figure_looks(workspace, suite)
         assert "poly2" in expected
-        app = SrtuiApp(Workspace(workspace), label="looks", theme="textual-light")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press("4")
-            screen = current(app, SuitePlotsScreen)
-            await wait_for(pilot, lambda: screen.aggregate is not None, timeout=60)
-            if screen.aggregate.suite != suite:
-                screen._load_once(suite)
-                await wait_for(pilot, lambda: screen.aggregate.suite == suite, timeout=60)
-            await wait_for(pilot, lambda: "cost" in screen._legends, timeout=60)
-            for plot in ("profile", "front", "cost"):
-                shown = legend_looks(screen._legends[plot])
-                for method in screen.aggregate.methods:
-                    if plot != "cost" or method in shown:
-                        assert shown[method] == expected[method], (suite, plot, method)
-            await pilot.pause(0.5)
-            drawn = str(screen.query_one("#profile").render())  # the plot as the terminal shows it
-            assert all(expected[m][0] in drawn for m in screen.aggregate.methods), drawn
+        methods, shown, drawn = await app_looks(workspace, suite)
+        for plot, looks in shown.items():
+            for method in methods:
+                if plot != "cost" or method in looks:  # the cost plot: methods with an energy figure
+                    assert looks[method] == expected[method], (suite, plot, method)
+        assert all(expected[m][0] in drawn for m in methods), drawn
     # the method set is the workspace's: poly2 keeps its look in the suite where it is alone
     assert figure_looks(workspace, "alone")["poly2"] == figure_looks(workspace, "both")["poly2"]

@@ -5,8 +5,9 @@ and labels made safe from untrusted names.
   either width, as a journal's do.
 * Fonts: TrueType embedded in PDF and PS (``pdf.fonttype 42``), text kept as text in SVG.
 * Methods: Okabe and Ito's colour-blind-safe palette, each colour with its own marker (and line
-  dash; a terminal glyph for the app's plots, ``GLYPHS``), assigned in the sorted order of the workspace's methods (every suite's), then of any
-  other (published, a CSV's): a method keeps its look in every figure, the report and the app.
+  dash; a terminal glyph for the app's plots, ``GLYPHS``), assigned in the sorted order of the
+  workspace's methods (every suite's), then of any other (published, a CSV's): a method keeps
+  its look in every figure, the report and the app.
   8 colours x 10 markers give 40 distinct pairs.
 * Untrusted text (method, task and expert names): control characters shown (``engine.textsafe``),
   cut to a length, and never read as mathtext or TeX: ``text.parse_math`` and ``text.usetex``
