@@ -12,7 +12,8 @@ returned dataclasses as messages.
   column sets of ``results.store.explore`` and ``results.store.columns``; ``suites``, ``job_row``
 - one run: ``expression_detail``, ``render``, ``simplified`` (``Rendered``), ``features_of``,
   ``prediction_series``; a model too long to read whole (``StoredText``) a page at a time:
-  ``read_page`` (``PAGE_BYTES``); plots of a suite: ``suite_aggregate``, ``suite_method_medians``
+  ``read_page`` (``PAGE_BYTES``); plots of a suite: ``suite_aggregate``, ``suite_method_medians``,
+  ``method_looks`` (each method's colour and glyph, as its figures draw it)
 - leaderboards: ``load_board``, ``export_board``, ``rule_names``, ``suite_rule``, ...
 - the start-a-run form: ``suite_names``, ``installed_methods``, ``default_jobs``
 - the core's names a screen needs: ``Workspace``, ``resolve_workspace``, ``Profile``,
@@ -79,7 +80,13 @@ if TYPE_CHECKING:
     from results.views.jobs import DetailError, features_of, job_row, suites
     from results.views.longtext import PAGE_BYTES, StoredText, read_page
     from results.views.monitor import Failure, MonitorSnapshot, RunningJob, monitor_snapshot
-    from results.views.plots import PredictionSeries, SuiteAggregate, prediction_series, suite_aggregate
+    from results.views.plots import (
+        PredictionSeries,
+        SuiteAggregate,
+        method_looks,
+        prediction_series,
+        suite_aggregate,
+    )
 
 __all__ = [
     "COST_COLUMNS",
@@ -119,6 +126,7 @@ __all__ = [
     "installed_methods",
     "job_row",
     "load_board",
+    "method_looks",
     "monitor_snapshot",
     "prediction_series",
     "prefetch_columns",

@@ -7,25 +7,35 @@ whole text, and the event loop keeps going. How fast a page shows: tests/bench/b
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
 from conftest import srtui
 
 MODEL = "x0 + " * 10_000_000  # 50 MB
 
 
-def _run(workspace: Path) -> str:
+@pytest.fixture(scope="module")
+def one_run_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("run") / "ws"
     srtui(
-        "run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--seeds", "1", "-w", str(workspace),
+        "run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--seeds", "1", "-w", str(ws),
         check=True,
     )  # fmt: skip
+    return ws
+
+
+def _run(workspace: Path, one_run: Path) -> str:
+    """A copy of one probe-noop run's workspace at ``workspace``; its job's id."""
+    shutil.copytree(one_run, workspace)
     with sqlite3.connect(workspace / "srtui.db") as conn:
         (job_id,) = conn.execute("SELECT job_id FROM jobs").fetchone()
     return str(job_id)
 
 
-def test_the_facade_reads_a_50_mb_model_a_page_at_a_time(workspace: Path) -> None:
+def test_the_facade_reads_a_50_mb_model_a_page_at_a_time(workspace: Path, one_run_ws: Path) -> None:
     """The row, the detail and a page of a 50 MB model without the whole text ever in memory (the
     facade used to read it whole: 50 MB of str, made visible, before anything showed)."""
     import tracemalloc
@@ -34,7 +44,7 @@ def test_the_facade_reads_a_50_mb_model_a_page_at_a_time(workspace: Path) -> Non
     from results.store.queries import Reader
     from results.views import PAGE_BYTES, StoredText, expression_detail, job_row, read_page
 
-    job_id = _run(workspace)
+    job_id = _run(workspace, one_run_ws)
     hostile = "\x1b[31m" + "x0 + " * 10_000_000  # an escape sequence on the first page
     with sqlite3.connect(workspace / "srtui.db") as conn:
         conn.execute("UPDATE jobs SET model = ?", (hostile,))
@@ -58,12 +68,12 @@ def test_the_facade_reads_a_50_mb_model_a_page_at_a_time(workspace: Path) -> Non
     assert "\x1b" not in first and first.startswith("\\x1b[31m"), first[:20]  # made visible
 
 
-def test_pages_of_a_long_text_are_whole_characters_and_cover_it(workspace: Path) -> None:
+def test_pages_of_a_long_text_are_whole_characters_and_cover_it(workspace: Path, one_run_ws: Path) -> None:
     from engine.workspace import Workspace
     from results.store.queries import Reader
     from results.views import job_row, read_page
 
-    job_id = _run(workspace)
+    job_id = _run(workspace, one_run_ws)
     text = "é€𝑥 + x0 * " * 10_000  # 1-, 2-, 3- and 4-byte characters across page edges
     with sqlite3.connect(workspace / "srtui.db") as conn:
         conn.execute("UPDATE jobs SET model = ?", (text,))
@@ -77,7 +87,8 @@ def test_pages_of_a_long_text_are_whole_characters_and_cover_it(workspace: Path)
     assert [p[1] for p in pages[1:]] == [p[2] + 1 for p in pages[:-1]] and pages[-1][2] == stored.size
 
 
-def test_a_50_mb_model_is_shown_a_page_at_a_time_and_the_app_keeps_going(workspace: Path) -> None:
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
+def test_a_50_mb_model_is_shown_a_page_at_a_time_and_the_app_keeps_going(workspace: Path, one_run_ws: Path) -> None:
     from textual.css.query import NoMatches
     from textual.widgets import Static
 
@@ -85,7 +96,7 @@ def test_a_50_mb_model_is_shown_a_page_at_a_time_and_the_app_keeps_going(workspa
     from srtui.app.app import SrtuiApp
     from srtui.app.screens.expression import TEXT_PAGE, ExpressionScreen
 
-    job_id = _run(workspace)
+    job_id = _run(workspace, one_run_ws)
     with sqlite3.connect(workspace / "srtui.db") as conn:
         conn.execute("UPDATE jobs SET model = ?", (MODEL,))
 
