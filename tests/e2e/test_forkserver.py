@@ -174,7 +174,8 @@ def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Pa
         assert a["job_id"] == b["job_id"]
     for notes, marker in ((fork_notes, "engine.process.fork_server"), (exec_notes, "engine.process.job_worker")):
         # every job of each folder noted its fit, and the thread it left running noted after it
-        assert Counter(what for what, _ in notes) == dict.fromkeys(["importer", "threads", "forker", "late-thread"], 2), notes
+        noted = Counter(what for what, _ in notes)
+        assert noted == dict.fromkeys(["importer", "threads", "forker", "late-thread"], 2), notes
         assert all(marker in where for _, where in notes), notes  # really forked / exec'd
 
 
