@@ -100,6 +100,8 @@ def figure_data(
         runs = runs_frame(store, suite)
         if runs.empty:
             raise OutputError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
+    from results.store.queries import workspace_methods
+
     methods = workspace_methods(store) if store is not None else ()
     data = FigureData(runs=runs, options=dict(options or {}), rule=rule, methods=methods)
     if trust is not None and review is not None:
@@ -112,12 +114,6 @@ def figure_data(
         r = review_input(store, review)
         data.trust, data.ratings, data.agreement = r.trust, r.ratings, r.agreement
     return data
-
-
-def workspace_methods(store: Store) -> tuple[str, ...]:
-    """Every method of the workspace's jobs, every suite's: the set a method's figure look is a
-    function of (results.outputs.figures.style.looks)."""
-    return tuple(str(m) for (m,) in store.conn.execute("SELECT DISTINCT method FROM jobs") if m is not None)
 
 
 def suite_rule(store: Store, name: str) -> str | None:

@@ -292,6 +292,12 @@ def suites(store: Store) -> list[str]:
     return [r[0] for r in store.conn.execute("SELECT DISTINCT suite FROM jobs ORDER BY suite")]
 
 
+def workspace_methods(store: Store) -> tuple[str, ...]:
+    """Every method of the workspace's jobs, every suite's: the set a method's look (colour and
+    marker) is a function of (results.outputs.figures.style.looks), in the figures and the app."""
+    return tuple(str(m) for (m,) in store.conn.execute("SELECT DISTINCT method FROM jobs") if m is not None)
+
+
 def job(store: Store, job_id: str) -> dict[str, Any] | None:
     found = rows(store, "SELECT * FROM jobs WHERE job_id = ?", (job_id,))
     return found[0] if found else None

@@ -11,7 +11,8 @@ returned dataclasses as messages.
 - explorer: ``results_page``, ``count_jobs``, ``prefetch_columns``, ``where_clause`` and the
   column sets of ``results.store.explore`` and ``results.store.columns``; ``suites``, ``job_row``
 - one run: ``expression_detail``, ``render``, ``simplified`` (``Rendered``), ``features_of``,
-  ``prediction_series``; plots of a suite: ``suite_aggregate``, ``suite_method_medians``
+  ``prediction_series``; plots of a suite: ``suite_aggregate``, ``suite_method_medians``,
+  ``method_looks`` (each method's colour and glyph, as its figures draw it)
 - leaderboards: ``load_board``, ``export_board``, ``rule_names``, ``suite_rule``, ...
 - the start-a-run form: ``suite_names``, ``installed_methods``, ``default_jobs``
 - the core's names a screen needs: ``Workspace``, ``resolve_workspace``, ``Profile``,
@@ -77,7 +78,13 @@ if TYPE_CHECKING:
     )
     from results.views.jobs import DetailError, features_of, job_row, suites
     from results.views.monitor import Failure, MonitorSnapshot, RunningJob, monitor_snapshot
-    from results.views.plots import PredictionSeries, SuiteAggregate, prediction_series, suite_aggregate
+    from results.views.plots import (
+        PredictionSeries,
+        SuiteAggregate,
+        method_looks,
+        prediction_series,
+        suite_aggregate,
+    )
 
 __all__ = [
     "COST_COLUMNS",
@@ -115,6 +122,7 @@ __all__ = [
     "installed_methods",
     "job_row",
     "load_board",
+    "method_looks",
     "monitor_snapshot",
     "prediction_series",
     "prefetch_columns",

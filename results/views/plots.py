@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from engine.workspace import Workspace
-from results.store.queries import Reader, finished_jobs, metric_by_job
+from results.store.queries import Reader, finished_jobs, metric_by_job, workspace_methods
 from results.views.jobs import DetailError, built_task, job_row, task_arrays
 
 
@@ -68,6 +68,20 @@ class SuiteAggregate:
     points: dict[str, tuple[float, float]] = field(default_factory=dict)
     front: tuple[str, ...] = ()
     profile: str = "reference"
+    #: method -> (glyph, colour): its look in every figure of the workspace (method_looks)
+    looks: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def method_looks(reader: Reader, extra: tuple[str, ...] = ()) -> dict[str, tuple[str, str]]:
+    """Each method's (terminal glyph, hex colour): the look its figures give it, a function of
+    its name and the workspace's method set (results.outputs.figures.style.looks), so a method
+    has the same colour and marker in the app's plots, every figure and the report."""
+    from results.outputs.figures.style import looks
+
+    with reader.lock:
+        store = reader.store()
+        methods = workspace_methods(store) if store is not None else ()
+    return {m: (look.glyph, look.color) for m, look in looks(methods, extra=extra).items()}
 
 
 _FINISHED_COLUMNS = ("job_id", "method", "task", "status", "r2_test", "model", "dialect", "data_fingerprint")
@@ -126,6 +140,7 @@ def suite_aggregate(reader: Reader, suite: str, max_parse: int = 2000, profile: 
         points,
         tuple(sorted(front, key=lambda m: points[m][0])),
         profile,
+        method_looks(reader, methods),
     )
 
 

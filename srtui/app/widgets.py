@@ -154,6 +154,23 @@ def series_styles(app: App[Any], n: int) -> list[tuple[str, tuple[int, int, int]
     return [(MARKERS[i % len(MARKERS)], colours[i % len(colours)].rgb, colours[i % len(colours)].hex) for i in range(n)]
 
 
+def method_styles(
+    app: App[Any], looks: dict[str, tuple[str, str]], methods: list[str]
+) -> list[tuple[str, tuple[int, int, int], str]]:
+    """(glyph, RGB, hex) per method from its figures' look (results.views.method_looks): the same
+    colour and marker as in every figure and the report. The palette's black is drawn in the
+    theme's foreground colour (on a dark theme black points would not show)."""
+    from textual.color import Color
+
+    foreground = Color.parse(app.theme_variables.get("foreground") or "white")
+    out = []
+    for i, m in enumerate(methods):
+        glyph, colour = looks.get(m) or (MARKERS[i % len(MARKERS)], "#888888")
+        c = foreground if colour.lower() == "#000000" else Color.parse(colour)
+        out.append((glyph, c.rgb, c.hex))
+    return out
+
+
 def legend(names: list[str], styles: list[tuple[str, tuple[int, int, int], str]]) -> Text:
     """The plot's legend as a line of text beside the plot, never over its data."""
     text = Text()

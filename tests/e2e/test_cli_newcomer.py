@@ -51,6 +51,7 @@ def test_tasks_list_on_a_terminal_keeps_whole_names_at_80_columns() -> None:
             assert "…" not in first, line
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_piped_run_names_each_job_and_is_quiet_when_nothing_ran(workspace: Path, suite_file) -> None:
     suite = suite_file("newcomer", tasks=("smoke-linear",), methods=("probe-noop", "linear"), seeds=(1, 2))
     first = srtui("run", str(suite), "-w", str(workspace), "-j", "2", check=True)
@@ -91,6 +92,7 @@ def test_run_help_is_in_panels_and_readable_at_80_columns() -> None:
     assert "…" not in out
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     ("args", "suggestion"),
     [

@@ -54,6 +54,7 @@ def one_error_line(proc: object, code: int = 2) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     "args, says",
     [
@@ -77,6 +78,7 @@ def test_every_command_prints_an_expected_failure_as_one_line_with_exit_2(
 # the root -w ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_root_workspace_is_used_by_tasks_add_status_run_and_methods_check(tmp_path: Path) -> None:
     ws = tmp_path / "given"
     csv = tmp_path / "data.csv"

@@ -60,6 +60,7 @@ def test_smoke_suite_matches_the_local_backend(tmp_path: Path) -> None:
         assert other["attempt"] == 1
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path, launcher: str) -> None:
     suite = suite_file(
         name="limits",

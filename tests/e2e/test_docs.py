@@ -207,6 +207,7 @@ def run_page(page: Path, home: Path) -> None:
             assert missing is None, f"{where}\nnot in its output: {missing!r}\n{out}"
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_readme_tour_runs(tour: Tour) -> None:
     """The README's commands, from a directory without a workspace."""
     if tour.failure:
@@ -220,6 +221,7 @@ SLOW_PAGES = {"dask.md", "figures.md", "scoring.md", "published.md", "methods.md
 DOCS = [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW_PAGES else []) for p in PAGES[1:]]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("page", DOCS)
 def test_page_commands_run(page: Path, tour: Tour, tmp_path: Path) -> None:
     """Each command of the page, in order, in a copy of the workspace the README's tour left."""

@@ -22,6 +22,7 @@ def db_rows(workspace: Path, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_rerun_skips_done_jobs_and_new_params_make_new_jobs(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(methods=("probe-noop",), seeds=(1, 2))
     srtui("run", "--launcher", launcher, str(suite), "--workspace", str(workspace), check=True)
@@ -37,6 +38,7 @@ def test_rerun_skips_done_jobs_and_new_params_make_new_jobs(workspace: Path, sui
     assert len(results_json(workspace)) == 4
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(
         name="crashy",
@@ -132,6 +134,7 @@ def _started_by(driver_pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_status_json_answers_during_a_run(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(methods=("probe-sleep",), seeds=(1, 2), params={"probe-sleep": {"seconds": 4}})
     env = dict(os.environ)
@@ -177,6 +180,7 @@ def _snapshot(workspace: Path) -> dict:
     return {p.name: p.read_bytes() for p in workspace.glob("srtui.db*")}
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -49,6 +49,7 @@ def test_a_2021_file_runs_in_scikit_learn_0_24_1(tmp_path: Path, workspace: Path
     assert row["method_notes"]["python"].startswith(str(env.folder))
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_suite_names_each_method_s_environment(tmp_path: Path, workspace: Path) -> None:
     from engine.methods.env_specs import SPECS
 

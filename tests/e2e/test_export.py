@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from engine.errors import SrtuiError
@@ -117,6 +118,7 @@ def test_cli_expr_reports_the_bingo_symbolic_solution():
     assert isinstance(bad.exception, SrtuiError)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_rescore_and_export_a_real_workspace(tmp_path):
     from conftest import srtui
 

@@ -145,6 +145,7 @@ def test_published_2021_table_every_figure_it_supports(published_2021, tmp_path)
             assert word in text, (kind, word)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_published_2021_pareto_labels_front_0_with_operon_gp_gomea_and_dsr(published_2021, tmp_path):
     pdf = tmp_path / "pareto.pdf"
     out = srtui("plot", "pareto", "--from-csv", str(published_2021), "--out", str(pdf))
@@ -212,6 +213,7 @@ def test_style_file_applies_but_cannot_turn_on_tex_or_mathtext(smoke_ws, tmp_pat
     assert "fill: #ff0000" in svg.read_text()
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_refusals_are_one_line(smoke_ws, tmp_path):
     cases = [
         (["plot", "pareto", "--suite", "smoke", "--out", str(tmp_path / "x.jpg")], "must end in .pdf, .svg or .png"),
@@ -270,6 +272,7 @@ def test_a_method_keeps_its_colour_in_every_figure(smoke_ws, tmp_path):
             assert look[method].color.lower() in body.lower(), (kind, method)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_report_escapes_models_and_names(smoke_ws, tmp_path):
     """A model holding <script> and a method named with markup are text in the report."""
     ws = hostile_copy(smoke_ws, tmp_path / "ws")
@@ -308,6 +311,7 @@ SORTS_NUMERIC = """(() => {
 })()"""
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.browser
 def test_report_in_headless_chromium(smoke_ws, tmp_path):
     """The report opened offline in Debian's chromium: no console message, no page error, no
@@ -397,6 +401,7 @@ def layout_problems(fig) -> list[str]:
     return bad + [f"{t!r} leaves the page" for t, b in texts if outside(b)]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("width", [7.0, 3.5])
 def test_no_figure_has_overlapping_text_or_text_off_the_page(smoke_ws, tmp_path, width):
     """Every figure kind, one and two columns wide: each text's bounding box, measured at draw

@@ -23,6 +23,7 @@ def notices(app: Any) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @sync
 async def test_leaderboard_saves_its_figure_and_the_report(demo):
     app = make_app(demo)

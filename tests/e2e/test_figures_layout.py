@@ -55,6 +55,7 @@ def two_suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_method_looks_the_same_in_every_suite_of_the_workspace(two_suites: Path, tmp_path: Path) -> None:
     store = Store(Workspace(two_suites), readonly=True)
     try:
@@ -71,6 +72,7 @@ def test_a_method_looks_the_same_in_every_suite_of_the_workspace(two_suites: Pat
         assert ridge in svg.read_text().lower(), suite
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_report_leaves_out_a_figure_with_nothing_to_draw_and_says_why(two_suites: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     srtui("report", "--out", str(out), "-w", str(two_suites), check=True)

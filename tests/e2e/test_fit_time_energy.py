@@ -95,6 +95,7 @@ def test_unreadable_rapl_falls_back_to_the_estimate(tmp_path: Path) -> None:
     assert energy.finish(begin, None, 4.0, None, root) == (None, None)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_results_summary_gives_median_energy_and_training_time_per_method(workspace: Path, suite_file) -> None:
     import json
     import statistics

@@ -172,6 +172,7 @@ def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Pa
         assert all(marker in text for text in notes.values()), notes  # really forked / exec'd
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_folders_fork_when_their_imports_are_known_fork_safe_unless_the_suite_says(
     tmp_path: Path, folders: list[Path]
 ) -> None:

@@ -93,6 +93,7 @@ def _listing(folder: Path) -> list[tuple[str, int]]:
 SLOW = pytest.mark.slow  # the same guard as the fast cases: another kind of file in the way
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     "mode",
     [

@@ -42,6 +42,7 @@ def _zombies_of(ppid: int) -> int:
     return n
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.skipif(cgroups.base() is None, reason="no writable cgroup v2 here: the polling fallback is outrun")
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("hold_s", [60, pytest.param(0, marks=pytest.mark.slow)], ids=["timed-out", "returns"])

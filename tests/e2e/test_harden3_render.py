@@ -127,6 +127,7 @@ def test_app_expression_view_of_a_power_tower_keeps_its_event_loop(tower_ws: Pat
     assert longest < 2.0, f"the event loop was blocked for {longest:.1f} s"
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.timeout(60)
 def test_review_items_of_a_power_tower_are_a_black_box() -> None:
     from reviews.items import BLACK_BOX, rounded_expression
@@ -138,6 +139,7 @@ def test_review_items_of_a_power_tower_are_a_black_box() -> None:
     assert rounded_expression("x1 + 2", ("x1",), "python")["plain"] == "x1 + 2"  # the deadline's worker goes on
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(
     "model",

@@ -9,11 +9,13 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
 from conftest import srtui
 
 MODEL = "x0 + " * 10_000_000  # 50 MB
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_50_mb_model_is_shown_a_page_at_a_time_and_the_app_keeps_going(workspace: Path) -> None:
     from textual.css.query import NoMatches
     from textual.widgets import Static

@@ -57,6 +57,7 @@ def _by_method(ws: Path) -> dict[str, dict]:
     return {r["method"]: r for r in results_json(ws)}
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("deadline", [None, "0"])
 def test_a_20000_deep_scratch_folder_does_not_end_the_slot(ram: Path, tmp_path: Path, deadline: str | None) -> None:
     method = tmp_path / "deep"
@@ -81,6 +82,7 @@ def test_a_20000_deep_scratch_folder_does_not_end_the_slot(ram: Path, tmp_path: 
 STEPS = ["claim", "run", "remove", "score", "record", "finish"]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     "step", [pytest.param(s, marks=pytest.mark.slow) if s not in ("run", "score") else s for s in STEPS]
 )

@@ -69,6 +69,7 @@ def _commands(ws: Path, commands: list[list[str]]) -> subprocess.CompletedProces
     return subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_the_reported_crashes_are_one_line_warnings(base: Path, tmp_path: Path) -> None:
     ws = _hostile(
         base,
@@ -87,6 +88,7 @@ def test_the_reported_crashes_are_one_line_warnings(base: Path, tmp_path: Path) 
 COLUMNS = [("jobs", name) for name in BY_NAME if name != "job_id"] + [("task_info", "info"), ("metrics", "value")]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(COLUMNS), st.sampled_from(HOSTILE)), min_size=3, max_size=8))
 def test_hostile_values_in_any_column_cause_no_traceback(base: Path, tmp_path_factory, edits) -> None:

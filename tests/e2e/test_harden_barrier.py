@@ -35,6 +35,7 @@ def model(est, X=None):
 """
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_surrogate_model_is_recorded_and_both_slots_go_on(workspace: Path, tmp_path: Path) -> None:
     folder = tmp_path / "surrogate"
     folder.mkdir()
@@ -124,6 +125,7 @@ class Blocking(StoreSink):
         self.release.wait(600)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("second_signal", [False, True])
 def test_stopping_ends_the_run_within_the_grace_even_with_a_blocked_slot(tmp_path: Path, second_signal: bool) -> None:
     from engine.backends.local import FORCE_MARGIN_S, STOP_MARGIN_S, LocalBackend

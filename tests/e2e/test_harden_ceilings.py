@@ -22,6 +22,7 @@ def refused(proc: subprocess.CompletedProcess, *words: str) -> None:
         assert word in lines[0], lines[0]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     "args, words",
     [

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 from conftest import FALLBACK, results_json, srtui
 
 
@@ -80,6 +81,7 @@ def test_escapee_without_token_never_outlives_an_ok_job(
             psutil.Process(pid).kill()
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_fifty_forked_sleeping_children_are_not_oom(workspace: Path, suite_file, contained_launcher: str) -> None:
     # every child maps the worker's 100 MB of touched ballast: summed RSS is over 5 GB, the
     # proportional set size of the tree a little more than one worker's

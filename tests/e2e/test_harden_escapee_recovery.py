@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 from conftest import FALLBACK, srtui
 from probe_folders import as_launched
 
@@ -24,6 +25,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_env_cleared_escapee_of_a_killed_driver_is_killed_by_the_next_run(
     workspace: Path, suite_file, tmp_path: Path, contained_launcher: str
 ) -> None:

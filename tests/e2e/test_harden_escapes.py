@@ -114,6 +114,7 @@ def evil_ws(tmp_path_factory) -> Path:
     return ws
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_results_in_both_formats(evil_ws: Path) -> None:
     out = srtui("results", "--workspace", str(evil_ws), check=True).stdout
     assert_no_escape_byte(out, "results csv")
@@ -135,6 +136,7 @@ def test_results_in_both_formats(evil_ws: Path) -> None:
     assert any(m and m.startswith(FORMULA + SEQUENCES[0]) for m in models)  # JSON is exact
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("fmt", ["csv", "md", "latex", "json"])
 def test_export_every_format(evil_ws: Path, tmp_path: Path, fmt: str) -> None:
     proc = srtui("export", "--format", fmt, "--workspace", str(evil_ws), check=True)
@@ -146,6 +148,7 @@ def test_export_every_format(evil_ws: Path, tmp_path: Path, fmt: str) -> None:
         assert "'=HYPERLINK(" in proc.stdout and ",=HYPERLINK(" not in proc.stdout
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("fmt", ["table", "csv", "md", "latex", "json"])
 def test_score_every_format(evil_ws: Path, fmt: str) -> None:
     proc = srtui("score", "wilcoxon", "--format", fmt, "--workspace", str(evil_ws))

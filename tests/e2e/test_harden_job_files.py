@@ -52,6 +52,7 @@ def _folder(root: Path, name: str, text: str) -> Path:
     return folder
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_hostile_result_files_make_their_jobs_errors_and_the_run_goes_on(workspace: Path, tmp_path: Path) -> None:
     dirs: list[str] = []
     names = []
@@ -114,6 +115,7 @@ def model(est, X=None):
 """
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("mode", ["dir", "file", "hardlink"])
 def test_nothing_is_written_through_links_planted_in_logs(workspace: Path, tmp_path: Path, mode: str) -> None:
     target = tmp_path / "outside"
@@ -147,6 +149,7 @@ def test_nothing_is_written_through_links_planted_in_logs(workspace: Path, tmp_p
     assert not os.listdir(workspace / "cache" / "jobs")
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_database_links_and_empty_database_are_refused_by_every_command(workspace: Path, tmp_path: Path) -> None:
     workspace.mkdir()
     db = workspace / "srtui.db"

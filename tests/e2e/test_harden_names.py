@@ -73,6 +73,7 @@ def test_file_names_from_names_stay_inside_their_folder(tmp_path: Path) -> None:
         file_in(out, "leaderboard-x.csv")
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_export_of_a_stored_hostile_suite_name_writes_inside_out_and_json_is_one_document(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -105,6 +105,7 @@ def model(est, X=None):
 """
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_disk_filling_method_leaves_no_scratch_and_the_next_run_starts(tmpfs: Path, tmp_path: Path) -> None:  # noqa: F811
     method = tmp_path / "filler"
     method.mkdir()

@@ -121,6 +121,7 @@ def done_ws(tmp_path_factory) -> Path:
     return ws
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("damage", ["corrupted", "zero-byte", "truncated"])
 def test_broken_database_is_one_line_everywhere(done_ws: Path, tmp_path: Path, damage: str) -> None:
     ws = tmp_path / "ws"
@@ -139,6 +140,7 @@ def test_broken_database_is_one_line_everywhere(done_ws: Path, tmp_path: Path, d
     assert db.stat().st_size == len({"corrupted": data, "zero-byte": b"", "truncated": data[: len(data) // 3]}[damage])
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_read_only_workspace_reads_and_refuses_writes_in_one_line(done_ws: Path, tmpfs: Path) -> None:
     ws = tmpfs / "ws"
     shutil.copytree(done_ws, ws)  # cleanly closed: no -wal/-shm files, which a reader would create

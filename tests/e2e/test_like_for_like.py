@@ -51,6 +51,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     "protocol",
     # 2021's halving search is 33 jobs: the slow step (the other two are the same path, cheaper)
@@ -94,6 +95,7 @@ def test_every_method_kind_runs_under_the_one_protocol_of_the_run(
         assert pareto["linear"] == pareto["mine"] > 1 and pareto[ENV] > 1, pareto
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_leaderboard_of_two_protocols_is_refused_unless_allowed(workspace: Path, tmp_path: Path) -> None:
     for protocol in ("none", "srbench2022"):
         srtui(
@@ -171,6 +173,7 @@ def test_a_dry_run_without_data_shows_the_plan_and_the_missing_files(workspace: 
     assert "data files this run reads are missing" in _one_line_error(run)  # a real run is still refused
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_published_ranks_are_over_the_datasets_both_sides_ran(workspace: Path, tmp_path: Path) -> None:
     """A workspace that ran 2 of SRBench 2021's 122 black-box datasets: every method, published or
     not, is ranked over those 2, as a hand computation on the shipped table says."""

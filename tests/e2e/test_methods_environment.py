@@ -47,6 +47,7 @@ def _stand_in(envs: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_jobs_of_an_environment_method_run_its_interpreter(workspace: Path, tmp_path: Path) -> None:
     folder = _stand_in(tmp_path / "envs")
     env = {"SRTUI_ENVS": str(tmp_path / "envs")}

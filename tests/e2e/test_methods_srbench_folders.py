@@ -121,6 +121,7 @@ def test_tuned_uses_the_folders_params_py(srbench_folder, tmp_path):
     assert row["method_notes"]["tuned_params"] == {"alpha": 1, "gamma": 0.01, "kernel": "linear"}
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_folder_named_like_a_builtin_runs_only_when_named(srbench_folder, tmp_path):
     folder = srbench_folder("ffx")
     listed = json.loads(srtui("methods", "list", "--json", "--method-dir", str(folder), check=True).stdout)

@@ -54,6 +54,7 @@ def same_values(a: dict[tuple, tuple], b: dict[tuple, tuple]) -> None:
             assert value == pytest.approx(other, rel=1e-12, abs=1e-12), key
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_run_computes_its_metrics_in_its_slots_equal_to_the_post_run_pass(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     proc = srtui("run", *FAST, "--workspace", str(ws), check=True)

@@ -48,6 +48,7 @@ def _items() -> list[ModelItem]:
     ]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.timeout(900)
 def test_expression_metrics_are_the_same_quiet_and_beside_a_burner_on_every_core() -> None:
     quiet, _ = expression_metrics(_items(), ExprCache(), workers=1, timeout=1.0)
@@ -59,6 +60,7 @@ def test_expression_metrics_are_the_same_quiet_and_beside_a_burner_on_every_core
     assert any("exceeded 1 s of CPU time" in n for n in quiet[0]["_notes"]), quiet[0]["_notes"]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.timeout(1800)
 def test_the_expression_metric_tests_pass_beside_a_burner_on_every_core(tmp_path: Path) -> None:
     with burners():

@@ -185,7 +185,9 @@ def test_data_dir_of_a_flat_folder_names_the_layouts(tmp_path: Path) -> None:
     assert run.returncode == 2 and dry.returncode == 0, (run.stderr, dry.stderr)
     for out in (run, dry):
         line = " ".join(out.stderr.split())
-        assert f"{flat}/pmlb/192_vineyard.tsv.gz" in line and f"{flat}/datasets/192_vineyard/192_vineyard.tsv.gz" in line
+        assert (
+            f"{flat}/pmlb/192_vineyard.tsv.gz" in line and f"{flat}/datasets/192_vineyard/192_vineyard.tsv.gz" in line
+        )
         assert "flat folder" in line
 
 

@@ -49,6 +49,7 @@ def _grid_search(method: str, X, y, seed: int):
     return GridSearchCV(est, grid, scoring="r2", cv=KFold(5, shuffle=True, random_state=seed)).fit(X, y)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_tuned_run_has_one_final_job_with_grid_search_cv_s_choice(workspace: Path, suite_file) -> None:
     suite = suite_file(
         name="tuned", tasks=("smoke-linear", "smoke-interaction"), methods=("linear", "ridge"), seeds=(7,)

@@ -112,6 +112,7 @@ def qual_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_workspace_methods_among_the_21_with_warnings(qual_workspace: Path) -> None:
     ws = str(qual_workspace)
     proc = srtui("score", "srbench2021", "--suite", "mine", "--published", "--format", "json", "-w", ws)
@@ -159,6 +160,7 @@ def test_latex_and_markdown_mark_the_published_rows(qual_workspace: Path) -> Non
     assert "† published: SRBench 2021: not run here" in md and "> warning: scikit-learn:" in md
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.skipif("sgd" not in BUILTIN, reason="follow-up: the sgd method (helper blackbox21) is not here yet")
 def test_sgd_medians_beside_the_published_linear(tmp_path: Path) -> None:
     data = shared_data_dir()

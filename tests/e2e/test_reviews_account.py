@@ -147,6 +147,7 @@ def _ssh(key: Path, port: int, account: str) -> list[str]:
     return ["ssh", "-F", "/dev/null", "-i", str(key), "-p", str(port), *options, "-tt", f"{account}@127.0.0.1"]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_an_interpreter_under_a_0700_directory_is_refused_by_name_and_sshd_agrees(setup, tmp_path):
     base, account, root, pythons = setup
     keys = {which: _keygen(tmp_path / f"{which}_key") for which in ("open", "closed")}

@@ -86,6 +86,7 @@ def _shown(models: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str
     }
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_every_builtin_method_is_fitted(builtin_models):
     expected = {"gplearn", "pyoperon", "ffx", "linear", "lasso", "ridge", "sgd", "poly2", "dummy"}
     assert expected <= set(builtin_models)

@@ -167,6 +167,7 @@ def test_session_over_a_real_run(tmp_path):
     assert not any(m in text for m in ("linear", "lasso", "poly2"))
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_comments_reach_the_organiser_blinded_in_every_format_and_status_fits_80_columns(ws):
     from reviews import create_session
     from reviews.items import build_items

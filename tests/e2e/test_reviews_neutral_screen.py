@@ -91,6 +91,7 @@ def _numbers_in_one_format(text: str) -> None:
         assert number_format(literal) in ("integer", "3 significant digits"), (literal, text)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_the_method_strings_have_handwriting_the_items_do_not(session):
     ws, create_stderr = session
     raw = _raw_models(ws)

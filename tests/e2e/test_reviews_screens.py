@@ -43,6 +43,7 @@ def _leaks(text: str, store: Store) -> list[str]:
     return [m for m in SRBENCH_METHODS if m.lower() in low] + [j for j in jobs if j in text]
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_every_expert_screen_is_blind(store):
     async def run(expert):
         es = ExpertSession.open(store, "s1", expert)

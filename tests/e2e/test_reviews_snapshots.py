@@ -54,6 +54,7 @@ def keys(*pressed: str):
     return run_before
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_first_item(snap_compare, app):
     assert snap_compare(app, terminal_size=SIZE, run_before=keys())
 

@@ -425,6 +425,7 @@ def clean_results(tmp_path_factory) -> dict[str, tuple]:
     return honest_results(ws)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize(
     ("launcher", "who"),
     [

@@ -61,6 +61,7 @@ def _compare(tmp_path: Path, workspace: Path, names: tuple[str, ...], seeds: lis
     return len(theirs)
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_sgd_and_linear_equal_srbench_2021_s_code_on_a_capped_dataset(tmp_path: Path, workspace: Path) -> None:
     assert _compare(tmp_path, workspace, ("564_fried",), SEEDS_2021[:1]) == 2
 

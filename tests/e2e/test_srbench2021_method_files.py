@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import srtui
 from sklearn.model_selection import ParameterGrid
 
@@ -71,6 +72,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_2021_method_file_is_listed_checked_and_run(tmp_path: Path, workspace: Path) -> None:
     file = _write(tmp_path, "KernelRidge", KERNEL_RIDGE)
     rows = json.loads(srtui("methods", "list", "--json", "--method-dir", str(file), check=True).stdout)

@@ -179,6 +179,7 @@ def test_a_pmlb_checkout_and_a_pmlb_cache_are_read_in_place_and_checked(
     assert lfs.returncode == 2 and "is a Git LFS pointer, not the data (git lfs pull)" in lfs.stderr
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_fetch_to_a_folder_then_run_offline_from_it(server: Server, workspace: Path, tmp_path: Path) -> None:
     suite = tmp_path / "bb.toml"
     tasks = ", ".join(f'"{task(n)}"' for n in SMALL[:2])

@@ -33,6 +33,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "ws"
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_board_with_published_rows_at_80x24(workspace: Path) -> None:
     name = f"srtui-board-{os.getpid()}"
     command = " ".join(

@@ -116,6 +116,7 @@ CONTROLS = {
 }
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @sync
 async def test_tab_reaches_every_control_of_every_screen(demo):
     app = make_app(demo)
@@ -177,6 +178,7 @@ async def test_every_screen_action_is_in_the_command_palette(demo):
                 await pilot.press("escape")
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @sync
 async def test_explorer_and_board_follow_a_run_writing_the_workspace(tmp_path):
     from test_tui_seed import LIMITS

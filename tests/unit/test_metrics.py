@@ -224,6 +224,7 @@ def test_too_large_constant_and_unparsable_models():
     assert bad_m["parse_error"] == 1
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_batch_bundles_give_the_values_of_each_operation_alone():
     """One pool task per model (model ops + SRSD, then the solution checks) and the simplify
     shared between them give exactly what each operation computes on its own."""

@@ -38,7 +38,9 @@ def test_the_command_reports_no_difference() -> None:
     )
     assert out.returncode == 0, out.stderr
     elsewhere = subprocess.run(
-        [sys.executable, "-m", "results.outputs.docs_tables", "--docs", str(REPO / "docs")], capture_output=True, text=True
+        [sys.executable, "-m", "results.outputs.docs_tables", "--docs", str(REPO / "docs")],
+        capture_output=True,
+        text=True,
     )
     assert elsewhere.returncode == 0, elsewhere.stderr
 

@@ -58,6 +58,7 @@ def _ours(c: dict) -> dict:
     return out
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.skipif(
     not CASES, reason="shared data fidelity/expression_metrics_reference.json not found (set SRTUI_DATA_DIR)"
 )
@@ -72,6 +73,7 @@ def test_golden_case_matches_the_reference_code(case):
         assert ours[key] == want, f"{key}: reference {want}, srtui {ours[key]}"
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.skipif(not CASES, reason="shared data fidelity/expression_metrics_reference.json not found")
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_golden_2025_published_verdict_is_the_assess_pipeline(case):
@@ -210,6 +212,7 @@ def near_models(draw):
     return model, truth, draw(st.sampled_from(R.RELEASES))
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(near_models())
 def test_screen_never_rejects_a_solution(case):
@@ -421,6 +424,7 @@ def _run_srbench_2025(tmp_path, models) -> dict[str, list[bool]]:
     return json.loads(lines[-1][len("RESULT ") :])
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_gaussian_with_pi_gets_the_verdict_srbench_2025_publishes(tmp_path):
     """A Gaussian density's 1/sqrt(2*pi), rounded, shifted by a constant: SRBench 2.0's own
     assess + collate (its published verdict) and its evaluation.py check, run in a subprocess on

@@ -66,6 +66,7 @@ def _session(store, items, name="s1", experts=("alice", "bob"), repeats=2, seed=
 # --- the database's own rules ------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_an_expert_joins_an_open_session_with_an_own_order(store, items):
     _session(store, items)
     ExpertSession.open(store, "s1", "alice").rate(0, 4)

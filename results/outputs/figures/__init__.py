@@ -39,7 +39,7 @@ class FigureData:
     rule: str | None = None
     #: jobs of several protocols in one figure (results.scoring.mixed): refused unless this
     allow_mixed: bool = False
-    #: the workspace's methods, every suite's (srtui.outputs.workspace_methods): what each
+    #: the workspace's methods, every suite's (results.store.queries.workspace_methods): what each
     #: method's look is a function of; empty for runs from a CSV (their own methods then)
     methods: tuple[str, ...] = ()
     _scores: dict[tuple[str, tuple[tuple[str, str], ...]], Score] = field(default_factory=dict, repr=False)

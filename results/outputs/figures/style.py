@@ -5,8 +5,9 @@ and labels made safe from untrusted names.
   either width, as a journal's do.
 * Fonts: TrueType embedded in PDF and PS (``pdf.fonttype 42``), text kept as text in SVG.
 * Methods: Okabe and Ito's colour-blind-safe palette, each colour with its own marker (and line
-  dash), assigned in the sorted order of the workspace's methods (every suite's), then of any
-  other (published, a CSV's): a method keeps its look in every figure, the report and the app.
+  dash; a terminal glyph for the app's plots, ``GLYPHS``), assigned in the sorted order of the
+  workspace's methods (every suite's), then of any other (published, a CSV's): a method keeps
+  its look in every figure, the report and the app.
   8 colours x 10 markers give 40 distinct pairs.
 * Untrusted text (method, task and expert names): control characters shown (``engine.textsafe``),
   cut to a length, and never read as mathtext or TeX: ``text.parse_math`` and ``text.usetex``
@@ -33,6 +34,8 @@ FORMATS = ("pdf", "svg", "png")
 #: Okabe & Ito (2008), ordered so neighbours differ in lightness too (readable in grey)
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p")
+#: each marker as one terminal character (the app's plots draw a method with its figures' look)
+GLYPHS = dict(zip(MARKERS, ("●", "■", "▲", "◆", "▼", "✚", "✖", "◀", "▶", "★")))
 DASHES = ("-", "--", "-.", ":")
 LABEL_CHARS = 32
 
@@ -77,6 +80,11 @@ class Look:
     color: str
     marker: str
     dash: Any  # a matplotlib line style ("-", "--", "-.", ":")
+
+    @property
+    def glyph(self) -> str:
+        """The marker as one terminal character (GLYPHS), for the app's plots and legends."""
+        return GLYPHS.get(self.marker, self.marker)
 
 
 def _sorted(methods: Iterable[str]) -> list[str]:

@@ -21,6 +21,7 @@ from results.views import (
     COST_COLUMNS,
     PredictionSeries,
     SuiteAggregate,
+    method_looks,
     prediction_series,
     suite_aggregate,
     suite_method_medians,
@@ -30,7 +31,7 @@ from results.views import (
 from srtui.app.messages import AggregateReady, SeriesReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
-from srtui.app.widgets import NavBar, legend, series_styles
+from srtui.app.widgets import NavBar, legend, method_styles, series_styles
 
 JOB_HELP = """\
 Predicted against true values of one run, with the identity line (a perfect model lies on it);
@@ -292,7 +293,8 @@ class SuitePlotsScreen(SectionScreen):
         with self.reader.lock:
             store = self.reader.store()
             table = suite_method_medians(store, suite) if store is not None else None
-        self.app.call_from_thread(self._draw_cost, suite, table)
+        methods = tuple(str(m) for m in table["method"]) if table is not None else ()
+        self.app.call_from_thread(self._draw_cost, suite, table, method_looks(self.reader, methods))
 
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
@@ -306,7 +308,8 @@ class SuitePlotsScreen(SectionScreen):
         self.query_one("#suite-info", Static).update(
             Text(f"{len(a.methods)} methods x {a.n_tasks} tasks  (t: switch plot)")
         )
-        styles = dict(zip(a.methods, series_styles(self.app, len(a.methods))))
+        # each method's look in the figures (results.outputs.figures.style.looks), not its place here
+        styles = dict(zip(a.methods, method_styles(self.app, a.looks, list(a.methods))))
         plt = self.query_one("#profile", PlotextPlot).plt
         plt.clear_data()
         for m in a.methods:
@@ -335,7 +338,7 @@ class SuitePlotsScreen(SectionScreen):
         self._legends["front"] = legend(names, [styles[m] for m in a.methods])
         self._show_legend()
 
-    def _draw_cost(self, suite: str, table: pd.DataFrame | None) -> None:
+    def _draw_cost(self, suite: str, table: pd.DataFrame | None, looks: dict[str, tuple[str, str]]) -> None:
         """Figure 1: one labelled point per method at (median fit_s, median energy), log axes."""
         if suite != self._requested:
             return  # another suite was chosen meanwhile
@@ -343,7 +346,7 @@ class SuitePlotsScreen(SectionScreen):
         # log axes take positive figures only (a fit too short to time has none)
         shown = self.cost[(self.cost["median_fit_s"] > 0) & (self.cost["median_energy_kwh"] > 0)]
         names = [visible(str(m), one_line=True) for m in shown["method"]]
-        styles = series_styles(self.app, len(names))
+        styles = method_styles(self.app, looks, [str(m) for m in shown["method"]])
         widget = self.query_one("#cost", PlotextPlot)
         plt = widget.plt
         plt.clear_data()
