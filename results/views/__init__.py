@@ -11,7 +11,8 @@ returned dataclasses as messages.
 - explorer: ``results_page``, ``count_jobs``, ``prefetch_columns``, ``where_clause`` and the
   column sets of ``results.store.explore`` and ``results.store.columns``; ``suites``, ``job_row``
 - one run: ``expression_detail``, ``render``, ``simplified`` (``Rendered``), ``features_of``,
-  ``prediction_series``; plots of a suite: ``suite_aggregate``, ``suite_method_medians``,
+  ``prediction_series``; a model too long to read whole (``StoredText``) a page at a time:
+  ``read_page`` (``PAGE_BYTES``); plots of a suite: ``suite_aggregate``, ``suite_method_medians``,
   ``method_looks`` (each method's colour and glyph, as its figures draw it)
 - leaderboards: ``load_board``, ``export_board``, ``rule_names``, ``suite_rule``, ...
 - the start-a-run form: ``suite_names``, ``installed_methods``, ``default_jobs``
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
         warm_up,
     )
     from results.views.jobs import DetailError, features_of, job_row, suites
+    from results.views.longtext import PAGE_BYTES, StoredText, read_page
     from results.views.monitor import Failure, MonitorSnapshot, RunningJob, monitor_snapshot
     from results.views.plots import (
         PredictionSeries,
@@ -89,6 +91,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COST_COLUMNS",
     "NUMBER_COLUMNS",
+    "PAGE_BYTES",
     "PAGE_COLUMNS",
     "PRETTY_MAX_CHARS",
     "TEXT_COLUMNS",
@@ -108,6 +111,7 @@ __all__ = [
     "RunningJob",
     "Store",
     "StoreError",
+    "StoredText",
     "SuiteAggregate",
     "Workspace",
     "count_jobs",
@@ -126,6 +130,7 @@ __all__ = [
     "monitor_snapshot",
     "prediction_series",
     "prefetch_columns",
+    "read_page",
     "render",
     "resolve_workspace",
     "results_page",

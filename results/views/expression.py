@@ -16,6 +16,7 @@ from engine.pool import Bounded, render_timeout
 from engine.textsafe import safe_value
 from results.store.queries import Reader, job_metrics
 from results.views.jobs import DetailError, built_task, features_of, job_row
+from results.views.longtext import StoredText
 
 if TYPE_CHECKING:
     from engine.expression import ParsedExpression
@@ -78,6 +79,7 @@ class Rendered:
     rounded_unicode: str | None = None  # the 2-D print with numbers to ROUND_DIGITS significant digits
     rounded_ascii: str | None = None
     unrendered: str | None = None  # why a parsed model is shown as text (printing ran out of time)
+    stored: StoredText | None = None  # a text too long to read whole: read a page at a time (longtext)
 
     @property
     def pretty(self) -> bool:
@@ -216,7 +218,10 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
     notes: list[str] = []
     features = features_of(ws, job)
     model = None
-    if job.get("model"):
+    if isinstance(job.get("model"), StoredText):
+        stored = job["model"]
+        model = Rendered("", error=f"too large to parse ({stored.size:,} bytes)", stored=stored)
+    elif job.get("model"):
         if features is None:
             model = Rendered(job["model"], error="the task's data is not in this workspace's cache")
         else:

@@ -32,11 +32,11 @@ def suites(reader: Reader) -> list[str]:
 
 
 def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
-    from results.store.queries import job
+    """One job's row; its model is the text, or a ``StoredText`` (read a page at a time through
+    ``results.views.longtext.read_page``) when it is too long to read whole."""
+    from results.views.longtext import row_with_long_text
 
-    with reader.lock:
-        store = reader.store()
-        return None if store is None else job(store, job_id)
+    return row_with_long_text(reader, "jobs", "job_id", job_id, "model")
 
 
 def _data_path(workspace: Workspace, fingerprint: str) -> Path:

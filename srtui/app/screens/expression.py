@@ -16,14 +16,15 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
 from results.store.queries import Reader
-from results.views import ExpressionDetail, Rendered, expression_detail
+from results.views import PAGE_BYTES, ExpressionDetail, Rendered, expression_detail, read_page
 from srtui.app.messages import DetailReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, cell, status_cell
 
 VIEWS = ("rounded", "simplified", "raw")
-#: a model's text longer than this is shown a page at a time
-TEXT_PAGE = 4000
+#: a model's text longer than this many characters is shown a page at a time (a stored text too long
+#: to read whole: pages of as many bytes)
+TEXT_PAGE = PAGE_BYTES
 COPY_MAX_CHARS = 1_000_000
 VIEW_NOTES = {
     "rounded": "numbers to 4 significant digits",
@@ -68,7 +69,8 @@ class ExpressionScreen(SectionScreen):
         self.view = VIEWS[0]
         self._simplified: dict[str, Rendered | None] = {}  # by model text; None while computing
         self.page = 0  # which TEXT_PAGE characters of a long model's text are shown
-        self._pages: dict[tuple[int, int], str] = {}  # (id of the text, page) -> its slice, cut in a worker
+        #: (id of the text, page) -> (its text, first and last character or byte), read in a worker
+        self._pages: dict[tuple[int, int], tuple[str, int, int]] = {}
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -185,7 +187,7 @@ class ExpressionScreen(SectionScreen):
             form = ascii_form if self.ascii else unicode_form
             if form is not None:  # render() and simplified() fill the ASCII and unicode prints together
                 return Text(form, no_wrap=True)
-        if len(rendered.text) > TEXT_PAGE:
+        if rendered.stored is not None or len(rendered.text) > TEXT_PAGE:
             return self._paged(rendered)
         body = Text(rendered.text)  # as the method printed it: wrapped, never markup
         if rendered.error:
@@ -200,31 +202,39 @@ class ExpressionScreen(SectionScreen):
 
     def _paged(self, rendered: Rendered) -> Text:
         """A long text one page at a time (a 50 MB model laid out whole blocks the app for minutes):
-        its size, the page shown, the keys to page; the page is cut in a worker."""
-        text = rendered.text
-        pages = -(-len(text) // TEXT_PAGE)
+        its size, the page shown, the keys to page; the page is read (a stored text: from the
+        database, results.views.longtext) or cut in a worker."""
+        stored = rendered.stored
+        pages = stored.pages if stored is not None else -(-len(rendered.text) // TEXT_PAGE)
         self.page = min(max(self.page, 0), pages - 1)
-        part = self._pages.get((id(text), self.page))
+        key = (id(stored if stored is not None else rendered.text), self.page)
+        part = self._pages.get(key)
         if part is None:
-            self.cut_page(text, self.page)
-        body = Text(part if part is not None else "reading...", style="" if part is not None else "dim")
-        start = self.page * TEXT_PAGE
-        why = f"not parsed: {rendered.error}; " if rendered.error else ""
+            self.cut_page(rendered, self.page, key)
+        body = Text(part[0] if part is not None else "reading...", style="" if part is not None else "dim")
+        why = f"not parsed: {rendered.error}; " if rendered.error and stored is None else ""
+        if stored is not None:
+            size, unit = f"{stored.size:,} bytes ({stored.size / 1e6:.1f} MB)", "bytes"
+        else:
+            size, unit = f"{len(rendered.text):,} characters", "characters"
+        where = f"{unit} {part[1]:,}-{part[2]:,}, " if part is not None else ""
         body.append(
-            f"\n\n({why}{len(text):,} characters ({len(text.encode('utf-8', 'replace')) / 1e6:.1f} MB); "
-            f"characters {start + 1:,}-{min(start + TEXT_PAGE, len(text)):,}, page {self.page + 1:,} of {pages:,}: "
-            "] next page, [ previous)",
+            f"\n\n({why}{size}; {where}page {self.page + 1:,} of {pages:,}: ] next page, [ previous)",
             style="italic dim",
         )
         return body
 
     @work(thread=True, group="page", exit_on_error=False)
-    def cut_page(self, text: str, page: int) -> None:
-        part = text[page * TEXT_PAGE : (page + 1) * TEXT_PAGE]
-        self.app.call_from_thread(self._page_ready, text, page, part)
+    def cut_page(self, rendered: Rendered, page: int, key: tuple[int, int]) -> None:
+        if rendered.stored is not None:
+            part = read_page(self.reader, rendered.stored, page)
+        else:
+            text = rendered.text[page * TEXT_PAGE : (page + 1) * TEXT_PAGE]
+            part = (text, page * TEXT_PAGE + 1, page * TEXT_PAGE + len(text))
+        self.app.call_from_thread(self._page_ready, key, part)
 
-    def _page_ready(self, text: str, page: int, part: str) -> None:
-        self._pages = {(id(text), page): part}  # one page kept: the text itself is the detail's
+    def _page_ready(self, key: tuple[int, int], part: tuple[str, int, int]) -> None:
+        self._pages = {key: part}  # one page kept
         if self.detail is not None:
             self._show_expressions()
 
@@ -263,6 +273,9 @@ class ExpressionScreen(SectionScreen):
         r = self.shown
         if r is None:
             self.notify("nothing to copy", severity="warning")
+            return
+        if r.stored is not None:  # never read whole
+            self.notify(f"not copied: {r.stored.size:,} bytes", severity="warning", markup=False)
             return
         if form == "latex":
             if r.latex is None:

@@ -101,6 +101,9 @@ class ResultsScreen(SectionScreen):
         yield Input(placeholder="filter: method=linear status!=ok r2_test>0.9 task~feyn (Enter)", id="filter")
         yield Static(id="info", markup=False)
         yield VimTable(id="results", cursor_type="row", zebra_stripes=True)
+        # the highlighted run's model across the whole width: at 80 columns the table's model
+        # column starts near the right edge, a few characters of it in view
+        yield Static(id="model-line", markup=False)
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -187,6 +190,23 @@ class ResultsScreen(SectionScreen):
         if keep_row:
             table.move_cursor(row=min(keep_row, table.row_count - 1))
         self._show_info(page)
+        self._show_model(table.cursor_row)
+
+    @on(DataTable.RowHighlighted, "#results")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_model(event.cursor_row)
+
+    def _show_model(self, index: int) -> None:
+        """The model of the run at ``index`` on one line under the table (none for groups)."""
+        line = self.query_one("#model-line", Static)
+        page = self.page
+        line.display = page is not None and "model" in page.columns
+        if page is None or not line.display:
+            return
+        model = page.rows[index][page.columns.index("model")] if 0 <= index < len(page.rows) else None
+        text = Text("model: ", style="bold")
+        text.append(cell(model))
+        line.update(text)
 
     def _show_info(self, page: ResultsPage) -> None:
         q = page.query
