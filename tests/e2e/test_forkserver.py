@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
@@ -23,11 +24,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 
 def _note(what):
-    # where the job ran: a forked job's command line is its server's
-    out = os.environ.get("SRTUI_TEST_OUT")
-    if out:
-        with open(os.path.join(out, what + "-" + str(os.getpid())), "w") as fh:
-            fh.write(open("/proc/self/cmdline").read().replace("\\0", " "))
+    # where the job ran (a forked job's command line is its server's), on the job's stderr: a
+    # sealed job sees no folder of the test's, and the driver keeps its stderr in logs/
+    with open("/proc/self/cmdline") as fh:
+        where = fh.read().replace("\\0", " ")
+    print("test-note", what, where, file=sys.stderr, flush=True)
 
 
 def model(est, X=None):
@@ -53,7 +54,7 @@ class Importer(RegressorMixin, BaseEstimator):
 est = Importer()
 """,
     # starts threads during fit, and leaves one non-daemon thread running: the interpreter
-    # waits for it at exit (so the file it writes exists once the job is done), under fork too
+    # waits for it at exit (so its note is in the job's stderr once the job is done), under fork too
     "threads": """
 import threading, time
 
@@ -134,9 +135,8 @@ def _suite(tmp_path: Path, fork_safe: bool | None) -> Path:
     return path
 
 
-def _run(tmp_path: Path, folders: list[Path], launcher: str) -> tuple[list[dict], Path]:
-    out = tmp_path / f"out-{launcher}"
-    out.mkdir()
+def _run(tmp_path: Path, folders: list[Path], launcher: str) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The run's results, and the notes its jobs wrote on their stderr: (what, where it ran)."""
     args = [
         "run",
         str(_suite(tmp_path, True)),
@@ -151,25 +151,32 @@ def _run(tmp_path: Path, folders: list[Path], launcher: str) -> tuple[list[dict]
     ]
     for folder in folders:
         args += ["--method-dir", str(folder)]
-    proc = srtui(*args, env={"SRTUI_TEST_OUT": str(out)})
+    proc = srtui(*args)
     assert proc.returncode == 0, proc.stderr
-    return results_json(tmp_path / f"ws-{launcher}"), out
+    notes = []
+    for log in sorted((tmp_path / f"ws-{launcher}" / "logs").glob("*.stderr")):
+        for line in log.read_text().splitlines():
+            if line.startswith("test-note "):
+                what, where = line.split(" ", 2)[1:]
+                notes.append((what, where))
+    return results_json(tmp_path / f"ws-{launcher}"), notes
 
 
 @pytest.mark.slow  # 15-35 s: the default run stays well under 15 minutes; CI runs it in its slow step
 def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Path, folders: list[Path]) -> None:
-    forked, fork_out = _run(tmp_path, folders, "fork")
-    execd, exec_out = _run(tmp_path, folders, "exec")
+    forked, fork_notes = _run(tmp_path, folders, "fork")
+    execd, exec_notes = _run(tmp_path, folders, "exec")
     key = lambda r: (r["method"], r["seed"])  # noqa: E731
     assert len(forked) == len(execd) == 10
     for a, b in zip(sorted(forked, key=key), sorted(execd, key=key)):
         assert a["status"] == b["status"] == "ok", (a, b)
         assert a["model"] == b["model"], (a, b)  # the same model, fit for fit
         assert a["job_id"] == b["job_id"]
-    for out, marker in ((fork_out, "engine.process.fork_server"), (exec_out, "engine.process.job_worker")):
-        notes = {p.name.rsplit("-", 1)[0]: p.read_text() for p in out.iterdir()}
-        assert set(notes) == {"importer", "threads", "forker", "late-thread"}, notes
-        assert all(marker in text for text in notes.values()), notes  # really forked / exec'd
+    for notes, marker in ((fork_notes, "engine.process.fork_server"), (exec_notes, "engine.process.job_worker")):
+        # every job of each folder noted its fit, and the thread it left running noted after it
+        noted = Counter(what for what, _ in notes)
+        assert noted == dict.fromkeys(["importer", "threads", "forker", "late-thread"], 2), notes
+        assert all(marker in where for _, where in notes), notes  # really forked / exec'd
 
 
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it

@@ -34,10 +34,18 @@ WITH_COMPLEXITY = {"sklearn_adaboost", "sklearn_mlp", "sklearn_randomforest", "s
 SMOKE_FEATURES = ["x0", "x1", "x2"]
 
 
-def _run(folders: list[Path], methods: list[str], ws: Path, *extra: str, time_limit: float = 120, timeout: float = 900):
+def _run(
+    folders: list[Path],
+    methods: list[str],
+    ws: Path,
+    *extra: str,
+    time_limit: float = 120,
+    timeout: float = 900,
+    suite: str = "smoke",
+):
     args = [
         "run",
-        "smoke",
+        suite,
         "--workspace",
         str(ws),
         "--methods",
@@ -90,12 +98,17 @@ def test_sklearn_and_ffx_folders_run_unmodified(srbench_folder, tmp_path):
 
 @pytest.mark.slow
 def test_folder_without_time_attribute_is_stopped_by_the_wall_limit(srbench_folder, tmp_path):
-    # SRBench's gplearn folder: 500 generations of 1000 programs and no time attribute
-    proc = _run([srbench_folder("gplearn")], ["gplearn"], tmp_path / "ws", time_limit=12, timeout=300)
+    # SRBench's gplearn folder: 500 generations of 1000 programs and no time attribute. Not in the
+    # smoke suite, whose [params.gplearn] (generations = 10) a folder named gplearn gets too: a
+    # suite of its own, with no params, so the folder runs as SRBench configured it
+    suite = tmp_path / "gplearn-folder.toml"
+    suite.write_text('name = "gplearn-folder"\ntasks = ["smoke-interaction"]\nmethods = ["gplearn"]\nseeds = [2082]\n')
+    proc = _run([srbench_folder("gplearn")], ["gplearn"], tmp_path / "ws", time_limit=12, timeout=300, suite=str(suite))
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(srtui("results", "--format", "json", "--workspace", str(tmp_path / "ws"), check=True).stdout)
     (row,) = rows
-    assert row["status"] == "timeout" and row["method_version"].startswith("regressor.py@")
+    assert "generations" not in row["params"], row["params"]  # the folder's own 500
+    assert row["status"] == "timeout" and row["method_version"].startswith("regressor.py@"), row
 
 
 def test_tuned_uses_the_folders_params_py(srbench_folder, tmp_path):

@@ -150,10 +150,11 @@ def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, 
     finals = [r for r in rows if r["suite"] == "killed"]
     tuning = [r for r in rows if r["suite"] == "killed@tuning"]
     assert len(finals) == 2 and len(tuning) == 20 and all(r["status"] == "ok" for r in rows)
+    # srbench2025 scales X and y (#40): every job of the run, tuning or final, carries its scaling
+    grid = [{"srtui_scaling": "xy"}, {"alphas": [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0], "srtui_scaling": "xy"}]
     for final in finals:
-        grid = [{}, {"alphas": [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]}]
         scores = [
             [r["r2_test"] for r in tuning if r["seed"] == final["seed"] and r["params"] == params] for params in grid
         ]
-        assert all(len(row) == 5 for row in scores)
+        assert all(len(row) == 5 for row in scores), [r["params"] for r in tuning]
         assert final["params"] == grid[best_configuration(scores)[0]]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import poll_db, srtui
 
+from engine.scaling import SCALING_KEY
 from engine.spec import MAX_AUTO_ATTEMPTS
 
 SLOW = 600.0  # the second configuration sleeps (and ignores SIGTERM): it is running when killed
@@ -84,9 +85,12 @@ def test_a_tuning_job_lost_past_the_retry_limit_does_not_hold_back_the_final_job
     )
     finals = [r for r in rows if r["suite"] == "lost"]
     tuning = [r for r in rows if r["suite"] == "lost@tuning"]
-    assert len(finals) == 1 and finals[0]["status"] == "ok" and finals[0]["params"] == {"seconds": 0}
-    assert len(tuning) == 2 * 5
-    slow = [c for c in finals[0]["tuning"]["iterations"][0]["candidates"] if c["params"] == {"seconds": SLOW}]
+    assert len(finals) == 1 and finals[0]["status"] == "ok"
+    # srbench2025 scales X and y (#40): every job of the run, tuning or final, carries its scaling
+    assert finals[0]["params"].pop(SCALING_KEY) == "xy" and finals[0]["params"] == {"seconds": 0}
+    assert len(tuning) == 2 * 5 and all(r["params"][SCALING_KEY] == "xy" for r in tuning)
+    candidates = finals[0]["tuning"]["iterations"][0]["candidates"]
+    slow = [c for c in candidates if c["params"] == {"seconds": SLOW, SCALING_KEY: "xy"}]
     assert len(slow) == 1 and slow[0]["mean_r2"] is None and len(slow[0]["failed"]) == 5
     whys = [f["why"] for f in slow[0]["failed"]]
     assert sum(w.startswith(f"lost after {MAX_AUTO_ATTEMPTS} attempts") for w in whys) == 1
@@ -119,4 +123,5 @@ def test_retry_failed_after_the_choice_does_not_reopen_the_search(workspace: Pat
     )
     assert after == before, dry.stdout
     finals = poll_db(workspace, "SELECT status, params FROM jobs WHERE suite = 'settled'")
-    assert len(finals) == 1 and finals[0][0] == "ok" and json.loads(finals[0][1]) == {"seconds": 0}
+    assert len(finals) == 1 and finals[0][0] == "ok"
+    assert json.loads(finals[0][1]) == {"seconds": 0, SCALING_KEY: "xy"}  # srbench2025 scales X and y (#40)

@@ -90,8 +90,7 @@ def _aliases(store: Store | None) -> dict[tuple[str, float], str]:
 
 
 def _load(source: Source, pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> pd.DataFrame:
-    path = Path(pf.path) if not pf.branch and not pf.shipped else locate(pf, cache_dir, data_dir)
-    df = rows(read_file(path), pf.track, source.release, pf.per_run)
+    df = rows(read_file(locate(pf, cache_dir, data_dir)), pf.track, source.release, pf.per_run)
     energy = source.file_for("energy")
     if pf.track == "black-box" and energy is not None:
         cost = energy_rows(read_file(locate(energy, cache_dir, data_dir)))

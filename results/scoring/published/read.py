@@ -3,13 +3,18 @@
 Shipped tables are read from ``data/``; feathers are found under ``--data-dir``, SRTUI_DATA_DIR or
 the workspace cache, else downloaded once into the cache (tasks.datafiles: the project's one
 download, sha256 checked against the LFS pointer). Feathers need pyarrow (extra ``published``).
+Every file is read once, through the one bounded reader (engine.untrusted.read_file: no link, no
+FIFO or device, its size checked before reading), and parsed from the bytes read (and hashed):
+never opened again by its path.
 """
 
 from __future__ import annotations
 
 import importlib
+import io
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,6 +23,9 @@ from engine.errors import SrtuiError
 from results.scoring.published import names
 from results.scoring.published.sources import DATA, LFS_BASE, PublishedFile
 from results.scoring.resources import J_PER_KWH
+
+if TYPE_CHECKING:
+    from tasks.datafiles import Verified
 
 MIRROR_ENV = "SRTUI_PUBLISHED_MIRROR"  # a mirror of LFS_BASE (same layout: BRANCH/PATH)
 MAX_BYTES = 512 << 20  # a published file larger than this is not read (the largest is 79 MB)
@@ -36,23 +44,41 @@ class PublishedError(SrtuiError, ValueError):
     """A published source that cannot be read; one line for the CLI."""
 
 
-def _feather(path: Path) -> pd.DataFrame:
+def _feather(found: Verified) -> pd.DataFrame:
     try:
         importlib.import_module("pyarrow")  # pandas reads feathers through it
     except ImportError:
         raise PublishedError(
-            f"reading {path.name} needs pyarrow: install srtui's extra 'published' (pip install 'srtui[published]')"
+            f"reading {found.path.name} needs pyarrow: install srtui's extra 'published' "
+            "(pip install 'srtui[published]')"
         ) from None
     try:
-        return pd.read_feather(path)
+        return pd.read_feather(found.stream())
     except (OSError, ValueError) as exc:
-        raise PublishedError(f"{path} is not a readable feather file: {' '.join(str(exc).split())[:200]}") from None
+        raise PublishedError(f"{found} is not a readable feather file: {' '.join(str(exc).split())[:200]}") from None
 
 
-def locate(pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> Path:
-    """The local copy of a published file: shipped, found in a data directory, or downloaded."""
+def load(path: Path) -> Verified:
+    """A published file given by its path (shipped, or the user's ``--published FILE``) read
+    through the one bounded reader, at most MAX_BYTES; one line (PublishedError) otherwise."""
+    from engine.untrusted import UntrustedFileError, read_file
+    from tasks.datafiles import Verified
+
+    try:
+        return Verified(path, read_file(path, MAX_BYTES))
+    except UntrustedFileError as exc:
+        raise PublishedError(f"refusing {exc}") from None
+    except OSError as exc:
+        raise PublishedError(f"{path} cannot be read: {exc.strerror or exc}") from None
+
+
+def locate(pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> Verified:
+    """The bytes of a published file (as hashed, when a checksum is known): shipped, the user's
+    file, found in a data directory, or downloaded."""
     if pf.shipped:
-        return DATA / pf.shipped
+        return load(DATA / pf.shipped)
+    if not pf.branch:  # the user's own file (--published FILE)
+        return load(Path(pf.path))
     from tasks.catalogue import TaskContext
     from tasks.datafiles import RemoteFile
     from tasks.datafiles import locate as find
@@ -60,19 +86,20 @@ def locate(pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> 
     url = pf.url.replace(LFS_BASE, os.environ[MIRROR_ENV].rstrip("/") + "/") if os.environ.get(MIRROR_ENV) else pf.url
     remote = RemoteFile(pf.rel, url, sha256=pf.sha256 or None)
     found, _ = find(remote, TaskContext(cache_dir=cache_dir, data_dir=data_dir))
-    return found.path
+    if len(found.data) > MAX_BYTES:
+        raise PublishedError(f"{found} is larger than {MAX_BYTES >> 20} MB: not a published SRBench file")
+    return found
 
 
-def read_file(path: Path) -> pd.DataFrame:
-    """A published table (.csv) or per-run results (.feather) as it is."""
-    if path.stat().st_size > MAX_BYTES:
-        raise PublishedError(f"{path} is larger than {MAX_BYTES >> 20} MB: not a published SRBench file")
-    if path.suffix == ".feather":
-        return _feather(path)
+def read_file(found: Verified) -> pd.DataFrame:
+    """A published table (.csv) or per-run results (.feather) as it is, parsed from the bytes
+    ``locate`` read (never from the path again)."""
+    if found.path.suffix == ".feather":
+        return _feather(found)
     try:
-        return pd.read_csv(path)
+        return pd.read_csv(io.BytesIO(found.data))
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise PublishedError(f"{path} is not a readable CSV file: {' '.join(str(exc).split())[:200]}") from None
+        raise PublishedError(f"{found} is not a readable CSV file: {' '.join(str(exc).split())[:200]}") from None
 
 
 def rows(raw: pd.DataFrame, track: str, release: str, per_run: bool) -> pd.DataFrame:
