@@ -212,6 +212,7 @@ class Bingo(_Optional):
         pareto = [
             ParetoPoint(m.get_formatted_string("console"), float(m.get_complexity()), float(m.fitness)) for m in front
         ]
+
         def predict(X: np.ndarray) -> np.ndarray:  # bingo-nasa 0.5.7 predicts a column, (n, 1)
             return np.asarray(est.predict(X), dtype=np.float64).reshape(-1)
 

@@ -1,6 +1,7 @@
 """The docs tables generated from the registries: each lives in a page between
 ``<!-- NAME -->`` and ``<!-- /NAME -->``. ``python -m results.outputs.docs_tables`` lists the
-tables that differ from their registry (exit 1 when any does); ``--write`` rewrites them. Run it at the checkout's root, or pass ``--docs DIR``.
+tables that differ from their registry (exit 1 when any does); ``--write`` rewrites them. Run
+it at the checkout's root, or pass ``--docs DIR``.
 tests/unit/test_registries.py fails while a page and its registry differ."""
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def main(argv: list[str]) -> int:
     # the docs of the checkout the command is run in (an installed srtui carries no docs/)
     docs = Path(argv[argv.index("--docs") + 1]) if "--docs" in argv[:-1] else Path("docs")
     if not (docs / "scoring.md").is_file():
-        print(f"srtui: error: no docs/ here ({docs.resolve()}): run it in a checkout or pass --docs DIR", file=sys.stderr)
+        print(
+            f"srtui: error: no docs/ here ({docs.resolve()}): run it in a checkout or pass --docs DIR", file=sys.stderr
+        )
         return 2
     if "--write" in argv:
         write(docs)

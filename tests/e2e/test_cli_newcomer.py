@@ -139,12 +139,12 @@ def test_the_reference_auc_that_looks_wrong_gets_one_footnote_and_on_front_has_n
     runs.write_text("\n".join(rows) + "\n")
     for fmt in ("table", "md", "latex", "csv"):
         out = srtui("score", "srbench2025", "--from-csv", str(runs), "--format", fmt, cwd=tmp_path, check=True).stdout
-        notes = [line for line in out.splitlines() if "why an AUC can look wrong" in line]
+        notes = [line for line in out.splitlines() if "holds a curve flat" in line]
         assert len(set(notes)) == 1, out  # CSV repeats its header per table
-        assert "linear on t1 has AUC 1 at median R2 0.94" in notes[0] and "flat after its highest R2" in notes[0]
+        assert "linear on t1: AUC 1 at median R2 0.94" in notes[0] and "flat after its highest R2" in notes[0]
         assert "NaN" not in out and "nan" not in out.lower().replace("nano", "")
     corrected = srtui("score", "srbench2025", "--from-csv", str(runs), "-o", "profile=corrected", cwd=tmp_path)
-    assert "why an AUC" not in corrected.stdout
+    assert "holds a curve flat" not in corrected.stdout
 
 
 def test_srtui_in_a_folder_without_a_workspace_says_so_and_creates_nothing(tmp_path: Path) -> None:

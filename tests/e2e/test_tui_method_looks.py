@@ -59,9 +59,11 @@ async def app_looks(ws: Path, suite: str) -> tuple[tuple[str, ...], dict[str, di
         await pilot.press("4")
         screen = current(app, SuitePlotsScreen)
         await wait_for(pilot, lambda: screen.aggregate is not None, timeout=60)
+        assert screen.aggregate is not None
         if screen.aggregate.suite != suite:
             screen._load_once(suite)
-            await wait_for(pilot, lambda: screen.aggregate.suite == suite, timeout=60)
+            await wait_for(pilot, lambda: screen.aggregate is not None and screen.aggregate.suite == suite, timeout=60)
+        assert screen.aggregate is not None
         await wait_for(pilot, lambda: "cost" in screen._legends, timeout=60)
         await pilot.pause(0.5)
         drawn = str(screen.query_one("#profile").render())  # the plot as the terminal shows it

@@ -132,7 +132,9 @@ def _flat_tail_note(runs: pd.DataFrame, per_dataset: pd.DataFrame) -> list[str]:
     """One footnote where the reference AUC looks wrong to a reader: the published curve is held
     flat after a method's highest R2 (np.interp), so a dataset's AUC can be 1 at R2 0.94 while a
     better method gets less. Names the largest such gap; empty when no AUC exceeds the exact
-    area (the mean R2 clipped to [0, 1]) by more than 0.01."""
+    area (the mean R2 clipped to [0, 1]) by more than 0.01. Short: two lines at 80 columns with
+    method and task names of up to 24 characters together (the app's Board opens it with n); the
+    fidelity table of docs/scoring.md says more."""
     ok = runs[runs["status"] == "ok"]
     if ok.empty or per_dataset.empty:
         return []
@@ -145,10 +147,8 @@ def _flat_tail_note(runs: pd.DataFrame, per_dataset: pd.DataFrame) -> list[str]:
         return []
     worst = table.iloc[int(np.argmax(gap.to_numpy()))]
     return [
-        f"why an AUC can look wrong: {worst['method']} on {worst['task']} has AUC {worst['auc']:.3g} at median "
-        f"R2 {worst['median_r2']:.3g}. SRBench 2.0's code (perfprof_plots.ipynb) holds each curve flat after its "
-        "highest R2 instead of dropping it to 0, so every x above that R2 counts as reached; "
-        "-o profile=corrected gives the exact area (docs/scoring.md, the fidelity table)"
+        f"{worst['method']} on {worst['task']}: AUC {worst['auc']:.3g} at median R2 {worst['median_r2']:.3g}; "
+        "SRBench 2.0 holds a curve flat after its highest R2 (exact: -o profile=corrected)"
     ]
 
 
