@@ -45,8 +45,9 @@ def now_iso() -> str:
 
 def short_time(iso: str | None, year: bool = True) -> str:
     """A stored timestamp as a reader wants it on an 80-column line: to the minute, in UTC
-    (``2026-11-25 13:46``; ``11-25 13:46`` without the year); "-" when there is none."""
-    if not iso:
+    (``2026-11-25 13:46``; ``11-25 13:46`` without the year); "-" when there is none (or it is
+    not text: a crafted workspace)."""
+    if not iso or not isinstance(iso, str):
         return "-"
     text = iso[:16].replace("T", " ")
     return text if year else text[5:]
@@ -213,12 +214,16 @@ def status(store: Store, name: str) -> list[dict[str, Any]]:
     """Progress per expert: assigned, rated, skipped (not yet rated), remaining, time per item."""
     session_row(store, name)
     out = []
-    experts = [
-        r[0]
-        for r in store.conn.execute(
-            "SELECT DISTINCT expert FROM review_assignments WHERE session = ? ORDER BY expert", (name,)
-        )
-    ]
+    from results.store.typed import warn
+
+    experts = []
+    for (expert,) in store.conn.execute(
+        "SELECT DISTINCT expert FROM review_assignments WHERE session = ? ORDER BY expert", (name,)
+    ):
+        if isinstance(expert, str):
+            experts.append(expert)
+        else:  # a crafted workspace
+            warn("review_assignments", name, "expert", f"not a name ({type(expert).__name__})")
     for expert in experts:
         assigned = store.conn.execute(
             "SELECT count(*) FROM review_assignments WHERE session = ? AND expert = ?", (name, expert)

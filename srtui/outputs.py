@@ -8,7 +8,6 @@ worker thread.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,14 +118,16 @@ def figure_data(
 def suite_rule(store: Store, name: str) -> str | None:
     """The scoring rule of a suite by name: built in, or the suite file a run of it was given
     (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
+    from results.store.typed import stored_json
     from tasks.suites import SuiteError, load_suite
 
+    if not isinstance(name, str):  # a crafted workspace's suite name (warned where it was read)
+        return None
     candidates = [name]
-    for (argv,) in store.conn.execute("SELECT argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,)):
-        try:
-            candidates += [a for a in json.loads(argv or "[]") if isinstance(a, str) and a.endswith(".toml")]
-        except ValueError:
-            continue
+    found = store.conn.execute("SELECT run_id, argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,))
+    for run_id, argv in found:
+        args = stored_json(argv, "runs", run_id, "argv", [], list)
+        candidates += [a for a in args if isinstance(a, str) and a.endswith(".toml")]
     for candidate in dict.fromkeys(candidates):
         try:
             suite = load_suite(candidate)

@@ -145,7 +145,8 @@ def complete(runs: pd.DataFrame) -> pd.DataFrame:
         [(t, m, s) for t, ss in seeds.items() for m in methods for s in ss], columns=["task", "method", "seed"]
     )
     have = runs.drop_duplicates(["task", "method", "seed"])
-    out = grid.merge(have, on=["task", "method", "seed"], how="left", indicator=True)
+    keys = dict.fromkeys(("task", "method", "seed"), object)  # a column left empty is float: keys meet as objects
+    out = grid.astype(keys).merge(have.astype(keys), on=["task", "method", "seed"], how="left", indicator=True)
     out.loc[out["_merge"] == "left_only", "status"] = "missing"
     return out.drop(columns="_merge")
 

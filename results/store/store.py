@@ -338,7 +338,20 @@ class Store:
         args: tuple[str, ...] = ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
-        return {k: int(v) for k, v in self.conn.execute(q + " GROUP BY status", args).fetchall()}
+        from results.store.typed import warn
+
+        out: dict[str, int] = {}
+        for k, v in self.conn.execute(q + " GROUP BY status", args).fetchall():
+            if not isinstance(k, str) or not isinstance(v, int):  # a crafted workspace
+                warn(
+                    table,
+                    k if isinstance(k, str) else "?",
+                    "status" if not isinstance(k, str) else "n",
+                    "not a count of a status",
+                )
+                continue
+            out[k] = out.get(k, 0) + v
+        return out
 
     def has_table(self, name: str) -> bool:
         """A table of a newer schema may be missing from a workspace opened read-only."""

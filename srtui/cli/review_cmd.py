@@ -188,7 +188,7 @@ def status_(
     from reviews.storage import short_time
 
     blind = f"unblinded {short_time(row['unblinded_at'])} UTC" if row["unblinded_at"] else "blinded"
-    print(f"review {name}: {row['status']}, {blind}")
+    print(f"review {name}: {row['status']!s}, {blind}")
     width = max([8, *(len(r["expert"]) for r in rows)])
     for r in rows:  # 80 columns for names of up to 8 characters
         med = f"{r['median_s_per_item']:.0f} s/item" if r["median_s_per_item"] is not None else "- s/item"

@@ -62,6 +62,8 @@ for argv in {commands!r}:
         main([a.replace("{{out}}", out) for a in argv] + ["-w", ws])
     except SystemExit:
         pass
+    except Exception:  # the test fails on it; the other commands still run
+        traceback.print_exc()
     print("fuzz: ran", argv[0], file=sys.stderr)
 
 async def screens():
@@ -166,12 +168,22 @@ def test_every_table_and_column_is_fuzzed(base: Path) -> None:
     assert set(empty) <= {"review_ratings", "review_audit"}, empty  # no rating made: nothing to fuzz there
 
 
-@settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+#: the columns are dealt into this many groups, one run of the commands each: every column of
+#: every table gets a hostile value in every run of the test, and a workspace keeps enough intact
+#: for the commands to get past their first read
+GROUPS = 3
+
+
+@pytest.mark.parametrize("group", range(GROUPS))
+@settings(max_examples=1, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
-def test_hostile_values_in_any_column_cause_no_traceback(base: Path, tmp_path_factory, data) -> None:
-    """Hostile values in any column of any table; every read-only command and the app's screens."""
-    columns = _columns(base)
-    edits = data.draw(st.lists(st.tuples(st.sampled_from(columns), st.sampled_from(HOSTILE)), min_size=8, max_size=24))
+def test_hostile_values_in_every_column_cause_no_traceback(base: Path, tmp_path_factory, group: int, data) -> None:
+    """A hostile value in each column of a third of the tables' columns (all three thirds over the
+    test's runs); every read-only command and the app's screens."""
+    columns = _columns(base)[group::GROUPS]
+    # each hostile value in turn down the columns (hypothesis' first example: the order as given)
+    values = data.draw(st.permutations([HOSTILE[(i + group) % len(HOSTILE)] for i in range(len(columns))]))
+    edits = list(zip(columns, values))
     with sqlite3.connect(base / "srtui.db") as conn:
         (job_id,) = conn.execute("SELECT job_id FROM jobs").fetchone()
     ws = _hostile(base, tmp_path_factory.mktemp("h") / "ws", [(t, c, v) for (t, c), v in edits])

@@ -111,6 +111,8 @@ def _reference(runs: pd.DataFrame, xs: np.ndarray) -> tuple[pd.DataFrame, pd.Dat
     rows = []
     for method, frame in done.groupby("method"):
         curves = [published_curve(f["r2"].to_numpy(), n_datasets) for _, f in frame.groupby("seed")]
+        if not curves:  # no run of it has a seed (a crafted workspace): nothing to draw
+            continue
         aucs = [float(np.sum((c[1:] + c[:-1]) / 2 * np.diff(PUBLISHED_GRID))) for c in curves]
         median_curve = np.median(np.vstack(curves), axis=0)
         rows.append(
