@@ -28,6 +28,7 @@ async def test_the_auc_note_opened_takes_two_lines_and_hides_no_row(demo) -> Non
         screen.query_one("#board-rule", Select).value = "srbench2025"
         await wait_for(pilot, lambda: screen.board is not None and screen.board.rule == "srbench2025", timeout=60)
         board = screen.board
+        assert board is not None
         notes = [n for n in board.notes if "AUC" in n and "profile=corrected" in n]
         assert len(notes) == 1, board.notes  # the demo's ridge: AUC 1 at median R2 0.99
         await pilot.press("n")

@@ -53,7 +53,9 @@ def legend_looks(text) -> dict[str, tuple[str, str]]:
 
 
 async def app_looks(ws: Path, suite: str) -> tuple[tuple[str, ...], dict[str, dict[str, tuple[str, str]]], str]:
-    """The suite's methods, each plot's legend looks and the profile plot as drawn, at 80x24."""
+    """The suite's methods, each plot's legend looks and the profile plot as drawn, at 80x24;
+    checks on the way that the profiles' legend names no front and that the cost plot's two axis
+    labels are on lines of their own."""
     app = SrtuiApp(Workspace(ws), label="looks", theme="textual-light")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4")
@@ -68,6 +70,13 @@ async def app_looks(ws: Path, suite: str) -> tuple[tuple[str, ...], dict[str, di
         await pilot.pause(0.5)
         drawn = str(screen.query_one("#profile").render())  # the plot as the terminal shows it
         shown = {plot: legend_looks(screen._legends[plot]) for plot in ("profile", "front", "cost")}
+        assert "(front)" not in screen._legends["profile"].plain  # the front is the front plot's
+        screen.show_plot("cost")
+        await pilot.pause(0.5)
+        cost = str(screen.query_one("#cost").render()).split("\n")
+        x_label = [line for line in cost if "training time" in line and "energy" not in line]
+        y_label = [line for line in cost if "energy" in line]
+        assert x_label and y_label and not set(x_label) & set(y_label), cost
         return screen.aggregate.methods, shown, drawn
 
 
