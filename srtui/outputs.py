@@ -121,7 +121,8 @@ def suite_rule(store: Store, name: str) -> str | None:
     from results.store.typed import stored_json
     from tasks.suites import SuiteError, load_suite
 
-    if not isinstance(name, str):  # a crafted workspace's suite name (warned where it was read)
+    stored: object = name  # a crafted workspace's suite name may be a blob (warned where it was read)
+    if not isinstance(stored, str):
         return None
     candidates = [name]
     found = store.conn.execute("SELECT run_id, argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,))
