@@ -132,7 +132,7 @@ def suite_rule(store: Store, name: str) -> str | None:
     for candidate in dict.fromkeys(candidates):
         try:
             suite = load_suite(candidate)
-        except SuiteError:
+        except (SuiteError, OSError):  # OSError: a crafted name too long for a path
             continue
         if suite.name == name:
             return suite.scoring

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     except sqlite3.DatabaseError as exc:  # corrupted, truncated, not a database, disk I/O
         _one_line(f"the workspace's srtui.db is not a usable srtui database: {exc}")
     except OSError as exc:  # read-only or full file system, permissions
-        where = f": {exc.filename}" if exc.filename else ""
+        where = f": {str(exc.filename)[:300]}" if exc.filename else ""  # a crafted name may be megabytes
         _one_line(f"{exc.strerror or exc}{where}")
 
 

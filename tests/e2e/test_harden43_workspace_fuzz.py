@@ -5,7 +5,7 @@
 and the command goes on. A hypothesis fuzz writes hostile values into every column of every
 table (read from the workspace's own database, a review's included) and runs every read-only
 command and the app's screens; it is the Done-when proof, so it stays in the default run (about
-25 s of CPU in all; 57 s of wall at load 5.5 on 2 cores)."""
+19 s of CPU in all; 43 s of wall at load 9 on 2 cores)."""
 
 from __future__ import annotations
 
@@ -109,6 +109,18 @@ def base(tmp_path_factory) -> Path:
         str(ws),
         check=True,
     )
+    with sqlite3.connect(ws / "srtui.db") as conn:  # a rating, as `review open` stores one: every table has a row
+        (assignment, item) = conn.execute("SELECT assignment_id, item_id FROM review_assignments").fetchone()
+        at = "2026-11-27T12:00:00+00:00"
+        conn.execute(
+            "INSERT INTO review_ratings VALUES (?, 'fz', 'alice', ?, 4, 'fine', ?, ?, 12.5, 0)",
+            (assignment, item, at, at),
+        )
+        conn.execute(
+            "INSERT INTO review_audit (session, expert, assignment_id, action, rating, comment, shown_at, at, "
+            "elapsed_s) VALUES ('fz', 'alice', ?, 'rate', 4, 'fine', ?, ?, 12.5)",
+            (assignment, at, at),
+        )
     return ws
 
 
@@ -127,6 +139,13 @@ def _columns(ws: Path) -> list[tuple[str, str]]:
 def _hostile(base: Path, to: Path, edits: list[tuple[str, str, object]]) -> Path:
     shutil.copytree(base, to)
     with sqlite3.connect(to / "srtui.db") as conn:
+        # a crafted workspace need not keep srtui's guards: the reviews' append-only triggers and
+        # the CHECK constraints would refuse most hostile values (NOT NULL and keys still hold)
+        conn.execute("PRAGMA ignore_check_constraints = ON")
+        for (trigger,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'review%'"
+        ).fetchall():
+            conn.execute(f'DROP TRIGGER "{trigger}"')
         for table, column, value in edits:
             try:  # names from our own lists
                 conn.execute(f'UPDATE "{table}" SET "{column}" = ?', (value,))
@@ -165,7 +184,7 @@ def test_every_table_and_column_is_fuzzed(base: Path) -> None:
     assert {"jobs", "runs", "metrics", "task_info", "predictions", "review_items", "meta"} <= tables
     with sqlite3.connect(base / "srtui.db") as conn:
         empty = [t for t in sorted(tables) if conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] == 0]
-    assert set(empty) <= {"review_ratings", "review_audit"}, empty  # no rating made: nothing to fuzz there
+    assert not empty, empty
 
 
 #: the columns are dealt into this many groups, one run of the commands each: every column of
@@ -190,3 +209,5 @@ def test_hostile_values_in_every_column_cause_no_traceback(base: Path, tmp_path_
     proc = _commands(ws, job_id, COMMANDS)
     assert "Traceback" not in proc.stderr, (edits, proc.stderr[-3000:])
     assert proc.stderr.count("fuzz: ran ") == len(COMMANDS) and "fuzz: visited 7 screens" in proc.stderr, proc.stderr
+    long = [line[:200] for line in proc.stderr.splitlines() if len(line) > 1000]
+    assert not long, long  # a warning or error names the value's place, it does not repeat it
