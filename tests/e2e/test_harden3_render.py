@@ -13,7 +13,7 @@ import pytest
 from conftest import results_json, srtui
 
 TOWER = "2**(2**(2**(2**(2*1+3)))) + x1"
-SHOWN = "2 ** ( 2 ** ( 2 ** ( 2 ** ( 2 * 1 + 3 ) ) ) )"  # as srbench's folder protocol prints it
+SHOWN = "2**(2**(2**(2**(2*1+3))))"  # as the method printed it (smoke's protocol scales nothing)
 
 REGRESSOR = """
 import numpy as np
@@ -78,7 +78,8 @@ def test_report_of_a_power_tower_model_ends_and_shows_it_as_text(tower_ws: Path,
     srtui("report", "--out", str(html), "-w", str(tower_ws), timeout=90, check=True)
     assert time.monotonic() - started < 60
     page = html.read_text()
-    assert "not rendered: printing took over" in page
+    # the printer's process ends on its deadline or on its memory cap, whichever comes first
+    assert "not rendered: printing took over" in page or "not rendered: out of memory" in page
     assert SHOWN in page
 
 
