@@ -6,15 +6,13 @@ opens the rule selector from the keyboard."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, srtui
+from conftest import srtui
+from tmux_app import TmuxApp
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")
 
@@ -35,48 +33,23 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_board_with_published_rows_at_80x24(workspace: Path) -> None:
-    name = f"srtui-board-{os.getpid()}"
-    command = " ".join(
-        [
-            f"PYTHONPATH={shlex.quote(str(REPO))} TERM=xterm-256color",
-            shlex.quote(sys.executable), "-m", "srtui", "tui", "-w", shlex.quote(str(workspace)),
-        ]
-    )  # fmt: skip
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command], check=True)
-
-    def keys(*sent: str) -> None:
-        for key in sent:
-            subprocess.run(["tmux", "send-keys", "-t", name, key], check=True)
-            time.sleep(0.3)
-
-    def pane(waiting_for: str, *, gone: str = "") -> str:
-        deadline, text = time.monotonic() + 120, ""
-        while time.monotonic() < deadline:
-            text = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
-            if waiting_for in text and (not gone or gone not in text):
-                return text
-            time.sleep(0.3)
-        raise AssertionError(f"{waiting_for!r} not on the screen within 120 s:\n{text}")
-
-    try:
-        pane("Monitor")
-        keys("3")
-        pane(" mine ")
-        keys("o")  # the rule selector, opened from the keyboard
-        chooser = pane("srbench-groundtruth")
+    with TmuxApp(f"srtui-board-{os.getpid()}", workspace) as app:
+        app.pane("Monitor")
+        app.keys("3")
+        app.pane(" mine ")
+        app.keys("o")  # the rule selector, opened from the keyboard
+        chooser = app.pane("srbench-groundtruth")
         time.sleep(2)  # the list takes the keys once it is drawn and focused (a busy machine is slow)
-        keys("Down")  # from the blank prompt to the first rule, srbench2021
+        app.keys("Down")  # from the blank prompt to the first rule, srbench2021
         time.sleep(1)
-        keys("Enter")
-        pane("mine by srbench2021")
-        keys("u")
-        closed = pane("beside the published results")
-        keys("n")
-        opened = pane("warning: ", gone="(n shows them)")
-        keys("n")
-        again = pane("(n shows them)")
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+        app.keys("Enter")
+        app.pane("mine by srbench2021")
+        app.keys("u")
+        closed = app.pane("beside the published results")
+        app.keys("n")
+        opened = app.pane("warning: ", gone="(n shows them)")
+        app.keys("n")
+        again = app.pane("(n shows them)")
     for screen in (closed, opened, again):
         lines = screen.split("\n")
         assert lines[0].strip() == TOP_BAR, screen  # never cut by a scrollbar

@@ -5,16 +5,13 @@ in view, so the model has a line of its own under the table, following the curso
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 from test_tui_seed import MARKUP_MODEL, seed_demo
+from tmux_app import TmuxApp
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")
 
@@ -34,36 +31,15 @@ def test_results_show_the_highlighted_model_whole_at_80x24(tmp_path: Path) -> No
         models = {str(m) for (m,) in store.conn.execute("SELECT model FROM jobs WHERE model IS NOT NULL")}
     finally:
         store.close()
-    name = f"srtui-results-{os.getpid()}"
-    command = " ".join(
-        [
-            f"PYTHONPATH={shlex.quote(str(REPO))} TERM=xterm-256color",
-            shlex.quote(sys.executable), "-m", "srtui", "tui", "-w", shlex.quote(str(ws.root)),
-        ]
-    )  # fmt: skip
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command], check=True)
-
-    def pane(waiting_for: str, *, gone: str = "") -> str:
-        deadline, text = time.monotonic() + 120, ""
-        while time.monotonic() < deadline:
-            text = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
-            if waiting_for in text and (not gone or gone not in text):
-                return text
-            time.sleep(0.3)
-        raise AssertionError(f"{waiting_for!r} not on the screen within 120 s:\n{text}")
-
-    try:
-        pane("Monitor")
-        subprocess.run(["tmux", "send-keys", "-t", name, "2"], check=True)
-        first = pane("model: ")
+    with TmuxApp(f"srtui-results-{os.getpid()}", ws.root) as app:
+        app.pane("Monitor")
+        app.keys("2", pause=0)
+        first = app.pane("model: ")
         seen = [model_line(first)]
         for _ in range(5):  # down the rows: the line follows the cursor
             time.sleep(0.5)
-            subprocess.run(["tmux", "send-keys", "-t", name, "j"], check=True)
-            time.sleep(0.5)
-            seen.append(model_line(pane("model: ")))
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+            app.keys("j", pause=0.5)
+            seen.append(model_line(app.pane("model: ")))
     lines = first.split("\n")
     assert max(len(line) for line in lines) <= 80
     header = next(line for line in lines if " task " in line and " model" in line)
