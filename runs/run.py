@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +63,11 @@ class RunRequest:
     methods: list[str] | None = None
     tasks: list[str] | None = None
     seeds: int | None = None
-    time_limit: float | None = None
-    mem_limit: float | None = None
-    cpu_limit: float | None = None
-    grace: float | None = None
+    #: the command line's limits over the suite file's [limits], by the file's names (engine.spec.Limits)
+    time_s: float | None = None
+    mem_mb: float | None = None
+    cpu_s: float | None = None
+    grace_s: float | None = None
     jobs: int | None = None
     retry_failed: bool = False
     method_dirs: list[Path] = field(default_factory=list)
@@ -154,8 +155,9 @@ def first_cap(specs: list[JobSpec]) -> str:
 
 def _limits(suite: Suite, req: RunRequest) -> Limits:
     """The suite file's limits with the command line's over them (SpecError: one line)."""
-    given = {"time_s": req.time_limit, "mem_mb": req.mem_limit, "cpu_s": req.cpu_limit, "grace_s": req.grace}
-    return replace(Limits.from_dict(dict(suite.limits)), **{k: v for k, v in given.items() if v is not None})
+    return Limits.from_dict(dict(suite.limits)).over(
+        time_s=req.time_s, mem_mb=req.mem_mb, cpu_s=req.cpu_s, grace_s=req.grace_s
+    )
 
 
 def _select(wanted: list[str] | None, available: list[str], known: list[str] | None = None) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.methods.base import FittedModel, Method, ParetoPoint
+from engine.spec import FitBudget
 
 
 def _base(base: Any, names: Sequence[str]) -> str:
@@ -75,7 +76,7 @@ class FFX(Method):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         import numpy as np
