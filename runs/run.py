@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, settle, usable_cores
+from engine.backends.base import (
+    Backend,
+    BackendError,
+    BackendOptions,
+    Batch,
+    PlannedJob,
+    RunState,
+    settle,
+    usable_cores,
+)
 from engine.errors import SrtuiError
 from engine.methods import registry
 from engine.methods.base import Method
@@ -600,12 +609,13 @@ def _drive(
     on_change = (lambda: on_state(state)) if on_state else None
     feed = _metrics_feed(plan, req, store, state, run_id, on_change)
     sink = StoreSink(store, run_id, on_recorded=feed.job_recorded if feed else None)
+    batch = Batch(sink, state, cancel, force, on_change, feed)
     failed = False
     try:
         try:
             seen = {spec.job_id for spec in plan.specs}
             while True:
-                backend.run(todo, sink, state, cancel, force, on_change, feed)
+                backend.run(todo, batch)
                 if not plan.searches or cancel.is_set() or state.failure is not None:
                     break
                 # a halving search's next iteration, and the final fits, once what they depend on ended
@@ -622,7 +632,7 @@ def _drive(
             with state.lock:  # what was counted ahead and never came (a search that ended early)
                 state.total -= ahead
             if feed is not None and feed.pending and not cancel.is_set() and state.failure is None:
-                backend.run([], sink, state, cancel, force, on_change, feed)  # the metrics still queued
+                backend.run([], batch)  # the metrics still queued
         except BackendError:
             failed = True
             raise
