@@ -213,7 +213,7 @@ def test_workers_find_this_engine_first_on_their_path() -> None:
     assert Path(first, "engine", "__init__.py").resolve() == Path(engine.__file__).resolve()
 
 
-def test_fit_budget_leaves_room() -> None:
+def test_time_budget_leaves_room() -> None:
     assert Limits(time_s=10).fit_budget == pytest.approx(8.0)
     assert Limits(time_s=3600).fit_budget == pytest.approx(3569.0)
     assert 0 < Limits(time_s=1).fit_budget < 1
