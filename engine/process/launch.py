@@ -171,12 +171,13 @@ class ExitWaiter:
             return os.wait4(self.proc.pid, os.WNOHANG)
         ready = select.poll()  # poll, not select: descriptors of a 1024-slot driver go past FD_SETSIZE
         ready.register(self.proc.status_fd, select.POLLIN)
-        if not ready.poll(0):
-            return 0, 0, None
-        chunk = os.read(self.proc.status_fd, 4096)
-        self.report += chunk
-        if chunk:
-            return 0, 0, None  # the report ends at EOF
+        while True:  # the report ends at EOF, which follows its bytes at once
+            if not ready.poll(0):
+                return 0, 0, None
+            chunk = os.read(self.proc.status_fd, 4096)
+            if not chunk:
+                break
+            self.report += chunk
         try:
             report = json.loads(self.report)
             usage = SimpleNamespace(ru_utime=report["utime"], ru_stime=report["stime"], ru_maxrss=report["maxrss"])
