@@ -54,6 +54,8 @@ class TaskContext:
 
 
 _REGISTRY: dict[str, TaskEntry] = {}
+#: task name -> the module that registered it
+_MODULE: dict[str, str] = {}
 #: one line each about what the catalogue cannot do (`tasks list` prints them)
 _NOTES: list[str] = []
 _LOADED = False
@@ -85,7 +87,29 @@ def _load_builtin() -> None:
 
     for package in (generators, loaders):
         for module in pkgutil.iter_modules(package.__path__):
+            before = set(_REGISTRY)
             importlib.import_module(f"{package.__name__}.{module.name}")
+            _MODULE.update(dict.fromkeys(set(_REGISTRY) - before, f"{package.__name__}.{module.name}"))
+
+
+def modules() -> dict[str, list[TaskEntry]]:
+    """Each module of tasks/generators/ and tasks/loaders/ that registers tasks, with its entries
+    by name (`srtui tasks list --modules`, the docs table of docs/suites-tasks.md)."""
+    _load_builtin()
+    out: dict[str, list[TaskEntry]] = {}
+    for name in sorted(_REGISTRY):
+        out.setdefault(_MODULE[name], []).append(_REGISTRY[name])
+    return dict(sorted(out.items()))
+
+
+def docs_table() -> str:
+    """The table of docs/suites-tasks.md "Task modules", generated from the registry."""
+    rows = ["| module | tracks | tasks | data | first task |", "| --- | --- | --- | --- | --- |"]
+    for module, found in modules().items():
+        tracks = ", ".join(f"`{t}`" for t in sorted({e.track for e in found}))
+        data = sorted({"offline" if e.offline else "download" for e in found}, reverse=True)
+        rows.append(f"| `{module}` | {tracks} | {len(found)} | {', '.join(data)} | `{found[0].name}` |")
+    return "\n".join(rows) + "\n"
 
 
 def _user_entries(context: TaskContext | None) -> dict[str, TaskEntry]:
