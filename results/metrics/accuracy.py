@@ -58,6 +58,8 @@ class Accuracy:
     scope: Scope
     compute: Callable[..., Any] | None
     examples: tuple[Golden, ...] = ()
+    #: bump when the definition changes (a new metric starts at 1): stored jobs are then recomputed
+    version: int = 0
 
     def stored(self) -> tuple[str, ...]:
         """The names its values are stored under."""
@@ -68,12 +70,19 @@ _DECLARED: dict[str, Accuracy] = {}
 
 
 def accuracy(
-    name: str, direction: Direction, label: str, unit: str, doc: str, scope: Scope = "split", *examples: Golden
+    name: str,
+    direction: Direction,
+    label: str,
+    unit: str,
+    doc: str,
+    scope: Scope = "split",
+    *examples: Golden,
+    version: int = 0,
 ) -> Callable[[Callable[[np.ndarray, np.ndarray], Any]], Callable[[np.ndarray, np.ndarray], Any]]:
     """Declare the decorated function as the accuracy metric ``name`` (module level, once)."""
 
     def register(fn: Callable[[np.ndarray, np.ndarray], Any]) -> Callable[[np.ndarray, np.ndarray], Any]:
-        declare(Accuracy(name, direction, label, unit, doc, scope, fn, examples))
+        declare(Accuracy(name, direction, label, unit, doc, scope, fn, examples, version))
         return fn
 
     return register
@@ -90,6 +99,11 @@ def declare(metric: Accuracy) -> None:
 def metrics() -> tuple[Accuracy, ...]:
     """Every accuracy metric, in the order they are declared (and stored)."""
     return tuple(_DECLARED.values())
+
+
+def version_offset() -> int:
+    """The sum of the declarations' versions: part of ``results.metrics.compute.METRICS_VERSION``."""
+    return sum(m.version for m in metrics())
 
 
 def _r2(y: np.ndarray, yhat: np.ndarray) -> float:

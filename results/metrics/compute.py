@@ -26,6 +26,7 @@ import numpy as np
 from engine.outcome_check import TaskArrays
 from engine.task_files import TASK_FILES
 from engine.untrusted import UntrustedFileError
+from results.metrics import accuracy
 from results.metrics.accuracy import prediction_metrics
 from results.metrics.declare import stored_names, version_offset
 from results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 #: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
 #: diversity; 6: each deadline counts the metric worker's CPU time, with a wall-clock backstop
 #: (engine.pool), so a model that ran out of a busy machine's wall clock gets its values); each
-#: declared metric's own version (results/metrics/declared/) is added to it
-METRICS_VERSION = 6 + version_offset()
+#: declared metric's own version (results/metrics/declared/, results/metrics/accuracy.py) is added to it
+METRICS_VERSION = 6 + version_offset() + accuracy.version_offset()
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
 BATCH = 2_000
 _HOST = os.uname().nodename

@@ -26,6 +26,7 @@ from results.scoring.base import (
 
 AGG = ("median", "mean")
 
+
 def higher_better(metric: str) -> bool:
     """The ranking direction of a runs-table column: as a declared expression metric's (under any
     release or variant name, results/metrics/declared/) or accuracy metric's
