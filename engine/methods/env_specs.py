@@ -1,18 +1,20 @@
 """Named Python environments built from pinned specs: ``srtui env create NAME`` builds one,
 ``srtui run --env NAME`` runs the method folders and files of a run in it (``--method-dir``).
 
-Each spec pins what the publication's environment pinned and records what it left unpinned,
-with the version chosen here (the newest release of its time that still installs on srtui's
-Python). SRBench 2021's ``environment.yml`` (commit 5667c85) pins ``scikit-learn=0.24.1`` and
-leaves numpy, scipy, pandas, xgboost and lightgbm unpinned. Besides the method's packages, an
-environment holds what srtui's worker imports (numpy, psutil).
+Each spec pins what the publication's environment pinned (``pinned_in_source``) and records what
+it left unpinned, with the version chosen here (the newest release of its time that still installs
+on srtui's Python). SRBench 2021's ``environment.yml`` (commit 5667c85) pins ``scikit-learn=0.24.1``
+and leaves numpy, scipy, pandas, xgboost and lightgbm unpinned. SRBench 2.0 (branch
+``srbench_2025``, commit dc3f6da) gives each method an ``algorithms/NAME/`` folder over a shared
+``base_environment.yml`` (scikit-learn, pandas, numpy, sympy, all unpinned); the ``srbench2025-*``
+specs are those of its methods that install from PyPI alone (``engine/methods/env_specs_2025.py``).
+Besides the method's packages, an environment holds what srtui's worker imports (numpy, psutil).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from engine.methods.environments import Environment, MethodEnvironmentError
+from engine.methods.env_specs_2025 import SPECS_2025
+from engine.methods.environments import Environment, EnvSpec, MethodEnvironmentError
 
 #: scikit-learn 0.24.1 and the build tools it compiles with on today's Python (no wheel for 3.11)
 _SKLEARN_024 = (
@@ -30,20 +32,13 @@ _SKLEARN_024 = (
 _CHECK_024 = "import numpy, sklearn.linear_model; assert sklearn.__version__ == '0.24.1', sklearn.__version__"
 
 
-@dataclass(frozen=True)
-class EnvSpec:
-    environment: Environment
-    source: str  # whose environment it reproduces
-    #: what the source left unpinned, each with the version pinned here
-    unpinned: tuple[str, ...] = ()
-
-
 SPECS: dict[str, EnvSpec] = {
     "sklearn-0.24.1": EnvSpec(
         Environment("sklearn-0.24.1", _SKLEARN_024, _CHECK_024),
         "SRBench 2021's environment.yml (scikit-learn=0.24.1): its KernelRidge, MLP, AdaBoost, RandomForest, "
         "SGD, LinearRegression and LassoLars baselines",
         ("numpy (1.23.5: what 0.24.1 is built against here, on srtui's Python)", "scipy (1.9.3)"),
+        ("scikit-learn=0.24.1",),
     ),
     "srbench2021": EnvSpec(
         Environment(
@@ -59,7 +54,9 @@ SPECS: dict[str, EnvSpec] = {
             "lightgbm (3.1.1, December 2020)",
             "pandas (1.5.3)",
         ),
+        ("scikit-learn=0.24.1",),
     ),
+    **SPECS_2025,
 }
 
 

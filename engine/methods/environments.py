@@ -87,6 +87,18 @@ class Environment:
         return self.python
 
 
+@dataclass(frozen=True)
+class EnvSpec:
+    """A named environment as ``srtui env`` lists and creates it (engine/methods/env_specs.py)."""
+
+    environment: Environment
+    source: str  # whose environment it reproduces
+    #: what the source left unpinned, each with the version pinned here
+    unpinned: tuple[str, ...] = ()
+    #: what the source pins, as it writes it (its environment.yml, requirements.txt, install.sh)
+    pinned_in_source: tuple[str, ...] = ()
+
+
 def envs_root() -> Path:
     env = os.environ.get("SRTUI_ENVS")
     if env:

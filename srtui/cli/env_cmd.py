@@ -19,7 +19,7 @@ env_app = typer.Typer(
 
 @env_app.command("list")
 def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
-    """Each environment: ready or not, where, what it reproduces, what the source left unpinned."""
+    """Each environment: ready or not, where, what it reproduces, what the source pinned and left unpinned."""
     from engine.methods.env_specs import SPECS
 
     rows: list[dict[str, Any]] = [
@@ -29,6 +29,7 @@ def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-read
             "folder": str(spec.environment.folder),
             "source": spec.source,
             "pinned": [" ".join(step) for step in spec.environment.steps],
+            "pinned_in_source": list(spec.pinned_in_source),
             "unpinned_in_source": list(spec.unpinned),
         }
         for name, spec in SPECS.items()
@@ -40,6 +41,7 @@ def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-read
     for r in rows:
         print(f"{r['name']}: {'ready' if r['ready'] else 'not created'} ({r['folder']})")
         print(f"  reproduces {r['source']}")
+        print(f"  pinned there: {', '.join(r['pinned_in_source']) or 'nothing'}")
         print(f"  unpinned there, pinned here: {', '.join(r['unpinned_in_source']) or 'nothing'}")
 
 
