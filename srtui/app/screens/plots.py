@@ -298,66 +298,51 @@ class SuitePlotsScreen(SectionScreen):
         )
         # each method's look in the figures (results.outputs.figures.style.looks), not its place here
         styles = dict(zip(a.methods, method_styles(self.app, a.looks, list(a.methods))))
-        self._draw_profiles(a, styles)
-        self._draw_front(a, styles)
-        self._draw_cost(a, styles)
+        drawings = {"profile": self._draw_profiles, "front": self._draw_front, "cost": self._draw_cost}
+        for plot, draw in drawings.items():
+            widget = self.query_one(f"#{plot}", PlotextPlot)
+            widget.plt.clear_data()
+            if plot in a.missing and plot != "cost":  # the rule could not score the runs: say why
+                widget.plt.title(visible(a.missing[plot], one_line=True))
+                self._legends[plot] = Text("")
+            else:
+                self._legends[plot] = draw(widget.plt, a, styles)
+            widget.refresh()
         self._show_legend()
 
-    def _missing(self, plt: Any, a: SuiteAggregate, plot: str) -> bool:
-        """Title the plot with why it has nothing to draw, if so."""
-        if plot not in a.missing:
-            return False
-        plt.title(visible(a.missing[plot], one_line=True))
-        self._legends[plot] = Text("")
-        return True
-
-    def _draw_profiles(self, a: SuiteAggregate, styles: dict[str, Style]) -> None:
+    def _draw_profiles(self, plt: Any, a: SuiteAggregate, styles: dict[str, Style]) -> Text:
         """The `profiles` figure's curves, each method's AUC in the legend, the rule's note under it."""
-        widget = self.query_one("#profile", PlotextPlot)
-        plt = widget.plt
-        plt.clear_data()
         p = a.profiles
-        if not self._missing(plt, a, "profile") and p is not None:
-            for m, curve in p.curves.items():
-                plt.plot(list(p.thresholds), list(curve), color=styles[m][1], marker=styles[m][0])
-            # the y axis's label in the title: plotext writes both labels on one line under the plot
-            plt.title(f"share of tasks with R² ≥ x: performance profile (srbench2025, {p.profile})")
-            plt.xlabel("x: R² threshold")
-            plt.ylim(0, 1.05)
-            shown = list(p.curves)
-            text = legend([f"{m} (AUC {p.auc[m]:.3f})" for m in shown], [styles[m] for m in shown])
-            for note in p.notes:  # the reference AUC's flat tail, as `srtui score` notes it
-                text.append("\n" + visible(note, one_line=True))  # unstyled: the spans are the methods
-            self._legends["profile"] = text
-        widget.refresh()
+        assert p is not None  # missing otherwise
+        for m, curve in p.curves.items():
+            plt.plot(list(p.thresholds), list(curve), color=styles[m][1], marker=styles[m][0])
+        # the y axis's label in the title: plotext writes both labels on one line under the plot
+        plt.title(f"share of tasks with R² ≥ x: performance profile (srbench2025, {p.profile})")
+        plt.xlabel("x: R² threshold")
+        plt.ylim(0, 1.05)
+        text = legend([f"{m} (AUC {p.auc[m]:.3f})" for m in p.curves], [styles[m] for m in p.curves])
+        for note in p.notes:  # the reference AUC's flat tail, as `srtui score` notes it
+            text.append("\n" + visible(note, one_line=True))  # unstyled: the spans are the methods
+        return text
 
-    def _draw_front(self, a: SuiteAggregate, styles: dict[str, Style]) -> None:
+    def _draw_front(self, plt: Any, a: SuiteAggregate, styles: dict[str, Style]) -> Text:
         """The `pareto` figure's ranks and its first front, joined by a line under the markers."""
-        widget = self.query_one("#front", PlotextPlot)
-        plt = widget.plt
-        plt.clear_data()
         f = a.fronts
-        if not self._missing(plt, a, "front") and f is not None:
-            front = f.fronts[0] if f.fronts else ()
-            if len(front) > 1:  # the line first: plotext draws later data on top, so no marker is hidden
-                plt.plot([f.points[m][0] for m in front], [f.points[m][1] for m in front], color="gray", marker="·")
-            hidden = shared_cells(f.points, self._plot_grid())
-            # the front's methods last, on top: where two share a cell, the front's marker shows
-            for m, (x, y) in sorted(f.points.items(), key=lambda kv: kv[0] in front):
-                plt.scatter([x], [y], color=styles[m][1], marker=styles[m][0])
-            plt.title(f"Pareto front (· joins it), y: {f.y_label}")
-            plt.xlabel(f"x: {f.x_label}")
-            names = [
-                f"{m}{' (front)' if m in front else ''}{f' (at {hidden[m]})' if m in hidden else ''}" for m in f.points
-            ]
-            self._legends["front"] = legend(names, [styles[m] for m in f.points])
-        widget.refresh()
+        assert f is not None  # missing otherwise
+        front = f.fronts[0] if f.fronts else ()
+        if len(front) > 1:  # the line first: plotext draws later data on top, so no marker is hidden
+            plt.plot([f.points[m][0] for m in front], [f.points[m][1] for m in front], color="gray", marker="·")
+        hidden = shared_cells(f.points, self._plot_grid())
+        # the front's methods last, on top: where two share a cell, the front's marker shows
+        for m, (x, y) in sorted(f.points.items(), key=lambda kv: kv[0] in front):
+            plt.scatter([x], [y], color=styles[m][1], marker=styles[m][0])
+        plt.title(f"Pareto front (· joins it), y: {f.y_label}")
+        plt.xlabel(f"x: {f.x_label}")
+        names = [f"{m}{' (front)' * (m in front)}{f' (at {hidden[m]})' if m in hidden else ''}" for m in f.points]
+        return legend(names, [styles[m] for m in f.points])
 
-    def _draw_cost(self, a: SuiteAggregate, styles: dict[str, Style]) -> None:
+    def _draw_cost(self, plt: Any, a: SuiteAggregate, styles: dict[str, Style]) -> Text:
         """The `energy` figure: one labelled point per method at (median fit_s, median energy), log axes."""
-        widget = self.query_one("#cost", PlotextPlot)
-        plt = widget.plt
-        plt.clear_data()
         points = a.energy
         if points:
             # plotext's own log scale transforms the stored data at every build, and a widget builds
@@ -386,9 +371,8 @@ class SuitePlotsScreen(SectionScreen):
             else "no run of this suite has an energy figure yet"
         )
         plt.xlabel("x: median training time (s, log)")
-        widget.refresh()
         how = [f"{visible(p.method, one_line=True)} {p.energy_j:.3g} J ({p.how})" for p in points]
-        self._legends["cost"] = legend(how, [styles[p.method] for p in points])
+        return legend(how, [styles[p.method] for p in points])
 
     def _plot_grid(self) -> tuple[int, int]:
         """Character columns and rows inside a plot's axes. The plots share the switcher's area;
