@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -43,6 +43,12 @@ class SpecError(SrtuiError, ValueError):
     """Invalid limits or spec fields; one line for the CLI."""
 
 
+#: the job process's environment variable with its CPU seconds (the worker sets RLIMIT_CPU from it)
+CPU_ENV = "SRTUI_CPU_S"
+#: past the wall limit and the grace period, before a sealed job's watchdog kills
+WATCHDOG_MARGIN_S = 5.0
+
+
 #: ceilings of the limits: beyond them a value is a typo (or an attack), not a benchmark setting
 LIMIT_CEILINGS = {"time_s": 30 * 86400.0, "cpu_s": 45 * 86400.0, "mem_mb": 16 * 2**20, "grace_s": 60.0}
 CEILING_WHY = {
@@ -51,6 +57,28 @@ CEILING_WHY = {
     "mem_mb": "16 TB",
     "grace_s": "a job is killed at most a minute after its limit",
 }
+
+
+class FitBudget(float):
+    """Seconds a fit may take (``Limits.fit_budget``, less the worker's start-up: ``after``).
+
+    ``nominal`` is the job's budget before the worker's start-up was taken out. A method that
+    sizes a fixed amount of work from its budget (gplearn's generation cap) reads ``nominal``,
+    so the same job does the same work, and returns the same model, however long start-up took.
+    """
+
+    nominal: float
+
+    def __new__(cls, seconds: float, nominal: float | None = None) -> FitBudget:
+        obj = super().__new__(cls, seconds)
+        obj.nominal = float(seconds if nominal is None else nominal)
+        return obj
+
+    def after(self, startup_s: float) -> FitBudget:
+        """What is left once the worker's start-up (imports, data) took ``startup_s`` seconds:
+        interpreter start-up counts against the wall limit, so on a loaded machine the method
+        gets less than the nominal figure (never under a tenth of it)."""
+        return FitBudget(max(0.1 * self.nominal, self.nominal - max(0.0, startup_s)), nominal=self.nominal)
 
 
 @dataclass(frozen=True)
@@ -81,17 +109,32 @@ class Limits:
         return math.ceil(self.cpu_s if self.cpu_s is not None else self.time_s * 1.5 + 10)
 
     @property
-    def fit_budget(self) -> float:
+    def fit_budget(self) -> FitBudget:
         """Seconds the method's fit is given: the wall limit minus room to start, predict, write
-        (the worker takes its measured start-up out of it: engine.methods.base.FitBudget)."""
-        return max(self.time_s * 0.5, self.time_s - min(0.1 * self.time_s, 30.0) - 1.0)
+        (the worker takes its measured start-up out of it: ``FitBudget.after``)."""
+        return FitBudget(max(self.time_s * 0.5, self.time_s - min(0.1 * self.time_s, 30.0) - 1.0))
+
+    def crossing(self) -> tuple[dict[str, str], dict[str, float]]:
+        """What the job's own process is told of these limits, derived here alone: its
+        environment (``CPU_ENV``: the worker's RLIMIT_CPU) and the limits of job.json's ``seal``
+        section (a sealed job's watchdog: wall time; its memory). The fit budget the worker
+        reads from the spec itself (``JobSpec.to_dict``'s ``limits``, read back by ``from_dict``)."""
+        env = {CPU_ENV: str(self.effective_cpu_s)}
+        return env, {"wall_s": self.time_s + self.grace_s + WATCHDOG_MARGIN_S, "mem_mb": self.mem_mb}
+
+    def over(self, **given: float | None) -> Limits:
+        """These limits with the ``given`` ones (not None) over them, by the suite file's names."""
+        unknown = set(given) - set(LIMIT_CEILINGS)
+        if unknown:
+            raise SpecError(f"unknown limit(s): {', '.join(sorted(unknown))}")
+        return replace(self, **{k: v for k, v in given.items() if v is not None})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Limits:
-        known = {k: data[k] for k in ("time_s", "mem_mb", "cpu_s", "grace_s") if k in data}
+        known = {k: data[k] for k in LIMIT_CEILINGS if k in data}
         unknown = set(data) - set(known)
         if unknown:
             raise SpecError(f"unknown limit(s): {', '.join(sorted(unknown))}")

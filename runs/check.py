@@ -25,7 +25,7 @@ def check_folder_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "method"
 
 
-def check_method(name: str, workspace: Workspace, time_limit: float) -> list[dict[str, Any]]:
+def check_method(name: str, workspace: Workspace, time_s: float) -> list[dict[str, Any]]:
     """Run NAME (a method, ``srbench:FOLDER``, a folder or a 2021 method file) on the check task in ``workspace``;
     the stored rows of its jobs there, the newest last."""
     from engine.methods.srbench_dir import method_name, method_source
@@ -37,7 +37,7 @@ def check_method(name: str, workspace: Workspace, time_limit: float) -> list[dic
     elif Path(name).is_dir() or method_source(Path(name)) is not None:  # a folder, or a 2021 NAME.py
         method_dirs, name = [Path(name)], method_name(Path(name))
     req = RunRequest(
-        suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_limit=time_limit, jobs=1, method_dirs=method_dirs
+        suite=CHECK_SUITE, methods=[name], tasks=[CHECK_TASK], time_s=time_s, jobs=1, method_dirs=method_dirs
     )
     workspace.ensure()
     execute(plan_run(workspace, req), req)

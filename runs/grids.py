@@ -77,7 +77,7 @@ def _read_by_job(name: str, method: Method, ref: str, limits: Limits, python: di
     from runs.data import write_arrays
 
     file = getattr(method, "regressor_py", Path(name)).name
-    capped = Limits.from_dict({**limits.to_dict(), "time_s": min(limits.time_s, MAX_READ_S)})
+    capped = limits.over(time_s=min(limits.time_s, MAX_READ_S))
     with tempfile.TemporaryDirectory(prefix="srtui-grid-") as tmp:
         data = Path(tmp) / "data.npz"
         x = np.arange(8.0).reshape(4, 2)

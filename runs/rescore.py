@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import BackendOptions, PlannedJob, RunState, usable_cores
+from engine.backends.base import BackendOptions, Batch, PlannedJob, RunState, usable_cores
 from engine.process.supervise import JobOutcome
 from engine.workspace import Workspace
 from results.metrics.compute import compute_for_store
@@ -98,7 +98,7 @@ def _on_cluster(
         say(f"metrics of {queued} job(s) on the cluster, {req.timeout:g} s per operation")
         if queued:
             began = time.monotonic()
-            backend.run([], _NoJobs(), RunState(total=0), cancel, threading.Event(), None, feed)
+            backend.run([], Batch(_NoJobs(), RunState(total=0), cancel, threading.Event(), None, feed))
             feed.finish()
             say(f"metrics of {feed.done} job(s) stored in {time.monotonic() - began:.1f} s; stopping the cluster")
     finally:

@@ -15,12 +15,21 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.backends import backend_kind, make_backend
-from engine.backends.base import Backend, BackendError, BackendOptions, PlannedJob, RunState, settle, usable_cores
+from engine.backends.base import (
+    Backend,
+    BackendError,
+    BackendOptions,
+    Batch,
+    PlannedJob,
+    RunState,
+    settle,
+    usable_cores,
+)
 from engine.errors import SrtuiError
 from engine.methods import registry
 from engine.methods.base import Method
@@ -63,10 +72,11 @@ class RunRequest:
     methods: list[str] | None = None
     tasks: list[str] | None = None
     seeds: int | None = None
-    time_limit: float | None = None
-    mem_limit: float | None = None
-    cpu_limit: float | None = None
-    grace: float | None = None
+    #: the command line's limits over the suite file's [limits], by the file's names (engine.spec.Limits)
+    time_s: float | None = None
+    mem_mb: float | None = None
+    cpu_s: float | None = None
+    grace_s: float | None = None
     jobs: int | None = None
     retry_failed: bool = False
     method_dirs: list[Path] = field(default_factory=list)
@@ -154,8 +164,9 @@ def first_cap(specs: list[JobSpec]) -> str:
 
 def _limits(suite: Suite, req: RunRequest) -> Limits:
     """The suite file's limits with the command line's over them (SpecError: one line)."""
-    given = {"time_s": req.time_limit, "mem_mb": req.mem_limit, "cpu_s": req.cpu_limit, "grace_s": req.grace}
-    return replace(Limits.from_dict(dict(suite.limits)), **{k: v for k, v in given.items() if v is not None})
+    return Limits.from_dict(dict(suite.limits)).over(
+        time_s=req.time_s, mem_mb=req.mem_mb, cpu_s=req.cpu_s, grace_s=req.grace_s
+    )
 
 
 def _select(wanted: list[str] | None, available: list[str], known: list[str] | None = None) -> list[str]:
@@ -598,12 +609,13 @@ def _drive(
     on_change = (lambda: on_state(state)) if on_state else None
     feed = _metrics_feed(plan, req, store, state, run_id, on_change)
     sink = StoreSink(store, run_id, on_recorded=feed.job_recorded if feed else None)
+    batch = Batch(sink, state, cancel, force, on_change, feed)
     failed = False
     try:
         try:
             seen = {spec.job_id for spec in plan.specs}
             while True:
-                backend.run(todo, sink, state, cancel, force, on_change, feed)
+                backend.run(todo, batch)
                 if not plan.searches or cancel.is_set() or state.failure is not None:
                     break
                 # a halving search's next iteration, and the final fits, once what they depend on ended
@@ -620,7 +632,7 @@ def _drive(
             with state.lock:  # what was counted ahead and never came (a search that ended early)
                 state.total -= ahead
             if feed is not None and feed.pending and not cancel.is_set() and state.failure is None:
-                backend.run([], sink, state, cancel, force, on_change, feed)  # the metrics still queued
+                backend.run([], batch)  # the metrics still queued
         except BackendError:
             failed = True
             raise

@@ -103,7 +103,7 @@ class TuningOptions:
 
     def tuning_limits(self, limits: Limits) -> Limits:
         try:
-            return Limits.from_dict({**limits.to_dict(), **self.limits})
+            return limits.over(**self.limits)
         except (SpecError, TypeError) as exc:
             raise ProtocolError(f"[tuning.limits]: {exc}") from None
 

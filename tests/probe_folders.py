@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from engine.methods import registry
+from engine.spec import FitBudget
 
 NAME = {name!r}
 
@@ -37,7 +38,8 @@ class Probe(RegressorMixin, BaseEstimator):
         X = np.asarray(X)
         names = [f"x{{i}}" for i in range(X.shape[1])]
         method = registry.load(NAME)
-        self.fitted_ = method.fit(X, np.asarray(y), names, int(self.random_state), 1e6, getattr(self, "extra_", {{}}))
+        extra = getattr(self, "extra_", {{}})
+        self.fitted_ = method.fit(X, np.asarray(y), names, int(self.random_state), FitBudget(1e6), extra)
         return self
 
     def predict(self, X):

@@ -159,6 +159,19 @@ class RunState:
         return (self.total - self.done) / rate if self.done else None
 
 
+@dataclass
+class Batch:
+    """What a backend's ``run`` is handed besides the jobs, the same for every backend."""
+
+    sink: JobSink  # where each job is claimed and its outcome recorded
+    state: RunState
+    cancel: threading.Event  # set: start nothing more, stop the running jobs within their grace
+    force: threading.Event  # set: kill the running jobs now
+    on_change: Callable[[], None] | None = None  # called when a job starts or finishes (a display)
+    #: work the jobs leave (their metrics), done in slots with no job to start
+    follow_ups: FollowUps | None = None
+
+
 class Backend(Protocol):
     """Runs planned jobs with the same job function everywhere (engine.process.supervise.run_job)."""
 
@@ -169,19 +182,10 @@ class Backend(Protocol):
         before any job is claimed."""
         ...
 
-    def run(
-        self,
-        jobs: list[PlannedJob],
-        sink: JobSink,
-        state: RunState,
-        cancel: threading.Event,
-        force: threading.Event,
-        on_change: Callable[[], None] | None = None,
-        follow_ups: FollowUps | None = None,
-    ) -> None:
-        """Run ``jobs`` until each is recorded through ``sink`` or ``cancel`` is set, and the
-        ``follow_ups`` they leave in slots with no job to start; may be called again on the same
-        backend (the final fits after the tuning, the metrics left at the end)."""
+    def run(self, jobs: list[PlannedJob], batch: Batch) -> None:
+        """Run ``jobs`` until each is recorded through ``batch.sink`` or ``batch.cancel`` is set,
+        and the ``batch.follow_ups`` they leave in slots with no job to start; may be called again
+        on the same backend (the final fits after the tuning, the metrics left at the end)."""
         ...
 
     def warm_up(self, fn: Callable[[int | None], object]) -> None:

@@ -18,14 +18,19 @@ from __future__ import annotations
 
 import math
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.backends.base import BackendError, BackendOptions, FollowUps, JobSink, PlannedJob, RunState, interleave
+from engine.backends.base import (
+    BackendError,
+    BackendOptions,
+    Batch,
+    PlannedJob,
+    interleave,
+)
 from engine.backends.dask_config import (
     SCHEDULER_CONFIG,
     START_TIMEOUT_S,
@@ -270,19 +275,10 @@ class DaskBackend:
 
     # the run -----------------------------------------------------------------------------------
 
-    def run(
-        self,
-        jobs: list[PlannedJob],
-        sink: JobSink,
-        state: RunState,
-        cancel: threading.Event,
-        force: threading.Event,
-        on_change: Callable[[], None] | None = None,
-        follow_ups: FollowUps | None = None,
-    ) -> None:
+    def run(self, jobs: list[PlannedJob], batch: Batch) -> None:
         """One batch of jobs (and the follow-ups they leave, on the workers); the cluster stays
         up for the next batch until ``close``."""
         self.prepare([job.spec for job in jobs])
         from engine.backends.dask_run import DaskRun
 
-        DaskRun(self, sink, state, cancel, force, on_change, follow_ups).run(interleave(jobs))
+        DaskRun(self, batch).run(interleave(jobs))

@@ -42,6 +42,18 @@ START_TIMEOUT_S = 120.0
 #: seconds srtui waits for a first SLURM worker (queues can be busy) unless worker_timeout says
 SLURM_WORKER_TIMEOUT_S = 3600.0
 
+#: [slurm] keys handed to dask-jobqueue's SLURMCluster as they are
+_SLURM_PASSED = (
+    "queue",
+    "account",
+    "job_extra_directives",
+    "job_script_prologue",
+    "python",
+    "interface",
+    "local_directory",
+    "log_directory",
+    "job_name",
+)
 _KEYS = {
     "local": {"n_workers", "max_in_flight", "start_timeout"},
     "ssh": {
@@ -57,21 +69,13 @@ _KEYS = {
         "scheduler_options",
     },
     "slurm": {
-        "queue",
-        "account",
+        *_SLURM_PASSED,
         "cores",
         "memory",
         "walltime",
         "jobs",
         "minimum_jobs",
         "maximum_jobs",
-        "job_extra_directives",
-        "job_script_prologue",
-        "python",
-        "interface",
-        "local_directory",
-        "log_directory",
-        "job_name",
         "max_in_flight",
         "host",
         "worker_host",
@@ -356,17 +360,7 @@ def slurm_kwargs(config: ClusterConfig) -> tuple[dict[str, Any], dict[str, int]]
         "scheduler_options": scheduler_options,
         "n_workers": 0,  # srtui submits the SLURM jobs itself (engine.backends.slurm_jobs)
     }
-    for key in (
-        "queue",
-        "account",
-        "job_extra_directives",
-        "job_script_prologue",
-        "python",
-        "interface",
-        "local_directory",
-        "log_directory",
-        "job_name",
-    ):
+    for key in _SLURM_PASSED:
         if key in s:
             kwargs[key] = s[key]
     if "minimum_jobs" in s:

@@ -9,23 +9,19 @@ how many workers there are, for `srtui status`.
 from __future__ import annotations
 
 import concurrent.futures
-import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from engine.backends.base import (
     BackendError,
+    Batch,
     ClusterLost,
     DataCache,
     FollowUp,
-    FollowUps,
-    JobSink,
     PlannedJob,
-    RunState,
     SinkError,
     finish_job,
 )
@@ -82,21 +78,12 @@ class DaskRun:
     """One run's bookkeeping on the driver: the calling thread claims and submits, one recorder
     thread scores and records finished attempts (lost ones are recorded before their retry)."""
 
-    def __init__(
-        self,
-        backend: DaskBackend,
-        sink: JobSink,
-        state: RunState,
-        cancel: threading.Event,
-        force: threading.Event,
-        on_change: Callable[[], None] | None,
-        follow_ups: FollowUps | None = None,
-    ) -> None:
+    def __init__(self, backend: DaskBackend, batch: Batch) -> None:
         self.backend, self.client = backend, backend.client
-        self.follow_ups = follow_ups
+        self.follow_ups = batch.follow_ups
         self.units: dict[Any, FollowUp] = {}  # future -> follow-up (a job's metrics) on a worker
-        self.sink, self.state, self.cancel, self.force = sink, state, cancel, force
-        self.on_change = on_change or (lambda: None)
+        self.sink, self.state, self.cancel, self.force = batch.sink, batch.state, batch.cancel, batch.force
+        self.on_change = batch.on_change or (lambda: None)
         self.token = uuid.uuid4().hex
         self.data_cache = DataCache()
         self.in_flight: dict[Any, PlannedJob] = {}  # future -> job

@@ -17,11 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from engine.backends.base import (
+    Batch,
     DataCache,
-    FollowUps,
-    JobSink,
     PlannedJob,
-    RunState,
     SinkError,
     failed_outcome,
     fault,
@@ -84,16 +82,7 @@ class LocalBackend:
     def close(self) -> None:
         """Nothing to release: ``run`` returns only once every slot thread has ended."""
 
-    def run(
-        self,
-        jobs: list[PlannedJob],
-        sink: JobSink,
-        state: RunState,
-        cancel: threading.Event,
-        force: threading.Event,
-        on_change: Callable[[], None] | None = None,
-        follow_ups: FollowUps | None = None,
-    ) -> None:
+    def run(self, jobs: list[PlannedJob], batch: Batch) -> None:
         todo: queue.SimpleQueue[PlannedJob] = queue.SimpleQueue()
         for job in interleave(jobs):
             todo.put(job)
@@ -101,15 +90,15 @@ class LocalBackend:
 
         def slot(index: int) -> None:
             core = self.cores[index % len(self.cores)] if self.cores else None
-            while not cancel.is_set() and state.failure is None:
+            while not batch.cancel.is_set() and batch.state.failure is None:
                 try:
                     fault("next")
-                    if not self._next(todo, core, index, sink, state, cancel, force, data_cache, on_change, follow_ups):
+                    if not self._next(todo, core, index, batch, data_cache):
                         return
                 except (SinkError, OSError) as exc:  # the slot survives; the run stops
-                    state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
+                    batch.state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
                 except Exception as exc:  # noqa: BLE001 - outside any job: the run stops in one line
-                    state.fail(f"srtui failed in slot {index}: {type(exc).__name__}: {exc}")
+                    batch.state.fail(f"srtui failed in slot {index}: {type(exc).__name__}: {exc}")
 
         threads = [
             threading.Thread(target=slot, args=(i,), name=f"srtui-slot-{i}", daemon=True) for i in range(self.n_slots)
@@ -118,7 +107,7 @@ class LocalBackend:
             t.start()
         grace = max((job.spec.limits.grace_s for job in jobs), default=0.0)
         try:
-            _join(threads, cancel, force, grace)
+            _join(threads, batch.cancel, batch.force, grace)
         finally:
             data_cache.close()
 
@@ -127,13 +116,8 @@ class LocalBackend:
         todo: queue.SimpleQueue[PlannedJob],
         core: int | None,
         index: int,
-        sink: JobSink,
-        state: RunState,
-        cancel: threading.Event,
-        force: threading.Event,
+        batch: Batch,
         data_cache: DataCache,
-        on_change: Callable[[], None] | None,
-        follow_ups: FollowUps | None,
     ) -> bool:
         """One step of a slot: the next job; with none left to start, the next follow-up; with
         none queued, a short wait while jobs still run (they may leave one). False: done."""
@@ -142,8 +126,9 @@ class LocalBackend:
         except queue.Empty:
             job = None
         if job is not None:
-            self._run_one(job, core, sink, state, cancel, force, data_cache, on_change)
+            self._run_one(job, core, batch, data_cache)
             return True
+        follow_ups = batch.follow_ups
         unit = follow_ups.take() if follow_ups is not None else None
         if follow_ups is not None and unit is not None:
             try:
@@ -153,26 +138,17 @@ class LocalBackend:
                 return True
             follow_ups.record(unit, result)
             return True
-        with state.lock:
-            running = bool(state.running)
+        with batch.state.lock:
+            running = bool(batch.state.running)
         if follow_ups is None or not running:
             return False
         time.sleep(0.1)
         return True
 
-    def _run_one(
-        self,
-        job: PlannedJob,
-        core: int | None,
-        sink: JobSink,
-        state: RunState,
-        cancel: threading.Event,
-        force: threading.Event,
-        data_cache: DataCache,
-        on_change: Callable[[], None] | None,
-    ) -> None:
+    def _run_one(self, job: PlannedJob, core: int | None, batch: Batch, data_cache: DataCache) -> None:
         """One job from claim to record. Whatever fails on the way (a bug, a scratch dir that
         cannot be removed) makes this job an ``error`` with the reason; the slot goes on."""
+        sink, state, on_change = batch.sink, batch.state, batch.on_change
         phases.begin()
         try:
             fault("claim")
@@ -184,7 +160,7 @@ class LocalBackend:
                 state.running[job.job_id] = (job, time.monotonic())
             if on_change:
                 on_change()
-            outcome = self._attempt(job, core, sink, state, cancel, force)
+            outcome = self._attempt(job, core, batch)
         except SinkError as exc:  # the store cannot record: the run stops, the job is retried
             state.fail(str(exc))
             outcome = failed_outcome(job, f"not recorded: {exc}", "interrupted")
@@ -201,15 +177,7 @@ class LocalBackend:
                 finish_job(job, failed_outcome(job, why), sink, state, data_cache, on_change)
         phases.end(job.job_id)
 
-    def _attempt(
-        self,
-        job: PlannedJob,
-        core: int | None,
-        sink: JobSink,
-        state: RunState,
-        cancel: threading.Event,
-        force: threading.Event,
-    ) -> JobOutcome:
+    def _attempt(self, job: PlannedJob, core: int | None, batch: Batch) -> JobOutcome:
         """The job run in its scratch dir, which is then removed (a job whose scratch cannot be
         removed in bounded time is an error saying so)."""
         scratch = self.scratch_root / f"{job.job_id}-a{job.attempt}"
@@ -222,14 +190,14 @@ class LocalBackend:
                 payload,
                 scratch,
                 core=core,
-                cancel=cancel,
-                force=force,
-                on_start=lambda pid: sink.started(job, pid),
+                cancel=batch.cancel,
+                force=batch.force,
+                on_start=lambda pid: batch.sink.started(job, pid),
                 record=real_dir(self.scratch_root.parent / "pids") / f"{job.job_id}-a{job.attempt}",
             )
         except (OSError, UntrustedFileError) as exc:  # its scratch directory cannot be written: the disk is full
             outcome = failed_outcome(job, f"cannot prepare the job: {exc}", "interrupted")
-            state.fail(f"cannot write the workspace: {exc}")
+            batch.state.fail(f"cannot write the workspace: {exc}")
         finally:
             left = _remove_scratch(scratch)
             phases.mark("scratch removed")

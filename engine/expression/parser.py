@@ -193,7 +193,50 @@ def numbered_names(text: str, features: Sequence[str], dialect: str) -> dict[str
     return _numbering(_ast_parse(translate(text, d)), _check_features(features), d)
 
 
-class _Builder:
+class _Walker:
+    """What this module's builder and engine.expression.sympy_view's walk alike: the depth guard,
+    unary signs, the leaves (numbers, names, calls) and the refusal of every other node; each
+    builds its own operators, numbers, names and calls."""
+
+    def build(self, node: ast.AST, depth: int) -> sp.Expr:
+        raise NotImplementedError
+
+    def _negate(self, operand: ast.AST, depth: int) -> sp.Expr:
+        raise NotImplementedError
+
+    def _number(self, node: ast.Constant) -> sp.Expr:
+        raise NotImplementedError
+
+    def _name(self, name: str) -> sp.Expr:
+        raise NotImplementedError
+
+    def _call(self, node: ast.Call, depth: int) -> sp.Expr:
+        raise NotImplementedError
+
+    @staticmethod
+    def _check_depth(depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ExpressionError(f"expression is nested deeper than {MAX_DEPTH} levels")
+
+    def _unary(self, node: ast.UnaryOp, depth: int) -> sp.Expr:
+        if isinstance(node.op, ast.UAdd):
+            return self.build(node.operand, depth + 1)
+        if isinstance(node.op, ast.USub):
+            return self._negate(node.operand, depth)
+        raise ExpressionError(f"unary operator {type(node.op).__name__} is not allowed")
+
+    def _leaf(self, node: ast.AST, depth: int) -> sp.Expr:
+        if isinstance(node, ast.Constant):
+            return self._number(node)
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.Call):
+            return self._call(node, depth)
+        what = _REJECTED.get(type(node), f"{type(node).__name__} nodes")
+        raise ExpressionError(f"{what} not allowed in an expression")
+
+
+class _Builder(_Walker):
     def __init__(self, feats: tuple[str, ...], dialect: Dialect, rename: dict[str, str]):
         self.symbols = {f: feature_symbol(f) for f in feats}
         self.feats = feats
@@ -202,8 +245,7 @@ class _Builder:
         self.nodes = 0
 
     def build(self, node: ast.AST, depth: int) -> sp.Expr:
-        if depth > MAX_DEPTH:
-            raise ExpressionError(f"expression is nested deeper than {MAX_DEPTH} levels")
+        self._check_depth(depth)
         if isinstance(node, ast.BinOp):
             if isinstance(node.op, (ast.Add, ast.Sub)):
                 return self._chain(node, (ast.Add, ast.Sub), depth)
@@ -214,22 +256,14 @@ class _Builder:
                 return _pow(self.build(node.left, depth + 1), self.build(node.right, depth + 1))
             raise ExpressionError(_BAD_BINOPS.get(type(node.op), f"operator {type(node.op).__name__} is not allowed"))
         if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.UAdd):
-                return self.build(node.operand, depth + 1)
-            if isinstance(node.op, ast.USub):
-                if isinstance(node.operand, ast.Constant):
-                    return -self._number(node.operand)
-                self.nodes += 1
-                return _neg(self.build(node.operand, depth + 1))
-            raise ExpressionError(f"unary operator {type(node.op).__name__} is not allowed")
-        if isinstance(node, ast.Constant):
-            return self._number(node)
-        if isinstance(node, ast.Name):
-            return self._name(node.id)
-        if isinstance(node, ast.Call):
-            return self._call(node, depth)
-        what = _REJECTED.get(type(node), f"{type(node).__name__} nodes")
-        raise ExpressionError(f"{what} not allowed in an expression")
+            return self._unary(node, depth)
+        return self._leaf(node, depth)
+
+    def _negate(self, operand: ast.AST, depth: int) -> sp.Expr:
+        if isinstance(operand, ast.Constant):
+            return -self._number(operand)
+        self.nodes += 1
+        return _neg(self.build(operand, depth + 1))
 
     def _chain(self, node: ast.BinOp, ops: tuple[type, type], depth: int) -> sp.Expr:
         # iterative over the left spine, so long sums/products cost no recursion depth

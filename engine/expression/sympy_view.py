@@ -28,7 +28,7 @@ import sympy as sp
 
 from engine.expression.dialects import DIALECT_TABLE
 from engine.expression.errors import ExpressionError
-from engine.expression.parser import _BAD_BINOPS, _REJECTED, MAX_DEPTH, _ast_parse, _check_features, _numbering
+from engine.expression.parser import _BAD_BINOPS, _ast_parse, _check_features, _numbering, _Walker
 from engine.expression.tokens import translate
 
 _BINOPS = {
@@ -125,7 +125,7 @@ def _functions(dialect: str, plain_log_protected: bool) -> dict[str, Callable[..
     return {k: v for k, v in table.items() if k in known}
 
 
-class _SympyBuilder:
+class _SympyBuilder(_Walker):
     def __init__(
         self,
         src: str,
@@ -141,8 +141,7 @@ class _SympyBuilder:
         self.constants = {"pi": sp.Float(pi_value) if pi_value else sp.pi, "e": sp.E}
 
     def build(self, node: ast.AST, depth: int = 0) -> sp.Expr:
-        if depth > MAX_DEPTH:
-            raise ExpressionError(f"expression is nested deeper than {MAX_DEPTH} levels")
+        self._check_depth(depth)
         if isinstance(node, ast.BinOp):
             op = _BINOPS.get(type(node.op))
             if op is None:
@@ -151,20 +150,11 @@ class _SympyBuilder:
                 )
             return self._apply(op, self.build(node.left, depth + 1), self.build(node.right, depth + 1))
         if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.UAdd):
-                return self.build(node.operand, depth + 1)
-            if isinstance(node.op, ast.USub):
-                return self._apply(operator.neg, self.build(node.operand, depth + 1))
-            raise ExpressionError(f"unary operator {type(node.op).__name__} is not allowed")
-        if isinstance(node, ast.Constant):
-            return self._number(node)
-        if isinstance(node, ast.Name):
-            return self._name(node.id)
-        if isinstance(node, ast.Call):
-            return self._call(node, depth)
-        raise ExpressionError(
-            f"{_REJECTED.get(type(node), f'{type(node).__name__} nodes')} not allowed in an expression"
-        )
+            return self._unary(node, depth)
+        return self._leaf(node, depth)
+
+    def _negate(self, operand: ast.AST, depth: int) -> sp.Expr:
+        return self._apply(operator.neg, self.build(operand, depth + 1))
 
     @staticmethod
     def _apply(fn: Callable[..., sp.Expr], *args: sp.Expr) -> sp.Expr:

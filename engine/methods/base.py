@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from engine.spec import FitBudget
+
 if TYPE_CHECKING:
     from engine.methods.environments import Environment
 
@@ -23,31 +25,10 @@ if TYPE_CHECKING:
 FAMILIES = ("sr", "baseline", "blackbox", "probe")
 
 
-class FitBudget(float):
-    """Seconds a fit may take: what is left once the worker has started.
-
-    ``nominal`` is the job's budget before the worker's start-up was taken out. A method that
-    sizes a fixed amount of work from its budget (gplearn's generation cap) reads ``nominal``,
-    so the same job does the same work, and returns the same model, however long start-up took.
-    """
-
-    nominal: float
-
-    def __new__(cls, seconds: float, nominal: float | None = None) -> FitBudget:
-        obj = super().__new__(cls, seconds)
-        obj.nominal = float(seconds if nominal is None else nominal)
-        return obj
-
-
-def library_seconds(time_budget: float) -> int:
+def library_seconds(fit_budget: float) -> int:
     """Whole seconds for a library's own timer: a second short of the budget (head room to
     extract the model), never below 1 (the libraries count in whole seconds)."""
-    return max(1, math.floor(time_budget - 1.0))
-
-
-def nominal_budget(time_budget: float) -> float:
-    """The budget before start-up was taken out (plain floats are their own nominal)."""
-    return float(getattr(time_budget, "nominal", time_budget))
+    return max(1, math.floor(fit_budget - 1.0))
 
 
 def _top_level_modules(distributions: Sequence[str]) -> list[str]:
@@ -177,7 +158,8 @@ class Method(ABC):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
-        """Fit on (X, y) within ``time_budget`` seconds and return the fitted model."""
+        """Fit on (X, y) within ``fit_budget`` seconds (``Limits.fit_budget`` less the worker's
+        start-up) and return the fitted model."""

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.methods.base import FittedModel, Method, ParetoPoint
+from engine.spec import FitBudget
 
 
 def _base(base: Any, names: Sequence[str]) -> str:
@@ -28,20 +29,19 @@ def _base(base: Any, names: Sequence[str]) -> str:
     if isinstance(base, bases.ProductBase):
         return f"({_base(base.base1, names)})*({_base(base.base2, names)})"
     if isinstance(base, bases.OperatorBase):
-        inner = _base(base.simple_base, names)
-        op = base.nonlin_op
-        if op == OP_ABS:
-            return f"abs({inner})"
-        if op == OP_MAX0:
-            return f"max(0, {inner})"
-        if op == OP_MIN0:
-            return f"min(0, {inner})"
-        if op == OP_LOG10:
-            return f"log10({inner})"
-        if op == OP_GTH:
-            return f"max(0, {float(base.thr)!r} - ({inner}))"
-        if op == OP_LTH:
-            return f"max(0, ({inner}) - {float(base.thr)!r})"
+        # each operator as a format of its argument (x) and threshold (t)
+        forms = {
+            OP_ABS: "abs({x})",
+            OP_MAX0: "max(0, {x})",
+            OP_MIN0: "min(0, {x})",
+            OP_LOG10: "log10({x})",
+            OP_GTH: "max(0, {t} - ({x}))",
+            OP_LTH: "max(0, ({x}) - {t})",
+        }
+        form = forms.get(base.nonlin_op)
+        if form is not None:
+            thr = "" if base.thr is None else repr(float(base.thr))  # None or inf where the operator has none
+            return form.format(x=_base(base.simple_base, names), t=thr)
     raise ValueError(f"unknown FFX basis {type(base).__name__}")
 
 
@@ -75,7 +75,7 @@ class FFX(Method):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         import numpy as np

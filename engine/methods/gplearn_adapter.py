@@ -33,7 +33,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.errors import SrtuiError
-from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
+from engine.methods.base import FittedModel, Method, ParetoPoint
+from engine.spec import FitBudget
 
 #: operators the safe parser knows in dialect "gplearn" (the protected ones keep their meaning)
 GPLEARN_OPS = {
@@ -49,10 +50,11 @@ MIN_GENERATIONS = 10
 PROGRAMS_PER_SECOND = 1250
 
 
-def generation_cap(time_budget: float | None, population_size: int) -> int:
-    if not time_budget:
+def generation_cap(fit_budget: FitBudget | None, population_size: int) -> int:
+    """Generations from the nominal budget: the same job does the same work however long start-up took."""
+    if not fit_budget:
         return 500
-    return max(MIN_GENERATIONS, int(nominal_budget(time_budget) * PROGRAMS_PER_SECOND / population_size))
+    return max(MIN_GENERATIONS, int(fit_budget.nominal * PROGRAMS_PER_SECOND / population_size))
 
 
 def linear_scaling_mse(y: np.ndarray, y_pred: np.ndarray, w: np.ndarray) -> float:
@@ -159,7 +161,7 @@ class Gplearn(Method):
     preload_modules = ("gplearn.fitness", "gplearn.genetic")
     default_params: ClassVar[dict[str, Any]] = {
         "population_size": 400,
-        "generations": None,  # None: generation_cap(time_budget, population_size)
+        "generations": None,  # None: generation_cap(fit_budget, population_size)
         "function_set": ("add", "sub", "mul", "div"),
         "tournament_size": 5,
         "p_crossover": 0.6,
@@ -182,7 +184,7 @@ class Gplearn(Method):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         start = time.monotonic()  # the budget includes importing gplearn (scikit-learn, joblib)
@@ -192,7 +194,7 @@ class Gplearn(Method):
         p = {**self.default_params, **(params or {})}
         gens_param = p.pop("generations")
         scaled = bool(p.pop("linear_scaling"))
-        max_gens = generation_cap(time_budget, int(p["population_size"])) if gens_param is None else int(gens_param)
+        max_gens = generation_cap(fit_budget, int(p["population_size"])) if gens_param is None else int(gens_param)
         p["function_set"] = tuple(p["function_set"])
         if scaled:
             # wrap=False: gplearn would otherwise cloudpickle the function for joblib (n_jobs=1 here)
@@ -210,7 +212,7 @@ class Gplearn(Method):
             recent = [*recent, time.monotonic() - t0][-3:]
             # stop if one more generation (a little slower than the recent ones) would overrun the
             # budget; the budget itself leaves the job room to predict and write before its limit
-            if gens < max_gens and time_budget and time.monotonic() - start + 1.25 * max(recent) > time_budget:
+            if gens < max_gens and fit_budget and time.monotonic() - start + 1.25 * max(recent) > fit_budget:
                 stopped_by = "budget"
                 break
         names = list(feature_names)

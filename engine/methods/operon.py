@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds, nominal_budget
+from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
+from engine.spec import FitBudget
 
 #: digits for constants; Operon keeps them as float32/float64, 17 digits loses nothing
 _PRECISION = 17
@@ -22,10 +23,11 @@ GENERATIONS_PER_SECOND = 3
 MIN_GENERATIONS = 30
 
 
-def generation_cap(time_budget: float | None) -> int:
-    if not time_budget:
+def generation_cap(fit_budget: FitBudget | None) -> int:
+    """Generations from the nominal budget: the same job does the same work however long start-up took."""
+    if not fit_budget:
         return 1000
-    return max(MIN_GENERATIONS, int(GENERATIONS_PER_SECOND * time_budget))
+    return max(MIN_GENERATIONS, int(GENERATIONS_PER_SECOND * fit_budget.nominal))
 
 
 class Operon(Method):
@@ -41,7 +43,7 @@ class Operon(Method):
         "objectives": ["r2", "length"],
         "population_size": 1000,
         "pool_size": 1000,
-        "generations": None,  # None: generation_cap(time_budget)
+        "generations": None,  # None: generation_cap(fit_budget)
         "max_length": 50,
         "tournament_size": 3,
         "optimizer_iterations": 1,
@@ -60,16 +62,15 @@ class Operon(Method):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from pyoperon.sklearn import SymbolicRegressor
 
         p = {**self.default_params, **(params or {})}
         if p.get("generations") is None:
-            # the nominal budget: the same job does the same work however long start-up took
-            p["generations"] = generation_cap(nominal_budget(time_budget))
-        max_time = library_seconds(time_budget) if time_budget else None
+            p["generations"] = generation_cap(fit_budget)
+        max_time = library_seconds(fit_budget) if fit_budget else None
         est = SymbolicRegressor(n_threads=1, random_state=int(seed) % (2**63), max_time=max_time, **p)
         est.fit(X, y)
         names = list(feature_names)

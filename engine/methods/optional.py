@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
+from engine.spec import FitBudget
 
 _PIP = [sys.executable, "-m", "pip", "install"]
 #: dialect for "x0.."-numbered infix strings (see the module doc)
@@ -75,12 +76,12 @@ class RilsRols(_Optional):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from rils_rols.rils_rols import RILSROLSRegressor
 
-        est = RILSROLSRegressor(max_time=library_seconds(time_budget), random_state=seed, **self._params(params))
+        est = RILSROLSRegressor(max_time=library_seconds(fit_budget), random_state=seed, **self._params(params))
         est.fit(X, y)
         return FittedModel(predict=est.predict, expression=str(est.model_string()), dialect=X0_DIALECT)
 
@@ -109,7 +110,7 @@ class Hroch(_Optional):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from HROCH import SymbolicRegressor
@@ -123,7 +124,7 @@ class Hroch(_Optional):
             def _validate_data(self, *args: Any, **kwargs: Any) -> Any:
                 return validate_data(self, *args, **kwargs)
 
-        est = _Shimmed(time_limit=max(1.0, time_budget - 1.0), random_state=seed, num_threads=1, **self._params(params))
+        est = _Shimmed(time_limit=max(1.0, fit_budget - 1.0), random_state=seed, num_threads=1, **self._params(params))
         est.fit(X, y)
         return FittedModel(predict=est.predict, expression=str(est.sexpr_), dialect=X0_DIALECT)
 
@@ -152,7 +153,7 @@ class Feyn(_Optional):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         import feyn
@@ -199,12 +200,12 @@ class Bingo(_Optional):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from bingo.symbolic_regression.symbolic_regressor import SymbolicRegressor
 
-        est = SymbolicRegressor(max_time=library_seconds(time_budget), random_state=seed, **self._params(params))
+        est = SymbolicRegressor(max_time=library_seconds(fit_budget), random_state=seed, **self._params(params))
         est.fit(X, y)
         # bingo-nasa 0.5 wraps each equation in an EquationRegressor (``.equation``)
         best = getattr(est.get_best_individual(), "equation", est.get_best_individual())
@@ -241,7 +242,7 @@ class Itea(_Optional):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         import itea.regression._ITExpr_regressor as itexpr

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, nominal_budget
+from engine.methods.base import FittedModel, Method
+from engine.spec import FitBudget
 
 
 def _constant(value: float) -> FittedModel:
@@ -36,12 +37,12 @@ class Noop(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         fitted = _constant(float(np.mean(y)))
         # what the engine handed the fit (tests/e2e/test_limit_path.py follows the limit down here)
-        fitted.notes = {"budget_type": type(time_budget).__name__, "budget_nominal": nominal_budget(time_budget)}
+        fitted.notes = {"budget_type": type(fit_budget).__name__, "budget_nominal": fit_budget.nominal}
         return fitted
 
 
@@ -56,7 +57,7 @@ class Sleep(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -77,7 +78,7 @@ class MemHog(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         chunk = int(params.get("chunk_mb", 10)) * 2**20
@@ -101,7 +102,7 @@ class Crash(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         sys.stdout.flush()
@@ -143,7 +144,7 @@ class Escape(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         path = os.environ.get("SRTUI_PROBE_PIDFILE", "")
@@ -171,7 +172,7 @@ class Forks(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         ballast = bytearray(int(params.get("ballast_mb", 0)) * 2**20)
@@ -200,7 +201,7 @@ class BadModel(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         fitted = _constant(float(np.mean(y)))
@@ -249,7 +250,7 @@ class ForkLoop(_Probe):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         if os.fork() == 0:

@@ -13,6 +13,7 @@ import numpy as np
 
 from engine.methods.base import FittedModel, Method
 from engine.methods.env_specs import SPECS as ENV_SPECS
+from engine.spec import FitBudget
 
 _SKLEARN_LICENCE = "BSD-3-Clause (scikit-learn)"
 
@@ -59,7 +60,7 @@ class Dummy(_Sklearn):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from sklearn.dummy import DummyRegressor
@@ -83,7 +84,7 @@ class Linear(_Sklearn):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from sklearn.linear_model import LinearRegression
@@ -112,7 +113,7 @@ class SGD(_Sklearn):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from sklearn.linear_model import SGDRegressor
@@ -141,14 +142,14 @@ class SGDSklearn024(SGD):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         import sys
 
         import sklearn
 
-        fitted = super().fit(X, y, feature_names, seed, time_budget, params)
+        fitted = super().fit(X, y, feature_names, seed, fit_budget, params)
         fitted.notes.update(python=sys.executable, scikit_learn=sklearn.__version__)  # which environment ran it
         return fitted
 
@@ -165,7 +166,7 @@ class Lasso(_Sklearn):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from sklearn.linear_model import LassoCV
@@ -187,7 +188,7 @@ class Ridge(_Sklearn):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from sklearn.linear_model import RidgeCV
@@ -210,7 +211,7 @@ class Poly2(_Sklearn):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         from sklearn.linear_model import LinearRegression
@@ -239,7 +240,7 @@ class _BlackBox(_Sklearn):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         # numpy's RandomState takes seeds below 2**32

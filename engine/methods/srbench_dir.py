@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.methods import srbench_eval as ev
-from engine.methods.base import FittedModel, Method, ParetoPoint, nominal_budget
+from engine.methods.base import FittedModel, Method, ParetoPoint
 from engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError
+from engine.spec import FitBudget
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -220,7 +221,7 @@ class SRBenchMethod(Method):
         y: np.ndarray,
         feature_names: Sequence[str],
         seed: int,
-        time_budget: float,
+        fit_budget: FitBudget,
         params: dict[str, Any],
     ) -> FittedModel:
         started = time.monotonic()
@@ -256,8 +257,8 @@ class SRBenchMethod(Method):
         # importing the folder (optuna, sympy...) and pre_train ran inside the job's wall limit,
         # and predicting and printing the model must fit in it too (SRBench's job limit is a
         # separate, larger figure than its fit_time_limit)
-        left = float(time_budget) - (time.monotonic() - started)
-        notes.update(ev.set_time_budget(est, left - max(1.0, FINISH_SHARE * nominal_budget(time_budget))))
+        left = float(fit_budget) - (time.monotonic() - started)
+        notes.update(ev.set_time_attributes(est, left - max(1.0, FINISH_SHARE * fit_budget.nominal)))
         est.fit(Xf, yf)
 
         def predict(Xn: np.ndarray) -> np.ndarray:

@@ -111,7 +111,7 @@ def tuned_params(folder: Path) -> dict[str, Any]:
     return params
 
 
-def set_time_budget(est: Any, seconds: float) -> dict[str, Any]:
+def set_time_attributes(est: Any, seconds: float) -> dict[str, Any]:
     """Set the first of TIME_ATTRIBUTES the estimator has to the budget in whole seconds."""
     budget = max(1, math.floor(seconds))  # SRBench's fit_time_limit is an int
     for attr in TIME_ATTRIBUTES:

@@ -34,6 +34,7 @@ def _harden() -> None:
     import resource
 
     from engine.process import cgroups
+    from engine.spec import CPU_ENV
 
     cgroups.join()  # first: nothing of the method's may start outside the job's cgroup
     libc = ctypes.CDLL(None, use_errno=True)
@@ -45,7 +46,7 @@ def _harden() -> None:
     # (PID 1 of a namespace its fork server made, engine.process.seal.server_fork, sees no parent)
     if parent and os.getppid() != int(parent) and os.getpid() != 1:
         sys.exit(70)  # the driver died before we armed the death signal
-    cpu = int(os.environ.get("SRTUI_CPU_S", "0"))
+    cpu = int(os.environ.get(CPU_ENV, "0"))
     if cpu > 0:
         # soft limit -> SIGXCPU (recorded as cpu_timeout), hard limit a little later -> SIGKILL
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
@@ -102,7 +103,6 @@ def run(jobdir_arg: str) -> int:
 
     from engine import scaling
     from engine.methods import registry
-    from engine.methods.base import FitBudget
     from engine.process import energy
     from engine.spec import JobSpec
 
@@ -124,15 +124,13 @@ def run(jobdir_arg: str) -> int:
     TIMING.append(("method loaded", time.time(), time.process_time()))
     # interpreter start-up and imports count against the wall limit: on a loaded machine they
     # take seconds, so the method gets what is left of its budget, not the nominal figure
-    startup = max(0.0, time.time() - float(job.get("spawned_at", time.time())))
-    nominal = spec.limits.fit_budget
-    budget = FitBudget(max(0.1 * nominal, nominal - startup), nominal=nominal)
+    fit_budget = spec.limits.fit_budget.after(time.time() - float(job.get("spawned_at", time.time())))
     # SRBench 2.0 brackets `fit` alone with its timer and its eco2AI tracker: so do we, reading
     # the energy counters once before and once after (no sampling thread)
     X_fit, y_fit = (X_train, y_train) if scaler is None else (scaler.transform_x(X_train), scaler.transform_y(y_train))
     meter, cpu0 = energy.start(), _cpu_seconds()
     t0 = time.perf_counter()
-    fitted = method.fit(X_fit, y_fit, feature_names, spec.seed, budget, params)
+    fitted = method.fit(X_fit, y_fit, feature_names, spec.seed, fit_budget, params)
     fit_s = time.perf_counter() - t0
     energy_j, energy_method = energy.finish(meter, _cpu_seconds() - cpu0, fit_s, _peak_rss_mb())
     TIMING.append(("fit", time.time(), time.process_time()))

@@ -41,12 +41,9 @@ import struct
 import sys
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from engine.errors import SrtuiError
-
-if TYPE_CHECKING:
-    from engine.spec import Limits
 
 ISOLATION_ENV = "SRTUI_ISOLATION"  # "fallback": do not use namespaces even where they work
 JOB_ROOT = "/job"
@@ -56,7 +53,6 @@ JOB_UID_BASE = 0x70000000  # the driver's root: each job runs as JOB_UID_BASE + 
 AS_SLACK_BYTES = 1 << 30
 FSIZE_BYTES = 1 << 30  # the largest file a job may write (predictions are capped at 256 MB)
 NPROC = 512  # processes and threads of a job
-WATCHDOG_MARGIN_S = 5.0  # past the wall limit and the grace period, before the watchdog kills
 #: what every job sees, read-only, when it exists (a link, as /bin on merged-/usr systems, is kept as a link)
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
 DEVICES = ("null", "zero", "full", "random", "urandom")
@@ -164,15 +160,10 @@ def _probe() -> Isolation:
     )
 
 
-def config(mode: str, limits: Limits, network: bool, ro: list[str]) -> dict[str, Any]:
-    """The ``seal`` section of a job's job.json, which ``enter`` follows."""
-    return {
-        "mode": mode,
-        "network": network,
-        "ro": ro,
-        "wall_s": limits.time_s + limits.grace_s + WATCHDOG_MARGIN_S,
-        "mem_mb": limits.mem_mb,
-    }
+def config(mode: str, limits: dict[str, float], network: bool, ro: list[str]) -> dict[str, Any]:
+    """The ``seal`` section of a job's job.json, which ``enter`` follows (``limits``: the job's
+    wall and memory as ``engine.spec.Limits.crossing`` derives them)."""
+    return {"mode": mode, "network": network, "ro": ro, **limits}
 
 
 def protect_driver() -> None:

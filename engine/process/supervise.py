@@ -199,18 +199,19 @@ def run_job(
         seal.protect_driver()
     ref = payload.method_ref or ""
     folders = [ref[len("srbench:") :]] if ref.startswith("srbench:") else []
+    limit_env, seal_limits = limits.crossing()  # the one derivation of what the job is told
     job: dict[str, Any] = {
         "spec": spec.to_dict(),
         "data": "data.npz",
         "method_ref": payload.method_ref,
-        "seal": seal.config(sealing.mode, limits, payload.allow_network, folders),
+        "seal": seal.config(sealing.mode, seal_limits, payload.allow_network, folders),
     }
     phases.mark("scratch and data")
 
     tree.become_subreaper()
     token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"
     env = worker_environment(payload.extra_env)
-    env.update({tree.TOKEN_ENV: token, "SRTUI_CPU_S": str(limits.effective_cpu_s)})
+    env.update({tree.TOKEN_ENV: token, **limit_env})
     if core is not None:
         env["SRTUI_CORE"] = str(core)
     cgroup = _job_cgroup(token, int(limits.mem_mb * 2**20))

@@ -134,7 +134,7 @@ class RunningRow:
     seed: int
     attempt: int
     started_at: str | None
-    time_limit_s: float | None
+    time_s: float | None
     host: str
     run_id: str | None
     worker_pid: int | None

@@ -37,7 +37,7 @@ class RunningJob:
     job_id: str
     label: str
     started: float | None  # epoch seconds
-    limit_s: float | None
+    time_s: float | None
     host: str
     #: the driver of its run is dead: the job is not running any more and becomes ``lost`` (and
     #: is retried) when the next ``srtui run`` starts
@@ -102,9 +102,7 @@ def monitor_snapshot(
         live = [r for r in runs if r.driver_alive]
         # the same rule as the next `srtui run` applies (recovery): the job's driver is dead
         running = tuple(
-            RunningJob(
-                r.job_id, r.label, parse_time(r.started_at), r.time_limit_s, r.host, driver_gone=not r.driver_alive
-            )
+            RunningJob(r.job_id, r.label, parse_time(r.started_at), r.time_s, r.host, driver_gone=not r.driver_alive)
             for r in running_jobs(store, check)
         )
         failures = tuple(recent_failures(store))

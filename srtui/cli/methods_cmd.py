@@ -203,7 +203,7 @@ def install(
 @methods_app.command("check")
 def check(
     name: Annotated[str, typer.Argument(help="A method name, an SRBench method folder or a 2021 method file.")],
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
+    time_s: Annotated[float, typer.Option("--time-limit", help="Wall-time limit, seconds.")] = 20.0,
     workspace: Annotated[
         Path | None,
         workspace_option("Keep the check's own workspace in WORKSPACE/checks/NAME (none of its jobs among yours)."),
@@ -216,10 +216,10 @@ def check(
 
     if workspace is None:
         with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
-            rows = check_method(name, resolve(Path(tmp)), time_limit)
+            rows = check_method(name, resolve(Path(tmp)), time_s)
     else:  # the check's job is no job of the researcher's runs: it gets a workspace of its own
         kept = resolve(workspace).root / "checks" / check_folder_name(name)
-        rows = check_method(name, resolve(kept), time_limit)
+        rows = check_method(name, resolve(kept), time_s)
         print(f"the check's workspace: {kept}", file=sys.stderr)
     if not rows:
         fail(f"method {name!r}: the check ran no job")

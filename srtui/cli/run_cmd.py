@@ -74,16 +74,14 @@ def run(
     retry_failed: Annotated[
         bool, _opt("--retry-failed", panel=RUN_PANEL, help="Re-run failed jobs (error, timeout, oom, ...).")
     ] = False,
-    time_limit: Annotated[
-        float | None, _opt("--time-limit", panel=LIMITS_PANEL, metavar="S", help="Wall time.")
-    ] = None,
-    mem_limit: Annotated[
+    time_s: Annotated[float | None, _opt("--time-limit", panel=LIMITS_PANEL, metavar="S", help="Wall time.")] = None,
+    mem_mb: Annotated[
         float | None, _opt("--mem-limit", panel=LIMITS_PANEL, metavar="MB", help="Memory of the process tree.")
     ] = None,
-    cpu_limit: Annotated[
+    cpu_s: Annotated[
         float | None, _opt("--cpu-limit", panel=LIMITS_PANEL, metavar="S", help="CPU time per process.")
     ] = None,
-    grace: Annotated[
+    grace_s: Annotated[
         float | None, _opt("--grace", panel=LIMITS_PANEL, metavar="S", help="From SIGTERM to SIGKILL.")
     ] = None,
     launcher: Annotated[
@@ -206,10 +204,10 @@ def run(
         methods=_split(methods),
         tasks=_split(tasks),
         seeds=seeds,
-        time_limit=time_limit,
-        mem_limit=mem_limit,
-        cpu_limit=cpu_limit,
-        grace=grace,
+        time_s=time_s,
+        mem_mb=mem_mb,
+        cpu_s=cpu_s,
+        grace_s=grace_s,
         jobs=jobs,
         retry_failed=retry_failed,
         method_dirs=list(method_dir or []),
@@ -318,7 +316,7 @@ def status(
                     "driver_alive": r.driver_alive,
                     "state": "queued" if r.queued else "running",
                     "workers": workers.get(r.run_id or ""),
-                    "time_limit_s": r.time_limit_s,
+                    "time_s": r.time_s,
                 }
                 for r in running
             ],

@@ -31,9 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
-from engine.methods.base import FitBudget
 from engine.methods.gplearn_adapter import Gplearn, generation_cap
-from engine.spec import Limits
+from engine.spec import FitBudget, Limits
 from tasks.generators.smoke import interaction
 
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -74,7 +73,7 @@ def main() -> None:
     )
     for name, override in CONFIGS.items():
         params = {**method.default_params, **override}
-        gens = generation_cap(nominal, int(params["population_size"]))
+        gens = generation_cap(budget, int(params["population_size"]))
         scores, secs = [], []
         for seed in range(args.first, args.first + args.seeds):
             t0 = time.perf_counter()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import results_json, srtui
 
-from engine.backends.base import DataCache, PlannedJob, RunState, finish_job
+from engine.backends.base import Batch, DataCache, PlannedJob, RunState, finish_job
 from engine.process.supervise import JobOutcome, JobPayload, now_iso
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
@@ -146,7 +146,7 @@ def test_stopping_ends_the_run_within_the_grace_even_with_a_blocked_slot(tmp_pat
     backend = LocalBackend(1, ws.jobs_dir)
     runner = threading.Thread(
         target=backend.run,
-        args=([PlannedJob(payload)], sink, RunState(total=1), cancel, force),
+        args=([PlannedJob(payload)], Batch(sink, RunState(total=1), cancel, force)),
     )
     runner.start()
     assert sink.entered.wait(120), "the job never finished"

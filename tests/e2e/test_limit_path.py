@@ -2,11 +2,12 @@
 one type all the way (``Limits``, carried by ``JobSpec``), no dict or float forms on the way, and
 the fit budget computed once (``Limits.fit_budget``) and read by the adapter as a ``FitBudget``.
 
-The path (#35: at most 6 files): ``srtui/cli/run_cmd.py`` (--time-limit, a float) ->
-``runs/run.py`` (``Limits``, in the ``JobSpec``) -> a backend (``engine/backends/local.py``, or
-Dask's) -> ``engine/process/supervise.py`` (enforced; ``job.json`` is the one crossing into the
-job) -> ``engine/process/job_worker.py`` (``FitBudget`` from ``Limits.fit_budget``) -> the adapter
-(``engine/methods/``).
+The path (#35: at most 6 files): ``srtui/cli/run_cmd.py`` (--time-limit, a float, as the
+request's ``time_s``) -> ``runs/run.py`` (``Limits.over``: ``Limits``, in the ``JobSpec``) -> a
+backend (``engine/backends/local.py``, or Dask's) -> ``engine/process/supervise.py`` (enforced;
+``job.json`` and the environment, both from ``Limits.crossing``, are the one crossing into the
+job) -> ``engine/process/job_worker.py`` (``FitBudget`` from ``Limits.fit_budget``) -> the
+adapter (``engine/methods/``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def test_the_limit_travels_as_one_type_to_the_launcher(tmp_path: Path) -> None:
                 seen.setdefault(form, set()).add(f"{rel}:{frame.f_code.co_name}")
 
     ws = Workspace(tmp_path / "ws").ensure()
-    req = RunRequest("smoke", methods=["probe-noop"], tasks=["smoke-linear"], seeds=1, time_limit=LIMIT, jobs=1)
+    req = RunRequest("smoke", methods=["probe-noop"], tasks=["smoke-linear"], seeds=1, time_s=LIMIT, jobs=1)
     sys.setprofile(profile)
     threading.setprofile(profile)
     try:
@@ -70,8 +71,8 @@ def test_the_limit_travels_as_one_type_to_the_launcher(tmp_path: Path) -> None:
         sys.setprofile(None)
         threading.setprofile(None)
     assert result.state.counts == {"ok": 1}
-    # the request's float becomes Limits in one function; nowhere else another form
-    assert {f.split(":")[0] for f in seen.get("float", set()) | seen.get("dict", set())} <= {"runs/run.py"}, seen
+    # the request's float becomes Limits in one function (runs/run.py's, by ``Limits.over``); nowhere else another form
+    assert seen.get("float", set()) | seen.get("dict", set()) <= {"runs/run.py:_limits", "engine/spec.py:over"}, seen
     enforced = "engine/process/supervise.py:run_job"
     assert enforced in seen["Limits"], seen["Limits"]  # enforced from Limits
 

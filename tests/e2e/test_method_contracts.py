@@ -15,6 +15,7 @@ from engine.expression import parse_expression
 from engine.expression.fidelity import fidelity_check
 from engine.methods import registry
 from engine.methods.base import Method
+from engine.spec import FitBudget
 
 FEATURES = ("a", "b", "c")
 BUDGET = 2.0  # seconds a method is given; a method that honours it must stop within 10x + 30 s
@@ -58,7 +59,7 @@ def test_fit_predict_and_the_model_string_agree(name: str) -> None:
     X, y = _data()
     Xt, _ = _data(seed=1)
     start = time.monotonic()
-    fitted = method.fit(X, y, FEATURES, 3, BUDGET, dict(method.default_params))
+    fitted = method.fit(X, y, FEATURES, 3, FitBudget(BUDGET), dict(method.default_params))
     took = time.monotonic() - start
     if method.honours_time_limit:
         assert took < 10 * BUDGET + 30, f"{name} took {took:.1f} s of a {BUDGET} s budget"

@@ -11,6 +11,7 @@ import pytest
 from engine.expression import parse_expression
 from engine.methods import registry
 from engine.methods.base import FittedModel, Method
+from engine.spec import FitBudget
 
 NAMES = ["a", "b", "c"]
 
@@ -28,7 +29,7 @@ def _r2(y, p):
 
 def _fit(name, X, y, budget=10.0, seed=3, **params) -> FittedModel:
     method = registry.load(name)
-    return method.fit(X, y, NAMES, seed, budget, {**method.default_params, **params})
+    return method.fit(X, y, NAMES, seed, FitBudget(budget), {**method.default_params, **params})
 
 
 def _expr_pred(fitted: FittedModel, X):
@@ -131,7 +132,7 @@ def test_ffx_prints_its_model_exactly_and_keeps_the_front():
     X = rng.uniform(-3, 3, size=(60, 2))
     y = 0.4 * X[:, 0] * X[:, 1] - 1.5 * X[:, 0] + 1
     method = registry.load("ffx")
-    a, b = (method.fit(X, y, NAMES[:2], 3, 10.0, {}) for _ in range(2))
+    a, b = (method.fit(X, y, NAMES[:2], 3, FitBudget(10.0), {}) for _ in range(2))
     assert a.expression == b.expression
     assert _r2(y, a.predict(X)) > 0.99 and a.expression is not None
     expr = parse_expression(a.expression, NAMES[:2], a.dialect).evaluate(X)
@@ -278,7 +279,6 @@ def test_gplearn_scaled_model_front_and_plain_mode_are_exact():
 
 def test_gplearn_generation_cap_follows_the_nominal_budget():
     """Start-up taken out of the budget must not change the work done (same job, same model)."""
-    from engine.methods.base import FitBudget
     from engine.methods.gplearn_adapter import (
         MIN_GENERATIONS,
         PROGRAMS_PER_SECOND,
@@ -286,10 +286,10 @@ def test_gplearn_generation_cap_follows_the_nominal_budget():
     )
 
     expected = int(8.0 * PROGRAMS_PER_SECOND / 400)
-    assert generation_cap(8.0, 400) == expected
+    assert generation_cap(FitBudget(8.0), 400) == expected
     assert generation_cap(FitBudget(6.3, nominal=8.0), 400) == expected
     assert generation_cap(FitBudget(7.1, nominal=8.0), 400) == expected
-    assert generation_cap(0.5, 1000) == MIN_GENERATIONS
+    assert generation_cap(FitBudget(0.5), 1000) == MIN_GENERATIONS
 
 
 def test_listing_does_not_import_method_packages():

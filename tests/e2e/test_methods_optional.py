@@ -11,6 +11,7 @@ import pytest
 
 from engine.expression import parse_expression
 from engine.methods import registry
+from engine.spec import FitBudget
 
 NAMES = ["a", "b", "c"]
 
@@ -44,7 +45,7 @@ def test_optional_method_fits_and_its_expression_is_its_model(name):
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, size=(100, 3))
     y = -1.5 * X[:, 0] + 2.5 * X[:, 2] + 1
-    fitted = method.fit(X, y, NAMES, 1, 4.0, dict(method.default_params))
+    fitted = method.fit(X, y, NAMES, 1, FitBudget(4.0), dict(method.default_params))
     pred = np.asarray(fitted.predict(X), dtype=float).reshape(-1)
     assert 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2) > 0.9
     assert fitted.expression is not None

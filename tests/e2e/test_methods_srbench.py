@@ -15,6 +15,7 @@ import pytest
 from engine.expression import ExpressionError, parse_expression
 from engine.methods import registry
 from engine.methods.srbench_dir import SRBenchError, SRBenchMethod, expand_hyper_params
+from engine.spec import FitBudget
 
 REGRESSOR_PY = textwrap.dedent(
     '''
@@ -74,7 +75,7 @@ def test_folder_runs_unmodified_with_budget_and_seed(method_dir):
     X = rng.uniform(-3, 3, size=(100, 3))
     y = 0.4 * X[:, 0] * X[:, 1] - 1.5 * X[:, 0] + 2.5 * X[:, 2] + 1
     names = ["x0", "x1", "x2"]
-    fitted = method.fit(X, y, names, 7, 30.6, {})
+    fitted = method.fit(X, y, names, 7, FitBudget(30.6), {})
     # SRBench sets the first time attribute the estimator has, in whole seconds; the folder's
     # import already spent some of the budget, and 10% is kept for predicting and printing
     assert fitted.notes["time_attribute"] == "max_time" and fitted.notes["time_set"] in range(20, 28)
@@ -213,7 +214,7 @@ def _linear_data(n: int = 120):
 def test_evaluate_model_steps_in_srbench_order(tmp_path):
     X, y = _linear_data()
     method = SRBenchMethod(_steps_folder(tmp_path))
-    fitted = method.fit(X, y, ["u", "v", "w"], 11, 30.0, {"srbench": {"scaling": "folder"}})
+    fitted = method.fit(X, y, ["u", "v", "w"], 11, FitBudget(30.0), {"srbench": {"scaling": "folder"}})
     est = method.module().est
     # SRBench subsamples with the global generator it seeded with the job's seed
     np.random.seed(11)
@@ -229,7 +230,7 @@ def test_evaluate_model_steps_in_srbench_order(tmp_path):
     np.testing.assert_allclose(parsed.evaluate(X), fitted.predict(X), rtol=1e-9)
 
     test_mode = SRBenchMethod(_steps_folder(tmp_path, "steps2"))
-    test_mode.fit(X, y, ["u", "v", "w"], 11, 30.0, {"srbench": {"test": True}})
+    test_mode.fit(X, y, ["u", "v", "w"], 11, FitBudget(30.0), {"srbench": {"test": True}})
     assert test_mode.module().est.seen_tag_ == "test"
 
 
@@ -237,26 +238,26 @@ def test_numpy_for_the_methods_srbench_feeds_arrays(tmp_path):
     X, y = _linear_data()
     for folder in (_steps_folder(tmp_path, "a", use_df=False), _steps_folder(tmp_path, "my-bingo")):
         method = SRBenchMethod(folder)
-        fitted = method.fit(X, y, ["u", "v", "w"], 1, 5.0, {})
+        fitted = method.fit(X, y, ["u", "v", "w"], 1, FitBudget(5.0), {})
         assert method.module().est.seen_type_ == "ndarray" and fitted.notes["use_dataframe"] is False
 
 
 def test_tuned_params_from_the_folder(tmp_path):
     X, y = _linear_data()
     method = SRBenchMethod(_steps_folder(tmp_path, tuned="params = {'tag': 'tuned', 'timeout': 7}\n"))
-    fitted = method.fit(X, y, ["u", "v", "w"], 1, 12.0, {"srbench": {"tuned": True}})
+    fitted = method.fit(X, y, ["u", "v", "w"], 1, FitBudget(12.0), {"srbench": {"tuned": True}})
     est = method.module().est
     # tuned params come before the time budget, which SRBench sets last
     assert est.seen_tag_ == "tuned" and est.timeout in range(8, 11) and fitted.notes["tuned_params"]["tag"] == "tuned"
     missing = SRBenchMethod(_steps_folder(tmp_path, "untuned"))
-    fitted = missing.fit(X, y, ["u", "v", "w"], 1, 12.0, {"srbench": {"tuned": True}})
+    fitted = missing.fit(X, y, ["u", "v", "w"], 1, FitBudget(12.0), {"srbench": {"tuned": True}})
     assert "_params.py" in fitted.notes["tuned_error"]  # SRBench warns and runs it untuned
 
 
 def test_reference_scaling_maps_predictions_back_and_the_model_to_raw_features(method_dir):
     X, y = _linear_data(200)
     y = y + 0.4 * X[:, 0] * X[:, 1]
-    fitted = SRBenchMethod(method_dir).fit(X, y, ["u", "v", "w"], 3, 10.0, {})
+    fitted = SRBenchMethod(method_dir).fit(X, y, ["u", "v", "w"], 3, FitBudget(10.0), {})
     assert fitted.notes["scale_x"] and fitted.notes["scale_y"]
     assert "u" in fitted.notes["model_as_printed"]  # printed over the standardised u, v, w
     np.testing.assert_allclose(fitted.predict(X), y, rtol=1e-9)
@@ -279,7 +280,7 @@ def _ridge_folder(tmp_path: Path, model_returns: str, extra: str = "") -> Path:
 def test_black_box_folders_and_not_implemented(tmp_path):
     X, y = _linear_data()
     folder = _ridge_folder(tmp_path, "not implemented", "def complexity(est):\n    return est.coef_.size + 1\n")
-    fitted = SRBenchMethod(folder).fit(X, y, ["u", "v", "w"], 1, 5.0, {})
+    fitted = SRBenchMethod(folder).fit(X, y, ["u", "v", "w"], 1, FitBudget(5.0), {})
     assert fitted.expression is None and fitted.notes["symbolic_model"] == "not implemented"
     assert fitted.notes["complexity"] == 4.0
 
@@ -328,7 +329,9 @@ def test_run_options_in_suite_and_cli(tmp_path, method_dir):
 
 def test_unreadable_model_string_reaches_the_parser_as_printed(tmp_path):
     X, y = _linear_data()
-    fitted = SRBenchMethod(_ridge_folder(tmp_path, 'u +* __import__("os")')).fit(X, y, ["u", "v", "w"], 1, 5.0, {})
+    fitted = SRBenchMethod(_ridge_folder(tmp_path, 'u +* __import__("os")')).fit(
+        X, y, ["u", "v", "w"], 1, FitBudget(5.0), {}
+    )
     assert fitted.expression == 'u +* __import__("os")'  # the driver's parser rejects it: invalid_model
     with pytest.raises(ExpressionError):
         parse_expression(fitted.expression, ["u", "v", "w"], fitted.dialect)

@@ -39,7 +39,7 @@ def _run(
     methods: list[str],
     ws: Path,
     *extra: str,
-    time_limit: float = 120,
+    time_s: float = 120,
     timeout: float = 900,
     suite: str = "smoke",
 ):
@@ -53,7 +53,7 @@ def _run(
         "--tasks",
         "smoke-interaction",
         "--time-limit",
-        str(time_limit),
+        str(time_s),
     ]
     for folder in folders:
         args += ["--method-dir", str(folder)]
@@ -103,7 +103,7 @@ def test_folder_without_time_attribute_is_stopped_by_the_wall_limit(srbench_fold
     # suite of its own, with no params, so the folder runs as SRBench configured it
     suite = tmp_path / "gplearn-folder.toml"
     suite.write_text('name = "gplearn-folder"\ntasks = ["smoke-interaction"]\nmethods = ["gplearn"]\nseeds = [2082]\n')
-    proc = _run([srbench_folder("gplearn")], ["gplearn"], tmp_path / "ws", time_limit=12, timeout=300, suite=str(suite))
+    proc = _run([srbench_folder("gplearn")], ["gplearn"], tmp_path / "ws", time_s=12, timeout=300, suite=str(suite))
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(srtui("results", "--format", "json", "--workspace", str(tmp_path / "ws"), check=True).stdout)
     (row,) = rows
@@ -183,7 +183,7 @@ OPTIONAL = {
 @pytest.mark.optional
 @pytest.mark.parametrize("name", sorted(OPTIONAL))
 def test_optional_folder_runs_unmodified(srbench_folder, tmp_path, suite_file, name):
-    module, time_limit, extra = OPTIONAL[name]
+    module, time_s, extra = OPTIONAL[name]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed (pip install -e '.[srbench-optional]')")
     folder = srbench_folder(name)
@@ -192,7 +192,7 @@ def test_optional_folder_runs_unmodified(srbench_folder, tmp_path, suite_file, n
         tasks=("smoke-interaction",),
         methods=(name,),
         seeds=(2082,),
-        limits={"time_s": time_limit, "mem_mb": 4000},
+        limits={"time_s": time_s, "mem_mb": 4000},
         params={"gplearn": {"generations": 5, "population_size": 200}},
     )
     # --methods: bingo, gplearn and rils-rols are also built-in names; only a named folder runs
@@ -206,7 +206,7 @@ def test_optional_folder_runs_unmodified(srbench_folder, tmp_path, suite_file, n
         "--methods",
         name,
         *extra,
-        timeout=time_limit * 3 + 120,
+        timeout=time_s * 3 + 120,
     )
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(srtui("results", "--format", "json", "--workspace", str(tmp_path / "ws"), check=True).stdout)

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from engine.expression.neutral import neutral_forms
-from engine.methods.base import FitBudget
 from engine.methods.registry import OPTIONAL, load, names
+from engine.spec import FitBudget
 from reviews.blinding import tells, tokens, warnings
 
 FEATURES = ("speed", "mass", "temp")

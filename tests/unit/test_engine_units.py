@@ -13,7 +13,7 @@ import pytest
 from engine.backends.base import PlannedJob, interleave
 from engine.process import supervise
 from engine.process.supervise import JobPayload
-from engine.spec import JobSpec, Limits, SpecError
+from engine.spec import CPU_ENV, WATCHDOG_MARGIN_S, FitBudget, JobSpec, Limits, SpecError
 from engine.workspace import Workspace, WorkspaceError, resolve
 from results.store.store import Store, StoreError, needs_run
 
@@ -217,6 +217,21 @@ def test_time_budget_leaves_room() -> None:
     assert Limits(time_s=10).fit_budget == pytest.approx(8.0)
     assert Limits(time_s=3600).fit_budget == pytest.approx(3569.0)
     assert 0 < Limits(time_s=1).fit_budget < 1
+    # the worker's start-up comes out of it; the nominal figure (the work a method sizes) stays
+    left = Limits(time_s=10).fit_budget.after(3.0)
+    assert isinstance(left, FitBudget) and left == pytest.approx(5.0) and left.nominal == pytest.approx(8.0)
+    assert Limits(time_s=10).fit_budget.after(60.0) == pytest.approx(0.8)  # never under a tenth
+
+
+def test_limits_cross_into_the_job_from_one_function() -> None:
+    env, seal_limits = Limits(time_s=100, mem_mb=500, grace_s=2).crossing()
+    assert env == {CPU_ENV: "160"}  # RLIMIT_CPU's seconds: Limits.effective_cpu_s
+    assert seal_limits == {"wall_s": 100 + 2 + WATCHDOG_MARGIN_S, "mem_mb": 500}
+    assert Limits(time_s=100).over(time_s=None, mem_mb=7) == Limits(time_s=100, mem_mb=7)
+    with pytest.raises(SpecError, match="unknown limit"):
+        Limits().over(time_limit=5)
+    with pytest.raises(SpecError):
+        Limits().over(time_s=-1)
 
 
 def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:

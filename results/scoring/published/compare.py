@@ -103,10 +103,8 @@ def differences(f: Facts, p: Protocol, label: str, profile: Profile | None) -> l
             f"train on more (up to {f.max_train:,}: {shown})"
         )
     limits = sorted(f.time_limits)
-    if limits and limits != [p.time_limit_s]:
-        out.append(
-            f"time limit: {', '.join(_fmt_s(t) for t in limits)} per run here; {label} gave {_fmt_s(p.time_limit_s)}"
-        )
+    if limits and limits != [p.time_s]:
+        out.append(f"time limit: {', '.join(_fmt_s(t) for t in limits)} per run here; {label} gave {_fmt_s(p.time_s)}")
     if p.tuning == "search" and not f.tuned:
         out.append(f"tuning: {label} tuned each method per dataset (grid search, 5-fold CV); here no tuning")
     elif p.tuning == "fixed":

@@ -25,7 +25,7 @@ class Protocol:
     seeds: int
     split: str  # "per seed": train_test_split(random_state=seed); "fixed": one split per dataset
     train_cap: int  # training rows kept (0: all)
-    time_limit_s: float  # per run
+    time_s: float  # per run
     tuning: str  # "search" (a grid search per dataset) or "fixed" (tuned parameters, no search)
     scaling: str  # "xy" (X and y standardised) or "none"
     sklearn: str  # the scikit-learn version of the release's environment ("" = not pinned)

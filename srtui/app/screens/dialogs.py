@@ -170,8 +170,8 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
                 methods=methods or None,
                 tasks=tasks or None,
                 seeds=number("#seeds", int),
-                time_limit=number("#time", float),
-                mem_limit=number("#mem", float),
+                time_s=number("#time", float),
+                mem_mb=number("#mem", float),
                 jobs=number("#jobs", int),
             )
         except ValueError as exc:

@@ -153,11 +153,11 @@ class MonitorScreen(SectionScreen):
             table.remove_row(key)
         for job_id, job in wanted.items():
             elapsed = None if job.started is None else now - job.started
-            over = elapsed is not None and job.limit_s is not None and elapsed > job.limit_s
+            over = elapsed is not None and job.time_s is not None and elapsed > job.time_s
             if job.driver_gone:
                 value = Text("driver gone", style="bold yellow")
             else:
-                value = Text(f"{fmt_duration(elapsed)} / {fmt_duration(job.limit_s)}", style="bold red" if over else "")
+                value = Text(f"{fmt_duration(elapsed)} / {fmt_duration(job.time_s)}", style="bold red" if over else "")
             if job_id in table.rows:
                 table.update_cell(job_id, "elapsed", value)
             else:
