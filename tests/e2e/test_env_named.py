@@ -75,3 +75,29 @@ def test_a_suite_names_each_method_s_environment(tmp_path: Path, workspace: Path
         assert named.returncode == 0 and "note: environment sklearn-0.24.1 for KernelRidge" in named.stderr
     else:
         assert named.returncode != 0 and "srtui env create sklearn-0.24.1" in named.stderr
+
+
+@pytest.mark.slow  # two jobs in an environment of their own
+def test_srbench_2_0_folders_run_in_the_srbench2025_sklearn_environment(
+    srbench_folder, tmp_path: Path, workspace: Path
+) -> None:
+    import subprocess
+
+    from engine.methods.env_specs import SPECS
+
+    env = SPECS["srbench2025-sklearn"].environment
+    if not env.ready():
+        pytest.skip(f"needs the environment at {env.folder} (srtui env create srbench2025-sklearn)")
+    code = "import numpy, sklearn; print(numpy.__version__, sklearn.__version__)"
+    versions = subprocess.run([str(env.python), "-c", code], check=True, capture_output=True, text=True).stdout
+    assert versions.split() == ["1.26.4", "1.5.2"]  # SRBench 2.0's numpy pin; its unpinned scikit-learn, pinned here
+    names = ["sklearn_randomforest", "sklearn_ridge"]
+    args = ["run", "smoke", "--methods", ",".join(names), "--env", "srbench2025-sklearn", "--tasks", "smoke-linear"]
+    for name in names:
+        args += ["--method-dir", str(srbench_folder(name))]
+    srtui(*args, "--seeds", "1", "--workspace", str(workspace), check=True)
+    rows = json.loads(srtui("results", "--format", "json", "-w", str(workspace), check=True).stdout)
+    assert sorted(r["method"] for r in rows) == names
+    for row in rows:
+        assert row["status"] == "ok" and row["method_notes"]["python"] == str(env.python), row
+        assert row["r2_test"] > 0.5, row
