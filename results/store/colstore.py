@@ -355,9 +355,12 @@ class ColumnStore:
         taken = np.concatenate(found) if found else ordered[:0]
         return taken[:limit]
 
-    def _arranged(self, group_by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:
+    def _arranged(
+        self, group_by: tuple[str, ...]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:
         """(group of each combination, the rowids with an R² ordered by group and then R², their
-        groups, combination keys per group) for every job, cached until the next change."""
+        groups, their R² values, combination keys per group) for every job, cached until the
+        next change."""
         key = ("arranged", group_by)
         found = self._arrangements.get(key)
         if found is None:
@@ -367,12 +370,29 @@ class ColumnStore:
             ordered = self.by_value("r2_test")
             g = per_combo[self.combo[ordered]]
             at = np.argsort(g, kind="stable")  # each group's values stay ascending
+            rows = ordered[at]
             keys = pd.DataFrame(
                 [[self.combos[i][DIMS.index(d)] for d in group_by] for i in first], columns=list(group_by)
             )
-            for old in [k for k in self._arrangements if k[0] == "arranged"][:-1]:  # memory: 6 bytes a job
+            for old in [k for k in self._arrangements if k[0] == "arranged"][:-1]:  # memory: 14 bytes a job
                 del self._arrangements[old]
-            found = self._arrangements[key] = (per_combo, ordered[at], g[at], keys)
+            found = self._arrangements[key] = (per_combo, rows, g[at], self.numbers["r2_test"][rows], keys)
+        return found
+
+    def _per_combo(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(jobs, sum of wall times, jobs with a wall time) of each combination over every live
+        job, cached until the next change: an unfiltered grouping sums these, not the jobs."""
+        found = self._arrangements.get(("per combo",))
+        if found is None:
+            combo = self.combo[self.alive]
+            wall = self.numbers["wall_s"][self.alive]
+            timed = ~np.isnan(wall)
+            n = len(self.combos)
+            found = self._arrangements[("per combo",)] = (
+                np.bincount(combo, minlength=n).astype(np.float64),
+                np.bincount(combo[timed], weights=wall[timed], minlength=n),
+                np.bincount(combo[timed], minlength=n).astype(np.float64),
+            )
         return found
 
     def _group_of_combos(self, group_by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -415,14 +435,24 @@ class ColumnStore:
         status = by_code[np.asarray(self._dim_codes[i], dtype=np.int64)]
         return status == "ok", ~np.isin(status, ("ok", "pending", "running"))
 
-    def groups(self, mask: np.ndarray, group_by: tuple[str, ...]) -> pd.DataFrame:
-        """One row per group of the jobs in ``mask``: the explorer's summary columns. Linear
-        time: the jobs kept in order of group and R² (cached) are masked, so each group's
-        values come out sorted (median and best are read off); sums are bincounts."""
-        per_combo, ordered, g, keys = self._arranged(group_by)
+    def groups(self, mask: np.ndarray | None, group_by: tuple[str, ...]) -> pd.DataFrame:
+        """One row per group of the jobs in ``mask`` (None: every live job): the explorer's
+        summary columns. Linear time: the jobs kept in order of group and R² (cached, with their
+        values) are masked, so each group's values come out sorted (median and best are read
+        off); sums are bincounts, over the combinations' cached sums when nothing is filtered."""
+        per_combo, ordered, g, values, keys = self._arranged(group_by)
         n = len(keys)
-        combo = self.combo[mask]
-        per = np.bincount(combo, minlength=len(self.combos)).astype(np.float64)  # jobs per combination
+        if mask is None:
+            per, sums, times = self._per_combo()
+        else:
+            combo = self.combo[mask]
+            per = np.bincount(combo, minlength=len(self.combos)).astype(np.float64)  # jobs per combination
+            wall = self.numbers["wall_s"][mask]
+            timed = ~np.isnan(wall)
+            sums = np.bincount(combo[timed], weights=wall[timed], minlength=len(self.combos))
+            times = np.bincount(combo[timed], minlength=len(self.combos)).astype(np.float64)
+            take = mask[ordered]
+            g, values = g[take], values[take]
         ok, failed = self._status_flags()
         out = pd.DataFrame(
             {
@@ -431,28 +461,17 @@ class ColumnStore:
                 "failed": np.bincount(per_combo, weights=per * failed, minlength=n).astype(np.int64),
             }
         )
-        take = mask[ordered]
-        g = g[take]
-        values = self.numbers["r2_test"][ordered[take]]
         counts = np.bincount(g, minlength=n)
         ends = np.cumsum(counts)
         has = counts > 0
-        lo = np.where(has, ends - counts + (counts - 1) // 2, 0)
-        hi = np.where(has, ends - counts + counts // 2, 0)
         padded = np.append(values, np.nan)  # an empty group reads the NaN at the end
-        lo, hi, last = (
-            np.where(has, lo, len(values)),
-            np.where(has, hi, len(values)),
-            np.where(has, ends - 1, len(values)),
-        )
-        wall = self.numbers["wall_s"][mask]
-        timed = ~np.isnan(wall)
+        lo = np.where(has, ends - counts + (counts - 1) // 2, len(values))
+        hi = np.where(has, ends - counts + counts // 2, len(values))
+        last = np.where(has, ends - 1, len(values))
         with np.errstate(invalid="ignore", divide="ignore"):
             out["median_r2_test"] = (padded[lo] + padded[hi]) / 2
             out["mean_r2_test"] = np.where(has, np.bincount(g, weights=values, minlength=n) / counts, np.nan)
             out["best_r2_test"] = padded[last]
-            sums = np.bincount(combo[timed], weights=wall[timed], minlength=len(self.combos))
-            times = np.bincount(combo[timed], minlength=len(self.combos)).astype(np.float64)
             out["mean_wall_s"] = np.bincount(per_combo, weights=sums, minlength=n) / np.bincount(
                 per_combo, weights=times, minlength=n
             )
