@@ -216,7 +216,7 @@ def isclose_frac(y: np.ndarray, yhat: np.ndarray) -> float:
 @accuracy(
     "isclose_acc",
     "higher",
-    "isclose accuracy",
+    "close to truth (>= 95 % of points)",
     "0/1",
     f"1 when the isclose share is at least {ISCLOSE['share']:.0%} (SRBench 2022's accuracy)",
     "test",

@@ -17,6 +17,7 @@ def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
     from results.metrics.declare import docs_table as metrics_table
     from results.outputs.figures import docs_table as figures_table
     from tasks.catalogue import docs_table as tasks_table
+    from tasks.suites import docs_table as suites_table
 
     return {
         "accuracy-metrics": ("scoring.md", accuracy_table),
@@ -25,6 +26,7 @@ def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
         "figure-kinds": ("figures.md", figures_table),
         "built-in-methods": ("methods.md", methods_table),
         "task-modules": ("suites-tasks.md", tasks_table),
+        "built-in-suites": ("suites-tasks.md", suites_table),
     }
 
 

@@ -90,3 +90,12 @@ def test_unusable_predictions_give_missing_values_not_numbers() -> None:
 def test_a_metric_is_declared_once() -> None:
     with pytest.raises(ValueError, match="declared twice"):
         accuracy.declare(METRICS[0])
+
+
+@pytest.mark.parametrize("metric", METRICS, ids=IDS)
+def test_the_app_shows_the_declared_label(metric: accuracy.Accuracy) -> None:
+    from results.views.expression import metric_label
+
+    for name in metric.stored():
+        assert metric_label(name) == accuracy.labels()[name]
+        assert metric.label in metric_label(name)
