@@ -92,17 +92,19 @@ def figure_data(
 ) -> FigureData:
     """The input of a figure: ``runs`` as given, else the workspace's (one suite's); expert
     ratings from a trust file or a review session of the workspace."""
-    from results.outputs.figures import FigureData
-    from results.scoring.tables import runs_frame
+    from results.outputs.figures import FigureData, workspace_data
 
     if runs is None and store is not None:
-        runs = runs_frame(store, suite)
-        if runs.empty:
+        data = workspace_data(store, suite, options)
+        if data.runs is None or data.runs.empty:
             raise OutputError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-    from results.store.queries import workspace_methods
+        data.rule = rule
+    else:
+        data = FigureData(runs=runs, options=dict(options or {}), rule=rule)
+        if store is not None:
+            from results.store.queries import workspace_methods
 
-    methods = workspace_methods(store) if store is not None else ()
-    data = FigureData(runs=runs, options=dict(options or {}), rule=rule, methods=methods)
+            data.methods = workspace_methods(store)
     if trust is not None and review is not None:
         raise OutputError("give --trust or --review, not both")
     if trust is not None:

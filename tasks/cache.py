@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from engine.untrusted import UntrustedFileError, read_file, write_file
-from tasks.catalogue import TaskContext
-from tasks.datafiles import sources, unchanged
+from tasks.catalogue import TaskContext, TaskEntry, register
+from tasks.datafiles import RemoteFile, sources, unchanged
 from tasks.model import Task
 
 _ARRAYS = ("X_train", "y_train", "X_test", "y_test", "train_index", "test_index")
@@ -104,3 +104,25 @@ def builder(name: str, version: str, build: Callable[[], Task]) -> Callable[[Tas
         return cached(context, name, version, build)
 
     return from_cache
+
+
+def register_generated(name: str, track: str, version: str, build: Callable[[], Task], description: str) -> None:
+    """Register a task a generator builds offline (``build()``, through the cache)."""
+    register(TaskEntry(name, track, builder(name, version, build), description=description))
+
+
+def register_loaded(
+    name: str,
+    track: str,
+    version: str,
+    build: Callable[[TaskContext], Task],
+    description: str,
+    files: tuple[RemoteFile, ...],
+) -> None:
+    """Register a task a loader builds from downloaded ``files`` (``build(context)``, through the
+    cache of that context)."""
+
+    def from_cache(context: TaskContext) -> Task:
+        return cached(context, name, version, lambda: build(context))
+
+    register(TaskEntry(name, track, from_cache, offline=False, description=description, files=files))

@@ -1,11 +1,17 @@
 """The task catalogue: every task srtui knows, by name, built on demand.
 
-Generators register themselves here at import time (see ``_load_builtin``); each entry says its
-track and whether building it needs downloaded data, so `tasks list` works offline and instantly.
+Each module of tasks/generators/ and tasks/loaders/ registers its tasks here when imported
+(``tasks.cache.register_generated`` / ``register_loaded``, or :func:`register`), and
+``_load_builtin`` imports every module of the two packages: adding a task family is adding one
+module. Each entry says its track and whether building it needs downloaded data, so `tasks list`
+works offline and instantly.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +55,8 @@ class TaskContext:
 
 
 _REGISTRY: dict[str, TaskEntry] = {}
+#: task name -> the module that registered it
+_MODULE: dict[str, str] = {}
 #: one line each about what the catalogue cannot do (`tasks list` prints them)
 _NOTES: list[str] = []
 _LOADED = False
@@ -58,6 +66,22 @@ def register(entry: TaskEntry) -> None:
     if entry.name in _REGISTRY:
         raise RuntimeError(f"task {entry.name!r} registered twice")
     _REGISTRY[entry.name] = entry
+    module = _registering_module()
+    if module:
+        _MODULE[entry.name] = module
+
+
+def _registering_module() -> str:
+    """The module of tasks/generators/ or tasks/loaders/ whose import registers a task: the
+    innermost module body of theirs on the stack (a helper of another module may do the
+    registering; a module imported before the catalogue loads the rest is still named)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = str(frame.f_globals.get("__name__", ""))
+        if frame.f_code.co_name == "<module>" and name.startswith(("tasks.generators.", "tasks.loaders.")):
+            return name
+        frame = frame.f_back
+    return ""
 
 
 def register_note(text: str) -> None:
@@ -70,20 +94,37 @@ def notes() -> list[str]:
 
 
 def _load_builtin() -> None:
+    """Import every module of tasks/generators/ and tasks/loaders/ (generators first, each
+    package's modules by name): each registers its tasks on import, never building data."""
     global _LOADED
     if _LOADED:
         return
     _LOADED = True
-    # each module registers its tasks on import; registration never builds data
-    from tasks.generators import (  # noqa: F401
-        epidemic,
-        firstprinciples,
-        groundtruth,
-        nsr,
-        smoke,
-        srbench2022,
-    )
-    from tasks.loaders import pmlb, pmlb_blackbox, realworld, srbench2022_seir  # noqa: F401
+    from tasks import generators, loaders
+
+    for package in (generators, loaders):
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+def modules() -> dict[str, list[TaskEntry]]:
+    """Each module of tasks/generators/ and tasks/loaders/ that registers tasks, with its entries
+    by name (`srtui tasks list --modules`, the docs table of docs/suites-tasks.md)."""
+    _load_builtin()
+    out: dict[str, list[TaskEntry]] = {}
+    for name in sorted(_MODULE):  # a task registered from elsewhere (a test's) is no module's
+        out.setdefault(_MODULE[name], []).append(_REGISTRY[name])
+    return dict(sorted(out.items()))
+
+
+def docs_table() -> str:
+    """The table of docs/suites-tasks.md "Task modules", generated from the registry."""
+    rows = ["| module | tracks | tasks | data | first task |", "| --- | --- | --- | --- | --- |"]
+    for module, found in modules().items():
+        tracks = ", ".join(f"`{t}`" for t in sorted({e.track for e in found}))
+        data = sorted({"offline" if e.offline else "download" for e in found}, reverse=True)
+        rows.append(f"| `{module}` | {tracks} | {len(found)} | {', '.join(data)} | `{found[0].name}` |")
+    return "\n".join(rows) + "\n"
 
 
 def _user_entries(context: TaskContext | None) -> dict[str, TaskEntry]:

@@ -17,14 +17,17 @@ Dates stay with the rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.errors import SrtuiError
+from tasks.build import make_task
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from tasks.model import Task
 
 LAGS = range(14, 28)
 HORIZON = 14
@@ -45,6 +48,23 @@ class FeatureTable:
     target: str
     train_index: np.ndarray
     test_index: np.ndarray
+
+    def task(self, name: str, track: str, **fields: Any) -> Task:
+        """The forecasting task of this table: its rows, date-ordered chunk split and dates."""
+        return make_task(
+            name,
+            track,
+            list(self.X.columns),
+            self.target,
+            self.X.to_numpy(),
+            self.y,
+            self.train_index,
+            self.test_index,
+            dates=self.dates,
+            split="alternating chunks in date order: 5 weeks train, 3 weeks test",
+            property="trust",
+            **fields,
+        )
 
 
 def clean(series: pd.Series) -> pd.Series:

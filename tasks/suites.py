@@ -129,6 +129,17 @@ def builtin_suite_names() -> list[str]:
     return sorted(p.stem for p in SUITES_DIR.glob("*.toml"))
 
 
+def docs_table() -> str:
+    """The table of docs/suites-tasks.md "Built-in suites": every file of tasks/suites/, read."""
+    rows = ["| suite | tasks | methods | seeds | scoring | what it is |", "| --- | --- | --- | --- | --- | --- |"]
+    for name in builtin_suite_names():
+        s = load_suite(name)
+        seeds = "each task's own" if s.seed_from_task else str(len(s.seeds))
+        what = s.description.replace("|", "/")
+        rows.append(f"| `{name}` | {len(s.tasks)} | {len(s.methods)} | {seeds} | {s.scoring or '-'} | {what} |")
+    return "\n".join(rows) + "\n"
+
+
 def builtin_suite_path(name: str) -> Path:
     """The file of the built-in suite ``name``; SuiteError (naming the suites, with did-you-mean)
     when there is none. Cheap: the CLI asks it before importing the run machinery."""

@@ -121,17 +121,9 @@ class Method(ABC):
         return failed
 
     def version(self) -> str:
-        from importlib.metadata import PackageNotFoundError, version
-
         if self.environment is not None:  # pinned by the environment, not this interpreter's
             return f"environment {self.environment.name}"
-        parts = []
-        for dist in self.requires:
-            try:
-                parts.append(f"{dist}=={version(dist)}")
-            except PackageNotFoundError:
-                parts.append(f"{dist} (missing)")
-        return ",".join(parts) or "builtin"
+        return ",".join(_dist_version(dist) for dist in self.requires) or "builtin"
 
     def availability(self) -> tuple[bool, str]:
         """(installed, reason-if-not). Must be cheap: no import of the method's package."""
@@ -163,3 +155,27 @@ class Method(ABC):
     ) -> FittedModel:
         """Fit on (X, y) within ``fit_budget`` seconds (``Limits.fit_budget`` less the worker's
         start-up) and return the fitted model."""
+
+
+#: distribution -> ``dist==VERSION``, filled by a fork server before it forks (``remember_versions``)
+_KNOWN_VERSIONS: dict[str, str] = {}
+
+
+def remember_versions(method: Method) -> None:
+    """Look up the method's distributions' versions now and keep them for this process and its
+    forks: a fork server does so before it forks, so its jobs (which import the libraries the
+    server imported) skip the search of every path entry's metadata, ~4 ms of CPU a job."""
+    for dist in method.requires:
+        _KNOWN_VERSIONS[dist] = _dist_version(dist)
+
+
+def _dist_version(dist: str) -> str:
+    known = _KNOWN_VERSIONS.get(dist)
+    if known is not None:
+        return known
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{dist}=={version(dist)}"
+    except PackageNotFoundError:
+        return f"{dist} (missing)"

@@ -28,7 +28,7 @@ def run_child(
 ) -> NoReturn:
     import time
 
-    started = time.time(), time.process_time()
+    started = time.time(), time.process_time(), os.getpid()
     code = 70
     try:
         os.setsid()
@@ -43,7 +43,8 @@ def run_child(
         np.random.seed()  # a fresh interpreter seeds numpy's global RNG from the OS
         from engine.process import job_worker
 
-        job_worker.TIMING[:] = [("started", *started), ("child set up", time.time(), time.process_time())]
+        job_worker.TIMING[:] = [("started", *started)]
+        job_worker.mark("child set up")
         code = _run_worker(request["jobdir"], request["cwd"], request.get("report_fd"))
     except BaseException:  # noqa: BLE001 - anything before the worker runs: report, never serve on
         traceback.print_exc()

@@ -84,6 +84,7 @@ def _preload(family: str) -> list[str]:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the job imports what it needs and reports
             pass
+    import engine.process.cgroups  # the job joins its cgroup first thing (job_worker._harden)
     import engine.process.energy
     import engine.process.job_worker
     import engine.scaling
@@ -92,7 +93,7 @@ def _preload(family: str) -> list[str]:
     engine.process.energy.warm()  # the forked workers inherit the counters found and the CPU power per core
     if "sklearn" not in failed:
         _warm_sklearn()
-    from engine.methods.base import Method
+    from engine.methods.base import Method, remember_versions
 
     try:
         module = importlib.import_module(family)
@@ -101,7 +102,9 @@ def _preload(family: str) -> list[str]:
     for value in vars(module).values():  # every adapter of the family: the union of their modules
         if isinstance(value, type) and issubclass(value, Method) and value.__module__ == family:
             try:
-                failed += value().preload()
+                method = value()
+                failed += method.preload()
+                remember_versions(method)  # its jobs report the version without the search
             except Exception:  # noqa: BLE001 - an adapter that needs arguments (folders)
                 continue
     return failed

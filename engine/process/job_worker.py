@@ -24,9 +24,16 @@ MODEL_CAP = 100_000
 PARETO_EXPRESSION_CAP = 20_000
 PARETO_CAP = 1000
 RESULT_FILE_CAP = 64 << 20  # bytes of result.json the driver reads at most
-#: (phase, unix time) marks of this worker, written to result.json as ``timing`` (read by the
-#: driver only when it profiles phases: engine.process.phases)
-TIMING: list[tuple[str, float, float]] = []
+#: (phase, unix time, CPU seconds of the process, pid) marks of this worker, written to
+#: result.json as ``timing`` (read by the driver only when it profiles phases:
+#: engine.process.phases; a sealed job's phases span processes, whose CPU clocks differ)
+TIMING: list[tuple[str, float, float, int]] = []
+
+
+def mark(name: str) -> None:
+    import time
+
+    TIMING.append((name, time.time(), time.process_time(), os.getpid()))
 
 
 def _harden() -> None:
@@ -64,7 +71,9 @@ def enter(jobdir: str, report_fd: int | None = None) -> str:
     _harden()
     from engine.process import seal
 
-    return seal.enter(jobdir, report_fd)
+    where = seal.enter(jobdir, report_fd)
+    mark("sealed")
+    return where
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -106,7 +115,7 @@ def run(jobdir_arg: str) -> int:
     from engine.process import energy
     from engine.spec import JobSpec
 
-    TIMING.append(("imports", time.time(), time.process_time()))
+    mark("imports")
     jobdir = Path(jobdir_arg)
     job = json.loads((jobdir / "job.json").read_text())
     spec = JobSpec.from_dict(job["spec"])
@@ -117,11 +126,11 @@ def run(jobdir_arg: str) -> int:
         feature_names = [str(n) for n in data["feature_names"]]
         scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
 
-    TIMING.append(("data", time.time(), time.process_time()))
+    mark("data")
     method = registry.load(job.get("method_ref") or spec.method)
     params = {**method.default_params, **params}
     method.preload()  # fit_s times the fit alone, not the first import of the method's library
-    TIMING.append(("method loaded", time.time(), time.process_time()))
+    mark("method loaded")
     # interpreter start-up and imports count against the wall limit: on a loaded machine they
     # take seconds, so the method gets what is left of its budget, not the nominal figure
     fit_budget = spec.limits.fit_budget.after(time.time() - float(job.get("spawned_at", time.time())))
@@ -133,7 +142,7 @@ def run(jobdir_arg: str) -> int:
     fitted = method.fit(X_fit, y_fit, feature_names, spec.seed, fit_budget, params)
     fit_s = time.perf_counter() - t0
     energy_j, energy_method = energy.finish(meter, _cpu_seconds() - cpu0, fit_s, _peak_rss_mb())
-    TIMING.append(("fit", time.time(), time.process_time()))
+    mark("fit")
 
     def predict(X: np.ndarray) -> np.ndarray:
         out = np.asarray(fitted.predict(X if scaler is None else scaler.transform_x(X)), dtype=np.float64).reshape(-1)
@@ -143,7 +152,7 @@ def run(jobdir_arg: str) -> int:
         return out
 
     train_pred, test_pred = predict(X_train), predict(X_test)
-    TIMING.append(("predictions", time.time(), time.process_time()))
+    mark("predictions")
     buf = io.BytesIO()
     np.savez(buf, train_pred=train_pred, test_pred=test_pred)
     _write_atomic(jobdir / "predictions.npz", buf.getvalue())
@@ -170,7 +179,7 @@ def run(jobdir_arg: str) -> int:
         "energy_j": energy_j,
         "energy_method": energy_method,
         "method_version": method.version(),
-        "timing": [*TIMING, ("result files", time.time(), time.process_time())],
+        "timing": [*TIMING, ("result files", time.time(), time.process_time(), os.getpid())],
     }
     _write_atomic(jobdir / "result.json", json.dumps(result, default=str).encode())
     return 0
@@ -216,9 +225,8 @@ def _descendants(pid: int) -> list[int]:
 
 
 def main() -> None:
-    import time
 
-    TIMING.append(("started", time.time(), time.process_time()))
+    mark("started")
     if len(sys.argv) != 2:
         print("usage: python -m engine.process.job_worker JOBDIR", file=sys.stderr)
         sys.exit(64)

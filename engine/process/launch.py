@@ -13,6 +13,7 @@ memory or grow threads, and stopped by EOF of their socket when this process end
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -171,12 +172,13 @@ class ExitWaiter:
             return os.wait4(self.proc.pid, os.WNOHANG)
         ready = select.poll()  # poll, not select: descriptors of a 1024-slot driver go past FD_SETSIZE
         ready.register(self.proc.status_fd, select.POLLIN)
-        if not ready.poll(0):
-            return 0, 0, None
-        chunk = os.read(self.proc.status_fd, 4096)
-        self.report += chunk
-        if chunk:
-            return 0, 0, None  # the report ends at EOF
+        while True:  # the report ends at EOF, which follows its bytes at once
+            if not ready.poll(0):
+                return 0, 0, None
+            chunk = os.read(self.proc.status_fd, 4096)
+            if not chunk:
+                break
+            self.report += chunk
         try:
             report = json.loads(self.report)
             usage = SimpleNamespace(ru_utime=report["utime"], ru_stime=report["stime"], ru_maxrss=report["maxrss"])
@@ -392,6 +394,8 @@ class ServerPool:
     def _on_spawner(self, make: Callable[[], ForkServer]) -> ForkServer:
         tree.become_subreaper()  # before the server exists: its jobs are re-parented to us
         with self.lock:
+            if self.spawner is None:
+                atexit.register(self.close)
             if self.spawner is None or not self.spawner.is_alive():
                 self.spawner = threading.Thread(target=self._spawn_loop, name="srtui-forkserver", daemon=True)
                 self.spawner.start()
@@ -406,6 +410,15 @@ class ServerPool:
                 done.set_result(make())
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting slot
                 done.set_exception(exc if isinstance(exc, OSError) else OSError(f"{type(exc).__name__}: {exc}"))
+
+    def close(self) -> None:
+        """End every server and wait for it (at this process's exit): its CPU time and its
+        jobs' reach this process's children's (``getrusage``), as an exec'd worker's do."""
+        with self.lock:
+            servers = list(self.servers.values())
+            self.servers.clear()
+        for server in servers:
+            server.close()
 
     def discard(self, server: ForkServer) -> None:
         with self.lock:

@@ -5,7 +5,8 @@ local slot appends one JSON line there, ``{"job": ID, "marks": [[NAME, UNIX_TIME
 driver's marks (``mark``, per slot thread) merged with the worker's own (``timing`` in its
 result.json, written always: a few floats). CPU_S is the slot thread's CPU clock
 (``time.thread_time``) for the driver's marks (SIDE "driver"), the worker's process clock for
-its own (SIDE "worker"): a
+its own (SIDE "worker PID": a sealed job's marks come from the process that seals it and the one
+that runs the method, whose clocks start apart): a
 phase between two marks of one side has its CPU time too, which a loaded machine does not
 inflate as it does the wall time. Nothing of it is stored or changes a stored value;
 ``tests/bench/bench_engine.py`` prints the phases' medians from these lines.
@@ -40,13 +41,14 @@ def mark(name: str) -> None:
 
 
 def add_worker(timing: Any) -> None:
-    """The worker's marks from its result.json, as far as they are (name, time) pairs."""
+    """The worker's marks from its result.json, as far as they are (name, time, CPU, pid) lists."""
     marks = getattr(_local, "marks", None)
     if marks is None or not isinstance(timing, list):
         return
     for item in timing[:32]:
-        if isinstance(item, list) and len(item) == 3 and isinstance(item[0], str):
-            marks.append(("worker " + item[0][:40], float(item[1]), float(item[2]), "worker"))
+        if isinstance(item, list) and len(item) == 4 and isinstance(item[0], str):
+            side = f"worker {int(item[3])}"  # a sealed job's marks come from two processes
+            marks.append(("worker " + item[0][:40], float(item[1]), float(item[2]), side))
 
 
 def end(job_id: str) -> None:

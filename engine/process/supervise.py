@@ -32,6 +32,10 @@ from engine.spec import JobSpec
 from engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
+#: a job's pid is told (``on_start``: the store's ``worker_pid``, shown by `srtui status`) once it
+#: has run this long: a job of a few milliseconds costs no write. What a dead driver's jobs left
+#: is found by their pid record and token (engine.process.tree), written before this
+PID_AFTER_S = 0.05
 TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
 STDERR_TAIL_CHARS = 2000
 THREAD_VARS = (
@@ -250,9 +254,7 @@ def run_job(
     readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
     for r in readers:
         r.start()
-    if on_start is not None:
-        on_start(proc.pid)
-    phases.mark("pid stored")
+    phases.mark("readers started")
 
     if record is not None:
         try:
@@ -273,15 +275,20 @@ def run_job(
     try:
         while True:
             # wake at once when the worker exits (pidfd), else every poll_s to check limits
+            # (the first wake comes sooner: the pid is told once the job has run PID_AFTER_S)
+            wait_s = poll_s if on_start is None else min(poll_s, PID_AFTER_S)
             if waiter.fd is not None:
-                poller.poll(int(poll_s * 1000))
+                poller.poll(int(wait_s * 1000))
             else:
-                time.sleep(min(poll_s, 0.05))
+                time.sleep(min(wait_s, 0.05))
             pid, status_word, rusage = waiter.poll()
             if pid == proc.pid:
                 break
             status_word = rusage = None
             elapsed = time.monotonic() - t0
+            if on_start is not None and elapsed >= PID_AFTER_S:
+                on_start(proc.pid)  # informational (the store's worker_pid): the record is the safety
+                on_start = None
             rss = tracker.poll()
             if reason is None:
                 if rss > mem_limit:

@@ -5,20 +5,10 @@ Accuracy metrics come from the stored predictions (with their row indices) again
 data file in the workspace cache; expression metrics from :mod:`results.metrics.expr_batch` (process pool,
 per-operation deadline, cache by expression hash).
 
-Accuracy metrics (hand-checked in tests/unit/test_metrics.py):
-
-- ``r2_*`` coefficient of determination; ``r2_test_3`` rounded to 3 decimals (SRBench 2022 rules);
-- ``mse_*``, ``mae_*``; ``nmse_*`` = mean((y - yhat)^2 / (|y| + 1e-5));
-- R2, MSE and MAE are written into the job's own row (stored once: results.store.columns), the others
-  into the ``metrics`` table;
-- ``solved_r2_095/099/0999``: test R2 above 0.95 / 0.99 / 0.999;
-- ``isclose_frac``: share of test points with ``np.isclose(yhat, y, atol=1e-3, rtol=0.05)``;
-  ``isclose_acc`` = 1 when that share is at least 95 %;
-- ``r2_extrapolation``: the test R2 of a task whose property is extrapolation (out-of-range test);
-- ``noise_robustness``: test R2 divided by the median test R2 of the same method on the task's
-  noiseless twin (``provenance.noiseless_task``), when that is positive;
-- ``nonfinite_predictions`` = 1 when any prediction is nan/inf (the accuracy metrics are then
-  missing, and rank worst).
+Accuracy metrics are declared in :mod:`results.metrics.accuracy` (what each is, its direction,
+its golden values; R2, MSE and MAE are written into the job's own row, results.store.columns,
+the others into the ``metrics`` table); ``r2_extrapolation`` and ``noise_robustness``, which need
+the task's property, are computed here (``prepare_job``, ``noise_robustness``).
 """
 
 from __future__ import annotations
@@ -33,9 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.outcome_check import TaskArrays, errors, r2
+from engine.outcome_check import TaskArrays
 from engine.task_files import TASK_FILES
 from engine.untrusted import UntrustedFileError
+from results.metrics import accuracy
+from results.metrics.accuracy import prediction_metrics
 from results.metrics.declare import stored_names, version_offset
 from results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
 from results.store.columns import ACCURACY
@@ -52,52 +44,11 @@ if TYPE_CHECKING:
 #: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
 #: diversity; 6: each deadline counts the metric worker's CPU time, with a wall-clock backstop
 #: (engine.pool), so a model that ran out of a busy machine's wall clock gets its values); each
-#: declared metric's own version (results/metrics/declared/) is added to it
-METRICS_VERSION = 6 + version_offset()
+#: declared metric's own version (results/metrics/declared/, results/metrics/accuracy.py) is added to it
+METRICS_VERSION = 6 + version_offset() + accuracy.version_offset()
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
 BATCH = 2_000
 _HOST = os.uname().nodename
-ISCLOSE = {"atol": 1e-3, "rtol": 0.05, "share": 0.95}
-
-
-def nmse(y: np.ndarray, yhat: np.ndarray) -> float:
-    return float(np.mean((y - yhat) ** 2 / (np.abs(y) + 1e-5)))
-
-
-def isclose_frac(y: np.ndarray, yhat: np.ndarray) -> float:
-    return float(np.mean(np.isclose(yhat, y, atol=ISCLOSE["atol"], rtol=ISCLOSE["rtol"])))
-
-
-def accuracy_metrics(y: np.ndarray, yhat: np.ndarray | None, part: str) -> dict[str, float | None]:
-    """The accuracy metrics of one split (``part`` is train or test); None when not finite (or no
-    predictions)."""
-    y = np.asarray(y, dtype=float)
-    yhat = np.asarray(yhat, dtype=float)
-    if yhat.shape != y.shape or not np.all(np.isfinite(yhat)):
-        return {f"r2_{part}": None, f"mse_{part}": None, f"mae_{part}": None, f"nmse_{part}": None}
-    mse, mae = errors(y, yhat)
-    return {f"r2_{part}": r2(y, yhat), f"mse_{part}": mse, f"mae_{part}": mae, f"nmse_{part}": nmse(y, yhat)}
-
-
-def prediction_metrics(
-    y_train: np.ndarray, train_pred: np.ndarray | None, y_test: np.ndarray, test_pred: np.ndarray | None
-) -> dict[str, float | None]:
-    m: dict[str, float | None] = {}
-    m.update(accuracy_metrics(y_train, train_pred, "train"))
-    m.update(accuracy_metrics(y_test, test_pred, "test"))
-    finite = all(p is not None and np.all(np.isfinite(p)) for p in (train_pred, test_pred))
-    m["nonfinite_predictions"] = 0 if finite else 1
-    r = m["r2_test"]
-    m["r2_test_3"] = None if r is None else round(r, 3)
-    for name, thr in (("solved_r2_095", 0.95), ("solved_r2_099", 0.99), ("solved_r2_0999", 0.999)):
-        m[name] = None if r is None else int(r > thr)
-    if m["mse_test"] is None:
-        m["isclose_frac"] = m["isclose_acc"] = None
-    else:
-        m["isclose_frac"] = isclose_frac(np.asarray(y_test, float), np.asarray(test_pred, float))
-        frac = m["isclose_frac"]
-        m["isclose_acc"] = None if frac is None else int(frac >= ISCLOSE["share"])
-    return m
 
 
 # --- the store ------------------------------------------------------------------------------

@@ -13,14 +13,20 @@ from pathlib import Path
 
 
 def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
+    from results.metrics.accuracy import docs_table as accuracy_table
     from results.metrics.declare import docs_table as metrics_table
     from results.outputs.figures import docs_table as figures_table
+    from tasks.catalogue import docs_table as tasks_table
+    from tasks.suites import docs_table as suites_table
 
     return {
+        "accuracy-metrics": ("scoring.md", accuracy_table),
         "declared-metrics": ("scoring.md", metrics_table),
         "scoring-rules": ("scoring.md", rules_table),
         "figure-kinds": ("figures.md", figures_table),
         "built-in-methods": ("methods.md", methods_table),
+        "task-modules": ("suites-tasks.md", tasks_table),
+        "built-in-suites": ("suites-tasks.md", suites_table),
     }
 
 

@@ -9,16 +9,9 @@ rows of ``results.scoring.tables.runs_frame``: ``energy_j`` and ``fit_s`` are bo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
 
-if TYPE_CHECKING:
-    from results.store.store import Store
-
 J_PER_KWH = 3.6e6
-#: the columns of the jobs table that method_medians reads
-_JOB_COLUMNS = ("method", "energy_j", "energy_method", "fit_s")
 COLUMNS = ("method", "runs", "median_energy_kwh", "median_energy_j", "median_fit_s", "energy_method")
 #: `srtui results --summary`: per suite and method, accuracy first, then what a run cost
 SUMMARY_COLUMNS = ("suite", "method", "jobs", "ok", "median_r2_test", *COLUMNS[2:])
@@ -73,16 +66,3 @@ def suite_summary(runs: pd.DataFrame) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
     return pd.concat(parts, ignore_index=True)[list(SUMMARY_COLUMNS)]
-
-
-def suite_method_medians(store: Store, suite: str) -> pd.DataFrame:
-    """``method_medians`` of one suite's stored runs, read from the jobs table alone (the app's
-    Figure 1 plot: no metrics or task tables needed). A workspace of a schema older than the
-    energy columns (opened read-only, so not migrated) gives an empty table."""
-    present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
-    if not set(_JOB_COLUMNS) <= present:
-        return pd.DataFrame(columns=list(COLUMNS))
-    rows = store.conn.execute(
-        "SELECT method, energy_j, energy_method, fit_s FROM jobs WHERE suite = ? AND energy_j IS NOT NULL", (suite,)
-    ).fetchall()
-    return method_medians(pd.DataFrame(rows, columns=list(_JOB_COLUMNS)))

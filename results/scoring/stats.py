@@ -26,18 +26,17 @@ from results.scoring.base import (
 
 AGG = ("median", "mean")
 
-#: the accuracy errors (results.metrics.compute); an expression metric's direction is declared
-#: with it (results/metrics/declared/)
-LOWER_IS_BETTER = ("mse_", "mae_", "nmse_")
-
 
 def higher_better(metric: str) -> bool:
-    """The ranking direction of a runs-table column: a declared metric's (under any release or
-    variant name), else lower for the accuracy errors, higher for the rest (R2, solution rates)."""
-    from results.metrics.declare import lower_is_better
+    """The ranking direction of a runs-table column: as a declared expression metric's (under any
+    release or variant name, results/metrics/declared/) or accuracy metric's
+    (results.metrics.accuracy) declaration says; higher for any other column."""
+    from results.metrics import accuracy, declare
 
-    lower = lower_is_better(metric)
-    return not (metric.startswith(LOWER_IS_BETTER) if lower is None else lower)
+    lower = declare.lower_is_better(metric)
+    if lower is None:
+        lower = accuracy.lower_is_better(metric)
+    return not lower
 
 
 def matrix(runs: pd.DataFrame, metric: str, agg: str = "median") -> pd.DataFrame:

@@ -120,7 +120,8 @@ def _from_columns(
             key = ("groups", cs.seq, query.filter_text, query.group_by)
             groups = reader.group_cache.get(key)
             if groups is None:
-                groups = reader.group_cache[key] = cs.groups(cs.matching(terms), query.group_by)
+                mask = cs.matching(terms) if terms else None  # None: every job, from cached sums
+                groups = reader.group_cache[key] = cs.groups(mask, query.group_by)
                 _trim(reader.group_cache)
             window, total = _window(groups, query, columns)
             return window, total, True

@@ -317,30 +317,3 @@ def job_metrics(store: Store, job_id: str) -> list[tuple[str, float | None, str 
         return []
     # a workspace from before schema v7 also holds the job record's accuracy here
     return [(str(n), v, d) for n, v, d in found if n not in ACCURACY]
-
-
-def metric_by_job(store: Store, suite: str, name: str) -> dict[str, float]:
-    """{job_id: value} of one stored metric over a suite's jobs (values that exist)."""
-    try:
-        found = store.conn.execute(
-            "SELECT m.job_id, m.value FROM metrics m JOIN jobs j USING (job_id) "
-            "WHERE j.suite = ? AND m.name = ? AND m.value IS NOT NULL",
-            (suite, name),
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return {}
-    return {str(job_id): float(value) for job_id, value in found}
-
-
-def finished_jobs(store: Store, suite: str, columns: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The given columns of a suite's jobs that have ended (whatever their status)."""
-    from results.store.columns import JOB_COLUMNS
-
-    unknown = [c for c in columns if c not in JOB_COLUMNS]
-    if unknown:
-        raise ValueError(f"not job columns: {', '.join(unknown)}")
-    return rows(
-        store,
-        f"SELECT {', '.join(columns)} FROM jobs WHERE suite = ? AND status NOT IN ({marks(UNFINISHED)})",
-        (suite, *UNFINISHED),
-    )

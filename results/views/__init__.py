@@ -1,182 +1,390 @@
-"""The app's facade: everything the Textual app (``srtui.app``) shows, read from the core as plain
-data. Harlequin's adapter idea: the screens talk to this one adapter, never to the store, the
-scoring rules, the tasks or the engine directly.
+"""The app's facade: the one door of the Textual app (``srtui.app``) into the core. Harlequin's
+adapter idea: the screens call these typed functions and get plain data back (the frozen
+dataclasses below, tuples, dicts of plain values); they never reach the store's SQL, the scoring
+rules, the tasks, the engine, ``runs`` or ``reviews`` themselves (the import-linter contract "The
+app enters the core through its facade" in pyproject.toml).
 
-No Textual here. Screens call these functions from thread workers on a ``results.store.queries.Reader``
-(one read-only connection per screen, guarded by a lock, so a screen's workers never share a
-cursor across threads; WAL lets them read while a run in another process writes) and post the
-returned dataclasses as messages.
+No Textual here. Screens call these functions from thread workers on a :class:`Reader` (one
+read-only connection per screen, guarded by its lock, so a screen's workers never share a cursor
+across threads; WAL lets them read while a run in another process writes) and post the results as
+messages.
 
-- monitor: ``monitor_snapshot`` (``MonitorSnapshot``, ``RunningJob``, ``Failure``)
-- explorer: ``results_page``, ``count_jobs``, ``prefetch_columns``, ``where_clause`` and the
-  column sets of ``results.store.explore`` and ``results.store.columns``; ``suites``, ``job_row``
-- one run: ``expression_detail``, ``render``, ``simplified`` (``Rendered``), ``features_of``,
-  ``prediction_series``; a model too long to read whole (``StoredText``) a page at a time:
-  ``read_page`` (``PAGE_BYTES``); plots of a suite: ``suite_aggregate``, ``suite_method_medians``,
-  ``method_looks`` (each method's colour and glyph, as its figures draw it)
-- leaderboards: ``load_board``, ``export_board``, ``rule_names``, ``suite_rule``, ...
-- the start-a-run form: ``suite_names``, ``installed_methods``, ``default_jobs``
-- the core's names a screen needs: ``Workspace``, ``resolve_workspace``, ``Profile``,
-  ``figure_for_rule``, ``Store`` (the review screens' writable store), the one text sanitiser
-  (``visible``, ``safe_row``)
-
-Each name is imported on first use (``__getattr__`` below), from where the imports under
-``TYPE_CHECKING`` say it lives (mypy and import-linter read those same lines): the expert's
-review app needs only the text sanitiser and starts without pandas.
-
-The contract "The app enters the core through its doors" in pyproject.toml lets ``srtui.app``
-import from the core only this package, the query API (``results.store.queries``), the error types
-(``engine.errors``), and the two packages above ``results`` in the layers, which this package may
-not import: ``runs.run`` (plan and execute a run) and ``reviews`` (review sessions).
+``runs`` and ``reviews`` sit above ``results`` in the layers; this package alone reaches up to
+them (the layers contract's one declared exception), for the app's start-a-run form and its review
+screens. Every implementation is imported on first call: the expert's review app imports this
+module for the text sanitiser and starts without pandas.
 """
 
 from __future__ import annotations
 
-import importlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from time import time as _now
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from engine.textsafe import safe_row, visible
-    from engine.workspace import Workspace
-    from engine.workspace import resolve as resolve_workspace
-    from results.metrics.profiles import Profile
-    from results.outputs.figures import figure_for_rule
-    from results.scoring.resources import COLUMNS as COST_COLUMNS
-    from results.scoring.resources import suite_method_medians
-    from results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
-    from results.store.explore import (
-        PAGE_COLUMNS,
-        QueryError,
-        ResultsPage,
-        ResultsQuery,
-        count_jobs,
-        filter_token,
-        prefetch_columns,
-        results_page,
-        where_clause,
-    )
-    from results.store.explore_sql import Cancelled
-    from results.store.store import Store, StoreError
-    from results.views.board import (
-        Board,
-        BoardError,
-        export_board,
-        has_profiles,
-        has_published,
-        load_board,
-        rule_names,
-        suite_rule,
-    )
-    from results.views.choices import default_jobs, installed_methods, suite_names
-    from results.views.expression import (
-        PRETTY_MAX_CHARS,
-        ExpressionDetail,
-        Rendered,
-        expression_detail,
-        render,
-        simplified,
-        warm_up,
-    )
-    from results.views.jobs import DetailError, features_of, job_row, suites
-    from results.views.longtext import PAGE_BYTES, StoredText, read_page
-    from results.views.monitor import Failure, MonitorSnapshot, RunningJob, monitor_snapshot
-    from results.views.plots import (
-        PredictionSeries,
-        SuiteAggregate,
-        method_looks,
-        prediction_series,
-        suite_aggregate,
-    )
+from engine.errors import SrtuiError
+from engine.textsafe import safe_row, visible
+from engine.workspace import Workspace
+from results.metrics.profiles import Profile
+from results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
+from results.store.filters import QueryError
+from results.store.queries import Reader
+from results.store.store import Store, StoreError
+from results.views.board import Board, BoardError
+from results.views.expression import ExpressionDetail, Rendered
+from results.views.jobs import DetailError
+from results.views.longtext import PAGE_BYTES, StoredText
+from results.views.monitor import MonitorSnapshot
+from results.views.plots import PredictionSeries, SuiteAggregate
+from reviews import LIKERT, ExpertError, ExpertSession, ReviewError
 
-__all__ = [
-    "COST_COLUMNS",
+if TYPE_CHECKING:
+    # imported on first use (``__getattr__``): their modules load pandas or sympy
+    from results.store.explore import ResultsPage, ResultsQuery
+    from results.store.explore_sql import Cancelled
+    from runs.run import RunRequest
+
+#: the types above whose modules are heavy: name -> module, imported on first use
+_HEAVY_TYPES = {
+    "ResultsPage": "results.store.explore",
+    "ResultsQuery": "results.store.explore",
+    "Cancelled": "results.store.explore_sql",
+    "RunRequest": "runs.run",
+}
+
+__all__ = [  # the facade's types and constants (its functions are defined below)
+    "LIKERT",
     "NUMBER_COLUMNS",
     "PAGE_BYTES",
-    "PAGE_COLUMNS",
-    "PRETTY_MAX_CHARS",
     "TEXT_COLUMNS",
     "Board",
     "BoardError",
     "Cancelled",
     "DetailError",
+    "ExpertError",
+    "ExpertSession",
     "ExpressionDetail",
-    "Failure",
     "MonitorSnapshot",
     "PredictionSeries",
     "Profile",
     "QueryError",
+    "Reader",
     "Rendered",
     "ResultsPage",
     "ResultsQuery",
-    "RunningJob",
+    "ReviewError",
+    "RunRequest",
+    "SrtuiError",
     "Store",
     "StoreError",
     "StoredText",
     "SuiteAggregate",
     "Workspace",
-    "count_jobs",
-    "default_jobs",
-    "export_board",
-    "expression_detail",
-    "features_of",
-    "figure_for_rule",
-    "filter_token",
-    "has_profiles",
-    "has_published",
-    "installed_methods",
-    "job_row",
-    "load_board",
-    "method_looks",
-    "monitor_snapshot",
-    "prediction_series",
-    "prefetch_columns",
-    "read_page",
-    "render",
-    "resolve_workspace",
-    "results_page",
-    "rule_names",
-    "safe_row",
-    "simplified",
-    "suite_aggregate",
-    "suite_method_medians",
-    "suite_names",
-    "suite_rule",
-    "suites",
     "visible",
-    "warm_up",
-    "where_clause",
 ]
-
-
-def _where() -> dict[str, tuple[str, str]]:
-    """name -> (module, attribute), read from the ``TYPE_CHECKING`` imports above (the one list of
-    where each name lives; ``__all__`` repeats the names for mypy's explicit exports, and
-    tests/e2e/test_tui_data.py checks the two agree)."""
-    import ast
-    from pathlib import Path
-
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
-    return {
-        alias.asname or alias.name: (node.module or "", alias.name)
-        for node in block.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    }
-
-
-#: where each name lives: imported on first use at run time
-_WHERE = _where()
 
 if not TYPE_CHECKING:  # hidden from mypy, so a misspelt name stays an error there
 
     def __getattr__(name: str) -> Any:
-        if name not in _WHERE:
+        if name not in _HEAVY_TYPES:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module, attribute = _WHERE[name]
-        value = getattr(importlib.import_module(module), attribute)
+        import importlib
+
+        value = getattr(importlib.import_module(_HEAVY_TYPES[name]), name)
         globals()[name] = value  # the next lookup is a plain one
         return value
 
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *_WHERE})
+
+def _never() -> bool:
+    return False
+
+
+# --- the workspace and the start-a-run form ----------------------------------------------------
+
+
+def resolve_workspace(path: str | os.PathLike[str] | None) -> Workspace:
+    """``--workspace``, else ``$SRTUI_WORKSPACE``, else ``./srtui-workspace``."""
+    from engine.workspace import resolve
+
+    return resolve(path)
+
+
+def warm_up() -> None:
+    """Import the expression stack (sympy) ahead of the first model shown."""
+    from results.views.expression import warm_up as warm
+
+    warm()
+
+
+def suite_names() -> list[str]:
+    """The built-in suites' names."""
+    from results.views.choices import suite_names as names
+
+    return names()
+
+
+def default_jobs() -> int:
+    """The form's number of parallel jobs to start from: one per usable core."""
+    from results.views.choices import default_jobs as jobs
+
+    return jobs()
+
+
+def installed_methods() -> list[str]:
+    """The registry's methods whose packages are installed."""
+    from results.views.choices import installed_methods as methods
+
+    return methods()
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run started from the app ended."""
+
+    run_id: str
+    counts: dict[str, int]  # status -> jobs
+    skipped: int  # jobs already done before
+    interrupted: bool
+
+
+def check_run(workspace: Workspace, request: RunRequest) -> str | None:
+    """Plan ``request`` without writing anything: None if it selects jobs, else the one line
+    `srtui run` would print."""
+    from runs.run import plan_run
+
+    try:
+        plan = plan_run(workspace, request, write_data=False)
+    except SrtuiError as exc:
+        return str(exc)
+    return None if plan.n_jobs else "nothing to run: these choices select no jobs"
+
+
+def run_suite(workspace: Workspace, request: RunRequest, cancel: threading.Event, force: threading.Event) -> RunOutcome:
+    """Plan and execute ``request`` in the calling thread (a worker living for the whole run);
+    ``cancel`` stops it, ``force`` stops its jobs at once. Raises SrtuiError."""
+    from runs.run import execute, plan_run
+
+    workspace.ensure()
+    result = execute(plan_run(workspace, request), request, cancel=cancel, force=force)
+    counts = {str(k): int(v) for k, v in result.state.counts.items()}
+    return RunOutcome(result.run_id, counts, result.skipped, result.interrupted)
+
+
+# --- the monitor and the results explorer ------------------------------------------------------
+
+
+def monitor_snapshot(
+    reader: Reader, previous: MonitorSnapshot | None = None, now: Callable[[], float] = _now
+) -> MonitorSnapshot:
+    """Counts, running jobs, throughput/ETA and recent failures; cheap when nothing changed."""
+    from results.views.monitor import monitor_snapshot as snapshot
+
+    return snapshot(reader, previous, now)
+
+
+def results_page(reader: Reader, query: ResultsQuery, cancelled: Callable[[], bool] = _never) -> ResultsPage:
+    """One window of jobs, or one row per group when grouping (raises Cancelled)."""
+    from results.store.explore import results_page as page
+
+    return page(reader, query, cancelled)
+
+
+def count_jobs(reader: Reader, query: ResultsQuery, cancelled: Callable[[], bool] = _never) -> int | None:
+    """The exact count of a page whose count was estimated (None: no store)."""
+    from results.store.explore import count_jobs as count
+
+    return count(reader, query, cancelled)
+
+
+def prefetch_columns(reader: Reader) -> bool:
+    """Load the reader's column store (seconds for a million jobs); False where it cannot."""
+    from results.store.explore import prefetch_columns as prefetch
+
+    return prefetch(reader)
+
+
+def filter_token(column: str, value: Any) -> str:
+    """The explorer's filter matching exactly ``value`` in ``column``."""
+    from results.store.filters import filter_token as token
+
+    return token(column, value)
+
+
+def filter_problem(text: str) -> str | None:
+    """Why the explorer's filter ``text`` is not one (None: it is)."""
+    from results.store.filters import where_clause
+
+    try:
+        where_clause(text)
+    except QueryError as exc:
+        return str(exc)
+    return None
+
+
+# --- one run -------------------------------------------------------------------------------
+
+
+def suites(reader: Reader) -> list[str]:
+    """The suites with runs in the workspace."""
+    from results.views.jobs import suites as names
+
+    return names(reader)
+
+
+def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
+    """One job's row as plain values; a model too long to read whole is a ``StoredText``."""
+    from results.views.jobs import job_row as row
+
+    return row(reader, job_id)
+
+
+def features_of(workspace: Workspace, job: dict[str, Any]) -> tuple[str, ...] | None:
+    """The feature names of a job's task (None when its data is not in the workspace)."""
+    from results.views.jobs import features_of as features
+
+    return features(workspace, job)
+
+
+def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
+    """One run's model, metrics and Pareto front (raises DetailError)."""
+    from results.views.expression import expression_detail as detail
+
+    return detail(reader, job_id)
+
+
+def read_page(reader: Reader, stored: StoredText, page: int) -> tuple[str, int, int]:
+    """Page ``page`` of a long stored text: (the page made visible, its first byte, its last)."""
+    from results.views.longtext import read_page as read
+
+    return read(reader, stored, page)
+
+
+def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """Every printed form of a model, under a deadline."""
+    from results.views.expression import render as forms
+
+    return forms(text, features, dialect)
+
+
+def simplified(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
+    """The simplified model, under a deadline."""
+    from results.views.expression import simplified as simple
+
+    return simple(text, features, dialect)
+
+
+def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
+    """One run's predictions against the truth (and the dates of a time series)."""
+    from results.views.plots import prediction_series as series
+
+    return series(reader, job_id)
+
+
+# --- leaderboards and plots of a suite ---------------------------------------------------------
+
+
+def rule_names() -> list[str]:
+    """The scoring rules."""
+    from results.views.board import rule_names as names
+
+    return names()
+
+
+def suite_rule(suite: str) -> str | None:
+    """The rule a built-in suite names, if any."""
+    from results.views.board import suite_rule as rule
+
+    return rule(suite)
+
+
+def has_profiles(rule: str) -> bool:
+    """Whether ``rule`` takes a profile (reference or corrected)."""
+    from results.views.board import has_profiles as profiles
+
+    return profiles(rule)
+
+
+def has_published(rule: str) -> bool:
+    """Whether SRBench's published results can stand beside ``rule``'s board."""
+    from results.views.board import has_published as published
+
+    return published(rule)
+
+
+def load_board(
+    reader: Reader, suite: str, rule: str, profile: Profile = Profile.REFERENCE, published: bool = False
+) -> Board:
+    """The suite's leaderboard under ``rule`` (raises BoardError)."""
+    from results.views.board import load_board as board
+
+    return board(reader, suite, rule, profile, published)
+
+
+def export_board(board: Board, folder: Path) -> list[Path]:
+    """Write a leaderboard and its breakdown as CSV; the paths written."""
+    from results.views.board import export_board as export
+
+    return export(board, folder)
+
+
+def figure_for_rule(rule: str | None) -> str:
+    """The publication figure that shows ``rule``'s leaderboard."""
+    from results.outputs.figures import figure_for_rule as kind
+
+    return kind(rule)
+
+
+def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> SuiteAggregate:
+    """A suite's plots as its figures draw them (results.outputs.figures): performance profiles,
+    Pareto front, energy against time (raises DetailError)."""
+    from results.views.plots import suite_aggregate as aggregate
+
+    return aggregate(reader, suite, profile)
+
+
+# --- review sessions (the organiser's screens) -------------------------------------------------
+
+
+def open_review_store(workspace: Workspace) -> Store:
+    """The workspace's store, writable (close and unblind write), its text shown visibly."""
+    store = Store(workspace)
+    store.conn.row_factory = safe_row
+    return store
+
+
+def review_sessions(store: Store) -> list[dict[str, Any]]:
+    """Every review session's row with its progress."""
+    from reviews import sessions
+
+    return sessions(store)
+
+
+def review_progress(store: Store, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One session's row and its progress per expert (raises ReviewError: no such session)."""
+    from reviews import session_row, status
+
+    return session_row(store, name), status(store, name)
+
+
+def review_report(store: Store, name: str) -> str:
+    """The session's report as a text table."""
+    from reviews import render_report
+
+    return render_report(store, name, "table")
+
+
+def change_review(store: Store, name: str, what: str) -> None:
+    """``what`` = "close" (no more ratings) or "unblind" (only once closed; logged)."""
+    from reviews import close, unblind
+
+    (close if what == "close" else unblind)(store, name, "tui")
+
+
+def short_time(stamp: str | None) -> str:
+    """A stored UTC time as the review screens show it."""
+    from reviews import short_time as short
+
+    return short(stamp)

@@ -41,28 +41,20 @@ EXPRESSION_METRICS = (
 )
 
 
-#: the stored metrics (results.metrics.compute) in words, besides the declared expression metrics
-#: own labels (results/metrics/declared/); any other name is shown with spaces for "_"
+#: the stored metrics (results.metrics.compute) in words, besides the declared expression and
+#: accuracy metrics' own labels (results/metrics/declared/, results/metrics/accuracy.py); any other
+#: name is shown with spaces for "_"
 _LABELS = {
     "constant_model": "constant model",
     "diversity": "diversity (entropy of node labels)",
-    "isclose_acc": "share of predictions close to truth",
-    "nmse_test": "NMSE test",
-    "nmse_train": "NMSE train",
-    "r2_test_3": "R² test (3 decimals)",
     "simplicity_unsimplified": "simplicity (-log5 size)",
-    "solved_r2_095": "solved (R² > 0.95)",
-    "solved_r2_099": "solved (R² > 0.99)",
-    "solved_r2_0999": "solved (R² > 0.999)",
-    "mse_train": "MSE train",
-    "mae_train": "MAE train",
 }
 
 
 def metric_label(name: str) -> str:
-    from results.metrics.declare import labels
+    from results.metrics import accuracy, declare
 
-    return labels().get(name) or _LABELS.get(name) or name.replace("_", " ")
+    return declare.labels().get(name) or accuracy.labels().get(name) or _LABELS.get(name) or name.replace("_", " ")
 
 
 @dataclass(frozen=True)

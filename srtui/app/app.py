@@ -39,7 +39,7 @@ from srtui.app.terminal import HANGUP_CODE, HangupWatch
 from srtui.app.widgets import SECTIONS, Confirm
 
 if TYPE_CHECKING:
-    from runs.run import RunRequest
+    from results.views import RunRequest
 
 
 class OrderedCommands(SystemCommandsProvider):
@@ -224,13 +224,10 @@ class SrtuiApp(App[None]):
     @work(thread=True, group="run", exit_on_error=False)
     def run_suite(self, req: RunRequest) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
-        from engine.errors import SrtuiError
-        from runs.run import execute, plan_run
+        from results.views import SrtuiError, run_suite
 
         try:
-            self.workspace.ensure()
-            plan = plan_run(self.workspace, req)
-            result = execute(plan, req, cancel=self._cancel, force=self._force)
+            result = run_suite(self.workspace, req, self._cancel, self._force)
         except SrtuiError as exc:
             self.post_message(RunFinished("", error=str(exc)))
             return
@@ -240,7 +237,7 @@ class SrtuiApp(App[None]):
             self.log.error(traceback.format_exc())
             self.post_message(RunFinished("", error=f"the run failed: {type(exc).__name__}: {exc}"))
             raise
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(result.state.counts.items())) or "nothing to run"
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(result.counts.items())) or "nothing to run"
         how = "interrupted" if result.interrupted else "finished"
         self.post_message(RunFinished(f"run {result.run_id} {how}: {counts}; {result.skipped} already done"))
 

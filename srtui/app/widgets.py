@@ -145,7 +145,11 @@ MARKERS = ("•", "x", "+", "o", "*", "#", "@", "%", "&", "=")
 _THEME_COLOURS = ("primary", "warning", "success", "error", "accent", "secondary")
 
 
-def series_styles(app: App[Any], n: int) -> list[tuple[str, tuple[int, int, int], str]]:
+#: how a series is drawn: (glyph, RGB for plotext, hex for the legend)
+Style = tuple[str, tuple[int, int, int], str]
+
+
+def series_styles(app: App[Any], n: int) -> list[Style]:
     """(glyph, RGB for plotext, hex for the legend) per series, colours from the app's theme."""
     from textual.color import Color
 
@@ -154,10 +158,8 @@ def series_styles(app: App[Any], n: int) -> list[tuple[str, tuple[int, int, int]
     return [(MARKERS[i % len(MARKERS)], colours[i % len(colours)].rgb, colours[i % len(colours)].hex) for i in range(n)]
 
 
-def method_styles(
-    app: App[Any], looks: dict[str, tuple[str, str]], methods: list[str]
-) -> list[tuple[str, tuple[int, int, int], str]]:
-    """(glyph, RGB, hex) per method from its figures' look (results.views.method_looks): the same
+def method_styles(app: App[Any], looks: dict[str, tuple[str, str]], methods: list[str]) -> list[Style]:
+    """(glyph, RGB, hex) per method from its figures' look (``SuiteAggregate.looks``): the same
     colour and marker as in every figure and the report. The palette's black is drawn in the
     theme's foreground colour (on a dark theme black points would not show)."""
     from textual.color import Color
@@ -171,7 +173,7 @@ def method_styles(
     return out
 
 
-def legend(names: list[str], styles: list[tuple[str, tuple[int, int, int], str]]) -> Text:
+def legend(names: list[str], styles: list[Style]) -> Text:
     """The plot's legend as a line of text beside the plot, never over its data."""
     text = Text()
     for name, (glyph, _rgb, hex_colour) in zip(names, styles):

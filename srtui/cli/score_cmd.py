@@ -421,9 +421,15 @@ def rescore(
         Path | None, typer.Option(help="Cluster settings (its table names it).", rich_help_panel=CLUSTER)
     ] = None,
     workspace: WorkspaceOption = None,
+    list_metrics: Annotated[
+        bool, typer.Option("--list", help="List the metrics each job gets, from their declarations.")
+    ] = False,
 ) -> None:
     """(Re)compute the metrics of finished jobs from their stored predictions and models,
     here or on a cluster (the same backend options as `srtui run`)."""
+    if list_metrics:
+        _list_metrics()
+        return
     from engine.workspace import resolve
     from runs.rescore import RescoreRequest
     from runs.rescore import rescore as compute
@@ -442,6 +448,18 @@ def rescore(
         f"metrics of {summary['jobs']} job(s), {summary['models']} model(s): {summary['computed']} operation(s) "
         f"computed, {summary['cached']} from the cache, {summary['timeouts']} timeout(s), {summary['errors']} error(s)"
     )
+
+
+def _list_metrics() -> None:
+    """A line per declared metric: accuracy (results/metrics/accuracy.py), then the expression
+    metrics (results/metrics/declared/), each with its stored names and direction."""
+    from results.metrics import accuracy, declare
+
+    for m in accuracy.metrics():
+        print(f"{', '.join(m.stored())}\t{m.direction} is better\t{m.doc}")
+    for e in declare.metrics():
+        stored = ", ".join(f"{r}.{e.name}" for r in e.releases)
+        print(f"{e.name} ({stored})\t{e.direction} is better\t{e.doc}")
 
 
 def register(app: typer.Typer) -> None:

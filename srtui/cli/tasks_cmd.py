@@ -75,9 +75,19 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOption = None,
         track: Annotated[str | None, typer.Option("--track", help="Only tasks of this track.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+        by_module: Annotated[
+            bool, typer.Option("--modules", help="The modules that register the built-in tasks, a line each.")
+        ] = False,
     ) -> None:
         """Every task srtui knows (built in, and the workspace's own)."""
-        from tasks.catalogue import entries, notes
+        from tasks.catalogue import entries, modules, notes
+
+        if by_module:
+            for module, found in modules().items():
+                data = "/".join(sorted({"offline" if e.offline else "download" for e in found}, reverse=True))
+                tracks = ", ".join(sorted({e.track for e in found}))
+                typer.echo(f"{module}\t{len(found)} tasks\t{data}\t{tracks}")
+            return
 
         rows = [e for e in entries(_context(workspace, None)) if track is None or e.track == track]
         if as_json:

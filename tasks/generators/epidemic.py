@@ -19,8 +19,6 @@ if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
     import pandas as pd
 
 from tasks import cache
-from tasks.build import make_task
-from tasks.catalogue import TaskEntry, register
 from tasks.model import Task
 from tasks.pipeline import forecast_table
 
@@ -89,19 +87,10 @@ def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
 def build(target: str, seed: int = SEED) -> Task:
     counts, flags = simulate(seed)
     table = forecast_table(counts, target, flags)
-    return make_task(
+    return table.task(
         f"demo-epidemic-{target}",
         TRACK,
-        list(table.X.columns),
-        table.target,
-        table.X.to_numpy(),
-        table.y,
-        table.train_index,
-        table.test_index,
-        dates=table.dates,
         difficulty="real-world-like",
-        split="alternating chunks in date order: 5 weeks train, 3 weeks test",
-        property="trust",
         provenance={
             "source": "generated",
             "generator": "tasks.generators.epidemic",
@@ -116,11 +105,10 @@ def build(target: str, seed: int = SEED) -> Task:
 
 
 for _target in ("cases", "hosp", "deaths"):
-    register(
-        TaskEntry(
-            f"demo-epidemic-{_target}",
-            TRACK,
-            cache.builder(f"demo-epidemic-{_target}", VERSION, partial(build, _target)),
-            description=f"simulated SEIR epidemic, {_target} 14 days ahead",
-        )
+    cache.register_generated(
+        f"demo-epidemic-{_target}",
+        TRACK,
+        VERSION,
+        partial(build, _target),
+        f"simulated SEIR epidemic, {_target} 14 days ahead",
     )

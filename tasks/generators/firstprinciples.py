@@ -14,7 +14,6 @@ import numpy as np
 
 from tasks import cache
 from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.catalogue import TaskEntry, register
 from tasks.model import Task
 from tasks.noise import add_relative_noise
 
@@ -124,11 +123,6 @@ def build(key: str) -> Task:
 
 
 for _key in LAWS:
-    register(
-        TaskEntry(
-            f"fp-{_key}",
-            TRACK,
-            cache.builder(f"fp-{_key}", VERSION, partial(build, _key)),
-            description=f"{_key} law, {LAWS[_key][5]:.0%} noise",
-        )
+    cache.register_generated(
+        f"fp-{_key}", TRACK, VERSION, partial(build, _key), f"{_key} law, {LAWS[_key][5]:.0%} noise"
     )

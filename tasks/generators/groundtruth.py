@@ -24,7 +24,6 @@ import numpy as np
 
 from tasks import cache
 from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.catalogue import TaskEntry, register
 from tasks.model import Task
 from tasks.noise import add_rms_noise
 
@@ -178,13 +177,8 @@ def _register_all() -> None:
     for problem in problems():
         for level in NOISE_LEVELS:
             name = task_name(problem, level)
-            register(
-                TaskEntry(
-                    name,
-                    TRACK,
-                    cache.builder(name, VERSION, partial(build, problem, level)),
-                    description=f"{problem}, noise {level:g}",
-                )
+            cache.register_generated(
+                name, TRACK, VERSION, partial(build, problem, level), f"{problem}, noise {level:g}"
             )
 
 

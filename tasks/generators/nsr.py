@@ -14,7 +14,6 @@ import numpy as np
 
 from tasks import cache
 from tasks.build import make_task, stable_seed
-from tasks.catalogue import TaskEntry, register
 from tasks.model import Task
 
 VERSION = "1"
@@ -90,11 +89,4 @@ def build(key: str) -> Task:
 
 
 for _key in EQUATIONS:
-    register(
-        TaskEntry(
-            f"nsr-{_key}",
-            TRACK,
-            cache.builder(f"nsr-{_key}", VERSION, partial(build, _key)),
-            description=EQUATIONS[_key][0],
-        )
-    )
+    cache.register_generated(f"nsr-{_key}", TRACK, VERSION, partial(build, _key), EQUATIONS[_key][0])

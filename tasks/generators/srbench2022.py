@@ -24,12 +24,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import numpy as np
 
 from tasks import cache
 from tasks.build import make_task
-from tasks.catalogue import TaskEntry, register
 from tasks.model import Task
 from tasks.noise import add_srbench2022_noise, srbench2022_sigma
 from tasks.suites import COMPETITION_SEEDS
@@ -154,10 +154,33 @@ def exact(difficulty: str, seed: int) -> Task:
     )
 
 
-def _noisy(
-    y: np.ndarray, r: float, seed: int, clean_test: bool, test_index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray | None]:
-    return add_srbench2022_noise(y, r, seed), (y[test_index] if clean_test else None)
+def _noisy_task(
+    name: str,
+    features: list[str],
+    X: np.ndarray,
+    y: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray],
+    r: float,
+    seed: int,
+    clean_test: bool,
+    **fields: Any,
+) -> Task:
+    """A task whose targets get the competition's noise of ratio ``r`` (``clean_test``: the test
+    targets stay noiseless, srtui's variant)."""
+    train, test = rows  # the train and test row numbers
+    return make_task(
+        name,
+        TRACK,
+        features,
+        "y",
+        X,
+        add_srbench2022_noise(y, r, seed),
+        train,
+        test,
+        y_test_override=y[test] if clean_test else None,
+        noise=r,
+        **fields,
+    )
 
 
 def _noise_note(y: np.ndarray, r: float, clean_test: bool) -> dict[str, object]:
@@ -181,27 +204,24 @@ def featsel(r: float, seed: int, clean_test: bool = False, judge_set: bool = Fal
     X = np.random.default_rng(seed).uniform(-10.0, 10.0, size=(1000, 20))
     y = _by_row(_featsel_row, X)
     idx = np.arange(1000)
-    y_noisy, y_test = _noisy(y, r, seed, clean_test, idx[500:])
     name = (
         f"srbench2022-featsel-r{r}-s{seed}" + ("-cleantest" if clean_test else "") + ("-judgeset" if judge_set else "")
     )
     irrelevant = JUDGE_IRRELEVANT if judge_set else FEATSEL_IRRELEVANT
     which = "the judge's (x2, x4, ..., x20)" if judge_set else "the files' (x11..x20)"
-    return make_task(
+    return _noisy_task(
         name,
-        TRACK,
         _names(20),
-        "y",
         X,
-        y_noisy,
-        idx[:500],
-        idx[500:],
-        y_test_override=y_test,
+        y,
+        (idx[:500], idx[500:]),
+        r,
+        seed,
+        clean_test,
         difficulty="feature-selection",
         ground_truth=FEATSEL,
         irrelevant_features=irrelevant,
         split="first 500 rows train, last 500 test",
-        noise=r,
         property="feature_absence",
         provenance=_provenance(
             "featsel",
@@ -266,22 +286,18 @@ def extrap(r: float, seed: int, clean_test: bool = False) -> Task:
     x = np.arange(-15.0, 40.01, 0.1)  # the competition's grid, float steps and all (551 points)
     y = _by_row(lambda v: math.erf(0.22 * v) + 0.17 * math.sin(5.5 * v), x[:, None])
     idx = np.arange(len(x))
-    train, test = idx[x <= 15], idx[x > 15]
-    y_noisy, y_test = _noisy(y, r, seed, clean_test, test)
-    return make_task(
+    return _noisy_task(
         f"srbench2022-extrap-r{r}-s{seed}" + ("-cleantest" if clean_test else ""),
-        TRACK,
         ["x"],
-        "y",
         x[:, None],
-        y_noisy,
-        train,
-        test,
-        y_test_override=y_test,
+        y,
+        (idx[x <= 15], idx[x > 15]),
+        r,
+        seed,
+        clean_test,
         difficulty="extrapolation",
         ground_truth=EXTRAP,
         split="train x <= 15, test x > 15",
-        noise=r,
         property="extrapolation",
         provenance=_provenance(
             "extrap",
@@ -301,23 +317,18 @@ def noise(r: float, seed: int, clean_test: bool = False) -> Task:
     x = np.concatenate([x_train, x_test])
     y = _by_row(_noise_row, x[:, None])
     idx = np.arange(len(x))
-    train, test = idx[: len(x_train)], idx[len(x_train) :]
-    y_noisy, y_test = _noisy(y, r, seed, clean_test, test)
-    name = f"srbench2022-noise-r{r}-s{seed}" + ("-cleantest" if clean_test else "")
-    return make_task(
-        name,
-        TRACK,
+    return _noisy_task(
+        f"srbench2022-noise-r{r}-s{seed}" + ("-cleantest" if clean_test else ""),
         ["x1"],
-        "y",
         x[:, None],
-        y_noisy,
-        train,
-        test,
-        y_test_override=y_test,
+        y,
+        (idx[: len(x_train)], idx[len(x_train) :]),
+        r,
+        seed,
+        clean_test,
         difficulty="noise",
         ground_truth=NOISE,
         split="train x = -10..10 step 0.4 (51 rows), test 949 rows uniform [-10, 10]",
-        noise=r,
         property="noise_robustness",
         provenance=_provenance(
             "noise",
@@ -333,7 +344,7 @@ def noise(r: float, seed: int, clean_test: bool = False) -> Task:
 
 
 def _register(name: str, build: Callable[[], Task], description: str) -> None:
-    register(TaskEntry(name, TRACK, cache.builder(name, VERSION, build), description=description))
+    cache.register_generated(name, TRACK, VERSION, build, description)
 
 
 def _register_all() -> None:

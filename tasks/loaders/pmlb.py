@@ -12,7 +12,7 @@ from typing import Any
 
 from tasks import cache
 from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.catalogue import TaskContext, TaskEntry, register
+from tasks.catalogue import TaskContext
 from tasks.datafiles import RemoteFile, locate
 from tasks.generators.groundtruth import problems
 from tasks.loaders import pmlb_files
@@ -118,9 +118,9 @@ def add(name: str, track: str, remote: RemoteFile, summary: str, **fields: Any) 
     """Register a task read from one PMLB-shaped file (built on demand, cached)."""
 
     def build(ctx: TaskContext) -> Task:
-        return cache.cached(ctx, name, VERSION, lambda: load(name, track, remote, ctx, **fields))
+        return load(name, track, remote, ctx, **fields)
 
-    register(TaskEntry(name, track, build, offline=False, description=summary, files=(remote,)))
+    cache.register_loaded(name, track, VERSION, build, summary, (remote,))
 
 
 for _d in QUALIFICATION:

@@ -7,7 +7,6 @@ counts put through ``tasks.pipeline`` (the same features, built here).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -18,7 +17,7 @@ if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
 
 from tasks import cache
 from tasks.build import make_task
-from tasks.catalogue import TaskContext, TaskEntry, TaskError, register
+from tasks.catalogue import TaskContext, TaskError
 from tasks.datafiles import RemoteFile, locate
 from tasks.model import Task
 from tasks.pipeline import PipelineError, forecast_table
@@ -94,19 +93,10 @@ def nyc(target: str, context: TaskContext) -> Task:
         table = forecast_table(counts, target)
     except PipelineError as exc:
         raise TaskError(f"nyc-covid: {exc}") from None
-    return make_task(
+    return table.task(
         f"nyc-covid-{target}",
         TRACK,
-        list(table.X.columns),
-        table.target,
-        table.X.to_numpy(),
-        table.y,
-        table.train_index,
-        table.test_index,
-        dates=table.dates,
         difficulty="real-world",
-        split="alternating chunks in date order: 5 weeks train, 3 weeks test",
-        property="trust",
         provenance={
             "source": "NYC Department of Health, nychealth/coronavirus-data",
             "file": prov,
@@ -116,28 +106,20 @@ def nyc(target: str, context: TaskContext) -> Task:
     )
 
 
-def _cached(name: str, build: Callable[[TaskContext], Task]) -> Callable[[TaskContext], Task]:
-    return lambda ctx: cache.cached(ctx, name, VERSION, lambda: build(ctx))
-
-
 for _t in TARGETS:
-    register(
-        TaskEntry(
-            f"srbench2022-realworld-{_t}",
-            TRACK,
-            _cached(f"srbench2022-realworld-{_t}", partial(official, _t)),
-            offline=False,
-            description=f"New York State {_t}, 14-day horizon (official files)",
-            files=tuple(official_file(_t, part) for part in ("train", "test")),
-        )
+    cache.register_loaded(
+        f"srbench2022-realworld-{_t}",
+        TRACK,
+        VERSION,
+        partial(official, _t),
+        f"New York State {_t}, 14-day horizon (official files)",
+        tuple(official_file(_t, part) for part in ("train", "test")),
     )
-    register(
-        TaskEntry(
-            f"nyc-covid-{_t}",
-            TRACK,
-            _cached(f"nyc-covid-{_t}", partial(nyc, _t)),
-            offline=False,
-            description=f"New York City {_t} through the real-world pipeline",
-            files=(NYC,),
-        )
+    cache.register_loaded(
+        f"nyc-covid-{_t}",
+        TRACK,
+        VERSION,
+        partial(nyc, _t),
+        f"New York City {_t} through the real-world pipeline",
+        (NYC,),
     )

@@ -19,7 +19,7 @@ import numpy as np
 
 from tasks import cache
 from tasks.build import make_task
-from tasks.catalogue import TaskContext, TaskEntry, TaskError, register, register_note
+from tasks.catalogue import TaskContext, TaskError, register_note
 from tasks.datafiles import RemoteFile, locate
 from tasks.model import Task
 
@@ -106,24 +106,18 @@ def load(compartment: str, level: str, seed: int, context: TaskContext) -> Task:
     )
 
 
-def _build(compartment: str, level: str, seed: int, name: str, context: TaskContext) -> Task:
-    return cache.cached(context, name, VERSION, lambda: load(compartment, level, seed, context))
-
-
 def _register_all() -> None:
     for seed in SEEDS:
         for compartment in "SEIR":
             for level in LEVELS:
                 name = task_name(compartment, level, seed)
-                register(
-                    TaskEntry(
-                        name,
-                        TRACK,
-                        partial(_build, compartment, level, seed, name),
-                        offline=False,
-                        description=f"SEIR d{compartment}/dt, {level} (official files, download)",
-                        files=tuple(official_file(seed, compartment, level, part) for part in ("train", "test")),
-                    )
+                cache.register_loaded(
+                    name,
+                    TRACK,
+                    VERSION,
+                    partial(load, compartment, level, seed),
+                    f"SEIR d{compartment}/dt, {level} (official files, download)",
+                    tuple(official_file(seed, compartment, level, part) for part in ("train", "test")),
                 )
     register_note(MISSING)
 

@@ -5,8 +5,9 @@ Every case is one `srtui run --jobs 2 --no-metrics` into a fresh workspace, on s
 seeds (one job each):
 - built-in: `linear` (scikit-learn's LinearRegression, srtui's adapter);
 - folder: SRBench 2.0's own `sklearn_linear` folder (the same estimator), from the shared data;
-- environment: `sgd-sklearn024` in a stand-in environment (a venv of its own interpreter seeing
-  this interpreter's packages through a .pth file: the route of a real one, without its build);
+- environment: `sgd-sklearn024` in a stand-in environment (a venv with packages of its own: this
+  interpreter's scikit-learn, numpy, psutil and their requirements linked into its site-packages;
+  the route of a real one, sealed as one, without its build);
 - search: SRBench 2021's protocol (`--protocol srbench2021`: halving search, a job per fold per
   candidate) of the `sklearn_ridge` folder, 1 seed (--search-exec: exec'd too, ~470 jobs of
   seconds each).
@@ -24,15 +25,17 @@ import argparse
 import itertools
 import json
 import os
+import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
+from importlib import metadata
 from pathlib import Path
 
 from targets import finish, target
@@ -92,7 +95,7 @@ def _children_cpu() -> float:
 
 def _jobs(ws: Path) -> dict:
     with sqlite3.connect(ws / "srtui.db") as conn:
-        rows = conn.execute("SELECT started_at, ended_at, status, model FROM jobs").fetchall()
+        rows = conn.execute("SELECT started_at, ended_at, status, model, cpu_s FROM jobs").fetchall()
     starts = [datetime.fromisoformat(r[0]) for r in rows if r[0]]
     ends = [datetime.fromisoformat(r[1]) for r in rows if r[1]]
     phase = (max(ends) - min(starts)).total_seconds()
@@ -102,18 +105,57 @@ def _jobs(ws: Path) -> dict:
         "phase": phase,
         "per_job": phase / max(1, len(rows)),
         "models": sorted(str(r[3]) for r in rows),
+        "job_cpu": statistics.median(r[4] for r in rows if r[4] is not None) if any(r[4] for r in rows) else 0.0,
     }
 
 
+#: what the stand-in environment holds: scikit-learn and what srtui's worker and fork server
+#: import besides the engine (as the real environment's pip steps install: engine/methods/env_specs.py)
+STAND_IN_DISTRIBUTIONS = ("scikit-learn", "numpy", "psutil")
+
+
 def stand_in_environment(envs: Path) -> None:
-    """sgd-sklearn024's environment as a venv that sees this interpreter's packages."""
+    """sgd-sklearn024's environment, without its build: a venv of this interpreter's base with
+    packages of its own in its own site-packages, the installed files of this interpreter's
+    scikit-learn, numpy and psutil and what they require (hard links where the disk allows, else
+    copies). A sealed job sees only the environment's trees, as with a real one: no path back
+    into this interpreter's site-packages (a .pth would be one the seal does not bind)."""
     folder = envs / "sklearn-0.24.1"
     if (folder / ".srtui-ready").exists():
         return
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=300)
     site = next((folder / "lib").glob("python3*/site-packages"))
-    (site / "ours.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    for dist in _requirement_closure(STAND_IN_DISTRIBUTIONS):
+        for file in dist.files or []:
+            if file.parts[0] == "..":
+                continue  # scripts outside site-packages
+            src, dst = Path(str(dist.locate_file(file))), site / file
+            if not src.is_file():
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+    check = [str(folder / "bin" / "python"), "-I", "-c", "import numpy, psutil, sklearn.linear_model"]
+    subprocess.run(check, check=True, timeout=300, capture_output=True)
     (folder / ".srtui-ready").write_text("ok")
+
+
+def _requirement_closure(names: tuple[str, ...]) -> list[metadata.Distribution]:
+    """The installed distributions ``names`` and everything they require (extras aside)."""
+    found: dict[str, metadata.Distribution] = {}
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in found:
+            continue
+        found[key] = dist = metadata.distribution(name)
+        for req in dist.requires or []:
+            if "extra ==" not in req:
+                todo.append(re.split(r"[ ;<>=!~\[(]", req, maxsplit=1)[0])
+    return list(found.values())
 
 
 WHOLE = "= whole job (claim to record)"
@@ -188,7 +230,8 @@ def main() -> None:
                 f"  {label}: fork {fork['per_job']:.4f} s/job ({1 / fork['per_job']:.1f} jobs/s), "
                 f"exec {exe['per_job']:.4f} s/job ({1 / exe['per_job']:.1f} jobs/s), "
                 f"exec/fork {exe['per_job'] / fork['per_job']:.1f}x; CPU of the whole command per job: "
-                f"fork {fork['cpu'] / fork['n']:.4f} s, exec {exe['cpu'] / exe['n']:.4f} s; {_load()}; "
+                f"fork {fork['cpu'] / fork['n']:.4f} s, exec {exe['cpu'] / exe['n']:.4f} s (start-ups included; "
+                f"a job's own, median: fork {fork['job_cpu']:.4f} s, exec {exe['job_cpu']:.4f} s); {_load()}; "
                 f"{target(label + ' forked s/job', fork['per_job'], '<=', goal, ' s')}"
             )
             print(line)

@@ -52,12 +52,13 @@ def test_import_linter_contracts_are_kept():
     proc = lint_imports(REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "The core never imports Textual KEPT" in proc.stdout
-    assert "The app enters the core through its doors KEPT" in proc.stdout
+    assert "The app enters the core through its facade KEPT" in proc.stdout
     assert "broken" in proc.stdout and " 0 broken" in proc.stdout
 
 
 def test_the_app_facade_contract_fails_on_a_screen_that_reaches_past_the_facade(tmp_path: Path) -> None:
-    """The contract above can fail: a screen importing the run's sink directly breaks it."""
+    """The contract above can fail: a screen importing the run's sink, or the store's query API
+    (a door of its own before the facade held the Reader), breaks it."""
     for name in ("pyproject.toml", *CORE, "srtui"):
         source = REPO / name
         if source.is_dir():
@@ -65,11 +66,13 @@ def test_the_app_facade_contract_fails_on_a_screen_that_reaches_past_the_facade(
         else:
             shutil.copy(source, tmp_path / name)
     screen = tmp_path / "srtui" / "app" / "screens" / "monitor.py"
-    screen.write_text(screen.read_text() + "\nfrom runs.sink import StoreSink  # noqa: E402, F401\n")
+    past = "from runs.sink import StoreSink\nfrom results.store.queries import Reader as R"
+    screen.write_text(screen.read_text() + f"\n{past}  # noqa: E402, F401\n")
     proc = lint_imports(tmp_path)
     assert proc.returncode != 0, proc.stdout[-3000:]
-    assert "The app enters the core through its doors BROKEN" in proc.stdout
+    assert "The app enters the core through its facade BROKEN" in proc.stdout
     assert "srtui.app.screens.monitor -> runs.sink" in proc.stdout
+    assert "srtui.app.screens.monitor -> results.store.queries" in proc.stdout
     assert "The core never imports Textual KEPT" in proc.stdout
 
 

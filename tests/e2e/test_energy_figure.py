@@ -83,7 +83,7 @@ def test_log_axis_ticks() -> None:
 
 def cost_shown(app) -> bool:
     screen = app.screen
-    return getattr(screen, "cost", None) is not None and screen.query_one("#switcher").current == "cost"
+    return getattr(screen, "aggregate", None) is not None and screen.query_one("#switcher").current == "cost"
 
 
 def test_energy_plot_snapshot(snap_compare, energy_demo):
@@ -106,9 +106,9 @@ def test_energy_plot_pilot_and_palette(energy_demo):
             await app.run_action("energy_plot")
             await until(cost_shown)(pilot)
             screen: Any = app.screen
-            cost = screen.cost.set_index("method")
-            assert set(cost.index) == set(FIGURES)
-            assert cost.loc["ridge", "median_energy_kwh"] == pytest.approx(30.0 / 3.6e6)
+            cost = {p.method: p for p in screen.aggregate.energy}  # the energy figure's own points
+            assert set(cost) == set(FIGURES)
+            assert cost["ridge"].energy_kwh == pytest.approx(30.0 / 3.6e6)
             legend = str(screen.query_one("#legend").render())
             assert "probe-noop 400 J (rapl)" in legend and "linear 0.9 J (estimate)" in legend
             await pilot.press("e")  # back to the performance profile

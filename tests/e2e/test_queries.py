@@ -68,7 +68,9 @@ def test_quoted_filter_values_are_one_bound_value() -> None:
     assert where_clause(filter_token("task", 'say "hi" \\ ok'))[1] == ['say "hi" \\ ok']
 
 
-def test_app_profile_is_the_srbench2025_rules(tmp_path: Path) -> None:
+def test_app_plots_draw_the_figures_data(tmp_path: Path) -> None:
+    """The app's suite plots are `srtui plot`'s data: srbench2025's profiles on the figure's grid,
+    srbench2021's first Pareto front of median ranks."""
     from results.scoring import score
     from results.scoring.tables import runs_frame
     from results.views import suite_aggregate
@@ -76,15 +78,22 @@ def test_app_profile_is_the_srbench2025_rules(tmp_path: Path) -> None:
     ws = seed_demo(tmp_path / "ws")
     reader = Reader(ws)
     agg = suite_aggregate(reader, "smoke")
-    assert agg.profile == "reference"
+    assert agg.profile == "reference" and agg.profiles is not None and agg.fronts is not None
     store = reader.store()
     assert store is not None
     with reader.lock:
         runs = runs_frame(store, "smoke")
-    board = score("srbench2025", runs[~runs["status"].isin(("pending", "running"))], grid=21).main.set_index("method")
+    finished = runs[~runs["status"].isin(("pending", "running"))]
+    board = score("srbench2025", finished, grid=51).main.set_index("method")
     for method in ("linear", "ridge"):
-        expected = [board.loc[method, f"P[R2>={x:g}]"] for x in np.round(np.linspace(0, 1, 21), 2)]
-        assert agg.profiles[method] == pytest.approx(expected)
+        expected = [board.loc[method, f"P[R2>={x:g}]"] for x in np.linspace(0, 1, 51)]
+        assert agg.profiles.curves[method] == pytest.approx(expected)
+        assert agg.profiles.auc[method] == pytest.approx(board.loc[method, "auc"])
+    ranks = score("srbench2021", finished).main.set_index("method")
+    first = set(ranks.index[ranks["pareto_front"] == ranks["pareto_front"][ranks["pareto_front"] >= 0].min()])
+    assert set(agg.fronts.fronts[0]) == first
+    for method, (x, y) in agg.fronts.points.items():
+        assert (x, y) == (ranks.loc[method, "median_rank_r2"], ranks.loc[method, "median_rank_size"])
     reader.close()
 
 

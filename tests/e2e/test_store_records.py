@@ -111,7 +111,7 @@ def test_schema_v7_keeps_accuracy_once_in_the_job_row(tmp_path: Path) -> None:
 def test_one_column_registry_for_store_cli_exports_and_app() -> None:
     from results import views
     from results.scoring import tables
-    from results.store import columns, store
+    from results.store import columns, explore, store
     from srtui.cli import run_cmd
 
     assert store.JOB_RESULT_COLUMNS == columns.RESULT_COLUMNS
@@ -119,7 +119,7 @@ def test_one_column_registry_for_store_cli_exports_and_app() -> None:
     assert tables.JOB_COLUMNS == columns.RUNS_COLUMNS
     assert set(columns.ACCURACY) <= set(columns.RUNS_COLUMNS) & set(columns.RESULT_COLUMNS)
     assert (views.TEXT_COLUMNS, views.NUMBER_COLUMNS) == (columns.TEXT_COLUMNS, columns.NUMBER_COLUMNS)
-    assert set(views.PAGE_COLUMNS) <= set(columns.JOB_COLUMNS)
+    assert set(explore.PAGE_COLUMNS) <= set(columns.JOB_COLUMNS)
     # every column of a freshly made jobs table is in the registry, and the other way round
     import sqlite3
 

@@ -249,8 +249,9 @@ async def test_job_plots_and_suite_plots(demo):
         suite_screen = current(app, SuitePlotsScreen)
         await wait_for(pilot, lambda: suite_screen.aggregate is not None)
         agg = suite_screen.aggregate
-        assert agg is not None and agg.profiles["linear"][-1] == 1.0 and agg.n_tasks == 2
-        assert "linear" in agg.front
+        assert agg is not None and agg.profiles is not None and agg.n_tasks == 2
+        assert agg.profiles.curves["linear"][-1] == 1.0
+        assert agg.fronts is not None and "linear" in agg.fronts.fronts[0]
         await pilot.press("t")
         assert suite_screen.query_one("#switcher", ContentSwitcher).current == "front"
 

@@ -8,17 +8,17 @@ import statistics
 import pytest
 from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
 
+from results.store.filters import QueryError, where_clause
 from results.store.queries import Reader
 from results.views import (
-    PRETTY_MAX_CHARS,
-    QueryError,
     ResultsQuery,
     expression_detail,
+    filter_problem,
     monitor_snapshot,
     render,
     results_page,
-    where_clause,
 )
+from results.views.expression import PRETTY_MAX_CHARS
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,7 @@ def test_where_clause_binds_values_and_refuses_unknown_columns():
     for bad in ("nosuch=1", "r2_test>abc", "task>3", "seed=1,x"):
         with pytest.raises(QueryError):
             where_clause(bad)
+        assert filter_problem(bad)  # the app's check: the same one line
     # values never reach the SQL text
     sql, args = where_clause("method=x');DROP")
     assert "DROP" not in sql and args == ["x');DROP"]
@@ -167,24 +168,27 @@ def test_methods_hidden_under_another_marker_of_the_front_plot_are_named():
     assert shared_cells({"a": (1.0, 1.0)}, (60, 15)) == {}
 
 
-def test_the_facade_imports_each_name_where_its_type_comes_from() -> None:
-    """results.views says where each name lives once, imported under TYPE_CHECKING (for mypy and
-    import-linter), and imports it from there on first use at run time; ``__all__`` names the same."""
-    import ast
+def test_the_facade_is_typed_functions_and_its_types() -> None:
+    """results.views is an interface: typed, documented functions defined there, and the types
+    and constants they take and return (``__all__``), the heavy ones imported on first use."""
     import inspect
 
     import results.views as views
 
-    typed: dict[str, tuple[str, str]] = {}
-    for node in ast.walk(ast.parse(inspect.getsource(views))):
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for imp in node.body:
-                assert isinstance(imp, ast.ImportFrom) and imp.module
-                typed.update({a.asname or a.name: (imp.module, a.name) for a in imp.names})
-    assert typed == views._WHERE
-    assert sorted(typed) == sorted(views.__all__)
-    for name, (module, attribute) in typed.items():
-        assert getattr(views, name) is getattr(__import__(module, fromlist=[attribute]), attribute)
+    functions = {
+        name: f
+        for name, f in vars(views).items()
+        if inspect.isfunction(f) and f.__module__ == views.__name__ and not name.startswith("_")
+    }
+    assert {"suite_aggregate", "load_board", "results_page", "run_suite", "review_sessions"} <= set(functions)
+    for name, f in functions.items():
+        signature = inspect.signature(f)
+        assert signature.return_annotation is not inspect.Signature.empty, name
+        assert all(p.annotation is not inspect.Parameter.empty for p in signature.parameters.values()), name
+        assert f.__doc__, name
+    assert not set(functions) & set(views.__all__)
+    for name in views.__all__:
+        assert getattr(views, name) is not None, name
     missing = "no_such_name"
     with pytest.raises(AttributeError):
         getattr(views, missing)

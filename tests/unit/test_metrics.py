@@ -14,7 +14,7 @@ import pytest
 
 from engine.pool import TimedPool
 from results.metrics import expr_metrics as em
-from results.metrics.compute import accuracy_metrics, prediction_metrics
+from results.metrics.accuracy import prediction_metrics, split_metrics
 from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
@@ -26,7 +26,7 @@ BINGO_TRUTH = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 
 def test_accuracy_hand_computed():
     y, yhat = np.array([1.0, 2, 3, 4]), np.array([1.0, 2, 3, 5])
-    m = accuracy_metrics(y, yhat, "test")
+    m = split_metrics(y, yhat, "test")
     # ss_res = 1, ss_tot = 5 (mean 2.5: 2.25 + .25 + .25 + 2.25)
     assert m["r2_test"] == pytest.approx(0.8)
     assert m["mse_test"] == pytest.approx(0.25)

@@ -1,6 +1,7 @@
-"""The registries drive the docs: every generated table in docs/ is what its registry gives
-(the metrics' declarations, the scoring rules, the figure kinds, the built-in methods), and every
-figure kind is declared completely."""
+"""The registries drive the docs and the CLI's lists: every generated table in docs/ is what its
+registry gives (the metrics' declarations, accuracy and expression, the scoring rules, the figure
+kinds, the built-in methods, the task modules), `srtui rescore --list` and `srtui tasks list
+--modules` print their registries, and every figure kind is declared completely."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def test_every_generated_docs_table_is_its_registry() -> None:
 def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    for page in ("scoring.md", "figures.md", "methods.md"):
+    for page in ("scoring.md", "figures.md", "methods.md", "suites-tasks.md"):
         (docs / page).write_text((REPO / "docs" / page).read_text(encoding="utf-8"), encoding="utf-8")
     figures = docs / "figures.md"
     figures.write_text(figures.read_text(encoding="utf-8").replace("| `cd` |", "| `cd-old` |"), encoding="utf-8")
@@ -43,6 +44,21 @@ def test_the_command_reports_no_difference() -> None:
         text=True,
     )
     assert elsewhere.returncode == 0, elsewhere.stderr
+
+
+def test_the_cli_lists_are_the_registries() -> None:
+    from results.metrics import accuracy, declare
+    from tasks.catalogue import modules
+
+    def run(*args: str) -> list[str]:
+        out = subprocess.run([sys.executable, "-m", "srtui", *args], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return [line.split("\t")[0] for line in out.stdout.splitlines()]
+
+    listed = run("rescore", "--list")
+    assert listed[: len(accuracy.metrics())] == [", ".join(m.stored()) for m in accuracy.metrics()]
+    assert [line.split(" ")[0] for line in listed[len(accuracy.metrics()) :]] == [m.name for m in declare.metrics()]
+    assert run("tasks", "list", "--modules") == list(modules())
 
 
 @pytest.mark.parametrize("kind", list(kinds().values()), ids=list(kinds()))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from results.scoring.base import Score
+    from results.store.store import Store
 
 
 @dataclass
@@ -87,6 +88,16 @@ class FigureData:
         if self._published is None:
             self._published = published_methods(self)
         return replace(look, color=tagged(look.color)) if str(method) in self._published else look
+
+
+def workspace_data(store: Store, suite: str | None, options: dict[str, Any] | None = None) -> FigureData:
+    """A figure's input from the workspace: one suite's runs (every suite's with None), each
+    method looking as in every figure of the workspace (`srtui plot`, the report, the app's Plots
+    screen all start here)."""
+    from results.scoring.tables import runs_frame
+    from results.store.queries import workspace_methods
+
+    return FigureData(runs=runs_frame(store, suite), options=dict(options or {}), methods=workspace_methods(store))
 
 
 @dataclass(frozen=True)
@@ -217,4 +228,5 @@ __all__ = [
     "kinds",
     "render",
     "svg",
+    "workspace_data",
 ]

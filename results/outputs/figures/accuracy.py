@@ -9,10 +9,9 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from results.metrics.profiles import Profile
 from results.outputs.figures import figure
+from results.outputs.figures.plotdata import Fronts, energy_data, fronts_data, profiles_data
 from results.outputs.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
 
 if TYPE_CHECKING:
@@ -30,7 +29,6 @@ def metric_name(metric: str) -> str:
 
 
 N_BOOT = 1000
-PROFILE_GRID = 51  # points of the performance profiles (perfprof_plots.ipynb's grid)
 FRONT_LEVELS = 6  # fronts drawn, as blackbox_results.ipynb draws
 
 
@@ -75,63 +73,44 @@ def _method_legend(fig: Figure, data: FigureData, methods: list[str], ncol: int 
 )
 def pareto(data: FigureData, width: float) -> Figure:
     """srbench2021's leaderboard: each method at (its R2 rank, its size rank) with 95 % intervals
-    over datasets, the Pareto fronts joined and listed below the axes."""
-    s = data.score("srbench2021")
-    board, per = s.main, s.tables["per_task"]
-    ref = s.profile == Profile.REFERENCE
-    xcol, ycol, fcol = (
-        ("median_rank_r2", "median_rank_size", "pareto_front") if ref else ("rank_r2", "rank_size", "pareto_rank")
-    )
-    fig = new_figure(width, width * 0.78 + 0.14 * len(board) / max(1.0, width / 3.5))
+    over datasets, the Pareto fronts joined and listed below the axes (plotdata.fronts_data)."""
+    f = fronts_data(data, FRONT_LEVELS)
+    per = data.score("srbench2021").tables["per_task"]
+    fig = new_figure(width, width * 0.78 + 0.14 * len(f.points) / max(1.0, width / 3.5))
     ax = fig.add_subplot()
-    stat = "median" if ref else "mean"
-    board = _sizeless_on_top(ax, board, xcol, ycol)
-    for _, row in board.iterrows():
-        m, look = row["method"], data.look(row["method"])
+    stat = "median" if f.reference else "mean"
+    if f.sizeless_at is not None:  # a black box on a dotted line that says so, not left out
+        ax.axhline(f.sizeless_at, color="#999999", linestyle=":", linewidth=0.7, zorder=0)
+        ax.annotate("no model size (black box)", (0, f.sizeless_at), xycoords=("axes fraction", "data"),
+                    fontsize="x-small", xytext=(2, 2), textcoords="offset points", color="#555555")  # fmt: skip
+    for m, (x, y) in f.points.items():
+        look = data.look(m)
         ranks = per[per["method"] == m]
         x_lo, x_hi = bootstrap_ci(ranks["rank_r2"].to_numpy(), stat)
         y_lo, y_hi = bootstrap_ci(ranks["rank_size"].to_numpy(), stat)
-        ax.plot([x_lo, x_hi], [row[ycol]] * 2, color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
-        ax.plot([row[xcol]] * 2, [y_lo, y_hi], color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
-        ax.plot(row[xcol], row[ycol], marker=look.marker, color=look.color, markeredgecolor="white", zorder=4)
-    _fronts(fig, ax, board, xcol, ycol, fcol, width)
-    better = "1 = best" if ref else "higher is better"
-    ax.set_xlabel(f"{'median' if ref else 'mean'} rank of test {R2} over datasets ({better})")
-    ax.set_ylabel(
-        f"{'median' if ref else 'mean'} rank of model size ({'1 = smallest' if ref else 'higher is smaller'})"
-    )
-    if ref:
+        ax.plot([x_lo, x_hi], [y] * 2, color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
+        ax.plot([x] * 2, [y_lo, y_hi], color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
+        ax.plot(x, y, marker=look.marker, color=look.color, markeredgecolor="white", zorder=4)
+    _fronts(fig, ax, f, width)
+    ax.set_xlabel(f.x_label)
+    ax.set_ylabel(f.y_label)
+    if f.reference:
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
-    annotate_points(ax, list(zip(board[xcol], board[ycol], board["method"])))  # last: placed on the final axes
+    annotate_points(ax, [(x, y, m) for m, (x, y) in f.points.items()])  # last: placed on the final axes
     return fig
 
 
-def _sizeless_on_top(ax: Axes, board: pd.DataFrame, xcol: str, ycol: str) -> pd.DataFrame:
-    """A front member without a size rank (a black box such as rf) is drawn, one rank above the
-    largest, on a dotted line that says so, instead of left out of the picture."""
-    missing = board[ycol].isna() & board[xcol].notna()
-    if not missing.any():
-        return board
-    top = (float(np.nanmax(board[ycol])) if board[ycol].notna().any() else 0.0) + 1.0
-    ax.axhline(top, color="#999999", linestyle=":", linewidth=0.7, zorder=0)
-    ax.annotate("no model size (black box)", (0, top), xycoords=("axes fraction", "data"), fontsize="x-small",
-                xytext=(2, 2), textcoords="offset points", color="#555555")  # fmt: skip
-    return board.assign(**{ycol: board[ycol].fillna(top)})
-
-
-def _fronts(fig: Figure, ax: Axes, board: pd.DataFrame, xcol: str, ycol: str, fcol: str, width: float) -> None:
+def _fronts(fig: Figure, ax: Axes, f: Fronts, width: float) -> None:
     from matplotlib.lines import Line2D
 
-    levels = [lv for lv in sorted(board[fcol].unique()) if lv >= 0][:FRONT_LEVELS]
     handles = []
     chars = int(width * 17)
-    for i, level in enumerate(levels):
-        front = board[board[fcol] == level].sort_values(xcol)
+    for i, front in enumerate(f.fronts):
         dash: Any = DASHES[i % len(DASHES)]
-        ax.plot(front[xcol], front[ycol], dash, color="#555555", alpha=0.6, linewidth=0.9, zorder=1)
-        names = ", ".join(label(m, 20) for m in front["method"])
-        text = textwrap.fill(f"front {int(level)}: {names}", chars, subsequent_indent="    ")
+        ax.plot(*zip(*(f.points[m] for m in front)), dash, color="#555555", alpha=0.6, linewidth=0.9, zorder=1)
+        names = ", ".join(label(m, 20) for m in front)
+        text = textwrap.fill(f"front {i}: {names}", chars, subsequent_indent="    ")
         handles.append(Line2D([], [], linestyle=dash, color="#555555", label=text))
     if handles:
         fig.legend(handles=handles, loc="outside lower left", ncols=1, handlelength=2.5, alignment="left")
@@ -253,31 +232,18 @@ def solution_rate(data: FigureData, width: float) -> Figure:
 )
 def profiles(data: FigureData, width: float) -> Figure:
     """srbench2025's leaderboard: P[R2 >= x] over datasets on a 51-point grid, the area under
-    each curve (AUC) in the legend."""
-    s = data.score("srbench2025", grid=PROFILE_GRID)
-    board = s.main.dropna(subset=["auc"])
-    cols = [c for c in board.columns if str(c).startswith("P[R2>=")]
-    xs = np.array([float(str(c)[6:-1]) for c in cols])
-    fig = new_figure(width, width * 0.62 + 0.12 * len(board) / max(1.0, width / 3.5))
-    ax = fig.add_subplot()
+    each curve (AUC) in the legend (plotdata.profiles_data)."""
     from matplotlib.lines import Line2D
 
+    p = profiles_data(data)
+    fig = new_figure(width, width * 0.62 + 0.12 * len(p.curves) / max(1.0, width / 3.5))
+    ax = fig.add_subplot()
     handles = []
-    for _, row in board.iterrows():
-        look = data.look(row["method"])
-        ax.plot(
-            xs, row[cols].astype(float), look.dash, color=look.color, marker=look.marker, markevery=10, markersize=4
-        )
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color=look.color,
-                marker=look.marker,
-                linestyle=look.dash,
-                label=f"{label(row['method'])} (AUC {row['auc']:.3f})",
-            )
-        )
+    for m, curve in p.curves.items():
+        look = data.look(m)
+        ax.plot(p.thresholds, curve, look.dash, color=look.color, marker=look.marker, markevery=10, markersize=4)
+        name = f"{label(m)} (AUC {p.auc[m]:.3f})"
+        handles.append(Line2D([], [], color=look.color, marker=look.marker, linestyle=look.dash, label=name))
     ax.set_xlabel(f"test {R2} threshold x")
     ax.set_ylabel(textwrap.fill(f"share of datasets with {R2} \u2265 x", 18 if width < 5 else 60))
     ax.set_xlim(0, 1)
@@ -300,30 +266,19 @@ def profiles(data: FigureData, width: float) -> Figure:
 )
 def energy(data: FigureData, width: float) -> Figure:
     """srbench2025's energy_time table: each method's median energy of a run against its median
-    training time, both axes logarithmic."""
-    s = data.score("srbench2025", grid=PROFILE_GRID)  # the profiles' Score: computed once for both
-    t = s.tables.get("energy_time")
-    if t is None:
-        raise FigureError("figure 'energy': no run has an energy figure (runs of srtui record one; a CSV has none)")
-    t = t[(t["median_fit_s"].astype(float) > 0) & (t["median_energy_kwh"].astype(float) > 0)]
-    if t.empty:
+    training time, both axes logarithmic (plotdata.energy_data)."""
+    points = energy_data(data)
+    if not points:
         raise FigureError("figure 'energy': no method has a positive training time and energy")
     fig = new_figure(width, width * 0.7)
     ax = fig.add_subplot()
-    for _, row in t.iterrows():
-        look = data.look(row["method"])
-        ax.plot(
-            row["median_fit_s"],
-            row["median_energy_kwh"],
-            marker=look.marker,
-            color=look.color,
-            markeredgecolor="white",
-            linestyle="",
-        )
+    for p in points:
+        look = data.look(p.method)
+        ax.plot(p.fit_s, p.energy_kwh, marker=look.marker, color=look.color, markeredgecolor="white", linestyle="")
     log_axis(ax.xaxis)
     log_axis(ax.yaxis)
     ax.set_xlabel("median training time per run (s)")
     ax.set_ylabel("median energy per run (kWh)")
     ax.margins(0.15)
-    annotate_points(ax, list(zip(t["median_fit_s"], t["median_energy_kwh"], t["method"])))  # last: on the final axes
+    annotate_points(ax, [(p.fit_s, p.energy_kwh, p.method) for p in points])  # last: on the final axes
     return fig

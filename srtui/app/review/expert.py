@@ -22,8 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual_plotext import PlotextPlot
 
-from results.views import visible
-from reviews import LIKERT, ExpertError, ExpertSession
+from results.views import LIKERT, ExpertError, ExpertSession, visible
 from srtui.app.review.expert_view import (
     draw_scatter,
     draw_series,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from reviews import LIKERT
+from results.views import LIKERT
 
 if TYPE_CHECKING:
     from textual_plotext import PlotextPlot

@@ -21,8 +21,18 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
-from results.views import Store, StoreError, Workspace, safe_row
-from reviews import ReviewError, close, render_report, session_row, sessions, short_time, status, unblind
+from results.views import (
+    ReviewError,
+    Store,
+    StoreError,
+    Workspace,
+    change_review,
+    open_review_store,
+    review_progress,
+    review_report,
+    review_sessions,
+    short_time,
+)
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import Confirm, NavBar, VimTable, cell
 
@@ -100,8 +110,7 @@ class _ReviewScreen(SectionScreen):
         """The screen's store, opened on first use; called from workers only."""
         with self._opening:
             if self.store is None:
-                self.store = Store(self.workspace)
-                self.store.conn.row_factory = safe_row  # names, models, comments shown visibly
+                self.store = open_review_store(self.workspace)  # names, models, comments shown visibly
             return self.store
 
     def reload(self) -> object:  # pragma: no cover - overridden (by a worker: it returns the Worker)
@@ -126,7 +135,7 @@ class ReviewSessionsScreen(_ReviewScreen):
         try:
             store = self.open_store()
             with store.lock:
-                message = SessionsRead(sessions(store))
+                message = SessionsRead(review_sessions(store))
         except (StoreError, ValueError) as exc:
             message = SessionsRead([], str(exc))
         self.post_message(message)
@@ -188,7 +197,7 @@ class ReviewSessionScreen(_ReviewScreen):
         try:
             store = self.open_store()
             with store.lock:
-                message = SessionRead(session_row(store, self.session), status(store, self.session))
+                message = SessionRead(*review_progress(store, self.session))
         except (StoreError, ReviewError, ValueError) as exc:
             message = SessionRead(None, [], str(exc))
         self.post_message(message)
@@ -223,7 +232,7 @@ class ReviewSessionScreen(_ReviewScreen):
         try:
             store = self.open_store()
             with store.lock:
-                text = Text(render_report(store, self.session, "table"))
+                text = Text(review_report(store, self.session))
         except (StoreError, ReviewError) as exc:
             text = Text(str(exc), style="red")
         self.post_message(ReportRead(text))
@@ -238,7 +247,7 @@ class ReviewSessionScreen(_ReviewScreen):
     @work(thread=True, exclusive=True, group="review-change", exit_on_error=False)
     def change(self, what: str) -> None:
         try:
-            (close if what == "close" else unblind)(self.open_store(), self.session, "tui")
+            change_review(self.open_store(), self.session, what)
         except (StoreError, ReviewError) as exc:
             self.post_message(SessionChanged(what, str(exc)))
             return

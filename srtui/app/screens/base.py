@@ -17,7 +17,7 @@ from textual.screen import Screen
 from srtui.app.widgets import SECTIONS
 
 if TYPE_CHECKING:
-    from results.store.queries import Reader
+    from results.views import Reader
     from srtui.app.app import SrtuiApp
 
 

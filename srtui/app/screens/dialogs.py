@@ -18,8 +18,7 @@ from results.views import installed_methods
 from srtui.app.widgets import CheckList
 
 if TYPE_CHECKING:
-    from results.views import Workspace
-    from runs.run import RunRequest
+    from results.views import RunRequest, Workspace
 
 _Number = TypeVar("_Number", int, float)
 
@@ -153,7 +152,7 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
     @on(Button.Pressed, "#start")
     @on(Input.Submitted)
     def _start(self) -> None:
-        from runs.run import RunRequest
+        from results.views import RunRequest
 
         def number(widget_id: str, kind: type[_Number]) -> _Number | None:
             value = self.query_one(widget_id, Input).value.strip()
@@ -184,15 +183,10 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
     @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
     def check(self, req: RunRequest) -> None:
         """Plan without writing: the same errors `srtui run` gives, shown in the form."""
-        from engine.errors import SrtuiError
-        from runs.run import plan_run
+        from results.views import check_run
 
-        try:
-            plan = plan_run(self.workspace, req, write_data=False)
-        except SrtuiError as exc:
-            self.app.call_from_thread(self._say, str(exc))
-            return
-        if plan.n_jobs == 0:
-            self.app.call_from_thread(self._say, "nothing to run: these choices select no jobs")
+        problem = check_run(self.workspace, req)
+        if problem is not None:
+            self.app.call_from_thread(self._say, problem)
             return
         self.app.call_from_thread(self.dismiss, req)

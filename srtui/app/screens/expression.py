@@ -15,8 +15,7 @@ from textual.events import Resize
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from results.store.queries import Reader
-from results.views import PAGE_BYTES, ExpressionDetail, Rendered, expression_detail, read_page
+from results.views import PAGE_BYTES, ExpressionDetail, Reader, Rendered, expression_detail, read_page
 from srtui.app.messages import DetailReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, cell, status_cell

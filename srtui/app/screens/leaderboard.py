@@ -14,10 +14,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
-from results.store.queries import Reader
 from results.views import (
     Board,
     Profile,
+    Reader,
     export_board,
     has_profiles,
     has_published,

@@ -15,8 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from results.store.queries import Reader
-from results.views import MonitorSnapshot, monitor_snapshot, visible
+from results.views import MonitorSnapshot, Reader, monitor_snapshot, visible
 from srtui.app.messages import SnapshotReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, cell, fmt_duration, status_cell

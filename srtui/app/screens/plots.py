@@ -4,9 +4,9 @@ and cost (median energy against median training time, SRBench 2.0's Figure 1).""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-import pandas as pd
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,22 +16,19 @@ from textual.widgets import ContentSwitcher, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
-from results.store.queries import Reader
 from results.views import (
-    COST_COLUMNS,
     PredictionSeries,
+    Reader,
     SuiteAggregate,
-    method_looks,
     prediction_series,
     suite_aggregate,
-    suite_method_medians,
     suites,
     visible,
 )
 from srtui.app.messages import AggregateReady, SeriesReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
-from srtui.app.widgets import NavBar, legend, method_styles, series_styles
+from srtui.app.widgets import NavBar, Style, legend, method_styles, series_styles
 
 JOB_HELP = """\
 Predicted against true values of one run, with the identity line (a perfect model lies on it);
@@ -40,13 +37,15 @@ dates: training truth, test truth and the predictions.
 """
 
 SUITE_HELP = """\
-A suite's methods compared. Performance profile: for each R² threshold, the share of tasks whose
-median test R² (over seeds; failed runs count as unsolved) reaches it - higher and further
-right is better. Pareto front: median model size against median test R²; methods on the front
-(no other is both smaller and more accurate) are joined by the line. Energy vs time (e):
-each method's median energy of a single run (kWh, from RAPL or estimated: docs/running.md, "Training time and energy")
-against its median training time, both on log axes (SRBench 2.0's Figure 1). t cycles
-through the plots, the selector above picks the suite.
+A suite's methods compared, drawn from the data of its figures (`srtui plot`). Performance
+profile (srbench2025): for each R² threshold, the share of tasks whose test R² reaches it -
+higher and further right is better; each method's AUC in the legend. Pareto front (srbench2021,
+the `pareto` figure): each method at its median rank of test R² against its median rank of
+model size over tasks (1 = best); the first front (no other is both better ranked and smaller)
+is joined by the line. Energy vs time (e): each method's median energy of a single run (kWh,
+from RAPL or estimated: docs/running.md, "Training time and energy") against its median
+training time, both on log axes (SRBench 2.0's Figure 1). t cycles through the plots, the
+selector above picks the suite.
 """
 #: the publication figure (results.outputs.figures) of each suite plot
 PLOT_FIGURES = {"profile": "profiles", "front": "pareto", "cost": "energy"}
@@ -221,8 +220,6 @@ class SuitePlotsScreen(SectionScreen):
         super().__init__()
         self.aggregate: SuiteAggregate | None = None
         self._requested: str | None = None
-        #: the Figure 1 table of the suite shown (results.scoring.resources.COLUMNS), once read
-        self.cost: pd.DataFrame | None = None
         self._legends: dict[str, Text] = {}
 
     def compose(self) -> ComposeResult:
@@ -282,23 +279,14 @@ class SuitePlotsScreen(SectionScreen):
             self.query_one("#suite-info", Static).update(Text(f"computing the plots of {suite}...", style="dim"))
             self.query_one("#switcher").loading = True
             self.load(suite)
-            self.load_cost(suite)
 
     @work(thread=True, exclusive=True, group="suite-plots", exit_on_error=False)
     def load(self, suite: str) -> None:
         self.post_message(AggregateReady(suite_aggregate(self.reader, suite)))
 
-    @work(thread=True, exclusive=True, group="suite-cost", exit_on_error=False)
-    def load_cost(self, suite: str) -> None:
-        with self.reader.lock:
-            store = self.reader.store()
-            table = suite_method_medians(store, suite) if store is not None else None
-        methods = tuple(str(m) for m in table["method"]) if table is not None else ()
-        self.app.call_from_thread(self._draw_cost, suite, table, method_looks(self.reader, methods))
-
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group in ("suite-plots", "suite-list", "suite-cost") and event.state == WorkerState.ERROR:
+        if event.worker.group in ("suite-plots", "suite-list") and event.state == WorkerState.ERROR:
             self.query_one("#switcher").loading = False
             self.query_one("#suite-info", Static).update(Text(str(event.worker.error), style="red"))
 
@@ -310,51 +298,57 @@ class SuitePlotsScreen(SectionScreen):
         )
         # each method's look in the figures (results.outputs.figures.style.looks), not its place here
         styles = dict(zip(a.methods, method_styles(self.app, a.looks, list(a.methods))))
-        plt = self.query_one("#profile", PlotextPlot).plt
-        plt.clear_data()
-        for m in a.methods:
-            plt.plot(list(a.thresholds), list(a.profiles[m]), color=styles[m][1], marker=styles[m][0])
-        # the y axis's label in the title: plotext writes both labels on one line under the plot
-        plt.title(f"share of tasks with R² ≥ x: performance profile (srbench2025, {a.profile})")
-        plt.xlabel("x: R² threshold")
-        plt.ylim(0, 1.05)
-        self.query_one("#profile", PlotextPlot).refresh()
-        front = self.query_one("#front", PlotextPlot).plt
-        front.clear_data()
-        if len(a.front) > 1:  # the line first: plotext draws later data on top, so no marker is hidden
-            front.plot([a.points[m][0] for m in a.front], [a.points[m][1] for m in a.front], color="gray", marker="·")
-        hidden = shared_cells(a.points, self._plot_grid())
-        # the front's methods last, on top: where two share a cell, the front's marker shows
-        for m, (size, acc) in sorted(a.points.items(), key=lambda kv: kv[0] in a.front):
-            front.scatter([size], [acc], color=styles[m][1], marker=styles[m][0])
-        front.title("Pareto front: model size vs median R² (· joins the front)")
-        front.xlabel("median model size (nodes)")  # the y axis (median test R²) is named in the title
-        self.query_one("#front", PlotextPlot).refresh()
-        names = [
-            f"{m}{' (front)' if m in a.front else ''}{f' (at {hidden[m]})' if m in hidden else ''}" for m in a.methods
-        ]
-        # the front and the shared cells are the front plot's: the profiles' legend names the methods
-        self._legends["profile"] = legend(list(a.methods), [styles[m] for m in a.methods])
-        self._legends["front"] = legend(names, [styles[m] for m in a.methods])
+        drawings = {"profile": self._draw_profiles, "front": self._draw_front, "cost": self._draw_cost}
+        for plot, draw in drawings.items():
+            widget = self.query_one(f"#{plot}", PlotextPlot)
+            widget.plt.clear_data()
+            if plot in a.missing and plot != "cost":  # the rule could not score the runs: say why
+                widget.plt.title(visible(a.missing[plot], one_line=True))
+                self._legends[plot] = Text("")
+            else:
+                self._legends[plot] = draw(widget.plt, a, styles)
+            widget.refresh()
         self._show_legend()
 
-    def _draw_cost(self, suite: str, table: pd.DataFrame | None, looks: dict[str, tuple[str, str]]) -> None:
-        """Figure 1: one labelled point per method at (median fit_s, median energy), log axes."""
-        if suite != self._requested:
-            return  # another suite was chosen meanwhile
-        self.cost = table if table is not None else pd.DataFrame(columns=list(COST_COLUMNS))
-        # log axes take positive figures only (a fit too short to time has none)
-        shown = self.cost[(self.cost["median_fit_s"] > 0) & (self.cost["median_energy_kwh"] > 0)]
-        names = [visible(str(m), one_line=True) for m in shown["method"]]
-        styles = method_styles(self.app, looks, [str(m) for m in shown["method"]])
-        widget = self.query_one("#cost", PlotextPlot)
-        plt = widget.plt
-        plt.clear_data()
-        if names:
+    def _draw_profiles(self, plt: Any, a: SuiteAggregate, styles: dict[str, Style]) -> Text:
+        """The `profiles` figure's curves, each method's AUC in the legend, the rule's note under it."""
+        p = a.profiles
+        assert p is not None  # missing otherwise
+        for m, curve in p.curves.items():
+            plt.plot(list(p.thresholds), list(curve), color=styles[m][1], marker=styles[m][0])
+        # the y axis's label in the title: plotext writes both labels on one line under the plot
+        plt.title(f"share of tasks with R² ≥ x: performance profile (srbench2025, {p.profile})")
+        plt.xlabel("x: R² threshold")
+        plt.ylim(0, 1.05)
+        text = legend([f"{m} (AUC {p.auc[m]:.3f})" for m in p.curves], [styles[m] for m in p.curves])
+        for note in p.notes:  # the reference AUC's flat tail, as `srtui score` notes it
+            text.append("\n" + visible(note, one_line=True))  # unstyled: the spans are the methods
+        return text
+
+    def _draw_front(self, plt: Any, a: SuiteAggregate, styles: dict[str, Style]) -> Text:
+        """The `pareto` figure's ranks and its first front, joined by a line under the markers."""
+        f = a.fronts
+        assert f is not None  # missing otherwise
+        front = f.fronts[0] if f.fronts else ()
+        if len(front) > 1:  # the line first: plotext draws later data on top, so no marker is hidden
+            plt.plot([f.points[m][0] for m in front], [f.points[m][1] for m in front], color="gray", marker="·")
+        hidden = shared_cells(f.points, self._plot_grid())
+        # the front's methods last, on top: where two share a cell, the front's marker shows
+        for m, (x, y) in sorted(f.points.items(), key=lambda kv: kv[0] in front):
+            plt.scatter([x], [y], color=styles[m][1], marker=styles[m][0])
+        plt.title(f"Pareto front (· joins it), y: {f.y_label}")
+        plt.xlabel(f"x: {f.x_label}")
+        names = [f"{m}{' (front)' * (m in front)}{f' (at {hidden[m]})' if m in hidden else ''}" for m in f.points]
+        return legend(names, [styles[m] for m in f.points])
+
+    def _draw_cost(self, plt: Any, a: SuiteAggregate, styles: dict[str, Style]) -> Text:
+        """The `energy` figure: one labelled point per method at (median fit_s, median energy), log axes."""
+        points = a.energy
+        if points:
             # plotext's own log scale transforms the stored data at every build, and a widget builds
             # at every render: plot the exponents on linear axes, tick labels in the figures' units
-            xs = [math.log10(v) for v in shown["median_fit_s"].astype(float)]
-            ys = [math.log10(v) for v in shown["median_energy_kwh"].astype(float)]
+            xs = [math.log10(p.fit_s) for p in points]
+            ys = [math.log10(p.energy_kwh) for p in points]
             (x_lo, x_hi), x_ticks = log_axis(10 ** min(xs) / 2, 10 ** max(xs) * 40)  # room for the labels
             (y_lo, y_hi), y_ticks = log_axis(10 ** min(ys) / 3, 10 ** max(ys) * 3)
             plt.xlim(x_lo, x_hi)
@@ -364,23 +358,21 @@ class SuitePlotsScreen(SectionScreen):
             shift = (x_hi - x_lo) / 40  # the label starts a cell or two right of its point
             cols, rows = self._plot_grid()
             cell = ((x_hi - x_lo) / cols, (y_hi - y_lo) / rows)
-            labels = [name[:LABEL_CHARS] for name in names]
+            labels = [visible(p.method, one_line=True)[:LABEL_CHARS] for p in points]
             label_ys = place_labels([(x + shift, y, len(t)) for t, x, y in zip(labels, xs, ys)], cell, y_hi)
-            for label, x, y, label_y, (glyph, rgb, _hex) in zip(labels, xs, ys, label_ys, styles):
+            for label, x, y, label_y, p in zip(labels, xs, ys, label_ys, points):
+                glyph, rgb, _hex = styles[p.method]
                 plt.scatter([x], [y], color=rgb, marker=glyph)
                 plt.text(label, x + shift, label_y, color=rgb, alignment="left")
         # the y axis's label in the title: plotext writes both labels on one line under the plot
-        title = (
+        plt.title(
             "y: median energy (kWh, log) vs median training time"
-            if names
+            if points
             else "no run of this suite has an energy figure yet"
         )
-        plt.title(title)
         plt.xlabel("x: median training time (s, log)")
-        widget.refresh()
-        how = [f"{n} {j:.3g} J ({m})" for n, j, m in zip(names, shown["median_energy_j"], shown["energy_method"])]
-        self._legends["cost"] = legend(how, styles)
-        self._show_legend()
+        how = [f"{visible(p.method, one_line=True)} {p.energy_j:.3g} J ({p.how})" for p in points]
+        return legend(how, [styles[p.method] for p in points])
 
     def _plot_grid(self) -> tuple[int, int]:
         """Character columns and rows inside a plot's axes. The plots share the switcher's area;

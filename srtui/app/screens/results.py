@@ -19,12 +19,11 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from results.store.queries import Reader
 from results.views import (
     NUMBER_COLUMNS,
     TEXT_COLUMNS,
     Cancelled,
-    QueryError,
+    Reader,
     ResultsPage,
     ResultsQuery,
     count_jobs,
@@ -239,18 +238,17 @@ class ResultsScreen(SectionScreen):
         self._debounce = self.set_timer(0.3, lambda: self._apply_filter(event.value, quiet=True))
 
     def _apply_filter(self, text: str, quiet: bool = False) -> None:
-        from results.views import where_clause
+        from results.views import filter_problem
 
         text = text.strip()
-        try:
-            where_clause(text)
-        except QueryError as exc:  # the box keeps the text to fix; the info line says what is active
-            self.filter_problem = str(exc)
+        problem = filter_problem(text)
+        if problem is not None:  # the box keeps the text to fix; the info line says what is active
+            self.filter_problem = problem
             if self.page is not None:
                 self._show_info(self.page)
             if not quiet:
                 active = self.query_state.filter_text or "none"
-                self.notify(f"{exc}; the filter in use is still: {active}", severity="error", markup=False)
+                self.notify(f"{problem}; the filter in use is still: {active}", severity="error", markup=False)
             return
         self.filter_problem = None
         if text == self.query_state.filter_text:
