@@ -10,7 +10,14 @@ import typer
 
 from results.metrics.profiles import Profile, named_profile
 from srtui.cli.common import WorkspaceOption, fail
-from srtui.cli.score_published import ALLOW_MIXED_HELP, DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
+from srtui.cli.score_published import (
+    AllowMixedOption,
+    DataDirOption,
+    PublishedOption,
+    ReviewOption,
+    StrictOption,
+    TrustOption,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,20 +46,16 @@ def plot(
     rule: Annotated[
         str | None, typer.Option(help="ranks: the 2022 rule (srbench2022-synthetic or srbench2022-realworld).")
     ] = None,
-    trust: Annotated[
-        Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")
-    ] = None,
-    review: Annotated[
-        str | None, typer.Option(help="Expert ratings of this (unblinded) review session of the workspace.")
-    ] = None,
+    trust: TrustOption = None,
+    review: ReviewOption = None,
     width: Annotated[float, typer.Option(help="Width in inches: 3.5 for one column, 7 for two.")] = 7.0,
     style: Annotated[Path | None, typer.Option(help="A matplotlib style file applied over srtui's.")] = None,
     dpi: Annotated[int, typer.Option(help="Resolution of a .png.")] = 300,
     list_kinds: Annotated[bool, typer.Option("--list", help="List the figures and the rule each draws.")] = False,
-    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
-    strict: Annotated[bool, typer.Option(help=STRICT_HELP)] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
-    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help=ALLOW_MIXED_HELP)] = False,
+    published: PublishedOption = None,
+    strict: StrictOption = False,
+    data_dir: DataDirOption = None,
+    allow_mixed: AllowMixedOption = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
@@ -129,7 +132,7 @@ def report(
         list[str] | None, typer.Option(help="Report this suite (repeatable; default: every suite).")
     ] = None,
     width: Annotated[float, typer.Option(help="Width of the figures in inches.")] = 7.0,
-    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
+    published: PublishedOption = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Write one self-contained HTML report of the workspace: leaderboards, figures, models,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 from results.metrics.profiles import Profile, named_profile
 from srtui.cli.common import fail
@@ -27,6 +29,18 @@ ALLOW_MIXED_HELP = (
     "then names its protocol in a footnote."
 )
 DATA_DIR_HELP = "With --published: a folder holding srbench/<path of the feather> (checked by sha256)."
+
+# the options `srtui score` and `srtui plot` share, declared once
+PublishedOption = Annotated[str | None, typer.Option("--published", help=PUBLISHED_HELP)]
+StrictOption = Annotated[bool, typer.Option("--strict", help=STRICT_HELP)]
+DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)]
+AllowMixedOption = Annotated[bool, typer.Option("--allow-mixed", help=ALLOW_MIXED_HELP)]
+TrustOption = Annotated[
+    Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")
+]
+ReviewOption = Annotated[
+    str | None, typer.Option(help="Expert ratings (trust) from this unblinded review session of the workspace.")
+]
 
 
 def published_runs(
