@@ -14,6 +14,7 @@ from srtui.cli.score_published import (
     AllowMixedOption,
     DataDirOption,
     PublishedOption,
+    PublishedSource,
     ReviewOption,
     StrictOption,
     TrustOption,
@@ -81,7 +82,8 @@ def plot(
         fail("--strict and --data-dir go with --published")
     runs = read_runs_csv(from_csv) if from_csv else None
     if published is not None:
-        runs = _published_runs(kind, published, suite, workspace, data_dir, strict, _options(option))
+        source = PublishedSource(published, suite, workspace, data_dir, strict)
+        runs = _published_runs(kind, source, _options(option))
     store = None if (from_csv or published is not None) and not review else _store(workspace)
     data = figure_data(store, suite, runs, _options(option), trust, review, rule)
     data.allow_mixed = allow_mixed
@@ -94,15 +96,7 @@ def plot(
     print(f"wrote {path}", file=sys.stderr)
 
 
-def _published_runs(
-    kind: str,
-    published: str,
-    suite: str | None,
-    workspace: Path | None,
-    data_dir: Path | None,
-    strict: bool,
-    options: dict[str, str],
-) -> pd.DataFrame:
+def _published_runs(kind: str, source: PublishedSource, options: dict[str, str]) -> pd.DataFrame:
     """The runs a figure draws with --published: the workspace's suite beside the publication
     (the same merge as `srtui score --published`); its warnings go to stderr."""
     from results.outputs.figures import get_kind
@@ -112,15 +106,7 @@ def _published_runs(
     rule = get_kind(kind).rule
     if rule not in rules_with_sources():
         fail(f"figure {kind!r} draws rule {rule!r}, which has no published source (--published)")
-    merged = published_runs(
-        rule,
-        published,
-        suite=suite,
-        workspace=workspace,
-        data_dir=data_dir,
-        strict=strict,
-        profile=named_profile(options.get("profile", Profile.REFERENCE)),
-    )
+    merged = published_runs(rule, source, named_profile(options.get("profile", Profile.REFERENCE)))
     for line in merged.warnings:
         print(f"srtui: warning: {line}", file=sys.stderr)
     return merged.runs

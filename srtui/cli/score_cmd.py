@@ -18,6 +18,7 @@ from srtui.cli.score_published import (
     AllowMixedOption,
     DataDirOption,
     PublishedOption,
+    PublishedSource,
     ReviewOption,
     StrictOption,
     TrustOption,
@@ -127,17 +128,8 @@ def score(
         fail("give --trust or --review, not both")
     trust_df = _review_trust(workspace, review) if review else _trust(trust)
     if published is not None:
-        result = published_score(
-            rule,
-            published,
-            suite=suite,
-            workspace=workspace,
-            data_dir=data_dir,
-            strict=strict,
-            options=_options(option),
-            trust=trust_df,
-            allow_mixed=allow_mixed,
-        )
+        source = PublishedSource(published, suite, workspace, data_dir, strict)
+        result = published_score(rule, source, _options(option), trust_df, allow_mixed)
         _emit_score(result, fmt, raw, out)
         return
     if from_csv:
