@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,22 @@ def register(entry: TaskEntry) -> None:
     if entry.name in _REGISTRY:
         raise RuntimeError(f"task {entry.name!r} registered twice")
     _REGISTRY[entry.name] = entry
+    module = _registering_module()
+    if module:
+        _MODULE[entry.name] = module
+
+
+def _registering_module() -> str:
+    """The module of tasks/generators/ or tasks/loaders/ whose import registers a task: the
+    innermost module body of theirs on the stack (a helper of another module may do the
+    registering; a module imported before the catalogue loads the rest is still named)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = str(frame.f_globals.get("__name__", ""))
+        if frame.f_code.co_name == "<module>" and name.startswith(("tasks.generators.", "tasks.loaders.")):
+            return name
+        frame = frame.f_back
+    return ""
 
 
 def register_note(text: str) -> None:
@@ -87,9 +104,7 @@ def _load_builtin() -> None:
 
     for package in (generators, loaders):
         for module in pkgutil.iter_modules(package.__path__):
-            before = set(_REGISTRY)
             importlib.import_module(f"{package.__name__}.{module.name}")
-            _MODULE.update(dict.fromkeys(set(_REGISTRY) - before, f"{package.__name__}.{module.name}"))
 
 
 def modules() -> dict[str, list[TaskEntry]]:
@@ -97,7 +112,7 @@ def modules() -> dict[str, list[TaskEntry]]:
     by name (`srtui tasks list --modules`, the docs table of docs/suites-tasks.md)."""
     _load_builtin()
     out: dict[str, list[TaskEntry]] = {}
-    for name in sorted(_REGISTRY):
+    for name in sorted(_MODULE):  # a task registered from elsewhere (a test's) is no module's
         out.setdefault(_MODULE[name], []).append(_REGISTRY[name])
     return dict(sorted(out.items()))
 

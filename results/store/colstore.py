@@ -367,8 +367,8 @@ class ColumnStore:
             per_combo, first = self._group_of_combos(group_by)
             n = len(first)
             per_combo = per_combo.astype(np.int16 if n < 2**15 else np.int32)  # int16: a radix sort
-            ordered = self.by_value("r2_test")
-            g = per_combo[self.combo[ordered]]
+            ordered, combo_of = self._by_r2()
+            g = per_combo[combo_of]  # a gather from a small table: the combinations' groups
             at = np.argsort(g, kind="stable")  # each group's values stay ascending
             rows = ordered[at]
             keys = pd.DataFrame(
@@ -379,20 +379,43 @@ class ColumnStore:
             found = self._arrangements[key] = (per_combo, rows, g[at], self.numbers["r2_test"][rows], keys)
         return found
 
-    def _per_combo(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(jobs, sum of wall times, jobs with a wall time) of each combination over every live
-        job, cached until the next change: an unfiltered grouping sums these, not the jobs."""
-        found = self._arrangements.get(("per combo",))
-        if found is None:
-            combo = self.combo[self.alive]
-            wall = self.numbers["wall_s"][self.alive]
+    def _per_combo(self, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(jobs, sum of wall times, jobs with a wall time) of each combination over the jobs in
+        ``mask`` (None: every live job, cached until the next change: an unfiltered grouping sums
+        these, not the jobs). Weighted counts over every row: a row that does not count adds 0.0,
+        so the sums are those over the rows that count, in the same order."""
+        if mask is None and ("per combo",) in self._arrangements:
+            cached: tuple[np.ndarray, np.ndarray, np.ndarray] = self._arrangements[("per combo",)]
+            return cached
+        n = len(self.combos)
+        if mask is not None and np.count_nonzero(mask) * 4 < len(mask):  # few jobs: take them out first
+            combo, wall = self.combo[mask], self.numbers["wall_s"][mask]
             timed = ~np.isnan(wall)
-            n = len(self.combos)
-            found = self._arrangements[("per combo",)] = (
+            return (
                 np.bincount(combo, minlength=n).astype(np.float64),
                 np.bincount(combo[timed], weights=wall[timed], minlength=n),
                 np.bincount(combo[timed], minlength=n).astype(np.float64),
             )
+        wall = self.numbers["wall_s"]
+        counted = self.alive if mask is None else mask
+        timed = counted & ~np.isnan(wall)
+        found = (
+            np.bincount(self.combo, weights=counted, minlength=n),
+            np.bincount(self.combo, weights=np.where(timed, wall, 0.0), minlength=n),
+            np.bincount(self.combo, weights=timed, minlength=n),
+        )
+        if mask is None:
+            self._arrangements[("per combo",)] = found
+        return found
+
+    def _by_r2(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the rowids with an R², ascending by it; their combinations), cached until the next
+        change: what every grouping's arrangement starts from (2 bytes a job with an R²)."""
+        found = self._arrangements.get(("by r2",))
+        if found is None:
+            ordered = self.by_value("r2_test")
+            combos = self.combo[ordered].astype(np.int16 if len(self.combos) < 2**15 else np.int32)
+            found = self._arrangements[("by r2",)] = (ordered, combos)
         return found
 
     def _group_of_combos(self, group_by: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -420,10 +443,12 @@ class ColumnStore:
 
     def warm(self) -> None:
         """Compute ahead (in the loader's worker) the orders the first keys need: the first
-        page's (task), R² best first, and R² ascending (every grouping's medians)."""
+        page's (task), R² best first, and R² ascending with its rows' combinations (every
+        grouping's medians), and each combination's sums (an unfiltered grouping's)."""
         for column, descending in WARM:
             self.sorted_rows(column, descending)
-        self.by_value("r2_test")
+        self._by_r2()
+        self._per_combo()
 
     def _status_flags(self) -> tuple[np.ndarray, np.ndarray]:
         """(ok, failed) of each combination, from the status codes."""
@@ -442,15 +467,8 @@ class ColumnStore:
         off); sums are bincounts, over the combinations' cached sums when nothing is filtered."""
         per_combo, ordered, g, values, keys = self._arranged(group_by)
         n = len(keys)
-        if mask is None:
-            per, sums, times = self._per_combo()
-        else:
-            combo = self.combo[mask]
-            per = np.bincount(combo, minlength=len(self.combos)).astype(np.float64)  # jobs per combination
-            wall = self.numbers["wall_s"][mask]
-            timed = ~np.isnan(wall)
-            sums = np.bincount(combo[timed], weights=wall[timed], minlength=len(self.combos))
-            times = np.bincount(combo[timed], minlength=len(self.combos)).astype(np.float64)
+        per, sums, times = self._per_combo(mask)  # jobs, wall time and timed jobs per combination
+        if mask is not None:
             take = mask[ordered]
             g, values = g[take], values[take]
         ok, failed = self._status_flags()
@@ -464,14 +482,15 @@ class ColumnStore:
         counts = np.bincount(g, minlength=n)
         ends = np.cumsum(counts)
         has = counts > 0
-        padded = np.append(values, np.nan)  # an empty group reads the NaN at the end
-        lo = np.where(has, ends - counts + (counts - 1) // 2, len(values))
-        hi = np.where(has, ends - counts + counts // 2, len(values))
-        last = np.where(has, ends - 1, len(values))
+        top = max(0, len(values) - 1)  # an empty group reads any value, then NaN in its place
+        lo = np.where(has, ends - counts + (counts - 1) // 2, top)
+        hi = np.where(has, ends - counts + counts // 2, top)
+        last = np.where(has, ends - 1, top)
+        picked = values if len(values) else np.full(1, np.nan)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out["median_r2_test"] = (padded[lo] + padded[hi]) / 2
+            out["median_r2_test"] = np.where(has, (picked[lo] + picked[hi]) / 2, np.nan)
             out["mean_r2_test"] = np.where(has, np.bincount(g, weights=values, minlength=n) / counts, np.nan)
-            out["best_r2_test"] = padded[last]
+            out["best_r2_test"] = np.where(has, picked[last], np.nan)
             out["mean_wall_s"] = np.bincount(per_combo, weights=sums, minlength=n) / np.bincount(
                 per_combo, weights=times, minlength=n
             )

@@ -61,3 +61,21 @@ def test_a_declared_ground_truth_gives_the_noiseless_targets(entry: TaskEntry, t
         pytest.skip(f"{entry.name} has noise {task.noise}")
     got = evaluate_truth(task, task.X_train)
     np.testing.assert_allclose(got, task.y_train, rtol=1e-6, atol=1e-9)
+
+
+def test_a_module_imported_before_the_catalogue_loads_keeps_its_name() -> None:
+    """A test file (or any code) that imports one task module first, then asks the catalogue for
+    its modules: each task still names the module that registered it (a fresh interpreter: this
+    one has loaded the catalogue already)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import tasks.generators.groundtruth, tasks.loaders.pmlb_blackbox\n"
+        "from tasks.catalogue import modules\n"
+        "found = {m: len(e) for m, e in modules().items()}\n"
+        "assert found['tasks.generators.groundtruth'] > 0 and found['tasks.loaders.pmlb_blackbox'] > 0, found\n"
+        "assert 'srbench2021-blackbox' not in {e.track for e in modules()['tasks.loaders.pmlb']}\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
