@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from engine.errors import SrtuiError, did_you_mean
@@ -75,7 +76,7 @@ def _registering_module() -> str:
     """The module of tasks/generators/ or tasks/loaders/ whose import registers a task: the
     innermost module body of theirs on the stack (a helper of another module may do the
     registering; a module imported before the catalogue loads the rest is still named)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = str(frame.f_globals.get("__name__", ""))
         if frame.f_code.co_name == "<module>" and name.startswith(("tasks.generators.", "tasks.loaders.")):
