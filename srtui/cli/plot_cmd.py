@@ -9,16 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from results.metrics.profiles import Profile, named_profile
+from srtui.cli import score_published as shared  # the options `srtui score` has too
 from srtui.cli.common import WorkspaceOption, fail
-from srtui.cli.score_published import (
-    AllowMixedOption,
-    DataDirOption,
-    PublishedOption,
-    PublishedSource,
-    ReviewOption,
-    StrictOption,
-    TrustOption,
-)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,16 +39,16 @@ def plot(
     rule: Annotated[
         str | None, typer.Option(help="ranks: the 2022 rule (srbench2022-synthetic or srbench2022-realworld).")
     ] = None,
-    trust: TrustOption = None,
-    review: ReviewOption = None,
+    trust: shared.TrustOption = None,
+    review: shared.ReviewOption = None,
     width: Annotated[float, typer.Option(help="Width in inches: 3.5 for one column, 7 for two.")] = 7.0,
     style: Annotated[Path | None, typer.Option(help="A matplotlib style file applied over srtui's.")] = None,
     dpi: Annotated[int, typer.Option(help="Resolution of a .png.")] = 300,
     list_kinds: Annotated[bool, typer.Option("--list", help="List the figures and the rule each draws.")] = False,
-    published: PublishedOption = None,
-    strict: StrictOption = False,
-    data_dir: DataDirOption = None,
-    allow_mixed: AllowMixedOption = False,
+    published: shared.PublishedOption = None,
+    strict: shared.StrictOption = False,
+    data_dir: shared.DataDirOption = None,
+    allow_mixed: shared.AllowMixedOption = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
@@ -82,7 +74,7 @@ def plot(
         fail("--strict and --data-dir go with --published")
     runs = read_runs_csv(from_csv) if from_csv else None
     if published is not None:
-        source = PublishedSource(published, suite, workspace, data_dir, strict)
+        source = shared.PublishedSource(published, suite, workspace, data_dir, strict)
         runs = _published_runs(kind, source, _options(option))
     store = None if (from_csv or published is not None) and not review else _store(workspace)
     data = figure_data(store, suite, runs, _options(option), trust, review, rule)
@@ -96,7 +88,7 @@ def plot(
     print(f"wrote {path}", file=sys.stderr)
 
 
-def _published_runs(kind: str, source: PublishedSource, options: dict[str, str]) -> pd.DataFrame:
+def _published_runs(kind: str, source: shared.PublishedSource, options: dict[str, str]) -> pd.DataFrame:
     """The runs a figure draws with --published: the workspace's suite beside the publication
     (the same merge as `srtui score --published`); its warnings go to stderr."""
     from results.outputs.figures import get_kind
@@ -118,7 +110,7 @@ def report(
         list[str] | None, typer.Option(help="Report this suite (repeatable; default: every suite).")
     ] = None,
     width: Annotated[float, typer.Option(help="Width of the figures in inches.")] = 7.0,
-    published: PublishedOption = None,
+    published: shared.PublishedOption = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Write one self-contained HTML report of the workspace: leaderboards, figures, models,
