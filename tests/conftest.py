@@ -155,7 +155,7 @@ def srbench_folder(tmp_path: Path):
 
 
 #: ``fork`` is the launcher every built-in method gets by default (``auto``); the ``exec`` runs
-#: of the same tests are marked ``slow`` (not in the default run, a step of their own in .ci/run)
+#: of the same tests are marked ``slow`` (not in the default run; the step `.ci/run --full` adds)
 @pytest.fixture(params=["fork", pytest.param("exec", marks=pytest.mark.slow)])
 def launcher(request) -> str:
     """Both job launchers (engine.process.launch): a test taking it runs once forked, once exec'd."""

@@ -215,7 +215,7 @@ def test_readme_tour_runs(tour: Tour) -> None:
 
 
 #: pages whose commands take long (a Dask cluster started, figures and reports drawn, scores of
-#: every profile, a method fitted): in the slow step of .ci/run, so the default run keeps the
+#: every profile, a method fitted): in the slow step of `.ci/run --full`, so the default run keeps the
 #: README's tour and the pages a newcomer reads next (this module near 2 minutes there)
 SLOW_PAGES = {"dask.md", "figures.md", "scoring.md", "published.md", "methods.md", "metrics-in-the-run.md"}
 DOCS = [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW_PAGES else []) for p in PAGES[1:]]
