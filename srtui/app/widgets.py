@@ -62,6 +62,16 @@ def add_sized_columns(table: DataTable[Any], columns: list[tuple[str, str]], row
         table.add_column(label, key=key, width=width)
 
 
+def fill(
+    table: DataTable[Any], columns: tuple[str, ...], rows: list[tuple[Any, ...]], keys: list[str] | None = None
+) -> None:
+    """Replace the table's columns and rows, each value shown as a ``cell``; ``keys``: the rows' keys."""
+    table.clear(columns=True)
+    table.add_columns(*columns)
+    for i, values in enumerate(rows):
+        table.add_row(*(cell(v) for v in values), key=None if keys is None else keys[i])
+
+
 def status_cell(status: str) -> Text:
     return Text(status, style=STATUS_STYLE.get(status, ""))
 

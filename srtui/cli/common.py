@@ -112,6 +112,20 @@ def fail(message: str) -> NoReturn:
     raise CliError(message)
 
 
+def run_steps(steps: list[list[str]], what: str, dry_run: bool) -> None:
+    """Print and run install steps one after another (``srtui env create``, ``srtui methods
+    install``); ``dry_run`` prints them only. A failing step ends the command: one line."""
+    import subprocess
+
+    for step in steps:
+        print("$ " + " ".join(step))
+        if dry_run:
+            continue
+        rc = subprocess.call(step)
+        if rc != 0:
+            fail(f"{what}: `{' '.join(step)}` exited with code {rc}")
+
+
 def require_terminal(instead: str) -> None:
     """Refuse a full-screen app without a terminal: one line, before anything is opened."""
     import sys

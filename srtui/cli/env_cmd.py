@@ -4,13 +4,12 @@ in which `srtui run --env NAME` runs method folders and files."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from typing import Annotated, Any
 
 import typer
 
-from srtui.cli.common import CommandGroup, fail
+from srtui.cli.common import CommandGroup, fail, run_steps
 
 env_app = typer.Typer(
     help="List and create named Python environments for method folders.", no_args_is_help=True, cls=CommandGroup
@@ -58,13 +57,7 @@ def create(
         env = get(name).environment
     except MethodEnvironmentError as exc:
         fail(str(exc))
-    for step in env.install_steps():
-        print("$ " + " ".join(step))
-        if dry_run:
-            continue
-        rc = subprocess.call(step)
-        if rc != 0:
-            fail(f"creating environment {name}: `{' '.join(step)}` exited with code {rc}")
+    run_steps(env.install_steps(), f"creating environment {name}", dry_run)
     if not dry_run:
         print(f"{name}: ready at {env.folder}")
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from engine.errors import did_you_mean
-from srtui.cli.common import CommandGroup, cell, console, fail, workspace_option
+from srtui.cli.common import CommandGroup, cell, console, fail, run_steps, workspace_option
 
 if TYPE_CHECKING:
     from engine.methods.base import Method
@@ -185,13 +185,7 @@ def install(
         print(f"Licence: {method.licence}")
         if not (yes or dry_run) and not typer.confirm("Continue?", default=False):
             raise typer.Exit(1)
-    for step in steps:
-        print("$ " + " ".join(step))
-        if dry_run:
-            continue
-        rc = subprocess.call(step)
-        if rc != 0:
-            fail(f"installing {name}: `{' '.join(step)}` exited with code {rc}")
+    run_steps(steps, f"installing {name}", dry_run)
     if dry_run:
         return
     # a fresh interpreter: this process has cached the old distribution metadata

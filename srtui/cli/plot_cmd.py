@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from results.metrics.profiles import Profile, named_profile
+from srtui.cli import score_published as shared  # the options `srtui score` has too
 from srtui.cli.common import WorkspaceOption, fail
-from srtui.cli.score_published import ALLOW_MIXED_HELP, DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,20 +39,16 @@ def plot(
     rule: Annotated[
         str | None, typer.Option(help="ranks: the 2022 rule (srbench2022-synthetic or srbench2022-realworld).")
     ] = None,
-    trust: Annotated[
-        Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")
-    ] = None,
-    review: Annotated[
-        str | None, typer.Option(help="Expert ratings of this (unblinded) review session of the workspace.")
-    ] = None,
+    trust: shared.TrustOption = None,
+    review: shared.ReviewOption = None,
     width: Annotated[float, typer.Option(help="Width in inches: 3.5 for one column, 7 for two.")] = 7.0,
     style: Annotated[Path | None, typer.Option(help="A matplotlib style file applied over srtui's.")] = None,
     dpi: Annotated[int, typer.Option(help="Resolution of a .png.")] = 300,
     list_kinds: Annotated[bool, typer.Option("--list", help="List the figures and the rule each draws.")] = False,
-    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
-    strict: Annotated[bool, typer.Option(help=STRICT_HELP)] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
-    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help=ALLOW_MIXED_HELP)] = False,
+    published: shared.PublishedOption = None,
+    strict: shared.StrictOption = False,
+    data_dir: shared.DataDirOption = None,
+    allow_mixed: shared.AllowMixedOption = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
@@ -78,7 +74,8 @@ def plot(
         fail("--strict and --data-dir go with --published")
     runs = read_runs_csv(from_csv) if from_csv else None
     if published is not None:
-        runs = _published_runs(kind, published, suite, workspace, data_dir, strict, _options(option))
+        source = shared.PublishedSource(published, suite, workspace, data_dir, strict)
+        runs = _published_runs(kind, source, _options(option))
     store = None if (from_csv or published is not None) and not review else _store(workspace)
     data = figure_data(store, suite, runs, _options(option), trust, review, rule)
     data.allow_mixed = allow_mixed
@@ -91,15 +88,7 @@ def plot(
     print(f"wrote {path}", file=sys.stderr)
 
 
-def _published_runs(
-    kind: str,
-    published: str,
-    suite: str | None,
-    workspace: Path | None,
-    data_dir: Path | None,
-    strict: bool,
-    options: dict[str, str],
-) -> pd.DataFrame:
+def _published_runs(kind: str, source: shared.PublishedSource, options: dict[str, str]) -> pd.DataFrame:
     """The runs a figure draws with --published: the workspace's suite beside the publication
     (the same merge as `srtui score --published`); its warnings go to stderr."""
     from results.outputs.figures import get_kind
@@ -109,15 +98,7 @@ def _published_runs(
     rule = get_kind(kind).rule
     if rule not in rules_with_sources():
         fail(f"figure {kind!r} draws rule {rule!r}, which has no published source (--published)")
-    merged = published_runs(
-        rule,
-        published,
-        suite=suite,
-        workspace=workspace,
-        data_dir=data_dir,
-        strict=strict,
-        profile=named_profile(options.get("profile", Profile.REFERENCE)),
-    )
+    merged = published_runs(rule, source, named_profile(options.get("profile", Profile.REFERENCE)))
     for line in merged.warnings:
         print(f"srtui: warning: {line}", file=sys.stderr)
     return merged.runs
@@ -129,7 +110,7 @@ def report(
         list[str] | None, typer.Option(help="Report this suite (repeatable; default: every suite).")
     ] = None,
     width: Annotated[float, typer.Option(help="Width of the figures in inches.")] = 7.0,
-    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
+    published: shared.PublishedOption = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Write one self-contained HTML report of the workspace: leaderboards, figures, models,

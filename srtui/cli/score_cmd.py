@@ -14,7 +14,16 @@ from engine.errors import did_you_mean
 from engine.names import file_in
 from srtui.cli.common import RAW_HELP, ExpressionCommand, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
-from srtui.cli.score_published import ALLOW_MIXED_HELP, DATA_DIR_HELP, PUBLISHED_HELP, STRICT_HELP, published_score
+from srtui.cli.score_published import (
+    AllowMixedOption,
+    DataDirOption,
+    PublishedOption,
+    PublishedSource,
+    ReviewOption,
+    StrictOption,
+    TrustOption,
+    published_score,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,18 +92,14 @@ def score(
         list[str] | None,
         typer.Option("--option", "-o", help="Rule option KEY=VALUE (repeatable), e.g. profile=corrected, agg=mean."),
     ] = None,
-    trust: Annotated[
-        Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")
-    ] = None,
-    review: Annotated[
-        str | None, typer.Option(help="Take expert trust from this (unblinded) review session of the workspace.")
-    ] = None,
+    trust: TrustOption = None,
+    review: ReviewOption = None,
     list_rules: Annotated[bool, typer.Option("--list", help="List the rules and their options.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help=RAW_HELP)] = False,
-    published: Annotated[str | None, typer.Option("--published", help=PUBLISHED_HELP)] = None,
-    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)] = None,
-    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help=ALLOW_MIXED_HELP)] = False,
+    published: PublishedOption = None,
+    strict: StrictOption = False,
+    data_dir: DataDirOption = None,
+    allow_mixed: AllowMixedOption = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule, optionally beside
@@ -123,17 +128,8 @@ def score(
         fail("give --trust or --review, not both")
     trust_df = _review_trust(workspace, review) if review else _trust(trust)
     if published is not None:
-        result = published_score(
-            rule,
-            published,
-            suite=suite,
-            workspace=workspace,
-            data_dir=data_dir,
-            strict=strict,
-            options=_options(option),
-            trust=trust_df,
-            allow_mixed=allow_mixed,
-        )
+        source = PublishedSource(published, suite, workspace, data_dir, strict)
+        result = published_score(rule, source, _options(option), trust_df, allow_mixed)
         _emit_score(result, fmt, raw, out)
         return
     if from_csv:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 from results.metrics.profiles import Profile, named_profile
 from srtui.cli.common import fail
@@ -28,17 +31,32 @@ ALLOW_MIXED_HELP = (
 )
 DATA_DIR_HELP = "With --published: a folder holding srbench/<path of the feather> (checked by sha256)."
 
+# the options `srtui score` and `srtui plot` share, declared once
+PublishedOption = Annotated[str | None, typer.Option("--published", help=PUBLISHED_HELP)]
+StrictOption = Annotated[bool, typer.Option("--strict", help=STRICT_HELP)]
+DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP)]
+AllowMixedOption = Annotated[bool, typer.Option("--allow-mixed", help=ALLOW_MIXED_HELP)]
+TrustOption = Annotated[
+    Path | None, typer.Option(help="Expert trust ratings: expert_scores.json or a CSV task,method,trust.")
+]
+ReviewOption = Annotated[
+    str | None, typer.Option(help="Expert ratings (trust) from this unblinded review session of the workspace.")
+]
 
-def published_runs(
-    rule: str,
-    published: str,
-    *,
-    suite: str | None,
-    workspace: Path | None,
-    data_dir: Path | None,
-    strict: bool,
-    profile: Profile | None,
-) -> Merged:
+
+@dataclass(frozen=True)
+class PublishedSource:
+    """What `--published` merges, for `srtui score` and `srtui plot` alike: the published source(s)
+    (``default``: the rule's own), the workspace's suite beside them, the feathers' folder, --strict."""
+
+    published: str
+    suite: str | None
+    workspace: Path | None
+    data_dir: Path | None
+    strict: bool
+
+
+def published_runs(rule: str, source: PublishedSource, profile: Profile | None) -> Merged:
     """The suite's runs (none when the workspace has none) merged with the published ones; the
     warnings checked against --strict (for `srtui score` and `srtui plot` alike)."""
     import pandas as pd
@@ -48,7 +66,7 @@ def published_runs(
     from results.scoring.tables import runs_frame
     from results.store.store import Store
 
-    ws = resolve(workspace)
+    ws, suite = resolve(source.workspace), source.suite
     store, runs = None, pd.DataFrame()
     if ws.db_path.exists():
         store = Store(ws, readonly=True)
@@ -57,15 +75,15 @@ def published_runs(
         fail(f"no runs of suite {suite} in the workspace")
     merged = merged_runs(
         rule,
-        "" if published == "default" else published,
+        "" if source.published == "default" else source.published,
         runs,
         store=store,
         suite=suite,
         cache_dir=ws.cache,
-        data_dir=data_dir,
+        data_dir=source.data_dir,
         profile=profile,
     )
-    if strict and merged.warnings:
+    if source.strict and merged.warnings:
         fail(
             f"--strict: the workspace's runs differ from the published protocol in {len(merged.warnings)} way(s): "
             + "; ".join(w.split(":", 1)[0] for w in merged.warnings)
@@ -74,24 +92,13 @@ def published_runs(
 
 
 def published_score(
-    rule: str,
-    published: str,
-    *,
-    suite: str | None,
-    workspace: Path | None,
-    data_dir: Path | None,
-    strict: bool,
-    options: dict[str, Any],
-    trust: pd.DataFrame | None,
-    allow_mixed: bool = False,
+    rule: str, source: PublishedSource, options: dict[str, Any], trust: pd.DataFrame | None, allow_mixed: bool = False
 ) -> Score:
     """Score the suite's runs (none when the workspace has none) merged with the published ones."""
     from results.scoring.published import score_published
 
     profile = named_profile(options.get("profile", Profile.REFERENCE))
-    merged = published_runs(
-        rule, published, suite=suite, workspace=workspace, data_dir=data_dir, strict=strict, profile=profile
-    )
+    merged = published_runs(rule, source, profile)
     result = score_published(rule, merged, trust=trust, allow_mixed=allow_mixed, **options)
     for line in result.warnings:  # also on stderr, so a --out file does not hide them
         print(f"srtui: warning: {line}", file=sys.stderr)

@@ -34,7 +34,7 @@ from results.views import (
     short_time,
 )
 from srtui.app.screens.base import SectionScreen
-from srtui.app.widgets import Confirm, NavBar, VimTable, cell
+from srtui.app.widgets import Confirm, NavBar, VimTable, fill
 
 SESSIONS_HELP = """\
 The blinded expert review sessions of this workspace (create them with `srtui review create`).
@@ -145,20 +145,13 @@ class ReviewSessionsScreen(_ReviewScreen):
         if message.error:
             title.update(Text(message.error, style="red"))
             return
-        table = self.query_one("#sessions", DataTable)
-        table.clear(columns=True)
-        table.add_columns("session", "suite", "status", "blinding", "items", "experts", "rated")
-        for r in message.rows:
-            table.add_row(
-                cell(r["name"]),
-                cell(r["suite"]),
-                cell(r["status"]),
-                cell("unblinded" if r["unblinded_at"] else "blinded"),
-                cell(r["items"]),
-                cell(r["experts"]),
-                cell(f"{r['rated']}/{r['assigned']}"),
-                key=r["name"],
-            )
+        columns = ("session", "suite", "status", "blinding", "items", "experts", "rated")
+        blinding = ["unblinded" if r["unblinded_at"] else "blinded" for r in message.rows]
+        rows = [
+            (r["name"], r["suite"], r["status"], b, r["items"], r["experts"], f"{r['rated']}/{r['assigned']}")
+            for r, b in zip(message.rows, blinding)
+        ]
+        fill(self.query_one("#sessions", DataTable), columns, rows, [r["name"] for r in message.rows])
         if not message.rows:
             title.update(Text("No review sessions: create one with `srtui review create NAME --suite SUITE`"))
 
@@ -212,19 +205,13 @@ class ReviewSessionScreen(_ReviewScreen):
         title.update(
             Text(f"Review {self.session}: {row['status']}, {blind}, suite {row['suite'] or '-'}", style="bold")
         )
-        table = self.query_one("#experts", DataTable)
-        table.clear(columns=True)
-        table.add_columns("expert", "rated", "assigned", "skipped", "left", "s/item", "last rating (UTC)")
-        for r in message.progress:
-            table.add_row(
-                cell(r["expert"]),
-                cell(r["rated"]),
-                cell(r["assigned"]),
-                cell(r["skipped"]),
-                cell(r["remaining"]),
-                cell("-" if r["median_s_per_item"] is None else f"{r['median_s_per_item']:.0f}"),
-                cell(short_time(r["last_rating"])),
-            )
+        columns = ("expert", "rated", "assigned", "skipped", "left", "s/item", "last rating (UTC)")
+        keys = ("expert", "rated", "assigned", "skipped", "remaining")
+        per_item = [
+            "-" if r["median_s_per_item"] is None else f"{r['median_s_per_item']:.0f}" for r in message.progress
+        ]
+        rows = [(*(r[k] for k in keys), s, short_time(r["last_rating"])) for r, s in zip(message.progress, per_item)]
+        fill(self.query_one("#experts", DataTable), columns, rows)
         self.load_report()
 
     @work(thread=True, exclusive=True, group="review-report", exit_on_error=False)

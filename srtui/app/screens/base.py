@@ -8,11 +8,14 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from textual import getters, work
+from rich.text import Text
+from textual import getters, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from srtui.app.widgets import SECTIONS
 
@@ -85,6 +88,41 @@ class SectionScreen(Screen[None]):
 
     def on_data_changed(self, message: DataChanged) -> None:
         self.refresh_data()
+
+
+class JobScreen(SectionScreen):
+    """A screen of one run (its expression, its plots): a Reader of its own, the run read in a
+    worker on mount and at each refresh (``read``: the message the screen shows), a read that
+    fails said in red in the title (``#job-title``)."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
+
+    def on_mount(self) -> None:  # after a subclass's own on_mount (Textual calls both)
+        from results.views import Reader
+
+        self.reader = Reader(self.app.workspace)
+        self.load()
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+    def refresh_data(self) -> None:
+        self.load()
+
+    def read(self) -> Message:
+        """The run's data, as the message the screen shows it from (called in the worker)."""
+        raise NotImplementedError
+
+    @work(thread=True, exclusive=True, group="job", exit_on_error=False)
+    def load(self) -> None:
+        self.post_message(self.read())
+
+    @on(Worker.StateChanged)
+    def _job_failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "job" and event.state == WorkerState.ERROR:
+            self.query_one("#job-title", Static).update(Text(f"run {self.job_id}: {event.worker.error}", style="red"))
 
 
 #: the sections in the command palette: the names of the bar on top (one name each, also in the

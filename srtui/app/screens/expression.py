@@ -13,11 +13,10 @@ from textual.binding import Binding
 from textual.containers import Container, ScrollableContainer, Vertical, VerticalScroll
 from textual.events import Resize
 from textual.widgets import DataTable, Footer, Static
-from textual.worker import Worker, WorkerState
 
-from results.views import PAGE_BYTES, ExpressionDetail, Reader, Rendered, expression_detail, read_page
+from results.views import PAGE_BYTES, ExpressionDetail, Rendered, expression_detail, read_page
 from srtui.app.messages import DetailReady
-from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.base import JobScreen
 from srtui.app.widgets import NavBar, VimTable, cell, status_cell
 
 VIEWS = ("rounded", "simplified", "raw")
@@ -43,7 +42,7 @@ c copies the model as plain text, l as LaTeX (OSC 52: works over SSH in most ter
 """
 
 
-class ExpressionScreen(SectionScreen):
+class ExpressionScreen(JobScreen):
     HELP = HELP
     AUTO_FOCUS = "#model-scroll"
     BINDINGS = [
@@ -59,8 +58,7 @@ class ExpressionScreen(SectionScreen):
     ]
 
     def __init__(self, job_id: str) -> None:
-        super().__init__()
-        self.job_id = job_id
+        super().__init__(job_id)
         self.detail: ExpressionDetail | None = None
         self.shown: Rendered | None = None  # model or a Pareto member
         self.pareto_index: int | None = None  # which member is shown (None: the final model)
@@ -90,25 +88,11 @@ class ExpressionScreen(SectionScreen):
             yield VimTable(id="pareto", cursor_type="row")
         yield Footer(compact=True, show_command_palette=False)
 
-    def on_mount(self) -> None:
+    def on_mount(self) -> None:  # then JobScreen's: the reader and the first read
         self.ascii = not self.app.unicode_ok
-        self.reader = Reader(self.app.workspace)
-        self.load()
 
-    def on_unmount(self) -> None:
-        self.reader.close()
-
-    def refresh_data(self) -> None:
-        self.load()
-
-    @work(thread=True, exclusive=True, group="expression", exit_on_error=False)
-    def load(self) -> None:
-        self.post_message(DetailReady(expression_detail(self.reader, self.job_id)))
-
-    @on(Worker.StateChanged)
-    def _failed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "expression" and event.state == WorkerState.ERROR:
-            self.query_one("#job-title", Static).update(Text(f"run {self.job_id}: {event.worker.error}", style="red"))
+    def read(self) -> DetailReady:
+        return DetailReady(expression_detail(self.reader, self.job_id))
 
     def on_detail_ready(self, message: DetailReady) -> None:
         d = self.detail = message.detail

@@ -26,7 +26,7 @@ from results.views import (
     visible,
 )
 from srtui.app.messages import AggregateReady, SeriesReady
-from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.base import JobScreen, SectionScreen
 from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
 from srtui.app.widgets import NavBar, Style, legend, method_styles, series_styles
 
@@ -116,7 +116,7 @@ def _downsample(n: int, limit: int = 2000) -> np.ndarray:
     return np.arange(n) if n <= limit else np.linspace(0, n - 1, limit).astype(int)
 
 
-class JobPlotsScreen(SectionScreen):
+class JobPlotsScreen(JobScreen):
     HELP = JOB_HELP
     AUTO_FOCUS = ""
     BINDINGS = [
@@ -124,42 +124,25 @@ class JobPlotsScreen(SectionScreen):
     ]
 
     def __init__(self, job_id: str) -> None:
-        super().__init__()
-        self.job_id = job_id
+        super().__init__(job_id)
         self.series: PredictionSeries | None = None
 
     def compose(self) -> ComposeResult:
         yield NavBar()
-        yield Static(Text(f"run {self.job_id}: loading...", style="bold"), id="plot-title", markup=False)
+        yield Static(Text(f"run {self.job_id}: loading...", style="bold"), id="job-title", markup=False)
         with ContentSwitcher(initial="scatter", id="switcher"):
             yield PlotextPlot(id="scatter")
             yield PlotextPlot(id="timeseries")
         yield Static(id="legend", markup=False)
         yield Footer(compact=True, show_command_palette=False)
 
-    def on_mount(self) -> None:
-        self.reader = Reader(self.app.workspace)
-        self.load()
-
-    def on_unmount(self) -> None:
-        self.reader.close()
-
-    def refresh_data(self) -> None:
-        self.load()
-
-    @work(thread=True, exclusive=True, group="plots", exit_on_error=False)
-    def load(self) -> None:
-        self.post_message(SeriesReady(prediction_series(self.reader, self.job_id)))
-
-    @on(Worker.StateChanged)
-    def _failed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "plots" and event.state == WorkerState.ERROR:
-            self.query_one("#plot-title", Static).update(Text(str(event.worker.error), style="red"))
+    def read(self) -> SeriesReady:
+        return SeriesReady(prediction_series(self.reader, self.job_id))
 
     def on_series_ready(self, message: SeriesReady) -> None:
         s = self.series = message.series
         hint = "  (t: time series)" if s.dates_train else ""
-        self.query_one("#plot-title", Static).update(Text(s.label + hint, style="bold"))
+        self.query_one("#job-title", Static).update(Text(s.label + hint, style="bold"))
         self.refresh_bindings()  # t applies to time series only
         plt = self.query_one("#scatter", PlotextPlot).plt
         plt.clear_data()
