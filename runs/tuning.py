@@ -249,9 +249,20 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def fold_fingerprint(base: str, kind: str, folds: int, seed: int, fold: int, rows: int | None = None) -> str:
+Cut = tuple[np.ndarray, np.ndarray]  # a fold's (train rows, validation rows)
+
+
+def fold_fingerprint(
+    base: str, kind: str, folds: int, seed: int, fold: int, rows: int | None = None, cut: Cut | None = None
+) -> str:
+    """The data file's name: a halving fold names its rows too (``cut``), since its subsample
+    depends on the draws before it (the search's schedule, its fits' draws), not on its size alone:
+    two methods of a run share a file only when they drew the same rows."""
     key = f"{base}|{kind}|{folds}|{seed}|{fold}" + ("" if rows is None else f"|{rows}")
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(key.encode())
+    for part in cut or ():
+        digest.update(b"|" + np.ascontiguousarray(part, dtype=np.int64).tobytes())
+    return digest.hexdigest()[:16]
 
 
 @dataclass
@@ -371,6 +382,7 @@ def _search(
                 spec.seed,
                 k,
                 None if protocol.search == "grid" else rows[it],
+                None if protocol.search == "grid" else (train, valid),
             )
             row_fps.append(writer.put(fp, partial(_fold_data, task, train, valid, stats)))
         folds.append(row_fps)
