@@ -112,8 +112,11 @@ def test_sigkill_right_after_submit_loses_nothing(tmp_path):
 def test_four_experts_at_once_no_loss_no_duplicate(tmp_path):
     experts = ["e1", "e2", "e3", "e4"]
     root = _workspace(tmp_path, 50, experts)
-    start = time.time() + 4  # all four rate at the same time, after their start-up
-    procs = [_headless(root, "s", e, "--auto", "50", "--start-at", str(start)) for e in experts]
+    # all four rate at the same time, after their start-up (about 1 s quiet; 10 s leaves room for
+    # a loaded machine), and each takes 5 s to rate (0.1 s a rating), so one that starts late
+    # still overlaps the others
+    start = time.time() + 10
+    procs = [_headless(root, "s", e, "--auto", "50", "--start-at", str(start), "--think", "100") for e in experts]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=300)
