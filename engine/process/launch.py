@@ -153,6 +153,10 @@ class ForkedProcess:
     lost: str | None = None  # why no status came: the job died with its server (retried as lost)
 
 
+#: bytes of a fork server's exit report read at the most (bounded work, whoever writes it)
+_REPORT_CAP = 64 * 1024
+
+
 class ExitWaiter:
     """Tells when the worker has exited, with its wait status and rusage: wait4 on our own
     child (exec), the status its server reports (fork). ``fd`` wakes a poll when it is time."""
@@ -176,7 +180,7 @@ class ExitWaiter:
             if not ready.poll(0):
                 return 0, 0, None
             chunk = os.read(self.proc.status_fd, 4096)
-            if not chunk:
+            if not chunk or len(self.report) > _REPORT_CAP:  # a report is under 200 bytes
                 break
             self.report += chunk
         try:
