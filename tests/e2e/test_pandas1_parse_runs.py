@@ -1,7 +1,7 @@
 """A workspace's srbench2021 jobs say how their PMLB file was parsed (#41): a run under
 ``srbench2021`` (pandas 1.x's parse) beside one under ``srbench2021-exact`` in the same workspace
 makes new jobs on other data files, and their leaderboard is refused as two protocols, never
-mixed silently."""
+mixed silently; beside SRBench 2021's published rows, exact values are named as a difference."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ def test_the_two_parses_are_two_jobs_and_two_protocols(workspace: Path, tmp_path
     )
     for protocol in ("srbench2021-exact", "srbench2021"):
         srtui("run", str(suite), "--protocol", protocol, "-w", str(workspace), "--data-dir", str(data), check=True)
+        if protocol == "srbench2021-exact":  # beside the published rows: the difference is said
+            out = srtui("score", "srbench2021", "--suite", "mine", "--published", "-w", str(workspace), check=True)
+            assert "data: exact values here; SRBench 2021 read PMLB files as pandas 1.x parsed them" in out.stderr
     rows = [r for r in results_json(workspace) if r["suite"] == "mine"]
     assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
     records = {_record(r)["protocol"]: r for r in rows}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from engine.protocols import PARSE_EXACT, PARSES
 from results.metrics.profiles import Profile
 from results.scoring.published.sources import Protocol
 
@@ -38,6 +39,7 @@ class Facts:
     scalings: set[str] = field(default_factory=set)
     sklearn: set[str] = field(default_factory=set)
     versions: set[str] = field(default_factory=set)
+    parses: set[str] = field(default_factory=set)  # how the jobs' data files were parsed (engine.protocols)
 
 
 def _fmt_s(seconds: float) -> str:
@@ -54,11 +56,12 @@ def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Fact
     f.seeds = float(runs.groupby(["task", "method"])["seed"].nunique().median())
     where, args = ("WHERE suite = ?", (suite,)) if suite else ("WHERE suite NOT LIKE ?", (f"%{TUNING_SUFFIX}",))
     jobs = store.conn.execute(
-        f"SELECT task, seed, limits, params, data_fingerprint, method_version FROM jobs {where}", args
+        f"SELECT task, seed, limits, params, data_fingerprint, method_version, protocol FROM jobs {where}", args
     )
     prints: dict[str, set[str]] = {}
-    for task, _seed, limits, params, fingerprint, version in jobs:
+    for task, _seed, limits, params, fingerprint, version, protocol in jobs:
         prints.setdefault(task, set()).add(fingerprint)
+        f.parses.add(str(_json(protocol).get("data") or PARSES[PARSE_EXACT]))  # unrecorded: exact
         time_s = _json(limits).get("time_s")
         if isinstance(time_s, (int, float)):
             f.time_limits.add(float(time_s))
@@ -113,6 +116,8 @@ def differences(f: Facts, p: Protocol, label: str, profile: Profile | None) -> l
     scalings = sorted(f.scalings) or ["none"]
     if scalings != [p.scaling]:
         out.append(f"scaling: {'/'.join(scalings)} here; {label} scaled {p.scaling} (StandardScaler)")
+    if p.parse and f.parses and f.parses != {PARSES[p.parse]}:
+        out.append(f"data: {'/'.join(sorted(f.parses))} here; {label} read {PARSES[p.parse]}")
     if profile == Profile.CORRECTED:
         out.append(
             f"profile: scored with srtui's corrected profile; {label}'s numbers come from its own code (reference)"

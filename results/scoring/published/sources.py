@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.protocols import PARSE_PANDAS1
 from results.metrics.profiles import Profile
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -30,6 +31,8 @@ class Protocol:
     scaling: str  # "xy" (X and y standardised) or "none"
     sklearn: str  # the scikit-learn version of the release's environment ("" = not pinned)
     profile: Profile = Profile.REFERENCE  # published numbers come from the publication's code
+    #: how its code parsed the data files (engine.protocols.PARSES; "" = not compared)
+    parse: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,9 @@ class Source:
 
 # SRBench 2021: tag v2.0 (environment.yml pins scikit-learn 0.24.1; evaluate_model.py keeps 10,000
 # training rows and standardises X and y; SRBench's README: 10 trials, 48 h per black-box run, 9 h per
-# ground-truth run, the ground-truth runs use the tuned parameters and no scaling)
-_BB21 = Protocol(10, "per seed", 10_000, 48 * 3600.0, "search", "xy", "0.24.1")
+# ground-truth run, the ground-truth runs use the tuned parameters and no scaling; read_file.py parses
+# PMLB's files with pandas' python engine, pandas 1.x in 2021: tasks/loaders/pandas1.py)
+_BB21 = Protocol(10, "per seed", 10_000, 48 * 3600.0, "search", "xy", "0.24.1", parse=PARSE_PANDAS1)
 _GT21 = Protocol(10, "per seed", 10_000, 9 * 3600.0, "fixed", "none", "0.24.1")
 # SRBench 2.0: docs/user_guide.md (30 trials, fit_time_limit 3600, -max_samples 40000, --scale_x
 # --scale_y, optimize_model's grid search); base_environment.yml does not pin scikit-learn
