@@ -46,6 +46,10 @@ FitDraws = tuple[tuple[str, tuple[Any, ...]], ...]
 
 #: ``Protocol.halving_rule``: scikit-learn 0.24.1's halving search (SRBench 2021's), or today's
 SKLEARN_0_24, SKLEARN_CURRENT = "sklearn-0.24.1", "sklearn-current"
+#: ``Protocol.data_parse``: how a PMLB file's numbers are read (``tasks.loaders.pandas1``): exactly
+#: (correctly rounded, today's pandas), or as pandas 1.x's python engine read them (SRBench 2021)
+PARSE_EXACT, PARSE_PANDAS1 = "exact", "pandas-1.x"
+PARSES = {PARSE_EXACT: "exact values", PARSE_PANDAS1: "PMLB files as pandas 1.x parsed them"}
 
 
 class ProtocolError(SrtuiError, ValueError):
@@ -78,6 +82,8 @@ class Protocol:
     search_defaults: bool = True
     #: how a halving search scores, ranks and keeps candidates (SKLEARN_0_24 or SKLEARN_CURRENT)
     halving_rule: str = SKLEARN_CURRENT
+    #: how the tasks' PMLB files are parsed (PARSE_EXACT or PARSE_PANDAS1)
+    data_parse: str = PARSE_EXACT
 
 
 _SRBENCH2021: dict[str, Any] = {
@@ -92,6 +98,8 @@ _SRBENCH2021: dict[str, Any] = {
     "train_cap": 10000,  # evaluate_model(..., n_samples=10000)
     "search_defaults": False,
     "halving_rule": SKLEARN_0_24,
+    # read_file.py: pd.read_csv(..., sep=None, engine='python'), pandas 1.x's float converter
+    "data_parse": PARSE_PANDAS1,
 }
 
 PROTOCOLS = {
@@ -123,16 +131,25 @@ PROTOCOLS = {
         "SRBench 2021: halving grid search (HalvingGridSearchCV of scikit-learn 0.24.1, factor 3, resource = "
         "training rows) over the method's hyper_params (its defaults if it has none), 5-fold shuffled CV, R2, "
         "a failed fit scores 0, a fold of one validation row NaN; 75/25 split per seed, at most 10,000 training "
-        "rows, its ten seeds",
+        "rows, its ten seeds; PMLB files parsed as pandas 1.x's python engine parsed them (read_file.py)",
         **_SRBENCH2021,
+    ),
+    "srbench2021-exact": Protocol(
+        "srbench2021-exact",
+        "halving",
+        5,
+        "srbench2021 on the PMLB files' exact values (today's pandas) instead of pandas 1.x's parse, which is "
+        "not correctly rounded (up to 4.5e-13 relative)",
+        **{**_SRBENCH2021, "data_parse": PARSE_EXACT},
     ),
     "srbench2021-corrected": Protocol(
         "srbench2021-corrected",
         "halving",
         5,
         "srbench2021 with srtui's correction of its halving search (today's scikit-learn): a fold without a "
-        "score (one validation row) scores 0 as a failed fit does, a NaN mean ranks last",
-        **{**_SRBENCH2021, "halving_rule": SKLEARN_CURRENT},
+        "score (one validation row) scores 0 as a failed fit does, a NaN mean ranks last; the PMLB files' exact "
+        "values",
+        **{**_SRBENCH2021, "halving_rule": SKLEARN_CURRENT, "data_parse": PARSE_EXACT},
     ),
 }
 
@@ -144,7 +161,7 @@ def get_protocol(name: str) -> Protocol:
 
 
 #: the fields of what a protocol applied to one job (``JobSpec.protocol``), in the order shown
-APPLIED_FIELDS = ("protocol", "scaling", "split", "cap", "tuning", "seed")
+APPLIED_FIELDS = ("protocol", "scaling", "split", "cap", "tuning", "data", "seed")
 #: a job planned before srtui recorded its protocol
 NOT_RECORDED = "not recorded"
 SPLITS = {"task": "task's own rows", "srbench2021": "75/25 per seed"}
@@ -154,19 +171,23 @@ def applied(
     protocol: Protocol, scaling: str, capped: bool, candidates: int, seed: int, why_untuned: str = ""
 ) -> dict[str, Any]:
     """What ``protocol`` applied to one job: its scaling, split, cap (``capped``: the dataset was
-    over it), tuning (``candidates`` configurations compared; one: nothing to tune) and seed."""
+    over it), tuning (``candidates`` configurations compared; one: nothing to tune), data parse
+    (recorded only when not exact: every job recorded before srtui had a choice read exact values)
+    and seed."""
     if protocol.search is None:
         tuning = "none"
     elif candidates < 2:
         tuning = f"none ({why_untuned or 'one configuration'})"
     else:
         tuning = f"{protocol.search} search over {candidates} configurations, {protocol.folds}-fold CV"
+    parse = {} if protocol.data_parse == PARSE_EXACT else {"data": PARSES[protocol.data_parse]}
     return {
         "protocol": protocol.name,
         "scaling": scaling,
         "split": SPLITS.get(protocol.split, protocol.split),
         "cap": f"{protocol.train_cap} training rows" if capped else "none",
         "tuning": tuning,
+        **parse,
         "seed": seed,
     }
 
@@ -181,8 +202,10 @@ def describe(record: dict[str, Any] | None) -> str:
 
 def protocol_key(record: dict[str, Any] | None) -> str:
     """What must be equal for two jobs to sit in one leaderboard: the protocol's name, split, kind
-    of tuning and scaling (the seed, the cap of one dataset, the number of configurations of one
-    method may differ, and the scaling too where the protocol takes each method's eval_kwargs)."""
+    of tuning, scaling and data parse (the seed, the cap of one dataset, the number of
+    configurations of one method may differ, and the scaling too where the protocol takes each
+    method's eval_kwargs). A job of a protocol that parses as pandas 1.x did, recorded without a
+    parse, ran before srtui had one: it read exact values, and says so."""
     if not record:
         return NOT_RECORDED
     name = str(record.get("protocol"))
@@ -190,7 +213,9 @@ def protocol_key(record: dict[str, Any] | None) -> str:
     kind = (known.search or "none") if known is not None else str(record.get("tuning"))
     per_method = known is not None and known.scaling == "method"
     scaling = "per method" if per_method else record.get("scaling")
-    return f"{name} (scaling {scaling}, split {record.get('split')}, tuning {kind})"
+    parses = known is not None and known.data_parse != PARSE_EXACT
+    data = f", data {record.get('data', PARSES[PARSE_EXACT])}" if parses or "data" in record else ""
+    return f"{name} (scaling {scaling}, split {record.get('split')}, tuning {kind}{data})"
 
 
 def configurations(

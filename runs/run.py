@@ -234,7 +234,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     notes += _in_environments(req.env, suite.environments, loaded, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select_tasks(req, suite, workspace.root)
-    context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir())
+    context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir(), parse=protocol.data_parse)
     for name in task_names:
         entry(name, context)  # unknown names fail here, before any data is built
     task_names, missing = _check_data(suite, task_names, context, notes, dry_run=not write_data)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.protocols import PARSE_EXACT
 from engine.untrusted import UntrustedFileError, read_file, write_file
 from tasks.catalogue import TaskContext, TaskEntry, register
 from tasks.datafiles import RemoteFile, sources, unchanged
@@ -118,11 +119,14 @@ def register_loaded(
     build: Callable[[TaskContext], Task],
     description: str,
     files: tuple[RemoteFile, ...],
+    by_parse: bool = False,
 ) -> None:
     """Register a task a loader builds from downloaded ``files`` (``build(context)``, through the
-    cache of that context)."""
+    cache of that context). ``by_parse``: the build reads the numbers as ``context.parse`` says,
+    so a parse other than the exact one is cached apart (``NAME-vVERSION+PARSE.npz``)."""
 
     def from_cache(context: TaskContext) -> Task:
-        return cached(context, name, version, lambda: build(context))
+        key = f"{version}+{context.parse}" if by_parse and context.parse != PARSE_EXACT else version
+        return cached(context, name, key, lambda: build(context))
 
     register(TaskEntry(name, track, from_cache, offline=False, description=description, files=files))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from engine.errors import SrtuiError, did_you_mean
 from engine.names import quoted
+from engine.protocols import PARSE_EXACT
 from tasks.model import Task
 
 if TYPE_CHECKING:
@@ -49,10 +50,12 @@ class TaskContext:
     data_dir: Path | None = None
     #: the workspace root, where user tasks live (``<workspace>/tasks/NAME/``)
     workspace: Path | None = None
+    #: how PMLB files' numbers are parsed: the run's protocol's ``data_parse`` (engine.protocols)
+    parse: str = PARSE_EXACT
 
     @classmethod
-    def for_workspace(cls, workspace: Path, data_dir: Path | None = None) -> TaskContext:
-        return cls(cache_dir=workspace / "cache", data_dir=data_dir, workspace=workspace)
+    def for_workspace(cls, workspace: Path, data_dir: Path | None = None, parse: str = PARSE_EXACT) -> TaskContext:
+        return cls(cache_dir=workspace / "cache", data_dir=data_dir, workspace=workspace, parse=parse)
 
 
 _REGISTRY: dict[str, TaskEntry] = {}

@@ -2,8 +2,9 @@
 and PMLB's own Feynman/Strogatz files (a download option beside srtui's regenerated ones).
 
 All are read from ``NAME.tsv.gz`` (tab-separated, target column ``target``) with SRBench's random
-75/25 split, seeded by the task name. Column names are sanitised into Python identifiers; the
-mapping is kept in the provenance.
+75/25 split, seeded by the task name; their numbers exactly, or under a protocol that says so as
+pandas 1.x parsed them (``TaskContext.parse``, ``tasks.loaders.pandas1``). Column names are
+sanitised into Python identifiers; the mapping is kept in the provenance.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def qualification_file(dataset: str) -> RemoteFile:
 def load(name: str, track: str, remote: RemoteFile, context: TaskContext, **fields: Any) -> Task:
     fields = dict(fields)
     path, prov = locate(remote, context)
-    df = read_table(path, sep="\t")
+    df = read_table(path, sep="\t", parse=context.parse)
     columns, X, y = numeric_xy(df, "target", str(path))
     mapping = sanitise_names(columns)
     train, test = shuffled_split(len(y), 0.75, stable_seed(name, "split"))
@@ -120,7 +121,7 @@ def add(name: str, track: str, remote: RemoteFile, summary: str, **fields: Any) 
     def build(ctx: TaskContext) -> Task:
         return load(name, track, remote, ctx, **fields)
 
-    cache.register_loaded(name, track, VERSION, build, summary, (remote,))
+    cache.register_loaded(name, track, VERSION, build, summary, (remote,), by_parse=True)
 
 
 for _d in QUALIFICATION:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.names import quoted, quoted_text
+from engine.protocols import PARSE_EXACT, PARSE_PANDAS1, PARSES
 
 if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
     import pandas as pd
@@ -19,9 +20,21 @@ if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
 from tasks.catalogue import TaskError
 
 
-def read_table(path: Path | Verified, sep: str | None = None) -> pd.DataFrame:
+def read_table(path: Path | Verified, sep: str | None = None, parse: str = PARSE_EXACT) -> pd.DataFrame:
     """A CSV/TSV (optionally gzipped) as a DataFrame; one-line TaskError if unreadable. A
-    ``Verified`` file is parsed from the bytes that were hashed, never read again."""
+    ``Verified`` file is parsed from the bytes that were hashed, never read again. ``parse``
+    PARSE_PANDAS1: the numbers as pandas 1.x's python engine made them (``tasks.loaders.pandas1``)."""
+    if parse not in PARSES:
+        raise TaskError(f"unknown data parse {quoted(parse)} (parses: {', '.join(PARSES)})")
+    if parse == PARSE_PANDAS1:
+        from tasks.loaders.pandas1 import pandas1_frame
+
+        return pandas1_frame(_read(path, sep, as_text=True))
+    return _read(path, sep, as_text=False)
+
+
+def _read(path: Path | Verified, sep: str | None, as_text: bool) -> pd.DataFrame:
+    """The table, its cells as text (``as_text``) or as pandas parses them."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
     from tasks.datafiles import Verified
@@ -31,10 +44,12 @@ def read_table(path: Path | Verified, sep: str | None = None) -> pd.DataFrame:
         raise TaskError(f"file not found: {path}")
     if sep is None:
         sep = "\t" if ".tsv" in name else ","
+    dtype = str if as_text else None
     try:
         if isinstance(path, Verified):  # a buffer: its compression is told, not inferred
-            return pd.read_csv(path.stream(), sep=sep, compression="gzip" if name.endswith(".gz") else None)
-        return pd.read_csv(path, sep=sep)
+            gzip = name.endswith(".gz")
+            return pd.read_csv(path.stream(), sep=sep, compression="gzip" if gzip else None, dtype=dtype)
+        return pd.read_csv(path, sep=sep, dtype=dtype)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TaskError(f"{path}: not a readable table ({quoted_text(str(first))})") from None

@@ -1,7 +1,9 @@
 """The suite srbench2021-blackbox runs `sgd` (the published "Linear" row) and `linear` as SRBench
 2021's own code does: its seeds, its 75/25 split per seed, its cap of 10,000 training rows drawn
 with replacement, its scaling and its halving grid search, run by run (test R2 to 1e-9), against
-SRBench 2021's evaluate_model run today in a subprocess (``tests/srbench2021_reference.py``).
+SRBench 2021's evaluate_model run today in a subprocess (``tests/srbench2021_reference.py``). Today's
+pandas reads the files' exact values, so srtui's side runs ``srbench2021-exact`` (the same protocol
+on exact values; ``srbench2021`` itself parses as pandas 1.x did: ``tests/unit/test_pandas1_floats.py``).
 
 The default run checks a dataset over the cap (564_fried, 40,768 rows) on one seed; the slow run
 checks the 20 PMLB files of the shared data on SRBench 2021's ten seeds.
@@ -44,7 +46,7 @@ def _compare(tmp_path: Path, workspace: Path, names: tuple[str, ...], seeds: lis
     tasks = ",".join(task_name(n) for n in names)
     srtui(
         "run", "srbench2021-blackbox", "--tasks", tasks, "--seeds", str(len(seeds)), "--jobs", "2",
-        "--workspace", str(workspace), "--data-dir", str(shared),
+        "--protocol", "srbench2021-exact", "--workspace", str(workspace), "--data-dir", str(shared),
         check=True, timeout=7200,
     )  # fmt: skip
     out = srtui("results", "--format", "json", "--tuning", "--workspace", str(workspace), check=True)
