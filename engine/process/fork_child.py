@@ -45,7 +45,7 @@ def run_child(
 
         job_worker.TIMING[:] = [("started", *started)]
         job_worker.mark("child set up")
-        code = _run_worker(request["jobdir"], request["cwd"], request.get("report_fd"))
+        code = _run_worker(request["jobdir"], request["cwd"], bool(request.get("in_own_pid_ns")))
     except BaseException:  # noqa: BLE001 - anything before the worker runs: report, never serve on
         traceback.print_exc()
         code = 1 if code == 70 else code
@@ -103,10 +103,10 @@ def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
         raise RuntimeError("the job token does not fit in the fork server's environment")
 
 
-def _run_worker(jobdir: str, cwd: str, report_fd: int | None = None) -> int:
+def _run_worker(jobdir: str, cwd: str, in_own_pid_ns: bool = False) -> int:
     from engine.process import job_worker
 
-    sealed = job_worker.enter(jobdir, report_fd)  # the one sealing of both launchers (engine.process.seal)
+    sealed = job_worker.enter(jobdir, in_own_pid_ns)  # the one sealing of both launchers (engine.process.seal)
     if sealed != jobdir:
         jobdir = sealed
         if sys.path and sys.path[0] == cwd:

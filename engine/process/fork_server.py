@@ -24,13 +24,14 @@ import gc
 import json
 import os
 import select
-import signal
 import socket
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from engine.process.fork_child import open_fds, run_child
+from engine.process.job_inits import InitMaker, JobInit
 
 #: pre-imported in every server (what nearly every method's fit imports)
 BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
@@ -136,7 +137,17 @@ def _threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def serve(sock: socket.socket, family: str, pid_ns: int | None = None) -> int:
+@dataclass
+class Running:
+    """A job the server forked: it reaps it, reports its status, and (sealed) is its watchdog."""
+
+    pid: int
+    status_fd: int
+    init: JobInit | None  # its PID namespace's init (engine.process.job_inits), when sealed
+    deadline: float | None = None  # when the watchdog kills it (its wall limit plus grace)
+
+
+def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> int:
     slot = _environ_slot("SRTUI_JOB_TOKEN")
     failed = _preload(family)
     hello: dict[str, Any] = {"pid": os.getpid(), "threads": _threads(), "failed": failed}
@@ -148,51 +159,47 @@ def serve(sock: socket.socket, family: str, pid_ns: int | None = None) -> int:
     if "error" in hello or slot is None:
         return 1
     # the libraries' own descriptors: a job keeps them (not the server's socket or namespace)
-    keep = set(open_fds()) - {sock.fileno(), -1 if pid_ns is None else pid_ns}
+    keep = set(open_fds()) - {sock.fileno()} - (set() if maker is None else {maker.sock.fileno(), maker.own_pid_ns})
     # the imported objects never change: out of the collector's sight, so a job's collections do
     # not walk (and copy-on-write) every page it shares with the server
     gc.collect()
     gc.freeze()
-    jobs: dict[int, tuple[int, int, int | None]] = {}  # pidfd -> (job pid, status fd, its init's report)
-    deadlines: dict[int, float] = {}  # job pid -> when its watchdog (this server) kills it
+    jobs: dict[int, Running] = {}  # by the job's pidfd
     poller = select.poll()
     poller.register(sock, select.POLLIN)
     idle_since = time.monotonic()
     while True:
-        soonest = min(deadlines.values(), default=time.monotonic() + 1.0)
+        soonest = min((j.deadline for j in jobs.values() if j.deadline), default=time.monotonic() + 1.0)
         events = poller.poll(int(max(0.0, min(1.0, soonest - time.monotonic())) * 1000) + 1)
         if not jobs and not events and time.monotonic() - idle_since > IDLE_EXIT_S:
             return 0
         for fd, _mask in events:
             if fd in jobs:
                 poller.unregister(fd)
-                deadlines.pop(jobs[fd][0], None)
-                _report_exit(fd, *jobs.pop(fd))
+                _report_exit(fd, jobs.pop(fd))
                 idle_since = time.monotonic()
-            elif not _serve_request(sock, slot, keep, jobs, poller, (pid_ns, deadlines)):
+            elif not _serve_request(sock, slot, keep, jobs, poller, maker):
                 return 0  # EOF: the driver is gone (the jobs' parent-death signal follows)
-        _watchdog(deadlines)
+        _watchdog(jobs.values())
 
 
-def _watchdog(deadlines: dict[int, float]) -> None:
+def _watchdog(jobs: Any) -> None:
     """Kill a sealed job at its wall limit plus grace even when the driver is stopped: the
-    server is outside the job's PID namespace, whose first process takes every other with it."""
+    server is outside the job's PID namespace, whose init takes every process with it."""
     now = time.monotonic()
-    for pid in [p for p, at in deadlines.items() if at <= now]:
-        del deadlines[pid]
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    for job in jobs:
+        if job.deadline is not None and job.deadline <= now and job.init is not None:
+            job.deadline = None
+            job.init.kill()
 
 
 def _serve_request(
     sock: socket.socket,
     slot: tuple[int, int],
     keep: set[int],
-    jobs: dict[int, tuple[int, int, int | None]],
+    jobs: dict[int, Running],
     poller: Any,
-    sealing: tuple[int | None, dict[int, float]],
+    maker: InitMaker | None,
 ) -> bool:
     try:
         msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 4)
@@ -204,11 +211,10 @@ def _serve_request(
     try:
         request = json.loads(msg)
         wall_s = _wall_limit(request.get("jobdir", ""))
-        pid, reported = _spawn(request, fds, sock, slot, keep, sealing[0])
-        if reported is not None and wall_s > 0:
-            sealing[1][pid] = time.monotonic() + wall_s
+        pid, init = _spawn(request, fds, sock, slot, keep, maker)
         pidfd = os.pidfd_open(pid)
-        jobs[pidfd] = (pid, status_fd, reported)
+        deadline = time.monotonic() + wall_s if init is not None and wall_s > 0 else None
+        jobs[pidfd] = Running(pid, status_fd, init, deadline)
         poller.register(pidfd, select.POLLIN)
         reply: dict[str, Any] = {"pid": pid}
     except Exception as exc:  # noqa: BLE001 - one bad request must not take the server down
@@ -222,22 +228,19 @@ def _serve_request(
     return True
 
 
-def _report_exit(pidfd: int, pid: int, status_fd: int, reported: int | None = None) -> None:
-    """Reap the job; its wait status and rusage go to the driver through its status pipe. A
-    sealed job's status is the one its init reported (engine.process.seal.job_status)."""
-    from engine.process.seal import job_status
-
+def _report_exit(pidfd: int, job: Running) -> None:
+    """Reap the job; its init goes next (every process left in its namespace with it); the job's
+    wait status and rusage go to the driver through its status pipe."""
     os.close(pidfd)
-    _, status, usage = os.wait4(pid, 0)
-    if reported is not None:
-        status = job_status(status, reported)
-        os.close(reported)
+    _, status, usage = os.wait4(job.pid, 0)
+    if job.init is not None:
+        job.init.end()
     report = {"status": status, "utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss": usage.ru_maxrss}
     try:
-        os.write(status_fd, json.dumps(report).encode())
+        os.write(job.status_fd, json.dumps(report).encode())
     except OSError:
         pass  # the driver stopped waiting
-    os.close(status_fd)
+    os.close(job.status_fd)
 
 
 def _wall_limit(jobdir: str) -> float:
@@ -256,31 +259,28 @@ def _spawn(
     sock: socket.socket,
     slot: tuple[int, int],
     keep: set[int],
-    pid_ns: int | None = None,
-) -> tuple[int, int | None]:
-    """Fork the job (PID 1 of a PID namespace of its own when its jobs are sealed); the server
-    stays its parent (it reaps it, reports its status, and is its watchdog)."""
-    from engine.process.seal import server_fork
-
+    maker: InitMaker | None = None,
+) -> tuple[int, JobInit | None]:
+    """Fork the job (PID 2 of a PID namespace of its own when its jobs are sealed: the maker
+    made its init); the server stays its parent (it reaps it, reports its status, and is its
+    watchdog)."""
     if len(fds) != 2:
         raise ValueError(f"expected the job's stdout and stderr, got {len(fds)} descriptors")
     sys.stdout.flush()
     sys.stderr.flush()
     request["server_pid"] = os.getpid()
-    job, report = server_fork(pid_ns)
+    job, init = maker.fork_job() if maker is not None else (os.fork(), None)
     if job == 0:
-        if report is not None:
-            request["report_fd"] = report
-            keep = keep | {report}
+        request["in_own_pid_ns"] = maker is not None
         run_child(request, fds, sock, slot, keep)  # never returns
-    return job, report
+    return job, init
 
 
 def main() -> None:
     if len(sys.argv) != 3:
         print("usage: python -m engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
         sys.exit(64)
-    from engine.process import tree
+    from engine.process import job_inits, tree
     from engine.process.seal import server_start
 
     tree.die_with_parent()  # the spawning thread lives as long as the driver
@@ -289,7 +289,8 @@ def main() -> None:
     if parent and os.getppid() != int(parent):
         sys.exit(70)  # the driver died before the death signal was armed
     pid_ns = server_start()  # before any import starts a thread (a user namespace needs one)
-    sys.exit(serve(sock, sys.argv[1], pid_ns))
+    maker = job_inits.start(pid_ns)  # before the imports: the inits it forks stay small
+    sys.exit(serve(sock, sys.argv[1], maker))
 
 
 if __name__ == "__main__":

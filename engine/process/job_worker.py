@@ -50,8 +50,8 @@ def _harden() -> None:
     # cleared environment) is re-parented to this worker, so it stays in the job's tree
     libc.prctl(36, 1, 0, 0, 0)
     parent = os.environ.get("SRTUI_PARENT_PID")
-    # (PID 1 of a namespace its fork server made, engine.process.seal.server_fork, sees no parent)
-    if parent and os.getppid() != int(parent) and os.getpid() != 1:
+    # (PID 2 of a namespace its fork server made, engine.process.job_inits, sees no parent: 0)
+    if parent and os.getppid() not in (int(parent), 0):
         sys.exit(70)  # the driver died before we armed the death signal
     cpu = int(os.environ.get(CPU_ENV, "0"))
     if cpu > 0:
@@ -65,13 +65,13 @@ def _harden() -> None:
             pass  # the core left our allowed set (cpuset change): run unpinned, the driver notes it
 
 
-def enter(jobdir: str, report_fd: int | None = None) -> str:
+def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     """The worker's limits, then the job's seal (engine.process.seal): before any of the
     method's code, under either launcher. Returns the job's folder as the job sees it."""
     _harden()
     from engine.process import seal
 
-    where = seal.enter(jobdir, report_fd)
+    where = seal.enter(jobdir, in_own_pid_ns)
     mark("sealed")
     return where
 

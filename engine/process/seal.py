@@ -180,8 +180,9 @@ SERVER_ENV = "SRTUI_SEAL"  # a fork server's environment: "namespaces" when its 
 
 def server_start() -> int | None:
     """First thing in a fork server whose jobs are sealed: an ordinary user's server enters a
-    user namespace of its own (its jobs then make their namespaces without a second fork);
-    returns a descriptor of its own PID namespace (``server_fork`` goes back to it), or None."""
+    user namespace of its own (its jobs' namespaces are then made without a second fork);
+    returns a descriptor of its own PID namespace (engine.process.job_inits goes back to it
+    after each job's fork), or None."""
     if os.environ.get(SERVER_ENV) != "namespaces":
         return None
     try:
@@ -194,32 +195,16 @@ def server_start() -> int | None:
         return None  # its jobs seal themselves with a fork of their own (``enter``)
 
 
-def server_fork(own_pid_ns: int | None) -> tuple[int, int | None]:
-    """``os.fork``, the child made PID 1 of a new PID namespace where the server can (its init;
-    the server, outside, is the job's watchdog). Returns (pid, the read end of the pipe the init
-    reports the job's status through, ``job_status``): in the child, (0, the write end)."""
-    if own_pid_ns is None or _c().unshare(ctypes.c_int(CLONE_NEWPID)) != 0:
-        return os.fork(), None
-    reported, report = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(reported)
-        return 0, report
-    os.close(report)
-    _check(_c().setns(own_pid_ns, CLONE_NEWPID), "setns")  # the next fork starts afresh
-    return pid, reported
-
-
 # --- in the job's process ---------------------------------------------------------------------
 
 
-def enter(jobdir: str, report_fd: int | None = None) -> str:
+def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     """Seal this process as its job.json says and return the job's folder as the job sees it.
     Under namespaces the method's code runs in PID 2 of a new PID namespace whose PID 1 is an
-    init of srtui's (it reaps, and reports the job's wait status through ``report_fd`` when it
-    dies); only PID 2 returns. A fork server's child (PID 1 already, ``server_fork``) becomes
-    that init itself, the server its watchdog; an exec'd worker stays outside as the watchdog and
-    exits as the job did (never returns)."""
+    init of srtui's; only PID 2 returns. A fork server's job is PID 2 already
+    (``in_own_pid_ns``: the server forked it into an init's namespace, engine.process.job_inits,
+    and is its watchdog); an exec'd worker makes the namespace, forks the init (which forks the
+    job: ``_init``), stays outside as the watchdog and exits as the job did (never returns)."""
     with open(os.path.join(jobdir, "job.json"), "rb") as fh:
         cfg = json.load(fh).get("seal") or {}
     mode = cfg.get("mode", "fallback")
@@ -233,10 +218,9 @@ def enter(jobdir: str, report_fd: int | None = None) -> str:
     uid = _job_uid(jobdir) if root else None
     if uid is not None:
         os.chown(jobdir, uid, uid)  # its folder is the one place it writes
-    if os.getpid() == 1 and report_fd is not None:  # a server's child, in a new PID namespace
-        _check(_c().unshare(ctypes.c_int(flags)), "unshare")  # root, or the server's user namespace
-        _build_root(jobdir, binds)
-        _init(report_fd)  # only the job (PID 2) comes back
+    if in_own_pid_ns:  # root, or the server's user namespace, which owns the PID namespace too
+        _check(_c().unshare(ctypes.c_int(flags)), "unshare")
+        _build_root(jobdir, binds)  # its /proc is its PID namespace's
         if uid is None:  # a user namespace of its own: its own count of processes (RLIMIT_NPROC)
             _own_user_namespace()
         _become_job(cfg, uid)
@@ -258,7 +242,7 @@ def enter(jobdir: str, report_fd: int | None = None) -> str:
 
 
 def _init(report_fd: int) -> None:
-    """PID 1 of the job's namespace forks the job (PID 2, which returns: signals work for it as
+    """PID 1 of an exec'd job's namespace forks the job (PID 2, which returns: signals work for it as
     for any process) and stays its init: reaps every orphan, and when the job ends writes its
     wait status to ``report_fd`` and exits (the kernel then kills what is left in the namespace).
     The job cannot signal it (an init ignores what it has no handler for) nor trace it."""
