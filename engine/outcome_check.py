@@ -176,6 +176,10 @@ def check_in_process(
     return fields, {name: getattr(outcome, name) for name in _CHANGED}
 
 
+#: what the checkers' processes import before their first model (the forkserver's preload)
+CHECK_PRELOAD = ("engine.outcome_check", "engine.expression")
+
+
 class Checker:
     """Scores outcomes: accuracy in the calling thread (numpy over the task's rows), the model's
     parse and fidelity in one ``TimedPool`` process per calling thread (a slot), under
@@ -188,6 +192,25 @@ class Checker:
         self._pools: list[Any] = []
         self._lock = threading.Lock()
 
+    def warm(self) -> None:
+        """Start the checkers' forkserver (a fresh interpreter importing the parser: ~1.5 s) in the
+        background, beside the slots' own start-up, so the run's first results do not wait for it."""
+        import multiprocessing as mp
+
+        if "forkserver" not in mp.get_all_start_methods():
+            return
+
+        def start() -> None:
+            from multiprocessing import forkserver
+
+            try:
+                mp.get_context("forkserver").set_forkserver_preload(list(CHECK_PRELOAD))
+                forkserver.ensure_running()
+            except Exception:  # noqa: BLE001 - the first check starts it, as without this
+                pass
+
+        threading.Thread(target=start, name="srtui-checker-warm", daemon=True).start()
+
     def _pool(self) -> Any:
         pool = getattr(self._local, "pool", None)
         if pool is None:
@@ -198,7 +221,7 @@ class Checker:
                 workers=1,
                 timeout=self.timeout,
                 mem_mb=CHECK_MEM_MB,
-                preload=("engine.outcome_check", "engine.expression"),
+                preload=CHECK_PRELOAD,
             )
             self._local.pool = pool
             with self._lock:
