@@ -177,7 +177,28 @@ def check_in_process(
 
 
 #: what the checkers' processes import before their first model (the forkserver's preload)
-CHECK_PRELOAD = ("engine.outcome_check", "engine.expression")
+CHECK_PRELOAD = ("engine.outcome_check", "engine.expression", "engine.expression.warm")
+
+
+def start_checkers() -> None:
+    """Start the checkers' forkserver (a fresh interpreter importing the parser: about 1.5 s of
+    CPU) in the background while the run is planned and its launchers start, so the run's
+    first results do not wait for it (every ``Checker`` of this process forks from it)."""
+    import multiprocessing as mp
+
+    if "forkserver" not in mp.get_all_start_methods():
+        return
+
+    def start() -> None:
+        from multiprocessing import forkserver
+
+        try:
+            mp.get_context("forkserver").set_forkserver_preload(list(CHECK_PRELOAD))
+            forkserver.ensure_running()
+        except Exception:  # noqa: BLE001 - the first check starts it, as without this
+            pass
+
+    threading.Thread(target=start, name="srtui-checker-warm", daemon=True).start()
 
 
 class Checker:
@@ -191,25 +212,6 @@ class Checker:
         self._local = threading.local()
         self._pools: list[Any] = []
         self._lock = threading.Lock()
-
-    def warm(self) -> None:
-        """Start the checkers' forkserver (a fresh interpreter importing the parser: ~1.5 s) in the
-        background, beside the slots' own start-up, so the run's first results do not wait for it."""
-        import multiprocessing as mp
-
-        if "forkserver" not in mp.get_all_start_methods():
-            return
-
-        def start() -> None:
-            from multiprocessing import forkserver
-
-            try:
-                mp.get_context("forkserver").set_forkserver_preload(list(CHECK_PRELOAD))
-                forkserver.ensure_running()
-            except Exception:  # noqa: BLE001 - the first check starts it, as without this
-                pass
-
-        threading.Thread(target=start, name="srtui-checker-warm", daemon=True).start()
 
     def _pool(self) -> Any:
         pool = getattr(self._local, "pool", None)

@@ -216,6 +216,10 @@ def _check_rule(suite: Suite) -> None:
 
 def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) -> RunPlan:
     """The jobs a request means, every name and limit checked; task data written (unless not)."""
+    if write_data:  # a run: its model checkers start while it is planned
+        from engine.outcome_check import start_checkers
+
+        start_checkers()
     suite = load_suite(req.suite, workspace.root)
     limits = _limits(suite, req)
     protocol = get_protocol(req.protocol or suite.protocol)

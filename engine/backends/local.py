@@ -87,8 +87,6 @@ class LocalBackend:
         for job in interleave(jobs):
             todo.put(job)
         data_cache = DataCache()
-        if jobs:
-            data_cache.checker.warm()  # beside the slots' launchers starting
 
         def slot(index: int) -> None:
             core = self.cores[index % len(self.cores)] if self.cores else None

@@ -185,25 +185,36 @@ def test_nesting_any_dialects_operators_costs_linear_time(dialect: str, block: l
 
 
 # -- the check of a model runs in a process of its own under a deadline, never in the driver ------
-def test_a_model_check_past_its_deadline_is_recorded_with_its_accuracy(workspace) -> None:
+def test_a_model_check_past_its_deadline_is_recorded_with_its_accuracy(workspace, tmp_path) -> None:
     from conftest import results_json, srtui
 
+    folder = tmp_path / "methods" / "longmodel"
+    folder.mkdir(parents=True)
+    # a linear fit whose model string takes far more than the deadline's CPU time to read
+    (folder / "regressor.py").write_text(
+        "from sklearn.linear_model import LinearRegression\n"
+        "est = LinearRegression()\n"
+        "def model(est, X=None):\n"
+        "    return ' + '.join(f'{i}.5*sin(x0 + {i})' for i in range(900))\n"
+    )
     proc = srtui(
         "run",
         "smoke",
         "--methods",
-        "linear,probe-noop",
+        "longmodel",
+        "--method-dir",
+        str(folder),
         "--tasks",
         "smoke-linear",
         "--seeds",
         "1",
         "--workspace",
         str(workspace),
-        env={"SRTUI_CHECK_TIMEOUT_S": "0.001"},  # no model is read that fast: every check is stopped
+        env={"SRTUI_CHECK_TIMEOUT_S": "0.05"},  # 50 ms of the checker's CPU: this model takes about 0.4 s
     )
     assert proc.returncode == 0, proc.stderr
     rows = {r["method"]: r for r in results_json(workspace)}
-    linear = rows["linear"]
+    linear = rows["longmodel"]
     assert linear["status"] == "ok" and linear["r2_test"] > 0.9, linear
     assert "model check was stopped (timeout" in linear["model_error"], linear
     assert linear["fidelity_r2"] is None
