@@ -45,6 +45,24 @@ class Environment:
     def ready(self) -> bool:
         return (self.folder / READY).is_file() and self.python.exists()
 
+    def fingerprint(self) -> str:
+        """What the environment is built from (its pip steps, its check, this Python's version):
+        the ready marker holds it, so a rebuild is needed only when the spec changed."""
+        import hashlib
+        import json
+        import sys
+
+        spec = json.dumps([list(map(list, self.steps)), self.check, list(sys.version_info[:2])])
+        return hashlib.sha256(spec.encode()).hexdigest()[:16]
+
+    def built_as_declared(self) -> bool:
+        """Ready, and built from this very spec: installing it again would change nothing."""
+        try:
+            with open(self.folder / READY, encoding="utf-8") as fh:
+                return fh.read(64) == self.fingerprint() and self.python.exists()
+        except OSError:
+            return False
+
     def install_steps(self) -> list[list[str]]:
         """The commands that build the environment, in order (`srtui methods install` runs them):
         a venv of this Python's base interpreter, the pinned pip steps, the check."""
@@ -56,7 +74,7 @@ class Environment:
         return [
             [sys.executable, "-m", "venv", "--clear", str(self.folder)],
             *[[*pip, *step] for step in self.steps],
-            [py, "-c", f"{self.check}\nopen({marker!r}, 'w').write('ok')"],
+            [py, "-c", f"{self.check}\nopen({marker!r}, 'w').write({self.fingerprint()!r})"],
         ]
 
     def worker_path(self) -> Path:

@@ -112,6 +112,15 @@ def fail(message: str) -> NoReturn:
     raise CliError(message)
 
 
+FORCE_HELP = "Build it again even when it is built from this spec (in place: runs using it fail meanwhile)."
+
+
+def already_built(name: str, env: Any) -> str:
+    """The line for an environment built from its current spec: rebuilding it in place would
+    only break the runs that use it (another srtui's, say)."""
+    return f"{name}: already built from this spec at {env.folder}; nothing to do (--force builds it again)"
+
+
 def run_steps(steps: list[list[str]], what: str, dry_run: bool) -> None:
     """Print and run install steps one after another (``srtui env create``, ``srtui methods
     install``); ``dry_run`` prints them only. A failing step ends the command: one line."""

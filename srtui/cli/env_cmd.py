@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from srtui.cli.common import CommandGroup, fail, run_steps
+from srtui.cli.common import FORCE_HELP, CommandGroup, already_built, fail, run_steps
 
 env_app = typer.Typer(
     help="List and create named Python environments for method folders.", no_args_is_help=True, cls=CommandGroup
@@ -48,6 +48,7 @@ def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-read
 def create(
     name: Annotated[str, typer.Argument(help="An environment of `srtui env list`.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps; run nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Build the environment from its pinned spec (a venv; pip installs; a check)."""
     from engine.methods.env_specs import get
@@ -57,6 +58,9 @@ def create(
         env = get(name).environment
     except MethodEnvironmentError as exc:
         fail(str(exc))
+    if not (force or dry_run) and env.built_as_declared():
+        print(already_built(name, env))
+        return
     run_steps(env.install_steps(), f"creating environment {name}", dry_run)
     if not dry_run:
         print(f"{name}: ready at {env.folder}")

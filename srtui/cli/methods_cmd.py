@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from engine.errors import did_you_mean
-from srtui.cli.common import CommandGroup, cell, console, fail, run_steps, workspace_option
+from srtui.cli.common import FORCE_HELP, CommandGroup, already_built, cell, console, fail, run_steps, workspace_option
 
 if TYPE_CHECKING:
     from engine.methods.base import Method
@@ -163,6 +163,7 @@ def install(
     name: Annotated[str, typer.Argument(help="An optional method, e.g. hroch.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Accept licence notices without asking.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps; run nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Run the install steps of an optional method into this Python (uses pip), or build the
     method's own environment (a venv from pinned requirements)."""
@@ -172,6 +173,9 @@ def install(
         fail(f"unknown method {name!r} (see `srtui methods list`){did_you_mean(name, registry.names())}")
     method = _load(name)
     env = method.environment
+    if env is not None and not (force or dry_run) and env.built_as_declared():
+        print(already_built(name, env))
+        return
     steps = env.install_steps() if env is not None else getattr(method, "install_steps", [])
     if not steps:
         ok, why = method.availability()
