@@ -27,6 +27,7 @@ import select
 import socket
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,7 +184,7 @@ def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> i
         _watchdog(jobs.values())
 
 
-def _watchdog(jobs: Any) -> None:
+def _watchdog(jobs: Iterable[Running]) -> None:
     """Kill a sealed job at its wall limit plus grace even when the driver is stopped: the
     server is outside the job's PID namespace, whose init takes every process with it."""
     now = time.monotonic()
