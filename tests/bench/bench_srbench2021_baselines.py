@@ -78,6 +78,37 @@ def _print_table(rows: list[tuple[str, str, int, float, float, float]], methods:
         print(f"max |srtui - published| {m}: {text}")
 
 
+def _run(
+    args: argparse.Namespace, data: Path, datasets: list[str], methods: list[str], tmp: Path
+) -> tuple[list, float]:
+    """``srtui run`` of the 2021 files in a workspace under ``tmp`` (resumed if one is there);
+    the stored runs of the suite and the wall time."""
+    from tasks.loaders.pmlb_blackbox import task_name
+
+    folder = tmp / "methods"
+    folder.mkdir(exist_ok=True)
+    for m in methods:
+        (folder / f"{FILES[m]}.py").write_text(_git(f"experiment/methods/{FILES[m]}.py"))
+    ws = tmp / "ws"
+    cmd = [sys.executable, "-m", "srtui", "run", "srbench2021-blackbox", "--protocol", "srbench2021"]
+    cmd += ["--env", args.env, "--workspace", str(ws), "--data-dir", str(data), "--jobs", str(args.jobs)]
+    cmd += ["--launcher", args.launcher, "--no-metrics"]
+    cmd += ["--tasks", ",".join(task_name(d) for d in datasets), "--seeds", str(args.seeds)]
+    cmd += ["--methods", ",".join(FILES[m] for m in methods)]
+    for m in methods:
+        cmd += ["--method-dir", str(folder / f"{FILES[m]}.py")]
+    started = time.monotonic()
+    subprocess.run(cmd, check=True)
+    wall = time.monotonic() - started
+    out = subprocess.run(
+        [sys.executable, "-m", "srtui", "results", "--format", "json", "-w", str(ws)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return [r for r in json.loads(out.stdout) if r["suite"] == "srbench2021-blackbox"], wall
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=",".join(SMALLEST), help="comma-separated, or 'all' (the 20 shared)")
@@ -86,6 +117,12 @@ def main() -> int:
     ap.add_argument("--env", default="sklearn-0.24.1")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--launcher", default="fork", help="fork (from the environment's own server) or exec")
+    ap.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep the workspace in DIR: a later call resumes it (one dataset at a time, then "
+        "--datasets all prints the whole table without running again what is stored)",
+    )
     args = ap.parse_args()
     from tasks.loaders.pmlb import QUALIFICATION
     from tasks.loaders.pmlb_blackbox import task_name
@@ -95,29 +132,12 @@ def main() -> int:
     methods = args.methods.split(",")
     published = _published()
     rows: list[tuple[str, str, int, float, float, float]] = []
-    with tempfile.TemporaryDirectory(prefix="srtui-bench-2021-") as tmp:
-        folder = Path(tmp) / "methods"
-        folder.mkdir()
-        for m in methods:
-            (folder / f"{FILES[m]}.py").write_text(_git(f"experiment/methods/{FILES[m]}.py"))
-        ws = Path(tmp) / "ws"
-        cmd = [sys.executable, "-m", "srtui", "run", "srbench2021-blackbox", "--protocol", "srbench2021"]
-        cmd += ["--env", args.env, "--workspace", str(ws), "--data-dir", str(data), "--jobs", str(args.jobs)]
-        cmd += ["--launcher", args.launcher, "--no-metrics"]
-        cmd += ["--tasks", ",".join(task_name(d) for d in datasets), "--seeds", str(args.seeds)]
-        cmd += ["--methods", ",".join(FILES[m] for m in methods)]
-        for m in methods:
-            cmd += ["--method-dir", str(folder / f"{FILES[m]}.py")]
-        started = time.monotonic()
-        subprocess.run(cmd, check=True)
-        wall = time.monotonic() - started
-        out = subprocess.run(
-            [sys.executable, "-m", "srtui", "results", "--format", "json", "-w", str(ws)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        runs = [r for r in json.loads(out.stdout) if r["suite"] == "srbench2021-blackbox"]
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
+        runs, wall = _run(args, data, datasets, methods, Path(args.keep))
+    else:
+        with tempfile.TemporaryDirectory(prefix="srtui-bench-2021-") as tmp:
+            runs, wall = _run(args, data, datasets, methods, Path(tmp))
     for d in datasets:
         for m in methods:
             mine_runs = sorted(
