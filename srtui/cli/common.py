@@ -115,10 +115,13 @@ def fail(message: str) -> NoReturn:
 FORCE_HELP = "Build it again even when it is built from this spec (in place: runs using it fail meanwhile)."
 
 
-def already_built(name: str, env: Any) -> str:
-    """The line for an environment built from its current spec: rebuilding it in place would
-    only break the runs that use it (another srtui's, say)."""
-    return f"{name}: already built from this spec at {env.folder}; nothing to do (--force builds it again)"
+def already_built(name: str, env: Any, force: bool, dry_run: bool) -> bool:
+    """Say so and return True when ``env`` is built from its current spec and not forced:
+    rebuilding it in place would only break the runs that use it (another srtui's, say)."""
+    if force or dry_run or not env.built_as_declared():
+        return False
+    print(f"{name}: already built from this spec at {env.folder}; nothing to do (--force builds it again)")
+    return True
 
 
 def run_steps(steps: list[list[str]], what: str, dry_run: bool) -> None:

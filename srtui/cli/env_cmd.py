@@ -58,8 +58,7 @@ def create(
         env = get(name).environment
     except MethodEnvironmentError as exc:
         fail(str(exc))
-    if not (force or dry_run) and env.built_as_declared():
-        print(already_built(name, env))
+    if already_built(name, env, force, dry_run):
         return
     run_steps(env.install_steps(), f"creating environment {name}", dry_run)
     if not dry_run:

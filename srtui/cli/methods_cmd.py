@@ -173,8 +173,7 @@ def install(
         fail(f"unknown method {name!r} (see `srtui methods list`){did_you_mean(name, registry.names())}")
     method = _load(name)
     env = method.environment
-    if env is not None and not (force or dry_run) and env.built_as_declared():
-        print(already_built(name, env))
+    if env is not None and already_built(name, env, force, dry_run):
         return
     steps = env.install_steps() if env is not None else getattr(method, "install_steps", [])
     if not steps:

@@ -5,10 +5,10 @@ rebuilt it). `--force` still rebuilds; a spec that changed rebuilds."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import srtui
 
 from engine.methods.env_specs import get
@@ -25,14 +25,10 @@ def _fake_built(root: Path, marker: str) -> Path:
     return folder
 
 
-def test_an_environment_built_from_its_spec_is_left_alone(tmp_path: Path) -> None:
+def test_an_environment_built_from_its_spec_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = {"SRTUI_ENVS": str(tmp_path)}
-    os.environ["SRTUI_ENVS"] = str(tmp_path)  # this process's view of the same spec
-    try:
-        fingerprint = get(NAME).environment.fingerprint()
-    finally:
-        del os.environ["SRTUI_ENVS"]
-    folder = _fake_built(tmp_path, fingerprint)
+    monkeypatch.setenv("SRTUI_ENVS", str(tmp_path))  # this process's view of the same spec
+    folder = _fake_built(tmp_path, get(NAME).environment.fingerprint())
     for args in (["env", "create", NAME], ["methods", "install", "sgd-sklearn024"]):
         proc = srtui(*args, env=env, timeout=120)
         assert proc.returncode == 0, proc.stderr
