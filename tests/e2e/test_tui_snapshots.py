@@ -57,7 +57,8 @@ def until(condition, timeout: float = 20.0):
             if all(_painted(t) for t in pilot.app.screen.query(DataTable)):
                 break
             if loop.time() > end:
-                raise AssertionError("a table never painted its rows")
+                stuck = [(t.id, t.region, t.row_count) for t in pilot.app.screen.query(DataTable) if not _painted(t)]
+                raise AssertionError(f"a table never painted its rows: {stuck}")
 
     return run_before
 
