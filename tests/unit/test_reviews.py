@@ -462,3 +462,45 @@ def test_a_wide_model_is_wrapped_between_terms_and_nothing_of_it_is_lost():
     assert small["plain"] == "0.936*value_cases_14 + 0.110" and small["size"] == 5
     line = str(figures_text({**small, "simplicity": -1.0, "r2_test": 0.5}))
     assert "about 5 parts when simplified): the formula shown has 5 parts" in line
+
+
+WIDE_FRACTION = (
+    "(0.4903*speed + 1.777*mass + speed*mass + 0.3331*temp + 2.2*log(temp) + 0.4902*sqrt(speed)"
+    " + 0.3*speed*temp**2)/(0.1234*log(speed) + mass*temp + 0.777*sqrt(temp) + speed"
+    " + 0.491*mass**2 + sqrt(mass)*log(mass))"
+)
+
+
+@pytest.mark.parametrize("width", [12, 20, 33, 47, 60, 75, 79])
+def test_a_wide_model_is_never_cut_inside_a_number_or_a_name(width):
+    """A fraction wider than the box has no blank column to cut at: the one-line form is shown,
+    wrapped between terms, so every number and name on the screen is the model's own (an expert
+    once read 0.49 where the model had 0.490)."""
+    import re
+
+    from reviews.items import rounded_expression
+    from srtui.app.review.expert_view import MORE, wrap_model
+
+    tokens = lambda t: re.findall(r"[\w.]+", t)  # noqa: E731 - numbers and names, in order
+    form = rounded_expression(WIDE_FRACTION, ("speed", "mass", "temp"), "python")
+    for key in ("expression", "expression_ascii"):
+        wrapped = wrap_model(form[key], width, form["plain"])
+        lines = wrapped.split("\n")
+        assert max(len(line) for line in lines) <= width, wrapped
+        assert MORE not in wrapped
+        shown = set(tokens(wrapped))
+        assert shown <= set(tokens(form[key])) | set(tokens(form["plain"])), shown
+        assert "0.490" in shown and "0.49" not in shown
+    # a 2-D print that does fit keeps its fraction bar
+    assert "─" in wrap_model(form["expression"], 200, form["plain"])
+
+
+def test_a_token_wider_than_the_box_is_marked_where_it_is_cut():
+    from srtui.app.review.expert_view import MORE, wrap_line
+
+    assert wrap_line("a*b*c + dd", 6).split("\n") == ["a*b*c", "+ dd"]
+    assert wrap_line("(aaaa+bbbb)", 8).split("\n") == ["(aaaa+", "bbbb)"]
+    assert wrap_line("(2.5e-7*aa)", 8).split("\n") == ["(2.5e-7*", "aa)"]
+    long = wrap_line("x" * 20 + " + 1", 8).split("\n")
+    assert long[0] == "x" * 7 + MORE and all(len(line) <= 8 for line in long)
+    assert "".join(line.rstrip(MORE) for line in long).replace(" ", "") == "x" * 20 + "+1"

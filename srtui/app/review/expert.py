@@ -45,8 +45,9 @@ optional comment first (Enter in the comment saves it with the rating, Escape le
 skips an item for now, p and n go to the previous and next item (a saved rating can be
 revised). Up/Down, PgUp/PgDn and Home/End scroll the item: the plots of the data and the
 model's predictions are below the figures. A wide formula is wrapped between its terms, so all
-of it is on the screen. Tab moves between the item and the comment. The session resumes at your first unrated item;
-ctrl+q leaves (every saved rating is kept).
+of it is on the screen (one whose fractions are wider than the screen is written on lines, with
+/ for the fraction bar). Tab moves between the item and the comment. The session resumes at your
+first unrated item; ctrl+q leaves (every saved rating is kept).
 """
 
 CSS = """
@@ -104,6 +105,7 @@ class ExpertScreen(Screen[None]):
         self.choice: int | None = None
         self.finished = False
         self.model = ""
+        self.plain = ""  # the one-line form: shown instead of a 2-D print that can't be cut whole
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -171,6 +173,7 @@ class ExpertScreen(Screen[None]):
         self.query_one("#task", Static).update(task_text(content))
         key = "expression" if getattr(self.app, "unicode_ok", True) else "expression_ascii"
         self.model = content.get(key) or content.get("expression") or ""
+        self.plain = content.get("plain") or ""
         self.draw_model()
         self.query_one("#figures", Static).update(figures_text(content))
         draw_series(self.query_one("#series", PlotextPlot), content)
@@ -180,9 +183,10 @@ class ExpertScreen(Screen[None]):
         self.say("1-5 choose a rating, Enter saves it; PgDn shows the plots")
 
     def draw_model(self) -> None:
-        """The whole model, wrapped to the box (no sideways scrolling to miss its end)."""
+        """The whole model, wrapped to the box between its terms (no sideways scrolling to miss its
+        end, no number cut in two)."""
         width = self.app.size.width - 5  # the body's scrollbar, the box's border and padding
-        self.query_one("#expression", Static).update(Text(wrap_model(self.model, width)))
+        self.query_one("#expression", Static).update(Text(wrap_model(self.model, width, self.plain)))
 
     def draw_progress(self) -> None:
         n, rated = len(self.session), self.session.rated

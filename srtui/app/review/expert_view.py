@@ -71,14 +71,31 @@ def figures_text(content: dict[str, Any]) -> Text:
     return text
 
 
-def wrap_model(text: str, width: int) -> str:
-    """A formula no wider than ``width``: a 2-D print (fractions, powers) is cut into blocks at
-    columns blank on every line (between terms), stacked (a blank line between 2-D blocks); a
-    column cut happens only where no blank column is in reach. Every character stays shown."""
+_AFTER = frozenset("+-*/^(,⋅·\u00d7÷")  # a one-line formula may break after these when no space is in reach
+MORE = "→"  # ends a line cut inside a token: only a name wider than the box needs it
+
+
+def wrap_model(text: str, width: int, plain: str = "") -> str:
+    """A formula no wider than ``width``, with every token whole.
+
+    A 2-D print (fractions, powers) is cut into blocks at columns blank on every line (between
+    terms) and stacked, a blank line between blocks. Where a block has no blank column in reach (a
+    fraction wider than the box, say), no column cut would keep both its lines and its numbers
+    whole, so the one-line form ``plain`` is shown instead, wrapped between terms."""
     lines = text.split("\n")
     widest = max(len(line) for line in lines)
     if width < 8 or widest <= width:
         return text
+    if len(lines) == 1:
+        return wrap_line(text, width)
+    blocks = _blocks(lines, widest, width)
+    if blocks is None:
+        return wrap_line(plain, width) if plain else wrap_line(" ".join(" ".join(lines).split()), width)
+    return "\n\n".join(blocks)
+
+
+def _blocks(lines: list[str], widest: int, width: int) -> list[str] | None:
+    """The 2-D print cut at blank columns into blocks of at most ``width``; None if one can't be."""
     grid = [line.ljust(widest) for line in lines]
     blank = [all(row[c] == " " for row in grid) for c in range(widest)]
     blocks: list[str] = []
@@ -86,13 +103,43 @@ def wrap_model(text: str, width: int) -> str:
     while start < widest:
         end = widest
         if widest - start > width:
-            end = next((c for c in range(start + width, start + width // 3, -1) if blank[c]), start + width)
-        rows = [row[start:end].rstrip() for row in grid]
-        blocks.append("\n".join(r for r in rows if r.strip()))
+            cut = next((c for c in range(start + width, start + width // 3, -1) if blank[c]), None)
+            if cut is None:
+                return None
+            end = cut
+        blocks.append("\n".join(r for r in (row[start:end].rstrip() for row in grid) if r.strip()))
         start = end
         while start < widest and blank[start]:
             start += 1
-    return ("\n\n" if len(lines) > 1 else "\n").join(blocks)  # a blank line between 2-D blocks only
+    return blocks
+
+
+def _after_operator(text: str, c: int) -> bool:
+    """Whether a cut before ``text[c]`` follows an operator (not the sign of an exponent: 1e-5)."""
+    if text[c - 1] not in _AFTER:
+        return False
+    return not (text[c - 1] in "+-" and c >= 3 and text[c - 2] in "eE" and text[c - 3].isdigit())
+
+
+def wrap_line(line: str, width: int) -> str:
+    """One line of formula on lines of at most ``width``: cut at the last space in reach (the
+    operator stays at the end of the line), else just after an operator or an opening
+    parenthesis; only a single token wider than the box is cut inside, marked with ``MORE``."""
+    out: list[str] = []
+    rest = line.strip()
+    while len(rest) > width:
+        reach = range(width, width // 3, -1)
+        cut = next((c for c in reach if rest[c] == " "), None)
+        if cut is None:
+            cut = next((c for c in reach if _after_operator(rest, c)), None)
+        if cut is None:
+            out.append(rest[: width - 1] + MORE)
+            rest = rest[width - 1 :]
+            continue
+        out.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    out.append(rest)
+    return "\n".join(out)
 
 
 def likert_text(choice: int | None, saved: int | None) -> Text:
