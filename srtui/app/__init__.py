@@ -10,7 +10,10 @@ def run_app(
 ) -> int:
     """Open the app on a workspace (``--workspace``, ``$SRTUI_WORKSPACE`` or ./srtui-workspace)."""
     from results.views import resolve_workspace
+    from srtui import warnings_policy
     from srtui.app.app import SrtuiApp
+
+    warnings_policy.install()  # a dependency's warning on stderr would draw over the screen
 
     app = SrtuiApp(resolve_workspace(workspace_path), theme=theme, ascii=ascii)
     app.run()

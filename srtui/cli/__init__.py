@@ -9,7 +9,10 @@ import sys
 
 import typer
 
+from srtui import warnings_policy
 from srtui.cli.common import CommandGroup, plain_help_types
+
+warnings_policy.install()  # before any command imports a dependency that warns about itself
 
 app = typer.Typer(
     cls=CommandGroup,
