@@ -39,6 +39,9 @@ _BINOPS = {
     ast.Pow: operator.pow,
 }
 
+#: operators of one precedence level: a left-nested run of them is one chain (one nesting level)
+_CHAINS = {ast.Add: "sum", ast.Sub: "sum", ast.Mult: "product", ast.Div: "product"}
+
 
 def plog(a: sp.Expr) -> sp.Expr:
     """SRBench's PLOG: log of the argument (of its absolute value for a negative Float)."""
@@ -136,6 +139,7 @@ class _SympyBuilder(_Walker):
         dialect: str,
     ):
         self.src, self.functions, self.dialect = src, functions, dialect
+        self.src_bytes = src.encode("utf-8")  # ast's column offsets count UTF-8 bytes
         self.names: dict[str, sp.Expr] = {f: sp.Symbol(f) for f in feats}
         self.names.update({k: sp.Symbol(v) for k, v in rename.items()})
         self.constants = {"pi": sp.Float(pi_value) if pi_value else sp.pi, "e": sp.E}
@@ -148,6 +152,8 @@ class _SympyBuilder(_Walker):
                 raise ExpressionError(
                     _BAD_BINOPS.get(type(node.op), f"operator {type(node.op).__name__} is not allowed")
                 )
+            if type(node.op) in _CHAINS:
+                return self._chain(node, depth)
             return self._apply(op, self.build(node.left, depth + 1), self.build(node.right, depth + 1))
         if isinstance(node, ast.UnaryOp):
             return self._unary(node, depth)
@@ -155,6 +161,21 @@ class _SympyBuilder(_Walker):
 
     def _negate(self, operand: ast.AST, depth: int) -> sp.Expr:
         return self._apply(operator.neg, self.build(operand, depth + 1))
+
+    def _chain(self, node: ast.BinOp, depth: int) -> sp.Expr:
+        """``a + b - c + ...`` (or ``a * b / c ...``) evaluated left to right, as Python (and so
+        sympy's parser) does, walking the left spine iteratively: a long flat sum such as an FFX
+        model of 2,000 nodes is one level of nesting, as in the parser, not one per term."""
+        group = _CHAINS[type(node.op)]
+        rights: list[tuple[Callable[..., sp.Expr], ast.AST]] = []
+        cur: ast.AST = node
+        while isinstance(cur, ast.BinOp) and _CHAINS.get(type(cur.op)) == group:
+            rights.append((_BINOPS[type(cur.op)], cur.right))
+            cur = cur.left
+        value = self.build(cur, depth + 1)
+        for op, right in reversed(rights):
+            value = self._apply(op, value, self.build(right, depth + 1))
+        return value
 
     @staticmethod
     def _apply(fn: Callable[..., sp.Expr], *args: sp.Expr) -> sp.Expr:
@@ -171,11 +192,19 @@ class _SympyBuilder(_Walker):
             raise ExpressionError(f"{v!r} is not a number")
         if isinstance(v, int):
             return sp.Integer(v)
-        text = ast.get_source_segment(self.src, node) or repr(v)
+        text = self._segment(node) or repr(v)
         try:
             return sp.Float(text.replace("_", ""))  # sympy's auto_number: Float of the literal text
         except (ValueError, TypeError):
             return sp.Float(v)
+
+    def _segment(self, node: ast.expr) -> str | None:
+        """The literal's text. ``ast.get_source_segment`` splits the whole source into lines on
+        every call, quadratic over a model of a thousand numbers (an FFX model: seconds); a
+        one-line source is sliced by the node's byte offsets instead."""
+        if node.lineno == node.end_lineno == 1 and node.end_col_offset is not None:
+            return self.src_bytes[node.col_offset : node.end_col_offset].decode("utf-8", "replace")
+        return ast.get_source_segment(self.src, node)
 
     def _name(self, name: str) -> sp.Expr:
         if name in self.names:

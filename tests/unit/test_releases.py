@@ -463,3 +463,48 @@ def test_gaussian_with_pi_gets_the_verdict_srbench_2025_publishes(tmp_path):
         ).stdout
     )
     assert (cli["symbolic_solution"], cli["symbolic_solution:evaluation"]) == (1, 1)
+
+
+def _ffx_like(terms: int) -> str:
+    """A model as ffx 2.1's ``str2`` writes it (issue 58: 1,524-2,098 nodes on 579_fri_c0_250_5):
+    one flat sum of hinge products, ``^`` for powers, ``X0``-numbered features."""
+    out = ["8.95"]
+    for i in range(terms):
+        a, b, c = i % 5, (i * 3 + 1) % 5, 0.3 + i / 1000  # distinct hinges: no like terms to merge
+        sign = "-" if i % 3 == 0 else "+"
+        out.append(f"{sign} {100 + i}*max(0,X{a}-{c:.3f}) * max(0,{c - 0.5:.3f}-X{b})")
+        if i % 7 == 0:
+            out.append(f"+ {0.5 + i / 1000:.3f}*log10(X{b} + {i})^2")
+    return " ".join(out)
+
+
+def test_a_long_flat_ffx_sum_is_one_level_of_nesting_in_every_reading() -> None:
+    """n-ary sums and products do not count as nesting (the parser flattened them already; the
+    sympy view, which every release's size reads, nested one level per term and refused FFX's
+    models: "nested deeper than 100 levels"). Evaluated left to right, as sympy's parser does."""
+    import sympy as sp
+
+    from engine.expression import parse_expression
+    from engine.expression.sympy_view import parse_sympy_view
+    from results.metrics.releases import SPECS, node_count, sympy_complexity
+
+    text = _ffx_like(240)
+    feats = ("X0", "X1", "X2", "X3", "X4")
+    assert len(text) < 20_000
+    view = parse_sympy_view(text, feats, "ffx")
+    assert node_count(view) > 2_000
+    # 2.0's model_size (parse, then round_floats: SRBench's one subs per Float, quadratic, so on a
+    # smaller model here; the long model's rounding runs in the metrics workers, under a deadline)
+    small = _ffx_like(40)
+    assert sympy_complexity(small, feats, "ffx") == node_count(
+        SPECS["srbench2021"].rnd(parse_sympy_view(small.replace("pi", "3.1415926535"), feats, "ffx"))
+    )
+    medium = _ffx_like(120)  # 120 terms: 119 levels for the old reading
+    for release in SPECS.values():
+        assert node_count(release.read(medium, feats, "ffx")) > 1_000
+    parse_expression(text, feats, "ffx")  # the parser agrees that the model reads
+    # Python's order: a - b + c is (a - b) + c, and a / b * c is (a / b) * c
+    x0, x1, x2 = sp.symbols("X0 X1 X2")
+    assert parse_sympy_view("X0 - X1 + X2", feats, "ffx") == x0 - x1 + x2
+    assert parse_sympy_view("X0 / X1 * X2", feats, "ffx") == x0 / x1 * x2
+    assert parse_sympy_view("2 / 4 * X0 - 1 - X1", feats, "ffx") == sp.Rational(1, 2) * x0 - 1 - x1
