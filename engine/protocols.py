@@ -76,6 +76,9 @@ class Protocol:
     #: SRBench 2021's cap on training rows (``n_samples``): a dataset of more rows trains on this
     #: many, drawn with replacement by ``np.random.choice`` after ``np.random.seed(seed)``
     train_cap: int | None = None
+    #: how the cap draws (CAP_DRAWS): 2021's (with replacement, when the dataset is over the cap)
+    #: or 2.0's (without replacement, when the training rows are)
+    cap_draw: str = "srbench2021"
     #: at most this many configurations besides the defaults (SRBench 2.0's rule); None: all
     max_configs: int | None = None
     #: the defaults are a candidate besides hyper_params (SRBench 2021 searches hyper_params only)
@@ -102,6 +105,14 @@ _SRBENCH2021: dict[str, Any] = {
     "data_parse": PARSE_PANDAS1,
 }
 
+#: SRBench 2.0's runs: the first 30 of its experiment/seeds.py (analyze.py: SEEDS[start_seed + t] for
+#: t < n_trials, starting seed 0, 30 trials)
+SEEDS_2025 = (
+    23654, 15795, 860, 5390, 16850, 29910, 4426, 21962, 14423, 28020,
+    29802, 21575, 11964, 11284, 22118, 6265, 11363, 27495, 16023, 8322,
+    1685, 32052, 769, 26967, 30187, 32157, 23333, 2433, 5311, 5051,
+)  # fmt: skip
+
 PROTOCOLS = {
     "none": Protocol("none", None, description="one fit per (task, method, seed) with the given params"),
     "srbench2022": Protocol(
@@ -117,12 +128,17 @@ PROTOCOLS = {
         "srbench2025",
         "grid",
         5,
-        "SRBench 2.0: grid search over the method's defaults + hyper_params, 5-fold shuffled CV on the "
-        "training set, R2; the best configuration refitted on the whole training set; X and y scaled "
-        "(its benchmark commands pass --scale_x --scale_y)",
+        "SRBench 2.0 (optimize_model.py of its srbench_2025 branch): grid search over the method's defaults + "
+        "hyper_params, 5-fold shuffled CV on the training set, R2; the best configuration refitted on the whole "
+        "training set; 75/25 split per seed, at most 40,000 training rows (drawn without replacement); X and y "
+        "scaled (its benchmark commands pass --scale_x --scale_y); its seeds",
         runs=30,
         max_configs=4,
         scaling="xy",
+        split="srbench2021",  # optimize_model.py: the same train_test_split(0.75, 0.25, random_state=seed)
+        train_cap=40_000,  # analyze.py's -max_samples default, passed to every job
+        cap_draw="srbench2025",
+        seeds=SEEDS_2025,
     ),
     "srbench2021": Protocol(
         "srbench2021",
@@ -363,11 +379,26 @@ def halving_best(candidates: Sequence[int], means: Sequence[float], rule: str = 
     return int(candidates[0 if np.isnan(scores).all() else int(np.nanargmax(scores))])
 
 
-def capped_rows(n_rows: int, n_total: int, cap: int | None, rng: np.random.RandomState) -> np.ndarray | None:
-    """SRBench 2021's training subsample: when the dataset has more than ``cap`` rows, ``cap``
-    positions of the ``n_rows`` training rows drawn with replacement (``np.random.choice(
-    np.arange(n_rows), size=cap)`` on the global generator ``rng``); None when not capped."""
-    if cap is None or cap <= 0 or n_total <= cap:
+#: how a protocol's training cap draws its rows
+CAP_DRAWS = {
+    "srbench2021": "with replacement, when the dataset is over the cap",
+    "srbench2025": "without replacement, when the training rows are over the cap",
+}
+
+
+def capped_rows(
+    n_rows: int, n_total: int, cap: int | None, rng: np.random.RandomState, draw: str = "srbench2021"
+) -> np.ndarray | None:
+    """The training subsample, drawn on numpy's global generator ``rng`` (seeded with the job's
+    seed); None when not capped. SRBench 2021 (``evaluate_model(n_samples=...)``): when the dataset
+    has more than ``cap`` rows, ``np.random.choice(np.arange(n_rows), size=cap)``, with replacement.
+    SRBench 2.0 (``max_train_samples``): when the ``n_rows`` training rows are more than ``cap``,
+    the same draw with ``replace=False``."""
+    if cap is None or cap <= 0:
+        return None
+    if draw == "srbench2025":
+        return rng.choice(np.arange(n_rows), size=cap, replace=False) if n_rows > cap else None
+    if n_total <= cap:
         return None
     return rng.choice(np.arange(n_rows), size=cap)
 

@@ -400,9 +400,10 @@ class _SplitTask(TaskArrays):
 
 
 def _split(protocol: Protocol, spec: JobSpec, task: Task, writer: DataWriter) -> Task | _SplitTask:
-    """The task as the protocol splits it: its own rows, or SRBench 2021's 75/25 split per seed
-    (``train_test_split(X, y, train_size=0.75, test_size=0.25, random_state=seed)`` of the
-    task's rows in their original order), then its cap on training rows (``capped_rows``)."""
+    """The task as the protocol splits it: its own rows, or SRBench's 75/25 split per seed (2021's,
+    2022's and 2.0's code alike: ``train_test_split(X, y, train_size=0.75, test_size=0.25,
+    random_state=seed)`` of the task's rows in their original order), then the protocol's cap on
+    training rows (``capped_rows``)."""
     if protocol.split == "task":
         return task
     index = np.concatenate([task.train_index, task.test_index])
@@ -412,10 +413,12 @@ def _split(protocol: Protocol, spec: JobSpec, task: Task, writer: DataWriter) ->
     rows = index[order]
     train, test = train_test_split_rows(len(y), 0.75, spec.seed)
     rng = np.random.RandomState(spec.seed % 2**32)  # evaluate_model.py: np.random.seed(random_state)
-    capped = capped_rows(len(train), len(y), protocol.train_cap, rng)
+    capped = capped_rows(len(train), len(y), protocol.train_cap, rng, protocol.cap_draw)
     if capped is not None:
         train = train[capped]
-    kind = "split-" + protocol.split + ("" if capped is None else f"-cap{protocol.train_cap}")
+    kind = "split-" + protocol.split
+    if capped is not None:  # 2021's name unchanged (its stored fingerprints); 2.0's draw named
+        kind += f"-cap{protocol.train_cap}" + ("" if protocol.cap_draw == "srbench2021" else "-" + protocol.cap_draw)
     fp = fold_fingerprint(spec.data_fingerprint, kind, 0, spec.seed, 0)
     split = _SplitTask(
         X[train],
