@@ -120,6 +120,8 @@ def merged_runs(
         if pf is None:
             raise PublishedError(f"source {source.name!r} has no table for rule {rule!r}")
         df = _load(source, pf, cache_dir, data_dir)
+        if not runs.empty:
+            df = _pair_by_file_name(df, set(runs["method"]), source.release)
         if aliases:
             df["task"] = [aliases.get((d, n), t) for d, n, t in zip(df["dataset"], df["noise"], df["task"])]
         frames.append(df)
@@ -136,6 +138,21 @@ def merged_runs(
     out = normalise(pd.concat([mine, pub], ignore_index=True) if not mine.empty else pub)
     merged.runs = _fill_release_columns(out)
     return merged
+
+
+def _pair_by_file_name(pub: pd.DataFrame, workspace_methods: set[str], release: str) -> pd.DataFrame:
+    """Published rows stand for the workspace's method file or folder whose name SRBench published
+    them under (``SGDRegressor.py`` -> 2021's "Linear"): the very code that made them, so it takes
+    the place of a built-in stand-in (``sgd``) in ``srtui_method`` and in ``published_pairs``."""
+    from results.scoring.published import names
+
+    by_name: dict[str, str] = {}
+    for m in sorted(workspace_methods):
+        by_name.setdefault(names.file_published_name(m, release), m)
+    mapped = {p: by_name.get(names.clean_method(p)) for p in pub["method"].unique()}
+    pub = pub.copy()
+    pub["srtui_method"] = [mapped[p] or s for p, s in zip(pub["method"], pub["srtui_method"])]
+    return pub
 
 
 #: left-out datasets named in a warning line; the ``left_out`` table lists all of them

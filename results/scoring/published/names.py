@@ -119,6 +119,32 @@ def clean_method(name: str) -> str:
     return out.replace("Regressor", "")
 
 
+#: SRBench 2.0's folder names -> the names its results carry (postprocessing/scripts/improving_names.py)
+FOLDERS_2025 = {
+    "afp": "AFP", "afp_ehc": "AFP_EHC", "afp_fe": "AFP_FE", "bingo": "Bingo", "brush": "Brush", "bsr": "BSR",
+    "e2et": "E2E", "eplex": "EPLEX", "eql": "EQL", "feat": "FEAT", "ffx": "FFX", "geneticengine": "Genetic Engine",
+    "geneticengine_1p1": "Genetic Engine 1p1", "geneticengine_hc": "Genetic Engine hc",
+    "geneticengine_rs": "Genetic Engine rs", "gpgomea": "GP-GOMEA", "gplearn": "gplearn", "gpzgd": "GPZGD",
+    "itea": "ITEA", "lightgbm": "LightGBM", "nesymres": "NeSymRes", "operon": "Operon", "ps-tree": "PS-Tree",
+    "pysr": "PYSR", "qlattice": "QLattice", "rils-rols": "Rils-Rols", "sklearn_adaboost": "adaboost",
+    "sklearn_lasso": "Lasso", "sklearn_linear": "Linear", "sklearn_mlp": "MLP", "sklearn_randomforest": "RF",
+    "sklearn_ridge": "Ridge", "sklearn_sgd": "SGD", "tir": "TIR", "tpsr": "TPSR", "udsr": "uDSR", "xgboost": "XGB",
+}  # fmt: skip
+#: SRBench 2021's method-file names, cleaned, -> the name collate_blackbox_results.py published
+_FILES_2021 = {"SGD": "Linear"}
+
+
+def file_published_name(name: str, release: str) -> str:
+    """The published name (cleaned as ``clean_method`` cleans it) of the runs SRBench made with a
+    method file or folder called ``name`` (a file's stem, a folder's name): 2021's file
+    ``SGDRegressor.py`` ran as "SGD", published as "Linear"; 2.0's folder ``sklearn_linear`` as
+    "Linear" (improving_names.py). A workspace method of that name is paired with those rows."""
+    if release == "srbench2025":
+        return FOLDERS_2025.get(name.replace("tuned", "").replace("Regressor", ""), clean_method(name))
+    clean = clean_method(name)
+    return _FILES_2021.get(clean, clean)
+
+
 def method(name: str, release: str) -> Mapped:
     """The srtui method a published method name stands for in ``release``."""
     clean = clean_method(name)

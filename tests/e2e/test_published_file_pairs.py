@@ -1,0 +1,70 @@
+"""Issue 58: SRBench's own method files and folders are paired with the rows published for them.
+
+Pairing went by srtui's built-in names only (``sgd`` beside 2021's "Linear"): SRBench 2021's own
+``SGDRegressor.py``, run unmodified with ``--method-dir``, had no published row beside it
+(``published_pairs`` empty, ``srtui_method`` "--"). A file or folder is now paired by the name
+SRBench published its runs under (``SGDRegressor.py`` -> "SGD" -> "Linear"; 2.0's
+``sklearn_linear`` -> "Linear").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import shared_data_dir, srtui
+
+from results.scoring.published.names import file_published_name
+
+# SRBench 2021's experiment/methods/SGDRegressor.py (commit 5667c85), as it is
+SGD_2021 = """from sklearn import linear_model
+
+
+hyper_params = [
+    {
+        'alpha': (1e-06,1e-04,0.01,1,),
+        'penalty': ('l2','l1','elasticnet',),
+    },
+]
+
+est=linear_model.SGDRegressor()
+
+complexity = None
+model = None
+"""
+
+
+def test_file_and_folder_names_map_to_the_names_srbench_published() -> None:
+    assert file_published_name("SGDRegressor", "srbench2021") == "Linear"
+    assert file_published_name("FFXRegressor", "srbench2021") == "FFX"
+    assert file_published_name("MLPRegressor", "srbench2021") == "MLP"
+    assert file_published_name("KernelRidge", "srbench2021") == "KernelRidge"
+    assert file_published_name("sklearn_linear", "srbench2025") == "Linear"
+    assert file_published_name("ffx", "srbench2025") == "FFX"
+    assert file_published_name("gpgomea", "srbench2025") == "GP-GOMEA"
+
+
+def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path) -> None:
+    data = shared_data_dir()
+    if data is None or not (data / "srbench2022" / "qualification").is_dir():
+        pytest.skip("shared data srbench2022/qualification not found (SRTUI_DATA_DIR)")
+    method = tmp_path / "SGDRegressor.py"
+    method.write_text(SGD_2021)
+    suite = tmp_path / "files.toml"
+    suite.write_text(
+        'name = "files"\ntasks = ["srbench2022-qual-579-fri-c0-250-5"]\nmethods = ["linear"]\nseeds = [1]\n'
+    )
+    ws = str(tmp_path / "ws")
+    env = {"SRTUI_DATA_DIR": str(data)}
+    srtui("run", str(suite), "--method-dir", str(method), "-w", ws, env=env, timeout=600, check=True)
+    proc = srtui("score", "srbench2021", "--suite", "files", "--published", "--format", "json", "-w", ws, env=env)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    pairs = pd.DataFrame(out["tables"]["published_pairs"])
+    assert list(pairs["method"]) == ["SGDRegressor"], pairs
+    assert list(pairs["published_method"]) == ["Linear"] and pairs["r2_test_published"].notna().all()
+    board = next(t for name, t in out["tables"].items() if name != "published_pairs" and t and "source" in t[0])
+    linear = [row for row in board if row["method"] == "Linear"]
+    assert linear and linear[0]["srtui_method"] == "SGDRegressor", linear
