@@ -104,6 +104,11 @@ class Method(ABC):
     #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
     #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
     fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
+    #: the model size SRBench 2021's evaluate_model.py stored for the published method this one
+    #: stands for (results.metrics.compute, ``srbench2021.size``): "model", the nodes of its model
+    #: as 2021 reads it; "features", the number of features (a 2021 method file whose
+    #: ``complexity`` is None, as SGDRegressor.py's "Linear")
+    srbench2021_size: ClassVar[str] = "model"
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.

@@ -74,6 +74,7 @@ class Linear(_Sklearn):
     over ``fit_intercept`` (True,) only, i.e. not tuned."""
 
     name = "linear"
+    srbench2021_size = "features"  # 2021's LinearRegression.py: complexity = None
     honours_time_limit = True  # closed form; finishes at once
     default_params = {"fit_intercept": True}
     hyper_params = [{"fit_intercept": True}]
@@ -104,6 +105,7 @@ class SGD(_Sklearn):
 
     name = "sgd"
     honours_time_limit = True  # at most max_iter epochs over the data
+    srbench2021_size = "features"  # SGDRegressor.py: complexity = None, so evaluate_model stored X's columns
     # the 2021 grid as published (12 configurations, more than SRBench 2.0's limit of 4)
     hyper_params = [{"alpha": a, "penalty": p} for a in (1e-06, 1e-04, 0.01, 1) for p in ("l2", "l1", "elasticnet")]
 

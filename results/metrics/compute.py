@@ -13,6 +13,7 @@ the task's property, are computed here (``prepare_job``, ``noise_robustness``).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import math
@@ -114,6 +115,7 @@ def write_metrics(store: Store, rows: dict[str, dict[str, Any]]) -> None:
     the job's own row (stored once: results.store.columns), where it could be computed."""
     with store.transaction() as c:
         for job_id, metrics in rows.items():
+            _srbench2021_size(metrics)  # the expression metrics are in: 2021's size over its node count
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
             accuracy = {k: metrics[k] for k in ACCURACY if metrics.get(k) is not None}
             if accuracy:  # the names are results.store.columns' own, never input
@@ -242,6 +244,7 @@ def prepare_job(
     else:
         m["_notes"].append("task data file missing from the workspace cache")
     features = tuple(data.feature_names) if data is not None else tuple(info.get("features") or ())
+    m[_SIZE_2021] = model_size_2021(j, len(features))
     if j["model"] and features:
         unwanted = tuple(sorted(set(info.get("irrelevant_features") or ()) | set(info.get("shortcut_features") or ())))
         text = _as_printed(j["model"], j.get("method_notes"), m)
@@ -264,6 +267,52 @@ def _as_printed(model: str, method_notes: str | None, m: dict[str, Any]) -> str:
         return model
     m["_notes"].append("expression metrics of the model as the method printed it (SRBench 2.0's model_size)")
     return printed
+
+
+_SIZE_2021 = "_srbench2021_size"  # the value 2021 stored, until the expression metrics are in
+
+
+def model_size_2021(j: dict[str, Any], n_features: int) -> tuple[float, str] | None:
+    """(value, why) of SRBench 2021's ``model_size`` (evaluate_model.py at the published commit)
+    where it is not the count of the model: ``complexity(best_est)`` when the method file defines
+    it (its value in the job's notes), else the number of features (``complexity = None``: every
+    method file or folder without one, and a built-in that declares it stands for such a file,
+    as ``sgd`` for "Linear"). None: the nodes of the model as 2021 reads it (the expression metric)."""
+    try:
+        notes = json.loads(j.get("method_notes") or "{}")
+    except ValueError:
+        notes = {}
+    complexity = notes.get("complexity") if isinstance(notes, dict) else None
+    if isinstance(complexity, (int, float)) and not isinstance(complexity, bool) and math.isfinite(complexity):
+        return float(complexity), "the method's complexity()"
+    if j.get("dialect") == "srbench" or _declared_size_rule(str(j.get("method") or "")) == "features":
+        return (float(n_features), "the number of features (no complexity())") if n_features else None
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _declared_size_rule(method: str) -> str:
+    """A built-in's ``srbench2021_size`` (engine.methods.base.Method)."""
+    from engine.methods import registry
+
+    if method not in registry.BUILTIN:
+        return "model"
+    try:
+        return registry.load(method).srbench2021_size
+    except Exception:  # noqa: BLE001 - a method whose libraries are missing here: its model's count
+        return "model"
+
+
+def _srbench2021_size(row: dict[str, Any]) -> None:
+    """``srbench2021.size`` is what 2021 stored (reference); srtui's count of the model, where
+    there is one, stays as the corrected variant ``srbench2021.size:corrected``."""
+    size = row.pop(_SIZE_2021, None)
+    nodes = row.get("srbench2021.size")
+    if nodes is not None:
+        row["srbench2021.size:corrected"] = nodes
+    if size is not None:
+        row["srbench2021.size"], why = size
+        row.setdefault("_notes", []).append(f"srbench2021.size: {why}, as 2021's evaluate_model.py stored it")
 
 
 def _blackbox_size(m: dict[str, Any], method_notes: str | None) -> None:

@@ -77,6 +77,8 @@ class Metric:
     version: int = 0
     #: the place in listings (the `srtui expr` rows, the docs table)
     order: int = 100
+    #: releases whose stored value is the release's own, with srtui's as ``name:corrected`` beside it
+    corrected: tuple[str, ...] = ()
     examples: tuple[Example, ...] = field(default=())
 
     @property
@@ -131,6 +133,8 @@ def stored(release: str) -> tuple[str, ...]:
         if release not in m.releases:
             continue
         out.append(m.name)
+        if release in m.corrected:
+            out.append(Profile.CORRECTED.metric(m.name))
         if m.source == "solution":
             out.append(Profile.CORRECTED.metric(m.name))
             out += [f"{m.name}:{v}" for v in VARIANTS.get(release, {})]
@@ -173,12 +177,15 @@ def lower_is_better(column: str) -> bool | None:
 
 def docs_table() -> str:
     """The table of docs/scoring.md "Declared metrics", generated from the declarations."""
+    from results.metrics.profiles import Profile
+
     rows = [
         "| name | stored as | default | better | unit | version | meaning |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for m in metrics():
         where = ", ".join(f"`{r}.{m.name}`" for r in m.releases)
+        where += "".join(f", `{r}.{Profile.CORRECTED.metric(m.name)}`" for r in m.corrected)
         default = f"`{m.default}.{m.name}`" if m.default else "-"
         rows.append(f"| `{m.name}` | {where} | {default} | {m.direction} | {m.unit} | {m.version} | {m.doc} |")
     return "\n".join(rows) + "\n"

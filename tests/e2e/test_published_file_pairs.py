@@ -5,6 +5,11 @@ Pairing went by srtui's built-in names only (``sgd`` beside 2021's "Linear"): SR
 (``published_pairs`` empty, ``srtui_method`` "--"). A file or folder is now paired by the name
 SRBench published its runs under (``SGDRegressor.py`` -> "SGD" -> "Linear"; 2.0's
 ``sklearn_linear`` -> "Linear").
+
+Sizes compare like for like: ``srbench2021.size`` is what 2021's evaluate_model.py stored, the
+number of features for a file whose ``complexity`` is None (and for ``sgd``, which declares it
+stands for one), so both sit on the published Linear's size (5 on 579_fri_c0_250_5) and on a
+Pareto front; srtui's node count stays as ``srbench2021.size:corrected``.
 """
 
 from __future__ import annotations
@@ -53,9 +58,7 @@ def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path
     method = tmp_path / "SGDRegressor.py"
     method.write_text(SGD_2021)
     suite = tmp_path / "files.toml"
-    suite.write_text(
-        'name = "files"\ntasks = ["srbench2022-qual-579-fri-c0-250-5"]\nmethods = ["linear"]\nseeds = [1]\n'
-    )
+    suite.write_text('name = "files"\ntasks = ["srbench2022-qual-579-fri-c0-250-5"]\nmethods = ["sgd"]\nseeds = [1]\n')
     ws = str(tmp_path / "ws")
     env = {"SRTUI_DATA_DIR": str(data)}
     srtui("run", str(suite), "--method-dir", str(method), "-w", ws, env=env, timeout=600, check=True)
@@ -63,8 +66,12 @@ def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     pairs = pd.DataFrame(out["tables"]["published_pairs"])
-    assert list(pairs["method"]) == ["SGDRegressor"], pairs
+    assert list(pairs["method"]) == ["SGDRegressor"], pairs  # the file, not its stand-in sgd
     assert list(pairs["published_method"]) == ["Linear"] and pairs["r2_test_published"].notna().all()
-    board = next(t for name, t in out["tables"].items() if name != "published_pairs" and t and "source" in t[0])
-    linear = [row for row in board if row["method"] == "Linear"]
-    assert linear and linear[0]["srtui_method"] == "SGDRegressor", linear
+    assert list(pairs["srbench2021.size"]) == [5.0] == list(pairs["srbench2021.size_published"])
+    board = {row["method"]: row for row in out["tables"]["leaderboard"]}
+    assert board["Linear"]["srtui_method"] == "SGDRegressor", board["Linear"]
+    for method in ("SGDRegressor", "sgd"):  # on a front, as the published Linear
+        assert board[method]["pareto_front"] != -1, board[method]
+    per_task = pd.DataFrame(out["tables"]["per_task"]).set_index("method")
+    assert per_task.loc["sgd", "srbench2021.size"] == per_task.loc["SGDRegressor", "srbench2021.size"] == 5

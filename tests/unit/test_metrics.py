@@ -248,3 +248,28 @@ def test_batch_bundles_give_the_values_of_each_operation_alone():
             assert m["srbench2025.symbolic_solution:evaluation"] == int(variant["reference"])
             assert m["srsd.ted"] == R.srsd_op(text, truth, f, "python")["ted"]
     assert out[0]["srbench2022.symbolic_solution"] == 1 and out[1]["srbench2022.symbolic_solution"] == 0
+
+
+def test_srbench2021_size_is_what_2021_s_evaluate_model_stored() -> None:
+    """Issue 58: a method file's complexity(), else its number of features (complexity = None,
+    as SGDRegressor.py; sgd and linear declare they stand for such files); a built-in without a
+    2021 file keeps the nodes of its model. srtui's node count stays as ``:corrected``."""
+    import json
+
+    from results.metrics.compute import _srbench2021_size, model_size_2021
+
+    ffx = {"method": "ffx", "dialect": "srbench", "method_notes": json.dumps({"complexity": 1488.0})}
+    sgd_file = {"method": "SGDRegressor", "dialect": "srbench", "method_notes": json.dumps({"python": "x"})}
+    assert model_size_2021(ffx, 5) == (1488.0, "the method's complexity()")
+    assert model_size_2021(sgd_file, 5) == (5.0, "the number of features (no complexity())")
+    assert model_size_2021({"method": "sgd", "dialect": "python", "method_notes": "{}"}, 5)[0] == 5.0
+    assert model_size_2021({"method": "linear", "dialect": "python", "method_notes": None}, 7)[0] == 7.0
+    assert model_size_2021({"method": "gplearn", "dialect": "gplearn", "method_notes": "{}"}, 5) is None
+    forged = {"method": "x", "dialect": "srbench", "method_notes": json.dumps({"complexity": True})}
+    assert model_size_2021(forged, 3) == (3.0, "the number of features (no complexity())")
+    row = {"srbench2021.size": 40.0, "_srbench2021_size": (37.0, "the method's complexity()"), "_notes": []}
+    _srbench2021_size(row)
+    assert row["srbench2021.size"] == 37.0 and row["srbench2021.size:corrected"] == 40.0 and row["_notes"]
+    kept = {"srbench2021.size": 8.0, "_notes": []}
+    _srbench2021_size(kept)
+    assert kept == {"srbench2021.size": 8.0, "srbench2021.size:corrected": 8.0, "_notes": []}
