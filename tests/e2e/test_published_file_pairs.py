@@ -58,7 +58,9 @@ def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path
     method = tmp_path / "SGDRegressor.py"
     method.write_text(SGD_2021)
     suite = tmp_path / "files.toml"
-    suite.write_text('name = "files"\ntasks = ["srbench2022-qual-579-fri-c0-250-5"]\nmethods = ["sgd"]\nseeds = [1]\n')
+    suite.write_text(
+        'name = "files"\ntasks = ["srbench2022-qual-579-fri-c0-250-5"]\nmethods = ["sgd", "ridge"]\nseeds = [1]\n'
+    )
     ws = str(tmp_path / "ws")
     env = {"SRTUI_DATA_DIR": str(data)}
     srtui("run", str(suite), "--method-dir", str(method), "-w", ws, env=env, timeout=600, check=True)
@@ -73,5 +75,8 @@ def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path
     assert board["Linear"]["srtui_method"] == "SGDRegressor", board["Linear"]
     for method in ("SGDRegressor", "sgd"):  # on a front, as the published Linear
         assert board[method]["pareto_front"] != -1, board[method]
+    # ridge has no 2021 method file: its size is srtui's count, and --published says so in one line
+    sized = [w for w in out["warnings"] if w.startswith("size:")]
+    assert len(sized) == 1 and "ridge" in sized[0] and "sgd" not in sized[0] and "SGDRegressor" not in sized[0]
     per_task = pd.DataFrame(out["tables"]["per_task"]).set_index("method")
     assert per_task.loc["sgd", "srbench2021.size"] == per_task.loc["SGDRegressor", "srbench2021.size"] == 5

@@ -40,6 +40,8 @@ class Facts:
     sklearn: set[str] = field(default_factory=set)
     versions: set[str] = field(default_factory=set)
     parses: set[str] = field(default_factory=set)  # how the jobs' data files were parsed (engine.protocols)
+    #: methods whose srbench2021.size is srtui's count of their model's nodes (no 2021 definition)
+    counted: set[str] = field(default_factory=set)
 
 
 def _fmt_s(seconds: float) -> str:
@@ -78,7 +80,20 @@ def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Fact
     f.max_train = max(rows, default=0)
     f.big_tasks = sorted(str(i.get("name")) for i in mine if cap and int(i.get("n_train") or 0) > cap)
     f.split = "; ".join(sorted({str(i.get("split")) for i in mine if i.get("split")}))[:120]
+    f.counted = _counted_sizes(store, where, args)
     return f
+
+
+def _counted_sizes(store: Store, where: str, args: tuple[str, ...]) -> set[str]:
+    """The methods with a model whose 2021 size is the count of its nodes (results.metrics.compute)."""
+    from results.metrics.compute import model_size_2021
+
+    rows = store.conn.execute(
+        f"SELECT method, dialect, method_notes FROM jobs {where} AND status = 'ok' AND model IS NOT NULL "
+        "GROUP BY method, dialect",
+        args,
+    )
+    return {m for m, d, n in rows if model_size_2021({"method": m, "dialect": d, "method_notes": n}, 1) is None}
 
 
 def _json(text: Any) -> dict[str, Any]:
@@ -127,6 +142,12 @@ def differences(f: Facts, p: Protocol, label: str, profile: Profile | None) -> l
         out.append(f"scikit-learn: {here} here; {label}'s environment does not pin a version")
     elif sorted(f.sklearn) != [p.sklearn]:
         out.append(f"scikit-learn: {here} here; {label} ran scikit-learn {p.sklearn}")
+    if p.sizes == "complexity" and f.counted:
+        shown = ", ".join(sorted(f.counted)[:4]) + (" ..." if len(f.counted) > 4 else "")
+        out.append(
+            f"size: {shown} here: srtui's count of the model's nodes (no 2021 method file to take its size from); "
+            f"{label} stored each method file's own complexity()"
+        )
     others = sorted(v for v in f.versions if not v.startswith("scikit-learn=="))
     if others:
         shown = ", ".join(others[:4]) + (" ..." if len(others) > 4 else "")

@@ -33,6 +33,9 @@ class Protocol:
     profile: Profile = Profile.REFERENCE  # published numbers come from the publication's code
     #: how its code parsed the data files (engine.protocols.PARSES; "" = not compared)
     parse: str = ""
+    #: its model size where that is not the count of the model's nodes: "complexity" (2021's
+    #: evaluate_model.py stored each method file's complexity(), or its number of features)
+    sizes: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class Source:
 # training rows and standardises X and y; SRBench's README: 10 trials, 48 h per black-box run, 9 h per
 # ground-truth run, the ground-truth runs use the tuned parameters and no scaling; read_file.py parses
 # PMLB's files with pandas' python engine, pandas 1.x in 2021: tasks/loaders/pandas1.py)
-_BB21 = Protocol(10, "per seed", 10_000, 48 * 3600.0, "search", "xy", "0.24.1", parse=PARSE_PANDAS1)
+_BB21 = Protocol(10, "per seed", 10_000, 48 * 3600.0, "search", "xy", "0.24.1", parse=PARSE_PANDAS1, sizes="complexity")
 _GT21 = Protocol(10, "per seed", 10_000, 9 * 3600.0, "fixed", "none", "0.24.1")
 # SRBench 2.0: docs/user_guide.md (30 trials, fit_time_limit 3600, -max_samples 40000, --scale_x
 # --scale_y, optimize_model's grid search); base_environment.yml does not pin scikit-learn
