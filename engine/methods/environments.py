@@ -22,6 +22,8 @@ from engine.errors import SrtuiError
 
 READY = ".srtui-ready"
 ENGINE_PATH = "srtui-path"  # the one entry of the worker's PYTHONPATH: a link to srtui's engine
+#: NAME + this, in a wheelhouse: the fingerprint of the spec whose wheels it holds
+WHEELHOUSE_MARKER = ".srtui-wheelhouse"
 
 
 class MethodEnvironmentError(SrtuiError):
@@ -63,19 +65,71 @@ class Environment:
         except OSError:
             return False
 
-    def install_steps(self) -> list[list[str]]:
+    def install_steps(self, wheelhouse: Path | None = None) -> list[list[str]]:
         """The commands that build the environment, in order (`srtui methods install` runs them):
-        a venv of this Python's base interpreter, the pinned pip steps, the check."""
+        a venv of this Python's base interpreter, the pinned pip steps, the check.
+
+        With a ``wheelhouse``: a wheelhouse this spec filled before (its marker holds the spec's
+        fingerprint) installs offline (``--no-index``: no registry, seconds); otherwise each step
+        first builds its wheels into it (``pip wheel``: a source build happens once), then installs
+        from it alone, and the marker is written, so the folder can be copied to another machine."""
         import sys
 
         py = str(self.python)
-        pip = [py, "-m", "pip", "install", "--disable-pip-version-check"]
         marker = str(self.folder / READY)
+        steps = [[sys.executable, "-m", "venv", "--clear", str(self.folder)]]
+        if wheelhouse is None:
+            steps += [[*self._pip(), *step] for step in self.steps]
+        else:
+            filled = self.wheelhouse_filled(wheelhouse)
+            for step in self.steps:
+                if not filled:
+                    steps.append(self._wheel_step(py, wheelhouse, step))
+                steps.append([*self._pip(), "--no-index", "--find-links", str(wheelhouse), *step])
+            if not filled:
+                steps.append(self._wheelhouse_marker(py, wheelhouse))
+        steps.append([py, "-c", f"{self.check}\nopen({marker!r}, 'w').write({self.fingerprint()!r})"])
+        return steps
+
+    def export_steps(self, wheelhouse: Path) -> list[list[str]]:
+        """The commands that fill ``wheelhouse`` with the wheels of this (built) environment's
+        steps, run by its own interpreter (pip's cache makes a wheel it built before quick)."""
+        py = str(self.python)
         return [
-            [sys.executable, "-m", "venv", "--clear", str(self.folder)],
-            *[[*pip, *step] for step in self.steps],
-            [py, "-c", f"{self.check}\nopen({marker!r}, 'w').write({self.fingerprint()!r})"],
+            *[self._wheel_step(py, wheelhouse, step) for step in self.steps],
+            self._wheelhouse_marker(py, wheelhouse),
         ]
+
+    def wheelhouse_filled(self, wheelhouse: Path) -> bool:
+        """Whether ``wheelhouse`` holds the wheels of this very spec (written by a build or an export)."""
+        try:
+            with open(wheelhouse / f"{self.name}{WHEELHOUSE_MARKER}", encoding="utf-8") as fh:
+                return fh.read(64) == self.fingerprint()
+        except OSError:
+            return False
+
+    def _pip(self) -> list[str]:
+        return [str(self.python), "-m", "pip", "install", "--disable-pip-version-check"]
+
+    @staticmethod
+    def _wheel_step(py: str, wheelhouse: Path, step: tuple[str, ...]) -> list[str]:
+        where = str(wheelhouse)
+        return [
+            py,
+            "-m",
+            "pip",
+            "wheel",
+            "--disable-pip-version-check",
+            "--wheel-dir",
+            where,
+            "--find-links",
+            where,
+            *step,
+        ]
+
+    def _wheelhouse_marker(self, py: str, wheelhouse: Path) -> list[str]:
+        marker = str(wheelhouse / f"{self.name}{WHEELHOUSE_MARKER}")
+        return [py, "-c", f"open({marker!r}, 'w').write({self.fingerprint()!r})"]
 
     def worker_path(self) -> Path:
         """The PYTHONPATH entry of this environment's workers: a folder holding only a link to the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -44,25 +45,67 @@ def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-read
         print(f"  unpinned there, pinned here: {', '.join(r['unpinned_in_source']) or 'nothing'}")
 
 
+WHEELHOUSE_HELP = (
+    "A folder of wheels: installs offline from it when it holds this environment's wheels (from "
+    "another --wheelhouse build or `srtui env export`), else builds them into it first."
+)
+
+
 @env_app.command("create")
 def create(
     name: Annotated[str, typer.Argument(help="An environment of `srtui env list`.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps; run nothing.")] = False,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
+    wheelhouse: Annotated[Path | None, typer.Option("--wheelhouse", metavar="DIR", help=WHEELHOUSE_HELP)] = None,
 ) -> None:
     """Build the environment from its pinned spec (a venv; pip installs; a check)."""
+    env = _spec(name)
+    if already_built(name, env, force, dry_run):
+        return
+    if wheelhouse is not None:
+        wheelhouse = _wheel_folder(wheelhouse, dry_run)
+        how = "offline from" if env.wheelhouse_filled(wheelhouse) else "building its wheels into"
+        print(f"{name}: {how} {wheelhouse}")
+    run_steps(env.install_steps(wheelhouse), f"creating environment {name}", dry_run)
+    if not dry_run:
+        print(f"{name}: ready at {env.folder}")
+
+
+@env_app.command("export")
+def export(
+    name: Annotated[str, typer.Argument(help="A created environment of `srtui env list`.")],
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="Where its wheels go (made if missing).")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps; run nothing.")] = False,
+) -> None:
+    """Write a created environment's wheels into DIR: `srtui env create NAME --wheelhouse DIR` then
+    installs it offline, on this machine or another of the same platform and Python."""
+    env = _spec(name)
+    if not env.ready():
+        fail(f"environment {name} is not created ({env.folder}): srtui env create {name}")
+    folder = _wheel_folder(folder, dry_run)
+    run_steps(env.export_steps(folder), f"exporting environment {name}", dry_run)
+    if not dry_run:
+        print(f"{name}: wheels in {folder} (srtui env create {name} --wheelhouse {folder})")
+
+
+def _spec(name: str) -> Any:
     from engine.methods.env_specs import get
     from engine.methods.environments import MethodEnvironmentError
 
     try:
-        env = get(name).environment
+        return get(name).environment
     except MethodEnvironmentError as exc:
         fail(str(exc))
-    if already_built(name, env, force, dry_run):
-        return
-    run_steps(env.install_steps(), f"creating environment {name}", dry_run)
+
+
+def _wheel_folder(folder: Path, dry_run: bool) -> Path:
+    """The wheelhouse as an absolute path, made unless dry; a file there is refused in one line."""
+    folder = folder.expanduser().absolute()
+    if folder.exists() and not folder.is_dir():
+        fail(f"--wheelhouse {folder} is not a folder")
     if not dry_run:
-        print(f"{name}: ready at {env.folder}")
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def register(app: typer.Typer) -> None:
