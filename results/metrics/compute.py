@@ -124,8 +124,9 @@ def write_metrics(store: Store, rows: dict[str, dict[str, Any]]) -> None:
                     (*map(float, accuracy.values()), job_id),
                 )
             notes = metrics.pop("_notes", [])
+            details = metrics.pop("_details", {})  # a metric's own why, shown beside its value
             vals: list[tuple[str, str, float | None, str | None]] = [
-                (job_id, k, None if v is None else float(v), None)
+                (job_id, k, None if v is None else float(v), details.get(k))
                 for k, v in metrics.items()
                 if _stored(k) and k not in ACCURACY
             ]
@@ -312,7 +313,7 @@ def _srbench2021_size(row: dict[str, Any]) -> None:
         row["srbench2021.size:corrected"] = nodes
     if size is not None:
         row["srbench2021.size"], why = size
-        row.setdefault("_notes", []).append(f"srbench2021.size: {why}, as 2021's evaluate_model.py stored it")
+        row.setdefault("_details", {})["srbench2021.size"] = f"{why}, as 2021's evaluate_model.py stored it"
 
 
 def _blackbox_size(m: dict[str, Any], method_notes: str | None) -> None:

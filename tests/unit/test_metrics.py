@@ -269,7 +269,8 @@ def test_srbench2021_size_is_what_2021_s_evaluate_model_stored() -> None:
     assert model_size_2021(forged, 3) == (3.0, "the number of features (no complexity())")
     row = {"srbench2021.size": 40.0, "_srbench2021_size": (37.0, "the method's complexity()"), "_notes": []}
     _srbench2021_size(row)
-    assert row["srbench2021.size"] == 37.0 and row["srbench2021.size:corrected"] == 40.0 and row["_notes"]
+    assert row["srbench2021.size"] == 37.0 and row["srbench2021.size:corrected"] == 40.0
+    assert row["_details"] == {"srbench2021.size": "the method's complexity(), as 2021's evaluate_model.py stored it"}
     kept = {"srbench2021.size": 8.0, "_notes": []}
     _srbench2021_size(kept)
     assert kept == {"srbench2021.size": 8.0, "srbench2021.size:corrected": 8.0, "_notes": []}
