@@ -187,7 +187,9 @@ class DaskBackend:
             options = kwargs["scheduler_options"]
             check_port_free(options["host"], int(options["port"]), "scheduler")
             # every remote process carries the token: a start abandoned mid-way can be swept
-            kwargs["remote_python"] = f"{SSH_TOKEN_ENV}={token} {kwargs.get('remote_python') or sys.executable}"
+            # and -P: no folder of anyone's (the remote cwd) first on its sys.path (engine/private.py)
+            python = kwargs.get("remote_python") or sys.executable
+            kwargs["remote_python"] = f"{SSH_TOKEN_ENV}={token} {python} -P"
             return SSHCluster(**kwargs)
         try:
             from dask_jobqueue import SLURMCluster
@@ -197,6 +199,7 @@ class DaskBackend:
         options = kwargs["scheduler_options"]
         check_port_free(options.get("host", "127.0.0.1"), int(options["port"]), "scheduler")
         kwargs.setdefault("log_directory", str(default_log_dir(self.scratch_root)))
+        kwargs["python"] = f"{kwargs.get('python') or sys.executable} -P"  # as every interpreter srtui starts
         return SLURMCluster(**kwargs)
 
     def _submit_slurm_jobs(self) -> None:

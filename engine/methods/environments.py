@@ -69,10 +69,10 @@ class Environment:
         import sys
 
         py = str(self.python)
-        pip = [py, "-m", "pip", "install", "--disable-pip-version-check"]
+        pip = [py, "-P", "-m", "pip", "install", "--disable-pip-version-check"]
         marker = str(self.folder / READY)
         return [
-            [sys.executable, "-m", "venv", "--clear", str(self.folder)],
+            [sys.executable, "-P", "-m", "venv", "--clear", str(self.folder)],
             *[[*pip, *step] for step in self.steps],
             [py, "-c", f"{self.check}\nopen({marker!r}, 'w').write({self.fingerprint()!r})"],
         ]

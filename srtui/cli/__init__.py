@@ -66,8 +66,10 @@ def main(argv: list[str] | None = None) -> None:
     import sqlite3
 
     from engine.errors import SrtuiError
+    from engine.private import isolate_interpreters
     from engine.textsafe import SafeStream
 
+    isolate_interpreters()  # every interpreter this run starts: -P (no cwd first on its sys.path)
     if not isinstance(sys.stdout, SafeStream):
         sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
