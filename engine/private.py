@@ -162,6 +162,20 @@ def python_command(python: str, *args: str) -> list[str]:
 
 def isolate_interpreters() -> None:
     """Every interpreter this process starts without srtui choosing its argv (multiprocessing's
-    forkserver and spawn children, a local Dask cluster's workers) starts with ``-P`` too:
-    PYTHONSAFEPATH is that flag as an environment variable. Called once, at the CLI's start."""
-    os.environ["PYTHONSAFEPATH"] = "1"
+    forkserver and spawn children: the checkers, a local Dask cluster's workers) starts with
+    ``-P`` too. Multiprocessing copies the parent's flags (``sys.flags``) through one function,
+    which gets ``-P`` added here; not PYTHONSAFEPATH, which every other child would inherit
+    (pip building a package whose setup.py imports a module beside it). Called at the CLI's
+    start; a process started with ``-P`` passes it on by itself."""
+    import multiprocessing.util as mp_util
+
+    flags = mp_util._args_from_interpreter_flags  # type: ignore[attr-defined]
+    if getattr(flags, "srtui_safe_path", False):
+        return
+
+    def with_safe_path() -> list[str]:
+        args: list[str] = flags()
+        return args if SAFE_PATH in args or "-I" in args else [*args, SAFE_PATH]
+
+    with_safe_path.srtui_safe_path = True  # type: ignore[attr-defined]
+    mp_util._args_from_interpreter_flags = with_safe_path  # type: ignore[attr-defined]

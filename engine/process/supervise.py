@@ -390,7 +390,6 @@ def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str
             tree.DRIVER_ENV: tree.driver_identity(),
             "SRTUI_PARENT_PID": str(os.getpid()),
             "PYTHONUNBUFFERED": "1",
-            "PYTHONSAFEPATH": "1",  # no cwd first on sys.path in what the job starts (engine/private.py)
             "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
         }
     )

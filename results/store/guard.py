@@ -23,7 +23,7 @@ from pathlib import Path
 from engine.errors import SrtuiError
 
 #: SQLite VM instructions between two calls of the progress handler (microseconds of work)
-TICK_OPS = 2000
+TICK_OPS = 10_000
 #: a statement still running this long after a stop request is stopped
 STOP_GRACE_S = 0.5
 #: default per-statement budget (``SRTUI_QUERY_BUDGET_S``); srtui's own queries take well under
