@@ -129,8 +129,8 @@ def check_objects(conn: sqlite3.Connection, path: Path) -> None:
             if not text.upper().startswith("CREATE VIRTUAL TABLE"):
                 continue  # someone's plain table: inert data srtui never reads
             what = "virtual table"
-        elif (kind, name, text) in own:
-            continue
+        elif (kind, name, text) in own or (kind == "index" and sql is None):
+            continue  # ours, or SQLite's own index of a table's UNIQUE or PRIMARY KEY (no code)
         else:
             what = str(kind)
         shown = str(name)[:80].encode("unicode_escape").decode("ascii")
