@@ -58,14 +58,22 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.parametrize("launcher", ["fork", "exec"])
-def test_a_run_imports_nothing_planted_in_the_temp_dir_or_the_cwd(planted, tmp_path: Path, launcher: str) -> None:
+@pytest.mark.parametrize(
+    "how",
+    [
+        ["--launcher", "fork"],
+        pytest.param(["--launcher", "exec"], marks=pytest.mark.slow),  # over 8 s under load
+        pytest.param(["--backend", "dask", "--cluster", "local"], marks=pytest.mark.slow),  # workers are spawned
+    ],
+    ids=["fork", "exec", "dask-local"],
+)
+def test_a_run_imports_nothing_planted_in_the_temp_dir_or_the_cwd(planted, tmp_path: Path, how: list[str]) -> None:
     marks, cwd, env = planted
     suite = tmp_path / "p.toml"
     suite.write_text(
         'name = "p"\ntasks = ["smoke-linear"]\nmethods = ["probe-noop", "linear"]\nseeds = [1]\n[limits]\ntime_s = 60\n'
     )
-    proc = run([console_srtui(), "run", str(suite), "--launcher", launcher, "-w", str(tmp_path / "ws")], cwd, env)
+    proc = run([console_srtui(), "run", str(suite), *how, "-w", str(tmp_path / "ws")], cwd, env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert sorted(os.listdir(marks)) == [], "planted packages imported by srtui's processes"
     status = run([console_srtui(), "status", "-w", str(tmp_path / "ws")], cwd, env)

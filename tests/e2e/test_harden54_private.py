@@ -87,6 +87,7 @@ def suite(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # three runs, over 8 s (16 s under load): CI's slow step runs it
 def test_records_another_account_planted_are_never_acted_on(shared: Path, victim, suite: Path) -> None:
     workspace = shared / "ws"
     first = srtui_run(workspace, shared, suite)
