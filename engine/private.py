@@ -19,6 +19,7 @@ import hmac
 import os
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 from engine.errors import SrtuiError
@@ -106,15 +107,19 @@ def secret() -> bytes:
     """This user's key on this host (``private_dir()/key``, 0600, made once): what tags
     srtui's own records, so a record another account wrote is never acted on."""
     path = private_dir() / "key"
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
-    except FileExistsError:
-        pass
-    else:
+    if not os.path.lexists(path):  # written whole under a name of its own, then linked: the first wins
+        fresh = path.with_name(f".key.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
         try:
             os.write(fd, os.urandom(32).hex().encode())
         finally:
             os.close(fd)
+        try:
+            os.link(fresh, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(fresh)
     fd = open_file(path, os.O_RDONLY)
     try:
         key = os.read(fd, 128)
