@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine import private
 from engine.backends.base import (
     BackendError,
     BackendOptions,
@@ -175,6 +176,9 @@ class DaskBackend:
             from distributed import LocalCluster
 
             kwargs = local_kwargs(config, self.options.n_slots)
+            # the workers' folders (and the jobs' scratch dirs in them) in srtui's private folder,
+            # not in dask's default $TMPDIR/dask-scratch-space, which another account can make first
+            kwargs.setdefault("local_directory", str(private.private_dir("dask")))
             return LocalCluster(**kwargs, preload=["engine.backends.dask_worker"], silence_logs=logging.CRITICAL)
         if config.kind == "ssh":
             try:
