@@ -58,6 +58,11 @@ def _die_with_parent() -> None:
 
 
 def _worker_main(fn: Callable[[Any], Any], conn: Connection, mem_mb: int | None) -> None:
+    import signal
+
+    # Ctrl-C reaches the terminal's whole process group: it is the driver's to handle (it stops or
+    # kills this worker); here it only printed a traceback into the run's live panel
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     if mem_mb:
         try:

@@ -52,7 +52,7 @@ def parse_public_key(text: str) -> tuple[str, str]:
 
 def srtui_command() -> list[str]:
     """How to start this srtui from sshd (which has its own PATH): this interpreter, absolutely."""
-    return [str(Path(sys.executable).absolute()), "-m", "srtui"]
+    return [str(Path(sys.executable).absolute()), "-P", "-m", "srtui"]
 
 
 def forced_command(session: str, expert: str, workspace: Path) -> str:

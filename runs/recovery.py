@@ -25,7 +25,5 @@ def recover(store: Store) -> tuple[int, int]:
     # what the jobs of dead drivers left without the token (a cleared environment): their records
     killed += tree.sweep_records(store.workspace.cache / "pids")
     # and those of a local Dask cluster's workers, recorded in this host's folder for the workspace
-    records = records_dir(store.workspace_id, create=False)
-    if records.is_dir():
-        killed += tree.sweep_records(records)
+    killed += tree.sweep_records(records_dir(store.workspace_id))
     return lost, len(set(killed))

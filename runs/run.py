@@ -218,7 +218,9 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     """The jobs a request means, every name and limit checked; task data written (unless not)."""
     if write_data:  # a run: its model checkers start while it is planned
         from engine.outcome_check import start_checkers
+        from engine.private import private_dir
 
+        private_dir()  # checked first: a folder of another owner is refused before anything starts
         start_checkers()
     suite = load_suite(req.suite, workspace.root)
     limits = _limits(suite, req)

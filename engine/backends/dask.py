@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine import private
 from engine.backends.base import (
     BackendError,
     BackendOptions,
@@ -175,6 +176,9 @@ class DaskBackend:
             from distributed import LocalCluster
 
             kwargs = local_kwargs(config, self.options.n_slots)
+            # the workers' folders (and the jobs' scratch dirs in them) in srtui's private folder,
+            # not in dask's default $TMPDIR/dask-scratch-space, which another account can make first
+            kwargs.setdefault("local_directory", str(private.private_dir("dask")))
             return LocalCluster(**kwargs, preload=["engine.backends.dask_worker"], silence_logs=logging.CRITICAL)
         if config.kind == "ssh":
             try:
@@ -187,7 +191,9 @@ class DaskBackend:
             options = kwargs["scheduler_options"]
             check_port_free(options["host"], int(options["port"]), "scheduler")
             # every remote process carries the token: a start abandoned mid-way can be swept
-            kwargs["remote_python"] = f"{SSH_TOKEN_ENV}={token} {kwargs.get('remote_python') or sys.executable}"
+            # and -P: no folder of anyone's (the remote cwd) first on its sys.path (engine/private.py)
+            python = kwargs.get("remote_python") or sys.executable
+            kwargs["remote_python"] = f"{SSH_TOKEN_ENV}={token} {python} -P"
             return SSHCluster(**kwargs)
         try:
             from dask_jobqueue import SLURMCluster
@@ -197,6 +203,7 @@ class DaskBackend:
         options = kwargs["scheduler_options"]
         check_port_free(options.get("host", "127.0.0.1"), int(options["port"]), "scheduler")
         kwargs.setdefault("log_directory", str(default_log_dir(self.scratch_root)))
+        kwargs["python"] = f"{kwargs.get('python') or sys.executable} -P"  # as every interpreter srtui starts
         return SLURMCluster(**kwargs)
 
     def _submit_slurm_jobs(self) -> None:

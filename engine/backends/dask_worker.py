@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import socket
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import private
 from engine.backends.base import FollowUp, usable_cores
 from engine.backends.dask_config import job_span_s
 from engine.process import tree
@@ -75,11 +74,9 @@ def worker_core(scope: str) -> int | None:
             cores = usable_cores()
             if not cores:
                 return None
-            digest = hashlib.sha1(scope.encode()).hexdigest()[:12]
-            folder = Path(tempfile.gettempdir()) / f"srtui-cores-{os.getuid()}-{digest}"
-            folder.mkdir(exist_ok=True)
+            folder = private.folder_for("cores", scope)  # checked: ours, 0700 (engine/private.py)
             for core in cores:
-                fd = os.open(folder / f"core-{core}", os.O_CREAT | os.O_RDWR, 0o600)
+                fd = private.open_file(folder / f"core-{core}", os.O_CREAT | os.O_RDWR)
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
@@ -145,16 +142,12 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
             remove_tree(scratch)  # logs and results came back in the outcome
 
 
-def records_dir(workspace_token: str, create: bool = True) -> Path:
+def records_dir(workspace_token: str) -> Path:
     """This host's folder of the records of a workspace's jobs' processes (engine.process.tree): one
-    per user and workspace, shared by the host's workers, so any of them (and the driver, for a
-    local cluster) kills what the jobs of a dead worker left, even with a cleared environment."""
-    digest = hashlib.sha1(workspace_token.encode()).hexdigest()[:12]
-    folder = Path(tempfile.gettempdir()) / f"srtui-pids-{os.getuid()}-{digest}"
-    if create:
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir(mode=0o700)
-    return folder
+    per user and workspace in srtui's private folder (engine/private.py: ours, 0700, checked), shared
+    by the host's workers, so any of them (and the driver, for a local cluster) kills what the jobs
+    of a dead worker left, even with a cleared environment."""
+    return private.folder_for("pids", workspace_token)
 
 
 def sweep_host(workspace_token: str) -> list[int]:

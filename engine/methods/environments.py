@@ -77,7 +77,7 @@ class Environment:
 
         py = str(self.python)
         marker = str(self.folder / READY)
-        steps = [[sys.executable, "-m", "venv", "--clear", str(self.folder)]]
+        steps = [[sys.executable, "-P", "-m", "venv", "--clear", str(self.folder)]]
         if wheelhouse is None:
             steps += [[*self._pip(), *step] for step in self.steps]
         else:
@@ -88,7 +88,7 @@ class Environment:
                 steps.append([*self._pip(), "--no-index", "--find-links", str(wheelhouse), *step])
             if not filled:
                 steps.append(self._wheelhouse_marker(py, wheelhouse))
-        steps.append([py, "-c", f"{self.check}\nopen({marker!r}, 'w').write({self.fingerprint()!r})"])
+        steps.append([py, "-P", "-c", f"{self.check}\nopen({marker!r}, 'w').write({self.fingerprint()!r})"])
         return steps
 
     def export_steps(self, wheelhouse: Path) -> list[list[str]]:
@@ -109,13 +109,14 @@ class Environment:
             return False
 
     def _pip(self) -> list[str]:
-        return [str(self.python), "-m", "pip", "install", "--disable-pip-version-check"]
+        return [str(self.python), "-P", "-m", "pip", "install", "--disable-pip-version-check"]
 
     @staticmethod
     def _wheel_step(py: str, wheelhouse: Path, step: tuple[str, ...]) -> list[str]:
         where = str(wheelhouse)
         return [
             py,
+            "-P",
             "-m",
             "pip",
             "wheel",
@@ -129,7 +130,7 @@ class Environment:
 
     def _wheelhouse_marker(self, py: str, wheelhouse: Path) -> list[str]:
         marker = str(wheelhouse / f"{self.name}{WHEELHOUSE_MARKER}")
-        return [py, "-c", f"open({marker!r}, 'w').write({self.fingerprint()!r})"]
+        return [py, "-P", "-c", f"open({marker!r}, 'w').write({self.fingerprint()!r})"]
 
     def worker_path(self) -> Path:
         """The PYTHONPATH entry of this environment's workers: a folder holding only a link to the

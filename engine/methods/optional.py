@@ -22,7 +22,7 @@ import numpy as np
 from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
 from engine.spec import FitBudget
 
-_PIP = [sys.executable, "-m", "pip", "install"]
+_PIP = [sys.executable, "-P", "-m", "pip", "install"]
 #: dialect for "x0.."-numbered infix strings (see the module doc)
 X0_DIALECT = "pysr"
 #: name of feyn's Model method that exports the model as a sympy expression

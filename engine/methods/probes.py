@@ -150,7 +150,9 @@ class Escape(_Probe):
         path = os.environ.get("SRTUI_PROBE_PIDFILE", "")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} if params.get("clear_env") else None
         child = subprocess.Popen(
-            [sys.executable, "-c", _ESCAPEE, path, str(int(params.get("hold_mb", 0)))], env=env, start_new_session=True
+            [sys.executable, "-P", "-c", _ESCAPEE, path, str(int(params.get("hold_mb", 0)))],
+            env=env,
+            start_new_session=True,
         )
         child.wait()
         deadline = time.monotonic() + 30

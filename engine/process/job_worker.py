@@ -231,7 +231,7 @@ def main() -> None:
         print("usage: python -m engine.process.job_worker JOBDIR", file=sys.stderr)
         sys.exit(64)
     jobdir = enter(sys.argv[1])
-    if jobdir != sys.argv[1] and sys.path:
+    if jobdir != sys.argv[1] and sys.path and not sys.flags.safe_path:  # srtui starts it with -P
         sys.path[0] = jobdir  # `python -m` put the folder's outside name first
     try:
         code = run(jobdir)

@@ -34,6 +34,7 @@ from typing import IO, Any
 
 import psutil
 
+from engine import private
 from engine.errors import SrtuiError
 from engine.process import tree
 from engine.process.fork_server import PLACEHOLDER, TOKEN_ROOM
@@ -222,7 +223,7 @@ def starter(launcher: str, method_ref: str, env: dict[str, str], python: str | N
 
 def _exec_worker(scratch: Path, env: dict[str, str], python: str = sys.executable) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [python, "-m", "engine.process.job_worker", str(scratch)],
+        private.python_command(python, "-m", "engine.process.job_worker", str(scratch)),
         cwd=scratch,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -241,16 +242,16 @@ class ForkServer:
         self.lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
-        self.log = tempfile.TemporaryFile(prefix="srtui-forkserver-")  # noqa: SIM115 - lives as long as its server
+        self.log = tempfile.TemporaryFile(prefix="forkserver-log-", dir=private.private_dir())  # noqa: SIM115 - lives as long as its server
         from engine.process import seal
 
         server_env = dict(env)
         server_env[tree.TOKEN_ENV] = PLACEHOLDER
         server_env[seal.SERVER_ENV] = seal.isolation().mode  # its jobs sealed: the server is their watchdog
-        self.cwd = tempfile.gettempdir()
+        self.cwd = str(private.private_dir())  # ours alone; -P: no folder of anyone's first on sys.path
         try:
             self.proc = subprocess.Popen(
-                [python, "-m", "engine.process.fork_server", family, str(theirs.fileno())],
+                private.python_command(python, "-m", "engine.process.fork_server", family, str(theirs.fileno())),
                 cwd=self.cwd,
                 env=server_env,
                 stdin=subprocess.DEVNULL,

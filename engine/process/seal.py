@@ -139,7 +139,8 @@ def _probe() -> Isolation:
             os.chmod(folder, 0o755)
             source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             proc = subprocess.run(
-                [sys.executable, "-m", "engine.process.seal", folder],
+                [sys.executable, "-P", "-m", "engine.process.seal", folder],  # -P: no cwd on sys.path
+                cwd=folder,
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": source},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,

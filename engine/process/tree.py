@@ -302,10 +302,31 @@ def reap_adopted(candidates: set[int]) -> None:
 
 
 def start_record(path: Path) -> None:
-    """A job's record begins with the driver that runs it (engine.untrusted: never through a link)."""
+    """A job's record begins with the driver that runs it (engine.untrusted: never through a link)
+    and this user's tag of both (engine.private): a sweep acts on no record it cannot verify."""
+    from engine import private
     from engine.untrusted import write_file
 
-    write_file(path, f"driver {driver_identity()}\n".encode())
+    identity = driver_identity()
+    try:
+        mark = private.tag(_record_text(path.name, identity))
+    except private.PrivateDirError as exc:
+        raise OSError(str(exc)) from None  # no record: the token sweep remains
+    write_file(path, f"driver {identity} {mark}\n".encode())
+
+
+def _record_text(name: str, identity: str) -> str:
+    return f"srtui record {name}\n{identity}"
+
+
+def _record_driver(name: str, head: str) -> str | None:
+    """The driver identity of a record's first line, if the line is this user's own (its tag)."""
+    from engine import private
+
+    identity, _, mark = head.removeprefix("driver ").strip().rpartition(" ")
+    if not head.startswith("driver ") or not identity or not private.tagged(_record_text(name, identity), mark):
+        return None
+    return identity
 
 
 def write_record(path: Path, procs: list[tuple[int, float]]) -> None:
@@ -348,12 +369,15 @@ def sweep_records(folder: Path) -> list[int]:
     killed: list[int] = []
     try:
         for name in os.listdir(dir_fd):
-            try:
+            try:  # another account's file (planted in a shared folder) is never acted on
+                if os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_uid != os.geteuid():
+                    continue
                 text = read_capped(dir_fd, name, 1 << 20).decode("ascii", "replace")
             except (OSError, UntrustedFileError):
                 continue
             head, _, body = text.partition("\n")
-            if not head.startswith("driver ") or identity_alive(head[len("driver ") :].strip()):
+            driver = _record_driver(name, head)
+            if driver is None or identity_alive(driver):
                 continue
             killed += _kill_recorded(body)
             with contextlib.suppress(OSError):

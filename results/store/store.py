@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import SrtuiError
 from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
 from engine.workspace import Workspace, WorkspaceError
-from results.store import schema
+from results.store import guard, schema
 from results.store.columns import RESULT_COLUMNS
 from results.store.tuning import JobScore
 
@@ -65,9 +65,16 @@ class Store:
                 conn = _connect_readonly(path)
             else:
                 conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-            conn.execute("PRAGMA busy_timeout = 30000")
         except sqlite3.Error as exc:
             raise StoreError(db_error(path, exc)) from None
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            guard.protect(conn, path)  # before anything of the file's could run (results/store/guard.py)
+            guard.check_objects(conn, path)
+        except (sqlite3.Error, guard.ForeignObjectError) as exc:
+            conn.close()
+            one = str(exc) if isinstance(exc, guard.ForeignObjectError) else db_error(path, exc)
+            raise StoreError(one) from None
         self.conn = conn
         self._db: Database | None = None
         self.lock = threading.RLock()

@@ -69,8 +69,11 @@ def main(argv: list[str] | None = None) -> None:
     import sqlite3
 
     from engine.errors import SrtuiError
+    from engine.private import isolate_interpreters
     from engine.textsafe import SafeStream
+    from results.store.guard import why_stopped
 
+    isolate_interpreters()  # every interpreter this run starts: -P (no cwd first on its sys.path)
     if not isinstance(sys.stdout, SafeStream):
         sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
@@ -78,6 +81,9 @@ def main(argv: list[str] | None = None) -> None:
     except SrtuiError as exc:
         _one_line(exc.one_line(), exc.exit_code)
     except sqlite3.DatabaseError as exc:  # corrupted, truncated, not a database, disk I/O
+        stopped = why_stopped(exc)  # or a statement results/store/guard.py stopped (Ctrl-C, its budget)
+        if stopped is not None:
+            _one_line(stopped, 130)
         _one_line(f"the workspace's srtui.db is not a usable srtui database: {exc}")
     except OSError as exc:  # read-only or full file system, permissions
         where = f": {str(exc.filename)[:300]}" if exc.filename else ""  # a crafted name may be megabytes

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
+from results.store.guard import request_stop
+
 Handler = Callable[[int, FrameType | None], None]
 
 
@@ -14,6 +16,7 @@ def install_interrupt_handlers(cancel: threading.Event, force: threading.Event, 
     """First Ctrl-C: stop scheduling and terminate running jobs; second: kill them at once."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        request_stop()  # a workspace query still running a moment later is stopped (results/store/guard.py)
         if not cancel.is_set():
             cancel.set()
             notify("stopping: no new jobs; running jobs are being terminated (Ctrl-C again to force)")

@@ -193,7 +193,7 @@ def install(
         return
     # a fresh interpreter: this process has cached the old distribution metadata
     probe = f"from engine.methods import registry; m = registry.load({name!r}); print(m.availability())"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True)
     print(f"{name}: installed ({out.stdout.strip()})" if out.returncode == 0 else out.stderr.strip())
 
 

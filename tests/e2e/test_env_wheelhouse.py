@@ -26,6 +26,11 @@ STAND_IN = Environment("wheelhouse-stand-in", (("six==1.17.0",),), "import six\n
 CLOSED = "http://127.0.0.1:9/simple"  # the discard port: nothing answers there
 
 
+def _pip(step: list[str]) -> str | None:
+    """The pip command a step runs (``install``, ``wheel``), None for another step."""
+    return step[step.index("pip") + 1] if "pip" in step[:5] else None
+
+
 def _build(env: Environment, wheelhouse: Path, extra_env: dict[str, str] | None = None) -> list[list[str]]:
     steps = env.install_steps(wheelhouse)
     for step in steps:
@@ -42,15 +47,16 @@ def test_a_wheelhouse_build_then_an_offline_build(tmp_path: Path, monkeypatch: p
     wheels.mkdir()
     monkeypatch.setenv("SRTUI_ENVS", str(tmp_path / "first"))
     first = _build(STAND_IN, wheels)
-    assert any(step[2:4] == ["pip", "wheel"] for step in first)  # built its wheels into the folder
+    assert any(_pip(step) == "wheel" for step in first)  # built its wheels into the folder
     assert list(wheels.glob("six-1.17.0-*.whl")) and STAND_IN.wheelhouse_filled(wheels)
     assert STAND_IN.built_as_declared()
 
     monkeypatch.setenv("SRTUI_ENVS", str(tmp_path / "second"))  # another machine's environments
     offline = {"PIP_INDEX_URL": CLOSED, "PIP_EXTRA_INDEX_URL": CLOSED, "PIP_FIND_LINKS": "", "PIP_RETRIES": "0"}
     second = _build(STAND_IN, wheels, offline)
-    assert not any(step[2:4] == ["pip", "wheel"] for step in second)
-    assert all("--no-index" in step for step in second if step[2:4] == ["pip", "install"])
+    assert not any(_pip(step) == "wheel" for step in second)
+    assert all("--no-index" in step for step in second if _pip(step) == "install")
+    assert all(step[1] == "-P" for step in second)  # no cwd first on any sys.path (#54)
     assert STAND_IN.built_as_declared() and STAND_IN.folder == tmp_path / "second" / STAND_IN.name
     version = subprocess.run([str(STAND_IN.python), "-c", "import six; print(six.__version__)"], capture_output=True)
     assert version.stdout.decode().strip() == "1.17.0"

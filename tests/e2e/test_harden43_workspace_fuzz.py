@@ -215,3 +215,62 @@ def test_hostile_values_in_every_column_cause_no_traceback(base: Path, tmp_path_
     assert proc.stderr.count("fuzz: ran ") == len(COMMANDS) and "fuzz: visited 7 screens" in proc.stderr, proc.stderr
     long = [line[:200] for line in proc.stderr.splitlines() if len(line) > 1000]
     assert not long, long  # a warning or error names the value's place, it does not repeat it
+
+
+#: issue 54: objects a crafted workspace may hold that srtui never made; each is refused on open
+#: (results/store/guard.py), by every command, in one line naming it
+FOREIGN = {
+    "trigger": "CREATE TRIGGER evil_rewrite AFTER INSERT ON jobs BEGIN UPDATE jobs SET status = 'ok'; END",
+    "trigger-endless": "CREATE TRIGGER evil_spin BEFORE INSERT ON jobs BEGIN SELECT count(*) FROM "
+    "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c); END",
+    "trigger-our-name": "CREATE TRIGGER job_changes_insert AFTER INSERT ON jobs BEGIN DELETE FROM runs; END",
+    "view": "CREATE VIEW evil_view AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c",
+    "virtual table": "CREATE VIRTUAL TABLE evil_fts USING fts5(body)",
+    "index": "CREATE INDEX evil_index ON jobs (abs(attempt))",
+}
+#: every command that opens a workspace, run and writers too (their own folders: ``{out}``)
+OPENING = [
+    # a bare `score` lists the rules and `tasks show` of a built-in task reads no workspace
+    *(argv for argv in COMMANDS if argv[0] not in ("score", "tasks")),
+    ["score", "friedman"],
+    ["run", "smoke", "--methods", "probe-noop", "--tasks", "smoke-linear", "--seeds", "1"],
+    ["rescore"],
+]
+SEPARATE = """
+import sys, traceback
+from srtui.cli import main
+ws, out = sys.argv[1:3]
+for argv in {commands!r}:
+    print("fuzz: command", argv[0], file=sys.stderr, flush=True)
+    try:
+        main([a.replace("{{out}}", out) for a in argv] + ["-w", ws])
+    except SystemExit as exc:
+        print("fuzz: exit", exc.code, file=sys.stderr, flush=True)
+    except Exception:
+        traceback.print_exc()
+"""
+
+
+@pytest.mark.parametrize("kind", list(FOREIGN))
+def test_foreign_schema_objects_are_refused_by_every_command_in_one_line(base: Path, tmp_path: Path, kind: str) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(base, ws)
+    if kind == "trigger-our-name":  # srtui's own trigger, its body replaced
+        with sqlite3.connect(ws / "srtui.db") as conn:
+            conn.execute("DROP TRIGGER job_changes_insert")
+    with sqlite3.connect(ws / "srtui.db") as conn:
+        conn.execute(FOREIGN[kind])
+    name = FOREIGN[kind].split()[3 if kind == "virtual table" else 2]
+    proc = subprocess.run(
+        [sys.executable, "-c", SEPARATE.format(commands=OPENING), str(ws), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    chunks = proc.stderr.split("fuzz: command ")[1:]
+    assert len(chunks) == len(OPENING), proc.stderr[-3000:]
+    for argv, chunk in zip(OPENING, chunks):
+        errors = [ln for ln in chunk.splitlines() if ln.startswith("srtui: error: ")]
+        assert "fuzz: exit 0" not in chunk and "fuzz: exit None" not in chunk, (argv, chunk)
+        assert len(errors) == 1 and f"'{name}'" in errors[0] and "did not make" in errors[0], (argv, chunk)

@@ -420,6 +420,7 @@ def test_authorized_keys_line_forces_the_rating_command(tmp_path):
     command, kind, blob, comment = m.groups()
     argv = shlex.split(command)
     assert argv[1:] == [
+        "-P",  # no folder of anyone's (the account's home, its cwd) first on sys.path (issue 54)
         "-m",
         "srtui",
         "review",

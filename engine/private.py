@@ -1,0 +1,186 @@
+"""The one private folder srtui keeps outside a workspace, per user and host.
+
+Pid records of Dask workers' jobs, core locks, the fork servers' cwd: before this folder they
+lived under names like ``$TMPDIR/srtui-pids-UID-HASH`` in the shared temp directory, where
+another account could plant them first (a record naming a root process, a ``core-N`` link to a
+root-owned file). Now everything goes under ``$XDG_RUNTIME_DIR/srtui`` (when that is set and
+ours) or ``<tempdir>/srtui-UID``, made 0700 and checked on every use: a folder of another owner,
+a link or a group/world-accessible mode is refused in one line, never repaired. Files in it
+open with ``O_NOFOLLOW``. A record is acted on only when its file is ours and carries a tag
+made with ``secret()``, a key only this user can read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import hmac
+import os
+import stat
+import tempfile
+import threading
+from pathlib import Path
+
+from engine.errors import SrtuiError
+
+#: the flags of a file opened here: never through a link, never a terminal, not inherited
+NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+class PrivateDirError(SrtuiError):
+    """The private folder (or a file in it) is not this user's alone; one line."""
+
+
+def base_dir() -> Path:
+    """Where the private folder is: ``$XDG_RUNTIME_DIR/srtui`` when that runtime dir exists and
+    is ours, else ``<tempdir>/srtui-UID``."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime):
+        try:
+            st = os.stat(runtime)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022:
+                return Path(runtime) / "srtui"
+        except OSError:
+            pass
+    return Path(tempfile.gettempdir()) / f"srtui-{os.geteuid()}"
+
+
+def _checked(path: Path) -> Path:
+    """``path`` made 0700 if missing, then refused unless it is a real folder of ours, 0700."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise PrivateDirError(f"srtui's private folder {path} is unusable: {exc.strerror}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise PrivateDirError(f"srtui's private folder {path} is not a folder (a link or a file): refused")
+    if st.st_uid != os.geteuid():
+        raise PrivateDirError(
+            f"srtui's private folder {path} belongs to uid {st.st_uid}, not {os.geteuid()}: refused (remove it)"
+        )
+    if st.st_mode & 0o077:
+        raise PrivateDirError(
+            f"srtui's private folder {path} has mode {stat.S_IMODE(st.st_mode):o}, not 700: refused (remove it)"
+        )
+    return path
+
+
+def private_dir(*parts: str) -> Path:
+    """The private folder (or a folder under it, each made 0700), checked now."""
+    path = _checked(base_dir())
+    for part in parts:
+        if not part or "/" in part or part in (".", ".."):
+            raise ValueError(f"not a folder name: {part!r}")
+        path = _checked(path / part)
+    return path
+
+
+def folder_for(kind: str, scope: str) -> Path:
+    """A folder of one ``kind`` (``pids``, ``cores``) for one scope (a workspace id, a cluster):
+    the scope is hashed, so any text can name it."""
+    return private_dir(kind, hashlib.sha1(scope.encode()).hexdigest()[:12])
+
+
+def open_file(path: Path, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` of a file in a private folder: never through a link, made with ``O_EXCL``
+    where it is new, and refused unless it is a regular file of ours."""
+    flags |= NOFOLLOW
+    fd = -1
+    if flags & os.O_CREAT:
+        try:
+            fd = os.open(path, flags | os.O_EXCL, mode)
+        except FileExistsError:
+            fd = os.open(path, flags & ~os.O_CREAT)
+    else:
+        fd = os.open(path, flags)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        os.close(fd)
+        raise PrivateDirError(f"{path} is not a regular file of uid {os.geteuid()}: refused")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def secret() -> bytes:
+    """This user's key on this host (``private_dir()/key``, 0600, made once): what tags
+    srtui's own records, so a record another account wrote is never acted on."""
+    path = private_dir() / "key"
+    if not os.path.lexists(path):  # written whole under a name of its own, then linked: the first wins
+        fresh = path.with_name(f".key.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
+        try:
+            os.write(fd, os.urandom(32).hex().encode())
+        finally:
+            os.close(fd)
+        try:
+            os.link(fresh, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(fresh)
+    fd = open_file(path, os.O_RDONLY)
+    try:
+        key = os.read(fd, 128)
+    finally:
+        os.close(fd)
+    if len(key) < 32:
+        raise PrivateDirError(f"{path} is not srtui's key (too short): refused (remove it)")
+    return key
+
+
+def tag(text: str) -> str:
+    """A tag of ``text`` that only this user can make (an HMAC with ``secret()``)."""
+    return hmac.new(secret(), text.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def tagged(text: str, mark: str) -> bool:
+    """Is ``mark`` this user's tag of ``text``? False when the key is unusable."""
+    try:
+        return hmac.compare_digest(tag(text), mark)
+    except (PrivateDirError, OSError):
+        return False
+
+
+def owned(fd: int) -> bool:
+    """Is the open file ``fd`` this user's?"""
+    try:
+        return os.fstat(fd).st_uid == os.geteuid()
+    except OSError as exc:
+        if exc.errno == errno.EBADF:
+            raise
+        return False
+
+
+#: the flag every interpreter srtui starts gets: no script folder, no cwd, first on ``sys.path``
+#: (``python -m`` would put the cwd there, ``-c`` an empty entry: the cwd, or a planted
+#: ``engine/`` in a shared temp dir, imported before srtui's own). Unlike ``-I`` it keeps
+#: PYTHONPATH (a method environment finds this engine through it) and an editable install's .pth.
+SAFE_PATH = "-P"
+
+
+def python_command(python: str, *args: str) -> list[str]:
+    """The argv of an interpreter srtui starts: ``python -P ARGS``."""
+    return [python, SAFE_PATH, *args]
+
+
+def isolate_interpreters() -> None:
+    """Every interpreter this process starts without srtui choosing its argv (multiprocessing's
+    forkserver and spawn children: the checkers, a local Dask cluster's workers) starts with
+    ``-P`` too. Multiprocessing copies the parent's flags (``sys.flags``) through one function,
+    which gets ``-P`` added here; not PYTHONSAFEPATH, which every other child would inherit
+    (pip building a package whose setup.py imports a module beside it). Called at the CLI's
+    start; a process started with ``-P`` passes it on by itself."""
+    import multiprocessing.util as mp_util
+
+    flags = mp_util._args_from_interpreter_flags  # type: ignore[attr-defined]
+    if getattr(flags, "srtui_safe_path", False):
+        return
+
+    def with_safe_path() -> list[str]:
+        args: list[str] = flags()
+        return args if SAFE_PATH in args or "-I" in args else [*args, SAFE_PATH]
+
+    with_safe_path.srtui_safe_path = True  # type: ignore[attr-defined]
+    mp_util._args_from_interpreter_flags = with_safe_path  # type: ignore[attr-defined]
