@@ -214,11 +214,11 @@ def _value_notes(rule: str, source: Source, pf: PublishedFile) -> list[str]:
 
 
 def per_source_failures(runs: pd.DataFrame) -> pd.Series:
-    """Failed or missing runs per method, each source completed on its own (another source's
-    seeds are not this method's missing runs)."""
-    from results.scoring.base import complete, failures
+    """Failed runs per method, per source (a run never attempted is no failure: the columns
+    ``missing``/``pending`` of results.scoring.coverage count those)."""
+    from results.scoring.base import failures
 
-    parts = [failures(complete(part), "r2_test") for _, part in runs.groupby("source")]
+    parts = [failures(part, "r2_test") for _, part in runs.groupby("source")]
     return pd.concat(parts) if parts else pd.Series(dtype=int)
 
 
