@@ -146,6 +146,7 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
     from results.outputs.report import SuiteInput, task_features
     from results.scoring.tables import runs_frame
     from results.store.queries import suites as all_suites
+    from results.store.queries import workspace_methods
 
     have = all_suites(store)
     names = suites or have
@@ -169,6 +170,7 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
                 ratings=reviews[0].ratings if reviews else None,
                 agreement=reviews[0].agreement if reviews else None,
                 features=features,
+                methods=workspace_methods(store),
             )
         )
     return out
@@ -210,7 +212,7 @@ def _beside_published(store: Store, s: SuiteInput, published: str) -> None:
         suite=s.name,
         cache_dir=store.workspace.cache,
     )
-    s.board_runs, s.warnings = merged.runs, list(merged.warnings)
+    s.board_runs, s.warnings, s.merged = merged.runs, list(merged.warnings), merged
 
 
 def _safe_stem(*parts: str) -> str:

@@ -43,6 +43,14 @@ def rules_with_sources() -> tuple[str, ...]:
     return tuple(RULE_TRACKS)
 
 
+def figure_without_source(kind: str, rule: str) -> str:
+    """Why figure ``kind`` (of ``rule``) is not drawn beside published results, or "": a rule with
+    no published source would rank the published methods on values they do not have."""
+    if rule in RULE_TRACKS:
+        return ""
+    return f"figure {kind!r} draws rule {rule!r}, which has no published source (--published)"
+
+
 def parse_sources(text: str | None, rule: str) -> list[Source]:
     """``--published`` (None or "" for the rule's default): source names, or paths of tables in a
     published schema (then labelled by the file's name)."""
