@@ -36,7 +36,8 @@ def _runs(tmp_path: Path, pending: bool = False) -> Path:
     frame = pd.DataFrame(rows).assign(status="ok")
     if pending:
         last = (frame["task"] == "T0") & (frame["method"] == "other") & (frame["seed"] == 3)
-        frame.loc[last, ["status", "r2_test", "simplicity"]] = ["pending", np.nan, np.nan]
+        frame.loc[last, "status"] = "pending"
+        frame.loc[last, "r2_test"] = frame.loc[last, "simplicity"] = np.nan
     path = tmp_path / "runs.csv"
     frame.to_csv(path, index=False)
     return path
@@ -70,13 +71,13 @@ def test_the_reference_that_counted_missing_runs_as_failures_says_so(tmp_path):
     assert any("stage0.ipynb ranks a run without a result as a failure" in n for n in notes)
     board, notes = _score("srbench2022-qualification", "--from-csv", str(csv), "-o", "profile=corrected")
     assert any("left out of every row" in n for n in notes)
-    assert board.loc["folder", "mean_rank"] == board.loc["linear", "mean_rank"]
+    assert board["mean_rank"]["folder"] == board["mean_rank"]["linear"]
 
 
 def test_identical_predictions_tie_in_friedman_and_the_cd_diagram(tmp_path):
     csv = _runs(tmp_path)
     board, _ = _score("friedman", "--from-csv", str(csv))
-    assert board.loc["folder", "average_rank"] == board.loc["linear", "average_rank"]
+    assert board["average_rank"]["folder"] == board["average_rank"]["linear"]
     out = tmp_path / "cd.svg"
     res = CliRunner().invoke(app, ["plot", "cd", "--from-csv", str(csv), "--out", str(out)])
     assert res.exit_code == 0, res.output
