@@ -244,6 +244,8 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     available = list(suite.methods) + [m for m in method_refs if m not in suite.methods]
     methods = _select(req.methods, available, available + registry.names())
     loaded = _load_methods(methods, method_refs)
+    for name, adapter in loaded.items():  # a misspelt parameter is refused here, dry run or not
+        adapter.check_params({**suite.params.get(name, {}), **req.params.get(name, {})})
     notes += _in_environments(req.env, suite.environments, loaded, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select_tasks(req, suite, workspace.root)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from engine.errors import SrtuiError
 from engine.spec import FitBudget
 
 if TYPE_CHECKING:
@@ -75,6 +76,10 @@ class FittedModel:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
+class ParamsError(SrtuiError, ValueError):
+    """A suite gives a method a parameter it does not take; one line."""
+
+
 class Method(ABC):
     """Base class of a method adapter. Subclasses set the class attributes and implement fit."""
 
@@ -104,6 +109,28 @@ class Method(ABC):
     #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
     #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
     fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
+    #: "module:Class" whose constructor keywords (with ``default_params``' keys) are the
+    #: parameters a suite may give (``check_params``); None: not known, any is passed on
+    params_of: ClassVar[str | None] = None
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        """Refuse, before any job, a parameter the method does not take (a misspelt name would
+        otherwise fail every fit, or pass a dry run). Imports ``params_of``'s module."""
+        if self.params_of is None or self.environment is not None or not params:
+            return  # another interpreter's version decides there (environment): not checked here
+        import importlib
+        import inspect
+
+        from engine.errors import did_you_mean
+
+        module, _, cls = self.params_of.partition(":")
+        known = set(inspect.signature(getattr(importlib.import_module(module), cls)).parameters) - {"self"}
+        known |= set(self.default_params)
+        for name in params:
+            if name not in known:
+                raise ParamsError(
+                    f"method {self.name!r} has no parameter {name!r} ([params.{self.name}]){did_you_mean(name, known)}"
+                )
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.

@@ -77,6 +77,7 @@ class Linear(_Sklearn):
     honours_time_limit = True  # closed form; finishes at once
     default_params = {"fit_intercept": True}
     hyper_params = [{"fit_intercept": True}]
+    params_of = "sklearn.linear_model:LinearRegression"
 
     def fit(
         self,
@@ -104,6 +105,7 @@ class SGD(_Sklearn):
 
     name = "sgd"
     honours_time_limit = True  # at most max_iter epochs over the data
+    params_of = "sklearn.linear_model:SGDRegressor"
     # the 2021 grid as published (12 configurations, more than SRBench 2.0's limit of 4)
     hyper_params = [{"alpha": a, "penalty": p} for a in (1e-06, 1e-04, 0.01, 1) for p in ("l2", "l1", "elasticnet")]
 
@@ -158,6 +160,7 @@ class Lasso(_Sklearn):
     name = "lasso"
     honours_time_limit = True  # a short regularisation path; finishes in seconds
     default_params = {"cv": 5, "max_iter": 10000}
+    params_of = "sklearn.linear_model:LassoCV"
     hyper_params = [{"cv": 5, "max_iter": 10000, "n_alphas": 50}]
 
     def fit(
@@ -180,6 +183,7 @@ class Ridge(_Sklearn):
     name = "ridge"
     honours_time_limit = True
     default_params = {"alphas": (0.1, 1.0, 10.0)}
+    params_of = "sklearn.linear_model:RidgeCV"
     hyper_params = [{"alphas": (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)}]
 
     def fit(
@@ -251,6 +255,7 @@ class _BlackBox(_Sklearn):
 class RandomForest(_BlackBox):
     name = "rf"
     preload_modules = ("sklearn.ensemble",)
+    params_of = "sklearn.ensemble:RandomForestRegressor"
     default_params = {"n_estimators": 100}
     hyper_params = [
         {"n_estimators": 100, "max_features": 1.0, "min_samples_leaf": 1},
@@ -268,6 +273,7 @@ class RandomForest(_BlackBox):
 class GradientBoosting(_BlackBox):
     name = "gbr"
     preload_modules = ("sklearn.ensemble",)
+    params_of = "sklearn.ensemble:GradientBoostingRegressor"
     default_params = {"n_estimators": 100, "learning_rate": 0.1}
     hyper_params = [
         {"n_estimators": 100, "learning_rate": 0.1, "max_depth": 3},
@@ -284,6 +290,7 @@ class GradientBoosting(_BlackBox):
 
 class MLP(_BlackBox):
     name = "mlp"
+    params_of = "sklearn.neural_network:MLPRegressor"
     preload_modules = ("sklearn.neural_network", "sklearn.pipeline", "sklearn.preprocessing")
     default_params = {"hidden_layer_sizes": (100,), "max_iter": 2000}
     hyper_params = [
@@ -304,6 +311,7 @@ class MLP(_BlackBox):
 
 class KNN(_BlackBox):
     name = "knn"
+    params_of = "sklearn.neighbors:KNeighborsRegressor"
     preload_modules = ("sklearn.neighbors", "sklearn.pipeline", "sklearn.preprocessing")
     default_params = {"n_neighbors": 5}
     hyper_params = [
