@@ -266,6 +266,7 @@ def report_(
 
 def _write(out: Path, text: str) -> None:
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
