@@ -7,6 +7,7 @@ import io
 import json
 
 import pandas as pd
+import pytest
 from conftest import srtui
 from test_reviews_seed import seeded_copy
 
@@ -15,6 +16,7 @@ from results.store.store import Store
 from reviews import ExpertSession
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine (several CLI runs): CI's slow step runs it
 def test_review_report_csv_is_one_plain_table_per_file(tmp_path):
     ws = seeded_copy(tmp_path / "ws").root
     w = ("--workspace", str(ws))

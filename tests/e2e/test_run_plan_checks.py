@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import srtui
 
 
+@pytest.mark.slow  # over 8 s on a quiet machine (several CLI runs): CI's slow step runs it
 def test_a_misspelt_parameter_is_refused_by_the_dry_run(workspace: Path, tmp_path: Path) -> None:
     suite = tmp_path / "typo.toml"
     base = 'name = "typo"\ntasks = ["smoke-linear"]\nmethods = ["gplearn", "ridge"]\nseeds = [1]\n'

@@ -129,3 +129,17 @@ def test_a_task_without_a_ground_truth_is_named_not_counted_unsolved(tmp_path):
     assert res.exit_code == 0, res.output
     titles = re.findall(r">([^<]+)</text>", out.read_text())
     assert "Feynman" in titles and "user" not in titles and "User" not in titles, titles
+
+
+def test_equal_solution_rates_draw_side_by_side(tmp_path):
+    """Two methods with the same rates at every noise level: both lines are drawn, apart."""
+    from results.outputs.figures import FigureData, draw
+    from results.scoring.tables import read_runs_csv
+
+    runs = read_runs_csv(_groundtruth_runs(tmp_path))
+    twin = runs[runs["method"] == "gplearn"].assign(method="twin")
+    fig = draw("solution-rate", FigureData(runs=pd.concat([runs, twin], ignore_index=True)))
+    lines = [line for line in fig.axes[0].get_lines() if np.asarray(line.get_xdata()).size]
+    assert len(lines) == 3
+    xs = sorted(float(np.asarray(line.get_xdata())[0]) for line in lines)
+    assert len(set(xs)) == 3  # the twins' equal points do not sit on each other
