@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import SrtuiError
+from engine.spec import RETRY_AUTOMATIC
 from results.metrics.profiles import PROFILES, Profile
 
 
@@ -144,8 +145,9 @@ def require(runs: pd.DataFrame, *cols: str, rule: str) -> None:
         raise ScoreError(f"rule {rule!r}: no runs to score")
 
 
-#: statuses of runs that were never attempted (``complete`` adds them) or are not finished yet
-MISSING, PENDING = ("missing",), ("pending", "running")
+#: statuses of runs that were never attempted (``complete`` adds them) or are not finished yet:
+#: pending, running, or to be run again (interrupted, lost: the job never got a fair chance)
+MISSING, PENDING = ("missing",), ("pending", "running", *sorted(RETRY_AUTOMATIC))
 NOT_RUN = MISSING + PENDING
 #: values this close (relative) are equal for every rank: the same predictions give R2 values
 #: 2e-16 apart, and such noise must not rank two methods apart

@@ -38,6 +38,8 @@ def _runs(tmp_path: Path, pending: bool = False) -> Path:
         last = (frame["task"] == "T0") & (frame["method"] == "other") & (frame["seed"] == 3)
         frame.loc[last, "status"] = "pending"
         frame.loc[last, "r2_test"] = frame.loc[last, "simplicity"] = np.nan
+        lost = (frame["task"] == "T1") & (frame["method"] == "linear") & (frame["seed"] == 3)
+        frame.loc[lost, "status"] = "lost"  # to be run again: its job never got a fair chance
     path = tmp_path / "runs.csv"
     frame.to_csv(path, index=False)
     return path
@@ -60,8 +62,9 @@ def test_runs_never_attempted_or_pending_are_no_failures(tmp_path, profile):
     assert board["failed_runs"].to_dict() == dict.fromkeys(board.index, 0)
     assert board.loc["ridge", "missing"] == len(TASKS) and board.loc["folder", "missing"] == len(TASKS)
     assert board.loc["linear", "missing"] == 0 and board.loc["other", "pending"] == 1
+    assert board.loc["linear", "pending"] == 1
     assert board.loc["ridge", "datasets"] == len(TASKS)
-    assert any("12 run(s) never attempted and 1 run(s) pending" in n and "not counted as failures" in n for n in notes)
+    assert any("12 run(s) never attempted and 2 run(s) pending" in n and "not counted as failures" in n for n in notes)
 
 
 def test_the_reference_that_counted_missing_runs_as_failures_says_so(tmp_path):
