@@ -106,12 +106,27 @@ class Method(ABC):
     #: the method's own Python environment (engine.methods.environments): its jobs' workers run
     #: that interpreter; None: srtui's own
     environment: ClassVar[Environment | None] = None
-    #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
-    #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
-    fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
     #: "module:Class" whose constructor keywords (with ``default_params``' keys) are the
     #: parameters a suite may give (``check_params``); None: not known, any is passed on
     params_of: ClassVar[str | None] = None
+    #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
+    #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
+    fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
+
+    def preload(self) -> list[str]:
+        """Import the method's heavy modules now (outside the timed fit); returns what failed.
+
+        A module that fails to import is not an error here: the fit imports it again and
+        reports the failure the way it always has."""
+        import importlib
+
+        failed = []
+        for module in self.preload_modules or _top_level_modules(self.requires):
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001 - any import failure is the fit's to report
+                failed.append(module)
+        return failed
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Refuse, before any job, a parameter the method does not take (a misspelt name would
@@ -131,21 +146,6 @@ class Method(ABC):
                 raise ParamsError(
                     f"method {self.name!r} has no parameter {name!r} ([params.{self.name}]){did_you_mean(name, known)}"
                 )
-
-    def preload(self) -> list[str]:
-        """Import the method's heavy modules now (outside the timed fit); returns what failed.
-
-        A module that fails to import is not an error here: the fit imports it again and
-        reports the failure the way it always has."""
-        import importlib
-
-        failed = []
-        for module in self.preload_modules or _top_level_modules(self.requires):
-            try:
-                importlib.import_module(module)
-            except Exception:  # noqa: BLE001 - any import failure is the fit's to report
-                failed.append(module)
-        return failed
 
     def version(self) -> str:
         if self.environment is not None:  # pinned by the environment, not this interpreter's

@@ -105,9 +105,9 @@ class SGD(_Sklearn):
 
     name = "sgd"
     honours_time_limit = True  # at most max_iter epochs over the data
-    params_of = "sklearn.linear_model:SGDRegressor"
     # the 2021 grid as published (12 configurations, more than SRBench 2.0's limit of 4)
     hyper_params = [{"alpha": a, "penalty": p} for a in (1e-06, 1e-04, 0.01, 1) for p in ("l2", "l1", "elasticnet")]
+    params_of = "sklearn.linear_model:SGDRegressor"
 
     def fit(
         self,
