@@ -47,11 +47,15 @@ def check_name(value: object, what: str, error: type[SrtuiError] = BadNameError)
     return value  # type: ignore[return-value]
 
 
+def safe_file_name(name: str) -> str:
+    """A file name made from a name: anything outside the rule's alphabet becomes ``_``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "_"
+
+
 def file_in(folder: Path, name: str) -> Path:
-    """``folder/name`` for a file name made from a name: anything outside the rule's alphabet
-    becomes ``_``, and the resolved path must stay inside ``folder``."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "_"
-    path = folder / safe
+    """``folder/name`` for a file name made from a name (``safe_file_name``); the resolved path
+    must stay inside ``folder``."""
+    path = folder / safe_file_name(name)
     if path.resolve().parent != folder.resolve():
         raise BadNameError(f"file name {quoted(name)} leaves {folder}")
     return path

@@ -177,11 +177,31 @@ def _cell(value: Any) -> Any:
     return f"{value:.4g}" if isinstance(value, float) else value
 
 
-def render(store: Store, name: str, fmt: str = "table") -> str:
+def _chosen(store: Store, name: str, table: str | None) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """The report's tables (only ``table`` when given) and its options without the unset ones."""
+    tables, options = build(store, name)
+    if table is not None:
+        if table not in tables:
+            raise ReviewError(f"review report has no table {table!r} (tables: {', '.join(tables)})")
+        tables = {table: tables[table]}
+    return tables, {k: v for k, v in options.items() if v is not None}
+
+
+def csv_report_files(store: Store, name: str, stem: str, table: str | None = None) -> dict[str, str]:
+    """File name -> plain CSV (one table per file, no comment lines: what pandas reads) and
+    ``STEM.meta.json`` with the session's options, as `srtui export` writes them."""
+    from results.outputs.export import csv_files
+
+    tables, options = _chosen(store, name, table)
+    return csv_files(stem, tables, f"review {name}", options)
+
+
+def render(store: Store, name: str, fmt: str = "table", table: str | None = None) -> str:
     from results.outputs.export import ExportError, render_tables
 
-    tables, options = build(store, name)
-    options = {k: v for k, v in options.items() if v is not None}
+    tables, options = _chosen(store, name, table)
+    if fmt == "csv" and table is not None:  # one table: the plain CSV alone
+        return next(iter(csv_report_files(store, name, "report", table).values()))
     if fmt == "table":  # a missing value reads as "-" on screen, not "None" (csv/json keep it empty/null)
         tables = {k: df.astype(object).map(_cell) for k, df in tables.items()}
     try:

@@ -145,14 +145,23 @@ class RunPlan:
             record = (finals.get(method) or specs[0]).protocol
             capped = sum(1 for s in specs if s.protocol.get("cap", "none") != "none")
             cap = f"cap {first_cap(specs)} on {capped} job(s)" if capped else "cap none"
+            n = len(specs) + self.later_jobs(method)  # the final fits too: what the run runs
             lines.append(
-                f"  {method:<14} {len(specs)} job(s); scaling {record.get('scaling')}, {cap}, "
-                f"tuning {record.get('tuning')}"
+                f"  {method:<14} {n} job(s); scaling {record.get('scaling')}, {cap}, tuning {record.get('tuning')}"
             )
         return lines + later
 
     def searches_finals(self) -> list[JobSpec]:
         return [s.final for s in self.searches]
+
+    def later_jobs(self, method: str | None = None) -> int:
+        """The jobs the searches plan as they go (halving iterations, the final fits): not in
+        ``specs`` yet, but run (and counted) all the same; one method's with ``method``."""
+        return sum(
+            max(0, s.expected_jobs() - len(s.first_jobs()))
+            for s in self.searches
+            if method is None or s.final.method == method
+        )
 
     def data_path(self, spec: JobSpec) -> str:
         return self.fold_paths.get(spec.data_fingerprint) or self.data_paths[spec.task]
@@ -237,6 +246,8 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     available = list(suite.methods) + [m for m in method_refs if m not in suite.methods]
     methods = _select(req.methods, available, available + registry.names())
     loaded = _load_methods(methods, method_refs)
+    for name, adapter in loaded.items():  # a misspelt parameter is refused here, dry run or not
+        adapter.check_params({**suite.params.get(name, {}), **req.params.get(name, {})})
     notes += _in_environments(req.env, suite.environments, loaded, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
     task_names = _select_tasks(req, suite, workspace.root)
@@ -606,7 +617,7 @@ def _drive(
     todo = _todo(plan, store, plan.specs, req.retry_failed, settled)
     # a search's later jobs (halving iterations, the final fit) are counted from the start, so the
     # progress counter's total holds still as they are planned
-    ahead = max(0, sum(s.expected_jobs() - len(s.first_jobs()) for s in plan.searches))
+    ahead = plan.later_jobs()
     state = RunState(total=len(todo) + ahead)
     planned, queued = len(plan.specs), len(todo)
     run_id = store.begin_run(

@@ -118,27 +118,10 @@ def figure_data(
 
 
 def suite_rule(store: Store, name: str) -> str | None:
-    """The scoring rule of a suite by name: built in, or the suite file a run of it was given
-    (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
-    from results.store.typed import stored_json
-    from tasks.suites import SuiteError, load_suite
+    """The scoring rule of a suite by name (results.scoring.suite_rule)."""
+    from results.scoring.suite_rule import suite_rule as named
 
-    stored: object = name  # a crafted workspace's suite name may be a blob (warned where it was read)
-    if not isinstance(stored, str):
-        return None
-    candidates = [name]
-    found = store.conn.execute("SELECT run_id, argv FROM runs WHERE suite = ? ORDER BY started_at DESC", (name,))
-    for run_id, argv in found:
-        args = stored_json(argv, "runs", run_id, "argv", [], list)
-        candidates += [a for a in args if isinstance(a, str) and a.endswith(".toml")]
-    for candidate in dict.fromkeys(candidates):
-        try:
-            suite = load_suite(candidate)
-        except (SuiteError, OSError):  # OSError: a crafted name too long for a path
-            continue
-        if suite.name == name:
-            return suite.scoring
-    return None
+    return named(store, name)
 
 
 def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInput]:
@@ -146,6 +129,7 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
     from results.outputs.report import SuiteInput, task_features
     from results.scoring.tables import runs_frame
     from results.store.queries import suites as all_suites
+    from results.store.queries import workspace_methods
 
     have = all_suites(store)
     names = suites or have
@@ -169,6 +153,7 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
                 ratings=reviews[0].ratings if reviews else None,
                 agreement=reviews[0].agreement if reviews else None,
                 features=features,
+                methods=workspace_methods(store),
             )
         )
     return out
@@ -210,7 +195,7 @@ def _beside_published(store: Store, s: SuiteInput, published: str) -> None:
         suite=s.name,
         cache_dir=store.workspace.cache,
     )
-    s.board_runs, s.warnings = merged.runs, list(merged.warnings)
+    s.board_runs, s.warnings, s.merged = merged.runs, list(merged.warnings), merged
 
 
 def _safe_stem(*parts: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from engine.errors import SrtuiError
 from engine.spec import FitBudget
 
 if TYPE_CHECKING:
@@ -75,6 +76,10 @@ class FittedModel:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
+class ParamsError(SrtuiError, ValueError):
+    """A suite gives a method a parameter it does not take; one line."""
+
+
 class Method(ABC):
     """Base class of a method adapter. Subclasses set the class attributes and implement fit."""
 
@@ -101,6 +106,9 @@ class Method(ABC):
     #: the method's own Python environment (engine.methods.environments): its jobs' workers run
     #: that interpreter; None: srtui's own
     environment: ClassVar[Environment | None] = None
+    #: "module:Class" whose constructor keywords (with ``default_params``' keys) are the
+    #: parameters a suite may give (``check_params``); None: not known, any is passed on
+    params_of: ClassVar[str | None] = None
     #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
     #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
     fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
@@ -124,6 +132,25 @@ class Method(ABC):
             except Exception:  # noqa: BLE001 - any import failure is the fit's to report
                 failed.append(module)
         return failed
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        """Refuse, before any job, a parameter the method does not take (a misspelt name would
+        otherwise fail every fit, or pass a dry run). Imports ``params_of``'s module."""
+        if self.params_of is None or self.environment is not None or not params:
+            return  # another interpreter's version decides there (environment): not checked here
+        import importlib
+        import inspect
+
+        from engine.errors import did_you_mean
+
+        module, _, cls = self.params_of.partition(":")
+        known = set(inspect.signature(getattr(importlib.import_module(module), cls)).parameters) - {"self"}
+        known |= set(self.default_params)
+        for name in params:
+            if name not in known:
+                raise ParamsError(
+                    f"method {self.name!r} has no parameter {name!r} ([params.{self.name}]){did_you_mean(name, known)}"
+                )
 
     def version(self) -> str:
         if self.environment is not None:  # pinned by the environment, not this interpreter's

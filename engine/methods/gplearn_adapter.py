@@ -159,6 +159,7 @@ class Gplearn(Method):
     honours_time_limit = True  # by growing generations under the budget
     requires = ("gplearn",)
     preload_modules = ("gplearn.fitness", "gplearn.genetic")
+    params_of = "gplearn.genetic:SymbolicRegressor"  # and linear_scaling, a default_params key
     default_params: ClassVar[dict[str, Any]] = {
         "population_size": 400,
         "generations": None,  # None: generation_cap(fit_budget, population_size)

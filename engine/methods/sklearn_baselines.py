@@ -78,6 +78,7 @@ class Linear(_Sklearn):
     honours_time_limit = True  # closed form; finishes at once
     default_params = {"fit_intercept": True}
     hyper_params = [{"fit_intercept": True}]
+    params_of = "sklearn.linear_model:LinearRegression"
 
     def fit(
         self,
@@ -108,6 +109,7 @@ class SGD(_Sklearn):
     srbench2021_size = "features"  # SGDRegressor.py: complexity = None, so evaluate_model stored X's columns
     # the 2021 grid as published (12 configurations, more than SRBench 2.0's limit of 4)
     hyper_params = [{"alpha": a, "penalty": p} for a in (1e-06, 1e-04, 0.01, 1) for p in ("l2", "l1", "elasticnet")]
+    params_of = "sklearn.linear_model:SGDRegressor"
 
     def fit(
         self,
@@ -160,6 +162,7 @@ class Lasso(_Sklearn):
     name = "lasso"
     honours_time_limit = True  # a short regularisation path; finishes in seconds
     default_params = {"cv": 5, "max_iter": 10000}
+    params_of = "sklearn.linear_model:LassoCV"
     hyper_params = [{"cv": 5, "max_iter": 10000, "n_alphas": 50}]
 
     def fit(
@@ -182,6 +185,7 @@ class Ridge(_Sklearn):
     name = "ridge"
     honours_time_limit = True
     default_params = {"alphas": (0.1, 1.0, 10.0)}
+    params_of = "sklearn.linear_model:RidgeCV"
     hyper_params = [{"alphas": (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)}]
 
     def fit(
@@ -253,6 +257,7 @@ class _BlackBox(_Sklearn):
 class RandomForest(_BlackBox):
     name = "rf"
     preload_modules = ("sklearn.ensemble",)
+    params_of = "sklearn.ensemble:RandomForestRegressor"
     default_params = {"n_estimators": 100}
     hyper_params = [
         {"n_estimators": 100, "max_features": 1.0, "min_samples_leaf": 1},
@@ -270,6 +275,7 @@ class RandomForest(_BlackBox):
 class GradientBoosting(_BlackBox):
     name = "gbr"
     preload_modules = ("sklearn.ensemble",)
+    params_of = "sklearn.ensemble:GradientBoostingRegressor"
     default_params = {"n_estimators": 100, "learning_rate": 0.1}
     hyper_params = [
         {"n_estimators": 100, "learning_rate": 0.1, "max_depth": 3},
@@ -286,6 +292,7 @@ class GradientBoosting(_BlackBox):
 
 class MLP(_BlackBox):
     name = "mlp"
+    params_of = "sklearn.neural_network:MLPRegressor"
     preload_modules = ("sklearn.neural_network", "sklearn.pipeline", "sklearn.preprocessing")
     default_params = {"hidden_layer_sizes": (100,), "max_iter": 2000}
     hyper_params = [
@@ -306,6 +313,7 @@ class MLP(_BlackBox):
 
 class KNN(_BlackBox):
     name = "knn"
+    params_of = "sklearn.neighbors:KNeighborsRegressor"
     preload_modules = ("sklearn.neighbors", "sklearn.pipeline", "sklearn.preprocessing")
     default_params = {"n_neighbors": 5}
     hyper_params = [

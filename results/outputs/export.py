@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import SrtuiError, did_you_mean
+from engine.names import safe_file_name
 from engine.textsafe import csv_cell, encodable, visible
 from results.scoring.base import Score
 
@@ -254,7 +255,8 @@ def csv_files(
     cell = lambda v: csv_cell(v, raw=raw)  # noqa: E731
     files: dict[str, str] = {}
     for i, (table, df) in enumerate(tables.items()):
-        file = f"{name}.csv" if i == 0 else f"{name}.{visible(table, one_line=True)}.csv"
+        # the name the file gets on disk (engine.names.file_in), so the meta's map holds true
+        file = safe_file_name(f"{name}.csv" if i == 0 else f"{name}.{visible(table, one_line=True)}.csv")
         buf = io.StringIO()
         _safe_text(df, cell).to_csv(buf, index=False, float_format="%.10g")
         files[file] = buf.getvalue()

@@ -20,6 +20,7 @@ import pandas as pd
 from engine.errors import did_you_mean
 from results.scoring import rules as _rules
 from results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
+from results.scoring.coverage import add_coverage
 from results.scoring.mixed import check_one_protocol, footnote_protocols, protocols_per_method
 from results.scoring.rules.srbench2022 import load_expert_scores
 
@@ -59,7 +60,7 @@ def score(
     keys = protocols_per_method(runs)
     check_one_protocol(keys, allow_mixed)
     result = rule.fn(runs, trust=trust, **opts) if rule.needs_trust else rule.fn(runs, **opts)
-    return footnote_protocols(result, keys)
+    return footnote_protocols(add_coverage(result, runs, result.missing_as_failures), keys)
 
 
 __all__ = ["PROFILES", "RULES", "Rule", "Score", "ScoreError", "get_rule", "load_expert_scores", "score"]

@@ -7,9 +7,12 @@ publication's code, quirks included; ``corrected`` is srtui's variant, whose con
 
 - ranks are dense and **higher is better**: on each dataset the best value gets the highest rank,
   equal values share a rank, the next value gets the next integer;
-- a failed run (status not ``ok``, or a missing metric) counts as the worst possible value, and a
-  (task, method, seed) that another method has but this one lacks counts as a failed run: a
-  failure can only take the worst rank, never a better one;
+- a failed run (status not ``ok``, or a missing metric) counts as the worst possible value: a
+  failure can only take the worst rank, never a better one; a run never attempted (a (task,
+  method, seed) that another method has but this one lacks) or still pending is left out of the
+  row, counted in its ``missing``/``pending`` columns and named in a note
+  (``results.scoring.coverage``);
+- values equal within float noise (``TIE_RTOL``) are equal: they share a rank;
 - runs of one (task, method) are aggregated with the median (option: mean); when a run failed the
   aggregate is computed with the failure as -inf (so a median over mostly failed runs is a failure).
 
@@ -19,6 +22,7 @@ published code's own steps, shared by the reference profiles.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import SrtuiError
+from engine.spec import RETRY_AUTOMATIC
 from results.metrics.profiles import PROFILES, Profile
 
 
@@ -44,6 +49,9 @@ class Score:
     warnings: list[str] = field(default_factory=list)
     #: the published sources of some rows: "published: <release>" -> its citation
     sources: dict[str, str] = field(default_factory=dict)
+    #: set by a reference profile whose publication counted a missing run as a failure: how it did
+    #: (the coverage note quotes it, results.scoring.coverage)
+    missing_as_failures: str | None = None
 
     @property
     def profile(self) -> Profile | None:
@@ -137,8 +145,18 @@ def require(runs: pd.DataFrame, *cols: str, rule: str) -> None:
         raise ScoreError(f"rule {rule!r}: no runs to score")
 
 
+#: statuses of runs that were never attempted (``complete`` adds them) or are not finished yet:
+#: pending, running, or to be run again (interrupted, lost: the job never got a fair chance)
+MISSING, PENDING = ("missing",), ("pending", "running", *sorted(RETRY_AUTOMATIC))
+NOT_RUN = MISSING + PENDING
+#: values this close (relative) are equal for every rank: the same predictions give R2 values
+#: 2e-16 apart, and such noise must not rank two methods apart
+TIE_RTOL = 1e-12
+
+
 def complete(runs: pd.DataFrame) -> pd.DataFrame:
-    """Add a failed run for every (task, method, seed) some method ran on a task and this one lacks."""
+    """Add a run of status ``missing`` for every (task, method, seed) some method ran on a task and
+    this one lacks (the published codes that count a missing run as a failure)."""
     seeds = runs.groupby("task")["seed"].unique()
     methods = runs["method"].unique()
     grid = pd.DataFrame(
@@ -151,8 +169,26 @@ def complete(runs: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns="_merge")
 
 
+def attempted(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that were attempted and ended: neither missing nor pending (nor running)."""
+    return runs[~runs["status"].isin(NOT_RUN)]
+
+
 def failed(runs: pd.DataFrame, col: str) -> pd.Series:
     return (runs["status"] != "ok") | runs[col].isna()
+
+
+def snap_ties(values: pd.Series | np.ndarray, rtol: float = TIE_RTOL) -> np.ndarray:
+    """``values`` with each sorted value within ``rtol`` (relative) of its group's first value set to
+    that value, so that float noise ties under any ranking; NaN and +-inf are kept."""
+    v = np.asarray(values, dtype=float).copy()
+    order = np.argsort(v, kind="stable")
+    finite = order[np.isfinite(v[order])]
+    for prev, cur in itertools.pairwise(finite):
+        a, b = v[prev], v[cur]
+        if b - a <= rtol * max(abs(a), abs(b)):
+            v[cur] = a  # ``a`` is the group's first value: a slow drift starts a new group
+    return v
 
 
 def aggregate(runs: pd.DataFrame, col: str, how: str = "median", higher_better: bool = True) -> pd.Series:
@@ -165,14 +201,15 @@ def aggregate(runs: pd.DataFrame, col: str, how: str = "median", higher_better: 
 
 def dense_rank(values: pd.Series, higher_better: bool = True) -> pd.Series:
     """Dense ranks, higher is better; NaN and the failure value rank worst (1) together."""
-    v = values.astype(float)
+    v = pd.Series(snap_ties(values), index=values.index)
     v = v if higher_better else -v
     return v.fillna(-np.inf).rank(method="dense", ascending=True).astype(int)
 
 
 def rank_per_task(agg: pd.Series, higher_better: bool = True) -> pd.Series:
-    """Dense ranks of the methods within each task of a (task, method)-indexed Series."""
-    v = agg.astype(float)
+    """Dense ranks of the methods within each task of a (task, method)-indexed Series (values equal
+    within float noise share a rank)."""
+    v = agg.astype(float).groupby(level="task", group_keys=False).transform(lambda s: snap_ties(s.to_numpy()))
     v = (v if higher_better else -v).fillna(-np.inf)
     return v.groupby(level="task").rank(method="dense", ascending=True).astype(int)
 
@@ -195,7 +232,8 @@ def shown(s: pd.Series) -> pd.Series:
 
 
 def failures(runs: pd.DataFrame, col: str) -> pd.Series:
-    return failed(runs, col).groupby(runs["method"]).sum().astype(int)
+    """Failed runs per method: only runs that were attempted (a missing or pending run is none)."""
+    return (failed(runs, col) & ~runs["status"].isin(NOT_RUN)).groupby(runs["method"]).sum().astype(int)
 
 
 # --- the published code's own steps (reference profiles) -------------------------------------

@@ -18,10 +18,11 @@ from results.scoring.base import (
     Score,
     ScoreError,
     aggregate,
-    complete,
+    attempted,
     rank_per_task,
     require,
     rule,
+    snap_ties,
 )
 
 AGG = ("median", "mean")
@@ -40,16 +41,32 @@ def higher_better(metric: str) -> bool:
 
 
 def matrix(runs: pd.DataFrame, metric: str, agg: str = "median") -> pd.DataFrame:
-    """datasets x methods of per-dataset aggregates; failures become the worst finite value."""
+    """datasets x methods of per-dataset aggregates; failures become the worst finite value, values
+    equal within float noise become equal (``snap_ties``). A dataset some method never attempted
+    is left out (named in ``attrs["left_out"]``): the tests compare complete blocks only."""
     require(runs, metric, rule="statistics")
     up = higher_better(metric)
-    m = aggregate(complete(runs), metric, agg, higher_better=up).unstack("method")
+    m = aggregate(attempted(runs), metric, agg, higher_better=up).unstack("method")
+    left_out = [str(t) for t in m.index[m.isna().any(axis=1)]]
+    m = m.dropna()
+    m = pd.DataFrame([snap_ties(row) for row in m.to_numpy()], index=m.index, columns=m.columns)
     finite = m.to_numpy()[np.isfinite(m.to_numpy())]
     if finite.size == 0:
         raise ScoreError(f"no finite values of {metric!r} to compare")
     # ties at the worst: a failure is worse than every real value, and all failures are equal
     worst = finite.min() - 1.0 if up else finite.max() + 1.0
-    return m.replace([np.inf, -np.inf], worst)
+    m = m.replace([np.inf, -np.inf], worst)
+    m.attrs["left_out"] = left_out
+    return m
+
+
+def left_out_note(m: pd.DataFrame) -> list[str]:
+    """The note naming the datasets ``matrix`` left out (some method never attempted them)."""
+    names = m.attrs.get("left_out") or []
+    if not names:
+        return []
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return [f"{len(names)} dataset(s) left out, not every method has a finished or failed run there: {shown}"]
 
 
 @rule("friedman", {"metric": ("r2_test", None), "agg": ("median", AGG), "alpha": (0.05, None)})
@@ -91,6 +108,7 @@ def friedman(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
             "conover_holm": conover.rename_axis("method").reset_index(),
             "nemenyi": nemenyi.rename_axis("method").reset_index(),
         },
+        notes=left_out_note(m),
     )
 
 
@@ -115,7 +133,7 @@ def wilcoxon(runs: pd.DataFrame, metric: str = "r2_test", agg: str = "median", a
     table = pd.DataFrame(rows, columns=["method_a", "method_b", "statistic", "p_value", "median_difference"])
     reject, p_holm, _, _ = multipletests(table["p_value"], alpha=alpha, method="holm")
     table["p_holm"], table["significant"] = p_holm, reject
-    return Score("wilcoxon", {"metric": metric, "agg": agg, "alpha": alpha}, {"pairs": table})
+    return Score("wilcoxon", {"metric": metric, "agg": agg, "alpha": alpha}, {"pairs": table}, left_out_note(m))
 
 
 DEFAULT_METRICS = ("r2_test", "simplicity", "symbolic_solution", "ted_norm", "feature_absence", "nmse_test")
@@ -131,7 +149,7 @@ def sensitivity(runs: pd.DataFrame, metrics: str = ",".join(DEFAULT_METRICS), ag
     names = [x for x in names if x in runs.columns and runs[x].notna().any()]
     if len(names) < 2:
         raise ScoreError("metric sensitivity needs at least 2 metrics with values in the runs table")
-    runs = complete(runs)
+    runs = attempted(runs)
     ranking = pd.DataFrame(
         {
             x: rank_per_task(aggregate(runs, x, agg, higher_better(x)), higher_better(x)).groupby(level="method").mean()

@@ -23,6 +23,8 @@ property               the task's scored property: exact_rediscovery, feature_ab
                        extrapolation, noise_robustness, trust or accuracy
 noise                  the task's noise level (solution rate per noise level)
 truth_size             node count of the ground truth's unsimplified tree (Pareto fronts)
+ground_truth           the task's ground-truth formula (empty: none; solution rates count only
+                       tasks that have one)
 =====================  ==========================================================================
 """
 
@@ -178,6 +180,8 @@ def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
     for field in TASK_FIELDS:
         jobs[field] = jobs["task"].map({t: info.get(field) for t, info in infos.items()})  # per task, not per row
     jobs["truth_size"] = jobs["task"].map(_truth_sizes(infos))
+    # the formula, not only its size: a truth too large to parse is still a truth (srbench-groundtruth)
+    jobs["ground_truth"] = jobs["task"].map({t: info.get("ground_truth") or None for t, info in infos.items()})
     return normalise(jobs) if len(jobs) else jobs
 
 

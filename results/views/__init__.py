@@ -33,7 +33,7 @@ from results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
 from results.store.filters import QueryError
 from results.store.queries import Reader
 from results.store.store import Store, StoreError
-from results.views.board import Board, BoardError
+from results.views.board import PUBLISHED_MARK, Board, BoardError
 from results.views.expression import ExpressionDetail, Rendered
 from results.views.jobs import DetailError
 from results.views.longtext import PAGE_BYTES, StoredText
@@ -59,6 +59,7 @@ __all__ = [  # the facade's types and constants (its functions are defined below
     "LIKERT",
     "NUMBER_COLUMNS",
     "PAGE_BYTES",
+    "PUBLISHED_MARK",
     "TEXT_COLUMNS",
     "Board",
     "BoardError",
@@ -293,11 +294,11 @@ def rule_names() -> list[str]:
     return names()
 
 
-def suite_rule(suite: str) -> str | None:
-    """The rule a built-in suite names, if any."""
+def suite_rule(reader: Reader, suite: str) -> str | None:
+    """The rule a suite names (built in, or the file its runs were given), if any."""
     from results.views.board import suite_rule as rule
 
-    return rule(suite)
+    return rule(reader, suite)
 
 
 def has_profiles(rule: str) -> bool:

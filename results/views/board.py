@@ -55,14 +55,13 @@ def rule_names() -> list[str]:
         return []
 
 
-def suite_rule(suite: str) -> str | None:
-    """The rule a built-in suite names in its TOML (``scoring = ...``), if any."""
-    from tasks.suites import SuiteError, load_suite
+def suite_rule(reader: Reader, suite: str) -> str | None:
+    """The rule a suite names in its TOML (``scoring = ...``): a built-in one, or the suite file
+    its runs were given (a user's suite), if any."""
+    from results.scoring.suite_rule import suite_rule as named
 
-    try:
-        return load_suite(suite).scoring
-    except SuiteError:
-        return None
+    with reader.lock:
+        return named(reader.store(), suite)
 
 
 def _plain(value: Any) -> Any:
@@ -73,9 +72,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: where a row comes from (--published): after the values, so at 80 columns the scores stay in view
+SOURCE_COLUMNS = ("source", "srtui_method")
+#: the mark of a published row's method (`srtui score --published --format md` and the report's)
+PUBLISHED_MARK = "\u2020"
+
+
 def _frame_rows(frame: pd.DataFrame) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     if any(name is not None for name in frame.index.names):
         frame = frame.reset_index()
+    last = [c for c in SOURCE_COLUMNS if c in frame.columns]
+    frame = frame[[c for c in frame.columns if c not in last] + last]
     columns = tuple(str(c) for c in frame.columns)
     rows = tuple(tuple(_plain(v) for v in row) for row in frame.itertuples(index=False, name=None))
     return columns, rows

@@ -76,7 +76,8 @@ def plot(
     if published is not None:
         source = shared.PublishedSource(published, suite, workspace, data_dir, strict)
         runs = _published_runs(kind, source, _options(option))
-    store = None if (from_csv or published is not None) and not review else _store(workspace)
+    # with --published the workspace is read too: its methods keep the looks of its other figures
+    store = None if from_csv and not review else _store(workspace)
     data = figure_data(store, suite, runs, _options(option), trust, review, rule)
     data.allow_mixed = allow_mixed
     if kind == "trust" and data.ratings is None and data.trust is None:
@@ -92,12 +93,12 @@ def _published_runs(kind: str, source: shared.PublishedSource, options: dict[str
     """The runs a figure draws with --published: the workspace's suite beside the publication
     (the same merge as `srtui score --published`); its warnings go to stderr."""
     from results.outputs.figures import get_kind
-    from results.scoring.published.merge import rules_with_sources
+    from results.scoring.published.merge import figure_without_source
     from srtui.cli.score_published import published_runs
 
     rule = get_kind(kind).rule
-    if rule not in rules_with_sources():
-        fail(f"figure {kind!r} draws rule {rule!r}, which has no published source (--published)")
+    if why := figure_without_source(kind, rule):
+        fail(why)
     merged = published_runs(rule, source, named_profile(options.get("profile", Profile.REFERENCE)))
     for line in merged.warnings:
         print(f"srtui: warning: {line}", file=sys.stderr)

@@ -235,17 +235,38 @@ def unblind_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
 def report_(
     name: SessionArg,
     fmt: Annotated[str, typer.Option("--format", help="table, csv, md, latex or json.")] = "table",
-    out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write to this file instead of stdout (CSV: one plain table per file, NAME.meta.json)."
+        ),
+    ] = None,
+    table: Annotated[
+        str | None, typer.Option("--table", help="Only this table (CSV: the plain table, no comment lines).")
+    ] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Scores per expert and pooled, agreement, self-consistency, time per item, leaderboard."""
+    from engine.names import file_in
     from reviews import report
 
-    text = _run(report.render, _store(workspace), name, fmt)
+    store = _store(workspace)
+    if fmt == "csv" and out is not None:  # plain CSV files, as `srtui export` writes them
+        stem = out.name[: -len(".csv")] if out.name.endswith(".csv") else out.name
+        files = _run(report.csv_report_files, store, name, stem, table)
+        for i, (file, text) in enumerate(files.items()):
+            _write(out if i == 0 else file_in(out.parent, file), text)
+        return
+    text = _run(report.render, store, name, fmt, table)
     if out is None:
         sys.stdout.write(text)
         return
+    _write(out, text)
+
+
+def _write(out: Path, text: str) -> None:
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")

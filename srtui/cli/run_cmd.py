@@ -247,9 +247,11 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
 
     would = jobs_to_run(plan, req.retry_failed)
     limits = plan.specs[0].limits if plan.specs else None
+    later = plan.later_jobs()  # counted as the run counts them: its total must match this line's
     print(
-        f"suite {plan.suite.name}: {len(plan.specs)} jobs, {len(would)} to run, "
+        f"suite {plan.suite.name}: {len(plan.specs) + later} jobs, {len(would) + later} to run, "
         f"{len(plan.specs) - len(would)} already done"
+        + (f" ({later} of them planned as tuning goes: halving iterations and final fits)" if later else "")
     )
     if limits:
         print(

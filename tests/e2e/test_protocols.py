@@ -95,8 +95,10 @@ def test_protocol_from_the_suite_file_and_bad_names_on_the_command_line(workspac
         'protocol = "srbench2025"\n'
     )
     dry = srtui("run", str(suite), "--dry-run", "--workspace", str(workspace), check=True)
-    # ridge: 2 configurations x 5 folds per seed; probe-noop has no grid: its one job as it is
-    assert "suite p: 22 jobs, 22 to run" in dry.stdout, dry.stdout
+    # ridge: 2 configurations x 5 folds per seed, then its final fit; probe-noop has no grid: its
+    # one job as it is. The run runs 24 (its "24 already done" above): the finals are counted too
+    assert "suite p: 24 jobs, 24 to run, 0 already done (2 of them planned as tuning goes" in dry.stdout, dry.stdout
+    assert "  ridge          22 job(s);" in dry.stdout, dry.stdout
     plain = srtui("run", str(suite), "--dry-run", "--protocol", "none", "--workspace", str(workspace), check=True)
     assert "suite p: 4 jobs" in plain.stdout
     for bad, why in (("nope", "unknown protocol"),):

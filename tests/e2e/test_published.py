@@ -287,7 +287,7 @@ def test_without_pyarrow_the_feather_is_refused_naming_the_extra(tmp_path: Path)
 def test_app_leaderboard_toggles_the_published_rows(qual_workspace: Path) -> None:
     import asyncio
 
-    from textual.widgets import Select, Static
+    from textual.widgets import DataTable, Select, Static
 
     from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
@@ -315,6 +315,11 @@ def test_app_leaderboard_toggles_the_published_rows(qual_workspace: Path) -> Non
             assert board is not None and len(board.rows) == 23
             source = board.columns.index("source")
             assert {r[source] for r in board.rows} == {"this workspace", "published: SRBench 2021"}
+            # at 80 columns the source (last) is out of view: each published method is marked (#55)
+            assert source == len(board.columns) - 2 and board.columns[-1] == "srtui_method"
+            table = screen.query_one("#board", DataTable)
+            shown = [str(table.get_row_at(i)[board.method_column]) for i in range(len(board.rows))]
+            assert [m.endswith("\u2020") for m in shown] == [r[source] != "this workspace" for r in board.rows]
             info = str(screen.query_one("#board-info", Static).render())
             assert "beside the published results" in info and "protocol warning" in info and "(n shows them)" in info
             await pilot.press("n")  # the warnings, one a line, until n folds them again

@@ -39,26 +39,25 @@ def qual_runs():
 
 
 def test_qualification_hand_computed():
-    # A (seed 0 only for linear/good/bad; great's seeds 1, 2 count as missing for them):
-    #   medians with failures as -inf: linear [0.5, -inf, -inf] -> -inf ... so every method but
-    #   great has a failed median on A: ranks great 2, others 1.
-    # B: good missing -> 1, bad 0.5 -> 2, linear 0.6 -> 3, great 0.9 -> 4
+    # runs never attempted are left out (great's seeds 1, 2 on A; good's B), counted as missing:
+    # A: bad 0.4 -> 1, linear 0.5 -> 2, good 0.9 -> 3, great median 0.95 -> 4
+    # B: bad 0.5 -> 1, linear 0.6 -> 2, great 0.9 -> 3 (good: no run, no rank)
     s = score("srbench2022-qualification", qual_runs(), profile="corrected")
     board = s.main.set_index("method")
-    assert board.loc["great", "mean_rank"] == 3.0
-    assert board.loc["linear", "mean_rank"] == 2.0
-    assert board.loc["bad", "mean_rank"] == 1.5
-    assert board.loc["good", "mean_rank"] == 1.0
-    assert board["qualified"].to_dict() == {"great": "yes", "linear": "baseline", "bad": "no", "good": "no"}
+    assert board["mean_rank"].to_dict() == {"great": 3.5, "good": 3.0, "linear": 2.0, "bad": 1.0}
+    assert board["qualified"].to_dict() == {"great": "yes", "good": "yes", "linear": "baseline", "bad": "no"}
+    assert board["failed_runs"].to_dict() == dict.fromkeys(board.index, 0)
+    assert board["missing"].to_dict() == {"great": 0, "good": 3, "linear": 2, "bad": 2}
+    assert s.notes[0].startswith("7 run(s) never attempted") and "not counted as failures" in s.notes[0]
 
 
 def test_qualification_single_seed_and_mean_option():
     runs = qual_runs()
     runs = runs[runs["seed"] == 0]
-    # A: bad 0.4 -> 1, linear 0.5 -> 2, good 0.9 -> 3, great 0.95 -> 4; B as above
+    # A: bad 0.4 -> 1, linear 0.5 -> 2, good 0.9 -> 3, great 0.95 -> 4; B as above (good left out)
     board = score("srbench2022-qualification", runs, profile="corrected").main.set_index("method")
-    assert board["mean_rank"].to_dict() == {"great": 4.0, "linear": 2.5, "good": 2.0, "bad": 1.5}
-    assert board.loc["good", "qualified"] == "no"
+    assert board["mean_rank"].to_dict() == {"great": 3.5, "linear": 2.0, "good": 3.0, "bad": 1.0}
+    assert board.loc["good", "qualified"] == "yes" and board.loc["good", "missing"] == 1
     with pytest.raises(ScoreError, match="-o baseline="):
         score("srbench2022-qualification", runs, baseline="LinearRegression", profile="corrected")
     with pytest.raises(ScoreError, match="must be one of"):

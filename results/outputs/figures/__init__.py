@@ -77,7 +77,9 @@ class FigureData:
             for frame in (self.runs, self.trust, self.ratings):
                 if frame is not None and "method" in frame.columns:
                     names += [str(m) for m in frame["method"].dropna().unique()]
-            self._looks = looks(self.methods, extra=names)
+            from results.outputs.figures.sources import published_methods
+
+            self._looks = looks(self.methods, extra=names, published=published_methods(self))
         return self._looks
 
     def look(self, method: str) -> Look:

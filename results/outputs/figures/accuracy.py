@@ -202,9 +202,11 @@ def solution_rate(data: FigureData, width: float) -> Figure:
         for g, group in enumerate(groups):
             ax = axes[r, g]
             sub = t[t["data_group"].astype(str) == group]
-            for m in methods:
+            for k, m in enumerate(methods):
                 rows = sub[sub["method"] == m].sort_values("noise")
-                xs = [noises.index(float(n)) for n in rows["noise"]]
+                # a small sideways step per method: equal rates draw side by side, none hides another
+                step = (k - (len(methods) - 1) / 2) * min(0.06, 0.3 / len(methods))
+                xs = [noises.index(float(n)) + step for n in rows["noise"]]
                 look = data.look(m)
                 ax.plot(xs, rows[col], look.dash, marker=look.marker, color=look.color, markeredgecolor="white")
             ax.set_xticks(range(len(noises)), [f"{n:g}" for n in noises])

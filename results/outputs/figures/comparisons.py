@@ -158,12 +158,13 @@ def ranks(data: FigureData, width: float) -> Figure:
         left.plot(row["score"], i, marker=look.marker, color="black", markersize=3.5)
     left.set_yticks(range(len(order)), [label(m) for m in order])
     left.set_ylim(len(order) - 0.5, -0.5)
-    left.set_xlabel(textwrap.fill("score: mean over datasets of the harmonic mean of ranks", 30 if narrow else 80))
+    # the rule under the axis, not in a suptitle: the legend `finish` adds above the axes overprinted it
+    score_label = textwrap.fill("score: mean over datasets of the harmonic mean of ranks", 30 if narrow else 80)
+    left.set_xlabel(f"{score_label}\n{textwrap.fill(f'{rule} (profile {s.profile})', 30 if narrow else 80)}")
     left.grid(axis="y", visible=False)
     means = per.groupby("method")[rank_cols].mean().reindex(order)
     _heat(right, means, [RANK_NAMES[c] for c in rank_cols], rotation=90 if narrow else 30)
     right.set_title(textwrap.fill("mean rank over datasets (higher is better)", 24 if narrow else 80), fontsize=7)
-    fig.suptitle(f"{rule} (profile {s.profile})", fontsize=8)
     return fig
 
 

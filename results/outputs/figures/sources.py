@@ -57,7 +57,10 @@ def finish(fig: Figure, kind: Kind, data: FigureData) -> Figure:
     published = published_methods(data)
     handles: list[Line2D] = []
     if published:
+        drawn = _tagged_colours(fig)  # a legend only for what is drawn (a rule can leave them all out)
+        published = {m: s for m, s in published.items() if tagged(data.look(m).color).lower() in drawn}
         _hollow(fig)
+    if published:
         handles += _source_handles(data, published)
     caveat = caveat_for(kind, data)
     if caveat:
@@ -76,6 +79,18 @@ def caveat_for(kind: Kind, data: FigureData) -> str:
     if kind.name not in REFERENCE_CAVEATS or rule is None or "profile" not in rule.options:
         return ""
     return REFERENCE_CAVEATS[kind.name] if str(data.options.get("profile", "reference")) == "reference" else ""
+
+
+def _tagged_colours(fig: Figure) -> set[str]:
+    """The tagged (published) colours of the figure's lines, lower-case ``#rrggbbaa``: what
+    ``_hollow`` draws hollow or dotted, so what the legend's "hollow" can speak of."""
+    out: set[str] = set()
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            colour = line.get_color()
+            if isinstance(colour, str) and len(colour) == 9 and colour.lower().endswith(PUBLISHED_ALPHA):
+                out.add(colour.lower())
+    return out
 
 
 def _untag(line: Any) -> None:

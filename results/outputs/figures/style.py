@@ -37,6 +37,9 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p")
 #: each marker as one terminal character (the app's plots draw a method with its figures' look)
 GLYPHS = dict(zip(MARKERS, ("●", "■", "▲", "◆", "▼", "✚", "✖", "◀", "▶", "★")))
 DASHES = ("-", "--", "-.", ":")
+#: published methods (``--published``): one muted family of greys apart from PALETTE, so a
+#: workspace method never shares a colour with a published one and keeps its look beside them
+MUTED = ("#5F5F5F", "#9A9A9A", "#7D776F", "#6F7A85", "#B3B3B3", "#4A4A4A")
 LABEL_CHARS = 32
 
 BASE_RC: dict[str, Any] = {
@@ -91,14 +94,18 @@ def _sorted(methods: Iterable[str]) -> list[str]:
     return sorted({str(m) for m in methods}, key=lambda m: (m.lstrip("*").casefold(), m))
 
 
-def looks(methods: Iterable[str], extra: Iterable[str] = ()) -> dict[str, Look]:
+def looks(methods: Iterable[str], extra: Iterable[str] = (), published: Iterable[str] = ()) -> dict[str, Look]:
     """Each method's colour, marker and dash: a function of its name and the set ``methods`` (a
     workspace's methods, every suite's), by its place in their sorted list, so it is the same in
-    every figure, the report and the app. ``extra`` names (published rows, a CSV's) come after
-    them, so adding them changes no workspace method's look."""
+    every figure, the report and the app. ``extra`` names (a CSV's) come after them, so adding
+    them changes no workspace method's look; ``published`` names take the MUTED family, by their
+    place among themselves, so they change none of the others."""
     first = _sorted(methods)
-    names = first + [m for m in _sorted(extra) if m not in set(first)]
-    return {m: look_at(i) for i, m in enumerate(names)}
+    muted = [m for m in _sorted(published) if m not in set(first)]
+    names = first + [m for m in _sorted(extra) if m not in set(first) | set(muted)]
+    out = {m: look_at(i) for i, m in enumerate(names)}
+    out.update({m: Look(MUTED[i % len(MUTED)], MARKERS[i % len(MARKERS)], ":") for i, m in enumerate(muted)})
+    return out
 
 
 def look_at(i: int) -> Look:

@@ -32,6 +32,8 @@ from results.store.typed import task_infos
 
 if TYPE_CHECKING:
     from results.outputs.figures import FigureData
+    from results.scoring.base import Score
+    from results.scoring.published.merge import Merged
     from results.store.store import Store
 
 MAX_ROWS = 5000  # rows of one table in the page; the rest is counted, not shown
@@ -52,6 +54,10 @@ class SuiteInput:
     #: figures read them) and the comparison's warnings, shown in the section
     board_runs: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
+    #: the merge itself (its citations): the leaderboard is scored as `srtui score --published` does
+    merged: Merged | None = None
+    #: the workspace's methods (every suite's): each keeps the look of the workspace's other figures
+    methods: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,28 +111,62 @@ class Section:
     failures: list[Table]
     reviews: list[tuple[str, list[Table]]]
     meta: list[Table]
+    #: the footnotes of the published rows (marked ``PUBLISHED_MARK``): "† label: not run here; citation"
+    sources: list[str] = field(default_factory=list)
 
 
-def _leaderboard(s: SuiteInput, data: FigureData) -> tuple[dict[str, Any], list[str], list[Table]]:
+def _leaderboard(s: SuiteInput, data: FigureData) -> tuple[dict[str, Any], list[str], list[Table], list[str]]:
     from results.scoring import ScoreError
 
     if not s.rule:
-        return {}, ["this suite names no scoring rule: no leaderboard (see `srtui score RULE --suite ...`)"], []
+        return {}, ["this suite names no scoring rule: no leaderboard (see `srtui score RULE --suite ...`)"], [], []
     try:
-        result = data.score(s.rule)  # computed once for the leaderboard and the figures
+        result = _score(s, data, s.rule)
     except ScoreError as exc:
-        return {}, [f"no leaderboard: {exc}"], []
-    tables = [table(name, frame) for name, frame in result.tables.items()]
-    return {"rule": result.rule, **result.options}, list(result.notes), tables
+        return {}, [f"no leaderboard: {exc}"], [], []
+    tables = [table(name, _marked(frame)) for name, frame in result.tables.items()]
+    sources = [f"{PUBLISHED_MARK} {label}: not run here; {cite}" for label, cite in result.sources.items()]
+    return {"rule": result.rule, **result.options}, list(result.notes), tables, sources
+
+
+def _score(s: SuiteInput, data: FigureData, rule: str) -> Score:
+    """The leaderboard's Score: with --published, as `srtui score --published` makes it (a source
+    column, the citations); else the figures' own, computed once for both."""
+    if s.merged is None:
+        return data.score(rule)
+    from results.scoring.published import score_published
+
+    return score_published(rule, s.merged, trust=s.trust, allow_mixed=True)
+
+
+PUBLISHED_MARK = "\u2020"  # the mark of `srtui score --published --format md` (results.outputs.export.MD_MARK)
+
+
+def _marked(frame: pd.DataFrame) -> pd.DataFrame:
+    """The method cell of each published row ends in the mark its footnote explains."""
+    from results.outputs.export import published_rows
+
+    flags = published_rows(frame)
+    if "method" not in frame.columns or not any(flags):
+        return frame
+    out = frame.copy()
+    out["method"] = [f"{m}{PUBLISHED_MARK}" if f else m for m, f in zip(out["method"].astype(str), flags)]
+    return out
 
 
 def _figures(data: FigureData, width: float) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
     from results.outputs.figures import FigureError, kinds, svg
     from results.outputs.figures.sources import caveat_for
     from results.scoring import ScoreError
+    from results.scoring.published.merge import figure_without_source
 
     drawn, skipped = [], []
+    published = data.runs is not None and "source" in data.runs.columns
     for kind in kinds().values():
+        why = figure_without_source(kind.name, kind.rule) if published else ""
+        if why:  # its rule would rank the published methods on values they do not have
+            skipped.append((kind.name, why))
+            continue
         try:
             text = svg(kind.name, data, width)
         except (FigureError, ScoreError) as exc:
@@ -154,8 +194,10 @@ def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> 
 
     # a suite run under several protocols is reported with each row's protocol in a footnote
     runs = s.runs if s.board_runs is None else s.board_runs
-    data = FigureData(runs=runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement, allow_mixed=True)
-    options, notes, tables = _leaderboard(s, data)
+    data = FigureData(
+        runs=runs, trust=s.trust, ratings=s.ratings, agreement=s.agreement, allow_mixed=True, methods=s.methods
+    )
+    options, notes, tables, sources = _leaderboard(s, data)
     notes = [*(f"warning: {w}" for w in s.warnings), *notes]
     drawn, skipped = _figures(data, width)
     reviews = [(visible(name), [table(t, f) for t, f in tabs.items()]) for name, tabs in s.reviews]
@@ -171,6 +213,7 @@ def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> 
         _failures(s.runs),
         reviews,
         meta.get(s.name, []),
+        [visible(line) for line in sources],
     )
 
 

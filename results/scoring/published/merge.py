@@ -43,6 +43,14 @@ def rules_with_sources() -> tuple[str, ...]:
     return tuple(RULE_TRACKS)
 
 
+def figure_without_source(kind: str, rule: str) -> str:
+    """Why figure ``kind`` (of ``rule``) is not drawn beside published results, or "": a rule with
+    no published source would rank the published methods on values they do not have."""
+    if rule in RULE_TRACKS:
+        return ""
+    return f"figure {kind!r} draws rule {rule!r}, which has no published source (--published)"
+
+
 def parse_sources(text: str | None, rule: str) -> list[Source]:
     """``--published`` (None or "" for the rule's default): source names, or paths of tables in a
     published schema (then labelled by the file's name)."""
@@ -231,11 +239,11 @@ def _value_notes(rule: str, source: Source, pf: PublishedFile) -> list[str]:
 
 
 def per_source_failures(runs: pd.DataFrame) -> pd.Series:
-    """Failed or missing runs per method, each source completed on its own (another source's
-    seeds are not this method's missing runs)."""
-    from results.scoring.base import complete, failures
+    """Failed runs per method, per source (a run never attempted is no failure: the columns
+    ``missing``/``pending`` of results.scoring.coverage count those)."""
+    from results.scoring.base import failures
 
-    parts = [failures(complete(part), "r2_test") for _, part in runs.groupby("source")]
+    parts = [failures(part, "r2_test") for _, part in runs.groupby("source")]
     return pd.concat(parts) if parts else pd.Series(dtype=int)
 
 

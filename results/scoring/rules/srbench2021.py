@@ -9,7 +9,7 @@ from results.metrics.profiles import Profile
 from results.scoring.base import (
     Score,
     aggregate,
-    complete,
+    attempted,
     drop_failed,
     failures,
     metric_column,
@@ -66,8 +66,8 @@ def srbench2021(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, agg: s
     rounded to 3 decimals (1 = best, ties averaged; small size is good); per method the median over
     datasets of those ranks; the published loop of 6 fronts, numbered from 0 (-1: on none); size
     is the model size of SRBench 2021's evaluate_model (``srbench2021.size``).
-    corrected: failures count as the worst value; dense ranks (higher is better) averaged over
-    datasets (agg over runs); complete non-dominated sorting, fronts numbered from 1.
+    corrected: failures count as the worst value (runs never attempted are left out); dense ranks
+    (higher is better) averaged over datasets (agg over runs); complete non-dominated sorting, fronts numbered from 1.
 
     Table per_task: per (method, dataset) the values ranked (test R2, size, and the training
     time, fit_s or a collated table's wall_s, when the runs have one) with their two ranks: what
@@ -108,7 +108,7 @@ def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, pd.DataFram
             "datasets": med.groupby(level="method").size(),
         }
     )
-    board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
+    board["failed_runs"] = failures(runs, "r2_test").reindex(board.index).fillna(0).astype(int)
     board["pareto_front"] = published_fronts(board[["median_rank_r2", "median_rank_size"]].to_numpy())
     notes = []
     if len(board) and board["pareto_front"].nunique() == 1 and len(board) > 1:
@@ -122,7 +122,7 @@ def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, pd.DataFram
 
 
 def _corrected(runs: pd.DataFrame, size: str, agg: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    runs = complete(runs)
+    runs = attempted(runs)
     r2, sz = aggregate(runs, "r2_test", agg), aggregate(runs, size, agg, higher_better=False)
     timed = time_column(runs)
     per_task = pd.DataFrame(
@@ -158,14 +158,15 @@ def groundtruth(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE) -> Sco
     runs have no result and are left out), then the mean over datasets; the solution flag is
     SRBench 2021's (``srbench2021.symbolic_solution``). A row of SRBench's published table
     (``accuracy_solution``: a rate per dataset and noise, no R2) counts with its published rates.
-    corrected: a failed or missing run counts as unsolved."""
+    corrected: a failed run counts as unsolved (a run never attempted is left out)."""
     require(runs, "r2_test", rule="srbench-groundtruth")
     sol = metric_column(runs, RELEASE, "symbolic_solution", profile)
+    runs, notes = with_truth(runs)
     if profile == Profile.REFERENCE:  # a published rate row (accuracy_solution) has no r2_test of its own
         rated = runs["accuracy_solution"].notna() if "accuracy_solution" in runs.columns else False
         runs = runs[(runs["status"] == "ok") & (runs["r2_test"].notna() | rated)]
     else:
-        runs = complete(runs)
+        runs = attempted(runs)
     ok = runs["status"] == "ok"
     accurate = (runs["r2_test"] > 0.999).astype(float)
     if "accuracy_solution" in runs.columns:
@@ -196,7 +197,24 @@ def groundtruth(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE) -> Sco
         "srbench-groundtruth",
         {"profile": profile, "symbolic_solution": sol},
         {"leaderboard": board, "per_task": per, "per_data_group": by_group.reset_index()},
+        notes,
     )
+
+
+def with_truth(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The runs of tasks with a ground truth, and a note naming the others: a rate of solutions
+    is over tasks that can be solved (a task without a truth is no unsolved task). Without a
+    ``ground_truth`` column (SRBench's tables, a CSV) every task is taken to have one."""
+    if "ground_truth" not in runs.columns:
+        return runs, []
+    truth = runs["ground_truth"].astype("string").str.strip()
+    has = (truth.notna() & (truth != "")).groupby(runs["task"]).any()
+    without = sorted(has.index[~has].astype(str))
+    if not without:
+        return runs, []
+    shown = ", ".join(without[:5]) + (f" and {len(without) - 5} more" if len(without) > 5 else "")
+    note = f"{len(without)} task(s) without a ground truth left out of the solution rates: {shown}"
+    return runs[runs["task"].isin(has.index[has])], [note]
 
 
 def data_groups(runs: pd.DataFrame) -> pd.Series:

@@ -10,7 +10,7 @@ from results.scoring.base import (
     Score,
     ScoreError,
     aggregate,
-    complete,
+    attempted,
     failures,
     rank_per_task,
     require,
@@ -19,6 +19,8 @@ from results.scoring.base import (
 )
 
 BASELINES = ("linear", "LinearRegression")
+#: stage0.ipynb fills every (dataset, seed, method) without a result with the worst rank + 1
+MISSING_RANKED_WORST = "stage0.ipynb ranks a run without a result as a failure (worst rank + 1), so they count so here"
 
 
 def _baseline(runs: pd.DataFrame, baseline: str) -> str:
@@ -47,7 +49,8 @@ def qualification(
     reference (stage0.ipynb): per (dataset, seed) rank test R2 rounded to 3 decimals (1 = best, ties
     averaged); a missing or failed run gets the worst rank seen anywhere + 1; per run the rank minus
     the baseline's; median over seeds, mean over datasets; qualified when that mean is below 0.
-    corrected: the median (agg) test R2 per dataset with failures worst, dense ranks (higher is
+    corrected: the median (agg) test R2 per dataset with failures worst (runs never attempted or
+    pending left out), dense ranks (higher is
     better), mean over datasets; qualified when the mean rank is at least the baseline's."""
     require(runs, "r2_test", rule="srbench2022-qualification")
     base = _baseline(runs, baseline)
@@ -56,7 +59,10 @@ def qualification(
     else:
         board, per_task = _corrected(runs, base, agg)
     options = {"profile": profile, "baseline": base} | ({"agg": agg} if profile == Profile.CORRECTED else {})
-    return Score("srbench2022-qualification", options, {"leaderboard": board, "per_task": per_task})
+    result = Score("srbench2022-qualification", options, {"leaderboard": board, "per_task": per_task})
+    if profile == Profile.REFERENCE:
+        result.missing_as_failures = MISSING_RANKED_WORST
+    return result
 
 
 def _reference(runs: pd.DataFrame, base: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -76,7 +82,7 @@ def _reference(runs: pd.DataFrame, base: str) -> tuple[pd.DataFrame, pd.DataFram
             "mean_rank_diff": per["rank_diff"].groupby(level="method").mean(),
             "median_r2_test": ok.groupby("method")["r2_test"].median(),
             "datasets": ok.groupby("method")["task"].nunique(),
-            "failed_runs": (trial == worst).groupby(level="method").sum().astype(int),
+            "failed_runs": failures(runs, "r2_test"),
         }
     )
     board["datasets"] = board["datasets"].fillna(0).astype(int)
@@ -87,7 +93,7 @@ def _reference(runs: pd.DataFrame, base: str) -> tuple[pd.DataFrame, pd.DataFram
 
 
 def _corrected(runs: pd.DataFrame, base: str, agg: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    runs = complete(runs)
+    runs = attempted(runs)
     r2 = aggregate(runs, "r2_test", agg)
     ranks = rank_per_task(r2)
     mean_rank = ranks.groupby(level="method").mean()

@@ -9,7 +9,7 @@ from results.metrics.profiles import Profile
 from results.scoring.base import (
     Score,
     ScoreError,
-    complete,
+    attempted,
     failures,
     hmean,
     metric_column,
@@ -37,8 +37,8 @@ def realworld(
     simplicity is min-max normalised over all representatives; methods without a rating are
     dropped; per (method, rated task) the max of each value over the representatives; R2 rounded
     to 3 decimals; ranks n_methods - dense_rank(descending) (a 0 rank gives a 0 score).
-    corrected: dense ranks 1.. (higher is better), a method with no finished run ranks worst
-    on that task, a missing rating ranks worst."""
+    corrected: dense ranks 1.. (higher is better), a method whose runs on a task all failed ranks
+    worst there (one never run there is left out), a missing rating ranks worst."""
     require(runs, "r2_test", rule="srbench2022-realworld")
     if trust is None:
         raise ScoreError(
@@ -47,12 +47,12 @@ def realworld(
         )
     simp = metric_column(runs, RELEASE, "simplicity", profile)
     require(runs, simp, rule="srbench2022-realworld")
-    # corrected: a method with no run at all on a task is there, without a representative
-    reps = _representatives(runs if profile == Profile.REFERENCE else complete(runs), simp, representative)
+    # corrected: a method whose runs on a task all failed is there, without a representative
+    reps = _representatives(runs if profile == Profile.REFERENCE else attempted(runs), simp, representative)
     rated = match_trust(trust, sorted(reps["task"].unique()))
     per_task = _reference(reps, rated) if profile == Profile.REFERENCE else _corrected(reps, rated)
     board = per_task.groupby("method").agg(score=("score", "mean"), tasks=("task", "nunique"), trust=("trust", "mean"))
-    board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
+    board["failed_runs"] = failures(runs, "r2_test").reindex(board.index).fillna(0).astype(int)
     board = board.sort_values("score", ascending=False).reset_index()
     return Score(
         "srbench2022-realworld",

@@ -12,7 +12,7 @@ from results.scoring.base import (
     Score,
     ScoreError,
     aggregate,
-    complete,
+    attempted,
     drop_failed,
     failures,
     hmean,
@@ -91,7 +91,7 @@ def _reference(runs: pd.DataFrame, simp: str) -> tuple[pd.DataFrame, pd.DataFram
         }
     ).reset_index()
     board = per_task.groupby("method").agg(score=("score", "mean"), datasets=("task", "nunique"))
-    board["failed_runs"] = failures(complete(runs), "r2_test").reindex(board.index).fillna(0).astype(int)
+    board["failed_runs"] = failures(runs, "r2_test").reindex(board.index).fillna(0).astype(int)
     return per_task, board.sort_values("score", ascending=False).reset_index()
 
 
@@ -165,7 +165,7 @@ def _corrected_property(runs: pd.DataFrame, agg: str) -> pd.Series:
 
 
 def _corrected(runs: pd.DataFrame, simp: str, agg: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    runs = complete(runs)
+    runs = attempted(runs)
     runs["property"] = task_column(runs, "property", "accuracy")
     runs["r2_test_3"] = runs["r2_test"].round(3)
     acc = aggregate(runs, "r2_test_3", agg)

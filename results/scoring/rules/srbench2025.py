@@ -9,6 +9,7 @@ from results.metrics.profiles import Profile
 from results.scoring.base import (
     Score,
     aggregate,
+    attempted,
     complete,
     failures,
     metric_column,
@@ -20,6 +21,11 @@ from results.scoring.resources import method_medians
 from results.scoring.rules.srbench2021 import pareto_ranks
 
 RELEASE = "srbench2025"
+#: the reference's shares are over every dataset some method finished (``n_datasets``)
+MISSING_DIVIDED_IN = (
+    "perfprof_plots.ipynb divides each curve by every dataset, so a dataset without a result of the method "
+    "counts as failed"
+)
 PUBLISHED_GRID = np.linspace(0, 1, 51)  # perfprof_plots.ipynb's base_fpr
 
 
@@ -53,7 +59,10 @@ def performance_profiles(runs: pd.DataFrame, xs: np.ndarray, profile: Profile = 
     rule's leaderboard has them under ``profile``: the one performance profile of srtui (the
     app's plots draw it too). ``runs`` is a runs table (results.scoring.tables)."""
     require(runs, "r2_test", rule="srbench2025")
-    board, _ = (_reference if profile == Profile.REFERENCE else _corrected)(complete(runs), np.asarray(xs, float))
+    reference = profile == Profile.REFERENCE
+    board, _ = (_reference if reference else _corrected)(
+        (complete if reference else attempted)(runs), np.asarray(xs, float)
+    )
     return board[[f"P[R2>={x:g}]" for x in xs]]
 
 
@@ -76,12 +85,13 @@ def srbench2025(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, grid: 
     require(runs, "r2_test", rule="srbench2025")
     size = metric_column(runs, RELEASE, "size", profile)
     cost, notes = _energy_time(runs)
-    runs = complete(runs)
     xs = np.linspace(0, 1, int(grid))
     if profile == Profile.REFERENCE:
+        runs = complete(runs)
         board, per_dataset = _reference(runs, xs)
         notes += _flat_tail_note(runs, per_dataset)
     else:
+        runs = attempted(runs)
         board, per_dataset = _corrected(runs, xs)
     board["failed_runs"] = failures(runs, "r2_test").reindex(board.index).fillna(0).astype(int)
     tables = {
@@ -92,7 +102,10 @@ def srbench2025(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, grid: 
         tables.update(_fronts(runs, size))
     if cost is not None:
         tables["energy_time"] = cost
-    return Score("srbench2025", {"profile": profile, "grid": int(grid), "size": size}, tables, notes)
+    result = Score("srbench2025", {"profile": profile, "grid": int(grid), "size": size}, tables, notes)
+    if profile == Profile.REFERENCE:
+        result.missing_as_failures = MISSING_DIVIDED_IN
+    return result
 
 
 def _energy_time(runs: pd.DataFrame) -> tuple[pd.DataFrame | None, list[str]]:

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
 from results.views import (
+    PUBLISHED_MARK,
     Board,
     Profile,
     Reader,
@@ -116,7 +117,7 @@ class LeaderboardScreen(SectionScreen):
     @on(Select.Changed, "#board-suite")
     def _suite_changed(self, event: Select.Changed) -> None:
         if isinstance(event.value, str):
-            rule = suite_rule(event.value)
+            rule = suite_rule(self.reader, event.value)
             rule_select = self.query_one("#board-rule", Select)
             if rule and rule != rule_select.value:
                 rule_select.value = rule  # its Changed event loads the board
@@ -182,6 +183,11 @@ class LeaderboardScreen(SectionScreen):
         table = self.query_one("#board", DataTable)
         table.clear(columns=True)
         cells = [[cell(v) for v in row] for row in b.rows]
+        if "source" in b.columns and b.method_column >= 0:  # the source column is last: mark the rows
+            at, src = b.method_column, b.columns.index("source")
+            for row, values in zip(cells, b.rows):
+                if str(values[src]).startswith("published:"):
+                    row[at] = cell(f"{values[at]}{PUBLISHED_MARK}")
         add_sized_columns(table, [(col, col) for col in b.columns], cells)
         for i, row in enumerate(cells):
             table.add_row(*row, key=str(i))
