@@ -261,12 +261,13 @@ def test_srbench2021_size_is_what_2021_s_evaluate_model_stored() -> None:
     ffx = {"method": "ffx", "dialect": "srbench", "method_notes": json.dumps({"complexity": 1488.0})}
     sgd_file = {"method": "SGDRegressor", "dialect": "srbench", "method_notes": json.dumps({"python": "x"})}
     assert model_size_2021(ffx, 5) == (1488.0, "the method's complexity()")
-    assert model_size_2021(sgd_file, 5) == (5.0, "the number of features (no complexity())")
-    assert model_size_2021({"method": "sgd", "dialect": "python", "method_notes": "{}"}, 5)[0] == 5.0
-    assert model_size_2021({"method": "linear", "dialect": "python", "method_notes": None}, 7)[0] == 7.0
+    FEATURES = "the number of features (no complexity())"
+    assert model_size_2021(sgd_file, 5) == (5.0, FEATURES)
+    assert model_size_2021({"method": "sgd", "dialect": "python", "method_notes": "{}"}, 5) == (5.0, FEATURES)
+    assert model_size_2021({"method": "linear", "dialect": "python", "method_notes": None}, 7) == (7.0, FEATURES)
     assert model_size_2021({"method": "gplearn", "dialect": "gplearn", "method_notes": "{}"}, 5) is None
     forged = {"method": "x", "dialect": "srbench", "method_notes": json.dumps({"complexity": True})}
-    assert model_size_2021(forged, 3) == (3.0, "the number of features (no complexity())")
+    assert model_size_2021(forged, 3) == (3.0, FEATURES)
     row = {"srbench2021.size": 40.0, "_srbench2021_size": (37.0, "the method's complexity()"), "_notes": []}
     _srbench2021_size(row)
     assert row["srbench2021.size"] == 37.0 and row["srbench2021.size:corrected"] == 40.0
