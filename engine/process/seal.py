@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from engine.errors import SrtuiError
+from engine.process import seccomp
 
 ISOLATION_ENV = "SRTUI_ISOLATION"  # "fallback": do not use namespaces even where they work
 JOB_ROOT = "/job"
@@ -216,11 +217,12 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     binds = _ro_paths([p for p in cfg.get("ro") or [] if isinstance(p, str)], jobdir)
     flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg.get("network") else CLONE_NEWNET)
     uid = _job_uid(jobdir) if root else None
+    held_mb = float(cfg.get("mem_mb") or 0)
     if uid is not None:
         os.chown(jobdir, uid, uid)  # its folder is the one place it writes
     if in_own_pid_ns:  # root, or the server's user namespace, which owns the PID namespace too
         _check(_c().unshare(ctypes.c_int(flags)), "unshare")
-        _build_root(jobdir, binds)  # its /proc is its PID namespace's
+        _build_root(jobdir, binds, held_mb)  # its /proc is its PID namespace's
         if uid is None:  # a user namespace of its own: its own count of processes (RLIMIT_NPROC)
             _own_user_namespace()
         _become_job(cfg, uid)
@@ -233,7 +235,7 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     first = os.fork()
     if first == 0:  # PID 1: it mounts its /proc while the old root is still there
         os.close(reported)
-        _build_root(jobdir, binds)
+        _build_root(jobdir, binds, held_mb)
         _init(report)
         _become_job(cfg, uid)
         return JOB_ROOT
@@ -323,7 +325,7 @@ def python_paths() -> list[str]:
     return sorted(os.path.realpath(p) for p in paths if p and os.path.isdir(p))
 
 
-def _build_root(jobdir: str, binds: list[str]) -> None:
+def _build_root(jobdir: str, binds: list[str], held_mb: float) -> None:
     """The job's filesystem, as bubblewrap builds one: a tmpfs base, the old root under /oldroot
     while the new root is filled (and its /proc mounted: a user namespace may mount a procfs only
     where one is fully visible), then the new root pivoted in and the staging root detached with
@@ -339,17 +341,20 @@ def _build_root(jobdir: str, binds: list[str]) -> None:
     _pivot(base, base + "/oldroot")
     os.chdir("/")
     new = "/newroot"
+    _held_tmpfs(held_mb)
     _dev(new)
     _mkdirs(new + "/tmp")  # first: a method folder or a venv under /tmp is bound inside it
-    _mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    _mount("/held/tmp", new + "/tmp", None, MS_BIND)
     for path in binds:
         _bind_ro("/oldroot" + path, new + path)
     _mkdirs(new + "/proc")
     _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _sysv_shm_limit(new, held_mb)
     if os.path.isdir(new + "/sys/fs/cgroup"):
         _mount("tmpfs", new + "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0555")
     _mkdirs(new + JOB_ROOT)
     _mount("/oldroot" + jobdir, new + JOB_ROOT, None, MS_BIND)
+    _set_attr(new + JOB_ROOT, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, recursive=False)  # writable: no setuid, no devices
     for name in ("job.json", "data.npz"):  # the inputs: read-only inside its writable folder
         if os.path.isfile(new + JOB_ROOT + "/" + name):
             _bind_ro(new + JOB_ROOT + "/" + name, new + JOB_ROOT + "/" + name)
@@ -405,15 +410,41 @@ def _bind_ro(src: str, dst: str) -> None:
         _mkdirs(os.path.dirname(dst))
         open(dst, "wb").close()
     _mount(src, dst, None, MS_BIND | MS_REC)
-    attr = struct.pack(
-        "QQQQ", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV * (not dst.endswith("/dev")), 0, 0, 0
-    )
-    buf = ctypes.create_string_buffer(attr)
-    if _c().syscall(_syscall(1), -100, dst.encode(), AT_RECURSIVE, buf, len(attr)) == 0:
+    _set_attr(dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV * (not dst.endswith("/dev")))
+
+
+def _set_attr(dst: str, attrs: int, recursive: bool = True) -> None:
+    """Set mount attributes (``MOUNT_ATTR_*``) on the mount at ``dst`` (and those under it)."""
+    buf = ctypes.create_string_buffer(struct.pack("QQQQ", attrs, 0, 0, 0))
+    if _c().syscall(_syscall(1), -100, dst.encode(), AT_RECURSIVE * recursive, buf, 32) == 0:
         return
-    # an older kernel: remount the top read-only, keeping the flags the kernel locked on it
-    kept = os.statvfs(dst).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
+    # an older kernel: remount the top, keeping the flags the kernel locked on it
+    kept = os.statvfs(dst).f_flag & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    flags = (MS_RDONLY * bool(attrs & MOUNT_ATTR_RDONLY)) | MS_NOSUID * bool(attrs & MOUNT_ATTR_NOSUID)
+    _mount(None, dst, None, MS_REMOUNT | MS_BIND | kept | flags | MS_NODEV * bool(attrs & MOUNT_ATTR_NODEV))
+
+
+def _held_tmpfs(held_mb: float) -> None:
+    """One tmpfs for the job's /tmp and /dev/shm (bound from its two folders): what they hold
+    together is bounded by the job's memory limit (``size=``), and the driver counts it as the
+    job's memory (engine.process.held). Mounted in the staging root, which is detached later."""
+    size = f",size={max(1, int(held_mb * 1024))}k" if held_mb > 0 else ""
+    _mkdirs("/held")
+    _mount("tmpfs", "/held", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755" + size)
+    for name in ("tmp", "shm"):
+        os.mkdir("/held/" + name)
+        os.chmod("/held/" + name, 0o1777)
+
+
+def _sysv_shm_limit(new: str, held_mb: float) -> None:
+    """System V shared memory lives in no file and no process: in the job's own IPC namespace it
+    is capped at the memory limit (best effort: a kernel that refuses leaves Linux's default)."""
+    if held_mb <= 0:
+        return
+    size = int(held_mb * 2**20)
+    for name, value in (("shmmax", size), ("shmall", size // os.sysconf("SC_PAGE_SIZE"))):
+        with contextlib.suppress(OSError):
+            _write(new + "/proc/sys/kernel/" + name, str(value))
 
 
 def _dev(new: str) -> None:
@@ -424,7 +455,7 @@ def _dev(new: str) -> None:
         open(target, "wb").close()
         _mount("/oldroot/dev/" + name, target, None, MS_BIND)
     _mkdirs(new + "/dev/shm")
-    _mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    _mount("/held/shm", new + "/dev/shm", None, MS_BIND)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1")):
         os.symlink(target, new + "/dev/" + name)
     os.symlink("/proc/self/fd/2", new + "/dev/stderr")
@@ -480,27 +511,13 @@ def _limits(cfg: dict[str, Any]) -> None:
 
 
 def _lock_down() -> None:
-    """No new privileges (no setuid, no file capabilities), and sched_setaffinity refused."""
+    """No new privileges (no setuid, no file capabilities), a fresh empty session keyring, and
+    the seccomp filter (engine.process.seccomp: Docker's default profile and more)."""
     _check(_c().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    arch = SYSCALLS.get(platform.machine())
-    if arch is None:
-        return
-    # BPF: the arch must be ours (else kill), sched_setaffinity -> EPERM, anything else allowed
-    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
-    prog = [
-        (ld_w_abs, 0, 0, 4),  # seccomp_data.arch
-        (jeq_k, 1, 0, arch[3]),
-        (ret_k, 0, 0, 0x80000000),  # SECCOMP_RET_KILL_PROCESS
-        (ld_w_abs, 0, 0, 0),  # seccomp_data.nr
-        (jge_k, 2, 0, 0x40000000),  # the x32 ABI's numbers: refused (nothing srtui runs uses it)
-        (jeq_k, 1, 0, arch[2]),
-        (ret_k, 0, 0, 0x7FFF0000),  # SECCOMP_RET_ALLOW
-        (ret_k, 0, 0, 0x00050000 | errno.EPERM),  # SECCOMP_RET_ERRNO
-    ]
-    code = b"".join(struct.pack("HBBI", *ins) for ins in prog)
-    filt = ctypes.create_string_buffer(code)
-    fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(filt))
-    _check(_c().prctl(PR_SET_SECCOMP, 2, ctypes.create_string_buffer(fprog), 0, 0), "seccomp")
+    seccomp.fresh_session_keyring(_c())  # before the filter, which refuses keyctl itself
+    err = seccomp.install(_c())
+    if err:
+        raise SealError(err, f"seccomp: {os.strerror(err)}")
 
 
 def _watch(job: int, wall_s: float, reported_fd: int) -> NoReturn:

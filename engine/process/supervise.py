@@ -26,9 +26,9 @@ from typing import IO, Any
 import numpy as np
 
 from engine import untrusted
-from engine.process import cgroups, launch, phases, seal, tree
+from engine.process import cgroups, held, launch, phases, seal, tree
 from engine.scaling import STAT_KEYS
-from engine.spec import JobSpec
+from engine.spec import JobSpec, Limits
 from engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
@@ -272,6 +272,7 @@ def run_job(
     if waiter.fd is not None:
         poller.register(waiter.fd, select.POLLIN)
     status_word = rusage = None
+    peak_files = 0
     try:
         while True:
             # wake at once when the worker exits (pidfd), else every poll_s to check limits
@@ -290,13 +291,13 @@ def run_job(
                 on_start(proc.pid)  # informational (the store's worker_pid): the record is the safety
                 on_start = None
             rss = tracker.poll()
+            files = held.memory_files(p for p in tracker.seen if p not in tracker.gone)  # tmpfs, memfds: in no PSS
+            peak_files = max(peak_files, rss + files)
             if reason is None:
-                if rss > mem_limit:
-                    reason, detail = (
-                        "oom",
-                        f"tree memory (PSS) {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s",
-                    )
-                    kill_at = time.monotonic()  # memory blow-ups are stopped at once
+                over = _over_held(rss, files, limits, scratch, elapsed)
+                if over is not None:
+                    reason, detail = over
+                    kill_at = time.monotonic()  # memory and disk blow-ups are stopped at once
                 elif elapsed > limits.time_s:
                     reason, detail = "timeout", f"wall time {elapsed:.2f} s > limit {limits.time_s:g} s"
                     kill_at = time.monotonic() + limits.grace_s
@@ -327,7 +328,10 @@ def run_job(
     phases.mark("tree swept")
     for r in readers:
         r.join(timeout=2.0)
-    peak = max(tracker.peak_rss, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
+    peak = max(tracker.peak_rss, peak_files, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
+    if reason is None:  # a job that wrote past its disk limit and ended before a poll saw it
+        over = _over_held(0, 0, limits, scratch, wall_s)
+        reason, detail = over if over is not None else (None, detail)
     if cgroup is not None:
         if reason is None and cgroup.oom_killed():
             reason, detail = (
@@ -362,6 +366,34 @@ def run_job(
         outcome.notes["network"] = "allowed (--allow-network)"  # recorded on the job
     phases.mark("logs and result read")
     return outcome
+
+
+def _over_held(rss: int, files: int, limits: Limits, scratch: Path, elapsed: float) -> tuple[str, str] | None:
+    """("oom" or "disk", the detail) when the job holds more than its limits, else None."""
+    if rss + files > limits.mem_mb * 2**20:
+        return "oom", (
+            f"memory {(rss + files) / 2**20:.0f} MB (processes' PSS {rss / 2**20:.0f} MB, its /tmp, /dev/shm "
+            f"and memfds {files / 2**20:.0f} MB) > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
+        )
+    used, entries = held.folder_bytes(str(scratch))
+    if used > limits.disk_mb * 2**20 or entries >= held.MAX_ENTRIES:
+        what = f"{used / 2**20:.0f} MB" if entries < held.MAX_ENTRIES else f"over {held.MAX_ENTRIES} files"
+        return "disk", f"the job's folder holds {what} > limit {limits.disk_mb:.0f} MB at {elapsed:.2f} s"
+    return None
+
+
+def memory_line() -> str:
+    """The capability report's line on memory: which accounting is in force here."""
+    base = _cgroup_base()
+    if base is not None and "memory" in base[1]:
+        return (
+            "memory: cgroup v2 memory.max per job (the kernel counts its processes, /tmp, /dev/shm and "
+            "memfds) and the driver's poll of the same"
+        )
+    return (
+        "memory: the driver's poll (processes' PSS + the job's /tmp and /dev/shm, one tmpfs of size "
+        "mem_mb, + its memfds) and RLIMIT_AS; no cgroup memory controller delegated here"
+    )
 
 
 #: what a job's environment takes from the driver's (by name, or by a prefix ending in "_"):
