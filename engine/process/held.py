@@ -16,6 +16,9 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterable
+from pathlib import Path
+
+from engine.spec import Limits
 
 MAX_ENTRIES = 100_000  # files and folders of a job's folder the driver walks at most
 MAX_FDS = 4096  # descriptors of one process looked at for memfds
@@ -100,3 +103,30 @@ def folder_bytes(folder: str, max_entries: int = MAX_ENTRIES) -> tuple[int, int]
         except OSError:
             continue
     return total, entries
+
+
+def over_limits(rss: int, files: int, limits: Limits, scratch: Path, elapsed: float) -> tuple[str, str] | None:
+    """("oom" or "disk", the detail) when the job holds more than its limits, else None."""
+    if rss + files > limits.mem_mb * 2**20:
+        return "oom", (
+            f"memory {(rss + files) / 2**20:.0f} MB (processes' PSS {rss / 2**20:.0f} MB, its /tmp, /dev/shm "
+            f"and memfds {files / 2**20:.0f} MB) > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s"
+        )
+    used, entries = folder_bytes(str(scratch))
+    if used > limits.disk_mb * 2**20 or entries >= MAX_ENTRIES:
+        what = f"{used / 2**20:.0f} MB" if entries < MAX_ENTRIES else f"over {MAX_ENTRIES} files"
+        return "disk", f"the job's folder holds {what} > limit {limits.disk_mb:.0f} MB at {elapsed:.2f} s"
+    return None
+
+
+def memory_line(cgroup_memory: bool) -> str:
+    """The capability report's line on memory: which accounting is in force here."""
+    if cgroup_memory:
+        return (
+            "memory: cgroup v2 memory.max per job (the kernel counts its processes, /tmp, /dev/shm and "
+            "memfds) and the driver's poll of the same"
+        )
+    return (
+        "memory: the driver's poll (processes' PSS + the job's /tmp and /dev/shm, one tmpfs of size "
+        "mem_mb, + its memfds) and RLIMIT_AS; no cgroup memory controller delegated here"
+    )

@@ -18,6 +18,8 @@ import signal
 import sys
 from pathlib import Path
 
+#: written to stdout before the method loads: the driver's fit clock (engine.process.measure)
+FIT_MARK = b"\x1e[srtui: the method loads]\n"
 #: ceilings of what a method's result may carry (characters / entries): a model this long is far
 #: past the parser's limit (it is stored marked too large), and the driver reads every result
 MODEL_CAP = 100_000
@@ -127,10 +129,18 @@ def run(jobdir_arg: str) -> int:
         scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
 
     mark("data")
+    # the driver's fit clock starts when it reads FIT_MARK (engine.process.measure): before any
+    # code of a method folder (untrusted: loading it runs it, and nothing it does later can move
+    # the driver's reading earlier); for srtui's own adapters, once their libraries are imported
+    folder = bool(job.get("method_ref"))
+    if folder:
+        os.write(1, FIT_MARK)
     method = registry.load(job.get("method_ref") or spec.method)
     params = {**method.default_params, **params}
     method.preload()  # fit_s times the fit alone, not the first import of the method's library
     mark("method loaded")
+    if not folder:
+        os.write(1, FIT_MARK)
     # interpreter start-up and imports count against the wall limit: on a loaded machine they
     # take seconds, so the method gets what is left of its budget, not the nominal figure
     fit_budget = spec.limits.fit_budget.after(time.time() - float(job.get("spawned_at", time.time())))

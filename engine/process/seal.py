@@ -350,6 +350,7 @@ def _build_root(jobdir: str, binds: list[str], held_mb: float) -> None:
     _mkdirs(new + "/proc")
     _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     _sysv_shm_limit(new, held_mb)
+    _mask_proc(new)
     if os.path.isdir(new + "/sys/fs/cgroup"):
         _mount("tmpfs", new + "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0555")
     _mkdirs(new + JOB_ROOT)
@@ -434,6 +435,17 @@ def _held_tmpfs(held_mb: float) -> None:
     for name in ("tmp", "shm"):
         os.mkdir("/held/" + name)
         os.chmod("/held/" + name, 0o1777)
+
+
+#: /proc files a job sees empty, as under Docker: /proc/keys lists the descriptions of keys its
+#: user may view (an ordinary user's own), the others tell of the host's kernel
+MASKED_PROC = ("keys", "key-users", "kcore", "timer_list", "sched_debug", "latency_stats")
+
+
+def _mask_proc(new: str) -> None:
+    for name in MASKED_PROC:
+        if os.path.exists(new + "/proc/" + name):
+            _mount(new + "/dev/null", new + "/proc/" + name, None, MS_BIND)
 
 
 def _sysv_shm_limit(new: str, held_mb: float) -> None:
