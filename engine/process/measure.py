@@ -6,10 +6,11 @@ which the method's code can rewrite at its exit (a 1 ns fit, any provenance it l
 folder runs (loading the folder runs it), or, for srtui's own adapters, once their libraries are
 imported: the first time the driver reads it is when the fit began (a method that prints the mark
 itself can only make its time longer). ``fit_s`` runs from there to the job's exit as the driver
-sees it: the fit, the predictions and the result files (and a method folder's import); the fit's CPU seconds are the job's (``wait4``'s rusage) less what the tree had
-used at the mark, and the energy is read around the same interval (engine.process.energy). The
-method's own timer (the worker's bracket of ``fit`` alone) is kept as the note ``reported_fit_s``,
-labelled as the method's; no rule reads it.
+sees it: the fit, the predictions and the result files (and a method folder's import). The
+fit's CPU seconds are the job's (``wait4``'s rusage) less what the tree had used at the mark,
+and the energy is read around the same interval (engine.process.energy). The method's own timer
+(the worker's bracket of ``fit`` alone) is kept as the note ``reported_fit_s``, labelled as the
+method's; no rule reads it.
 """
 
 from __future__ import annotations

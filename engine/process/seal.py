@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from engine.errors import SrtuiError
-from engine.process import seccomp
+from engine.process import fallback, seccomp
 
 ISOLATION_ENV = "SRTUI_ISOLATION"  # "fallback": do not use namespaces even where they work
 JOB_ROOT = "/job"
@@ -156,8 +156,9 @@ def _probe() -> Isolation:
         why = lines[-1][:160] if lines else f"exit {proc.returncode}"
     return Isolation(
         "fallback",
-        f"fallback ({why}): kernel limits, no terminal, an environment allow-list; "
-        "a job can read what this user can read",
+        f"fallback ({why}): kernel limits, no terminal, an environment allow-list; each job runs as a uid of its own"
+        if os.geteuid() == 0
+        else "a job can read and write what this user can",
     )
 
 
@@ -210,6 +211,10 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
         cfg = json.load(fh).get("seal") or {}
     mode = cfg.get("mode", "fallback")
     if mode != "namespaces":
+        if os.geteuid() == 0:  # not root on the host: a uid of its own (engine.process.fallback)
+            fallback.become_job_uid(jobdir, _job_uid(jobdir), [p for p in cfg.get("ro") or [] if isinstance(p, str)])
+        else:  # forked from a server that is not dumpable: its own /proc files the driver's again
+            _c().prctl(4, 1, 0, 0, 0)
         _limits(cfg)
         _lock_down()
         return jobdir

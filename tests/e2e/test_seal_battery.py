@@ -304,6 +304,26 @@ atexit.register(forge)
 time.sleep(0.5)  # a fit of half a second
 return False, "forges result.json at its exit"
 """,
+    "fallback_reach": """
+# unsealed (SRTUI_ISOLATION=fallback): as root it would write anywhere and read the memory of
+# the fork server that forked it (tests/e2e/test_seal_limits.py runs it there)
+got = {"uid 0": True} if os.getuid() == 0 else {}
+try:
+    with open(os.path.join(WS, "planted"), "w") as fh:
+        fh.write("x")
+    got["write"] = WS
+except OSError:
+    pass
+for pid in driver_candidates():
+    for what in ("mem", "environ"):
+        try:
+            with open(f"/proc/{pid}/{what}", "r+b" if what == "mem" else "rb") as fh:
+                fh.read(1) if what == "environ" else None
+            got[f"{pid}/{what}"] = "opened"
+        except OSError:
+            pass
+return bool(got), got
+""",
 }
 
 #: what a job holds outside its processes' memory, or on disk: each ends with the status named

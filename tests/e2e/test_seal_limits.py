@@ -30,18 +30,18 @@ grace_s = 3
 """
 
 
-def _folder(root: Path, name: str, body: str) -> Path:
+def _folder(root: Path, name: str, body: str, ws: str = "/nowhere") -> Path:
     folder = root / "methods" / f"evil_{name}"
     folder.mkdir(parents=True)
     indented = "\n".join("    " + line for line in body.strip().splitlines())
-    text = HOSTILE.format(
-        attack=name, ws="/nowhere", port=9, secret="-", mark=root.name, body=indented, key_secret=KEY_SECRET
-    )
+    text = HOSTILE.format(attack=name, ws=ws, port=9, secret="-", mark=root.name, body=indented, key_secret=KEY_SECRET)
     (folder / "regressor.py").write_text(text)
     return folder
 
 
-def _run(tmp_path: Path, folders: list[Path], launcher: str, keyring: bool = False) -> Path:
+def _run(
+    tmp_path: Path, folders: list[Path], launcher: str, keyring: bool = False, extra_env: dict[str, str] | None = None
+) -> Path:
     suite = tmp_path / "held.toml"
     suite.write_text(SUITE.format(task=TASK))
     ws = tmp_path / "ws"
@@ -50,6 +50,7 @@ def _run(tmp_path: Path, folders: list[Path], launcher: str, keyring: bool = Fal
     cmd += ["--workspace", str(ws), "--launcher", launcher, "--jobs", "2", "--no-metrics"]
     env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "SRTUI_ISOLATION")}
     env["PYTHONPATH"] = str(REPO)
+    env.update(extra_env or {})
     proc = subprocess.run(
         under_keyring(cmd) if keyring else cmd, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path
     )
@@ -100,3 +101,22 @@ def test_figures_a_job_rewrites_at_its_exit_are_not_srtuis(tmp_path: Path, launc
     notes = row["method_notes"]
     assert notes["python"] == sys.executable and notes["isolation"] in ("namespaces", "fallback"), notes
     assert "network" not in notes and notes["reported_fit_s"] == 1e-9, notes
+
+
+@pytest.mark.parametrize("launcher", ["fork", pytest.param("exec", marks=pytest.mark.slow)])
+def test_a_fallback_job_of_root_runs_as_a_uid_of_its_own(tmp_path: Path, launcher: str) -> None:
+    """SRTUI_ISOLATION=fallback under root: the job is not root, cannot write a root-owned
+    folder, nor open the memory or environment of the driver or its fork server; it still fits
+    (its Python under /root is reached through a mount namespace of its own)."""
+    if os.geteuid() != 0:
+        pytest.skip("the fallback as root needs root")
+    from test_seal_battery import ATTACKS
+
+    closed = tmp_path / "root-owned"
+    closed.mkdir(mode=0o755)
+    folder = _folder(tmp_path, "fallback_reach", ATTACKS["fallback_reach"], ws=str(closed))
+    ws = _run(tmp_path, [folder], launcher, extra_env={"SRTUI_ISOLATION": "fallback"})
+    logs = "".join(p.read_text(errors="replace") for p in (ws / "logs").glob("*.stdout"))
+    assert '"attack": "fallback_reach", "got": false' in logs, logs[-2000:]
+    assert not (closed / "planted").exists()
+    assert [r["status"] for r in results_json(ws)] == ["ok"]
