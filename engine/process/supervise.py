@@ -28,7 +28,7 @@ import numpy as np
 from engine import untrusted
 from engine.process import cgroups, held, launch, measure, phases, seal, tree
 from engine.scaling import STAT_KEYS
-from engine.spec import JobSpec
+from engine.spec import WATCHDOG_MARGIN_S, JobSpec
 from engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
@@ -367,6 +367,17 @@ def run_job(
         stderr=readers[1].value(),
         leftover_pids=leftover,
     )
+    if reason is None and rc == -signal.SIGKILL and wall_s >= limits.time_s + limits.grace_s:
+        # killed past the wall limit and the grace without the driver's word: the seal's watchdog
+        # (engine.process.seal), which ends a job the driver could not (it was stopped, say)
+        reason, detail = (
+            "timeout",
+            (
+                f"killed by its watchdog at {wall_s:.2f} s (wall limit {limits.time_s:g} s + grace {limits.grace_s:g} s"
+                f" + {WATCHDOG_MARGIN_S:g} s): the driver did not end it in time"
+            ),
+        )
+        outcome.limit_detail = detail
     outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
     if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (engine.process.launch)
         outcome.status, outcome.error = "lost", proc.lost
