@@ -771,6 +771,9 @@ def test_fallback_is_said(tmp_path: Path) -> None:
     plain = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert plain.returncode == 0, plain.stderr
     assert isolation().line in plain.stdout.splitlines()
+    # which memory accounting is in force, and the disk limit (docs/untrusted-jobs.md)
+    assert any(ln.startswith("memory: ") and "/tmp" in ln for ln in plain.stdout.splitlines()), plain.stdout
+    assert "disk 1024 MB" in plain.stdout
     forced = subprocess.run(
         args, env={**env, "SRTUI_ISOLATION": "fallback"}, capture_output=True, text=True, timeout=300
     )
