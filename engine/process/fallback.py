@@ -73,7 +73,7 @@ def _mount(src: bytes | None, dst: bytes, fstype: bytes | None, flags: int, data
 def become_job_uid(jobdir: str, uid: int, trees: list[str]) -> None:
     """In the job's process (root): its folder becomes its uid's, the trees it needs are made
     reachable, and it drops to that uid (every capability goes)."""
-    from engine.process.seal import python_paths
+    from engine.process.seal_root import python_paths
 
     _open_up([*python_paths(), *trees, jobdir])
     os.chown(jobdir, uid, uid)  # its folder is the one place it writes

@@ -6,7 +6,10 @@ which the method's code can rewrite at its exit (a 1 ns fit, any provenance it l
 folder runs (loading the folder runs it), or, for srtui's own adapters, once their libraries are
 imported: the first time the driver reads it is when the fit began (a method that prints the mark
 itself can only make its time longer). ``fit_s`` runs from there to the job's exit as the driver
-sees it: the fit, the predictions and the result files (and a method folder's import). The
+sees it: the fit, the predictions and the result files (and a method folder's import). For
+srtui's own adapters (trusted code, as their imports are) it stops at the worker's second mark,
+``FIT_END``, once the result files are written, not at the interpreter's exit: a method folder's
+second mark is ignored, since its code could print one early. The
 fit's CPU seconds are the job's (``wait4``'s rusage) less what the tree had used at the mark,
 and the energy is read around the same interval (engine.process.energy). The method's own timer
 (the worker's bracket of ``fit`` alone) is kept as the note ``reported_fit_s``, labelled as the
@@ -24,7 +27,9 @@ from typing import Any
 import psutil
 
 from engine.process import energy
-from engine.process.job_worker import FIT_MARK
+from engine.process.job_worker import FIT_END, FIT_MARK
+
+MARKS = (FIT_MARK, FIT_END)
 
 #: provenance notes the driver writes: a job's own notes of these names are replaced
 PROVENANCE = ("python", "isolation", "network")
@@ -33,21 +38,31 @@ PROVENANCE = ("python", "isolation", "network")
 class FitClock:
     """The driver's clock of one job's fit (``FIT_MARK`` to the job's exit)."""
 
-    def __init__(self, pids: Callable[[], Iterable[int]]) -> None:
+    def __init__(self, pids: Callable[[], Iterable[int]], folder: bool) -> None:
         self._pids = pids
+        self.folder = folder  # a method folder's job: its clock stops at the job's exit
         self._lock = threading.Lock()
         self.marked_at: float | None = None
+        self.ended_at: float | None = None
         self.cpu_at_mark = 0.0
         self.meter: energy.Reading | None = None
+        self.end_meter: energy.Reading | None = None
+        self.cpu_at_end: float | None = None
 
-    def mark(self) -> None:
-        """The mark was read (a reader thread): the time, the tree's CPU so far, the counters."""
+    def mark(self, which: bytes) -> None:
+        """A mark was read (a reader thread): the time, the tree's CPU so far, the counters."""
         with self._lock:
-            if self.marked_at is not None:
+            if which == FIT_MARK and self.marked_at is None:
+                self.marked_at = time.monotonic()
+            elif which == FIT_END and not self.folder and self.marked_at is not None and self.ended_at is None:
+                self.ended_at = time.monotonic()
+            else:
                 return
-            self.marked_at = time.monotonic()
-        self.cpu_at_mark = tree_cpu_seconds(self._pids())
-        self.meter = energy.start()
+        cpu, meter = tree_cpu_seconds(self._pids()), energy.start()
+        if which == FIT_MARK:
+            self.cpu_at_mark, self.meter = cpu, meter
+        else:
+            self.cpu_at_end, self.end_meter = cpu, meter
 
     def figures(
         self, ended: float, started: float, cpu_s: float | None, peak_mb: float | None
@@ -55,10 +70,12 @@ class FitClock:
         """(fit seconds, joules, energy method). Without the mark (the worker died before it),
         the whole job."""
         since = self.marked_at if self.marked_at is not None else started
+        if self.ended_at is not None:  # srtui's adapter wrote its result: the interpreter's exit is not the fit
+            ended, cpu_s = self.ended_at, self.cpu_at_end
         fit_s = max(0.0, ended - since)
         meter = self.meter if self.meter is not None else energy.Reading(None, None, None)
         fit_cpu = None if cpu_s is None else max(0.0, cpu_s - self.cpu_at_mark)
-        joules, how = energy.finish(meter, fit_cpu, fit_s, peak_mb)
+        joules, how = energy.finish(meter, fit_cpu, fit_s, peak_mb, end=self.end_meter)
         return fit_s, joules, how
 
 
@@ -74,13 +91,13 @@ def tree_cpu_seconds(pids: Iterable[int]) -> float:
     return total
 
 
-def find_mark(buffer: bytes, chunk: bytes) -> tuple[bool, bytes]:
-    """(whether ``FIT_MARK`` ends in ``chunk``, given the bytes read before it; ``chunk``
-    without the mark when the mark lies wholly in it)."""
-    at = chunk.find(FIT_MARK)
+def find_mark(buffer: bytes, chunk: bytes, mark: bytes) -> tuple[bool, bytes]:
+    """(whether ``mark`` ends in ``chunk``, given the bytes read before it; ``chunk`` without
+    the mark when the mark lies wholly in it)."""
+    at = chunk.find(mark)
     if at >= 0:
-        return True, chunk[:at] + chunk[at + len(FIT_MARK) :]
-    return (buffer[-len(FIT_MARK) :] + chunk).find(FIT_MARK) >= 0, chunk
+        return True, chunk[:at] + chunk[at + len(mark) :]
+    return (buffer[-len(mark) :] + chunk).find(mark) >= 0, chunk
 
 
 def provenance(notes: dict[str, Any], python: str | None, isolation: str, network: bool) -> dict[str, Any]:
