@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable
@@ -77,15 +78,25 @@ def _memfds(pid: int, seen: set[tuple[int, int]]) -> int:
     return total
 
 
+def _open_for_us(folder: str) -> None:
+    """A folder of the job's that it made unreadable to hide what it holds (it runs as the
+    driver's user under user namespaces): the driver, its owner, opens it again."""
+    st = os.lstat(folder)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o700 != 0o700:
+        os.chmod(folder, st.st_mode | 0o700)
+
+
 def folder_bytes(folder: str, max_entries: int = MAX_ENTRIES) -> tuple[int, int]:
     """(bytes of disk the files under ``folder`` take, entries walked); stops after
-    ``max_entries`` entries. Links are not followed; a file linked twice counts once."""
+    ``max_entries`` entries (and says ``max_entries`` for a folder nested past PATH_MAX, which it
+    cannot walk). Links are not followed; a file linked twice counts once."""
     total, entries = 0, 0
     seen: set[tuple[int, int]] = set()
     stack = [folder]
     while stack and entries < max_entries:
         top = stack.pop()
         try:
+            _open_for_us(top)
             with os.scandir(top) as it:
                 for entry in it:
                     entries += 1
@@ -93,14 +104,18 @@ def folder_bytes(folder: str, max_entries: int = MAX_ENTRIES) -> tuple[int, int]
                         break
                     try:
                         st = entry.stat(follow_symlinks=False)
-                    except OSError:
+                    except OSError as exc:
+                        if exc.errno == errno.ENAMETOOLONG:
+                            return total, max_entries  # nested past PATH_MAX: not walked, so over
                         continue
                     if stat.S_ISDIR(st.st_mode):
                         stack.append(entry.path)
                     elif (st.st_dev, st.st_ino) not in seen:
                         seen.add((st.st_dev, st.st_ino))
                         total += st.st_blocks * 512
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # a folder nested past PATH_MAX: not walked, so over
+                return total, max_entries
             continue
     return total, entries
 
@@ -114,7 +129,7 @@ def over_limits(rss: int, files: int, limits: Limits, scratch: Path, elapsed: fl
         )
     used, entries = folder_bytes(str(scratch))
     if used > limits.disk_mb * 2**20 or entries >= MAX_ENTRIES:
-        what = f"{used / 2**20:.0f} MB" if entries < MAX_ENTRIES else f"over {MAX_ENTRIES} files"
+        what = f"{used / 2**20:.0f} MB" if entries < MAX_ENTRIES else f"over {MAX_ENTRIES} entries, or a path too deep"
         return "disk", f"the job's folder holds {what} > limit {limits.disk_mb:.0f} MB at {elapsed:.2f} s"
     return None
 

@@ -43,6 +43,9 @@ def test_the_folder_walk_counts_blocks_once_and_stops_at_its_bound(tmp_path: Pat
     used, entries = held.folder_bytes(str(tmp_path))
     assert 100_000 <= used < 200_000 and entries == 24
     assert held.folder_bytes(str(tmp_path), max_entries=5)[1] == 5
+    (sub / "big").write_bytes(b"x" * 300_000)
+    sub.chmod(0)  # hidden by its owner (a job under user namespaces is the driver's user)
+    assert held.folder_bytes(str(tmp_path))[0] >= 400_000
 
 
 def test_a_mark_is_found_across_reads_and_taken_out_of_the_log() -> None:
@@ -51,3 +54,17 @@ def test_a_mark_is_found_across_reads_and_taken_out_of_the_log() -> None:
     assert found and rest == b"beforeafter"
     assert measure.find_mark(b"x" + mark[:5], mark[5:] + b"y", mark)[0]
     assert not measure.find_mark(b"", b"nothing here", mark)[0]
+
+
+def test_a_folder_nested_past_path_max_is_over_the_disk_limit(tmp_path: Path) -> None:
+    """A job could hide files where no path reaches (the walk opens folders by path)."""
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(25):  # 25 x 201 characters: past PATH_MAX (4096)
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    assert held.folder_bytes(str(tmp_path))[1] == held.MAX_ENTRIES
