@@ -30,10 +30,11 @@ STATUSES = (
     "interrupted",
     "lost",
     "invalid_model",
+    "disk",  # the job's folder grew past its disk limit (Limits.disk_mb)
 )
-TERMINAL = frozenset({"ok", "error", "timeout", "cpu_timeout", "oom", "crashed", "invalid_model"})
+TERMINAL = frozenset({"ok", "error", "timeout", "cpu_timeout", "oom", "crashed", "invalid_model", "disk"})
 #: re-run only with --retry-failed
-RETRY_ON_REQUEST = frozenset({"error", "timeout", "cpu_timeout", "oom", "crashed"})
+RETRY_ON_REQUEST = frozenset({"error", "timeout", "cpu_timeout", "oom", "crashed", "disk"})
 #: re-run automatically (the job never got a fair chance), up to MAX_AUTO_ATTEMPTS attempts
 RETRY_AUTOMATIC = frozenset({"interrupted", "lost"})
 MAX_AUTO_ATTEMPTS = 3
@@ -49,12 +50,22 @@ CPU_ENV = "SRTUI_CPU_S"
 WATCHDOG_MARGIN_S = 5.0
 
 
+#: what a job's folder may hold in total unless the suite's [limits] say otherwise (disk_mb)
+DEFAULT_DISK_MB = 1024.0
+
 #: ceilings of the limits: beyond them a value is a typo (or an attack), not a benchmark setting
-LIMIT_CEILINGS = {"time_s": 30 * 86400.0, "cpu_s": 45 * 86400.0, "mem_mb": 16 * 2**20, "grace_s": 60.0}
+LIMIT_CEILINGS = {
+    "time_s": 30 * 86400.0,
+    "cpu_s": 45 * 86400.0,
+    "mem_mb": 16 * 2**20,
+    "grace_s": 60.0,
+    "disk_mb": 16 * 2**20,
+}
 CEILING_WHY = {
     "time_s": "30 days",
     "cpu_s": "45 days",
     "mem_mb": "16 TB",
+    "disk_mb": "16 TB",
     "grace_s": "a job is killed at most a minute after its limit",
 }
 
@@ -89,9 +100,10 @@ class Limits:
     mem_mb: float = 10_000.0
     cpu_s: float | None = None  # None: derived from time_s (see effective_cpu_s)
     grace_s: float = 5.0
+    disk_mb: float = DEFAULT_DISK_MB  # what the job's folder may hold in total
 
     def __post_init__(self) -> None:
-        for name in ("time_s", "mem_mb", "grace_s", "cpu_s"):
+        for name in ("time_s", "mem_mb", "grace_s", "cpu_s", "disk_mb"):
             value = getattr(self, name)
             if name == "cpu_s" and value is None:
                 continue
@@ -130,7 +142,10 @@ class Limits:
         return replace(self, **{k: v for k, v in given.items() if v is not None})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if out["disk_mb"] == DEFAULT_DISK_MB:  # the ids of jobs planned before disk_mb stay theirs
+            del out["disk_mb"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Limits:

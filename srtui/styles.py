@@ -9,6 +9,7 @@ STATUS_STYLE = {
     "timeout": "yellow",
     "cpu_timeout": "yellow",
     "oom": "magenta",
+    "disk": "magenta",
     "crashed": "red",
     "interrupted": "cyan",
     "lost": "cyan",

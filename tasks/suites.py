@@ -21,6 +21,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     mem_mb = 2000        # memory of the whole job process tree
     cpu_s = 120          # CPU time (RLIMIT_CPU); default 1.5 x time_s + 10 (Limits.effective_cpu_s)
     grace_s = 5          # SIGTERM -> SIGKILL grace period
+    disk_mb = 1024       # what the job's folder may hold in total (default 1024); more: status disk
 
     [params.gplearn]     # optional per-method parameter overrides
     generations = 20

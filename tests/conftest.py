@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,19 @@ def _own_working_directory(tmp_path_factory: pytest.TempPathFactory, monkeypatch
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return tmp_path / "ws"
+
+
+@pytest.fixture
+def job_writable() -> Iterator[Path]:
+    """A folder a job can write a probe's pid file in when it runs as a uid of its own (the
+    fallback as root: engine/process/fallback.py), which pytest's 0700 tmp_path is not."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="srtui-test-open-", dir="/tmp"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -282,7 +282,8 @@ def main() -> None:
         print("usage: python -m engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
         sys.exit(64)
     from engine.process import job_inits, tree
-    from engine.process.seal import server_start
+    from engine.process.fallback import server_not_dumpable
+    from engine.process.seal import SERVER_ENV, server_start
 
     tree.die_with_parent()  # the spawning thread lives as long as the driver
     sock = socket.socket(fileno=int(sys.argv[2]))
@@ -290,6 +291,8 @@ def main() -> None:
     if parent and os.getppid() != int(parent):
         sys.exit(70)  # the driver died before the death signal was armed
     pid_ns = server_start()  # before any import starts a thread (a user namespace needs one)
+    if os.environ.get(SERVER_ENV) != "namespaces":
+        server_not_dumpable()  # its jobs run beside it, unsealed: they read none of its memory
     maker = job_inits.start(pid_ns)  # before the imports: the inits it forks stay small
     sys.exit(serve(sock, sys.argv[1], maker))
 

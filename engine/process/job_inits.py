@@ -28,7 +28,7 @@ import signal
 import socket
 from dataclasses import dataclass
 
-from engine.process.seal import CLONE_NEWPID, PR_SET_PDEATHSIG, SealError, _c, _check
+from engine.process.seal_root import CLONE_NEWPID, PR_SET_PDEATHSIG, SealError, _c, _check
 
 PR_SET_DUMPABLE = 4
 #: how long the server waits for an ended init's namespace to empty (escapees in the kernel's

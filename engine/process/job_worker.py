@@ -18,6 +18,9 @@ import signal
 import sys
 from pathlib import Path
 
+#: written to stdout before the method loads: the driver's fit clock (engine.process.measure)
+FIT_MARK = b"\x1e[srtui: the method loads]\n"
+FIT_END = b"\x1e[srtui: the result is written]\n"  # (srtui's own adapters: see engine.process.measure)
 #: ceilings of what a method's result may carry (characters / entries): a model this long is far
 #: past the parser's limit (it is stored marked too large), and the driver reads every result
 MODEL_CAP = 100_000
@@ -127,10 +130,18 @@ def run(jobdir_arg: str) -> int:
         scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
 
     mark("data")
+    # the driver's fit clock starts when it reads FIT_MARK (engine.process.measure): before any
+    # code of a method folder (untrusted: loading it runs it, and nothing it does later can move
+    # the driver's reading earlier); for srtui's own adapters, once their libraries are imported
+    folder = str(job.get("method_ref") or "").startswith(registry.SRBENCH_PREFIX)
+    if folder:
+        os.write(1, FIT_MARK)
     method = registry.load(job.get("method_ref") or spec.method)
     params = {**method.default_params, **params}
     method.preload()  # fit_s times the fit alone, not the first import of the method's library
     mark("method loaded")
+    if not folder:
+        os.write(1, FIT_MARK)
     # interpreter start-up and imports count against the wall limit: on a loaded machine they
     # take seconds, so the method gets what is left of its budget, not the nominal figure
     fit_budget = spec.limits.fit_budget.after(time.time() - float(job.get("spawned_at", time.time())))
@@ -182,6 +193,8 @@ def run(jobdir_arg: str) -> int:
         "timing": [*TIMING, ("result files", time.time(), time.process_time(), os.getpid())],
     }
     _write_atomic(jobdir / "result.json", json.dumps(result, default=str).encode())
+    if not folder:  # srtui's own adapter: the fit clock stops here, not at the interpreter's exit
+        os.write(1, FIT_END)
     return 0
 
 

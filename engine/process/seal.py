@@ -17,23 +17,22 @@ runs it too. What it does (docs/untrusted-jobs.md lists what a job can see, with
   namespace: every process in it dies) at the wall limit plus grace, even when the driver is
   stopped, and exits with the job's status. The job gets no capability back (``no_new_privs``).
 - **fallback** (no user namespaces, or ``SRTUI_ISOLATION=fallback``): the kernel limits and the
-  affinity guard below, nothing more; the run says so.
+  filter below, and under root a uid of its own (engine.process.fallback); the run says so.
 
 Always: ``RLIMIT_AS`` (what the process has mapped, plus twice the memory limit and a slack),
-``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core files, and a seccomp filter that refuses
-``sched_setaffinity`` (the driver's one-core pin cannot be widened). The environment is the
-driver's allow-list (engine.process.supervise.worker_environment); stdin is /dev/null and the job
-has no controlling terminal (its own session).
+``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core files, a fresh session keyring and the seccomp filter
+of engine.process.seccomp (Docker's default profile and more; ``sched_setaffinity`` among them:
+the driver's one-core pin cannot be widened). The job's filesystem: engine.process.seal_root. The
+environment is the driver's allow-list (engine.process.supervise.worker_environment); stdin is
+/dev/null and the job has no controlling terminal (its own session).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import errno
 import json
 import os
-import platform
 import resource
 import select
 import signal
@@ -43,58 +42,32 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from engine.errors import SrtuiError
+from engine.process import fallback, seccomp
+from engine.process.seal_root import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    CLONE_NEWUSER,
+    CLONE_NEWUTS,
+    JOB_ROOT,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+    SealError,
+    _c,
+    _check,
+    _ro_paths,
+    _write,
+    build_root,
+)
 
 ISOLATION_ENV = "SRTUI_ISOLATION"  # "fallback": do not use namespaces even where they work
-JOB_ROOT = "/job"
 JOB_UID_BASE = 0x70000000  # the driver's root: each job runs as JOB_UID_BASE + its watchdog's pid
 #: what a job may add to its memory limit in address space: an interpreter with numpy maps far
 #: more than it touches (thread stacks, allocator arenas); the driver's PSS check is the tight one
 AS_SLACK_BYTES = 1 << 30
 FSIZE_BYTES = 1 << 30  # the largest file a job may write (predictions are capped at 256 MB)
 NPROC = 512  # processes and threads of a job
-#: what every job sees, read-only, when it exists (a link, as /bin on merged-/usr systems, is kept as a link)
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
-DEVICES = ("null", "zero", "full", "random", "urandom")
-
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-MNT_DETACH = 2
-MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
-AT_RECURSIVE = 0x8000
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 38, 22
-#: (pivot_root, mount_setattr, sched_setaffinity, seccomp's AUDIT_ARCH) by machine
-SYSCALLS = {"x86_64": (155, 442, 203, 0xC000003E), "aarch64": (41, 442, 122, 0xC00000B7)}
-
-_libc: Any = None
-
-
-class SealError(SrtuiError, OSError):
-    """The job could not be sealed as the driver decided: it does not run unsealed."""
-
-
-def _c() -> Any:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    return _libc
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise SealError(err, f"{what}: {os.strerror(err)}")
-
-
-def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = [None if v is None else v.encode() for v in (src, dst, fstype, data)]
-    _check(_c().mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]), f"mount {dst}")
-
-
-def _syscall(index: int) -> int:
-    return SYSCALLS.get(platform.machine(), SYSCALLS["x86_64"])[index]
 
 
 # --- what the driver decides ------------------------------------------------------------------
@@ -156,8 +129,9 @@ def _probe() -> Isolation:
         why = lines[-1][:160] if lines else f"exit {proc.returncode}"
     return Isolation(
         "fallback",
-        f"fallback ({why}): kernel limits, no terminal, an environment allow-list; "
-        "a job can read what this user can read",
+        f"fallback ({why}): kernel limits, no terminal, an environment allow-list; each job runs as a uid of its own"
+        if os.geteuid() == 0
+        else "a job can read and write what this user can",
     )
 
 
@@ -210,6 +184,10 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
         cfg = json.load(fh).get("seal") or {}
     mode = cfg.get("mode", "fallback")
     if mode != "namespaces":
+        if os.geteuid() == 0:  # not root on the host: a uid of its own (engine.process.fallback)
+            fallback.become_job_uid(jobdir, _job_uid(jobdir), [p for p in cfg.get("ro") or [] if isinstance(p, str)])
+        else:  # forked from a server that is not dumpable: its own /proc files the driver's again
+            _c().prctl(4, 1, 0, 0, 0)
         _limits(cfg)
         _lock_down()
         return jobdir
@@ -217,11 +195,12 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     binds = _ro_paths([p for p in cfg.get("ro") or [] if isinstance(p, str)], jobdir)
     flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg.get("network") else CLONE_NEWNET)
     uid = _job_uid(jobdir) if root else None
+    held_mb = float(cfg.get("mem_mb") or 0)
     if uid is not None:
         os.chown(jobdir, uid, uid)  # its folder is the one place it writes
     if in_own_pid_ns:  # root, or the server's user namespace, which owns the PID namespace too
         _check(_c().unshare(ctypes.c_int(flags)), "unshare")
-        _build_root(jobdir, binds)  # its /proc is its PID namespace's
+        build_root(jobdir, binds, held_mb)  # its /proc is its PID namespace's
         if uid is None:  # a user namespace of its own: its own count of processes (RLIMIT_NPROC)
             _own_user_namespace()
         _become_job(cfg, uid)
@@ -234,7 +213,7 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     first = os.fork()
     if first == 0:  # PID 1: it mounts its /proc while the old root is still there
         os.close(reported)
-        _build_root(jobdir, binds)
+        build_root(jobdir, binds, held_mb)
         _init(report)
         _become_job(cfg, uid)
         return JOB_ROOT
@@ -301,137 +280,6 @@ def _own_user_namespace() -> None:
     _map_own_ids(uid, gid)
 
 
-def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def python_paths() -> list[str]:
-    """The trees this interpreter imports from: its prefixes, its site-packages, srtui's engine."""
-    import site
-
-    engine = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # through an environment's link
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, engine}
-    paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
-    with contextlib.suppress(AttributeError):
-        paths.update(site.getsitepackages())
-    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
-    if user_site:
-        paths.add(user_site)
-    return sorted(os.path.realpath(p) for p in paths if p and os.path.isdir(p))
-
-
-def _build_root(jobdir: str, binds: list[str]) -> None:
-    """The job's filesystem, as bubblewrap builds one: a tmpfs base, the old root under /oldroot
-    while the new root is filled (and its /proc mounted: a user namespace may mount a procfs only
-    where one is fully visible), then the new root pivoted in and the staging root detached with
-    the old one under it (bubblewrap detaches the old root first: a second wait of the kernel's)."""
-    _check(_c().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
-    jobdir = os.path.realpath(jobdir)
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    base = "/tmp"
-    _mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    os.mkdir(base + "/newroot", 0o755)
-    os.mkdir(base + "/oldroot", 0o755)
-    _mount(base + "/newroot", base + "/newroot", None, MS_BIND | MS_REC)
-    _pivot(base, base + "/oldroot")
-    os.chdir("/")
-    new = "/newroot"
-    _dev(new)
-    _mkdirs(new + "/tmp")  # first: a method folder or a venv under /tmp is bound inside it
-    _mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    for path in binds:
-        _bind_ro("/oldroot" + path, new + path)
-    _mkdirs(new + "/proc")
-    _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    if os.path.isdir(new + "/sys/fs/cgroup"):
-        _mount("tmpfs", new + "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0555")
-    _mkdirs(new + JOB_ROOT)
-    _mount("/oldroot" + jobdir, new + JOB_ROOT, None, MS_BIND)
-    for name in ("job.json", "data.npz"):  # the inputs: read-only inside its writable folder
-        if os.path.isfile(new + JOB_ROOT + "/" + name):
-            _bind_ro(new + JOB_ROOT + "/" + name, new + JOB_ROOT + "/" + name)
-    os.chdir(new)
-    _pivot(".", ".")
-    # the staging root, stacked on the new one, goes with the old root mounted under it: one
-    # detach of the whole tree, so one wait for the kernel's RCU grace period, not two (~3 ms each)
-    _check(_c().umount2(b".", MNT_DETACH), "umount the staging root and the old one")
-    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    os.chdir(JOB_ROOT)
-
-
-def _pivot(new_root: str, put_old: str) -> None:
-    _check(_c().syscall(_syscall(0), new_root.encode(), put_old.encode()), "pivot_root")
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _ro_paths(extra: list[str], jobdir: str) -> list[str]:
-    """Absolute real paths to bind, none inside another, links under / kept as links. A job
-    folder inside one of them (a workspace under /opt, or in a venv) is refused: the job would
-    see the workspace around it."""
-    wanted = [p for p in SYSTEM_PATHS if os.path.lexists(p)]
-    wanted += [os.path.realpath(p) for p in [*python_paths(), *extra]]
-    out: list[str] = []
-    for path in sorted(set(wanted), key=len):
-        if path == "/" or any(_inside(path, kept) for kept in out):
-            continue
-        out.append(path)
-    real = os.path.realpath(jobdir)
-    for path in out:
-        if _inside(real, os.path.realpath(path)):
-            raise SealError(errno.EPERM, f"the job's folder {real} lies inside {path}, which every job sees")
-    return out
-
-
-def _mkdirs(path: str) -> None:
-    os.makedirs(path, mode=0o755, exist_ok=True)
-
-
-def _bind_ro(src: str, dst: str) -> None:
-    if os.path.islink(src) and src.count("/") == 2:  # /oldroot/bin -> usr/bin: the same link
-        _mkdirs(os.path.dirname(dst))
-        os.symlink(os.readlink(src), dst)
-        return
-    if not os.path.exists(src):
-        return
-    if os.path.isdir(src):
-        _mkdirs(dst)
-    elif not os.path.exists(dst):
-        _mkdirs(os.path.dirname(dst))
-        open(dst, "wb").close()
-    _mount(src, dst, None, MS_BIND | MS_REC)
-    attr = struct.pack(
-        "QQQQ", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV * (not dst.endswith("/dev")), 0, 0, 0
-    )
-    buf = ctypes.create_string_buffer(attr)
-    if _c().syscall(_syscall(1), -100, dst.encode(), AT_RECURSIVE, buf, len(attr)) == 0:
-        return
-    # an older kernel: remount the top read-only, keeping the flags the kernel locked on it
-    kept = os.statvfs(dst).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
-
-
-def _dev(new: str) -> None:
-    _mkdirs(new + "/dev")
-    _mount("tmpfs", new + "/dev", "tmpfs", MS_NOSUID, "mode=0755")
-    for name in DEVICES:  # no tty, no pts, no disks
-        target = new + "/dev/" + name
-        open(target, "wb").close()
-        _mount("/oldroot/dev/" + name, target, None, MS_BIND)
-    _mkdirs(new + "/dev/shm")
-    _mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1")):
-        os.symlink(target, new + "/dev/" + name)
-    os.symlink("/proc/self/fd/2", new + "/dev/stderr")
-    _mount(None, new + "/dev", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)  # no /dev/tty made either
-
-
 def _become_job(cfg: dict[str, Any], uid: int | None) -> None:
     """The job (PID 2 of its namespace): no capability, its limits."""
     _c().sethostname(b"job", 3)  # its own UTS namespace
@@ -481,27 +329,13 @@ def _limits(cfg: dict[str, Any]) -> None:
 
 
 def _lock_down() -> None:
-    """No new privileges (no setuid, no file capabilities), and sched_setaffinity refused."""
+    """No new privileges (no setuid, no file capabilities), a fresh empty session keyring, and
+    the seccomp filter (engine.process.seccomp: Docker's default profile and more)."""
     _check(_c().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    arch = SYSCALLS.get(platform.machine())
-    if arch is None:
-        return
-    # BPF: the arch must be ours (else kill), sched_setaffinity -> EPERM, anything else allowed
-    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
-    prog = [
-        (ld_w_abs, 0, 0, 4),  # seccomp_data.arch
-        (jeq_k, 1, 0, arch[3]),
-        (ret_k, 0, 0, 0x80000000),  # SECCOMP_RET_KILL_PROCESS
-        (ld_w_abs, 0, 0, 0),  # seccomp_data.nr
-        (jge_k, 2, 0, 0x40000000),  # the x32 ABI's numbers: refused (nothing srtui runs uses it)
-        (jeq_k, 1, 0, arch[2]),
-        (ret_k, 0, 0, 0x7FFF0000),  # SECCOMP_RET_ALLOW
-        (ret_k, 0, 0, 0x00050000 | errno.EPERM),  # SECCOMP_RET_ERRNO
-    ]
-    code = b"".join(struct.pack("HBBI", *ins) for ins in prog)
-    filt = ctypes.create_string_buffer(code)
-    fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(filt))
-    _check(_c().prctl(PR_SET_SECCOMP, 2, ctypes.create_string_buffer(fprog), 0, 0), "seccomp")
+    seccomp.fresh_session_keyring(_c())  # before the filter, which refuses keyctl itself
+    err = seccomp.install(_c())
+    if err:
+        raise SealError(err, f"seccomp: {os.strerror(err)}")
 
 
 def _watch(job: int, wall_s: float, reported_fd: int) -> NoReturn:

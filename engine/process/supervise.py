@@ -26,9 +26,9 @@ from typing import IO, Any
 import numpy as np
 
 from engine import untrusted
-from engine.process import cgroups, launch, phases, seal, tree
+from engine.process import cgroups, held, launch, measure, phases, seal, tree
 from engine.scaling import STAT_KEYS
-from engine.spec import JobSpec
+from engine.spec import WATCHDOG_MARGIN_S, JobSpec
 from engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
@@ -92,8 +92,8 @@ class JobOutcome:
     dialect: str = "python"
     pareto: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
-    fit_s: float | None = None
-    energy_j: float | None = None  # joules of the fit, measured by the worker (engine.process.energy)
+    fit_s: float | None = None  # the method's load, fit and predictions, timed by the driver (engine.process.measure)
+    energy_j: float | None = None  # joules over fit_s, measured by the driver (engine.process.energy)
     energy_method: str | None = None  # "rapl" or "estimate"
     train_pred: np.ndarray | None = None
     test_pred: np.ndarray | None = None
@@ -107,9 +107,10 @@ class JobOutcome:
 class CappedReader(threading.Thread):
     """Drains a pipe, keeping the first LOG_CAP - TAIL_KEEP bytes and the last TAIL_KEEP bytes."""
 
-    def __init__(self, pipe: IO[bytes]) -> None:
+    def __init__(self, pipe: IO[bytes], on_mark: Callable[[bytes], None] | None = None) -> None:
         super().__init__(daemon=True)
         self.pipe = pipe
+        self.on_mark = on_mark  # told each of the worker's marks it reads (engine.process.measure)
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self.tail_len = 0
@@ -117,7 +118,14 @@ class CappedReader(threading.Thread):
 
     def run(self) -> None:
         head_cap = LOG_CAP - TAIL_KEEP
+        seen = b""
         while chunk := self.pipe.read1(65536) if hasattr(self.pipe, "read1") else self.pipe.read(65536):
+            if self.on_mark is not None:
+                for mark in measure.MARKS:
+                    found, chunk = measure.find_mark(seen, chunk, mark)
+                    if found:
+                        self.on_mark(mark)
+                seen = (seen + chunk)[-64:]
             room = head_cap - len(self.head)
             if room > 0:
                 self.head += chunk[:room]
@@ -251,7 +259,10 @@ def run_job(
     tree.claim_root(proc.pid)
     if cgroup is not None:
         cgroup.add(proc.pid)
-    readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
+    trackers: list[tree.TreeTracker] = []  # (made below; the clock reads its pids from a reader thread)
+    folder = (payload.method_ref or "").startswith("srbench:")  # untrusted code: its end mark is not
+    clock = measure.FitClock(lambda: [p for t in trackers for p in list(t.seen) if p not in t.gone], folder)
+    readers = [CappedReader(proc.stdout, clock.mark), CappedReader(proc.stderr)]
     for r in readers:
         r.start()
     phases.mark("readers started")
@@ -263,15 +274,16 @@ def run_job(
             record = None  # the token sweep still finds what keeps its environment
     phases.mark("pid record")
     tracker = tree.TreeTracker(proc.pid, token, record)
+    trackers.append(tracker)
     reason: str | None = None  # why we stopped it: timeout / oom / interrupted
     detail: str | None = None
     kill_at: float | None = None
-    mem_limit = limits.mem_mb * 2**20
     waiter = launch.ExitWaiter(proc)  # pidfd + wait4 (exec), the server's report (fork)
     poller = select.poll()
     if waiter.fd is not None:
         poller.register(waiter.fd, select.POLLIN)
     status_word = rusage = None
+    peak_files = 0
     try:
         while True:
             # wake at once when the worker exits (pidfd), else every poll_s to check limits
@@ -290,13 +302,13 @@ def run_job(
                 on_start(proc.pid)  # informational (the store's worker_pid): the record is the safety
                 on_start = None
             rss = tracker.poll()
+            files = held.memory_files(p for p in tracker.seen if p not in tracker.gone)  # tmpfs, memfds: in no PSS
+            peak_files = max(peak_files, rss + files)
             if reason is None:
-                if rss > mem_limit:
-                    reason, detail = (
-                        "oom",
-                        f"tree memory (PSS) {rss / 2**20:.0f} MB > limit {limits.mem_mb:.0f} MB at {elapsed:.2f} s",
-                    )
-                    kill_at = time.monotonic()  # memory blow-ups are stopped at once
+                over = held.over_limits(rss, files, limits, scratch, elapsed)
+                if over is not None:
+                    reason, detail = over
+                    kill_at = time.monotonic()  # memory and disk blow-ups are stopped at once
                 elif elapsed > limits.time_s:
                     reason, detail = "timeout", f"wall time {elapsed:.2f} s > limit {limits.time_s:g} s"
                     kill_at = time.monotonic() + limits.grace_s
@@ -327,7 +339,10 @@ def run_job(
     phases.mark("tree swept")
     for r in readers:
         r.join(timeout=2.0)
-    peak = max(tracker.peak_rss, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
+    peak = max(tracker.peak_rss, peak_files, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
+    if reason is None:  # a job that wrote past its disk limit and ended before a poll saw it
+        over = held.over_limits(0, 0, limits, scratch, wall_s)
+        reason, detail = over if over is not None else (None, detail)
     if cgroup is not None:
         if reason is None and cgroup.oom_killed():
             reason, detail = (
@@ -353,15 +368,35 @@ def run_job(
         stderr=readers[1].value(),
         leftover_pids=leftover,
     )
+    if reason is None and rc == -signal.SIGKILL and wall_s >= limits.time_s + limits.grace_s:
+        # killed past the wall limit and the grace without the driver's word: the seal's watchdog
+        # (engine.process.seal), which ends a job the driver could not (it was stopped, say)
+        reason, detail = (
+            "timeout",
+            (
+                f"killed by its watchdog at {wall_s:.2f} s (wall limit {limits.time_s:g} s + grace {limits.grace_s:g} s"
+                f" + {WATCHDOG_MARGIN_S:g} s): the driver did not end it in time"
+            ),
+        )
+        outcome.limit_detail = detail
     outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
     if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (engine.process.launch)
         outcome.status, outcome.error = "lost", proc.lost
     if outcome.status == "ok":
         _read_result(scratch, outcome)
-    if payload.allow_network:
-        outcome.notes["network"] = "allowed (--allow-network)"  # recorded on the job
+        # srtui's figures, measured here (engine.process.measure), never the job's own
+        outcome.fit_s, outcome.energy_j, outcome.energy_method = clock.figures(
+            t0 + wall_s, t0, outcome.cpu_s, outcome.peak_rss_mb
+        )
+    outcome.notes = measure.provenance(outcome.notes, payload.python, sealing.mode, payload.allow_network)
     phases.mark("logs and result read")
     return outcome
+
+
+def memory_line() -> str:
+    """The capability report's line on memory: which accounting is in force here."""
+    base = _cgroup_base()
+    return held.memory_line(base is not None and "memory" in base[1])
 
 
 #: what a job's environment takes from the driver's (by name, or by a prefix ending in "_"):
@@ -501,10 +536,8 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     notes = result.get("notes")
     outcome.notes = notes if isinstance(notes, dict) else {}
     fit_s = result.get("fit_s")
-    outcome.fit_s = float(fit_s) if isinstance(fit_s, (int, float)) else None
-    joules, how = result.get("energy_j"), result.get("energy_method")
-    if isinstance(joules, (int, float)) and how in ("rapl", "estimate"):
-        outcome.energy_j, outcome.energy_method = float(joules), how
+    if isinstance(fit_s, (int, float)):  # the method's own timer: kept as its figure, read by no rule
+        outcome.notes["reported_fit_s"] = float(fit_s)
 
 
 def visible_one_line(exc: BaseException, limit: int = 200) -> str:

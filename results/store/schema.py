@@ -286,6 +286,29 @@ def _v10_protocol(c: sqlite3.Connection) -> None:
     c.execute("ALTER TABLE jobs ADD COLUMN protocol TEXT")
 
 
+def _v11_disk_status(c: sqlite3.Connection) -> None:
+    """A job whose folder grew past its disk limit is recorded 'disk'. SQLite cannot change a
+    CHECK in place, and a copy of ``jobs`` would have to make again the triggers and indexes of
+    four migrations: the CHECK's text is widened in the schema instead, SQLite's documented way
+    for a constraint every existing row still meets (sqlite.org/lang_altertable.html#otheralter)."""
+    (sql,) = c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'jobs'").fetchone()
+    old = "'lost','invalid_model')"
+    if "'invalid_model','disk')" in sql:
+        return  # widened already (a workspace whose version was set back)
+    if old not in sql:
+        raise SchemaError("the jobs table's status check is not the one this migration widens")
+    version = c.execute("PRAGMA schema_version").fetchone()[0]
+    c.execute("PRAGMA writable_schema = ON")
+    try:
+        c.execute(
+            "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'jobs'",
+            (sql.replace(old, "'lost','invalid_model','disk')"),),
+        )
+        c.execute(f"PRAGMA schema_version = {int(version) + 1}")
+    finally:
+        c.execute("PRAGMA writable_schema = OFF")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v1,
     _v2_metrics,
@@ -297,6 +320,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v8_scale,
     _v9_sort_tiebreak,
     _v10_protocol,
+    _v11_disk_status,
 ]
 VERSION = len(MIGRATIONS)
 

@@ -243,6 +243,7 @@ def run(
 
 
 def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
+    from engine.process.supervise import memory_line
     from runs.run import jobs_to_run
 
     would = jobs_to_run(plan, req.retry_failed)
@@ -256,8 +257,9 @@ def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
     if limits:
         print(
             f"limits: wall {limits.time_s:g} s, memory {limits.mem_mb:g} MB, CPU "
-            f"{limits.effective_cpu_s} s, grace {limits.grace_s:g} s; {plan.slots_text}"
+            f"{limits.effective_cpu_s} s, grace {limits.grace_s:g} s, disk {limits.disk_mb:g} MB; {plan.slots_text}"
         )
+        print(memory_line())
         forked = sorted(m for m, how in plan.launchers.items() if how == "fork")
         print(f"launcher: fork for {', '.join(forked) or 'none'}; exec for the others")
     print(plan.isolation)

@@ -61,13 +61,15 @@ def test_smoke_suite_matches_the_local_backend(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
-def test_limits_on_a_dask_worker(workspace: Path, suite_file, tmp_path: Path, launcher: str) -> None:
+def test_limits_on_a_dask_worker(
+    workspace: Path, suite_file, tmp_path: Path, launcher: str, job_writable: Path
+) -> None:
     suite = suite_file(
         name="limits",
         methods=("probe-sleep", "probe-memhog", "probe-escape", "probe-noop"),
         limits={"time_s": 3, "grace_s": 1, "mem_mb": 300},
     )
-    pidfile = tmp_path / "escapee.pid"
+    pidfile = job_writable / "escapee.pid"
     t0 = time.monotonic()
     proc = srtui(
         "run",

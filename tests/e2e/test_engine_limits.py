@@ -77,8 +77,10 @@ def test_memhog_is_oom_and_neighbours_carry_on(workspace: Path, suite_file, cont
     assert not job_processes_alive(workspace)
 
 
-def test_escaped_grandchild_is_killed(workspace: Path, tmp_path: Path, contained_launcher: str) -> None:
-    pidfile = tmp_path / "escapee.pid"
+def test_escaped_grandchild_is_killed(
+    workspace: Path, tmp_path: Path, contained_launcher: str, job_writable: Path
+) -> None:
+    pidfile = job_writable / "escapee.pid"
     proc = srtui(
         "run",
         "--launcher",

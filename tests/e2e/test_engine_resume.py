@@ -115,6 +115,8 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file, launche
     # the killed driver's run is not left "running"
     assert db_rows(workspace, "SELECT count(*) FROM runs WHERE status = 'running'") == [(0,)]
     assert db_rows(workspace, "SELECT count(*) FROM runs WHERE status = 'lost'") == [(1,)]
+    # the killed driver's attempts left their scratch folders: the resumed run removed them
+    assert lost and not list((workspace / "cache" / "jobs").iterdir())
 
 
 def _started_by(driver_pid: int) -> list[int]:

@@ -28,9 +28,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow
 def test_escapee_of_a_dask_job_of_a_killed_driver_is_killed_by_the_next_run(
-    workspace: Path, suite_file, tmp_path: Path
+    workspace: Path, suite_file, tmp_path: Path, job_writable: Path
 ) -> None:
-    pidfile = tmp_path / "escapee.pid"
+    pidfile = job_writable / "escapee.pid"
     suite = suite_file(
         methods=("probe-escape",),
         limits={"time_s": 120},

@@ -26,9 +26,9 @@ def wait_gone(pid: int, timeout: float = 5.0) -> bool:
 
 
 def test_environment_cleared_double_forked_escapee_is_killed_and_counted(
-    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str
+    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str, job_writable: Path
 ) -> None:
-    pidfile = tmp_path / "escapee.pid"
+    pidfile = job_writable / "escapee.pid"
     suite = suite_file(
         methods=("probe-escape",),
         limits={"time_s": 60, "mem_mb": 300},
@@ -57,9 +57,9 @@ def test_environment_cleared_double_forked_escapee_is_killed_and_counted(
 
 
 def test_escapee_without_token_never_outlives_an_ok_job(
-    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str
+    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str, job_writable: Path
 ) -> None:
-    pidfile = tmp_path / "escapee.pid"
+    pidfile = job_writable / "escapee.pid"
     suite = suite_file(methods=("probe-escape",), params={"probe-escape": {"clear_env": True}})
     proc = srtui(
         "run",

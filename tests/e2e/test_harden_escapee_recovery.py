@@ -27,9 +27,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_env_cleared_escapee_of_a_killed_driver_is_killed_by_the_next_run(
-    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str
+    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str, job_writable: Path
 ) -> None:
-    pidfile = tmp_path / "escapee.pid"
+    pidfile = job_writable / "escapee.pid"
     suite = suite_file(
         methods=("probe-escape",),
         limits={"time_s": 120},

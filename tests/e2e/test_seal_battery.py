@@ -226,7 +226,164 @@ try:
 except OSError as exc:
     return False, str(exc)
 """,
+    "read_keyring": """
+# the session keyring of whoever started srtui (the test adds KEY_SECRET to it): by syscalls,
+# by the keyctl tool where the job sees one, and through /proc/keys
+import ctypes, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+got = {}
+buf = ctypes.create_string_buffer(4096)
+keyctl = 250 if os.uname().machine == "x86_64" else 219
+for ring in (-3, -4, -5):  # session, user, user-session keyrings
+    n = libc.syscall(keyctl, 6, ring, buf, 4096)  # KEYCTL_READ: the ids it holds
+    if n > 0:
+        for i in range(0, min(n, 4096) // 4):
+            key = int.from_bytes(buf.raw[4 * i : 4 * i + 4], "little")
+            m = libc.syscall(keyctl, 11, key, buf, 4096)  # KEYCTL_READ the key's payload
+            if m > 0 and KEY_SECRET.encode() in buf.raw[:m]:
+                got[f"ring {ring}"] = "payload"
+for argv in (["keyctl", "show", "@s"], ["keyctl", "pipe", "%user:srtui-seal-key"]):
+    try:
+        out = subprocess.run(argv, capture_output=True, timeout=10).stdout
+        if KEY_SECRET.encode() in out or b"srtui-seal-key" in out:
+            got[argv[1]] = out.decode(errors="replace")[:100]
+    except (OSError, subprocess.SubprocessError):
+        pass
+try:
+    if "srtui-seal-key" in open("/proc/keys").read():
+        got["/proc/keys"] = "listed"
+except OSError:
+    pass
+return bool(got), got
+""",
+    "io_uring": """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+fd = libc.syscall(425 if os.uname().machine == "x86_64" else 425, 8, params)  # io_uring_setup
+return fd >= 0, f"io_uring_setup: {fd}, errno {ctypes.get_errno()}"
+""",
+    "nested_namespaces": """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+got = {}
+if libc.unshare(0x10000000 | 0x00020000) == 0:  # CLONE_NEWUSER | CLONE_NEWNS
+    got["unshare"] = "user and mount namespaces"
+os.makedirs("/tmp/m", exist_ok=True)
+if libc.mount(b"tmpfs", b"/tmp/m", b"tmpfs", 0, None) == 0:
+    got["mount"] = "tmpfs"
+clone = 56 if os.uname().machine == "x86_64" else 220
+pid = libc.syscall(clone, 0x10000000 | 0x20000000 | 17, 0, 0, 0, 0)  # NEWUSER | NEWPID, SIGCHLD
+if pid == 0:
+    os._exit(0)
+if pid > 0:
+    os.waitpid(pid, 0)
+    got["clone"] = "a child in new user and PID namespaces"
+return bool(got), got
+""",
+    "suid_in_job_folder": """
+mounts = [ln.split() for ln in open("/proc/self/mountinfo")]
+opts = [m[5] for m in mounts if len(m) > 5 and m[4] == "/job"]
+ok = bool(opts) and all("nosuid" in o.split(",") and "nodev" in o.split(",") for o in opts)
+return not ok, opts
+""",
+    "forge_result": """
+# at its exit, after the worker wrote them, it rewrites its figures and its provenance: the
+# driver measures the first and writes the second itself (the test checks the stored row)
+import atexit
+
+def forge():
+    with open("result.json") as fh:
+        result = json.load(fh)
+    result.update(fit_s=1e-9, energy_j=1e-9, energy_method="rapl")
+    result["notes"] = {"python": "/forged/python", "isolation": "none", "network": "forged"}
+    with open("result.json", "w") as fh:
+        json.dump(result, fh)
+
+atexit.register(forge)
+time.sleep(0.5)  # a fit of half a second
+return False, "forges result.json at its exit"
+""",
+    "fallback_reach": """
+# unsealed (SRTUI_ISOLATION=fallback): as root it would write anywhere and read the memory of
+# the fork server that forked it (tests/e2e/test_seal_limits.py runs it there)
+got = {"uid 0": True} if os.getuid() == 0 else {}
+try:
+    with open(os.path.join(WS, "planted"), "w") as fh:
+        fh.write("x")
+    got["write"] = WS
+except OSError:
+    pass
+for pid in driver_candidates():
+    for what in ("mem", "environ"):
+        try:
+            with open(f"/proc/{pid}/{what}", "r+b" if what == "mem" else "rb") as fh:
+                fh.read(1) if what == "environ" else None
+            got[f"{pid}/{what}"] = "opened"
+        except OSError:
+            pass
+return bool(got), got
+""",
 }
+
+#: what a job holds outside its processes' memory, or on disk: each ends with the status named
+#: (killed before its report: a report means it held all it wanted, and the test fails)
+HOLDS = {
+    "fill_tmp": (
+        "oom",
+        """
+done = 0
+try:
+    with open("/tmp/fill", "wb") as fh:
+        for _ in range(32):  # 2 GB in 64 MB chunks: the tmpfs (size = the memory limit) refuses first
+            fh.write(bytes(64 << 20))
+            done += 64
+except OSError:
+    pass
+time.sleep(60)  # holds it (the test's time limit is 120 s)
+return True, f"held {done} MB in /tmp"
+""",
+    ),
+    "fill_shm": (
+        "oom",
+        """
+done = 0
+try:
+    with open("/dev/shm/fill", "wb") as fh:
+        for _ in range(32):
+            fh.write(bytes(64 << 20))
+            done += 64
+except OSError:
+    pass
+time.sleep(60)
+return True, f"held {done} MB in /dev/shm"
+""",
+    ),
+    "fill_memfd": (
+        "oom",
+        """
+fd = os.memfd_create("fill")
+for _ in range(32):
+    os.write(fd, bytes(64 << 20))
+    time.sleep(0.05)  # the driver polls every 0.25 s: it sees the growth
+time.sleep(60)
+return True, "held 2 GB in a memfd"
+""",
+    ),
+    "fill_disk": (
+        "disk",
+        """
+done = 0
+for i in range(3):  # 3 x 700 MB: each file under RLIMIT_FSIZE (1 GiB), the total over disk_mb
+    with open(f"fill{i}", "wb") as fh:
+        for _ in range(700 // 50):
+            fh.write(bytes(50 << 20))
+            done += 50
+return True, f"wrote {done} MB into its folder"
+""",
+    ),
+}
+KEY_SECRET = "keyring-secret-7d3a"  # in the session keyring srtui is started under
 
 HOSTILE = """
 import fcntl, glob, json, os, signal, socket, sqlite3, sys, termios, time
@@ -234,7 +391,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression
 
-ATTACK, WS, PORT, SECRET, MARK = {attack!r}, {ws!r}, {port!r}, {secret!r}, {mark!r}
+ATTACK, WS, PORT, SECRET, MARK, KEY_SECRET = {attack!r}, {ws!r}, {port!r}, {secret!r}, {mark!r}, {key_secret!r}
 STATE = {{}}
 SYSTEM_TREES = {{"usr", "proc", "sys", "lib", "lib64", "etc", "site-packages", ".pyenv", ".venv", "dev"}}
 
@@ -314,11 +471,14 @@ def model(est, X=None):
 
 def write_folders(root: Path, ws: Path, port: int) -> list[Path]:
     folders = []
-    for name, body in ATTACKS.items():
+    bodies = {**ATTACKS, **{name: body for name, (_, body) in HOLDS.items()}}
+    for name, body in bodies.items():
         folder = root / "methods" / f"evil_{name}"
         folder.mkdir(parents=True)
         indented = "\n".join("    " + line for line in body.strip().splitlines())
-        text = HOSTILE.format(attack=name, ws=str(ws), port=port, secret=SECRET, mark=root.name, body=indented)
+        text = HOSTILE.format(
+            attack=name, ws=str(ws), port=port, secret=SECRET, mark=root.name, body=indented, key_secret=KEY_SECRET
+        )
         (folder / "regressor.py").write_text(text)
         folders.append(folder)
     return folders
@@ -420,13 +580,30 @@ def run_battery(root: Path, launcher: str, who: str, methods_dirs: list[Path], w
         launcher,
         "--time-limit",
         "120",
+        "--mem-limit",
+        "400",  # the holders' 2 GB is five times over it
     ]
     env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "SRTUI_ISOLATION")}
     env.update({"SRTUI_SEAL_TEST": SECRET, "PYTHONPATH": str(REPO)})
+    cmd = under_keyring(cmd)
     if who == "ordinary":
         cmd = as_account(cmd, root)
     # in a folder the account may enter (the test's own working directory is root's)
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL, cwd=root)
+
+
+def under_keyring(cmd: list[str]) -> list[str]:
+    """``cmd`` started in a new session keyring holding a user key whose payload is KEY_SECRET
+    (the real ``keyctl``; the test needs it: ``apt-get install keyutils``)."""
+    if shutil.which("keyctl") is None:
+        pytest.skip("keyctl is not installed (apt-get install keyutils)")
+    add = 'keyctl add user srtui-seal-key "$0" @s >/dev/null && exec "$@"'
+    return ["keyctl", "session", "-", "sh", "-c", add, KEY_SECRET, *cmd]
+
+
+def secret_in_logs(ws: Path) -> list[str]:
+    """The job logs (and anything else under logs/) that hold KEY_SECRET."""
+    return [p.name for p in (ws / "logs").rglob("*") if p.is_file() and KEY_SECRET.encode() in p.read_bytes()]
 
 
 def reports(ws: Path) -> dict[str, dict]:
@@ -483,11 +660,18 @@ def test_hostile_folders_get_nothing(launcher: str, who: str, clean_results: dic
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert "isolation: fallback" not in proc.stderr
         got = reports(ws)
-        assert set(got) == set(ATTACKS), f"no report from {sorted(set(ATTACKS) - set(got))}"
+        assert set(ATTACKS) <= set(got), f"no report from {sorted(set(ATTACKS) - set(got))}"
         reached = {name: r["detail"] for name, r in got.items() if r["got"]}
         assert not reached, f"attacks that reached their target: {reached}"
         assert honest_results(ws) == clean_results  # nothing a hostile job did changed them
         evil = {r["method"]: r for r in results_json(ws) if r["method"].startswith("evil_")}
+        held = {name: evil[f"evil_{name}"]["status"] for name in HOLDS}
+        assert held == {name: status for name, (status, _) in HOLDS.items()}, held
+        assert not secret_in_logs(ws)
+        forged = evil["evil_forge_result"]
+        assert forged["fit_s"] >= 0.4 and forged["energy_j"] > 1e-6, forged  # measured by the driver
+        assert forged["method_notes"]["isolation"] == "namespaces" and "network" not in forged["method_notes"]
+        assert forged["method_notes"]["reported_fit_s"] == 1e-9  # kept as the method's own figure
         assert evil["evil_read_y_test"]["r2_test"] < 0.99  # it predicted with what it could see
         assert not (ws / "cache" / "pids" / "planted").exists()
         assert listener.accepted == 0
@@ -572,7 +756,9 @@ def test_watchdog_kills_a_job_while_the_driver_is_stopped(tmp_path: Path, launch
             if driver.poll() is None:
                 driver.kill()
     rows = [r for r in results_json(ws) if r["method"] == "hog"]
-    assert rows and rows[0]["status"] in ("timeout", "oom", "crashed"), rows
+    assert rows and rows[0]["status"] in ("timeout", "oom"), rows
+    if rows[0]["status"] == "timeout":
+        assert "killed by its watchdog" in rows[0]["limit_detail"] or "wall time" in rows[0]["limit_detail"], rows
 
 
 def test_fallback_is_said(tmp_path: Path) -> None:
@@ -585,6 +771,9 @@ def test_fallback_is_said(tmp_path: Path) -> None:
     plain = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert plain.returncode == 0, plain.stderr
     assert isolation().line in plain.stdout.splitlines()
+    # which memory accounting is in force, and the disk limit (docs/untrusted-jobs.md)
+    assert any(ln.startswith("memory: ") and "/tmp" in ln for ln in plain.stdout.splitlines()), plain.stdout
+    assert "disk 1024 MB" in plain.stdout
     forced = subprocess.run(
         args, env={**env, "SRTUI_ISOLATION": "fallback"}, capture_output=True, text=True, timeout=300
     )

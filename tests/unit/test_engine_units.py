@@ -300,3 +300,27 @@ def test_worker_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) ->
     env = supervise.worker_environment()
     assert "SRTUI_SEAL_UNIT_SECRET" not in env
     assert env["LC_ALL"] == "C.UTF-8" and env["HOME"] == "/tmp"
+
+
+def test_v11_migration_lets_a_job_be_recorded_disk(tmp_path: Path) -> None:
+    """v10 -> v11 widens the jobs table's status check in place: 'disk' is stored, anything
+    unknown is still refused, and the rows of v10 stay as they were."""
+    from results.store import schema
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    with sqlite3.connect(ws.db_path) as conn:
+        for step in schema.MIGRATIONS[:10]:
+            step(conn)
+        conn.execute("PRAGMA user_version = 10")
+        conn.commit()
+    store = Store(ws)
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
+    sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'jobs'").fetchone()[0]
+    assert "'invalid_model','disk')" in sql
+    assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    cols = "job_id, suite, task, method, params, seed, limits, data_fingerprint, method_version, spec, status"
+    insert = f"INSERT INTO jobs ({cols}) VALUES (?, 's', 't', 'm', '{{}}', 0, '{{}}', 'f', 'v', '{{}}', ?)"
+    store.conn.execute(insert, ("a", "disk"))
+    with pytest.raises(sqlite3.IntegrityError):
+        store.conn.execute(insert, ("b", "bogus"))
+    store.close()
