@@ -18,6 +18,7 @@ method's; no rule reads it.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -32,7 +33,17 @@ from engine.process.job_worker import FIT_END, FIT_MARK
 MARKS = (FIT_MARK, FIT_END)
 
 #: provenance notes the driver writes: a job's own notes of these names are replaced
-PROVENANCE = ("python", "isolation", "network")
+PROVENANCE = ("python", "isolation", "network", "versions")
+#: the packages whose versions each job's notes record, as its interpreter's environment holds them
+#: (a run in `--env sklearn-0.24.1` records 0.24.1, not the driver's scikit-learn)
+VERSIONED = ("scikit-learn", "numpy", "scipy", "pandas", "sympy")
+_VERSIONS_SCRIPT = (
+    "import json, importlib.metadata as m\n"
+    "def v(d):\n"
+    "    try:\n        return m.version(d)\n"
+    "    except m.PackageNotFoundError:\n        return None\n"
+    "print(json.dumps({d: v(d) for d in %r}))"
+)
 
 
 class FitClock:
@@ -107,4 +118,30 @@ def provenance(notes: dict[str, Any], python: str | None, isolation: str, networ
     out["isolation"] = isolation
     if network:
         out["network"] = "allowed (--allow-network)"
+    versions = interpreter_versions(out["python"])
+    if versions:
+        out["versions"] = versions
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def interpreter_versions(python: str) -> dict[str, str]:
+    """``VERSIONED``'s versions installed for ``python``, asked of that interpreter once per driver
+    (an isolated path, ``-P``, from ``/``: nothing of the cwd is imported); {} if it cannot say."""
+    import json
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [python, "-P", "-c", _VERSIONS_SCRIPT % (VERSIONED,)],
+            capture_output=True,
+            timeout=60,
+            cwd="/",
+            check=False,
+        )
+        found = json.loads(done.stdout[:4096] or b"{}")
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k)[:40]: str(v)[:40] for k, v in found.items() if k in VERSIONED and isinstance(v, str)}

@@ -49,6 +49,11 @@ def test_a_2021_file_runs_in_scikit_learn_0_24_1(tmp_path: Path, workspace: Path
     [row] = [r for r in rows if r["method"] == "KernelRidge"]
     assert row["status"] == "ok" and row["r2_test"] is not None
     assert row["method_notes"]["python"].startswith(str(env.folder))
+    # the versions its interpreter has, recorded by the driver (issue 58): the comparison with
+    # SRBench 2021 (scikit-learn 0.24.1) reads them, so it warns of no scikit-learn difference
+    assert row["method_notes"]["versions"]["scikit-learn"] == "0.24.1", row["method_notes"]
+    out = json.loads(srtui("score", "srbench2021", "--published", "--format", "json", "-w", str(workspace)).stdout)
+    assert not [w for w in out["warnings"] if w.startswith("scikit-learn:")], out["warnings"]
 
 
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it

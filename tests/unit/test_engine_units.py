@@ -324,3 +324,19 @@ def test_v11_migration_lets_a_job_be_recorded_disk(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         store.conn.execute(insert, ("b", "bogus"))
     store.close()
+
+
+def test_a_job_s_versions_are_its_interpreter_s_as_the_driver_asks_them() -> None:
+    """Issue 58: provenance names the versions of the packages that matter, asked of the job's own
+    interpreter by the driver (a job's own 'versions' note is replaced)."""
+    import importlib.metadata
+    import sys
+
+    from engine.process.measure import interpreter_versions, provenance
+
+    found = interpreter_versions(sys.executable)
+    assert found["numpy"] == importlib.metadata.version("numpy")
+    assert found["scikit-learn"] == importlib.metadata.version("scikit-learn")
+    notes = provenance({"versions": {"scikit-learn": "forged"}, "complexity": 3.0}, sys.executable, "sealed", False)
+    assert notes["versions"] == found and notes["complexity"] == 3.0
+    assert interpreter_versions("/nonexistent/python") == {}

@@ -58,10 +58,13 @@ def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Fact
     f.seeds = float(runs.groupby(["task", "method"])["seed"].nunique().median())
     where, args = ("WHERE suite = ?", (suite,)) if suite else ("WHERE suite NOT LIKE ?", (f"%{TUNING_SUFFIX}",))
     jobs = store.conn.execute(
-        f"SELECT task, seed, limits, params, data_fingerprint, method_version, protocol FROM jobs {where}", args
+        "SELECT task, seed, limits, params, data_fingerprint, method_version, protocol, method_notes "
+        f"FROM jobs {where}",
+        args,
     )
     prints: dict[str, set[str]] = {}
-    for task, _seed, limits, params, fingerprint, version, protocol in jobs:
+    for task, _seed, limits, params, fingerprint, version, protocol, notes in jobs:
+        f.sklearn.update(_recorded_sklearn(notes))
         prints.setdefault(task, set()).add(fingerprint)
         f.parses.add(str(_json(protocol).get("data") or PARSES[PARSE_EXACT]))  # unrecorded: exact
         time_s = _json(limits).get("time_s")
@@ -82,6 +85,14 @@ def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Fact
     f.split = "; ".join(sorted({str(i.get("split")) for i in mine if i.get("split")}))[:120]
     f.counted = _counted_sizes(store, where, args)
     return f
+
+
+def _recorded_sklearn(notes: Any) -> list[str]:
+    """The scikit-learn the job's interpreter had, as the driver recorded it (engine.process.measure:
+    a method file in its own environment says 0.24.1 there, whatever the driver has)."""
+    found = _json(notes).get("versions")
+    version = found.get("scikit-learn") if isinstance(found, dict) else None
+    return [version] if isinstance(version, str) and version else []
 
 
 def _counted_sizes(store: Store, where: str, args: tuple[str, ...]) -> set[str]:
