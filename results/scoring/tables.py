@@ -176,6 +176,7 @@ def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
         jobs = jobs.merge(wide, on="job_id", how="left")
         notes = dict(store.conn.execute("SELECT job_id, detail FROM metrics WHERE name = '_version'"))
         jobs["notes"] = jobs["job_id"].map(notes)
+    jobs = _with_search_time(store, jobs)
     infos = task_infos(store)
     for field in TASK_FIELDS:
         jobs[field] = jobs["task"].map({t: info.get(field) for t, info in infos.items()})  # per task, not per row
@@ -183,6 +184,27 @@ def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
     # the formula, not only its size: a truth too large to parse is still a truth (srbench-groundtruth)
     jobs["ground_truth"] = jobs["task"].map({t: info.get("ground_truth") or None for t, info in infos.items()})
     return normalise(jobs) if len(jobs) else jobs
+
+
+def _with_search_time(store: Store, jobs: pd.DataFrame) -> pd.DataFrame:
+    """``search_s`` of a tuned final job: its search's fit times (the jobs of ``SUITE@tuning`` of
+    its task, method and seed) plus its own, the whole ``HalvingGridSearchCV.fit`` that SRBench
+    2021 timed as a run's training time (refit included); empty for a job nobody tuned."""
+    from results.store.tuning import TUNING_SUFFIX
+
+    if jobs.empty or "fit_s" not in jobs.columns:
+        return jobs
+    rows = store.conn.execute(
+        "SELECT substr(suite, 1, length(suite) - ?), task, method, seed, SUM(fit_s) FROM jobs "
+        "WHERE suite LIKE ? GROUP BY 1, 2, 3, 4",
+        (len(TUNING_SUFFIX), "%" + TUNING_SUFFIX),
+    ).fetchall()
+    if not rows:
+        return jobs
+    search = pd.DataFrame(rows, columns=["suite", "task", "method", "seed", "_tuning_s"])
+    out = jobs.merge(search, on=["suite", "task", "method", "seed"], how="left")
+    out["search_s"] = pd.to_numeric(out["_tuning_s"], errors="coerce") + pd.to_numeric(out["fit_s"], errors="coerce")
+    return out.drop(columns="_tuning_s")
 
 
 def _jobs_frame(store: Store, suite: str | None, columns: list[str]) -> pd.DataFrame:

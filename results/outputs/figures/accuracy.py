@@ -135,7 +135,7 @@ def points(data: FigureData, width: float) -> Figure:
     per = s.tables["per_task"]
     size = str(s.options["size"])
     panels = [("r2_test", f"test {R2}", False), (size, "model size (nodes)", True)]
-    panels += [(c, "training time (s)", True) for c in ("fit_s", "wall_s") if c in per.columns][:1]
+    panels += [(c, "training time (s)", True) for c in ("training_s", "fit_s", "wall_s") if c in per.columns][:1]
     order = per.groupby("method")["r2_test"].median().sort_values(ascending=False).index.tolist()
     fig = new_figure(width, 0.9 + 0.16 * len(order))
     axes = fig.subplots(1, len(panels), sharey=True)
