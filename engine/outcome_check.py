@@ -186,8 +186,11 @@ def start_checkers() -> None:
     first results do not wait for it (every ``Checker`` of this process forks from it)."""
     import multiprocessing as mp
 
+    from engine import private
+
     if "forkserver" not in mp.get_all_start_methods():
         return
+    private.multiprocessing_sockets_in_private()  # before the thread: its socket's path must fit AF_UNIX
 
     def start() -> None:
         from multiprocessing import forkserver

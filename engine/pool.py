@@ -178,6 +178,10 @@ class TimedPool:
             self.ctx: BaseContext = mp.get_context("fork")
         else:
             self.ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+            if "forkserver" in methods:
+                from engine import private
+
+                private.multiprocessing_sockets_in_private()  # its socket's path must fit AF_UNIX
             if "forkserver" in methods and preload:
                 self.ctx.set_forkserver_preload(list(preload))
         self.slots: list[_Slot] = []

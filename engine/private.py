@@ -77,6 +77,42 @@ def private_dir(*parts: str) -> Path:
     return path
 
 
+#: the longest folder multiprocessing's socket folder may sit in: ``pymp-XXXXXXXX/listener-XXXXXXXX``
+#: under it must fit an AF_UNIX address (107 bytes)
+SOCKET_BASE_MAX = 60
+
+
+def socket_dir() -> Path:
+    """A private folder whose path is short enough for a socket under it: the private folder, or
+    (a long ``TMPDIR``) ``/tmp/srtui-UID``, checked as the private folder is."""
+    base = base_dir()
+    if len(os.fsencode(base)) <= SOCKET_BASE_MAX:
+        return private_dir()
+    return _checked(Path("/tmp") / f"srtui-{os.geteuid()}")
+
+
+def multiprocessing_sockets_in_private() -> None:
+    """multiprocessing's own temp folder (its forkserver's listening socket) goes under
+    ``socket_dir()``: a long ``TMPDIR`` made the checkers' forkserver fail with "AF_UNIX path too
+    long" (Python 3.11 puts it in the temp dir as it is), and a shared one held it beside others'
+    files. Done once, before the first forkserver starts."""
+    import multiprocessing.process as mp_process
+    import multiprocessing.util as mp_util
+
+    with _SOCKETS_LOCK:
+        if mp_process.current_process()._config.get("tempdir"):  # type: ignore[attr-defined]
+            return  # made already: multiprocessing keeps the first for the process's life
+        before = tempfile.tempdir
+        tempfile.tempdir = str(socket_dir())
+        try:
+            mp_util.get_temp_dir()  # made now (0700, removed at exit by multiprocessing), then kept
+        finally:
+            tempfile.tempdir = before
+
+
+_SOCKETS_LOCK = threading.Lock()
+
+
 def folder_for(kind: str, scope: str) -> Path:
     """A folder of one ``kind`` (``pids``, ``cores``) for one scope (a workspace id, a cluster):
     the scope is hashed, so any text can name it."""

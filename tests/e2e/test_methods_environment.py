@@ -32,7 +32,7 @@ def test_a_method_whose_environment_is_missing_is_refused_before_any_job(workspa
     out = srtui("methods", "install", NAME, "--dry-run", env=env, check=True).stdout
     steps = [line for line in out.splitlines() if line.startswith("$ ")]
     folder = tmp_path / "envs" / "sklearn-0.24.1"
-    assert steps[0] == f"$ {sys.executable} -m venv --clear {folder}"
+    assert steps[0] == f"$ {sys.executable} -P -m venv --clear {folder}"  # no cwd first on its path (#54)
     assert any("--no-build-isolation scikit-learn==0.24.1" in s for s in steps)
     assert len(steps) == 4 and all(s.startswith(f"$ {folder}/bin/python") for s in steps[1:])
 

@@ -84,3 +84,29 @@ def test_interpreters_started_through_multiprocessing_get_minus_p() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().count("'-P'") == 1, out.stdout
+
+
+def test_a_long_tmpdir_does_not_break_the_checkers_forkserver(tmp_path) -> None:
+    """Python 3.11 puts multiprocessing's forkserver socket in the temp dir as it is: a long
+    TMPDIR (pytest's under xdist) made `srtui methods check` fail "AF_UNIX path too long". The
+    socket's folder is now private and short (engine.private.socket_dir)."""
+    import os
+    import subprocess
+    import sys
+
+    long = tmp_path / ("x" * 60) / ("y" * 40)
+    long.mkdir(parents=True)
+    code = (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(3,), daemon=True).start()  # not single-threaded: forkserver\n"
+        "from engine.outcome_check import start_checkers\n"
+        "start_checkers()\n"
+        "from engine.pool import TimedPool\n"
+        "pool = TimedPool(abs, workers=1, timeout=30)\n"
+        "print(pool.ctx.get_start_method(), [r.value for r in pool.run([(1, -3)])])\n"
+        "pool.close()\n"
+    )
+    env = {**os.environ, "TMPDIR": str(long)}
+    done = subprocess.run([sys.executable, "-P", "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["forkserver", "[3]"], done.stdout

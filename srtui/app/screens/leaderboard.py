@@ -217,7 +217,18 @@ class LeaderboardScreen(SectionScreen):
         # its height follows the lines, wrapped (closed notes give theirs back; at most 8 rows)
         room = max(20, (box.size.width or self.size.width or 80) - 4)
         lines = sum(max(1, -(-len(line) // room)) for line in info.plain.split("\n"))
-        box.styles.height = min(8, lines + 1)  # + the padding line above
+        height = min(8, lines + 1)  # + the padding line above
+        box.styles.height = height
+        self._fit_board(len(b.rows), height)
+
+    #: rows the screen gives the nav bar, the toolbar and the footer; the breakdown's least
+    _CHROME, _BREAKDOWN_MIN = 5, 5
+
+    def _fit_board(self, rows: int, notes: int) -> None:
+        """The board takes the height its rows need (header included) before the breakdown below
+        it, as far as the screen allows: opened notes never hide a row that would fit."""
+        left = (self.size.height or 24) - self._CHROME - notes - self._BREAKDOWN_MIN
+        self.query_one("#board", DataTable).styles.height = max(5, min(rows + 1, left)) if left >= 5 else "1fr"
 
     @on(DataTable.RowHighlighted, "#board")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
