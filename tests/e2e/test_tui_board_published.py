@@ -49,6 +49,17 @@ def test_board_with_published_rows_at_80x24(workspace: Path) -> None:
         opened = app.pane("warning: ", gone="(n shows them)")
         app.keys("n")
         again = app.pane("(n shows them)")
+        # the published view is wider than 80 columns: it scrolls sideways a column at a time (l,
+        # Right) to its last column, and back (h, 0) (#55)
+        app.keys("Tab", "Tab", "l")  # from the rule selector past the notes to the board
+        moved = app.pane(" median_rank_r2 ", gone=" method  median_rank_r2 ")
+        app.keys("$")
+        right = app.pane(" source")
+        app.keys("h", "0")
+        back = app.pane(" method  median_rank_r2 ")
+    assert moved.count(" median_rank_r2 ") == 1 and "this workspace" not in moved, moved
+    assert "this workspace" in right and " median_rank_r2 " not in right.split("\n", 8)[7], right
+    assert " source" not in back.split("\n", 8)[7], back
     for screen in (closed, opened, again):
         lines = screen.split("\n")
         assert lines[0].strip() == TOP_BAR, screen  # never cut by a scrollbar
