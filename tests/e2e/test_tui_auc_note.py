@@ -42,3 +42,37 @@ async def test_the_auc_note_opened_takes_two_lines_and_hides_no_row(demo) -> Non
         table = screen.query_one("#board", DataTable)
         assert table.region.height >= table.row_count + 1, (table.region, table.row_count)  # header + rows
         assert table.region.bottom <= 23  # above the footer
+
+
+@sync
+async def test_the_board_scrolls_sideways_to_every_column_at_80x24(demo) -> None:
+    """Issue 55: a board wider than the screen shows each of its columns by scrolling, a column
+    at a time (l/h, the arrows under the row cursor) or to either end (0, $)."""
+    app = SrtuiApp(demo, label="demo", clock=lambda: FIXED_NOW, theme="textual-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("3")
+        screen = current(app, LeaderboardScreen)
+        await wait_for(pilot, lambda: screen.board is not None, timeout=60)
+        screen.query_one("#board-rule", Select).value = "srbench2025"
+        await wait_for(pilot, lambda: screen.board is not None and screen.board.rule == "srbench2025", timeout=60)
+        table = screen.query_one("#board", DataTable)
+        table.focus()
+        await pilot.pause(0.2)
+        assert table.virtual_size.width > table.size.width  # wider than 80 columns
+        seen, starts, x = set(), [], 0
+        for column in table.columns.values():
+            starts.append(x)
+            x += column.get_render_width(table)
+        for _ in range(len(starts) + 1):
+            left = round(table.scroll_x)
+            seen |= {i for i, s in enumerate(starts) if left <= s < left + table.size.width}
+            await pilot.press("l")
+            await pilot.pause(0.05)
+        assert seen == set(range(len(starts)))  # every column came into view
+        assert table.scroll_x == table.max_scroll_x
+        await pilot.press("0")
+        await pilot.pause(0.05)
+        assert table.scroll_x == 0
+        await pilot.press("$")
+        await pilot.pause(0.05)
+        assert table.scroll_x == table.max_scroll_x
