@@ -462,7 +462,10 @@ def test_a_wide_model_is_wrapped_between_terms_and_nothing_of_it_is_lost():
     small = rounded_expression("0.93600001*value_cases_14 + 0.11", ("value_cases_14",), "python")
     assert small["plain"] == "0.936*value_cases_14 + 0.110" and small["size"] == 5
     line = str(figures_text({**small, "simplicity": -1.0, "r2_test": 0.5}))
-    assert "about 5 parts when simplified): the formula shown has 5 parts" in line
+    assert "(0 is simplest; -1 is about 5 parts once simplified, -2 about 25): the formula shown has 5 parts" in line
+    # a rounded score never turns into a count larger than the formula on screen (#55: "about 6
+    # parts when simplified: the formula shown has 5")
+    assert "6 parts" not in str(figures_text({**small, "simplicity": -1.1, "r2_test": 0.5}))
 
 
 WIDE_FRACTION = (

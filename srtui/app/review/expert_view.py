@@ -63,7 +63,9 @@ def figures_text(content: dict[str, Any]) -> Text:
         text.append("not available for this model")
     else:  # the score is of the simplified model (the rule's); the count is of the formula on screen
         text.append(f"{simplicity:g}", style="bold")
-        text.append(f" (0 is simplest; about {max(1, round(5 ** -float(simplicity)))} parts when simplified)")
+        # the scale, not a count: 5**-simplicity of a rounded score can exceed the parts on screen
+        # (an expert read "about 6 parts when simplified: the formula shown has 5", #55)
+        text.append(" (0 is simplest; -1 is about 5 parts once simplified, -2 about 25)")
         if content.get("size"):
             text.append(f": the formula shown has {content['size']} parts")
     if content.get("footnote"):
