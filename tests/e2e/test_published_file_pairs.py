@@ -63,7 +63,11 @@ def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path
     )
     ws = str(tmp_path / "ws")
     env = {"SRTUI_DATA_DIR": str(data)}
-    srtui("run", str(suite), "--method-dir", str(method), "-w", ws, env=env, timeout=600, check=True)
+    folder = tmp_path / "myridge"  # a method folder: its version names its regressor.py
+    folder.mkdir()
+    (folder / "regressor.py").write_text("from sklearn.linear_model import Ridge\nest = Ridge()\nmodel = None\n")
+    dirs = ["--method-dir", str(method), "--method-dir", str(folder)]
+    srtui("run", str(suite), *dirs, "-w", ws, env=env, timeout=600, check=True)
     proc = srtui("score", "srbench2021", "--suite", "files", "--published", "--format", "json", "-w", ws, env=env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -76,6 +80,8 @@ def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path
     for name in ("SGDRegressor", "sgd"):  # on a front, as the published Linear
         assert board[name]["pareto_front"] != -1, board[name]
     # ridge has no 2021 method file: its size is srtui's count, and --published says so in one line
+    [versions] = [w for w in out["warnings"] if w.startswith("method versions:")]
+    assert "myridge (regressor.py@" in versions, versions  # whose file it is (#55)
     sized = [w for w in out["warnings"] if w.startswith("size:")]
     assert len(sized) == 1 and "ridge" in sized[0] and "sgd" not in sized[0] and "SGDRegressor" not in sized[0]
     sizes = {row["method"]: row["srbench2021.size"] for row in out["tables"]["per_task"]}

@@ -58,12 +58,12 @@ def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Fact
     f.seeds = float(runs.groupby(["task", "method"])["seed"].nunique().median())
     where, args = ("WHERE suite = ?", (suite,)) if suite else ("WHERE suite NOT LIKE ?", (f"%{TUNING_SUFFIX}",))
     jobs = store.conn.execute(
-        "SELECT task, seed, limits, params, data_fingerprint, method_version, protocol, method_notes "
+        "SELECT task, seed, limits, params, data_fingerprint, method_version, protocol, method_notes, method "
         f"FROM jobs {where}",
         args,
     )
     prints: dict[str, set[str]] = {}
-    for task, _seed, limits, params, fingerprint, version, protocol, notes in jobs:
+    for task, _seed, limits, params, fingerprint, version, protocol, notes, method in jobs:
         f.sklearn.update(_recorded_sklearn(notes))
         prints.setdefault(task, set()).add(fingerprint)
         f.parses.add(str(_json(protocol).get("data") or PARSES[PARSE_EXACT]))  # unrecorded: exact
@@ -72,7 +72,9 @@ def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Fact
             f.time_limits.add(float(time_s))
         f.scalings.add(str(_json(params).get(SCALING_KEY) or "none"))
         f.sklearn.update(_SKLEARN.findall(version or ""))
-        f.versions.add(str(version))
+        # a folder's version names its file (regressor.py@150fe985a400): say whose it is (#55)
+        named = str(version).startswith(("scikit-learn==", str(method)))
+        f.versions.add(str(version) if named else f"{method} ({version})")
     f.split_per_seed = any(len(p) > 1 for p in prints.values())
     if suite:
         row = store.conn.execute("SELECT 1 FROM jobs WHERE suite = ? LIMIT 1", (suite + TUNING_SUFFIX,)).fetchone()
