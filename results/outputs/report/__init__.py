@@ -234,6 +234,29 @@ def _record(text: Any, drop: str = "") -> dict[str, Any] | None:
     return {k: v for k, v in value.items() if k != drop} if isinstance(value, dict) else None
 
 
+def _limits(df: pd.DataFrame) -> pd.DataFrame:
+    """The stored limits as a job ran under them: a CPU limit derived from the wall limit (stored
+    as ``cpu_s: null``) and the default disk limit shown with their values (#55: the report said
+    ``cpu_s: null`` where the run used 70 s)."""
+    import json
+
+    from engine.spec import Limits, SpecError
+
+    def shown(text: object) -> str:
+        try:
+            stored = json.loads(str(text))
+            limits = Limits.from_dict(stored)
+        except (ValueError, TypeError, SpecError):
+            return str(text)
+        cpu = f"{limits.effective_cpu_s}" + (" (from time_s)" if stored.get("cpu_s") is None else "")
+        out = {**stored, "cpu_s": cpu}
+        if "disk_mb" in vars(limits):
+            out["disk_mb"] = f"{limits.disk_mb:g}" + ("" if "disk_mb" in stored else " (default)")
+        return ", ".join(f"{k} {v}" for k, v in out.items())
+
+    return df.assign(limits=df["limits"].map(shown)) if "limits" in df.columns else df
+
+
 def metadata(store: Store, suites: list[str] | None = None) -> dict[str, Any]:
     """srtui's version, this machine, and per suite its runs (argv, protocol), method versions,
     limits, data fingerprints and hosts."""
@@ -257,7 +280,7 @@ def metadata(store: Store, suites: list[str] | None = None) -> dict[str, Any]:
                 "method versions",
                 q("SELECT method, method_version, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2"),
             ),
-            table("limits", q("SELECT limits, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1")),
+            table("limits", _limits(q("SELECT limits, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1"))),
             table(
                 "data fingerprints",
                 q("SELECT task, data_fingerprint, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2"),
