@@ -86,3 +86,21 @@ def test_srbench_2021_s_sgd_file_sits_beside_the_published_linear(tmp_path: Path
     assert len(sized) == 1 and "ridge" in sized[0] and "sgd" not in sized[0] and "SGDRegressor" not in sized[0]
     sizes = {row["method"]: row["srbench2021.size"] for row in out["tables"]["per_task"]}
     assert sizes["sgd"] == sizes["SGDRegressor"] == 5
+
+
+def test_an_empty_published_column_is_said(tmp_path: Path) -> None:
+    """Issue 55: SRBench 2021's ground-truth table has solution rates, no test R2: the pairs'
+    ``r2_test_published`` is empty, and a note says why rather than leave it to look like a failure."""
+    data = shared_data_dir()
+    if data is None or not (data / "pmlb-metadata").is_dir():
+        pytest.skip("shared data pmlb-metadata not found (SRTUI_DATA_DIR)")
+    ws, env = str(tmp_path / "ws"), {"SRTUI_DATA_DIR": str(data)}
+    srtui(
+        "run", "smoke", "--methods", "gplearn", "--tasks", "feynman-i-12-1-noise0", "--seeds", "1",
+        "--time-limit", "5", "-w", ws, env=env, timeout=600, check=True,
+    )  # fmt: skip
+    out = json.loads(srtui("score", "srbench-groundtruth", "--published", "--format", "json", "-w", ws, env=env).stdout)
+    pairs = pd.DataFrame(out["tables"]["published_pairs"])
+    assert pairs["r2_test_published"].isna().all() and pairs["r2_test"].notna().all()
+    said = [n for n in out["notes"] if n.startswith("published_pairs:")]
+    assert said == ["published_pairs: r2_test_published is empty: SRBench 2021's table has no such value per dataset"]

@@ -44,6 +44,13 @@ def score_published(
     pair = pairs(runs, size if isinstance(size, str) else None)
     if not pair.empty:
         tables["published_pairs"] = pair
+        empty = [c for c in pair.columns if c.endswith("_published") and pair[c].isna().all()]
+        if empty:  # said, not left for a reader to take for a failed comparison (#55)
+            sources = ", ".join(sorted({str(v).removeprefix("published: ") for v in pair["published_source"]}))
+            result.notes = [
+                *result.notes,
+                f"published_pairs: {', '.join(empty)} is empty: {sources}'s table has no such value per dataset",
+            ]
     if not merged.left_out.empty:
         tables["left_out"] = merged.left_out
     result.tables = tables
