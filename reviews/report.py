@@ -147,6 +147,8 @@ def build(store: Store, name: str) -> tuple[dict[str, pd.DataFrame], dict[str, A
         tables["self-consistency (hidden repeats)"] = consistency
     elif row["settings"].get("repeats", 0):
         notes.append("self-consistency: no repeat item rated together with its first showing yet")
+    else:  # no table and no word was read as a missing result (#55)
+        notes.append("self-consistency: this session shows no hidden repeats (`srtui review create --repeats N`)")
     tables["time per item (s)"] = _timing(r)
     tables["comments"] = _comments(r, keys)
 

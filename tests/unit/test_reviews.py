@@ -508,3 +508,13 @@ def test_a_token_wider_than_the_box_is_marked_where_it_is_cut():
     long = wrap_line("x" * 20 + " + 1", 8).split("\n")
     assert long[0] == "x" * 7 + MORE and all(len(line) <= 8 for line in long)
     assert "".join(line.rstrip(MORE) for line in long).replace(" ", "") == "x" * 20 + "+1"
+
+
+def test_a_session_without_repeats_says_why_it_has_no_self_consistency(store, items):
+    """Issue 55: with no hidden repeats the report had no self-consistency table and no word."""
+    from reviews.report import build
+
+    _session(store, items, experts=("solo",), repeats=0)
+    tables, _ = build(store, "s1")
+    assert "self-consistency (hidden repeats)" not in tables
+    assert any(n.startswith("self-consistency: this session shows no hidden repeats") for n in tables["notes"]["note"])
