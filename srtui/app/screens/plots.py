@@ -85,28 +85,28 @@ def shared_cells(points: dict[str, tuple[float, float]], grid: tuple[int, int]) 
     return {m: ", ".join(o for o in group if o != m) for group in cells.values() if len(group) > 1 for m in group}
 
 
-def place_labels(labels: list[tuple[float, float, int]], cell: tuple[float, float], top: float) -> list[float]:
+def place_labels(labels: list[tuple[float, float, int]], cell: tuple[float, float], top: float) -> list[float | None]:
     """The height of each label (x, y, length in characters) so that no two share a row of the
-    plot where they overlap: a label that would is moved one row up (down at the top), then
-    further. ``cell`` is one character's width and height in data units."""
+    plot where they overlap: a label that would is moved one row up (down at the top) or one row
+    down, never further, since a label rows away sat decades from its point on the log axes (#55);
+    one that still clashes gets None (not written: the legend names the point by its marker).
+    ``cell`` is one character's width and height in data units."""
     width, height = cell
     placed: list[tuple[float, float, float]] = []  # x from, x to, row height
-    out = [0.0] * len(labels)
+    out: list[float | None] = [None] * len(labels)
     for i in sorted(range(len(labels)), key=lambda k: labels[k][1]):
         x, y, n = labels[i]
         x_to = x + (n + 1) * width
 
         def clash(row: float, x_from: float = x, x_end: float = x_to) -> bool:
-            return any(abs(row - r) < height and x_from < b and a < x_end for a, b, r in placed)
+            return any(abs(row - r) < 0.999 * height and x_from < b and a < x_end for a, b, r in placed)
 
-        row, step = y, height
-        for k in range(1, 2 * len(labels) + 2):
-            if not clash(row):
-                break
-            row = y + (k + 1) // 2 * step * (1 if k % 2 else -1)  # up one, down one, up two, ...
-            if row > top:
-                row = y - (k + 1) // 2 * step
-        placed.append((x, x_to, row))
+        # its own row, a row up or down, or a row off a label already there, within 1.5 rows
+        near = [y, y + height, y - height, *(r + d for _, _, r in placed for d in (height, -height))]
+        rows = sorted((r for r in near if abs(r - y) <= 1.5 * height and r <= top), key=lambda r: abs(r - y))
+        row = next((r for r in rows if not clash(r)), None)
+        if row is not None:
+            placed.append((x, x_to, row))
         out[i] = row
     return out
 
@@ -346,7 +346,8 @@ class SuitePlotsScreen(SectionScreen):
             for label, x, y, label_y, p in zip(labels, xs, ys, label_ys, points):
                 glyph, rgb, _hex = styles[p.method]
                 plt.scatter([x], [y], color=rgb, marker=glyph)
-                plt.text(label, x + shift, label_y, color=rgb, alignment="left")
+                if label_y is not None:  # no room beside its point: the legend names its marker
+                    plt.text(label, x + shift, label_y, color=rgb, alignment="left")
         # the y axis's label in the title: plotext writes both labels on one line under the plot
         plt.title(
             "y: median energy (kWh, log) vs median training time"
