@@ -35,19 +35,38 @@ runpy.run_module("srtui", run_name="__main__", alter_sys=True)
 
 
 def imported(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """The real CLI's answer to ``args`` and the top-level packages its driver imported."""
+    """The real CLI's answer to ``args`` and the modules its driver imported."""
     out_file = tmp_path / f"modules-{len(list(tmp_path.glob('modules-*')))}.txt"
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
     env["SRTUI_MODULES_FILE"] = str(out_file)
     proc = subprocess.run(
         [sys.executable, "-c", BOOT, *args], capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path
     )
-    names = out_file.read_text().split() if out_file.exists() else []
-    return proc, {n.split(".")[0] for n in names}
+    assert out_file.exists(), proc.stderr
+    return proc, set(out_file.read_text().split())
 
 
 def heavy(modules: set[str]) -> list[str]:
-    return sorted(m for m in HEAVY if m in modules)
+    return sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+
+
+#: all `srtui --help` and a misspelt command may import of srtui's own packages
+HELP_MODULES = {"engine", "engine.errors", "engine.textsafe", "srtui", "srtui.warnings_policy"}
+
+
+@pytest.mark.parametrize("args", [("--help",), ("rnu",), ("-w", "ws", "rnu")])
+def test_help_and_a_misspelt_command_import_no_command(tmp_path: Path, args: tuple[str, ...]) -> None:
+    proc, modules = imported(tmp_path, *args)
+    if args == ("--help",):
+        assert proc.returncode == 0 and "│ run " in proc.stdout and "│ review " in proc.stdout
+    else:
+        assert proc.returncode == 2 and "No such command 'rnu'. Did you mean 'run'?" in proc.stderr
+    ours = {m for m in modules if m.split(".")[0] in ("engine", "results", "runs", "tasks", "reviews", "srtui")}
+    cli = {"srtui.cli", "srtui.cli.command_table", "srtui.cli.common", "srtui.cli.lazy", "srtui.cli.tui_cmd"}
+    assert ours - cli == HELP_MODULES
+    assert {m.split(".")[0] for m in modules} & {*HEAVY, "numpy", "sqlite3", "multiprocessing"} == set()
+    if "-w" not in args:  # typer coerces a value given with pydantic; an option left out needs none
+        assert "pydantic" not in modules
 
 
 def srbench_methods() -> Path:
