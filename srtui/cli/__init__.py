@@ -11,9 +11,9 @@ import sys
 import typer
 
 from srtui import warnings_policy
-from srtui.cli import tui_cmd
+from srtui.cli import coercion, tui_cmd
 from srtui.cli.common import plain_help_types
-from srtui.cli.lazy import LazyGroup, no_adapter_for_missing
+from srtui.cli.lazy import LazyGroup
 
 warnings_policy.install()  # before any command imports a dependency that warns about itself
 
@@ -28,7 +28,7 @@ app = typer.Typer(
 # bare `srtui` opens the app; every command is listed by LazyGroup and loaded when it runs
 app.callback(invoke_without_command=True)(tui_cmd.default)
 plain_help_types()
-no_adapter_for_missing()
+coercion.install()  # no pydantic for an option left out or a plain text value
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -66,32 +66,6 @@ class LazyGroup(CommandGroup):
                 self.commands[command_name] = command
 
 
-def no_adapter_for_missing() -> None:
-    """An option left out (None) is passed on as typer passes it (None, or () for a repeatable
-    one) without building its pydantic adapter first: typer builds it before it looks at the
-    value, and importing pydantic cost a misspelt command 50 ms, a third of its start (the root's
-    ``-w`` is parsed before the name is looked up). A value given is coerced by typer as before."""
-    from typer._coercion import PassThroughRuntimeParam
-    from typer.core import _TyperParameter
-
-    process = _TyperParameter.process_value
-    if getattr(process, "srtui_no_adapter", False):
-        return
-
-    def process_value(self: Any, ctx: Any, value: Any) -> Any:
-        if value is not None or self._runtime_param is not None:
-            return process(self, ctx, value)
-        desc = self.type_descriptor  # RuntimeParam.coerce returns None, or (), before any adapter
-        self._runtime_param = PassThroughRuntimeParam(parameter_info=desc.parameter_info, annotation=desc.annotation)
-        try:
-            return process(self, ctx, value)
-        finally:
-            self._runtime_param = None  # a value given later builds typer's own
-
-    process_value.srtui_no_adapter = True  # type: ignore[attr-defined]
-    _TyperParameter.process_value = process_value  # type: ignore[method-assign]
-
-
 def before_a_command() -> None:
     """What every command needs before it runs, and `srtui --help` or a misspelt name does not:
     each interpreter it starts gets -P (no cwd first on its sys.path; ``engine.private``)."""

@@ -62,11 +62,10 @@ def test_help_and_a_misspelt_command_import_no_command(tmp_path: Path, args: tup
     else:
         assert proc.returncode == 2 and "No such command 'rnu'. Did you mean 'run'?" in proc.stderr
     ours = {m for m in modules if m.split(".")[0] in ("engine", "results", "runs", "tasks", "reviews", "srtui")}
-    cli = {"srtui.cli", "srtui.cli.command_table", "srtui.cli.common", "srtui.cli.lazy", "srtui.cli.tui_cmd"}
+    cli = {f"srtui.cli{m}" for m in ("", ".coercion", ".command_table", ".common", ".lazy", ".tui_cmd")}
     assert ours - cli == HELP_MODULES
-    assert {m.split(".")[0] for m in modules} & {*HEAVY, "numpy", "sqlite3", "multiprocessing"} == set()
-    if "-w" not in args:  # typer coerces a value given with pydantic; an option left out needs none
-        assert "pydantic" not in modules
+    # nor numpy, nor a store, nor the pydantic typer coerces values with (srtui.cli.coercion)
+    assert {m.split(".")[0] for m in modules} & {*HEAVY, "numpy", "sqlite3", "multiprocessing", "pydantic"} == set()
 
 
 def srbench_methods() -> Path:
@@ -112,7 +111,7 @@ def test_status_and_results_read_the_store_only(tmp_path: Path, suite_file) -> N
     srtui("run", str(suite_file(methods=("probe-noop",))), "-w", str(ws), check=True)
     proc, modules = imported(tmp_path, "status", "-w", str(ws))
     assert proc.returncode == 0 and "1 jobs" in proc.stdout, proc.stdout + proc.stderr
-    assert heavy(modules) == []
+    assert heavy(modules) == [] and not {"numpy", "pydantic", "runs.sink", "engine.backends"} & modules
     proc, modules = imported(tmp_path, "results", "--format", "json", "-w", str(ws))
     assert proc.returncode == 0 and json.loads(proc.stdout)[0]["method"] == "probe-noop"
-    assert heavy(modules) == []
+    assert heavy(modules) == [] and not {"numpy", "pydantic"} & modules
