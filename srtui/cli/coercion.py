@@ -46,10 +46,10 @@ class Deferred(RuntimeParam):
 
 def plain(descriptor: TypeDescriptor, value: Any, param: Any = None, ctx: Any = None) -> Any:
     """``value`` as typer's adapter would make it, or NOT_PLAIN when that takes the adapter."""
-    info = descriptor.parameter_info
+    info: Any = descriptor.parameter_info  # typed loosely: typer's annotations vary by version
     if info.parser is not None or descriptor.file_annotation is not None:
         return NOT_PLAIN
-    annotation = descriptor.annotation
+    annotation: Any = descriptor.annotation
     if get_origin(annotation) is list:
         if not isinstance(value, (list, tuple)):
             value = [value]  # as typer's list adapter takes a single value

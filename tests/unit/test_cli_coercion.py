@@ -35,6 +35,9 @@ def _params() -> dict[str, Any]:
     return {p.name: p for p in typer.main.get_command(app).params}
 
 
+#: no click context: typer's coercion reads one only to word an error
+NO_CTX: Any = None
+
 VALUES = [
     ("text", "a b"),
     ("text", ""),
@@ -52,7 +55,7 @@ VALUES = [
 
 def _outcome(runtime: Any, value: Any, param: Any) -> tuple[Any, ...]:
     try:
-        return ("value", runtime.coerce(value, param=param, ctx=None))
+        return ("value", runtime.coerce(value, param=param, ctx=NO_CTX))
     except typer.BadParameter as exc:
         return ("error", exc.message)
 
@@ -81,14 +84,14 @@ def test_missing_values_and_numbers() -> None:
     params = _params()
     for name in ("text", "path", "number"):
         desc = params[name].type_descriptor
-        assert Deferred(desc.parameter_info, desc.annotation, desc).coerce(None, param=params[name], ctx=None) is None
+        assert Deferred(desc.parameter_info, desc.annotation, desc).coerce(None, param=params[name], ctx=NO_CTX) is None
     desc = params["paths"].type_descriptor
-    assert Deferred(desc.parameter_info, desc.annotation, desc).coerce(None, param=params["paths"], ctx=None) == ()
+    assert Deferred(desc.parameter_info, desc.annotation, desc).coerce(None, param=params["paths"], ctx=NO_CTX) == ()
     desc = params["number"].type_descriptor
     assert plain(desc, "3", params["number"]) is NOT_PLAIN
-    assert Deferred(desc.parameter_info, desc.annotation, desc).coerce("3", param=params["number"], ctx=None) == 3
+    assert Deferred(desc.parameter_info, desc.annotation, desc).coerce("3", param=params["number"], ctx=NO_CTX) == 3
     with pytest.raises(typer.BadParameter):
-        Deferred(desc.parameter_info, desc.annotation, desc).coerce("x", param=params["number"], ctx=None)
+        Deferred(desc.parameter_info, desc.annotation, desc).coerce("x", param=params["number"], ctx=NO_CTX)
 
 
 def test_a_command_with_text_and_path_values_imports_no_pydantic(tmp_path: Path) -> None:
