@@ -179,7 +179,8 @@ def test_readme_opens_with_what_srtui_is_and_the_two_setup_commands() -> None:
     setup = blocks(text)[0]
     assert setup.lines == [
         "python3.11 -m venv .venv && .venv/bin/pip install -c constraints.txt . && .venv/bin/srtui run smoke",
-        'python3.11 -m venv .venv && .venv/bin/pip install -c constraints.txt ".[test]" && .venv/bin/python -m pytest -q',
+        'python3.11 -m venv .venv && .venv/bin/pip install -c constraints.txt ".[test]" '
+        "&& .venv/bin/python -m pytest -q",
     ]
     assert len(lines) <= 200, "the README is a front door: the depth goes into docs/"
 

@@ -262,8 +262,9 @@ def test_srbench2021_size_is_what_2021_s_evaluate_model_stored() -> None:
     sgd_file = {"method": "SGDRegressor", "dialect": "srbench", "method_notes": json.dumps({"python": "x"})}
     assert model_size_2021(ffx, 5) == (1488.0, "the method's complexity()")
     assert model_size_2021(sgd_file, 5) == (5.0, "the number of features (no complexity())")
-    assert model_size_2021({"method": "sgd", "dialect": "python", "method_notes": "{}"}, 5)[0] == 5.0
-    assert model_size_2021({"method": "linear", "dialect": "python", "method_notes": None}, 7)[0] == 7.0
+    sgd = model_size_2021({"method": "sgd", "dialect": "python", "method_notes": "{}"}, 5)
+    linear = model_size_2021({"method": "linear", "dialect": "python", "method_notes": None}, 7)
+    assert sgd is not None and sgd[0] == 5.0 and linear is not None and linear[0] == 7.0
     assert model_size_2021({"method": "gplearn", "dialect": "gplearn", "method_notes": "{}"}, 5) is None
     forged = {"method": "x", "dialect": "srbench", "method_notes": json.dumps({"complexity": True})}
     assert model_size_2021(forged, 3) == (3.0, "the number of features (no complexity())")
