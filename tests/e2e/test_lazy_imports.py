@@ -115,3 +115,13 @@ def test_status_and_results_read_the_store_only(tmp_path: Path, suite_file) -> N
     proc, modules = imported(tmp_path, "results", "--format", "json", "-w", str(ws))
     assert proc.returncode == 0 and json.loads(proc.stdout)[0]["method"] == "probe-noop"
     assert heavy(modules) == [] and not {"numpy", "pydantic"} & modules
+
+
+def test_methods_check_runs_the_job_without_a_metrics_pass_or_pandas(tmp_path: Path) -> None:
+    import sqlite3
+
+    proc, modules = imported(tmp_path, "methods", "check", "linear", "--json", "-w", str(tmp_path / "ws"))
+    assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "ok", proc.stderr
+    assert not {"pandas", "results.metrics.tasks", "sqlite_utils"} & modules  # the store made WAL without them
+    with sqlite3.connect(tmp_path / "ws" / "checks" / "linear" / "srtui.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
