@@ -7,7 +7,8 @@ job: an ordinary engine job (``engine.process.supervise.run_job``: the same sand
 launcher and environment as the method's fits) whose worker imports the file and reports
 ``hyper_params`` instead of fitting; what comes back is untrusted JSON, read within the job
 result's caps and checked here (``checked_grid``). A grid that cannot be read is an error, never
-an untuned run.
+an untuned run. A grid read is kept by the method's fingerprint (``runs.grid_cache``): the next
+plan of the same code in the same interpreter, ``--dry-run`` included, runs no job for it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ MAX_CONFIGS = 100_000
 MAX_NAME = 200
 #: the wall-clock limit of a grid-reading job at most (it imports a file; it fits nothing)
 MAX_READ_S = 300.0
+#: ``SRBenchMethod.grid_from`` of a grid a job read for an earlier plan (``runs.grid_cache``)
+GRID_CACHED = "cached"
 
 
 class GridError(SrtuiError):
@@ -47,6 +50,7 @@ def origin(name: str, method: Method, overridden: bool) -> str:
     return {
         GRID_LITERAL: f"the literal hyper_params of {file}",
         GRID_BY_JOB: f"read by running {file} in a job",
+        GRID_CACHED: f"read by running {file} in a job, kept from an earlier plan",
         GRID_NONE: f"none ({file} has no hyper_params)",
     }[method.grid_from]
 
@@ -61,11 +65,20 @@ def read_grids(
     """Set ``hyper_params`` of each method file whose grid only running it can read (not those
     in ``skip``: the suite gives their grids); raises GridError when a job cannot read one."""
     from engine.methods.srbench_dir import GRID_BY_JOB, SRBenchMethod
+    from runs import grid_cache
 
     for name, method in methods.items():
         if name in skip or not isinstance(method, SRBenchMethod) or method.grid_from != GRID_BY_JOB:
             continue
+        file = f"method {name} ({method.regressor_py.name})"
+        key = grid_cache.fingerprint(method, pythons.get(name, {}))
+        kept = _kept(grid_cache.cached(key), file)
+        if kept is not None:  # read by an earlier plan from the same code and interpreter
+            method.hyper_params = kept  # type: ignore[misc]
+            method.grid_from = GRID_CACHED
+            continue
         method.hyper_params = _read_by_job(name, method, refs[name], limits, pythons.get(name, {}))  # type: ignore[misc]
+        grid_cache.keep(key, method.hyper_params)
 
 
 def _read_by_job(name: str, method: Method, ref: str, limits: Limits, python: dict[str, str]) -> list[dict[str, Any]]:
@@ -99,6 +112,13 @@ def _read_by_job(name: str, method: Method, ref: str, limits: Limits, python: di
         why = visible(f"{outcome.status}: {outcome.error or outcome.limit_detail or ''}", one_line=True)[:300]
         raise GridError(f"method {name}: its hyper_params could not be read by running {file} in a job ({why})")
     return checked_grid(outcome.notes.get("hyper_params"), f"method {name} ({file})")
+
+
+def _kept(value: Any, where: str) -> list[dict[str, Any]] | None:
+    try:
+        return None if value is None else checked_grid(value, where)
+    except GridError:  # not what a job reported: read it again
+        return None
 
 
 def checked_grid(value: Any, where: str) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.backends import backend_kind, make_backend
 from engine.backends.base import (
@@ -41,7 +41,6 @@ from engine.process.supervise import JobPayload, now_iso
 from engine.protocols import Protocol, get_protocol
 from engine.spec import JobSpec, Limits
 from engine.workspace import Workspace
-from results.metrics.tasks import MetricsFeed
 from results.store.store import Store, needs_run, open_store
 from runs.data import write_arrays, write_task_data
 from runs.recovery import recover
@@ -49,6 +48,9 @@ from runs.sink import StoreSink, workers_key
 from runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from tasks.catalogue import TaskContext, entry, get_task
 from tasks.suites import SUITES_DIR, Suite, load_suite
+
+if TYPE_CHECKING:  # the metrics (sympy) load when a run starts, not when it is planned
+    from results.metrics.tasks import MetricsFeed
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
 MAX_PLANNED = 100_000  # jobs one plan may hold however it was made (seeds x tasks x methods x grids)
@@ -213,7 +215,9 @@ def _select_tasks(req: RunRequest, suite: Suite, root: Path) -> list[str]:
 
 def _check_rule(suite: Suite) -> None:
     """The suite's scoring rule exists (at plan time, --dry-run included, not at scoring)."""
-    if suite.scoring is None:
+    from results.rule_names import RULE_NAMES
+
+    if suite.scoring is None or suite.scoring in RULE_NAMES:  # known without pandas (issue 56)
         return
     from results.scoring import ScoreError, get_rule
 
@@ -689,6 +693,8 @@ def _metrics_feed(
     whose metrics are missing (a resumed run goes on where the last one stopped)."""
     if not req.metrics:
         return None
+    from results.metrics.tasks import MetricsFeed
+
     feed = MetricsFeed(
         store, plan.suite.name, data_dir=req.data_dir or _data_dir(), state=state, on_change=on_change, run_id=run_id
     )

@@ -12,11 +12,7 @@ from engine.untrusted import UntrustedFileError, write_file
 from results.store.columns import outcome_row
 from results.store.store import Store, db_error, pack_predictions
 from runs.data import row_indices
-
-
-def workers_key(run_id: str) -> str:
-    """The store's meta key under which a cluster run keeps 'live/expected' workers."""
-    return f"workers:{run_id}"
+from runs.keys import workers_key as workers_key  # where runs.run and status found it
 
 
 class StoreSink:

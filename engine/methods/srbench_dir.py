@@ -44,15 +44,11 @@ MAX_POPULATION = 100
 
 def expand_hyper_params(grid: Any, limit: int | None = MAX_CONFIGS) -> list[dict[str, Any]]:
     """SRBench's ``hyper_params`` (a dict or list of dicts of value lists) as configurations,
-    the first ``limit`` of them (None: all)."""
-    from sklearn.model_selection import ParameterGrid
+    the first ``limit`` of them (None: all), in scikit-learn's ``ParameterGrid`` order. The
+    driver plans with it: scikit-learn is never imported for it (``param_grid``)."""
+    from engine.methods.param_grid import configurations
 
-    if not grid:
-        return []
-    if isinstance(grid, dict):
-        grid = [grid]
-    grid = [{k: (list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in g.items()} for g in grid]
-    return list(ParameterGrid(grid))[:limit]
+    return configurations(grid, limit)
 
 
 #: the largest regressor.py whose top-level literals the driver reads

@@ -111,8 +111,8 @@ class Store:
 
     def _prepare(self) -> None:
         mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if mode.lower() != "wal":
-            self.db.enable_wal()
+        if mode.lower() != "wal":  # autocommit connection: no transaction is open here
+            self.conn.execute("PRAGMA journal_mode = wal")  # not sqlite-utils': it imports pandas (issue 56)
         self.conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL; durable at checkpoints
         self.conn.execute("PRAGMA foreign_keys = ON")
         with self.transaction():

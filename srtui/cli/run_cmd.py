@@ -187,8 +187,6 @@ def run(
         builtin_suite_path(suite)  # a misspelt suite is refused before the run machinery loads
     from engine.workspace import resolve
     from runs.run import RunRequest, execute, plan_run
-    from srtui.cli.interrupts import install_interrupt_handlers
-    from srtui.cli.progress import RunProgress
 
     if scheduler is not None:
         if dask_scheduler is not None:
@@ -232,6 +230,9 @@ def run(
     if dry_run:
         _print_dry_run(plan, req)
         return
+    from srtui.cli.interrupts import install_interrupt_handlers
+    from srtui.cli.progress import RunProgress  # rich's live display: not for a dry run
+
     cancel, force = threading.Event(), threading.Event()
     progress = RunProgress(plan)
     install_interrupt_handlers(cancel, force, progress.notify)
@@ -292,7 +293,7 @@ def status(
     except StoreError as exc:
         fail(str(exc))
     from results.store.queries import metrics_progress, open_runs, running_jobs
-    from runs.sink import workers_key
+    from runs.keys import workers_key
 
     counts = store.status_counts(suite)
     running = running_jobs(store)

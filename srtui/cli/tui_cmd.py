@@ -28,12 +28,14 @@ def tui(
         raise typer.Exit(code)
 
 
-def _default(ctx: typer.Context, workspace: WorkspaceOption = None) -> None:
+def default(ctx: typer.Context, workspace: WorkspaceOption = None) -> None:
     """With no subcommand, open the app (as `srtui tui`)."""
     if ctx.invoked_subcommand is None:
+        from srtui.cli.lazy import before_a_command
+
+        before_a_command()
         tui(workspace=workspace)
 
 
 def register(app: typer.Typer) -> None:
     app.command()(tui)
-    app.callback(invoke_without_command=True)(_default)

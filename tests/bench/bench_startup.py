@@ -1,15 +1,22 @@
-"""Start-up of the CLI: how long a command takes before it does anything (print figures; not a
-timed test).
+"""Start-up of the CLI: how long a command takes before it does anything, and against the start of
+its libraries (print figures; not a timed test).
 
-    python tests/bench/bench_startup.py [--repeat 5]
+    python tests/bench/bench_startup.py [--repeat 5] [--methods DIR]
 
-Each command runs ``--repeat`` times as ``python -m srtui ...`` in an empty folder; printed per
-command: the median wall time, the median CPU time (user + system, of the process), their ratio
-(about 1 on a quiet machine; a busy one stretches the wall time, not the CPU time) and the
-heaviest top-level imports (``python -X importtime``, cumulative). The targets (issue #46: on a
-quiet machine `srtui --help` and a misspelt command < 0.5 s, `srtui run smok` < 0.7 s) are checked
-on the CPU time, which is what a quiet machine's wall time is; the load average is printed
-before and after.
+Each command runs ``--repeat`` times as ``python -m srtui ...`` in a folder of its own (after one
+call that writes the bytecode caches, as an installed srtui has them), interleaved with
+``python -c "import typer, rich"``, the floor any typer CLI pays. Printed per command: the median
+wall time, the median CPU time (user + system, of the process and the children it waited for),
+their ratio (about 1 on a quiet machine; a busy one stretches the wall time, not the CPU time),
+the CPU time as a multiple of the floor's, and the heaviest top-level imports (``-X importtime``,
+cumulative). Targets, on the multiple (issue #56; a load average stretches both alike):
+``--help`` and a misspelt command <= 2.5x, ``status``, ``results`` and a ``--dry-run`` of a suite
+with two SRBench method folders <= 5x; and on the CPU time (issue #46: a quiet machine's wall
+time), ``--help`` and a misspelt command < 0.5 s, ``run smok`` < 0.7 s. The SRBench 2.0 folders
+``sklearn_ridge`` and ``sklearn_linear`` are read in place from ``--methods`` (else
+``$SRTUI_SRBENCH_METHODS``, else ``../shared/data/srbench-methods``); without them those lines
+say so. A 2021-style method file whose grid is built in a loop (``gplearn.py``: a job reads it)
+shows the grid cache: its first plan runs the job, the second reads the kept grid.
 """
 
 from __future__ import annotations
@@ -26,39 +33,34 @@ from pathlib import Path
 
 from targets import finish, target
 
-#: (command, target in seconds or None)
-COMMANDS: list[tuple[tuple[str, ...], float | None]] = [
-    (("--help",), 0.5),
-    (("rnu",), 0.5),  # a misspelt command
-    (("run", "smok"), 0.7),  # a misspelt suite
-    (("run", "--help"), None),
-    (("status",), None),  # a folder without a workspace: one line
-    (("results", "--help"), None),
-    (("score", "--help"), None),
-    (("export", "--help"), None),
-    (("plot", "--help"), None),
-    (("tasks", "--help"), None),
-    (("methods", "--help"), None),
-    (("review", "--help"), None),
-    (("tui", "--help"), None),
-]
+REPO = Path(__file__).resolve().parents[2]
+FLOOR = ("-c", "import typer, rich")
+#: a 2021 method file's grid built in a loop (as SRBench 2021's gplearn.py builds it; never fitted)
+LOOP_GRID = """from gplearn.genetic import SymbolicRegressor
+
+hyper_params = []
+for p, g in zip([1000, 500, 100], [500, 1000, 5000]):
+    hyper_params.append({'population_size': [p], 'generations': [g]})
+
+est = SymbolicRegressor(population_size=50, generations=2)
+
+def model(est):
+    return str(est._program)
+"""
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
+    # bytecode caches written, as an installed srtui has them; no workspace from the caller
+    env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "PYTHONDONTWRITEBYTECODE")}
     env["COLUMNS"] = "80"
     return env
 
 
-def time_once(args: tuple[str, ...], cwd: Path) -> tuple[float, float]:
-    """(wall s, CPU s) of one ``python -m srtui ARGS`` (its own rusage, from wait4)."""
+def time_once(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall s, CPU s) of one ``python ARGV`` (its rusage from wait4, with its waited children)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "srtui", *args],
-        cwd=cwd,
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, *argv], cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     _, _, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -66,7 +68,7 @@ def time_once(args: tuple[str, ...], cwd: Path) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def heaviest_imports(args: tuple[str, ...], cwd: Path, n: int = 4) -> list[tuple[str, float]]:
+def heaviest_imports(args: list[str], cwd: Path, n: int = 4) -> list[tuple[str, float]]:
     """The ``n`` top-level imports with the largest cumulative time (ms), from -X importtime."""
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "srtui", *args], cwd=cwd, env=_env(), capture_output=True, text=True
@@ -79,28 +81,101 @@ def heaviest_imports(args: tuple[str, ...], cwd: Path, n: int = 4) -> list[tuple
     return sorted(top, key=lambda t: -t[1])[:n]
 
 
+def methods_dir(given: str | None) -> Path | None:
+    env = os.environ.get("SRTUI_SRBENCH_METHODS")
+    for base in [given, env, str(REPO.parent / "shared" / "data" / "srbench-methods")]:
+        if base and all((Path(base) / m / "regressor.py").is_file() for m in ("sklearn_ridge", "sklearn_linear")):
+            return Path(base)
+    return None
+
+
+def commands(tmp: Path, methods: Path | None) -> list[tuple[str, list[str], float | None, float | None]]:
+    """(label, srtui's arguments, target multiple of the floor, target CPU s) of each command."""
+    ws = str(tmp / "ws")
+    out: list[tuple[str, list[str], float | None, float | None]] = [
+        ("--help", ["--help"], 2.5, 0.5),
+        ("misspelt", ["rnu"], 2.5, 0.5),
+        ("run smok", ["run", "smok"], None, 0.7),
+        ("status", ["status", "-w", ws], 5.0, None),
+        ("results", ["results", "-w", ws], 5.0, None),
+        ("status, none", ["status"], None, None),  # a folder without a workspace: one line
+    ]
+    if methods is not None:
+        dirs = ["--method-dir", str(methods / "sklearn_ridge"), "--method-dir", str(methods / "sklearn_linear")]
+        plan = ["run", "smoke", "--protocol", "srbench2021", *dirs, "--dry-run", "-w", ws]
+        out.append(("dry-run, 2 folders", plan, 5.0, None))
+    out += [(f"{name} --help", [name, "--help"], None, None) for name in ("run", "results", "score", "tasks", "review")]
+    return out
+
+
+def measure(label: str, argv: list[str], repeat: int, cwd: Path, floor: list[float]) -> tuple[float, float, float]:
+    """(median wall, median CPU, multiple of the floor's median CPU), a floor call before each."""
+    times = []
+    for _ in range(repeat):
+        floor.append(time_once(list(FLOOR), cwd)[1])
+        times.append(time_once(argv, cwd))
+    wall = statistics.median(t[0] for t in times)
+    cpu = statistics.median(t[1] for t in times)
+    return wall, cpu, cpu / statistics.median(floor)
+
+
+def report(label: str, figures: tuple[float, float, float], ratio_goal: float | None, cpu_goal: float | None) -> None:
+    wall, cpu, ratio = figures
+    line = f"srtui {label:<20} wall {wall:6.3f} s  CPU {cpu:6.3f} s  wall/CPU {wall / cpu:4.1f}  {ratio:4.1f}x floor"
+    if ratio_goal is not None:
+        line += f"  {target('srtui ' + label, ratio, '<=', ratio_goal, 'x')}"
+    if cpu_goal is not None:
+        line += f"  CPU {target('srtui ' + label + ' CPU', cpu, '<', cpu_goal, ' s')}"
+    print(line)
+
+
+def grid_cache_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
+    """A loop-built grid: the first plan reads it in a job, the next ones read the kept grid."""
+    firsts, seconds = [], []
+    for i in range(repeat):
+        file = tmp / f"grid{i}" / "gplearn.py"  # a new place: a new fingerprint, read by a job again
+        file.parent.mkdir()
+        file.write_text(LOOP_GRID)
+        argv = ["-m", "srtui", "run", "smoke", "--protocol", "srbench2021", "--tasks", "smoke-interaction"]
+        argv += ["--methods", "gplearn", "--method-dir", str(file), "--dry-run", "-w", str(tmp / "ws")]
+        floor.append(time_once(list(FLOOR), tmp)[1])
+        firsts.append(time_once(argv, tmp))
+        seconds.append(time_once(argv, tmp))
+    base = statistics.median(floor)
+    for label, times in (("dry-run, grid by job", firsts), ("dry-run, grid kept", seconds)):
+        wall, cpu = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+        report(label, (wall, cpu, cpu / base), 5.0 if times is seconds else None, None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--methods", help="Folder of SRBench 2.0's method folders (sklearn_ridge, sklearn_linear).")
     opts = parser.parse_args()
-    load_before = os.getloadavg()
-    print(
-        f"load average before: {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}; {os.cpu_count()} cores"
-    )
-    with tempfile.TemporaryDirectory(prefix="srtui-startup-") as tmp:
-        cwd = Path(tmp)
-        for args, goal in COMMANDS:
-            times = [time_once(args, cwd) for _ in range(opts.repeat)]
-            wall = statistics.median(t[0] for t in times)
-            cpu = statistics.median(t[1] for t in times)
-            imports = ", ".join(f"{name} {ms:.0f} ms" for name, ms in heaviest_imports(args, cwd))
-            line = f"srtui {' '.join(args):<16} wall {wall:6.3f} s  CPU {cpu:6.3f} s  wall/CPU {wall / cpu:5.1f}"
-            if goal is not None:
-                line += f"  {target('srtui ' + ' '.join(args), cpu, '<', goal, ' s')} (CPU time)"
-            print(line)
+    load = os.getloadavg()
+    print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; {os.cpu_count()} cores")
+    methods = methods_dir(opts.methods)
+    with tempfile.TemporaryDirectory(prefix="srtui-startup-") as name:
+        tmp = Path(name)
+        suite = tmp / "noop.toml"
+        suite.write_text('name = "noop"\ntasks = ["smoke-linear"]\nmethods = ["probe-noop"]\nseeds = [1, 2]\n')
+        subprocess.run(
+            [sys.executable, "-m", "srtui", "run", str(suite), "-w", str(tmp / "ws")], env=_env(), check=True
+        )
+        floor: list[float] = []
+        for label, args, ratio_goal, cpu_goal in commands(tmp, methods):
+            cwd = tmp / f"cwd-{len(floor)}"
+            cwd.mkdir()
+            time_once(["-m", "srtui", *args], cwd)  # bytecode written, grids kept: what every later call finds
+            report(label, measure(label, ["-m", "srtui", *args], opts.repeat, cwd, floor), ratio_goal, cpu_goal)
+            imports = ", ".join(f"{n} {ms:.0f} ms" for n, ms in heaviest_imports(args, cwd))
             print(f"    heaviest imports: {imports}")
-    load_after = os.getloadavg()
-    print(f"load average after: {load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f}")
+        if methods is None:
+            print("dry-run, 2 folders: skipped (no sklearn_ridge and sklearn_linear folders: --methods DIR)")
+        grid_cache_lines(tmp, max(1, opts.repeat // 2), floor)
+        print(f"floor (python -c 'import typer, rich'): CPU {statistics.median(floor):.3f} s, {len(floor)} calls")
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     finish()
 
 
