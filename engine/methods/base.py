@@ -8,6 +8,7 @@ numbers, arrays), never as pickled objects.
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -76,6 +77,32 @@ class FittedModel:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
+def _signature_params(target: str) -> list[str]:
+    """The keyword parameters of ``module:Class`` (run in a process of its own)."""
+    import importlib
+    import inspect
+
+    module, _, cls = target.partition(":")
+    return sorted(set(inspect.signature(getattr(importlib.import_module(module), cls)).parameters) - {"self"})
+
+
+@functools.lru_cache(maxsize=32)
+def estimator_params(target: str) -> tuple[str, ...]:
+    """``_signature_params(target)`` read in a child process under a deadline (importing
+    scikit-learn or pyoperon costs the driver a second and more, #56), once per driver."""
+    from engine.pool import TimedPool
+
+    with TimedPool(_signature_params, workers=1, timeout=PARAMS_TIMEOUT_S, mem_mb=None) as pool:
+        [result] = list(pool.run([(0, target)]))
+    if result.status != "ok" or not isinstance(result.value, list):
+        raise ParamsError(f"cannot read the parameters of {target} to check them: {result.status}")
+    return tuple(str(v) for v in result.value)
+
+
+#: seconds the parameter check may take to import a method's library (a loaded machine is slow)
+PARAMS_TIMEOUT_S = 120.0
+
+
 class ParamsError(SrtuiError, ValueError):
     """A suite gives a method a parameter it does not take; one line."""
 
@@ -135,17 +162,13 @@ class Method(ABC):
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Refuse, before any job, a parameter the method does not take (a misspelt name would
-        otherwise fail every fit, or pass a dry run). Imports ``params_of``'s module."""
+        otherwise fail every fit, or pass a dry run). ``params_of``'s signature is read in a
+        process of its own (``estimator_params``): the driver never imports a method's library."""
         if self.params_of is None or self.environment is not None or not params:
             return  # another interpreter's version decides there (environment): not checked here
-        import importlib
-        import inspect
-
         from engine.errors import did_you_mean
 
-        module, _, cls = self.params_of.partition(":")
-        known = set(inspect.signature(getattr(importlib.import_module(module), cls)).parameters) - {"self"}
-        known |= set(self.default_params)
+        known = set(estimator_params(self.params_of)) | set(self.default_params)
         for name in params:
             if name not in known:
                 raise ParamsError(

@@ -38,6 +38,7 @@ class Operon(Method):
     honours_time_limit = True
     requires = ("pyoperon",)
     preload_modules = ("pyoperon.sklearn",)
+    params_of = "pyoperon.sklearn:SymbolicRegressor"
     default_params: ClassVar[dict[str, Any]] = {
         "allowed_symbols": "add,sub,mul,div,constant,variable",
         "objectives": ["r2", "length"],

@@ -125,3 +125,18 @@ def test_methods_check_runs_the_job_without_a_metrics_pass_or_pandas(tmp_path: P
     assert not {"pandas", "results.metrics.tasks", "sqlite_utils"} & modules  # the store made WAL without them
     with sqlite3.connect(tmp_path / "ws" / "checks" / "linear" / "srtui.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_suite_s_method_parameters_are_checked_without_importing_the_method(tmp_path: Path) -> None:
+    """Issue 55/56: a misspelt parameter is refused before any job, the estimator's signature read
+    in a process of its own: the driver imports neither scikit-learn nor gplearn nor pyoperon."""
+    suite = tmp_path / "typo.toml"
+    base = 'name = "typo"\ntasks = ["smoke-linear"]\nmethods = ["gplearn", "ridge", "pyoperon"]\nseeds = [1]\n'
+    suite.write_text(base + "[params.pyoperon]\ngeneratoins = 3\n")
+    proc, modules = imported(tmp_path, "run", str(suite), "--dry-run", "-w", str(tmp_path / "ws"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "method 'pyoperon' has no parameter 'generatoins'" in proc.stderr and "'generations'" in proc.stderr
+    suite.write_text(base + "[params.ridge]\nalphas = [1.0]\n[params.gplearn]\ngenerations = 3\n")
+    proc, modules = imported(tmp_path, "run", str(suite), "--dry-run", "-w", str(tmp_path / "ws"))
+    assert proc.returncode == 0, proc.stderr
+    assert not heavy(modules) and not {"gplearn", "pyoperon"} & {m.split(".")[0] for m in modules}
