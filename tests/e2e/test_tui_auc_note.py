@@ -3,6 +3,8 @@ with n (issue #46): the note takes two lines, not six, and every row of the boar
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_tui import current, sync, wait_for
 from test_tui_seed import FIXED_NOW, seed_demo
@@ -18,15 +20,21 @@ def demo(tmp_path_factory):
     return seed_demo(tmp_path_factory.mktemp("auc") / "ws")
 
 
+async def board_by(pilot: Any, app: SrtuiApp, rule: str) -> LeaderboardScreen:
+    """The Board (key 3) scored by ``rule``, once its scores are in."""
+    await pilot.press("3")
+    screen = current(app, LeaderboardScreen)
+    await wait_for(pilot, lambda: screen.board is not None, timeout=60)
+    screen.query_one("#board-rule", Select).value = rule
+    await wait_for(pilot, lambda: screen.board is not None and screen.board.rule == rule, timeout=60)
+    return screen
+
+
 @sync
 async def test_the_auc_note_opened_takes_two_lines_and_hides_no_row(demo) -> None:
     app = SrtuiApp(demo, label="demo", clock=lambda: FIXED_NOW, theme="textual-dark")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("3")
-        screen = current(app, LeaderboardScreen)
-        await wait_for(pilot, lambda: screen.board is not None, timeout=60)
-        screen.query_one("#board-rule", Select).value = "srbench2025"
-        await wait_for(pilot, lambda: screen.board is not None and screen.board.rule == "srbench2025", timeout=60)
+        screen = await board_by(pilot, app, "srbench2025")
         board = screen.board
         assert board is not None
         notes = [n for n in board.notes if "AUC" in n and "profile=corrected" in n]
@@ -50,11 +58,7 @@ async def test_the_board_scrolls_sideways_to_every_column_at_80x24(demo) -> None
     at a time (l/h, the arrows under the row cursor) or to either end (0, $)."""
     app = SrtuiApp(demo, label="demo", clock=lambda: FIXED_NOW, theme="textual-dark")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("3")
-        screen = current(app, LeaderboardScreen)
-        await wait_for(pilot, lambda: screen.board is not None, timeout=60)
-        screen.query_one("#board-rule", Select).value = "srbench2025"
-        await wait_for(pilot, lambda: screen.board is not None and screen.board.rule == "srbench2025", timeout=60)
+        screen = await board_by(pilot, app, "srbench2025")
         table = screen.query_one("#board", DataTable)
         table.focus()
         await pilot.pause(0.2)
