@@ -205,3 +205,15 @@ def test_the_expert_app_starts_without_the_explorer_stack() -> None:
     script = "import sys, srtui.app.review.expert; print('pandas' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "False", proc.stderr[-2000:]
+
+
+def test_a_label_of_the_cost_plot_never_covers_another_point():
+    """Seen at 80x24 on the smoke suite: gplearn's label was written over ffx's marker, and ffx
+    was on no part of the plot. A label that would cover a point is moved or left to the legend."""
+    from srtui.app.screens.plots import place_labels
+
+    cell = (0.1, 0.2)
+    gplearn, ffx = (1.0, 5.0), (1.4, 5.05)  # ffx's marker lies where gplearn's label would start
+    rows = place_labels([(1.2, 5.0, 7), (1.6, 5.05, 3)], cell, top=10.0, points=[gplearn, ffx])
+    assert rows[0] is None or abs(rows[0] - 5.05) >= 0.1  # gplearn's label is off ffx's row
+    assert rows[1] is not None  # ffx's own label is written

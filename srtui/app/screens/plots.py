@@ -4,6 +4,7 @@ and cost (median energy against median training time, SRBench 2.0's Figure 1).""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -85,12 +86,18 @@ def shared_cells(points: dict[str, tuple[float, float]], grid: tuple[int, int]) 
     return {m: ", ".join(o for o in group if o != m) for group in cells.values() if len(group) > 1 for m in group}
 
 
-def place_labels(labels: list[tuple[float, float, int]], cell: tuple[float, float], top: float) -> list[float | None]:
+def place_labels(
+    labels: list[tuple[float, float, int]],
+    cell: tuple[float, float],
+    top: float,
+    points: Sequence[tuple[float, float]] = (),
+) -> list[float | None]:
     """The height of each label (x, y, length in characters) so that no two share a row of the
     plot where they overlap: a label that would is moved one row up (down at the top) or one row
     down, never further, since a label rows away sat decades from its point on the log axes (#55);
     one that still clashes gets None (not written: the legend names the point by its marker).
-    ``cell`` is one character's width and height in data units."""
+    ``cell`` is one character's width and height in data units; no label covers one of ``points``
+    (the plot's markers: a label once hid another method's point)."""
     width, height = cell
     placed: list[tuple[float, float, float]] = []  # x from, x to, row height
     out: list[float | None] = [None] * len(labels)
@@ -99,6 +106,8 @@ def place_labels(labels: list[tuple[float, float, int]], cell: tuple[float, floa
         x_to = x + (n + 1) * width
 
         def clash(row: float, x_from: float = x, x_end: float = x_to) -> bool:
+            if any(abs(row - py) < 0.5 * height and x_from <= px < x_end for px, py in points):
+                return True
             return any(abs(row - r) < 0.999 * height and x_from < b and a < x_end for a, b, r in placed)
 
         # its own row, a row up or down, or a row off a label already there, within 1.5 rows
@@ -342,12 +351,14 @@ class SuitePlotsScreen(SectionScreen):
             cols, rows = self._plot_grid()
             cell = ((x_hi - x_lo) / cols, (y_hi - y_lo) / rows)
             labels = [visible(p.method, one_line=True)[:LABEL_CHARS] for p in points]
-            label_ys = place_labels([(x + shift, y, len(t)) for t, x, y in zip(labels, xs, ys)], cell, y_hi)
-            for label, x, y, label_y, p in zip(labels, xs, ys, label_ys, points):
+            spans = [(x + shift, y, len(t)) for t, x, y in zip(labels, xs, ys)]
+            label_ys = place_labels(spans, cell, y_hi, list(zip(xs, ys)))
+            for label, x, label_y, p in zip(labels, xs, label_ys, points):
+                if label_y is not None:  # no room beside its point: the legend names its marker
+                    plt.text(label, x + shift, label_y, color=styles[p.method][1], alignment="left")
+            for x, y, p in zip(xs, ys, points):  # after the labels: no label covers another's point
                 glyph, rgb, _hex = styles[p.method]
                 plt.scatter([x], [y], color=rgb, marker=glyph)
-                if label_y is not None:  # no room beside its point: the legend names its marker
-                    plt.text(label, x + shift, label_y, color=rgb, alignment="left")
         # the y axis's label in the title: plotext writes both labels on one line under the plot
         plt.title(
             "y: median energy (kWh, log) vs median training time"
