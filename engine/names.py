@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 NAME_MAX = 64
 NAME_RE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{NAME_MAX - 1}}}")
@@ -34,7 +34,7 @@ def quoted(value: object, limit: int = 80) -> str:
 
 def quoted_text(text: str, limit: int = 200) -> str:
     """Text for a one-line error: at most ``limit`` characters, control characters escaped."""
-    from engine.textsafe import visible
+    from srtui.engine.textsafe import visible
 
     text = visible(text, one_line=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."

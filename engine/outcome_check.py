@@ -1,9 +1,9 @@
 """Turn a finished job's outcome into its record: accuracy from the method's own predictions,
 the model string read through the one safe parser, and the fidelity check.
 
-The model string is untrusted: it is only ever read by ``engine.expression.parse_expression``,
+The model string is untrusted: it is only ever read by ``srtui.engine.expression.parse_expression``,
 and never in a driver thread. ``Checker`` runs ``evaluate_outcome`` in a process of its own per
-slot (``engine.pool.TimedPool``) under a deadline and a memory cap: a model that takes longer is
+slot (``srtui.engine.pool.TimedPool``) under a deadline and a memory cap: a model that takes longer is
 recorded with its accuracy and a ``model_error``, and the driver goes on.
 """
 
@@ -18,8 +18,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from engine.process.supervise import JobOutcome
-from engine.scaling import STAT_KEYS, Scaling
+from srtui.engine.process.supervise import JobOutcome
+from srtui.engine.scaling import STAT_KEYS, Scaling
 
 
 @dataclass
@@ -33,15 +33,15 @@ class TaskArrays:
     train_index: np.ndarray
     test_index: np.ndarray
     feature_names: list[str]
-    #: engine.scaling.STAT_KEYS of a tuning fold (the whole training set's scalers), if stored
+    #: srtui.engine.scaling.STAT_KEYS of a tuning fold (the whole training set's scalers), if stored
     scale_stats: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str, expect: tuple[int, str] | None = None) -> TaskArrays:
         """From the npz at ``path``; ``expect``: (size, sha256) the driver wrote there
-        (engine.task_files): a file that no longer holds them is refused, not read."""
-        from engine.task_files import read_checked
-        from engine.untrusted import UntrustedFileError, open_regular
+        (srtui.engine.task_files): a file that no longer holds them is refused, not read."""
+        from srtui.engine.task_files import read_checked
+        from srtui.engine.untrusted import UntrustedFileError, open_regular
 
         if expect is None:
             with open_regular(Path(path)) as fh:
@@ -68,7 +68,7 @@ class TaskArrays:
 
 def r2(y: np.ndarray, yhat: np.ndarray) -> float | None:
     """Coefficient of determination; None when predictions are not all finite."""
-    from engine.expression.fidelity import r2_score
+    from srtui.engine.expression.fidelity import r2_score
 
     if yhat is None or len(yhat) != len(y) or not np.all(np.isfinite(yhat)):
         return None
@@ -99,7 +99,7 @@ def evaluate_outcome(outcome: JobOutcome, data: TaskArrays, scaler: Scaling | No
     if outcome.model is None:
         return fields  # black-box: scored on accuracy only
 
-    from engine.expression import ExpressionError, fidelity_check, parse_expression
+    from srtui.engine.expression import ExpressionError, fidelity_check, parse_expression
 
     try:
         if scaler is not None:
@@ -169,7 +169,7 @@ def check_in_process(
     if data is None:
         _arrays.clear()  # one task at a time is the common case: keep the process small
         data = _arrays[key] = TaskArrays.load(data_path, expect)
-    from engine.scaling import data_arrays
+    from srtui.engine.scaling import data_arrays
 
     scaler = Scaling.for_job(option, data_arrays(data)) if option else None
     fields = evaluate_outcome(outcome, data, scaler)
@@ -177,7 +177,7 @@ def check_in_process(
 
 
 #: what the checkers' processes import before their first model (the forkserver's preload)
-CHECK_PRELOAD = ("engine.outcome_check", "engine.expression", "engine.expression.warm")
+CHECK_PRELOAD = ("srtui.engine.outcome_check", "srtui.engine.expression", "srtui.engine.expression.warm")
 
 
 def start_checkers() -> None:
@@ -186,7 +186,7 @@ def start_checkers() -> None:
     first results do not wait for it (every ``Checker`` of this process forks from it)."""
     import multiprocessing as mp
 
-    from engine import private
+    from srtui.engine import private
 
     if "forkserver" not in mp.get_all_start_methods():
         return
@@ -219,7 +219,7 @@ class Checker:
     def _pool(self) -> Any:
         pool = getattr(self._local, "pool", None)
         if pool is None:
-            from engine.pool import TimedPool
+            from srtui.engine.pool import TimedPool
 
             pool = TimedPool(
                 check_in_process,
@@ -236,7 +236,7 @@ class Checker:
     def score(self, outcome: JobOutcome, data: TaskArrays, data_path: str, option: str | None) -> dict[str, Any]:
         if outcome.status != "ok" or outcome.model is None:
             return evaluate_outcome(outcome, data)  # accuracy only: no model string to read
-        from engine.task_files import TASK_FILES
+        from srtui.engine.task_files import TASK_FILES
 
         light = replace(outcome, stdout=b"", stderr=b"")
         known = TASK_FILES.true_bytes(data_path)

@@ -179,7 +179,7 @@ class TimedPool:
         else:
             self.ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
             if "forkserver" in methods:
-                from engine import private
+                from srtui.engine import private
 
                 private.multiprocessing_sockets_in_private()  # its socket's path must fit AF_UNIX
             if "forkserver" in methods and preload:

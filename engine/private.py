@@ -22,7 +22,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 #: the flags of a file opened here: never through a link, never a terminal, not inherited
 NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK

@@ -21,7 +21,7 @@ next iteration and ``halving_best`` the final choice, each as scikit-learn compu
 Which scikit-learn: ``Protocol.halving_rule``. SRBench 2021 ran 0.24.1 (``SKLEARN_0_24``): a fold
 whose R2 is undefined (one validation row) scores NaN, so its candidate's mean is NaN; ``_top_k``
 keeps the last ``k`` of ``np.argsort(means)`` (numpy 1.20's introsort, NaNs last, so a NaN mean
-counts as the best: ``engine.legacy_sort``) and ``_select_best_index`` takes ``np.argmax`` (the
+counts as the best: ``srtui.engine.legacy_sort``) and ``_select_best_index`` takes ``np.argmax`` (the
 first NaN if any, else the first maximum). ``SKLEARN_CURRENT`` is srtui's correction, today's
 scikit-learn order: a fold without a score counts ``error_score``, NaN means rank last
 (``np.roll``) and the best is ``np.nanargmax``.
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from engine import legacy_sort
-from engine.errors import SrtuiError, did_you_mean
+from srtui.engine import legacy_sort
+from srtui.engine.errors import SrtuiError, did_you_mean
 
 #: what one fit of a method draws from numpy's global generator: (RandomState method, args) calls
 FitDraws = tuple[tuple[str, tuple[Any, ...]], ...]
@@ -46,7 +46,7 @@ FitDraws = tuple[tuple[str, tuple[Any, ...]], ...]
 
 #: ``Protocol.halving_rule``: scikit-learn 0.24.1's halving search (SRBench 2021's), or today's
 SKLEARN_0_24, SKLEARN_CURRENT = "sklearn-0.24.1", "sklearn-current"
-#: ``Protocol.data_parse``: how a PMLB file's numbers are read (``tasks.loaders.pandas1``): exactly
+#: ``Protocol.data_parse``: how a PMLB file's numbers are read (``srtui.tasks.loaders.pandas1``): exactly
 #: (correctly rounded, today's pandas), or as pandas 1.x's python engine read them (SRBench 2021)
 PARSE_EXACT, PARSE_PANDAS1 = "exact", "pandas-1.x"
 PARSES = {PARSE_EXACT: "exact values", PARSE_PANDAS1: "PMLB files as pandas 1.x parsed them"}
@@ -67,7 +67,7 @@ class Protocol:
     error_score: float | None = None
     split: str = "task"  # "task": the task's own train/test rows; "srbench2021": 75/25 per seed
     runs: int | None = None  # the protocol's number of runs (seeds) when the suite names none
-    #: scaling of X and y unless the suite's [tuning] says otherwise: engine.scaling.SCALINGS, or
+    #: scaling of X and y unless the suite's [tuning] says otherwise: srtui.engine.scaling.SCALINGS, or
     #: "method": each method's eval_kwargs scale_x / scale_y over ``method_scaling``
     scaling: str = "none"
     method_scaling: dict[str, bool] = field(default_factory=dict)

@@ -4,7 +4,7 @@ A job whose params carry ``SCALING_KEY`` (``"x"``, ``"y"`` or ``"xy"``) is fitte
 standardised data: ``StandardScaler`` statistics of the training rows, or, for a tuning fold, of
 the whole training set the folds were cut from (SRBench scales once, before its CV), stored in
 the fold's npz as ``scale_x_mean`` ... The worker maps predictions back to y's units; the driver
-maps the model string back to the raw features and y (``engine.expression.rescale``) before the
+maps the model string back to the raw features and y (``srtui.engine.expression.rescale``) before the
 fidelity check, so the check and the symbolic metrics compare the model with the ground truth in
 the task's units. The driver recomputes the statistics from the data itself: nothing the method
 wrote is trusted for it.
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 SCALING_KEY = "srtui_scaling"
 SCALINGS = ("none", "x", "y", "xy")
@@ -90,7 +90,7 @@ class Scaling:
         return pred if self.y is None else pred * self.y[1] + self.y[0]
 
     def model_in_original_units(self, text: str, features: list[str], dialect: str) -> str:
-        from engine.expression.rescale import in_original_units
+        from srtui.engine.expression.rescale import in_original_units
 
         x = None if self.x is None else (self.x[0].tolist(), self.x[1].tolist())
         return in_original_units(text, features, dialect, x, self.y)

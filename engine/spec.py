@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 #: every status a job record can have
 STATUSES = (
@@ -158,7 +158,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """The one job carrier: planned by runs.run, it travels as itself (pickled to the launcher's
+    """The one job carrier: planned by srtui.runs.run, it travels as itself (pickled to the launcher's
     thread, a Dask worker) and crosses into the job's own process once, as ``job.json``."""
 
     suite: str
@@ -169,7 +169,7 @@ class JobSpec:
     data_fingerprint: str
     method_version: str
     params: dict[str, Any] = field(default_factory=dict)
-    #: what the run's protocol applied to this job (engine.protocols.applied): part of what the
+    #: what the run's protocol applied to this job (srtui.engine.protocols.applied): part of what the
     #: job is, so of its id; empty for a spec made outside a run (tests, the app's demo)
     protocol: dict[str, Any] = field(default_factory=dict)
 

@@ -21,7 +21,7 @@ import os
 import threading
 from pathlib import Path
 
-from engine.untrusted import UntrustedFileError, open_regular, write_file
+from srtui.engine.untrusted import UntrustedFileError, open_regular, write_file
 
 
 def digest(data: bytes) -> str:

@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 if TYPE_CHECKING:
     import numpy as np

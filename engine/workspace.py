@@ -1,6 +1,6 @@
 """The workspace: the one directory srtui writes to.
 
-<workspace>/srtui.db     SQLite store (results.store.store), WAL mode
+<workspace>/srtui.db     SQLite store (srtui.results.store.store), WAL mode
 <workspace>/logs/        per-job stdout/stderr, capped
 <workspace>/cache/       task data (npz), job scratch directories, downloads
 """
@@ -12,8 +12,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import SrtuiError
-from engine.untrusted import real_dir, trust_root
+from srtui.engine.errors import SrtuiError
+from srtui.engine.untrusted import real_dir, trust_root
 
 #: file systems on which SQLite's WAL mode (shared memory) is unsafe
 NETWORK_FS = frozenset(

@@ -1,8 +1,9 @@
 """Blinded expert trust-scoring sessions (the SRBench 2022 real-world track's expert ratings).
 
-Organiser: :func:`reviews.items.build_items` + :func:`create_session`, :func:`status`,
-:func:`add_expert`, :func:`close`, :func:`unblind`, :mod:`reviews.report`. Expert: :class:`ExpertSession` (only that
-expert's assignments, in their own seeded order, no method names). SSH: :mod:`reviews.ssh`.
+Organiser: :func:`srtui.reviews.items.build_items` + :func:`create_session`, :func:`status`,
+:func:`add_expert`, :func:`close`, :func:`unblind`, :mod:`srtui.reviews.report`. Expert:
+:class:`ExpertSession` (only that expert's assignments, in their own seeded order, no method
+names). SSH: :mod:`srtui.reviews.ssh`.
 This module's names are the package's API for the app (``srtui.app`` imports only them).
 """
 
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviews.storage import (
+if __name__ != "srtui.reviews":  # one import package: a top-level `reviews` would be a second copy
+    raise ImportError(f"srtui's reviews is imported as srtui.reviews, not as {__name__}")
+
+from srtui.reviews.storage import (
     LIKERT,
     ExpertError,
     ExpertSession,
@@ -30,7 +34,7 @@ from reviews.storage import (
 )
 
 if TYPE_CHECKING:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
 __all__ = [
     "LIKERT",
@@ -54,7 +58,7 @@ __all__ = [
 
 
 def render_report(store: Store, name: str, fmt: str = "table") -> str:
-    """:func:`reviews.report.render`, imported when called: the report needs pandas (and pingouin)."""
-    from reviews.report import render
+    """:func:`srtui.reviews.report.render`, imported when called: the report needs pandas (and pingouin)."""
+    from srtui.reviews.report import render
 
     return render(store, name, fmt)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reviews.storage import ReviewError
+from srtui.reviews.storage import ReviewError
 
 #: what the account needs: enter every directory on the way; then, at the end, this
 EXECUTE, READ, WRITE = os.X_OK, os.R_OK | os.X_OK, os.R_OK | os.W_OK | os.X_OK

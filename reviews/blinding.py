@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.expression.neutral import FUNCTIONS, SIGNIFICANT
-from reviews.storage import FrozenItem
+from srtui.engine.expression.neutral import FUNCTIONS, SIGNIFICANT
+from srtui.reviews.storage import FrozenItem
 
 #: operator symbols of the neutral one-line form (sympy's str printer)
 OPERATORS = frozenset({"+", "-", "*", "/", "**", "(", ")", ","})

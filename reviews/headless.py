@@ -3,8 +3,8 @@
 For tests and benchmarks of real processes (SIGKILL right after a submit, several experts at
 once) - not an expert entry point (the SSH key forces `srtui review open`).
 
-    python -m reviews.headless WORKSPACE SESSION EXPERT            # commands on stdin
-    python -m reviews.headless WORKSPACE SESSION EXPERT --auto N [--start-at EPOCH] [--think MS]
+    python -m srtui.reviews.headless WORKSPACE SESSION EXPERT            # commands on stdin
+    python -m srtui.reviews.headless WORKSPACE SESSION EXPERT --auto N [--start-at EPOCH] [--think MS]
         # rate N items (from EPOCH, waiting MS between items like a reader), report JSON
 
 stdin commands: ``current`` -> ``item POS ASSIGNMENT`` or ``done``; ``rate R [comment]`` rates
@@ -22,9 +22,9 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from engine.workspace import Workspace, WorkspaceError
-from results.store.store import Store, StoreError
-from reviews.storage import ExpertError, ExpertSession
+from srtui.engine.workspace import Workspace, WorkspaceError
+from srtui.results.store.store import Store, StoreError
+from srtui.reviews.storage import ExpertError, ExpertSession
 
 
 def auto_rating(assignment: str) -> int:

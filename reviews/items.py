@@ -4,7 +4,7 @@ The representative is the run the ``srbench2022-realworld`` rule itself uses (cl
 median test R2, the competition's rule, or the best run, the paper's), so the R2 and simplicity
 shown are the ones the leaderboard ranks (R2 to 3 decimals, the srbench2022 simplicity). The
 frozen content holds everything the screen shows and nothing that names the method: the model in
-``engine.expression.neutral``'s one rendering (no protected operator, the task's feature names,
+``srtui.engine.expression.neutral``'s one rendering (no protected operator, the task's feature names,
 one number format, sympy's term order; its size counted on that tree) with the one footnote
 every item carries, and the plot data, copied in so later re-runs cannot change what was rated.
 The method's raw string stays in the store (``jobs.model``) for the organiser.
@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.workspace import Workspace
-from results.scoring.base import metric_column
-from results.scoring.rules.srbench2022 import RELEASE
-from results.scoring.rules.srbench2022 import _representative as representative
-from results.store.store import Store
-from reviews.storage import FrozenItem, ReviewError
+from srtui.engine.workspace import Workspace
+from srtui.results.scoring.base import metric_column
+from srtui.results.scoring.rules.srbench2022 import RELEASE
+from srtui.results.scoring.rules.srbench2022 import _representative as representative
+from srtui.results.store.store import Store
+from srtui.reviews.storage import FrozenItem, ReviewError
 
 if TYPE_CHECKING:
-    from tasks.model import Task
+    from srtui.tasks.model import Task
 
 #: at or above this many characters (of the rounded one-line form) a model is shown as "black-box"
 BLACK_BOX_CHARS = 1000
@@ -46,21 +46,23 @@ _BLACK = {"expression": BLACK_BOX, "expression_ascii": BLACK_BOX, "plain": BLACK
 
 
 def _forms(payload: tuple[str, tuple[str, ...], str]) -> dict[str, Any]:
-    from engine.expression.neutral import neutral_forms
+    from srtui.engine.expression.neutral import neutral_forms
 
     forms = neutral_forms(*payload, black_box_chars=BLACK_BOX_CHARS)
     return dict(_BLACK) if forms["black_box"] else forms
 
 
 @lru_cache(maxsize=1)
-def _printer() -> Any:  # engine.pool.Bounded, made on first use
-    from engine.pool import Bounded, render_timeout
+def _printer() -> Any:  # srtui.engine.pool.Bounded, made on first use
+    from srtui.engine.pool import Bounded, render_timeout
 
-    return Bounded(_forms, render_timeout(PRINT_TIMEOUT_S), preload=("reviews.items", "engine.expression.neutral"))
+    return Bounded(
+        _forms, render_timeout(PRINT_TIMEOUT_S), preload=("srtui.reviews.items", "srtui.engine.expression.neutral")
+    )
 
 
 def rounded_expression(text: str, features: tuple[str, ...], dialect: str) -> dict[str, Any]:
-    """The model as every method's models are shown (``engine.expression.neutral``: no protected
+    """The model as every method's models are shown (``srtui.engine.expression.neutral``: no protected
     operator, the task's names, one number format, sympy's order), printed in a process of its
     own under PRINT_TIMEOUT_S: a model that takes longer is shown as a black box, as one too long
     to read (a raw string would name its method)."""
@@ -90,7 +92,7 @@ def _horizon(task: Task) -> str | None:
 
 
 def _task(workspace: Workspace, name: str) -> Task | None:
-    from tasks.catalogue import TaskContext, TaskError, get_task
+    from srtui.tasks.catalogue import TaskContext, TaskError, get_task
 
     try:
         return get_task(name, TaskContext.for_workspace(workspace.root))
@@ -105,10 +107,10 @@ def _aligned(index: np.ndarray, pred_index: np.ndarray, pred: np.ndarray) -> np.
 
 def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dict[str, Any]:
     """The content of one item: task, horizon, R2, simplicity, the expression, plot data."""
-    from engine.expression.neutral import FOOTNOTE
+    from srtui.engine.expression.neutral import FOOTNOTE
 
     ws = store.workspace
-    from engine.untrusted import UntrustedFileError, open_regular
+    from srtui.engine.untrusted import UntrustedFileError, open_regular
 
     path = ws.data_cache / f"{rep['data_fingerprint']}.npz"
     try:  # never a FIFO or a link a job put there
@@ -147,13 +149,13 @@ def freeze(store: Store, rep: dict[str, Any], task_cache: dict[str, Any]) -> dic
         "simplicity": _num(rep.get("simplicity"), 3),
         **rounded_expression(rep.get("model") or "", features, rep.get("dialect") or "python"),
         "footnote": FOOTNOTE,
-        "features": list(features),  # the task's, for the blinding check (reviews.blinding)
+        "features": list(features),  # the task's, for the blinding check (srtui.reviews.blinding)
         "series": series,
     }
 
 
 def _is_baseline(method: str) -> bool:
-    from engine.methods.registry import MethodError, load
+    from srtui.engine.methods.registry import MethodError, load
 
     try:
         return load(method).family == "baseline"
@@ -170,7 +172,7 @@ def build_items(
     say: Callable[[str], None] = lambda _m: None,
 ) -> list[FrozenItem]:
     """One frozen item per (task, method) of the workspace's finished runs."""
-    from results.scoring.tables import runs_frame
+    from srtui.results.scoring.tables import runs_frame
 
     if select not in SELECT:
         raise ReviewError(f"--select must be median or best, got {select!r}")
@@ -178,7 +180,7 @@ def build_items(
     if runs.empty:
         raise ReviewError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
     if "simplicity" not in runs.columns:
-        from results.metrics.compute import compute_for_store
+        from srtui.results.metrics.compute import compute_for_store
 
         say("computing the runs' metrics first (as `srtui rescore`)")
         compute_for_store(store, suite=suite)

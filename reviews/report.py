@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from results.store.store import Store
-from reviews.agreement import agreement, self_consistency
-from reviews.storage import ReviewError, session_row
+from srtui.results.store.store import Store
+from srtui.reviews.agreement import agreement, self_consistency
+from srtui.reviews.storage import ReviewError, session_row
 
 RULE = "srbench2022-realworld"
 
@@ -64,8 +64,8 @@ def leaderboard(
     store: Store, name: str, trust: pd.DataFrame, select: str = "median"
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """The rule's tables over the session's (task, method) runs, with the session's trust."""
-    from results.scoring import ScoreError, score
-    from results.scoring.tables import runs_frame
+    from srtui.results.scoring import ScoreError, score
+    from srtui.results.scoring.tables import runs_frame
 
     row = session_row(store, name)
     pairs = pd.DataFrame(
@@ -192,14 +192,14 @@ def _chosen(store: Store, name: str, table: str | None) -> tuple[dict[str, pd.Da
 def csv_report_files(store: Store, name: str, stem: str, table: str | None = None) -> dict[str, str]:
     """File name -> plain CSV (one table per file, no comment lines: what pandas reads) and
     ``STEM.meta.json`` with the session's options, as `srtui export` writes them."""
-    from results.outputs.export import csv_files
+    from srtui.results.outputs.export import csv_files
 
     tables, options = _chosen(store, name, table)
     return csv_files(stem, tables, f"review {name}", options)
 
 
 def render(store: Store, name: str, fmt: str = "table", table: str | None = None) -> str:
-    from results.outputs.export import ExportError, render_tables
+    from srtui.results.outputs.export import ExportError, render_tables
 
     tables, options = _chosen(store, name, table)
     if fmt == "csv" and table is not None:  # one table: the plain CSV alone

@@ -16,7 +16,7 @@ import struct
 import sys
 from pathlib import Path
 
-from reviews.storage import ReviewError, check_name
+from srtui.reviews.storage import ReviewError, check_name
 
 KEY_TYPES = frozenset(
     {

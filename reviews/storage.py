@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engine import names
-from engine.errors import SrtuiError
-from engine.textsafe import safe_value
-from results.store.store import Store
-from results.store.typed import stored_json
+from srtui.engine import names
+from srtui.engine.errors import SrtuiError
+from srtui.engine.textsafe import safe_value
+from srtui.results.store.store import Store
+from srtui.results.store.typed import stored_json
 
 LIKERT = {1: "strongly distrust", 2: "distrust", 3: "neutral", 4: "trust", 5: "strongly trust"}
 
@@ -214,7 +214,7 @@ def status(store: Store, name: str) -> list[dict[str, Any]]:
     """Progress per expert: assigned, rated, skipped (not yet rated), remaining, time per item."""
     session_row(store, name)
     out = []
-    from results.store.typed import warn
+    from srtui.results.store.typed import warn
 
     experts = []
     for (expert,) in store.conn.execute(

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.methods import registry
-from engine.workspace import Workspace
-from results.store.store import Store
-from runs.run import RunRequest, execute, plan_run
+from srtui.engine.methods import registry
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
+from srtui.runs.run import RunRequest, execute, plan_run
 
 CHECK_SUITE = "smoke"
 CHECK_TASK = "smoke-interaction"
@@ -28,7 +28,7 @@ def check_folder_name(name: str) -> str:
 def check_method(name: str, workspace: Workspace, time_s: float) -> list[dict[str, Any]]:
     """Run NAME (a method, ``srbench:FOLDER``, a folder or a 2021 method file) on the check task in ``workspace``;
     the stored rows of its jobs there, the newest last."""
-    from engine.methods.srbench_dir import method_name, method_source
+    from srtui.engine.methods.srbench_dir import method_name, method_source
 
     method_dirs: list[Path] = []
     if name.startswith(registry.SRBENCH_PREFIX):

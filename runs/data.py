@@ -2,7 +2,7 @@
 
 Written atomically (a temporary file renamed into place), so a job never reads half a file and
 two drivers writing the same task agree; the same arrays make the same bytes, so a file in place
-is checked (engine.task_files), and written only if a job changed it.
+is checked (srtui.engine.task_files), and written only if a job changed it.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.task_files import TASK_FILES
-from engine.untrusted import open_regular
+from srtui.engine.task_files import TASK_FILES
+from srtui.engine.untrusted import open_regular
 
 if TYPE_CHECKING:  # numpy loads when data is written, not when `srtui status` imports runs
     import numpy as np
 
-    from engine.outcome_check import TaskArrays
-    from tasks.model import Task
+    from srtui.engine.outcome_check import TaskArrays
+    from srtui.tasks.model import Task
 
 
 #: a data file's row arrays, in TaskArrays' order
@@ -28,7 +28,7 @@ ROWS = ("X_train", "y_train", "X_test", "y_test", "train_index", "test_index")
 
 
 def write_task_data(task: Task, path: Path) -> None:
-    from engine.outcome_check import TaskArrays
+    from srtui.engine.outcome_check import TaskArrays
 
     rows = (task.X_train, task.y_train, task.X_test, task.y_test, task.train_index, task.test_index)
     write_arrays(path, TaskArrays(*rows, feature_names=task.feature_names))
@@ -37,7 +37,7 @@ def write_task_data(task: Task, path: Path) -> None:
 def write_arrays(path: Path, data: TaskArrays) -> None:
     """A job's data file (``TaskArrays.load`` reads it): a task's rows, a protocol's split or a
     tuning fold with its training rows' scaling statistics. Written unless ``path`` already holds
-    these bytes; the driver keeps them and hands every job a checked copy (engine.task_files)."""
+    these bytes; the driver keeps them and hands every job a checked copy (srtui.engine.task_files)."""
     import numpy as np
 
     rows = (data.X_train, data.y_train, data.X_test, data.y_test, data.train_index, data.test_index)

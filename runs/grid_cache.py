@@ -1,13 +1,13 @@
 """Grids read by a job, kept by the method's fingerprint so the next plan reads no file twice.
 
 A method file that builds ``hyper_params`` (SRBench 2021's ``gplearn.py``) is read by running it
-in a job (``runs.grids``): seconds of imports, paid on every ``srtui run`` and ``--dry-run``
+in a job (``srtui.runs.grids``): seconds of imports, paid on every ``srtui run`` and ``--dry-run``
 before this cache (issue 56). What a job reported is kept in srtui's private folder
-(``engine.private``: this user's alone, so nobody else can plant a grid; a dry-run writes nothing
+(``srtui.engine.private``: this user's alone, so nobody else can plant a grid; a dry-run writes nothing
 into the workspace) under a fingerprint of everything the job's answer depends on: the method's
 code and its place (every ``.py`` file of a folder, or the 2021 file), the interpreter that ran it and its
 environment (``Method.version()``), and this reader's version. Any change is a new key, and a
-cached grid is checked again as the job's own answer is (``runs.grids.checked_grid``).
+cached grid is checked again as the job's own answer is (``srtui.runs.grids.checked_grid``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engine.methods.srbench_dir import SRBenchMethod
+    from srtui.engine.methods.srbench_dir import SRBenchMethod
 
 #: bump when what a grid-reading job reports changes: every older entry is then a miss
 READER_VERSION = "1"
@@ -49,14 +49,14 @@ def fingerprint(method: SRBenchMethod, python: dict[str, str]) -> str:
 
 
 def _entry(key: str) -> Path:
-    from engine.private import private_dir
+    from srtui.engine.private import private_dir
 
     return private_dir("grids") / f"{key}.json"
 
 
 def cached(key: str) -> Any:
     """The grid kept under ``key`` (unchecked JSON), or None when there is none or it is unusable."""
-    from engine.private import PrivateDirError, open_file
+    from srtui.engine.private import PrivateDirError, open_file
 
     try:
         fd = open_file(_entry(key), os.O_RDONLY)
@@ -69,7 +69,7 @@ def cached(key: str) -> Any:
 def keep(key: str, grid: list[dict[str, Any]]) -> None:
     """Keep ``grid`` under ``key``; written whole under a name of its own, then renamed, so a
     reader never sees half of it. A cache: a failure to write is no error of the run."""
-    from engine.private import PrivateDirError, open_file
+    from srtui.engine.private import PrivateDirError, open_file
 
     fresh = None
     try:

@@ -2,12 +2,12 @@
 read (SRBench 2021's ``gplearn.py`` builds ``hyper_params`` in a loop).
 
 A method file's literal ``hyper_params`` is read without running it
-(``engine.methods.srbench_dir.literal_settings``). One it builds is read by running the file in a
-job: an ordinary engine job (``engine.process.supervise.run_job``: the same sandbox, limits,
+(``srtui.engine.methods.srbench_dir.literal_settings``). One it builds is read by running the file in a
+job: an ordinary engine job (``srtui.engine.process.supervise.run_job``: the same sandbox, limits,
 launcher and environment as the method's fits) whose worker imports the file and reports
 ``hyper_params`` instead of fitting; what comes back is untrusted JSON, read within the job
 result's caps and checked here (``checked_grid``). A grid that cannot be read is an error, never
-an untuned run. A grid read is kept by the method's fingerprint (``runs.grid_cache``): the next
+an untuned run. A grid read is kept by the method's fingerprint (``srtui.runs.grid_cache``): the next
 plan of the same code in the same interpreter, ``--dry-run`` included, runs no job for it.
 """
 
@@ -19,18 +19,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import SrtuiError
-from engine.spec import JobSpec, Limits
+from srtui.engine.errors import SrtuiError
+from srtui.engine.spec import JobSpec, Limits
 
 if TYPE_CHECKING:
-    from engine.methods.base import Method
+    from srtui.engine.methods.base import Method
 
 #: the most configurations a grid read by a job may have, and the longest parameter name
 MAX_CONFIGS = 100_000
 MAX_NAME = 200
 #: the wall-clock limit of a grid-reading job at most (it imports a file; it fits nothing)
 MAX_READ_S = 300.0
-#: ``SRBenchMethod.grid_from`` of a grid a job read for an earlier plan (``runs.grid_cache``)
+#: ``SRBenchMethod.grid_from`` of a grid a job read for an earlier plan (``srtui.runs.grid_cache``)
 GRID_CACHED = "cached"
 
 
@@ -40,7 +40,7 @@ class GridError(SrtuiError):
 
 def origin(name: str, method: Method, overridden: bool) -> str:
     """Where ``name``'s grid comes from, in a few words (the plan prints it)."""
-    from engine.methods.srbench_dir import GRID_BY_JOB, GRID_LITERAL, GRID_NONE, SRBenchMethod
+    from srtui.engine.methods.srbench_dir import GRID_BY_JOB, GRID_LITERAL, GRID_NONE, SRBenchMethod
 
     if overridden:
         return "the suite's [tuning.grids]"
@@ -64,8 +64,8 @@ def read_grids(
 ) -> None:
     """Set ``hyper_params`` of each method file whose grid only running it can read (not those
     in ``skip``: the suite gives their grids); raises GridError when a job cannot read one."""
-    from engine.methods.srbench_dir import GRID_BY_JOB, SRBenchMethod
-    from runs import grid_cache
+    from srtui.engine.methods.srbench_dir import GRID_BY_JOB, SRBenchMethod
+    from srtui.runs import grid_cache
 
     for name, method in methods.items():
         if name in skip or not isinstance(method, SRBenchMethod) or method.grid_from != GRID_BY_JOB:
@@ -84,10 +84,10 @@ def read_grids(
 def _read_by_job(name: str, method: Method, ref: str, limits: Limits, python: dict[str, str]) -> list[dict[str, Any]]:
     import numpy as np
 
-    from engine.methods.srbench_dir import READ_GRID_KEY
-    from engine.outcome_check import TaskArrays
-    from engine.process.supervise import JobPayload, run_job
-    from runs.data import write_arrays
+    from srtui.engine.methods.srbench_dir import READ_GRID_KEY
+    from srtui.engine.outcome_check import TaskArrays
+    from srtui.engine.process.supervise import JobPayload, run_job
+    from srtui.runs.data import write_arrays
 
     file = getattr(method, "regressor_py", Path(name)).name
     capped = limits.over(time_s=min(limits.time_s, MAX_READ_S))
@@ -107,7 +107,7 @@ def _read_by_job(name: str, method: Method, ref: str, limits: Limits, python: di
         )
         outcome = run_job(payload, Path(tmp) / "job")
     if outcome.status != "ok":
-        from engine.textsafe import visible
+        from srtui.engine.textsafe import visible
 
         why = visible(f"{outcome.status}: {outcome.error or outcome.limit_detail or ''}", one_line=True)[:300]
         raise GridError(f"method {name}: its hyper_params could not be read by running {file} in a job ({why})")

@@ -1,5 +1,5 @@
 """Names runs keep in the store, importable without the run machinery (``srtui status`` reads
-them: importing ``runs.sink`` for one name loaded the engine's backends and numpy; issue 56)."""
+them: importing ``srtui.runs.sink`` for one name loaded the engine's backends and numpy; issue 56)."""
 
 from __future__ import annotations
 

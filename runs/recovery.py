@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import contextlib
 
-from engine.backends.dask_worker import records_dir
-from engine.process import tree
-from engine.process.supervise import now_iso
-from engine.untrusted import UntrustedFileError, remove_tree
-from results.store.queries import driver_alive
-from results.store.store import Store
+from srtui.engine.backends.dask_worker import records_dir
+from srtui.engine.process import tree
+from srtui.engine.process.supervise import now_iso
+from srtui.engine.untrusted import UntrustedFileError, remove_tree
+from srtui.results.store.queries import driver_alive
+from srtui.results.store.store import Store
 
 __all__ = ["driver_alive", "recover"]
 

@@ -1,8 +1,8 @@
 """`srtui rescore`: the metrics of finished jobs, computed again (or where missing).
 
-On this machine it is the post-run pass (results.metrics.compute.compute_for_store: a process pool,
+On this machine it is the post-run pass (srtui.results.metrics.compute.compute_for_store: a process pool,
 models de-duplicated across jobs). With a cluster it is the run's own machinery: each job's
-metrics a task of the Dask backend (results.metrics.tasks), computed on the workers and written
+metrics a task of the Dask backend (srtui.results.metrics.tasks), computed on the workers and written
 here, so the cluster does the work, not the driver's machine.
 """
 
@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.backends import backend_kind, make_backend
-from engine.backends.base import BackendOptions, Batch, PlannedJob, RunState, usable_cores
-from engine.process.supervise import JobOutcome
-from engine.workspace import Workspace
-from results.metrics.compute import compute_for_store
-from results.metrics.tasks import MetricsFeed, warm_worker
-from results.store.store import Store
+from srtui.engine.backends import backend_kind, make_backend
+from srtui.engine.backends.base import BackendOptions, Batch, PlannedJob, RunState, usable_cores
+from srtui.engine.process.supervise import JobOutcome
+from srtui.engine.workspace import Workspace
+from srtui.results.metrics.compute import compute_for_store
+from srtui.results.metrics.tasks import MetricsFeed, warm_worker
+from srtui.results.store.store import Store
 
 
 @dataclass

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.backends import backend_kind, make_backend
-from engine.backends.base import (
+from srtui.engine.backends import backend_kind, make_backend
+from srtui.engine.backends.base import (
     Backend,
     BackendError,
     BackendOptions,
@@ -30,27 +30,27 @@ from engine.backends.base import (
     settle,
     usable_cores,
 )
-from engine.errors import SrtuiError
-from engine.methods import registry
-from engine.methods.base import Method
-from engine.methods.srbench_eval import OPTIONS_KEY
-from engine.names import quoted
-from engine.process import tree
-from engine.process.launch import LauncherError, choose_for_method, measure, warm
-from engine.process.supervise import JobPayload, now_iso
-from engine.protocols import Protocol, get_protocol
-from engine.spec import JobSpec, Limits
-from engine.workspace import Workspace
-from results.store.store import Store, needs_run, open_store
-from runs.data import write_arrays, write_task_data
-from runs.recovery import recover
-from runs.sink import StoreSink, workers_key
-from runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
-from tasks.catalogue import TaskContext, entry, get_task
-from tasks.suites import SUITES_DIR, Suite, load_suite
+from srtui.engine.errors import SrtuiError
+from srtui.engine.methods import registry
+from srtui.engine.methods.base import Method
+from srtui.engine.methods.srbench_eval import OPTIONS_KEY
+from srtui.engine.names import quoted
+from srtui.engine.process import tree
+from srtui.engine.process.launch import LauncherError, choose_for_method, measure, warm
+from srtui.engine.process.supervise import JobPayload, now_iso
+from srtui.engine.protocols import Protocol, get_protocol
+from srtui.engine.spec import JobSpec, Limits
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store, needs_run, open_store
+from srtui.runs.data import write_arrays, write_task_data
+from srtui.runs.recovery import recover
+from srtui.runs.sink import StoreSink, workers_key
+from srtui.runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
+from srtui.tasks.catalogue import TaskContext, entry, get_task
+from srtui.tasks.suites import SUITES_DIR, Suite, load_suite
 
 if TYPE_CHECKING:  # the metrics (sympy) load when a run starts, not when it is planned
-    from results.metrics.tasks import MetricsFeed
+    from srtui.results.metrics.tasks import MetricsFeed
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
 MAX_PLANNED = 100_000  # jobs one plan may hold however it was made (seeds x tasks x methods x grids)
@@ -74,7 +74,7 @@ class RunRequest:
     methods: list[str] | None = None
     tasks: list[str] | None = None
     seeds: int | None = None
-    #: the command line's limits over the suite file's [limits], by the file's names (engine.spec.Limits)
+    #: the command line's limits over the suite file's [limits], by the file's names (srtui.engine.spec.Limits)
     time_s: float | None = None
     mem_mb: float | None = None
     cpu_s: float | None = None
@@ -92,8 +92,8 @@ class RunRequest:
     cluster_config: Path | None = None
     metrics: bool = True  # compute the results metrics at the end of the run
     oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
-    protocol: str | None = None  # overrides the suite's (engine.protocols.PROTOCOLS)
-    launcher: str | None = None  # auto / fork / exec (engine.process.launch); overrides the suite's
+    protocol: str | None = None  # overrides the suite's (srtui.engine.protocols.PROTOCOLS)
+    launcher: str | None = None  # auto / fork / exec (srtui.engine.process.launch); overrides the suite's
     data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
     allow_network: list[str] = field(default_factory=list)  # methods whose jobs keep the network
 
@@ -111,12 +111,12 @@ class RunPlan:
     notes: list[str] = field(default_factory=list)  # said to the user before the run
     searches: list[Search] = field(default_factory=list)  # finals chosen after tuning
     fold_paths: dict[str, str] = field(default_factory=dict)  # tuning data fingerprint -> npz
-    isolation: str = ""  # the capability report's line (engine.process.seal)
+    isolation: str = ""  # the capability report's line (srtui.engine.process.seal)
     allow_network: frozenset[str] = frozenset()  # methods whose jobs keep the host's network
     launchers: dict[str, str] = field(default_factory=dict)  # method name -> "fork" or "exec"
     #: method name -> its own environment's interpreter and worker path (JobPayload fields)
     pythons: dict[str, dict[str, str]] = field(default_factory=dict)
-    protocol: str = "none"  # the run's one protocol (engine.protocols.PROTOCOLS)
+    protocol: str = "none"  # the run's one protocol (srtui.engine.protocols.PROTOCOLS)
     without_data: list[str] = field(default_factory=list)  # "task: missing files" a dry run left out
     unplanned: dict[str, int] = field(default_factory=dict)  # method -> its final jobs on those tasks
 
@@ -203,7 +203,7 @@ def _select(wanted: list[str] | None, available: list[str], known: list[str] | N
 def _select_tasks(req: RunRequest, suite: Suite, root: Path) -> list[str]:
     """--tasks (names or patterns, matched as a suite file's are: the catalogue and the
     workspace's own tasks), else the suite's."""
-    from tasks.suites import SuiteError, expand_tasks
+    from srtui.tasks.suites import SuiteError, expand_tasks
 
     if not req.tasks:
         return list(suite.tasks)
@@ -215,11 +215,11 @@ def _select_tasks(req: RunRequest, suite: Suite, root: Path) -> list[str]:
 
 def _check_rule(suite: Suite) -> None:
     """The suite's scoring rule exists (at plan time, --dry-run included, not at scoring)."""
-    from results.rule_names import RULE_NAMES
+    from srtui.results.rule_names import RULE_NAMES
 
     if suite.scoring is None or suite.scoring in RULE_NAMES:  # known without pandas (issue 56)
         return
-    from results.scoring import ScoreError, get_rule
+    from srtui.results.scoring import ScoreError, get_rule
 
     try:
         get_rule(suite.scoring)
@@ -230,8 +230,8 @@ def _check_rule(suite: Suite) -> None:
 def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) -> RunPlan:
     """The jobs a request means, every name and limit checked; task data written (unless not)."""
     if write_data:  # a run: its model checkers start while it is planned
-        from engine.outcome_check import start_checkers
-        from engine.private import private_dir
+        from srtui.engine.outcome_check import start_checkers
+        from srtui.engine.private import private_dir
 
         private_dir()  # checked first: a folder of another owner is refused before anything starts
         start_checkers()
@@ -311,7 +311,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
 def _isolation(req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> tuple[str, frozenset[str]]:
     """The capability report's line (a note when jobs are not sealed) and the methods allowed
     the network (each named by --allow-network must be in the run)."""
-    from engine.process.seal import isolation
+    from srtui.engine.process.seal import isolation
 
     unknown = sorted(set(req.allow_network) - set(loaded))
     if unknown:
@@ -348,7 +348,7 @@ def _measure_folders(plan: RunPlan, suite: Suite, req: RunRequest) -> None:
 
 def _environments(loaded: dict[str, Method]) -> dict[str, dict[str, str]]:
     """The interpreters of the methods in their own environments (refused if not installed)."""
-    from engine.methods.environments import MethodEnvironmentError, interpreters
+    from srtui.engine.methods.environments import MethodEnvironmentError, interpreters
 
     try:
         return interpreters(loaded)
@@ -389,8 +389,8 @@ def _in_environments(
 ) -> list[str]:
     """Put method folders and files into named environments: every one of the run's into ``env``
     (``--env``), else those the suite's ``[environments]`` names; a note per environment."""
-    from engine.methods.env_specs import get
-    from engine.methods.environments import MethodEnvironmentError
+    from srtui.engine.methods.env_specs import get
+    from srtui.engine.methods.environments import MethodEnvironmentError
 
     folders = [n for n in loaded if refs[n].startswith(registry.SRBENCH_PREFIX)]
     if env is not None and not folders:
@@ -416,9 +416,9 @@ def _read_grids(
     pythons: dict[str, dict[str, str]],
     tuning: TuningOptions,
 ) -> list[str]:
-    """The grids only running a method file can read, read in a job (runs.grids); a note per
+    """The grids only running a method file can read, read in a job (srtui.runs.grids); a note per
     method saying where its grid comes from."""
-    from runs.grids import GridError, origin, read_grids
+    from srtui.runs.grids import GridError, origin, read_grids
 
     try:
         read_grids(loaded, refs, limits, pythons, set(tuning.grids))
@@ -469,7 +469,7 @@ def _task_seeds(
     if n_seeds is None:
         pairs = [(t, seed) for t, seed in suite.jobs() if t in built]
         return pairs + [(t, seed) for t in task_names if t not in suite.tasks for seed in suite.seeds]
-    from tasks.suites import COMPETITION_SEEDS
+    from srtui.tasks.suites import COMPETITION_SEEDS
 
     first = suite.seeds if suite.seeds_listed or not protocol_seeds else list(protocol_seeds)
     pool = list(dict.fromkeys([*first, *COMPETITION_SEEDS]))
@@ -490,7 +490,7 @@ def _check_backend(req: RunRequest, specs: list[JobSpec], n_slots: int) -> tuple
         return kind, (
             f"slots: those of the workers of {req.dask_scheduler}" if req.dask_scheduler else f"{n_slots} slots"
         )
-    from engine.backends.dask_config import check_limits, load_cluster_config
+    from srtui.engine.backends.dask_config import check_limits, load_cluster_config
 
     config = load_cluster_config(req.cluster, req.cluster_config)
     check_limits(config, [s.limits for s in specs])
@@ -507,7 +507,7 @@ def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
     """
     refs: dict[str, str] = {}
     notes: list[str] = []
-    from engine.methods.srbench_dir import NOT_A_METHOD, method_name, method_source
+    from srtui.engine.methods.srbench_dir import NOT_A_METHOD, method_name, method_source
 
     for given in req.method_dirs:
         folder, name = given.resolve(), method_name(given)
@@ -532,7 +532,7 @@ SRBENCH_SCALING = {"reference": "xy", "folder": "method", "none": "none"}
 def _srbench_options(suite: Suite, req: RunRequest) -> tuple[dict[str, Any], str | None]:
     """The run's folder options (request over suite), as the job params carry them, and the
     scaling they ask for, which is the whole run's (None: the protocol's)."""
-    from engine.methods.srbench_eval import RunOptions
+    from srtui.engine.methods.srbench_eval import RunOptions
 
     merged = {**suite.srbench, **{k: v for k, v in req.srbench.items() if v is not None}}
     opts = RunOptions.from_params({OPTIONS_KEY: merged})  # checks the scaling's name
@@ -546,8 +546,8 @@ def _check_data(
     """(tasks to plan, tasks left out for want of data). A run whose data files are not here is
     refused before any job starts (a run never downloads); a dry run plans the others and says
     which files are missing and the command that fetches them."""
-    from tasks.fetch import missing_before_run, needed
-    from tasks.fetch import plan as fetch_plan
+    from srtui.tasks.fetch import missing_before_run, needed
+    from srtui.tasks.fetch import plan as fetch_plan
 
     where = suite.path if suite.path is not None and suite.path.parent != SUITES_DIR else suite.name
     problem = missing_before_run(task_names, context, f"srtui tasks fetch {where} -w {context.workspace}")
@@ -689,11 +689,11 @@ def _metrics_feed(
     run_id: str,
     on_change: Callable[[], None] | None,
 ) -> MetricsFeed | None:
-    """The run's metrics queue (results.metrics.tasks), seeded with the suite's finished jobs
+    """The run's metrics queue (srtui.results.metrics.tasks), seeded with the suite's finished jobs
     whose metrics are missing (a resumed run goes on where the last one stopped)."""
     if not req.metrics:
         return None
-    from results.metrics.tasks import MetricsFeed
+    from srtui.results.metrics.tasks import MetricsFeed
 
     feed = MetricsFeed(
         store, plan.suite.name, data_dir=req.data_dir or _data_dir(), state=state, on_change=on_change, run_id=run_id

@@ -6,13 +6,13 @@ import contextlib
 import sqlite3
 from collections.abc import Callable
 
-from engine.backends.base import PlannedJob, SinkError
-from engine.process.supervise import JobOutcome, now_iso
-from engine.untrusted import UntrustedFileError, write_file
-from results.store.columns import outcome_row
-from results.store.store import Store, db_error, pack_predictions
-from runs.data import row_indices
-from runs.keys import workers_key as workers_key  # where runs.run and status found it
+from srtui.engine.backends.base import PlannedJob, SinkError
+from srtui.engine.process.supervise import JobOutcome, now_iso
+from srtui.engine.untrusted import UntrustedFileError, write_file
+from srtui.results.store.columns import outcome_row
+from srtui.results.store.store import Store, db_error, pack_predictions
+from srtui.runs.data import row_indices
+from srtui.runs.keys import workers_key as workers_key  # where srtui.runs.run and status found it
 
 
 class StoreSink:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.outcome_check import TaskArrays
-from engine.protocols import (
+from srtui.engine.outcome_check import TaskArrays
+from srtui.engine.protocols import (
     FitDraws,
     Protocol,
     ProtocolError,
@@ -41,18 +41,18 @@ from engine.protocols import (
     mean_scores,
     train_test_split_rows,
 )
-from engine.scaling import SCALING_KEY, SCALINGS, statistics
-from engine.spec import JobSpec, Limits, SpecError
-from results.store.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
+from srtui.engine.scaling import SCALING_KEY, SCALINGS, statistics
+from srtui.engine.spec import JobSpec, Limits, SpecError
+from srtui.results.store.tuning import SUMMARY_PREFIX, TUNING_SUFFIX, JobScore, failure_text, given_up
 
 if TYPE_CHECKING:
-    from engine.methods.base import Method
-    from tasks.model import Task
+    from srtui.engine.methods.base import Method
+    from srtui.tasks.model import Task
 
 UNFINISHED = (None, "pending", "running", "interrupted", "lost")
 
 Records = Callable[[list[str]], dict[str, JobScore]]
-#: writes a data file (``runs.data.write_arrays``)
+#: writes a data file (``srtui.runs.data.write_arrays``)
 WriteData = Callable[[Path, TaskArrays], None]
 
 
@@ -341,7 +341,7 @@ def _scaled_params(params: dict[str, Any], scale: str, method: Method) -> dict[s
     before its folds, by the job's worker for every kind of method. A method folder never
     scales on its own in a run (its ``srbench`` option says so): the protocol honours the
     folder's ``eval_kwargs`` when its scaling is "method"."""
-    from engine.methods.srbench_eval import OPTIONS_KEY
+    from srtui.engine.methods.srbench_eval import OPTIONS_KEY
 
     out = {**params, SCALING_KEY: scale} if scale != "none" else dict(params)
     if getattr(method, "scales_itself", False):

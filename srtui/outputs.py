@@ -1,5 +1,5 @@
 """What `srtui plot`, `srtui report` and the app's save keys share: reading a workspace (or a CSV
-file, or a review session) into the inputs of ``results.outputs.figures`` and ``results.outputs.report``.
+file, or a review session) into the inputs of ``srtui.results.outputs.figures`` and ``srtui.results.outputs.report``.
 
 Here, at the top layer, because a report joins the results with the review sessions
 (``reviews``), which ``results`` may not import. No Textual here: the app calls these from a
@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.metrics.profiles import Profile
-    from results.outputs.figures import FigureData
-    from results.outputs.report import SuiteInput
-    from results.store.store import Store
+    from srtui.results.metrics.profiles import Profile
+    from srtui.results.outputs.figures import FigureData
+    from srtui.results.outputs.report import SuiteInput
+    from srtui.results.store.store import Store
 
 
 class OutputError(SrtuiError, ValueError):
@@ -32,15 +32,15 @@ class ReviewInput:
     name: str
     suite: str | None
     ratings: pd.DataFrame  # expert, task, method, rating (first showings)
-    agreement: pd.DataFrame  # reviews.report's agreement table
+    agreement: pd.DataFrame  # srtui.reviews.report's agreement table
     trust: pd.DataFrame  # task, method, trust (pooled)
     tables: dict[str, pd.DataFrame]  # every table of `srtui review report`
 
 
 def review_input(store: Store, name: str, need_unblinded: bool = True) -> ReviewInput:
     """A review session's ratings, agreement and pooled trust (methods only once unblinded)."""
-    from reviews.report import build, ratings_frame, trust_frame
-    from reviews.storage import session_row
+    from srtui.reviews.report import build, ratings_frame, trust_frame
+    from srtui.reviews.storage import session_row
 
     row = session_row(store, name)
     if need_unblinded and not row["unblinded_at"]:
@@ -68,7 +68,7 @@ def trust_file(path: Path) -> pd.DataFrame:
     """Expert trust ratings: SRBench 2022's expert_scores.json or a CSV task,method,trust."""
     import pandas as pd
 
-    from results.scoring import load_expert_scores
+    from srtui.results.scoring import load_expert_scores
 
     if path.suffix.lower() == ".json":
         return load_expert_scores(path)
@@ -92,7 +92,7 @@ def figure_data(
 ) -> FigureData:
     """The input of a figure: ``runs`` as given, else the workspace's (one suite's); expert
     ratings from a trust file or a review session of the workspace."""
-    from results.outputs.figures import FigureData, workspace_data
+    from srtui.results.outputs.figures import FigureData, workspace_data
 
     if runs is None and store is not None:
         data = workspace_data(store, suite, options)
@@ -102,7 +102,7 @@ def figure_data(
     else:
         data = FigureData(runs=runs, options=dict(options or {}), rule=rule)
         if store is not None:
-            from results.store.queries import workspace_methods
+            from srtui.results.store.queries import workspace_methods
 
             data.methods = workspace_methods(store)
     if trust is not None and review is not None:
@@ -118,18 +118,18 @@ def figure_data(
 
 
 def suite_rule(store: Store, name: str) -> str | None:
-    """The scoring rule of a suite by name (results.scoring.suite_rule)."""
-    from results.scoring.suite_rule import suite_rule as named
+    """The scoring rule of a suite by name (srtui.results.scoring.suite_rule)."""
+    from srtui.results.scoring.suite_rule import suite_rule as named
 
     return named(store, name)
 
 
 def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInput]:
     """Each suite of the workspace (or those named) with its runs, rule and reviews."""
-    from results.outputs.report import SuiteInput, task_features
-    from results.scoring.tables import runs_frame
-    from results.store.queries import suites as all_suites
-    from results.store.queries import workspace_methods
+    from srtui.results.outputs.report import SuiteInput, task_features
+    from srtui.results.scoring.tables import runs_frame
+    from srtui.results.store.queries import suites as all_suites
+    from srtui.results.store.queries import workspace_methods
 
     have = all_suites(store)
     names = suites or have
@@ -164,7 +164,7 @@ def write_report(
 ) -> Path:
     """`srtui report`: one self-contained HTML file of the workspace (or of the suites named);
     with ``published`` (a source, or "default"), each suite beside SRBench's published results."""
-    from results.outputs.report import metadata, render_report
+    from srtui.results.outputs.report import metadata, render_report
 
     if out.suffix.lower() not in (".html", ".htm"):
         raise OutputError(f"--out must end in .html, not {out.name!r}")
@@ -181,8 +181,8 @@ def write_report(
 def _beside_published(store: Store, s: SuiteInput, published: str) -> None:
     """The suite's leaderboard and figures over its runs merged with the published ones (the same
     merge and warnings as `srtui score --published`); a rule without a source says so."""
-    from results.scoring.published import merged_runs
-    from results.scoring.published.merge import rules_with_sources
+    from srtui.results.scoring.published import merged_runs
+    from srtui.results.scoring.published.merge import rules_with_sources
 
     if s.rule not in rules_with_sources():
         s.warnings.append(f"--published: rule {s.rule or '(none)'} of this suite has no published source")
@@ -207,8 +207,8 @@ def _safe_stem(*parts: str) -> str:
 def save_figure(store: Store, suite: str, kind: str, folder: Path, profile: Profile | None = None) -> Path:
     """The app's save key: ``kind`` of one suite as a PDF in ``folder``, with the suite's
     unblinded review (trust, ratings) when there is one; ``profile`` where the rule has one."""
-    from results.outputs.figures import get_kind, render
-    from results.scoring import RULES
+    from srtui.results.outputs.figures import get_kind, render
+    from srtui.results.scoring import RULES
 
     rule = RULES.get(get_kind(kind).rule)
     options = {"profile": profile} if profile and rule is not None and "profile" in rule.options else {}

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-#: srtui's import packages: a warning raised from a file under one of these is srtui's own
+#: srtui and the rooms it links (a file is named by either path): a warning raised from one is srtui's own
 OWN_PACKAGES = ("srtui", "engine", "tasks", "results", "runs", "reviews")
 _ROOT = Path(__file__).resolve().parent.parent
 _OWN_DIRS = tuple(str(_ROOT / name) + os.sep for name in OWN_PACKAGES)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tasks.model import Task
+from srtui.tasks.model import Task
 
 
 def make_task(

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from engine.protocols import PARSE_EXACT
-from engine.untrusted import UntrustedFileError, read_file, write_file
-from tasks.catalogue import TaskContext, TaskEntry, register
-from tasks.datafiles import RemoteFile, sources, unchanged
-from tasks.model import Task
+from srtui.engine.protocols import PARSE_EXACT
+from srtui.engine.untrusted import UntrustedFileError, read_file, write_file
+from srtui.tasks.catalogue import TaskContext, TaskEntry, register
+from srtui.tasks.datafiles import RemoteFile, sources, unchanged
+from srtui.tasks.model import Task
 
 _ARRAYS = ("X_train", "y_train", "X_test", "y_test", "train_index", "test_index")
 _OPTIONAL = ("dates_train", "dates_test")

@@ -1,7 +1,7 @@
 """The task catalogue: every task srtui knows, by name, built on demand.
 
 Each module of tasks/generators/ and tasks/loaders/ registers its tasks here when imported
-(``tasks.cache.register_generated`` / ``register_loaded``, or :func:`register`), and
+(``srtui.tasks.cache.register_generated`` / ``register_loaded``, or :func:`register`), and
 ``_load_builtin`` imports every module of the two packages: adding a task family is adding one
 module. Each entry says its track and whether building it needs downloaded data, so `tasks list`
 works offline and instantly.
@@ -18,13 +18,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from engine.errors import SrtuiError, did_you_mean
-from engine.names import quoted
-from engine.protocols import PARSE_EXACT
-from tasks.model import Task
+from srtui.engine.errors import SrtuiError, did_you_mean
+from srtui.engine.names import quoted
+from srtui.engine.protocols import PARSE_EXACT
+from srtui.tasks.model import Task
 
 if TYPE_CHECKING:
-    from tasks.datafiles import RemoteFile
+    from srtui.tasks.datafiles import RemoteFile
 
 
 class TaskError(SrtuiError, ValueError):
@@ -50,7 +50,7 @@ class TaskContext:
     data_dir: Path | None = None
     #: the workspace root, where user tasks live (``<workspace>/tasks/NAME/``)
     workspace: Path | None = None
-    #: how PMLB files' numbers are parsed: the run's protocol's ``data_parse`` (engine.protocols)
+    #: how PMLB files' numbers are parsed: the run's protocol's ``data_parse`` (srtui.engine.protocols)
     parse: str = PARSE_EXACT
 
     @classmethod
@@ -82,7 +82,7 @@ def _registering_module() -> str:
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = str(frame.f_globals.get("__name__", ""))
-        if frame.f_code.co_name == "<module>" and name.startswith(("tasks.generators.", "tasks.loaders.")):
+        if frame.f_code.co_name == "<module>" and name.startswith(("srtui.tasks.generators.", "srtui.tasks.loaders.")):
             return name
         frame = frame.f_back
     return ""
@@ -104,7 +104,7 @@ def _load_builtin() -> None:
     if _LOADED:
         return
     _LOADED = True
-    from tasks import generators, loaders
+    from srtui.tasks import generators, loaders
 
     for package in (generators, loaders):
         for module in pkgutil.iter_modules(package.__path__):
@@ -134,7 +134,7 @@ def docs_table() -> str:
 def _user_entries(context: TaskContext | None) -> dict[str, TaskEntry]:
     if context is None or context.workspace is None:
         return {}
-    from tasks.loaders.user import user_entries
+    from srtui.tasks.loaders.user import user_entries
 
     return {e.name: e for e in user_entries(context.workspace)}
 

@@ -26,8 +26,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from engine.untrusted import UntrustedFileError, open_dir, open_partial, read_file_stat, rename_checked, write_file
-from tasks.catalogue import TaskContext, TaskError
+from srtui.engine.untrusted import (
+    UntrustedFileError,
+    open_dir,
+    open_partial,
+    read_file_stat,
+    rename_checked,
+    write_file,
+)
+from srtui.tasks.catalogue import TaskContext, TaskError
 
 _CHECKSUMS = Path(__file__).parent / "data" / "checksums.json"
 TOFU_FILE = "checksums-tofu.json"
@@ -71,7 +78,7 @@ MAX_DATA_FILE = 1 << 32
 
 
 def read_data(path: Path, size: int | None = None) -> bytes:
-    """A data file's bytes through the one bounded reader (engine.untrusted.read_file): no link,
+    """A data file's bytes through the one bounded reader (srtui.engine.untrusted.read_file): no link,
     no FIFO or device, its size checked before reading against ``size`` (the manifest's) or
     MAX_DATA_FILE (a 100 GB sparse file is refused at once); one line (TaskError) otherwise.
     Each file read is noted for the task cache (``sources``)."""
@@ -85,7 +92,7 @@ def read_data(path: Path, size: int | None = None) -> bytes:
     return data
 
 
-#: the data files read while a task is built (tasks.cache: a cached build is reused only while
+#: the data files read while a task is built (srtui.tasks.cache: a cached build is reused only while
 #: every one of them is the very file it was built from)
 _SOURCES: ContextVar[list[list[object]] | None] = ContextVar("srtui_task_sources", default=None)
 
@@ -264,7 +271,7 @@ def download(
 ) -> None:
     """Download ``remote`` to ``target``, resuming a ``.part`` left by an interrupted transfer
     (HTTP Range). The ``.part`` is opened in a folder reached through no link, never through a
-    link itself (engine.untrusted.open_partial); it is hashed from that descriptor, checked
+    link itself (srtui.engine.untrusted.open_partial); it is hashed from that descriptor, checked
     against the expected sha256 (or recorded, trust on first use) and renamed into place
     (``renameat``) only if it is still that file. A failed transfer keeps its ``.part``."""
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tasks.model import Task
+from srtui.tasks.model import Task
 
 
 def export_task(task: Task, out: Path) -> list[Path]:

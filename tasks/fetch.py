@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tasks.catalogue import TaskContext, TaskError, entry
-from tasks.datafiles import RemoteFile, Verified, cache_target, download, find_local, sha256_file, verify
+from srtui.tasks.catalogue import TaskContext, TaskError, entry
+from srtui.tasks.datafiles import RemoteFile, Verified, cache_target, download, find_local, sha256_file, verify
 
 
 @dataclass

@@ -35,7 +35,7 @@ class Task:
     train_index: np.ndarray
     test_index: np.ndarray
     difficulty: str | None = None
-    #: ground-truth expression over ``feature_names`` (read through engine.expression), if known
+    #: ground-truth expression over ``feature_names`` (read through srtui.engine.expression), if known
     ground_truth: str | None = None
     irrelevant_features: frozenset[str] = frozenset()
     shortcut_features: frozenset[str] = frozenset()

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.errors import SrtuiError
-from tasks.build import make_task
+from srtui.engine.errors import SrtuiError
+from srtui.tasks.build import make_task
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tasks.model import Task
+    from srtui.tasks.model import Task
 
 LAGS = range(14, 28)
 HORIZON = 14

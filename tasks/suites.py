@@ -11,7 +11,7 @@ Built-in suites live in ``tasks/suites/*.toml``; a user passes a path to their o
     protocol = "srbench2025"    # optional: none (default), srbench2025 (grid search), srbench2021 (halving)
     launcher = "auto"           # optional; fork where the method is fork-safe (default), fork, exec
 
-    [tuning]             # optional, checked when run (runs.tuning.TuningOptions)
+    [tuning]             # optional, checked when run (srtui.runs.tuning.TuningOptions)
     scaling = "xy"       # none, x, y, xy, method (eval_kwargs), or a table per method
     limits = { time_s = 10 }                 # each tuning job's limits over [limits]
     grids = { ridge = [{ alphas = [0.1] }] } # configurations besides the defaults
@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import SrtuiError, did_you_mean
-from engine.names import check_name, is_name, quoted, quoted_text
+from srtui.engine.errors import SrtuiError, did_you_mean
+from srtui.engine.names import check_name, is_name, quoted, quoted_text
 
 SUITES_DIR = Path(__file__).parent / "suites"
 
@@ -80,9 +80,9 @@ class Suite:
     path: Path | None = None
     seed_from_task: bool = False
     srbench: dict[str, Any] = field(default_factory=dict)
-    protocol: str = "none"  # engine.protocols.PROTOCOLS: tuning and its folds (checked when run)
-    launcher: str = "auto"  # engine.process.launch: fork where the method is fork-safe, or fork / exec
-    tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: runs.tuning.TuningOptions
+    protocol: str = "none"  # srtui.engine.protocols.PROTOCOLS: tuning and its folds (checked when run)
+    launcher: str = "auto"  # srtui.engine.process.launch: fork where the method is fork-safe, or fork / exec
+    tuning: dict[str, Any] = field(default_factory=dict)  # [tuning]: srtui.runs.tuning.TuningOptions
     seeds_given: bool = True  # False: neither seeds nor n_seeds (a protocol's number of runs applies)
     seeds_listed: bool = True  # the suite lists its seeds (``seeds``), not only how many (``n_seeds``)
     #: [environments]: method folder or file name -> named environment (engine/methods/env_specs.py)
@@ -108,7 +108,7 @@ def task_seed(task: str) -> int:
 def expand_tasks(patterns: list[str], where: str, workspace: Path | None = None) -> list[str]:
     """Expand shell-style patterns against the built-in catalogue and, given ``workspace``, its
     user tasks; plain names pass through."""
-    from tasks.catalogue import TaskContext, builtin_names, entries
+    from srtui.tasks.catalogue import TaskContext, builtin_names, entries
 
     if workspace is None:
         names = builtin_names()
@@ -277,7 +277,7 @@ def suite_from_dict(
 
 def _srbench_table(table: Any, where: str) -> dict[str, Any]:
     """[srbench]: tuned and test are booleans, scaling one of srbench_eval.SCALINGS."""
-    from engine.methods.srbench_eval import SCALINGS
+    from srtui.engine.methods.srbench_eval import SCALINGS
 
     if not isinstance(table, dict):
         raise SuiteError(f"suite {where}: [srbench] must be a table")

@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tasks.catalogue import TaskError
-from tasks.model import Task
+from srtui.tasks.catalogue import TaskError
+from srtui.tasks.model import Task
 
 if TYPE_CHECKING:
-    from engine.expression import ParsedExpression
+    from srtui.engine.expression import ParsedExpression
 
 
 def parse_truth(text: str, features: list[str]) -> ParsedExpression:
-    """Parse a ground-truth formula over ``features`` (engine.expression, Python dialect)."""
-    from engine.expression import ExpressionError, parse_expression
+    """Parse a ground-truth formula over ``features`` (srtui.engine.expression, Python dialect)."""
+    from srtui.engine.expression import ExpressionError, parse_expression
 
     try:
         return parse_expression(text, list(features), dialect="python")

@@ -172,11 +172,11 @@ def srbench_folder(tmp_path: Path):
 #: of the same tests are marked ``slow`` (not in the default run; the step `.ci/run --full` adds)
 @pytest.fixture(params=["fork", pytest.param("exec", marks=pytest.mark.slow)])
 def launcher(request) -> str:
-    """Both job launchers (engine.process.launch): a test taking it runs once forked, once exec'd."""
+    """Both job launchers (srtui.engine.process.launch): a test taking it runs once forked, once exec'd."""
     return request.param
 
 
-#: jobs run unsealed (engine.process.seal's fallback): for the tests of the fallback's own
+#: jobs run unsealed (srtui.engine.process.seal's fallback): for the tests of the fallback's own
 #: containment (escapees, fork loops, records), whose probes write host pids to a file of the test
 FALLBACK = {"SRTUI_ISOLATION": "fallback"}
 

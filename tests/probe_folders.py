@@ -4,7 +4,7 @@
 ``as_launched`` turns it into ``--launcher auto`` with every probe of the run replaced by a method
 folder of the same name (``--method-dir``, named by ``--methods``) whose ``est`` runs that probe's
 fit. The folder imports scikit-learn, numpy and srtui's engine only, so ``auto`` forks it from the
-folder fork server (engine.process.fork_plan), and the probe's hostile code (escapes, fork
+folder fork server (srtui.engine.process.fork_plan), and the probe's hostile code (escapes, fork
 bombs, memory hogs, crashes, sleeps) runs in a forked folder job: what the containment, limit
 and escapee tests check under the exec and fork launchers is checked there too.
 """
@@ -20,8 +20,8 @@ REGRESSOR = """
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from engine.methods import registry
-from engine.spec import FitBudget
+from srtui.engine.methods import registry
+from srtui.engine.spec import FitBudget
 
 NAME = {name!r}
 

@@ -1,15 +1,15 @@
-"""Backends run planned jobs: the same job function (engine.process.supervise.run_job) everywhere.
+"""Backends run planned jobs: the same job function (srtui.engine.process.supervise.run_job) everywhere.
 
-``local``: slot threads on this machine (engine.backends.local.LocalBackend).
-``dask``: Dask distributed futures (engine.backends.dask.DaskBackend), loaded only when asked for.
-Both implement engine.backends.base.Backend; this module picks and makes one.
+``local``: slot threads on this machine (srtui.engine.backends.local.LocalBackend).
+``dask``: Dask distributed futures (srtui.engine.backends.dask.DaskBackend), loaded only when asked for.
+Both implement srtui.engine.backends.base.Backend; this module picks and makes one.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from engine.backends.base import Backend, BackendError, BackendOptions
+from srtui.engine.backends.base import Backend, BackendError, BackendOptions
 
 KINDS = ("local", "dask")
 
@@ -32,12 +32,12 @@ def backend_kind(
 
 def make_backend(options: BackendOptions, scratch_root: Path) -> Backend:
     if options.kind == "local":
-        from engine.backends.local import LocalBackend
+        from srtui.engine.backends.local import LocalBackend
 
         return LocalBackend(options.n_slots, scratch_root)
     if options.kind == "dask":
         try:
-            from engine.backends.dask import DaskBackend
+            from srtui.engine.backends.dask import DaskBackend
         except ImportError as exc:
             raise BackendError(f"the dask backend needs dask[distributed]: {exc}") from None
         return DaskBackend(options, scratch_root)

@@ -1,8 +1,8 @@
 """What every backend shares: the planned job, the sink that records it, the live run state,
-the ``Backend`` protocol the run orchestration (runs.run) drives, and what every backend does
+the ``Backend`` protocol the run orchestration (srtui.runs.run) drives, and what every backend does
 with a returned outcome (``finish_job``: score, record, count).
 
-A backend is made by engine.backends.make_backend, ``prepare``d before the store is opened
+A backend is made by srtui.engine.backends.make_backend, ``prepare``d before the store is opened
 (a bad cluster request then touches nothing), ``run`` once per batch of jobs (tuning, then the
 final fits), and ``close``d by its owner in a ``finally`` whatever happened.
 """
@@ -20,14 +20,14 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.errors import SrtuiError
-from engine.outcome_check import Checker, TaskArrays
-from engine.process import phases
-from engine.process.supervise import JobOutcome, JobPayload, now_iso
-from engine.scaling import SCALING_KEY
-from engine.spec import JobSpec
-from engine.task_files import TASK_FILES
-from engine.textsafe import encodable, visible
+from srtui.engine.errors import SrtuiError
+from srtui.engine.outcome_check import Checker, TaskArrays
+from srtui.engine.process import phases
+from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso
+from srtui.engine.scaling import SCALING_KEY
+from srtui.engine.spec import JobSpec
+from srtui.engine.task_files import TASK_FILES
+from srtui.engine.textsafe import encodable, visible
 
 
 class BackendError(SrtuiError, ValueError):
@@ -136,7 +136,7 @@ class RunState:
     failure: str | None = None
     #: jobs whose outcome could not be recorded even as an error (the run then exits non-zero)
     unrecorded: list[str] = field(default_factory=list)
-    #: jobs whose metrics are computed / queued in this run (results.metrics.tasks), and their ETA
+    #: jobs whose metrics are computed / queued in this run (srtui.results.metrics.tasks), and their ETA
     metrics_done: int = 0
     metrics_total: int = 0
     metrics_eta_s: float | None = None
@@ -173,7 +173,7 @@ class Batch:
 
 
 class Backend(Protocol):
-    """Runs planned jobs with the same job function everywhere (engine.process.supervise.run_job)."""
+    """Runs planned jobs with the same job function everywhere (srtui.engine.process.supervise.run_job)."""
 
     name: str
 

@@ -1,17 +1,17 @@
-"""The Dask backend: each job is one Dask task that runs engine.process.supervise.run_job on a worker.
+"""The Dask backend: each job is one Dask task that runs srtui.engine.process.supervise.run_job on a worker.
 
-Driver side (``DaskBackend.run``, the loop in engine.backends.dask_run): claim a job in the store, submit it
+Driver side (``DaskBackend.run``, the loop in srtui.engine.backends.dask_run): claim a job in the store, submit it
 with an explicit key
 (never Dask's ``pure`` de-duplication), keep at most ``max_in_flight`` tasks out, collect them
 through ``as_completed(...).add(...)``, score and record each outcome here - the driver stays
 the only writer of the workspace. A worker that dies mid-job raises KilledWorker (the scheduler
 runs with allowed-failures = 0): the attempt is recorded ``lost`` and the job resubmitted as
-attempt + 1, up to engine.spec.MAX_AUTO_ATTEMPTS; a job whose worker left before starting it
+attempt + 1, up to srtui.engine.spec.MAX_AUTO_ATTEMPTS; a job whose worker left before starting it
 (retired at its lifetime) goes back to the queue as the same attempt.
 
-Every cluster start has a deadline and can be interrupted (engine.backends.dask_start); SLURM
-worker jobs are submitted and watched by srtui (engine.backends.slurm_jobs). The worker side
-is engine.backends.dask_worker.
+Every cluster start has a deadline and can be interrupted (srtui.engine.backends.dask_start); SLURM
+worker jobs are submitted and watched by srtui (srtui.engine.backends.slurm_jobs). The worker side
+is srtui.engine.backends.dask_worker.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine import private
-from engine.backends.base import (
+from srtui.engine import private
+from srtui.engine.backends.base import (
     BackendError,
     BackendOptions,
     Batch,
     PlannedJob,
     interleave,
 )
-from engine.backends.dask_config import (
+from srtui.engine.backends.dask_config import (
     SCHEDULER_CONFIG,
     START_TIMEOUT_S,
     ClusterConfig,
@@ -42,7 +42,7 @@ from engine.backends.dask_config import (
     slurm_kwargs,
     ssh_kwargs,
 )
-from engine.backends.dask_start import (
+from srtui.engine.backends.dask_start import (
     SSH_TOKEN_ENV,
     RecentLines,
     StartInterrupted,
@@ -51,9 +51,9 @@ from engine.backends.dask_start import (
     start_within,
     sweep_ssh_hosts,
 )
-from engine.backends.dask_worker import allowed_failures, warm_on_worker, worker_ready
-from engine.backends.slurm_jobs import SlurmJobs, default_log_dir
-from engine.spec import JobSpec
+from srtui.engine.backends.dask_worker import allowed_failures, warm_on_worker, worker_ready
+from srtui.engine.backends.slurm_jobs import SlurmJobs, default_log_dir
+from srtui.engine.spec import JobSpec
 
 __all__ = ["DaskBackend", "StartInterrupted"]
 
@@ -179,7 +179,7 @@ class DaskBackend:
             # the workers' folders (and the jobs' scratch dirs in them) in srtui's private folder,
             # not in dask's default $TMPDIR/dask-scratch-space, which another account can make first
             kwargs.setdefault("local_directory", str(private.private_dir("dask")))
-            return LocalCluster(**kwargs, preload=["engine.backends.dask_worker"], silence_logs=logging.CRITICAL)
+            return LocalCluster(**kwargs, preload=["srtui.engine.backends.dask_worker"], silence_logs=logging.CRITICAL)
         if config.kind == "ssh":
             try:
                 import asyncssh  # noqa: F401
@@ -286,6 +286,6 @@ class DaskBackend:
         """One batch of jobs (and the follow-ups they leave, on the workers); the cluster stays
         up for the next batch until ``close``."""
         self.prepare([job.spec for job in jobs])
-        from engine.backends.dask_run import DaskRun
+        from srtui.engine.backends.dask_run import DaskRun
 
         DaskRun(self, batch).run(interleave(jobs))

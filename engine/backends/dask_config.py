@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.backends.base import BackendError
-from engine.spec import Limits
+from srtui.engine.backends.base import BackendError
+from srtui.engine.spec import Limits
 
 #: scheduler settings srtui needs: a worker death fails the task at once (KilledWorker, so the
 #: driver records a lost attempt instead of Dask silently re-running it), and tasks wait on the
@@ -358,7 +358,7 @@ def slurm_kwargs(config: ClusterConfig) -> tuple[dict[str, Any], dict[str, int]]
         "walltime": s.get("walltime", "01:00:00"),
         "worker_extra_args": worker_args,
         "scheduler_options": scheduler_options,
-        "n_workers": 0,  # srtui submits the SLURM jobs itself (engine.backends.slurm_jobs)
+        "n_workers": 0,  # srtui submits the SLURM jobs itself (srtui.engine.backends.slurm_jobs)
     }
     for key in _SLURM_PASSED:
         if key in s:

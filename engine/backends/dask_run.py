@@ -1,4 +1,4 @@
-"""One run on the Dask backend, driver side: claim, submit, collect, record (see engine.backends.dask).
+"""One run on the Dask backend, driver side: claim, submit, collect, record (see srtui.engine.backends.dask).
 
 The calling thread claims jobs in the store and submits them; one recorder thread scores and
 records finished attempts (lost ones are recorded before their retry). Every two seconds the
@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from engine.backends.base import (
+from srtui.engine.backends.base import (
     BackendError,
     Batch,
     ClusterLost,
@@ -25,7 +25,7 @@ from engine.backends.base import (
     SinkError,
     finish_job,
 )
-from engine.backends.dask_worker import (
+from srtui.engine.backends.dask_worker import (
     TOPIC_PREFIX,
     forget_run,
     run_follow_up,
@@ -34,14 +34,14 @@ from engine.backends.dask_worker import (
     sweep_host,
     synthetic_outcome,
 )
-from engine.process.supervise import JobOutcome, now_iso
-from engine.spec import MAX_AUTO_ATTEMPTS
-from engine.task_files import job_data
+from srtui.engine.process.supervise import JobOutcome, now_iso
+from srtui.engine.spec import MAX_AUTO_ATTEMPTS
+from srtui.engine.task_files import job_data
 
 if TYPE_CHECKING:
     from distributed import Future, as_completed
 
-    from engine.backends.dask import DaskBackend
+    from srtui.engine.backends.dask import DaskBackend
 
 #: an attempt whose worker left before starting it is sent again this often, then counted lost
 MAX_FREE_REQUEUES = 5

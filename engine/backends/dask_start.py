@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.backends.base import BackendError
+from srtui.engine.backends.base import BackendError
 
 DASK_LOGGERS = ("distributed", "dask_jobqueue", "asyncssh", "tornado", "bokeh")
 #: the env variable that marks every process an SSH cluster start spawned on a remote host
@@ -65,7 +65,7 @@ def route_dask_logs(log_path: Path | None) -> RecentLines:
     recent = RecentLines()
     handlers: list[logging.Handler] = [recent]
     if log_path is not None:
-        from engine.untrusted import open_append
+        from srtui.engine.untrusted import open_append
 
         # never through a link a job put in logs/ (logging.FileHandler would follow it)
         file_handler = logging.StreamHandler(open(open_append(log_path), "a", encoding="utf-8"))  # noqa: SIM115

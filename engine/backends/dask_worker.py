@@ -19,13 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import private
-from engine.backends.base import FollowUp, usable_cores
-from engine.backends.dask_config import job_span_s
-from engine.process import tree
-from engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
-from engine.spec import Limits
-from engine.untrusted import remove_tree
+from srtui.engine import private
+from srtui.engine.backends.base import FollowUp, usable_cores
+from srtui.engine.backends.dask_config import job_span_s
+from srtui.engine.process import tree
+from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
+from srtui.engine.spec import Limits
+from srtui.engine.untrusted import remove_tree
 
 if TYPE_CHECKING:
     from distributed import Scheduler, Worker
@@ -143,7 +143,7 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
 
 
 def records_dir(workspace_token: str) -> Path:
-    """This host's folder of the records of a workspace's jobs' processes (engine.process.tree): one
+    """This host's folder of the records of a workspace's jobs' processes (srtui.engine.process.tree): one
     per user and workspace in srtui's private folder (engine/private.py: ours, 0700, checked), shared
     by the host's workers, so any of them (and the driver, for a local cluster) kills what the jobs
     of a dead worker left, even with a cleared environment."""
@@ -180,6 +180,6 @@ def allowed_failures(dask_scheduler: Scheduler) -> int:
 
 def worker_ready() -> str:
     """Proves the worker imports this engine (it unpickles this function) and can run jobs."""
-    import engine.process.job_worker  # noqa: F401
+    import srtui.engine.process.job_worker  # noqa: F401
 
     return socket.gethostname()

@@ -1,7 +1,7 @@
 """The local backend: ``--jobs N`` slot threads on this machine.
 
 Each slot thread is pinned to one usable core, runs the backend-independent job function
-(engine.process.supervise.run_job) and hands the outcome to ``finish_job`` (engine.backends.base:
+(srtui.engine.process.supervise.run_job) and hands the outcome to ``finish_job`` (srtui.engine.backends.base:
 score, record, count). Slot threads live for the whole run: a job's parent-death signal fires when
 the *thread* that spawned it exits, so short-lived spawning threads would kill healthy jobs.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from engine.backends.base import (
+from srtui.engine.backends.base import (
     Batch,
     DataCache,
     PlannedJob,
@@ -27,15 +27,15 @@ from engine.backends.base import (
     interleave,
     usable_cores,
 )
-from engine.process import phases
-from engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
-from engine.spec import JobSpec
-from engine.task_files import TASK_FILES
-from engine.untrusted import UntrustedFileError, real_dir, remove_tree
+from srtui.engine.process import phases
+from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
+from srtui.engine.spec import JobSpec
+from srtui.engine.task_files import TASK_FILES
+from srtui.engine.untrusted import UntrustedFileError, real_dir, remove_tree
 
 
 def own_data(job: PlannedJob) -> JobPayload:
-    """The job's payload with a copy of its data of its own (engine.task_files): the shared file
+    """The job's payload with a copy of its data of its own (srtui.engine.task_files): the shared file
     is checked first and made true again if an earlier job changed it."""
     true = TASK_FILES.checked(job.data_path)
     return job.payload if true is None else replace(job.payload, data_path=None, data_bytes=true)

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.backends.base import BackendError
+from srtui.engine.backends.base import BackendError
 
 #: pending reasons SLURM never resolves by waiting
 HOPELESS_REASONS = (

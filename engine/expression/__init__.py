@@ -6,11 +6,11 @@ tree conventions (symbols are ``Symbol(name, real=True)``), ``dialects`` for wha
 operators compute, ``fidelity`` for the check that a string is the method's real model.
 """
 
-from engine.expression.dialects import DIALECTS
-from engine.expression.errors import ExpressionError
-from engine.expression.evaluate import compile_expression
-from engine.expression.fidelity import FIDELITY_THRESHOLD, fidelity_check
-from engine.expression.parser import (
+from srtui.engine.expression.dialects import DIALECTS
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.evaluate import compile_expression
+from srtui.engine.expression.fidelity import FIDELITY_THRESHOLD, fidelity_check
+from srtui.engine.expression.parser import (
     MAX_DEPTH,
     ParsedExpression,
     feature_symbol,

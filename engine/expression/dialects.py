@@ -1,11 +1,11 @@
 """Per-dialect tables: how each method prints its models, and what its operators compute.
 
 A dialect is data, not code that rewrites strings: a set of token rules (applied by
-``engine.expression.tokens`` on Python tokens, never by regex on raw text), a variable numbering
+``srtui.engine.expression.tokens`` on Python tokens, never by regex on raw text), a variable numbering
 scheme, and a function table that maps each printed function name to its arity and to the
 sympy tree that computes *exactly* what the method computes. A protected operator is one
 unevaluated sympy function (``pdiv``, ``plog``, ``pinv``, ``rcbrt``) that
-``engine.expression.evaluate`` computes with numpy exactly as the method does: its argument
+``srtui.engine.expression.evaluate`` computes with numpy exactly as the method does: its argument
 appears once in the tree, so nesting costs linear time and memory (a ``Piecewise`` repeats its
 argument in the condition and sympy folds nested ones exponentially).
 

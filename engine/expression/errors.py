@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 
 class ExpressionError(SrtuiError, ValueError):

@@ -3,7 +3,7 @@
 The printer writes every number as a numpy float64 with its exact ``repr``, so constant
 sub-expressions follow IEEE rules (``1/0`` -> inf, ``10**400`` -> inf) instead of raising Python
 errors, and no constant loses digits in printing. ``Max``/``Min`` broadcast scalars against
-arrays. The protected operators (``engine.expression.dialects.ProtectedOperator``) are numpy
+arrays. The protected operators (``srtui.engine.expression.dialects.ProtectedOperator``) are numpy
 functions of the generated code's namespace, so each argument is printed once. Compiled
 functions are cached per (expression, features).
 """
@@ -19,9 +19,9 @@ import numpy as np
 import sympy as sp
 from sympy.printing.numpy import SciPyPrinter
 
-from engine.expression.dialects import GPLEARN_EPS
-from engine.expression.errors import ExpressionError
-from engine.expression.parser import feature_symbol
+from srtui.engine.expression.dialects import GPLEARN_EPS
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.parser import feature_symbol
 
 
 def _num(value: float) -> str:
@@ -31,7 +31,7 @@ def _num(value: float) -> str:
 _FLAT = 32
 
 
-# -- the protected operators, as the methods compute them (see engine.expression.dialects) -----
+# -- the protected operators, as the methods compute them (see srtui.engine.expression.dialects) -----
 def _pdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.abs(b) > GPLEARN_EPS, np.divide(a, b), 1.0)
 

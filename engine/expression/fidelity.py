@@ -6,8 +6,8 @@ from typing import TypedDict
 
 import numpy as np
 
-from engine.expression.errors import ExpressionError
-from engine.expression.parser import ParsedExpression
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.parser import ParsedExpression
 
 #: below this fidelity R2 the stored expression is flagged as not being the method's model
 FIDELITY_THRESHOLD = 0.999

@@ -4,7 +4,7 @@ Each method writes its models in its own hand: protected operators (gplearn's ``
 pyoperon's and bingo's ``sqrt(|x|)``), ``X0``/``x_0``/feature names, ``**`` or ``^``, constants
 as ``%.3f`` or with 17 digits, its own term order and parentheses. An expert who has seen the
 methods recognises them. This module removes every such choice from the parsed tree
-(:func:`engine.expression.parse_expression`, the one parser; never the raw string):
+(:func:`srtui.engine.expression.parse_expression`, the one parser; never the raw string):
 
 - protected operators become the plain operation (``pdiv(a, b)`` is ``a/b``, ``plog(a)`` is
   ``log(a)``, ``sqrt(|a|)`` is ``sqrt(a)``...); :data:`FOOTNOTE`, shown with *every* model of
@@ -18,7 +18,7 @@ methods recognises them. This module removes every such choice from the parsed t
 
 The rendering is algebraically the model the method returned (up to the rounding of constants
 and the protection the footnote names). Hostile input can take sympy long to rebuild or print:
-callers run :func:`neutral_forms` under a deadline (``reviews.items`` does).
+callers run :func:`neutral_forms` under a deadline (``srtui.reviews.items`` does).
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
-from engine.expression.dialects import GPLEARN_EPS, pdiv, pinv, plog, rcbrt
-from engine.expression.errors import ExpressionError
-from engine.expression.parser import parse_expression
+from srtui.engine.expression.dialects import GPLEARN_EPS, pdiv, pinv, plog, rcbrt
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.parser import parse_expression
 
 #: significant digits of every constant shown, whatever the method printed
 SIGNIFICANT = 3
@@ -126,7 +126,7 @@ def _numbers(e: sp.Expr) -> sp.Expr:
 
 
 def neutral_tree(expr: sp.Expr) -> sp.Expr:
-    """The parsed model (:func:`engine.expression.parse_expression`'s tree) as it is shown."""
+    """The parsed model (:func:`srtui.engine.expression.parse_expression`'s tree) as it is shown."""
     return _numbers(_plain_operations(expr))
 
 

@@ -35,9 +35,9 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-from engine.expression.dialects import DIALECT_TABLE, DIALECTS, Dialect, _neg, _pow
-from engine.expression.errors import ExpressionError
-from engine.expression.tokens import translate
+from srtui.engine.expression.dialects import DIALECT_TABLE, DIALECTS, Dialect, _neg, _pow
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.tokens import translate
 
 #: nesting limit of the built tree (flattened +/* chains count once)
 MAX_DEPTH = 100
@@ -102,7 +102,7 @@ class ParsedExpression:
         Floating errors give nan/inf silently; raises ExpressionError if too_large or if ``X``
         does not have one column per feature.
         """
-        from engine.expression.evaluate import evaluate_expr
+        from srtui.engine.expression.evaluate import evaluate_expr
 
         if self.too_large or self.expr is None:
             raise ExpressionError(f"expression of {len(self.text)} characters is too large to evaluate")
@@ -194,7 +194,7 @@ def numbered_names(text: str, features: Sequence[str], dialect: str) -> dict[str
 
 
 class _Walker:
-    """What this module's builder and engine.expression.sympy_view's walk alike: the depth guard,
+    """What this module's builder and srtui.engine.expression.sympy_view's walk alike: the depth guard,
     unary signs, the leaves (numbers, names, calls) and the refusal of every other node; each
     builds its own operators, numbers, names and calls."""
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from engine.expression.dialects import DIALECT_TABLE
-from engine.expression.errors import ExpressionError
-from engine.expression.parser import _ast_parse, _check_features, _numbering
-from engine.expression.tokens import translate
+from srtui.engine.expression.dialects import DIALECT_TABLE
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.parser import _ast_parse, _check_features, _numbering
+from srtui.engine.expression.tokens import translate
 
 
 def _const(value: float) -> ast.expr:

@@ -3,7 +3,7 @@
 SRBench reads model strings with ``sympy.parse_expr`` (evaluate=True), so numeric products are
 folded (``2*3*x1`` is ``6*x1``), ``a - 1.5*b`` has one Float ``-1.5``, ``2/5`` is one Rational,
 ``x3/x3`` is 1 and ``0*x3`` vanishes. This module builds that same tree from the same ``ast``
-walk as :mod:`engine.expression.parser` (allow-list, dialect tokens, numbering), evaluating each
+walk as :mod:`srtui.engine.expression.parser` (allow-list, dialect tokens, numbering), evaluating each
 operation with sympy's own Python operators in Python's order; nothing in the string is run.
 
 Differences from the parser's exact-semantics tree (see docs/scoring.md, fidelity table):
@@ -26,10 +26,10 @@ from collections.abc import Callable, Sequence
 
 import sympy as sp
 
-from engine.expression.dialects import DIALECT_TABLE
-from engine.expression.errors import ExpressionError
-from engine.expression.parser import _BAD_BINOPS, _ast_parse, _check_features, _numbering, _Walker
-from engine.expression.tokens import translate
+from srtui.engine.expression.dialects import DIALECT_TABLE
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.parser import _BAD_BINOPS, _ast_parse, _check_features, _numbering, _Walker
+from srtui.engine.expression.tokens import translate
 
 _BINOPS = {
     ast.Add: operator.add,

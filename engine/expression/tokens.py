@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 import tokenize
 
-from engine.expression.dialects import Dialect
-from engine.expression.errors import ExpressionError
+from srtui.engine.expression.dialects import Dialect
+from srtui.engine.expression.errors import ExpressionError
 
 _SKIP = {tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER, tokenize.COMMENT}
 #: tokens after which a ``|`` opens an absolute value (an operand cannot end here)

@@ -1,1 +1,1 @@
-"""Method adapters behind one contract (engine.methods.base.Method) and their registry."""
+"""Method adapters behind one contract (srtui.engine.methods.base.Method) and their registry."""

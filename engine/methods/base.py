@@ -1,6 +1,6 @@
 """The adapter contract every method implements.
 
-A method adapter runs *inside the job's worker process* (see engine.process.job_worker), so it
+A method adapter runs *inside the job's worker process* (see srtui.engine.process.job_worker), so it
 may import heavy or fragile packages freely: a crash, hang or memory blow-up there is contained
 by the launcher's limits. What it returns crosses back to the driver as data only (strings,
 numbers, arrays), never as pickled objects.
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from engine.errors import SrtuiError
-from engine.spec import FitBudget
+from srtui.engine.errors import SrtuiError
+from srtui.engine.spec import FitBudget
 
 if TYPE_CHECKING:
-    from engine.methods.environments import Environment
+    from srtui.engine.methods.environments import Environment
 
 #: Families shown in `srtui methods list`; "blackbox" methods return no expression.
 FAMILIES = ("sr", "baseline", "blackbox", "probe")
@@ -90,7 +90,7 @@ def _signature_params(target: str) -> list[str]:
 def estimator_params(target: str) -> tuple[str, ...]:
     """``_signature_params(target)`` read in a child process under a deadline (importing
     scikit-learn or pyoperon costs the driver a second and more, #56), once per driver."""
-    from engine.pool import TimedPool
+    from srtui.engine.pool import TimedPool
 
     with TimedPool(_signature_params, workers=1, timeout=PARAMS_TIMEOUT_S, mem_mb=None) as pool:
         [result] = list(pool.run([(0, target)]))
@@ -127,20 +127,20 @@ class Method(ABC):
     #: modules the worker imports before it starts the fit timer, so ``fit_s`` times the
     #: algorithm, not the interpreter loading it; empty: the top-level modules of ``requires``
     preload_modules: ClassVar[tuple[str, ...]] = ()
-    #: may a job be forked from a server that pre-imported the method's modules (engine.process.launch)?
+    #: may a job be forked from a server that pre-imported the method's modules (srtui.engine.process.launch)?
     #: Only if importing them starts no thread and no JIT/runtime state a fork would break
     fork_safe: ClassVar[bool] = False
-    #: the method's own Python environment (engine.methods.environments): its jobs' workers run
+    #: the method's own Python environment (srtui.engine.methods.environments): its jobs' workers run
     #: that interpreter; None: srtui's own
     environment: ClassVar[Environment | None] = None
     #: "module:Class" whose constructor keywords (with ``default_params``' keys) are the
     #: parameters a suite may give (``check_params``); None: not known, any is passed on
     params_of: ClassVar[str | None] = None
     #: what one fit draws from numpy's global generator, as (RandomState method, args) calls: the
-    #: srbench2021 protocol replays them between halving iterations (engine.protocols.halving_folds)
+    #: srbench2021 protocol replays them between halving iterations (srtui.engine.protocols.halving_folds)
     fit_draws: ClassVar[tuple[tuple[str, tuple[Any, ...]], ...]] = ()
     #: the model size SRBench 2021's evaluate_model.py stored for the published method this one
-    #: stands for (results.metrics.compute, ``srbench2021.size``): "model", the nodes of its model
+    #: stands for (srtui.results.metrics.compute, ``srbench2021.size``): "model", the nodes of its model
     #: as 2021 reads it; "features", the number of features (a 2021 method file whose
     #: ``complexity`` is None, as SGDRegressor.py's "Linear")
     srbench2021_size: ClassVar[str] = "model"
@@ -166,7 +166,7 @@ class Method(ABC):
         process of its own (``estimator_params``): the driver never imports a method's library."""
         if self.params_of is None or self.environment is not None or not params:
             return  # another interpreter's version decides there (environment): not checked here
-        from engine.errors import did_you_mean
+        from srtui.engine.errors import did_you_mean
 
         known = set(estimator_params(self.params_of)) | set(self.default_params)
         for name in params:

@@ -13,8 +13,8 @@ Besides the method's packages, an environment holds what srtui's worker imports 
 
 from __future__ import annotations
 
-from engine.methods.env_specs_2025 import SPECS_2025
-from engine.methods.environments import Environment, EnvSpec, MethodEnvironmentError
+from srtui.engine.methods.env_specs_2025 import SPECS_2025
+from srtui.engine.methods.environments import Environment, EnvSpec, MethodEnvironmentError
 
 #: scikit-learn 0.24.1 and the build tools it compiles with on today's Python (no wheel for 3.11)
 _SKLEARN_024 = (

@@ -20,7 +20,7 @@ install).
 
 from __future__ import annotations
 
-from engine.methods.environments import Environment, EnvSpec
+from srtui.engine.methods.environments import Environment, EnvSpec
 
 COMMIT_2025 = "dc3f6da"
 #: base_environment.yml's unpinned packages and what numpy 1.26.4 pairs with here

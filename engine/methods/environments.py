@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.errors import SrtuiError
+from srtui.engine import source
+from srtui.engine.errors import SrtuiError
 
 READY = ".srtui-ready"
-ENGINE_PATH = "srtui-path"  # the one entry of the worker's PYTHONPATH: a link to srtui's engine
+ENGINE_PATH = "srtui-path"  # the one entry of the worker's PYTHONPATH: a link to the srtui package
 #: NAME + this, in a wheelhouse: the fingerprint of the spec whose wheels it holds
 WHEELHOUSE_MARKER = ".srtui-wheelhouse"
 
@@ -134,15 +135,14 @@ class Environment:
 
     def worker_path(self) -> Path:
         """The PYTHONPATH entry of this environment's workers: a folder holding only a link to the
-        ``engine`` package of the srtui that runs (made again if srtui moved)."""
-        import engine
-
+        ``srtui`` package that runs (made again if srtui moved)."""
         folder = self.folder / ENGINE_PATH
-        link = folder / "engine"
-        target = Path(engine.__file__).resolve().parent
+        link = folder / "srtui"
+        target = Path(source.package_folder())
         if not (link.is_symlink() and Path(os.readlink(link)) == target):
             folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / "engine.tmp"
+            (folder / "engine").unlink(missing_ok=True)  # the link an older srtui made
+            tmp = folder / "srtui.tmp"
             tmp.unlink(missing_ok=True)
             tmp.symlink_to(target, target_is_directory=True)
             tmp.replace(link)
@@ -151,7 +151,7 @@ class Environment:
     def require(self, method: str) -> Path:
         """The interpreter, or a one-line refusal saying how to install the environment."""
         if not self.ready():
-            from engine.methods import registry
+            from srtui.engine.methods import registry
 
             how = f"srtui methods install {method}" if method in registry.BUILTIN else f"srtui env create {self.name}"
             raise MethodEnvironmentError(

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, ParetoPoint
-from engine.spec import FitBudget
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint
+from srtui.engine.spec import FitBudget
 
 
 def _base(base: Any, names: Sequence[str]) -> str:

@@ -32,9 +32,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.errors import SrtuiError
-from engine.methods.base import FittedModel, Method, ParetoPoint
-from engine.spec import FitBudget
+from srtui.engine.errors import SrtuiError
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint
+from srtui.engine.spec import FitBudget
 
 #: operators the safe parser knows in dialect "gplearn" (the protected ones keep their meaning)
 GPLEARN_OPS = {

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
-from engine.spec import FitBudget
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
+from srtui.engine.spec import FitBudget
 
 #: digits for constants; Operon keeps them as float32/float64, 17 digits loses nothing
 _PRECISION = 17

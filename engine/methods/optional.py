@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
-from engine.spec import FitBudget
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
+from srtui.engine.spec import FitBudget
 
 _PIP = [sys.executable, "-P", "-m", "pip", "install"]
 #: dialect for "x0.."-numbered infix strings (see the module doc)

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method
-from engine.spec import FitBudget
+from srtui.engine.methods.base import FittedModel, Method
+from srtui.engine.spec import FitBudget
 
 
 def _constant(value: float) -> FittedModel:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from engine.errors import SrtuiError, did_you_mean
-from engine.methods.base import Method
-from engine.names import quoted
+from srtui.engine.errors import SrtuiError, did_you_mean
+from srtui.engine.methods.base import Method
+from srtui.engine.names import quoted
 
 
 class MethodError(SrtuiError, ValueError):
@@ -20,37 +20,37 @@ class MethodError(SrtuiError, ValueError):
 
 BUILTIN: dict[str, str] = {
     # probes: self-tests of the engine, runnable by name, in no default suite
-    "probe-noop": "engine.methods.probes:Noop",
-    "probe-sleep": "engine.methods.probes:Sleep",
-    "probe-memhog": "engine.methods.probes:MemHog",
-    "probe-crash": "engine.methods.probes:Crash",
-    "probe-escape": "engine.methods.probes:Escape",
-    "probe-forks": "engine.methods.probes:Forks",
-    "probe-forkloop": "engine.methods.probes:ForkLoop",
-    "probe-badmodel": "engine.methods.probes:BadModel",
+    "probe-noop": "srtui.engine.methods.probes:Noop",
+    "probe-sleep": "srtui.engine.methods.probes:Sleep",
+    "probe-memhog": "srtui.engine.methods.probes:MemHog",
+    "probe-crash": "srtui.engine.methods.probes:Crash",
+    "probe-escape": "srtui.engine.methods.probes:Escape",
+    "probe-forks": "srtui.engine.methods.probes:Forks",
+    "probe-forkloop": "srtui.engine.methods.probes:ForkLoop",
+    "probe-badmodel": "srtui.engine.methods.probes:BadModel",
     # scikit-learn baselines: exported symbolically ...
-    "dummy": "engine.methods.sklearn_baselines:Dummy",
-    "linear": "engine.methods.sklearn_baselines:Linear",
-    "sgd": "engine.methods.sklearn_baselines:SGD",
-    "sgd-sklearn024": "engine.methods.sklearn_baselines:SGDSklearn024",
-    "lasso": "engine.methods.sklearn_baselines:Lasso",
-    "ridge": "engine.methods.sklearn_baselines:Ridge",
-    "poly2": "engine.methods.sklearn_baselines:Poly2",
+    "dummy": "srtui.engine.methods.sklearn_baselines:Dummy",
+    "linear": "srtui.engine.methods.sklearn_baselines:Linear",
+    "sgd": "srtui.engine.methods.sklearn_baselines:SGD",
+    "sgd-sklearn024": "srtui.engine.methods.sklearn_baselines:SGDSklearn024",
+    "lasso": "srtui.engine.methods.sklearn_baselines:Lasso",
+    "ridge": "srtui.engine.methods.sklearn_baselines:Ridge",
+    "poly2": "srtui.engine.methods.sklearn_baselines:Poly2",
     # ... and black-box (accuracy only)
-    "rf": "engine.methods.sklearn_baselines:RandomForest",
-    "gbr": "engine.methods.sklearn_baselines:GradientBoosting",
-    "mlp": "engine.methods.sklearn_baselines:MLP",
-    "knn": "engine.methods.sklearn_baselines:KNN",
+    "rf": "srtui.engine.methods.sklearn_baselines:RandomForest",
+    "gbr": "srtui.engine.methods.sklearn_baselines:GradientBoosting",
+    "mlp": "srtui.engine.methods.sklearn_baselines:MLP",
+    "knn": "srtui.engine.methods.sklearn_baselines:KNN",
     # symbolic regression, installed with srtui
-    "pyoperon": "engine.methods.operon:Operon",
-    "gplearn": "engine.methods.gplearn_adapter:Gplearn",
-    "ffx": "engine.methods.ffx_adapter:FFX",
+    "pyoperon": "srtui.engine.methods.operon:Operon",
+    "gplearn": "srtui.engine.methods.gplearn_adapter:Gplearn",
+    "ffx": "srtui.engine.methods.ffx_adapter:FFX",
     # optional extras (`srtui methods install NAME`); their packages are imported only in fit
-    "rils-rols": "engine.methods.optional:RilsRols",
-    "hroch": "engine.methods.optional:Hroch",
-    "feyn": "engine.methods.optional:Feyn",
-    "bingo": "engine.methods.optional:Bingo",
-    "itea": "engine.methods.optional:Itea",
+    "rils-rols": "srtui.engine.methods.optional:RilsRols",
+    "hroch": "srtui.engine.methods.optional:Hroch",
+    "feyn": "srtui.engine.methods.optional:Feyn",
+    "bingo": "srtui.engine.methods.optional:Bingo",
+    "itea": "srtui.engine.methods.optional:Itea",
 }
 
 #: the SR methods installed with srtui (the default SR set of suites and of the acceptance check)
@@ -69,7 +69,7 @@ def load(name: str) -> Method:
     """Instantiate the adapter of ``name`` (imports its module)."""
     if name.startswith(SRBENCH_PREFIX):
         # one adapter for every folder
-        from engine.methods.srbench_dir import SRBenchMethod
+        from srtui.engine.methods.srbench_dir import SRBenchMethod
 
         return SRBenchMethod(Path(name[len(SRBENCH_PREFIX) :]))
     target = BUILTIN.get(name)

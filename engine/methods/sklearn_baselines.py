@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method
-from engine.methods.env_specs import SPECS as ENV_SPECS
-from engine.spec import FitBudget
+from srtui.engine.methods.base import FittedModel, Method
+from srtui.engine.methods.env_specs import SPECS as ENV_SPECS
+from srtui.engine.spec import FitBudget
 
 _SKLEARN_LICENCE = "BSD-3-Clause (scikit-learn)"
 

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.methods import srbench_eval as ev
-from engine.methods.base import FittedModel, Method, ParetoPoint
-from engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError
-from engine.spec import FitBudget
+from srtui.engine.methods import srbench_eval as ev
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint
+from srtui.engine.methods.srbench_eval import TIME_ATTRIBUTES, SRBenchError
+from srtui.engine.spec import FitBudget
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,7 +46,7 @@ def expand_hyper_params(grid: Any, limit: int | None = MAX_CONFIGS) -> list[dict
     """SRBench's ``hyper_params`` (a dict or list of dicts of value lists) as configurations,
     the first ``limit`` of them (None: all), in scikit-learn's ``ParameterGrid`` order. The
     driver plans with it: scikit-learn is never imported for it (``param_grid``)."""
-    from engine.methods.param_grid import configurations
+    from srtui.engine.methods.param_grid import configurations
 
     return configurations(grid, limit)
 
@@ -151,7 +151,7 @@ class SRBenchMethod(Method):
     family = "sr"
     licence = "see the method folder"
     requires = ()
-    scales_itself = True  # RunOptions.scaling: a run turns it off (the run's protocol scales, runs.tuning)
+    scales_itself = True  # RunOptions.scaling: a run turns it off (the run's protocol scales, srtui.runs.tuning)
 
     def __init__(self, path: Path):
         given = Path(path).expanduser().resolve()
@@ -165,7 +165,7 @@ class SRBenchMethod(Method):
         settings = literal_settings(self.regressor_py) if self.regressor_py.is_file() else {}
         self.hyper_params = expand_hyper_params(settings.get("hyper_params"), None)  # type: ignore[misc]
         self.eval_kwargs = settings.get("eval_kwargs", {})  # type: ignore[misc]  # the folder's own
-        #: GRID_LITERAL, GRID_NONE or GRID_BY_JOB (runs.grids reads it by running the file in a job)
+        #: GRID_LITERAL, GRID_NONE or GRID_BY_JOB (srtui.runs.grids reads it by running the file in a job)
         self.grid_from: str = settings.get("grid_from", GRID_NONE)
 
     # -- metadata (cheap: no import of the folder's code) -------------------------------------
@@ -360,8 +360,8 @@ def grid_report(mod: ModuleType) -> FittedModel:
 def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str:
     """The model over the task's raw features; text the parser would reject stays as printed,
     so the driver records it as invalid_model (with the parser's reason) rather than a crash."""
-    from engine.expression import ExpressionError
-    from engine.process.job_worker import MODEL_CAP
+    from srtui.engine.expression import ExpressionError
+    from srtui.engine.process.job_worker import MODEL_CAP
 
     if len(text) > MODEL_CAP:  # the worker cuts it and marks it too large: not worth tokenising
         return text

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 TIME_ATTRIBUTES = ("max_time", "timeout_in_seconds", "timeout", "stop_time", "time_limit")
 #: evaluate_model.py feeds numpy arrays to these (a substring of the folder name, as it tests)
@@ -166,9 +166,9 @@ def over_task_features(text: str, features: Sequence[str], dialect: str, scalers
     each feature becomes ``((name - mean) / scale)`` and the whole is mapped back through y's
     scaler. Text that needs neither is returned as printed.
     """
-    from engine.expression.dialects import DIALECT_TABLE
-    from engine.expression.parser import numbered_names
-    from engine.expression.tokens import translate
+    from srtui.engine.expression.dialects import DIALECT_TABLE
+    from srtui.engine.expression.parser import numbered_names
+    from srtui.engine.expression.tokens import translate
 
     renames = numbered_names(text, features, dialect)
     if not renames and not scalers.active:

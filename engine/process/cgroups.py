@@ -9,7 +9,7 @@ host (cgroup v1 controllers, v2 at ``/sys/fs/cgroup/unified``) has them too. Whe
 controller is delegated too, the job's cgroup also gets ``memory.max``; where ``pids`` is,
 ``pids.max`` (on a hybrid host, in the v1 pids hierarchy: it bounds the processes, zombies
 included, a fork loop holds while its job runs). Without a writable cgroup v2 the engine falls
-back to its subreaper and polling (engine.process.tree), which a fast enough fork loop can outrun.
+back to its subreaper and polling (srtui.engine.process.tree), which a fast enough fork loop can outrun.
 
 The worker joins its cgroup itself before any method code runs (``join``: SRTUI_JOB_CGROUP), so
 nothing forks before it is inside; the killed processes' zombies are collected by the driver
@@ -223,7 +223,7 @@ class JobCgroup:
 def reap_dead_in(relative: str) -> int:
     """Collect our zombie children that died in the cgroup ``relative`` (a job's: nobody else
     waits for them; a zombie's /proc/PID/cgroup still names the cgroup it died in)."""
-    from engine.process.tree import child_pids, claimed_roots
+    from srtui.engine.process.tree import child_pids, claimed_roots
 
     own = claimed_roots()
     reaped = 0

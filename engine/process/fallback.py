@@ -1,7 +1,7 @@
 """The fallback as root: a job that is not sealed still does not run as root on the host.
 
 Under ``SRTUI_ISOLATION=fallback`` (or where sealing fails) a root driver's job becomes a uid of
-its own (the one a sealed job gets, engine.process.seal) before any of the method's code: it can
+its own (the one a sealed job gets, srtui.engine.process.seal) before any of the method's code: it can
 then write its own folder and what is open to everyone, and can trace or read the memory of no
 process of srtui's (the fork servers are not dumpable either). A tree it needs (its Python's,
 srtui's engine, its folder) may lie under a folder others may not enter (pyenv under ``/root``,
@@ -73,7 +73,7 @@ def _mount(src: bytes | None, dst: bytes, fstype: bytes | None, flags: int, data
 def become_job_uid(jobdir: str, uid: int, trees: list[str]) -> None:
     """In the job's process (root): its folder becomes its uid's, the trees it needs are made
     reachable, and it drops to that uid (every capability goes)."""
-    from engine.process.seal_root import python_paths
+    from srtui.engine.process.seal_root import python_paths
 
     _open_up([*python_paths(), *trees, jobdir])
     os.chown(jobdir, uid, uid)  # its folder is the one place it writes

@@ -1,5 +1,5 @@
 """A job process forked by the fork server, made to look like a fresh
-``python -m engine.process.job_worker``.
+``python -m srtui.engine.process.job_worker``.
 
 Runs in the forked child only. It leaves the server's session, takes its stdout/stderr pipes,
 closes the server's own descriptors, takes the job's environment (and its token in
@@ -41,7 +41,7 @@ def run_child(
         import numpy as np
 
         np.random.seed()  # a fresh interpreter seeds numpy's global RNG from the OS
-        from engine.process import job_worker
+        from srtui.engine.process import job_worker
 
         job_worker.TIMING[:] = [("started", *started)]
         job_worker.mark("child set up")
@@ -95,7 +95,7 @@ def write_environ_value(slot: tuple[int, int], value: str) -> bool:
 
 
 def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
-    from engine.process import tree
+    from srtui.engine.process import tree
 
     os.environ.clear()
     os.environ.update(env)
@@ -104,9 +104,9 @@ def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
 
 
 def _run_worker(jobdir: str, cwd: str, in_own_pid_ns: bool = False) -> int:
-    from engine.process import job_worker
+    from srtui.engine.process import job_worker
 
-    sealed = job_worker.enter(jobdir, in_own_pid_ns)  # the one sealing of both launchers (engine.process.seal)
+    sealed = job_worker.enter(jobdir, in_own_pid_ns)  # the one sealing of both launchers (srtui.engine.process.seal)
     if sealed != jobdir:
         jobdir = sealed
         if sys.path and sys.path[0] == cwd:

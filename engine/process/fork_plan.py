@@ -26,8 +26,8 @@ from pathlib import Path
 
 #: libraries whose import is fork-safe (no thread, no process-wide handle a child would share)
 KNOWN_FORK_SAFE = ("numpy", "scipy", "sklearn", "pandas", "sympy")
-#: srtui's own engine, which every server and worker imports: neither a library nor pre-imported
-SERVER_OWN = ("engine",)
+#: srtui itself, which every server and worker imports: neither a library nor pre-imported
+SERVER_OWN = ("srtui",)
 #: bounds on what is read: files followed through the folder, bytes of each, modules pre-imported
 MAX_FILES = 64
 MAX_SOURCE = 1 << 20
@@ -117,15 +117,15 @@ def _imports(path: Path) -> list[str] | None:
 
 
 #: the family (adapter module) of every folder's server, and how its pre-imports are appended
-FOLDER_FAMILY = "engine.methods.srbench_dir"
+FOLDER_FAMILY = "srtui.engine.methods.srbench_dir"
 _SEP = "+"
 
 
 @functools.lru_cache(maxsize=256)
 def for_folder(path: str) -> ForkPlan:
     """The plan of the method folder (or 2021 method file) at ``path``, read once per driver, its
-    imports followed through the places its job's path holds (engine.methods.srbench_dir)."""
-    from engine.methods.srbench_dir import SUPPORT_DIR, import_paths
+    imports followed through the places its job's path holds (srtui.engine.methods.srbench_dir)."""
+    from srtui.engine.methods.srbench_dir import SUPPORT_DIR, import_paths
 
     given = Path(path)
     single = given.suffix == ".py" and not given.is_dir()  # a 2021 method file

@@ -1,6 +1,6 @@
 """The fork server: a pre-imported interpreter that forks one job worker per request.
 
-Started by engine.process.launch as a fresh interpreter (``python -m engine.process.fork_server
+Started by srtui.engine.process.launch as a fresh interpreter (``python -m srtui.engine.process.fork_server
 FAMILY``, never forked from the driver, whose threads and handlers must not leak into jobs). It
 sets nothing up but imports: numpy, scikit-learn, sympy, pandas and the method family's modules, with the
 thread-count variables already in its environment, and it checks it is still single-threaded.
@@ -8,8 +8,8 @@ thread-count variables already in its environment, and it checks it is still sin
 Each request (one SOCK_SEQPACKET message: the job's env, cwd, jobdir, plus its stdout, stderr
 and status pipes as passed fds) is answered with the pid of the forked job. The server stays the
 job's parent: it reaps it and writes its wait status and rusage to the job's status pipe, which
-the driver reads instead of wait4 (engine.process.launch). The job applies the worker's limits
-itself (engine.process.job_worker._harden) and runs the same code (engine.process.job_worker.run)
+the driver reads instead of wait4 (srtui.engine.process.launch). The job applies the worker's limits
+itself (srtui.engine.process.job_worker._harden) and runs the same code (srtui.engine.process.job_worker.run)
 writing the same files.
 Its orphans go to the driver, the nearest child subreaper (the server is not one), as under exec.
 
@@ -31,8 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.process.fork_child import open_fds, run_child
-from engine.process.job_inits import InitMaker, JobInit
+from srtui.engine.process.fork_child import open_fds, run_child
+from srtui.engine.process.job_inits import InitMaker, JobInit
 
 #: pre-imported in every server (what nearly every method's fit imports)
 BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
@@ -60,10 +60,10 @@ def _environ_slot(name: str) -> tuple[int, int] | None:
 
 def _preload(family: str) -> list[str]:
     """Import the base modules, the family's adapter module and the further modules the family
-    names (a folder's known fork-safe imports: engine.process.fork_plan); returns failures."""
+    names (a folder's known fork-safe imports: srtui.engine.process.fork_plan); returns failures."""
     import importlib
 
-    from engine.process.fork_plan import split_family
+    from srtui.engine.process.fork_plan import split_family
 
     family, extra = split_family(family)
 
@@ -79,23 +79,23 @@ def _preload(family: str) -> list[str]:
             failed.append(name)
     import encodings.cp437  # noqa: F401 - zipfile's, for numpy.load of the job's data
 
-    import engine.methods.registry
+    import srtui.engine.methods.registry
 
     for name in extra:  # names read from a folder's imports: a class or function is no module
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the job imports what it needs and reports
             pass
-    import engine.process.cgroups  # the job joins its cgroup first thing (job_worker._harden)
-    import engine.process.energy
-    import engine.process.job_worker
-    import engine.scaling
-    import engine.spec
+    import srtui.engine.process.cgroups  # the job joins its cgroup first thing (job_worker._harden)
+    import srtui.engine.process.energy
+    import srtui.engine.process.job_worker
+    import srtui.engine.scaling
+    import srtui.engine.spec
 
-    engine.process.energy.warm()  # the forked workers inherit the counters found and the CPU power per core
+    srtui.engine.process.energy.warm()  # the forked workers inherit the counters found and the CPU power per core
     if "sklearn" not in failed:
         _warm_sklearn()
-    from engine.methods.base import Method, remember_versions
+    from srtui.engine.methods.base import Method, remember_versions
 
     try:
         module = importlib.import_module(family)
@@ -144,7 +144,7 @@ class Running:
 
     pid: int
     status_fd: int
-    init: JobInit | None  # its PID namespace's init (engine.process.job_inits), when sealed
+    init: JobInit | None  # its PID namespace's init (srtui.engine.process.job_inits), when sealed
     deadline: float | None = None  # when the watchdog kills it (its wall limit plus grace)
 
 
@@ -245,7 +245,7 @@ def _report_exit(pidfd: int, job: Running) -> None:
 
 
 def _wall_limit(jobdir: str) -> float:
-    """The sealed job's wall limit plus grace and margin (engine.process.seal.config), from the
+    """The sealed job's wall limit plus grace and margin (srtui.engine.process.seal.config), from the
     job.json the driver wrote just now; 0 when there is none."""
     try:
         with open(os.path.join(jobdir, "job.json"), "rb") as fh:
@@ -279,11 +279,11 @@ def _spawn(
 
 def main() -> None:
     if len(sys.argv) != 3:
-        print("usage: python -m engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
+        print("usage: python -m srtui.engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
         sys.exit(64)
-    from engine.process import job_inits, tree
-    from engine.process.fallback import server_not_dumpable
-    from engine.process.seal import SERVER_ENV, server_start
+    from srtui.engine.process import job_inits, tree
+    from srtui.engine.process.fallback import server_not_dumpable
+    from srtui.engine.process.seal import SERVER_ENV, server_start
 
     tree.die_with_parent()  # the spawning thread lives as long as the driver
     sock = socket.socket(fileno=int(sys.argv[2]))

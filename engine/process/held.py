@@ -1,7 +1,7 @@
 """What a job holds outside its processes' resident memory, as the driver measures it from outside.
 
 - **Files in memory.** A sealed job's ``/tmp`` and ``/dev/shm`` are one tmpfs of its own
-  (engine.process.seal, ``size=`` its memory limit), and a memfd is a file of the kernel's
+  (srtui.engine.process.seal, ``size=`` its memory limit), and a memfd is a file of the kernel's
   internal tmpfs: their pages are in no process's PSS while unmapped. ``memory_files`` reads the
   tmpfs's usage through ``/proc/PID/root`` and the size of every memfd the job's processes hold
   open; the driver adds both to the tree's PSS for the memory limit. (A mapped page of either
@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from engine.spec import Limits
+from srtui.engine.spec import Limits
 
 MAX_ENTRIES = 100_000  # files and folders of a job's folder the driver walks at most
 MAX_FDS = 4096  # descriptors of one process looked at for memfds

@@ -28,7 +28,7 @@ import signal
 import socket
 from dataclasses import dataclass
 
-from engine.process.seal_root import CLONE_NEWPID, PR_SET_PDEATHSIG, SealError, _c, _check
+from srtui.engine.process.seal_root import CLONE_NEWPID, PR_SET_PDEATHSIG, SealError, _c, _check
 
 PR_SET_DUMPABLE = 4
 #: how long the server waits for an ended init's namespace to empty (escapees in the kernel's
@@ -114,7 +114,7 @@ class InitMaker:
 def start(own_pid_ns: int | None) -> InitMaker | None:
     """Fork the maker (call before the server imports anything large); None when the server's
     jobs are not sealed or this kernel cannot make inits this way (the job then seals itself
-    with a fork of its own, engine.process.seal.enter)."""
+    with a fork of its own, srtui.engine.process.seal.enter)."""
     if own_pid_ns is None or not hasattr(os, "pidfd_open"):
         return None
     server_end, maker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

@@ -1,12 +1,12 @@
 """The job worker: runs one method fit in a fresh interpreter
-(``python -m engine.process.job_worker JOBDIR``).
+(``python -m srtui.engine.process.job_worker JOBDIR``).
 
 Everything the method could break stays in this process tree. The limits that only the process
 itself can set without ``preexec_fn`` are applied first, before numpy (or anything that starts
 threads) is imported: parent-death signal, CPU-time rlimit, one-core affinity. Thread-count
 variables arrive already set in the environment.
 
-Output contract (read by engine.process.supervise as data, never unpickled):
+Output contract (read by srtui.engine.process.supervise as data, never unpickled):
     JOBDIR/predictions.npz   train_pred, test_pred (float64)
     JOBDIR/result.json       written last and atomically: its presence means the fit completed
 """
@@ -18,9 +18,9 @@ import signal
 import sys
 from pathlib import Path
 
-#: written to stdout before the method loads: the driver's fit clock (engine.process.measure)
+#: written to stdout before the method loads: the driver's fit clock (srtui.engine.process.measure)
 FIT_MARK = b"\x1e[srtui: the method loads]\n"
-FIT_END = b"\x1e[srtui: the result is written]\n"  # (srtui's own adapters: see engine.process.measure)
+FIT_END = b"\x1e[srtui: the result is written]\n"  # (srtui's own adapters: see srtui.engine.process.measure)
 #: ceilings of what a method's result may carry (characters / entries): a model this long is far
 #: past the parser's limit (it is stored marked too large), and the driver reads every result
 MODEL_CAP = 100_000
@@ -29,7 +29,7 @@ PARETO_CAP = 1000
 RESULT_FILE_CAP = 64 << 20  # bytes of result.json the driver reads at most
 #: (phase, unix time, CPU seconds of the process, pid) marks of this worker, written to
 #: result.json as ``timing`` (read by the driver only when it profiles phases:
-#: engine.process.phases; a sealed job's phases span processes, whose CPU clocks differ)
+#: srtui.engine.process.phases; a sealed job's phases span processes, whose CPU clocks differ)
 TIMING: list[tuple[str, float, float, int]] = []
 
 
@@ -43,8 +43,8 @@ def _harden() -> None:
     import ctypes
     import resource
 
-    from engine.process import cgroups
-    from engine.spec import CPU_ENV
+    from srtui.engine.process import cgroups
+    from srtui.engine.spec import CPU_ENV
 
     cgroups.join()  # first: nothing of the method's may start outside the job's cgroup
     libc = ctypes.CDLL(None, use_errno=True)
@@ -53,7 +53,7 @@ def _harden() -> None:
     # cleared environment) is re-parented to this worker, so it stays in the job's tree
     libc.prctl(36, 1, 0, 0, 0)
     parent = os.environ.get("SRTUI_PARENT_PID")
-    # (PID 2 of a namespace its fork server made, engine.process.job_inits, sees no parent: 0)
+    # (PID 2 of a namespace its fork server made, srtui.engine.process.job_inits, sees no parent: 0)
     if parent and os.getppid() not in (int(parent), 0):
         sys.exit(70)  # the driver died before we armed the death signal
     cpu = int(os.environ.get(CPU_ENV, "0"))
@@ -69,10 +69,10 @@ def _harden() -> None:
 
 
 def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
-    """The worker's limits, then the job's seal (engine.process.seal): before any of the
+    """The worker's limits, then the job's seal (srtui.engine.process.seal): before any of the
     method's code, under either launcher. Returns the job's folder as the job sees it."""
     _harden()
-    from engine.process import seal
+    from srtui.engine.process import seal
 
     where = seal.enter(jobdir, in_own_pid_ns)
     mark("sealed")
@@ -113,10 +113,10 @@ def run(jobdir_arg: str) -> int:
 
     import numpy as np
 
-    from engine import scaling
-    from engine.methods import registry
-    from engine.process import energy
-    from engine.spec import JobSpec
+    from srtui.engine import scaling
+    from srtui.engine.methods import registry
+    from srtui.engine.process import energy
+    from srtui.engine.spec import JobSpec
 
     mark("imports")
     jobdir = Path(jobdir_arg)
@@ -130,7 +130,7 @@ def run(jobdir_arg: str) -> int:
         scaler = scaling.Scaling.for_job(option, scaling.data_arrays(data))
 
     mark("data")
-    # the driver's fit clock starts when it reads FIT_MARK (engine.process.measure): before any
+    # the driver's fit clock starts when it reads FIT_MARK (srtui.engine.process.measure): before any
     # code of a method folder (untrusted: loading it runs it, and nothing it does later can move
     # the driver's reading earlier); for srtui's own adapters, once their libraries are imported
     folder = str(job.get("method_ref") or "").startswith(registry.SRBENCH_PREFIX)
@@ -241,7 +241,7 @@ def main() -> None:
 
     mark("started")
     if len(sys.argv) != 2:
-        print("usage: python -m engine.process.job_worker JOBDIR", file=sys.stderr)
+        print("usage: python -m srtui.engine.process.job_worker JOBDIR", file=sys.stderr)
         sys.exit(64)
     jobdir = enter(sys.argv[1])
     if jobdir != sys.argv[1] and sys.path and not sys.flags.safe_path:  # srtui starts it with -P

@@ -1,10 +1,10 @@
 """How a job's worker process is started: a fresh interpreter (exec) or a fork of a server.
 
-``exec``: ``python -m engine.process.job_worker JOBDIR`` per job, every import paid by every job.
-``fork``: a fork server per method family in this process (engine.process.fork_server) forks the job;
+``exec``: ``python -m srtui.engine.process.job_worker JOBDIR`` per job, every import paid by every job.
+``fork``: a fork server per method family in this process (srtui.engine.process.fork_server) forks the job;
 the job is then this process's child, with the same pipes, limits, files and tree as under exec.
 ``auto`` (the default): fork for methods that declare ``fork_safe`` and for method folders whose
-imports are known fork-safe (engine.process.fork_plan), exec for the others.
+imports are known fork-safe (srtui.engine.process.fork_plan), exec for the others.
 
 The servers of one process live in a pool: started on one long-lived thread (a server's
 parent-death signal fires when the thread that started it exits), replaced when they die, leak
@@ -34,10 +34,10 @@ from typing import IO, Any
 
 import psutil
 
-from engine import private
-from engine.errors import SrtuiError
-from engine.process import tree
-from engine.process.fork_server import PLACEHOLDER, TOKEN_ROOM
+from srtui.engine import private
+from srtui.engine.errors import SrtuiError
+from srtui.engine.process import tree
+from srtui.engine.process.fork_server import PLACEHOLDER, TOKEN_ROOM
 
 LAUNCHERS = ("auto", "fork", "exec")
 DEFAULT_LAUNCHER = "auto"
@@ -70,9 +70,9 @@ def choose_for_method(
 ) -> dict[str, str]:
     """Method name -> launcher for a run; a note for each method forked against its declaration
     and for each folder exec'd by ``auto`` (why, in one line). ``folders_fork_safe``: the suite's
-    override for folders; None: each folder's imports decide (engine.process.fork_plan)."""
-    from engine.methods.srbench_dir import SRBenchMethod
-    from engine.process.fork_plan import for_folder
+    override for folders; None: each folder's imports decide (srtui.engine.process.fork_plan)."""
+    from srtui.engine.methods.srbench_dir import SRBenchMethod
+    from srtui.engine.process.fork_plan import for_folder
 
     out = {}
     for name, method in methods.items():
@@ -96,7 +96,7 @@ def measure(methods: dict[str, str], pythons: dict[str, dict[str, str]] | None =
     """Start the servers of these methods (name -> ref) now, in their environments' interpreters
     (``pythons``: name -> python, python_path, as the jobs get them), and wait for them: name ->
     why a server cannot be used (a thread after its imports, or it failed to start)."""
-    from engine.process.supervise import worker_environment
+    from srtui.engine.process.supervise import worker_environment
 
     refused: dict[str, str] = {}
 
@@ -121,7 +121,7 @@ def measure(methods: dict[str, str], pythons: dict[str, dict[str, str]] | None =
 def warm(method_refs: list[str]) -> None:
     """Start the servers of these (forked) methods' families now, in the background, so their
     imports overlap the driver's planning instead of delaying the first jobs."""
-    from engine.process.supervise import worker_environment
+    from srtui.engine.process.supervise import worker_environment
 
     env = worker_environment()
     for family in dict.fromkeys(family_of(ref) for ref in method_refs):
@@ -132,8 +132,8 @@ def family_of(method_ref: str) -> str:
     """Methods that share a server: the adapter module of a built-in; for a folder, the folder
     adapter with what the folder imports among the known fork-safe libraries (its own code is
     imported in the job, never in the server)."""
-    from engine.methods import registry
-    from engine.process.fork_plan import folder_family
+    from srtui.engine.methods import registry
+    from srtui.engine.process.fork_plan import folder_family
 
     if method_ref.startswith(registry.SRBENCH_PREFIX):
         return folder_family(method_ref[len(registry.SRBENCH_PREFIX) :])
@@ -223,7 +223,7 @@ def starter(launcher: str, method_ref: str, env: dict[str, str], python: str | N
 
 def _exec_worker(scratch: Path, env: dict[str, str], python: str = sys.executable) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        private.python_command(python, "-m", "engine.process.job_worker", str(scratch)),
+        private.python_command(python, "-m", "srtui.engine.process.job_worker", str(scratch)),
         cwd=scratch,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -243,7 +243,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self.log = tempfile.TemporaryFile(prefix="forkserver-log-", dir=private.private_dir())  # noqa: SIM115 - lives as long as its server
-        from engine.process import seal
+        from srtui.engine.process import seal
 
         server_env = dict(env)
         server_env[tree.TOKEN_ENV] = PLACEHOLDER
@@ -251,7 +251,7 @@ class ForkServer:
         self.cwd = str(private.private_dir())  # ours alone; -P: no folder of anyone's first on sys.path
         try:
             self.proc = subprocess.Popen(
-                private.python_command(python, "-m", "engine.process.fork_server", family, str(theirs.fileno())),
+                private.python_command(python, "-m", "srtui.engine.process.fork_server", family, str(theirs.fileno())),
                 cwd=self.cwd,
                 env=server_env,
                 stdin=subprocess.DEVNULL,
@@ -359,8 +359,8 @@ class ServerPool:
 
     @staticmethod
     def key(family: str, env: dict[str, str], python: str | None) -> tuple[object, ...]:
-        from engine.process.seal import isolation
-        from engine.process.supervise import THREAD_VARS
+        from srtui.engine.process.seal import isolation
+        from srtui.engine.process.supervise import THREAD_VARS
 
         return (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
 

@@ -11,7 +11,7 @@ srtui's own adapters (trusted code, as their imports are) it stops at the worker
 ``FIT_END``, once the result files are written, not at the interpreter's exit: a method folder's
 second mark is ignored, since its code could print one early. The
 fit's CPU seconds are the job's (``wait4``'s rusage) less what the tree had used at the mark,
-and the energy is read around the same interval (engine.process.energy). The method's own timer
+and the energy is read around the same interval (srtui.engine.process.energy). The method's own timer
 (the worker's bracket of ``fit`` alone) is kept as the note ``reported_fit_s``, labelled as the
 method's; no rule reads it.
 """
@@ -27,8 +27,8 @@ from typing import Any
 
 import psutil
 
-from engine.process import energy
-from engine.process.job_worker import FIT_END, FIT_MARK
+from srtui.engine.process import energy
+from srtui.engine.process.job_worker import FIT_END, FIT_MARK
 
 MARKS = (FIT_MARK, FIT_END)
 

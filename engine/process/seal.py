@@ -1,8 +1,8 @@
 """Sealing a job: the job's process sees its own folder and the software it runs, nothing else.
 
 ``enter`` is the one sealing function; both launchers call it in the job's own process before
-any of the method's code is imported (``python -m engine.process.job_worker``, exec'd, and the
-child a fork server forks, engine.process.fork_child): the fork server's pre-imported modules are
+any of the method's code is imported (``python -m srtui.engine.process.job_worker``, exec'd, and the
+child a fork server forks, srtui.engine.process.fork_child): the fork server's pre-imported modules are
 kept, so a forked job stays a fork. It is stdlib-only, since a method environment's interpreter
 runs it too. What it does (docs/untrusted-jobs.md lists what a job can see, with the tests):
 
@@ -17,13 +17,13 @@ runs it too. What it does (docs/untrusted-jobs.md lists what a job can see, with
   namespace: every process in it dies) at the wall limit plus grace, even when the driver is
   stopped, and exits with the job's status. The job gets no capability back (``no_new_privs``).
 - **fallback** (no user namespaces, or ``SRTUI_ISOLATION=fallback``): the kernel limits and the
-  filter below, and under root a uid of its own (engine.process.fallback); the run says so.
+  filter below, and under root a uid of its own (srtui.engine.process.fallback); the run says so.
 
 Always: ``RLIMIT_AS`` (what the process has mapped, plus twice the memory limit and a slack),
 ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core files, a fresh session keyring and the seccomp filter
-of engine.process.seccomp (Docker's default profile and more; ``sched_setaffinity`` among them:
-the driver's one-core pin cannot be widened). The job's filesystem: engine.process.seal_root. The
-environment is the driver's allow-list (engine.process.supervise.worker_environment); stdin is
+of srtui.engine.process.seccomp (Docker's default profile and more; ``sched_setaffinity`` among them:
+the driver's one-core pin cannot be widened). The job's filesystem: srtui.engine.process.seal_root. The
+environment is the driver's allow-list (srtui.engine.process.supervise.worker_environment); stdin is
 /dev/null and the job has no controlling terminal (its own session).
 """
 
@@ -42,8 +42,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from engine.process import fallback, seccomp
-from engine.process.seal_root import (
+from srtui.engine import source
+from srtui.engine.process import fallback, seccomp
+from srtui.engine.process.seal_root import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
     CLONE_NEWNS,
@@ -110,11 +111,10 @@ def _probe() -> Isolation:
             with open(os.path.join(folder, "job.json"), "w") as fh:
                 json.dump({"seal": {"mode": "namespaces", "wall_s": 60.0, "mem_mb": 512.0}}, fh)
             os.chmod(folder, 0o755)
-            source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             proc = subprocess.run(
-                [sys.executable, "-P", "-m", "engine.process.seal", folder],  # -P: no cwd on sys.path
+                [sys.executable, "-P", "-m", "srtui.engine.process.seal", folder],  # -P: no cwd on sys.path
                 cwd=folder,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": source},
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": source.import_root()},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 timeout=60,
@@ -137,7 +137,7 @@ def _probe() -> Isolation:
 
 def config(mode: str, limits: dict[str, float], network: bool, ro: list[str]) -> dict[str, Any]:
     """The ``seal`` section of a job's job.json, which ``enter`` follows (``limits``: the job's
-    wall and memory as ``engine.spec.Limits.crossing`` derives them)."""
+    wall and memory as ``srtui.engine.spec.Limits.crossing`` derives them)."""
     return {"mode": mode, "network": network, "ro": ro, **limits}
 
 
@@ -156,7 +156,7 @@ SERVER_ENV = "SRTUI_SEAL"  # a fork server's environment: "namespaces" when its 
 def server_start() -> int | None:
     """First thing in a fork server whose jobs are sealed: an ordinary user's server enters a
     user namespace of its own (its jobs' namespaces are then made without a second fork);
-    returns a descriptor of its own PID namespace (engine.process.job_inits goes back to it
+    returns a descriptor of its own PID namespace (srtui.engine.process.job_inits goes back to it
     after each job's fork), or None."""
     if os.environ.get(SERVER_ENV) != "namespaces":
         return None
@@ -177,14 +177,14 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     """Seal this process as its job.json says and return the job's folder as the job sees it.
     Under namespaces the method's code runs in PID 2 of a new PID namespace whose PID 1 is an
     init of srtui's; only PID 2 returns. A fork server's job is PID 2 already
-    (``in_own_pid_ns``: the server forked it into an init's namespace, engine.process.job_inits,
+    (``in_own_pid_ns``: the server forked it into an init's namespace, srtui.engine.process.job_inits,
     and is its watchdog); an exec'd worker makes the namespace, forks the init (which forks the
     job: ``_init``), stays outside as the watchdog and exits as the job did (never returns)."""
     with open(os.path.join(jobdir, "job.json"), "rb") as fh:
         cfg = json.load(fh).get("seal") or {}
     mode = cfg.get("mode", "fallback")
     if mode != "namespaces":
-        if os.geteuid() == 0:  # not root on the host: a uid of its own (engine.process.fallback)
+        if os.geteuid() == 0:  # not root on the host: a uid of its own (srtui.engine.process.fallback)
             fallback.become_job_uid(jobdir, _job_uid(jobdir), [p for p in cfg.get("ro") or [] if isinstance(p, str)])
         else:  # forked from a server that is not dumpable: its own /proc files the driver's again
             _c().prctl(4, 1, 0, 0, 0)
@@ -330,7 +330,7 @@ def _limits(cfg: dict[str, Any]) -> None:
 
 def _lock_down() -> None:
     """No new privileges (no setuid, no file capabilities), a fresh empty session keyring, and
-    the seccomp filter (engine.process.seccomp: Docker's default profile and more)."""
+    the seccomp filter (srtui.engine.process.seccomp: Docker's default profile and more)."""
     _check(_c().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     seccomp.fresh_session_keyring(_c())  # before the filter, which refuses keyctl itself
     err = seccomp.install(_c())
@@ -376,7 +376,7 @@ def _watch(job: int, wall_s: float, reported_fd: int) -> NoReturn:
 
 
 def _self_test() -> int:
-    """``python -m engine.process.seal FOLDER``: seal a throwaway job there and report."""
+    """``python -m srtui.engine.process.seal FOLDER``: seal a throwaway job there and report."""
     where = enter(sys.argv[1])
     ok = where == JOB_ROOT and os.getpid() == 2 and not os.path.exists("/oldroot") and os.path.isfile("job.json")
     print("sealed" if ok else f"not sealed: pid {os.getpid()} in {os.getcwd()}", flush=True)

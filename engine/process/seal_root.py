@@ -1,4 +1,4 @@
-"""The sealed job's filesystem, and the seal's primitives (engine.process.seal).
+"""The sealed job's filesystem, and the seal's primitives (srtui.engine.process.seal).
 
 ``build_root`` makes the job's root: a tmpfs holding read-only binds of the system and Python
 trees, its folder at ``/job`` (``nosuid,nodev``), its ``/tmp`` and ``/dev/shm`` in one tmpfs of
@@ -18,7 +18,8 @@ import struct
 import sys
 from typing import Any
 
-from engine.errors import SrtuiError
+from srtui.engine import source
+from srtui.engine.errors import SrtuiError
 
 JOB_ROOT = "/job"
 #: what every job sees, read-only, when it exists (a link, as /bin on merged-/usr systems, is kept as a link)
@@ -74,11 +75,10 @@ def _write(path: str, text: str) -> None:
 
 
 def python_paths() -> list[str]:
-    """The trees this interpreter imports from: its prefixes, its site-packages, srtui's engine."""
+    """The trees this interpreter imports from: its prefixes, its site-packages, srtui's code."""
     import site
 
-    engine = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # through an environment's link
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, engine}
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *source.code_folders()}
     paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
     with contextlib.suppress(AttributeError):
         paths.update(site.getsitepackages())
@@ -191,7 +191,7 @@ def _set_attr(dst: str, attrs: int, recursive: bool = True) -> None:
 def _held_tmpfs(held_mb: float) -> None:
     """One tmpfs for the job's /tmp and /dev/shm (bound from its two folders): what they hold
     together is bounded by the job's memory limit (``size=``), and the driver counts it as the
-    job's memory (engine.process.held). Mounted in the staging root, which is detached later."""
+    job's memory (srtui.engine.process.held). Mounted in the staging root, which is detached later."""
     size = f",size={max(1, int(held_mb * 1024))}k" if held_mb > 0 else ""
     _mkdirs("/held")
     _mount("tmpfs", "/held", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755" + size)

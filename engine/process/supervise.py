@@ -25,16 +25,16 @@ from typing import IO, Any
 
 import numpy as np
 
-from engine import untrusted
-from engine.process import cgroups, held, launch, measure, phases, seal, tree
-from engine.scaling import STAT_KEYS
-from engine.spec import WATCHDOG_MARGIN_S, JobSpec
-from engine.textsafe import encodable
+from srtui.engine import source, untrusted
+from srtui.engine.process import cgroups, held, launch, measure, phases, seal, tree
+from srtui.engine.scaling import STAT_KEYS
+from srtui.engine.spec import WATCHDOG_MARGIN_S, JobSpec
+from srtui.engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
 #: a job's pid is told (``on_start``: the store's ``worker_pid``, shown by `srtui status`) once it
 #: has run this long: a job of a few milliseconds costs no write. What a dead driver's jobs left
-#: is found by their pid record and token (engine.process.tree), written before this
+#: is found by their pid record and token (srtui.engine.process.tree), written before this
 PID_AFTER_S = 0.05
 TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
 STDERR_TAIL_CHARS = 2000
@@ -60,8 +60,8 @@ class JobPayload:
     data_bytes: bytes | None = None  # remote backends: the npz itself
     method_ref: str | None = None  # how to load the method if not by spec name (srbench folders)
     extra_env: dict[str, str] = field(default_factory=dict)
-    launcher: str = "exec"  # "fork": forked by a pre-imported server (engine.process.launch); same limits
-    #: the method's own environment's interpreter and its worker path (engine.methods.environments)
+    launcher: str = "exec"  # "fork": forked by a pre-imported server (srtui.engine.process.launch); same limits
+    #: the method's own environment's interpreter and its worker path (srtui.engine.methods.environments)
     python: str | None = None
     python_path: str | None = None
     allow_network: bool = False  # --allow-network METHOD: the job keeps the host's network
@@ -92,8 +92,10 @@ class JobOutcome:
     dialect: str = "python"
     pareto: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
-    fit_s: float | None = None  # the method's load, fit and predictions, timed by the driver (engine.process.measure)
-    energy_j: float | None = None  # joules over fit_s, measured by the driver (engine.process.energy)
+    fit_s: float | None = (
+        None  # the method's load, fit and predictions, timed by the driver (srtui.engine.process.measure)
+    )
+    energy_j: float | None = None  # joules over fit_s, measured by the driver (srtui.engine.process.energy)
     energy_method: str | None = None  # "rapl" or "estimate"
     train_pred: np.ndarray | None = None
     test_pred: np.ndarray | None = None
@@ -110,7 +112,7 @@ class CappedReader(threading.Thread):
     def __init__(self, pipe: IO[bytes], on_mark: Callable[[bytes], None] | None = None) -> None:
         super().__init__(daemon=True)
         self.pipe = pipe
-        self.on_mark = on_mark  # told each of the worker's marks it reads (engine.process.measure)
+        self.on_mark = on_mark  # told each of the worker's marks it reads (srtui.engine.process.measure)
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self.tail_len = 0
@@ -155,7 +157,7 @@ _CGROUP_BASE: tuple[Path, set[str]] | bool | None = False
 
 
 def _cgroup_base() -> tuple[Path, set[str]] | None:
-    """Where job cgroups go (engine.process.cgroups), looked up once per driver."""
+    """Where job cgroups go (srtui.engine.process.cgroups), looked up once per driver."""
     global _CGROUP_BASE
     if _CGROUP_BASE is False:
         _CGROUP_BASE = cgroups.base()
@@ -185,7 +187,7 @@ def run_job(
 ) -> JobOutcome:
     """Run one job under its limits; always returns an outcome, never raises for job failures.
     ``record``: where the job's processes are written down while it runs (removed at its end), so
-    a run after this driver died kills what the job left (engine.process.tree.sweep_records)."""
+    a run after this driver died kills what the job left (srtui.engine.process.tree.sweep_records)."""
     spec = payload.spec
     limits = spec.limits
     scratch = scratch.absolute()
@@ -231,7 +233,7 @@ def run_job(
     if cgroup is not None:
         env[cgroups.ENV] = cgroup.procs_file  # the worker joins it before any method code runs
     host = socket.gethostname()
-    # --- launcher hook (engine.process.launch): exec a fresh worker, or fork it from a server ---
+    # --- launcher hook (srtui.engine.process.launch): exec a fresh worker, or fork it from a server ---
     if payload.python is not None:  # the method's own environment: srtui's engine, nothing else of ours
         env["PYTHONPATH"] = payload.python_path or ""
     start = launch.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
@@ -370,7 +372,7 @@ def run_job(
     )
     if reason is None and rc == -signal.SIGKILL and wall_s >= limits.time_s + limits.grace_s:
         # killed past the wall limit and the grace without the driver's word: the seal's watchdog
-        # (engine.process.seal), which ends a job the driver could not (it was stopped, say)
+        # (srtui.engine.process.seal), which ends a job the driver could not (it was stopped, say)
         reason, detail = (
             "timeout",
             (
@@ -380,11 +382,11 @@ def run_job(
         )
         outcome.limit_detail = detail
     outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
-    if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (engine.process.launch)
+    if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (srtui.engine.process.launch)
         outcome.status, outcome.error = "lost", proc.lost
     if outcome.status == "ok":
         _read_result(scratch, outcome)
-        # srtui's figures, measured here (engine.process.measure), never the job's own
+        # srtui's figures, measured here (srtui.engine.process.measure), never the job's own
         outcome.fit_s, outcome.energy_j, outcome.energy_method = clock.figures(
             t0 + wall_s, t0, outcome.cpu_s, outcome.peak_rss_mb
         )
@@ -425,7 +427,7 @@ def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str
             tree.DRIVER_ENV: tree.driver_identity(),
             "SRTUI_PARENT_PID": str(os.getpid()),
             "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": os.pathsep.join(p for p in [_source_root(), env.get("PYTHONPATH", "")] if p),
+            "PYTHONPATH": os.pathsep.join(p for p in [source.import_root(), env.get("PYTHONPATH", "")] if p),
         }
     )
     return env
@@ -503,10 +505,10 @@ MAX_JSON_ITEMS = 4_000_000
 
 
 def _read_result(scratch: Path, outcome: JobOutcome) -> None:
-    """Read the worker's files as data, as untrusted files (engine.untrusted: no link followed,
+    """Read the worker's files as data, as untrusted files (srtui.engine.untrusted: no link followed,
     no FIFO waited on, nothing read past its cap). Anything else than the worker's two regular
     files within their caps makes the job an error, never a crash or a hang of the driver."""
-    from engine.process.job_worker import MODEL_CAP, PARETO_CAP, RESULT_FILE_CAP
+    from srtui.engine.process.job_worker import MODEL_CAP, PARETO_CAP, RESULT_FILE_CAP
 
     try:
         dir_fd = untrusted.open_dir(scratch)
@@ -544,8 +546,3 @@ def visible_one_line(exc: BaseException, limit: int = 200) -> str:
     """An exception's message as one line of at most ``limit`` characters."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _source_root() -> str:
-    """The directory holding the engine package, so workers import the same code as the driver."""
-    return str(Path(__file__).resolve().parents[2])

@@ -5,7 +5,7 @@ those three ways: (1) the driver is a *child subreaper*, so orphaned descendants
 instead of init; (2) every poll records the job's descendants (pid + create time, so a recycled
 pid is never hit); (3) every job process inherits ``SRTUI_JOB_TOKEN`` in its environment, which a
 final sweep (and a later driver, after a crash) matches. Where cgroup v2 is writable, the job
-also gets its own cgroup (engine.process.cgroups), which no escape evades.
+also gets its own cgroup (srtui.engine.process.cgroups), which no escape evades.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class TreeTracker:
     root_pid: int
     token: str
     #: where every process seen is written down (pid, start time, session), so a run after this
-    #: driver died can kill what the job left even without the token (engine.process.tree.sweep_records)
+    #: driver died can kill what the job left even without the token (srtui.engine.process.tree.sweep_records)
     record: Path | None = None
     seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
     gone: set[int] = field(default_factory=set)  # seen pids that have exited: not looked up again
@@ -302,10 +302,10 @@ def reap_adopted(candidates: set[int]) -> None:
 
 
 def start_record(path: Path) -> None:
-    """A job's record begins with the driver that runs it (engine.untrusted: never through a link)
-    and this user's tag of both (engine.private): a sweep acts on no record it cannot verify."""
-    from engine import private
-    from engine.untrusted import write_file
+    """A job's record begins with the driver that runs it (srtui.engine.untrusted: never through a link)
+    and this user's tag of both (srtui.engine.private): a sweep acts on no record it cannot verify."""
+    from srtui.engine import private
+    from srtui.engine.untrusted import write_file
 
     identity = driver_identity()
     try:
@@ -321,7 +321,7 @@ def _record_text(name: str, identity: str) -> str:
 
 def _record_driver(name: str, head: str) -> str | None:
     """The driver identity of a record's first line, if the line is this user's own (its tag)."""
-    from engine import private
+    from srtui.engine import private
 
     identity, _, mark = head.removeprefix("driver ").strip().rpartition(" ")
     if not head.startswith("driver ") or not identity or not private.tagged(_record_text(name, identity), mark):
@@ -337,7 +337,7 @@ def write_record(path: Path, procs: list[tuple[int, float]]) -> None:
         except OSError:
             sid = 0
         lines.append(f"{pid} {ctime!r} {sid}\n")
-    from engine.untrusted import UntrustedFileError, open_dir
+    from srtui.engine.untrusted import UntrustedFileError, open_dir
 
     try:
         dir_fd = open_dir(path.parent)  # reached through no link (a job may replace cache/pids)
@@ -360,7 +360,7 @@ def sweep_records(folder: Path) -> list[int]:
     """Kill what jobs of dead drivers left: every recorded process still alive with its recorded
     start time, and every process in a session one of them led (an escapee's ``setsid``) started
     after the job did, environment or not. Records of live drivers are left alone."""
-    from engine.untrusted import UntrustedFileError, open_dir, read_capped
+    from srtui.engine.untrusted import UntrustedFileError, open_dir, read_capped
 
     try:
         dir_fd = open_dir(folder)

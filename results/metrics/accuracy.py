@@ -6,17 +6,17 @@ examples; its ``scope`` says what the function reads:
 - ``split``: ``(y, yhat)`` of one split, stored as ``<name>_train`` and ``<name>_test``;
 - ``test``: ``(y, yhat)`` of the test split, stored as ``<name>``;
 - ``predictions``: ``(train_pred, test_pred)``, stored as ``<name>``;
-- ``task``: computed where the task's property is known (results.metrics.compute:
+- ``task``: computed where the task's property is known (srtui.results.metrics.compute:
   ``r2_extrapolation`` in ``prepare_job``, ``noise_robustness`` in ``noise_robustness``); declared
   here for its direction, listing and docs only.
 
 A split's or the test's function only ever sees predictions of the data's shape, all finite: for
 any other the value is None (missing, ranked worst). From the declarations come
-:func:`prediction_metrics` (what ``results.metrics.compute`` stores), the ranking direction of
-each stored name (:func:`lower_is_better`, read by results.scoring.stats), `srtui rescore
+:func:`prediction_metrics` (what ``srtui.results.metrics.compute`` stores), the ranking direction of
+each stored name (:func:`lower_is_better`, read by srtui.results.scoring.stats), `srtui rescore
 --list` and the docs table (:func:`docs_table`, docs/scoring.md "Accuracy metrics";
 tests/unit/test_registries.py fails when the two differ). The per-split R2, MSE and MAE go into
-the job's own row (results.store.columns.ACCURACY), the others into the ``metrics`` table.
+the job's own row (srtui.results.store.columns.ACCURACY), the others into the ``metrics`` table.
 Adding an accuracy metric is adding one decorated function here; tests/unit/test_accuracy_contracts.py
 then checks its golden examples and its direction with no edit.
 """
@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.outcome_check import errors, r2
-from results.metrics.declare import Direction
+from srtui.engine.outcome_check import errors, r2
+from srtui.results.metrics.declare import Direction
 
 Scope = Literal["split", "test", "predictions", "task"]
 SPLITS = ("train", "test")
@@ -102,7 +102,7 @@ def metrics() -> tuple[Accuracy, ...]:
 
 
 def version_offset() -> int:
-    """The sum of the declarations' versions: part of ``results.metrics.compute.METRICS_VERSION``."""
+    """The sum of the declarations' versions: part of ``srtui.results.metrics.compute.METRICS_VERSION``."""
     return sum(m.version for m in metrics())
 
 
@@ -309,7 +309,7 @@ def labels() -> dict[str, str]:
 
 def docs_table() -> str:
     """The table of docs/scoring.md "Accuracy metrics" (and `srtui rescore --list`'s rows)."""
-    from results.store.columns import ACCURACY
+    from srtui.results.store.columns import ACCURACY
 
     rows = ["| stored as | better | unit | stored in | meaning |", "| --- | --- | --- | --- | --- |"]
     for m in metrics():

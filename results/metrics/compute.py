@@ -2,11 +2,11 @@
 
 ``compute_for_store`` is what `srtui run` calls at its end and `srtui rescore` calls on demand.
 Accuracy metrics come from the stored predictions (with their row indices) against the task's
-data file in the workspace cache; expression metrics from :mod:`results.metrics.expr_batch` (process pool,
+data file in the workspace cache; expression metrics from :mod:`srtui.results.metrics.expr_batch` (process pool,
 per-operation deadline, cache by expression hash).
 
-Accuracy metrics are declared in :mod:`results.metrics.accuracy` (what each is, its direction,
-its golden values; R2, MSE and MAE are written into the job's own row, results.store.columns,
+Accuracy metrics are declared in :mod:`srtui.results.metrics.accuracy` (what each is, its direction,
+its golden values; R2, MSE and MAE are written into the job's own row, srtui.results.store.columns,
 the others into the ``metrics`` table); ``r2_extrapolation`` and ``noise_robustness``, which need
 the task's property, are computed here (``prepare_job``, ``noise_robustness``).
 """
@@ -24,19 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.outcome_check import TaskArrays
-from engine.task_files import TASK_FILES
-from engine.untrusted import UntrustedFileError
-from results.metrics import accuracy
-from results.metrics.accuracy import prediction_metrics
-from results.metrics.declare import stored_names, version_offset
-from results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
-from results.store.columns import ACCURACY
-from results.store.typed import task_infos, typed_rows
+from srtui.engine.outcome_check import TaskArrays
+from srtui.engine.task_files import TASK_FILES
+from srtui.engine.untrusted import UntrustedFileError
+from srtui.results.metrics import accuracy
+from srtui.results.metrics.accuracy import prediction_metrics
+from srtui.results.metrics.declare import stored_names, version_offset
+from srtui.results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
+from srtui.results.store.columns import ACCURACY
+from srtui.results.store.typed import task_infos, typed_rows
 
 if TYPE_CHECKING:
-    from results.store.store import Store
-    from tasks.catalogue import TaskContext
+    from srtui.results.store.store import Store
+    from srtui.tasks.catalogue import TaskContext
 
 #: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
 #: (2: expression metrics per SRBench release, results/metrics/releases.py; 3: after a timed-out simplify,
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 #: pipeline's (assess + collate, 2021's code), evaluation.py's a variant, both with 2.0's truth reading;
 #: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
 #: diversity; 6: each deadline counts the metric worker's CPU time, with a wall-clock backstop
-#: (engine.pool), so a model that ran out of a busy machine's wall clock gets its values); each
+#: (srtui.engine.pool), so a model that ran out of a busy machine's wall clock gets its values); each
 #: declared metric's own version (results/metrics/declared/, results/metrics/accuracy.py) is added to it
 METRICS_VERSION = 6 + version_offset() + accuracy.version_offset()
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
@@ -56,7 +56,7 @@ _HOST = os.uname().nodename
 
 
 def _task_info(name: str, context: TaskContext) -> dict[str, Any]:
-    from tasks.catalogue import get_task
+    from srtui.tasks.catalogue import get_task
 
     try:
         task = get_task(name, context)
@@ -68,7 +68,7 @@ def _task_info(name: str, context: TaskContext) -> dict[str, Any]:
 
 
 def store_task_info(store: Store, names: list[str], data_dir: Path | None) -> dict[str, dict[str, Any]]:
-    from tasks.catalogue import TaskContext
+    from srtui.tasks.catalogue import TaskContext
 
     have = task_infos(store)
     missing = [n for n in names if n not in have or "unavailable" in have[n]]
@@ -96,7 +96,7 @@ def _arrays(store: Store, fingerprint: str, cache: dict[str, TaskArrays | None])
 
 
 def _stored(name: str) -> bool:
-    """srtui's own names, and the per-release names the declarations store (results.metrics.declare.stored)."""
+    """srtui's own names, and the per-release names the declarations store (srtui.results.metrics.declare.stored)."""
     if name.startswith("_"):
         return False  # _notes etc.: text, not metrics
     return "." not in name or name in stored_names()
@@ -112,13 +112,13 @@ def stale_metric_jobs(store: Store, suite: str | None = None) -> int:
 
 def write_metrics(store: Store, rows: dict[str, dict[str, Any]]) -> None:
     """The metrics of each job; its accuracy, recomputed from the stored predictions, goes into
-    the job's own row (stored once: results.store.columns), where it could be computed."""
+    the job's own row (stored once: srtui.results.store.columns), where it could be computed."""
     with store.transaction() as c:
         for job_id, metrics in rows.items():
             _srbench2021_size(metrics)  # the expression metrics are in: 2021's size over its node count
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
             accuracy = {k: metrics[k] for k in ACCURACY if metrics.get(k) is not None}
-            if accuracy:  # the names are results.store.columns' own, never input
+            if accuracy:  # the names are srtui.results.store.columns' own, never input
                 c.execute(
                     f"UPDATE jobs SET {', '.join(f'{k} = ?' for k in accuracy)} WHERE job_id = ?",
                     (*map(float, accuracy.values()), job_id),
@@ -293,8 +293,8 @@ def model_size_2021(j: dict[str, Any], n_features: int) -> tuple[float, str] | N
 
 @functools.lru_cache(maxsize=64)
 def _declared_size_rule(method: str) -> str:
-    """A built-in's ``srbench2021_size`` (engine.methods.base.Method)."""
-    from engine.methods import registry
+    """A built-in's ``srbench2021_size`` (srtui.engine.methods.base.Method)."""
+    from srtui.engine.methods import registry
 
     if method not in registry.BUILTIN:
         return "model"

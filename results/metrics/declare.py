@@ -1,14 +1,14 @@
 """One declaration per expression metric, and everything derived from the declarations.
 
-Each module of :mod:`results.metrics.declared` declares one metric with :func:`declare`: its
+Each module of :mod:`srtui.results.metrics.declared` declares one metric with :func:`declare`: its
 name, the releases that store it (``<release>.<name>``), the release its unprefixed default
 aliases, its ranking direction, label, unit, doc line and definition version, and (for a metric
 of the model) the function computing it from one release's reading of the model. From them come:
 
-- the per-release values of ``results.metrics.releases.model_op`` and ``assemble_release``;
+- the per-release values of ``srtui.results.metrics.releases.model_op`` and ``assemble_release``;
 - the stored names (:func:`stored_names`) and the unprefixed defaults (:func:`defaults`);
 - the definition versions (:func:`version_offset`: the expression cache keys and
-  ``results.metrics.compute.METRICS_VERSION`` follow every declaration's ``version``);
+  ``srtui.results.metrics.compute.METRICS_VERSION`` follow every declaration's ``version``);
 - the rows of ``srtui expr`` (:func:`expr_rows`), the app's labels (:func:`labels`), the
   ranking direction (:func:`lower_is_better`) and the docs table (:func:`docs_table`, kept in
   docs/scoring.md; tests/unit/test_metric_contracts.py fails when the two differ).
@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 Direction = Literal["higher", "lower"]
 #: where a value comes from: the release's reading of the model (``compute``), the release's
-#: symbolic-solution check (results.metrics.solutions), or SRSD's distance to the truth
+#: symbolic-solution check (srtui.results.metrics.solutions), or SRSD's distance to the truth
 Source = Literal["model", "solution", "srsd"]
 
 
@@ -45,7 +45,7 @@ class ModelView:
 
     @cached_property
     def clean_nodes(self) -> int:
-        from results.metrics.releases import node_count
+        from srtui.results.metrics.releases import node_count
 
         return node_count(self.clean)
 
@@ -101,8 +101,8 @@ def declare(metric: Metric) -> Metric:
 
 @lru_cache(maxsize=1)
 def metrics() -> tuple[Metric, ...]:
-    """Every declared metric, in listing order (each module of results.metrics.declared, imported once)."""
-    from results.metrics import declared
+    """Every declared metric, in listing order (each module of srtui.results.metrics.declared, imported once)."""
+    from srtui.results.metrics import declared
 
     for mod in pkgutil.iter_modules(declared.__path__):
         importlib.import_module(f"{declared.__name__}.{mod.name}")
@@ -125,8 +125,8 @@ def version_offset() -> int:
 def stored(release: str) -> tuple[str, ...]:
     """The names the metrics table stores for ``release`` (``<release>.<name>``): each declared
     metric of that release; a solution also as ``:corrected`` and as each named variant."""
-    from results.metrics.profiles import Profile
-    from results.metrics.solutions import VARIANTS
+    from srtui.results.metrics.profiles import Profile
+    from srtui.results.metrics.solutions import VARIANTS
 
     out: list[str] = []
     for m in metrics():
@@ -177,7 +177,7 @@ def lower_is_better(column: str) -> bool | None:
 
 def docs_table() -> str:
     """The table of docs/scoring.md "Declared metrics", generated from the declarations."""
-    from results.metrics.profiles import Profile
+    from srtui.results.metrics.profiles import Profile
 
     rows = [
         "| name | stored as | default | better | unit | version | meaning |",

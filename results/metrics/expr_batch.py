@@ -1,7 +1,7 @@
 """Expression metrics of many models at once: cached by (expression hash, truth hash, operation),
-the misses computed by a :class:`engine.pool.TimedPool`, one task (and one deadline) per model.
+the misses computed by a :class:`srtui.engine.pool.TimedPool`, one task (and one deadline) per model.
 
-A timeout is a result too: it is cached with the deadline (of CPU time, engine.pool) it had, so a
+A timeout is a result too: it is cached with the deadline (of CPU time, srtui.engine.pool) it had, so a
 rescore with a longer deadline tries again and one with the same deadline does not; one ended by
 the pool's wall-clock backstop (a starved worker) is cached with deadline 0, so every pass tries again.
 """
@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from engine.pool import WALL_LIMIT, TimedPool
-from results.metrics import expr_metrics as em
-from results.metrics.declare import by_name, defaults, version_offset
-from results.metrics.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
-from results.metrics.solutions import CHECK_NAMES, CHECKS, PUBLISHED, VARIANTS
+from srtui.engine.pool import WALL_LIMIT, TimedPool
+from srtui.results.metrics import expr_metrics as em
+from srtui.results.metrics.declare import by_name, defaults, version_offset
+from srtui.results.metrics.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
+from srtui.results.metrics.solutions import CHECK_NAMES, CHECKS, PUBLISHED, VARIANTS
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ Ops = dict[str, tuple[str, dict[str, Any], str]]
 
 
 #: what the pool's server imports once (a pool in a process with threads forks from it)
-PRELOAD = ("results.metrics.expr_metrics",)
+PRELOAD = ("srtui.results.metrics.expr_metrics",)
 
 
 def metrics_pool(workers: int | None, timeout: float, core: int | None = None) -> TimedPool:
@@ -166,7 +166,7 @@ def _run(
 ) -> OpResults:
     """Resolve ``ops`` through the cache, then the pool: the missing operations of one group are
     one task, so a pathological model costs one deadline, not one per operation, and its
-    operations share simplify results (results.metrics.releases.shared_simplify) in the worker.
+    operations share simplify results (srtui.results.metrics.releases.shared_simplify) in the worker.
 
     Sympy trees a fresh result carries under ``"_expr"`` go to ``exprs`` (for the next phase),
     never into the cache or the returned values.
@@ -226,7 +226,7 @@ def expression_metrics(
     core: int | None = None,
     pool: TimedPool | None = None,
 ) -> tuple[list[dict[str, Any]], BatchStats]:
-    """One dict of expression metrics per item (names: :func:`results.metrics.releases.assemble_release`).
+    """One dict of expression metrics per item (names: :func:`srtui.results.metrics.releases.assemble_release`).
 
     Two phases, each one pool task per model under one deadline (``timeout``): the model under
     every release plus SRSD's distance to each truth, then the solution checks of every release

@@ -1,9 +1,9 @@
 """Metrics of one expression (and of one expression against a ground truth).
 
-Cheap metrics of srtui's exact tree (``engine.expression.parse_expression``) live here; the
+Cheap metrics of srtui's exact tree (``srtui.engine.expression.parse_expression``) live here; the
 per-release SRBench metrics (sizes after each release's reading, rounding and simplify,
 simplicity, symbolic solution, feature absence) and SRSD's edit distance are defined in
-:mod:`results.metrics.releases`. The expensive ones run in :class:`engine.pool.TimedPool` workers under a
+:mod:`srtui.results.metrics.releases`. The expensive ones run in :class:`srtui.engine.pool.TimedPool` workers under a
 deadline; :func:`run_op` is the worker entry point.
 
 - diversity: Shannon entropy (natural log) of the node labels of the parsed tree, numbers all
@@ -22,8 +22,8 @@ from typing import Any
 
 import sympy as sp
 
-from engine.expression import ExpressionError, ParsedExpression, parse_expression
-from results.metrics.releases import feature_absence, simplicity
+from srtui.engine.expression import ExpressionError, ParsedExpression, parse_expression
+from srtui.results.metrics.releases import feature_absence, simplicity
 
 
 def expr_hash(text: str, features: Sequence[str], dialect: str = "python") -> str:
@@ -63,7 +63,7 @@ def used_features(expr: sp.Basic) -> set[str]:
 
 def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker entry: ``{"op": "model"|"solution"|"srsd", "release": ..., ...arguments}``."""
-    from results.metrics import releases, solutions
+    from srtui.results.metrics import releases, solutions
 
     op = payload["op"]
     if op == "bundle":  # one model's operations in one task: one deadline, shared simplify results

@@ -3,7 +3,7 @@
 ``reference`` reproduces the publication's code (the default everywhere); ``corrected`` applies
 srtui's named corrections (README "Fidelity: where srtui's corrected variants differ from the
 reference code"). A metric's corrected variant is stored as ``NAME:corrected`` beside ``NAME``.
-Kept out of ``results.scoring`` so the metric workers can name it without importing pandas.
+Kept out of ``srtui.results.scoring`` so the metric workers can name it without importing pandas.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Expression metrics exactly as each SRBench release computes them (and SRSD's edit distance);
-the symbolic-solution checks are in :mod:`results.metrics.solutions`.
+the symbolic-solution checks are in :mod:`srtui.results.metrics.solutions`.
 
-Every model and truth string is read by ``engine.expression.sympy_view`` (the tree sympy's parser
+Every model and truth string is read by ``srtui.engine.expression.sympy_view`` (the tree sympy's parser
 would build, never sympify). Per release (docs/scoring.md, "Expression metrics per release"):
 
 - ``srbench2021`` (branch master, symbolic_utils ``clean_pred_model``): model read with every
@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from engine.expression.errors import ExpressionError
-from engine.expression.parser import numbered_names
-from engine.expression.sympy_view import parse_sympy_view
-from results.metrics.profiles import Profile
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.parser import numbered_names
+from srtui.engine.expression.sympy_view import parse_sympy_view
+from srtui.results.metrics.profiles import Profile
 
 PI_LITERAL = "3.1415926535"
 RELEASES = ("srbench2021", "srbench2022", "srbench2025")
@@ -210,7 +210,7 @@ def model_op(
 ) -> dict[str, Any]:
     """The declared model metrics (results/metrics/declared/) of one model under one release
     (``simplified=False``: of the model the release keeps when its simplify runs out of time)."""
-    from results.metrics.declare import ModelView, model_metrics
+    from srtui.results.metrics.declare import ModelView, model_metrics
 
     r = SPECS[release]
     raw = r.read(text, features, dialect)
@@ -274,14 +274,14 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
 # --- the stored names ----------------------------------------------------------------------------
 
 #: bump when a reading or cleaning here changes (cache keys follow it; each metric's own version,
-#: results/metrics/declared/, is added to it: results.metrics.declare.version_offset); bump
-#: results.metrics.compute.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
+#: results/metrics/declared/, is added to it: srtui.results.metrics.declare.version_offset); bump
+#: srtui.results.metrics.compute.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
 #: jobs (4: protected operators are one node of srtui's exact tree: the cached diversity of
-#: gplearn models changes; 5: a deadline counts the worker's CPU time, engine.pool: the cached
+#: gplearn models changes; 5: a deadline counts the worker's CPU time, srtui.engine.pool: the cached
 #: timeouts of wall-clock deadlines are computed again)
 DEFINITION_VERSION = 5
 #: what the metrics table stores per release (``<release>.<metric>``) is declared with each metric
-#: (results.metrics.declare.stored); corrected variants add ``:corrected`` to the name, a named
+#: (srtui.results.metrics.declare.stored); corrected variants add ``:corrected`` to the name, a named
 #: variant of the reference ``:<variant>`` (``VARIANTS``). The CLI shows every metric of every release.
 _SOLUTION = ("symbolic_solution", Profile.CORRECTED.metric("symbolic_solution"))
 
@@ -308,7 +308,7 @@ def assemble_release(
         why = f"the unsimplified model, as that code keeps it after its own {limit:g} s"
         notes.append(f"{rel}: simplify ran out of srtui's deadline: {why}")
         status, val = kept
-    from results.metrics.declare import model_metrics
+    from srtui.results.metrics.declare import model_metrics
 
     names = [m.name for m in model_metrics()]
     out: dict[str, Any] = {f"{rel}.{k}": (val.get(k) if status == "ok" else None) for k in names}

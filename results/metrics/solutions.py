@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from engine.expression.errors import ExpressionError
-from engine.expression.sympy_view import parse_sympy_view
-from results.metrics.profiles import Profile
-from results.metrics.releases import PI_LITERAL, SPECS, Release, round_floats, shared_simplify
+from srtui.engine.expression.errors import ExpressionError
+from srtui.engine.expression.sympy_view import parse_sympy_view
+from srtui.results.metrics.profiles import Profile
+from srtui.results.metrics.releases import PI_LITERAL, SPECS, Release, round_floats, shared_simplify
 
 #: the screen's tolerance: sympy's simplify cancels float coefficients approximately and some
 #: checks round floats after it, so only a change beyond 1 % of |truth| + |model| counts

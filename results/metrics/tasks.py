@@ -5,7 +5,7 @@ with no job left to start ``take``s it: the driver reads the job's predictions (
 metrics) and the stored cache rows its model may need, and hands the slot a ``MetricsTask``.
 The task's ``compute`` runs wherever the backend runs jobs (a local slot, pinned to the slot's
 core; a Dask worker), with the same per-operation deadline and definitions as
-``results.metrics.compute.compute_for_store`` (the same code: ``expression_metrics`` over one model);
+``srtui.results.metrics.compute.compute_for_store`` (the same code: ``expression_metrics`` over one model);
 only the driver writes the results and the new cache rows (``record``).
 
 Resuming is the same queue seeded with the suite's finished jobs whose metrics are missing:
@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.backends.base import RunState, SinkError
-from engine.outcome_check import TaskArrays
-from engine.pool import TimedPool
-from results.metrics import compute as mt
-from results.metrics.expr_batch import ExprCache, ModelItem, cache_keys, expression_metrics, metrics_pool
-from results.store.queries import metrics_key
+from srtui.engine.backends.base import RunState, SinkError
+from srtui.engine.outcome_check import TaskArrays
+from srtui.engine.pool import TimedPool
+from srtui.results.metrics import compute as mt
+from srtui.results.metrics.expr_batch import ExprCache, ModelItem, cache_keys, expression_metrics, metrics_pool
+from srtui.results.store.queries import metrics_key
 
 if TYPE_CHECKING:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
 #: times a task whose worker died (or whose computation failed) is queued again in one run
 MAX_TRIES = 3
@@ -314,7 +314,7 @@ _COLUMNS = "job_id, suite, task, method, seed, status, model, dialect, data_fing
 
 def refresh_noise_robustness(store: Store, suite: str | None, data_dir: Path | None = None) -> None:
     """``noise_robustness`` of each job of the suite on a noisy task, as the post-run pass
-    computes it (results.metrics.compute.noise_robustness over the stored test R2)."""
+    computes it (srtui.results.metrics.compute.noise_robustness over the stored test R2)."""
     jobs = {j["job_id"]: j for j in mt.finished_jobs(store, suite)}
     infos = mt.store_task_info(store, sorted({j["task"] for j in jobs.values()}), data_dir)
     noisy = [jid for jid, j in jobs.items() if infos.get(j["task"], {}).get("property") == "noise_robustness"]

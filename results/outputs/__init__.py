@@ -1,3 +1,3 @@
 """What leaves srtui: the CSV/JSON export, the figures (matplotlib) and the HTML report. Reads the
-store, the metrics and the scores (``results.scoring``); imported only by ``results.views`` and
+store, the metrics and the scores (``srtui.results.scoring``); imported only by ``srtui.views`` and
 the CLI."""

@@ -1,5 +1,5 @@
 """The docs tables generated from the registries: each lives in a page between
-``<!-- NAME -->`` and ``<!-- /NAME -->``. ``python -m results.outputs.docs_tables`` lists the
+``<!-- NAME -->`` and ``<!-- /NAME -->``. ``python -m srtui.results.outputs.docs_tables`` lists the
 tables that differ from their registry (exit 1 when any does); ``--write`` rewrites them. Run
 it at the checkout's root, or pass ``--docs DIR``.
 tests/unit/test_registries.py fails while a page and its registry differ."""
@@ -13,11 +13,11 @@ from pathlib import Path
 
 
 def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
-    from results.metrics.accuracy import docs_table as accuracy_table
-    from results.metrics.declare import docs_table as metrics_table
-    from results.outputs.figures import docs_table as figures_table
-    from tasks.catalogue import docs_table as tasks_table
-    from tasks.suites import docs_table as suites_table
+    from srtui.results.metrics.accuracy import docs_table as accuracy_table
+    from srtui.results.metrics.declare import docs_table as metrics_table
+    from srtui.results.outputs.figures import docs_table as figures_table
+    from srtui.tasks.catalogue import docs_table as tasks_table
+    from srtui.tasks.suites import docs_table as suites_table
 
     return {
         "accuracy-metrics": ("scoring.md", accuracy_table),
@@ -32,7 +32,7 @@ def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
 
 def rules_table() -> str:
     """Every scoring rule (``@rule``, results/scoring/rules/ and stats): what `srtui score --list` shows."""
-    from results.scoring import RULES
+    from srtui.results.scoring import RULES
 
     rows = ["| rule | release | options (default) | what it scores |", "| --- | --- | --- | --- |"]
     for rule in RULES.values():
@@ -42,8 +42,8 @@ def rules_table() -> str:
 
 
 def methods_table() -> str:
-    """Every built-in method of engine.methods.registry (no probes): what `srtui methods list` shows."""
-    from engine.methods import registry
+    """Every built-in method of srtui.engine.methods.registry (no probes): what `srtui methods list` shows."""
+    from srtui.engine.methods import registry
 
     rows = ["| method | family | time limit | install | licence |", "| --- | --- | --- | --- | --- |"]
     for name in registry.names():

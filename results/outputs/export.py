@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.errors import SrtuiError, did_you_mean
-from engine.names import safe_file_name
-from engine.textsafe import csv_cell, encodable, visible
-from results.scoring.base import Score
+from srtui.engine.errors import SrtuiError, did_you_mean
+from srtui.engine.names import safe_file_name
+from srtui.engine.textsafe import csv_cell, encodable, visible
+from srtui.results.scoring.base import Score
 
 FORMATS = ("table", "csv", "md", "latex", "json")
 _LATEX = {
@@ -85,7 +85,7 @@ MD_MARK = "†"
 
 
 def published_rows(df: pd.DataFrame) -> list[bool]:
-    """Which rows come from a publication (``source`` column ``published: ...``, results.scoring.published)."""
+    """Which rows come from a publication (``source`` column ``published: ...``, srtui.results.scoring.published)."""
     if "source" not in df.columns:
         return [False] * len(df)
     return [isinstance(v, str) and v.startswith("published:") for v in df["source"]]
@@ -173,7 +173,7 @@ def render_tables(
 ) -> str:
     """Several named tables of one rule (or of an export) in one text document.
 
-    Text is made visible (engine.textsafe) in every format but JSON, whose escaping already is;
+    Text is made visible (srtui.engine.textsafe) in every format but JSON, whose escaping already is;
     CSV text cells that a spreadsheet would run as formulas are neutralised unless ``raw``.
     ``warnings`` (one line each) and the published ``sources`` (label -> citation, the footnote of
     the rows marked † in Markdown and LaTeX) come under the tables."""
@@ -255,7 +255,7 @@ def csv_files(
     cell = lambda v: csv_cell(v, raw=raw)  # noqa: E731
     files: dict[str, str] = {}
     for i, (table, df) in enumerate(tables.items()):
-        # the name the file gets on disk (engine.names.file_in), so the meta's map holds true
+        # the name the file gets on disk (srtui.engine.names.file_in), so the meta's map holds true
         file = safe_file_name(f"{name}.csv" if i == 0 else f"{name}.{visible(table, one_line=True)}.csv")
         buf = io.StringIO()
         _safe_text(df, cell).to_csv(buf, index=False, float_format="%.10g")

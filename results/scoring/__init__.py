@@ -1,9 +1,9 @@
-"""The scoring room: rules (``results.scoring.rules``), statistics (``stats``), the runs table
+"""The scoring room: rules (``srtui.results.scoring.rules``), statistics (``stats``), the runs table
 (``tables``), SRBench's published results (``published``).
 
-Scoring rules: named, documented functions of a runs DataFrame (see ``results.scoring.tables``).
+Scoring rules: named, documented functions of a runs DataFrame (see ``srtui.results.scoring.tables``).
 
-Each module of ``results.scoring.rules`` declares its rules with ``@rule`` (``results.scoring.base``)
+Each module of ``srtui.results.scoring.rules`` declares its rules with ``@rule`` (``srtui.results.scoring.base``)
 and is imported here, so adding a rule is adding one module there. ``score(name, runs, **options)`` applies
 one; ``RULES`` lists them with their options. Rules of a published release take
 ``profile=reference`` (the publication's code, the default) or ``profile=corrected``.
@@ -17,16 +17,16 @@ from typing import Any
 
 import pandas as pd
 
-from engine.errors import did_you_mean
-from results.scoring import rules as _rules
-from results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
-from results.scoring.coverage import add_coverage
-from results.scoring.mixed import check_one_protocol, footnote_protocols, protocols_per_method
-from results.scoring.rules.srbench2022 import load_expert_scores
+from srtui.engine.errors import did_you_mean
+from srtui.results.scoring import rules as _rules
+from srtui.results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
+from srtui.results.scoring.coverage import add_coverage
+from srtui.results.scoring.mixed import check_one_protocol, footnote_protocols, protocols_per_method
+from srtui.results.scoring.rules.srbench2022 import load_expert_scores
 
 for _mod in pkgutil.iter_modules(_rules.__path__):
     importlib.import_module(f"{_rules.__name__}.{_mod.name}")
-importlib.import_module("results.scoring.stats")  # friedman, wilcoxon, sensitivity
+importlib.import_module("srtui.results.scoring.stats")  # friedman, wilcoxon, sensitivity
 
 
 def get_rule(name: str) -> Rule:
@@ -53,7 +53,7 @@ def score(
     name: str, runs: pd.DataFrame, trust: pd.DataFrame | None = None, allow_mixed: bool = False, **options: Any
 ) -> Score:
     """Apply the rule ``name`` to ``runs``; ``trust`` (task, method, trust) feeds the rules that take
-    expert ratings. Jobs run under different protocols (``results.scoring.mixed``) are refused in
+    expert ratings. Jobs run under different protocols (``srtui.results.scoring.mixed``) are refused in
     one leaderboard unless ``allow_mixed``; then every row names its protocol in a footnote."""
     rule = get_rule(name)
     opts = rule.resolve(_coerce(rule, options))

@@ -1,7 +1,7 @@
 """What every scoring rule shares: the registry, the result type, options, aggregation, ranking.
 
 A rule is one function registered with ``@rule(name, options, release=...)`` in one module of this
-package (every module here is imported by ``results.scoring``): its docstring is its documentation.
+package (every module here is imported by ``srtui.results.scoring``): its docstring is its documentation.
 A rule of a published release gets the option ``profile``: ``reference`` (default) reproduces the
 publication's code, quirks included; ``corrected`` is srtui's variant, whose conventions are:
 
@@ -11,7 +11,7 @@ publication's code, quirks included; ``corrected`` is srtui's variant, whose con
   failure can only take the worst rank, never a better one; a run never attempted (a (task,
   method, seed) that another method has but this one lacks) or still pending is left out of the
   row, counted in its ``missing``/``pending`` columns and named in a note
-  (``results.scoring.coverage``);
+  (``srtui.results.scoring.coverage``);
 - values equal within float noise (``TIE_RTOL``) are equal: they share a rank;
 - runs of one (task, method) are aggregated with the median (option: mean); when a run failed the
   aggregate is computed with the failure as -inf (so a median over mostly failed runs is a failure).
@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.errors import SrtuiError
-from engine.spec import RETRY_AUTOMATIC
-from results.metrics.profiles import PROFILES, Profile
+from srtui.engine.errors import SrtuiError
+from srtui.engine.spec import RETRY_AUTOMATIC
+from srtui.results.metrics.profiles import PROFILES, Profile
 
 
 class ScoreError(SrtuiError, ValueError):
@@ -45,12 +45,12 @@ class Score:
     options: dict[str, Any]  # every option the rule applied, ``profile`` included when it has one
     tables: dict[str, pd.DataFrame]  # the first one is the leaderboard
     notes: list[str] = field(default_factory=list)
-    #: one line per difference from a published protocol, shown under the table (results.scoring.published)
+    #: one line per difference from a published protocol, shown under the table (srtui.results.scoring.published)
     warnings: list[str] = field(default_factory=list)
     #: the published sources of some rows: "published: <release>" -> its citation
     sources: dict[str, str] = field(default_factory=dict)
     #: set by a reference profile whose publication counted a missing run as a failure: how it did
-    #: (the coverage note quotes it, results.scoring.coverage)
+    #: (the coverage note quotes it, srtui.results.scoring.coverage)
     missing_as_failures: str | None = None
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from results.scoring.base import MISSING, PENDING, Score, complete
+from srtui.results.scoring.base import MISSING, PENDING, Score, complete
 
 
 def counts(runs: pd.DataFrame) -> pd.DataFrame:

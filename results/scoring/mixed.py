@@ -1,10 +1,10 @@
 """One protocol per leaderboard: the jobs' recorded protocols (``jobs.protocol``,
-``engine.protocols.applied``) grouped by ``engine.protocols.protocol_key``.
+``srtui.engine.protocols.applied``) grouped by ``srtui.engine.protocols.protocol_key``.
 
 A leaderboard whose workspace jobs ran under different protocols (a scaled run beside an unscaled
 one, a tuned beside an untuned) is refused in one line; ``--allow-mixed`` scores it anyway and
 marks every row with a footnote naming its protocol. Published rows (``source`` other than this
-workspace) are not checked here: ``results.scoring.published`` lists how their protocol differs.
+workspace) are not checked here: ``srtui.results.scoring.published`` lists how their protocol differs.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from results.scoring.base import Score, ScoreError
+from srtui.results.scoring.base import Score, ScoreError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-WORKSPACE = "this workspace"  # results.scoring.published.merge.WORKSPACE (which imports this package)
+WORKSPACE = "this workspace"  # srtui.results.scoring.published.merge.WORKSPACE (which imports this package)
 
 
 def _key(text: Any) -> str:
-    from engine.protocols import protocol_key
+    from srtui.engine.protocols import protocol_key
 
     try:
         record = json.loads(text) if isinstance(text, str) else None

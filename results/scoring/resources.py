@@ -3,8 +3,8 @@
 SRBench 2.0's Figure 1 (``postprocessing/notebooks/power_consumption.ipynb``) plots, per
 algorithm, the median over single runs (every dataset x seed) of eco2AI's
 ``power_consumption(kWh)``, and the training time measured around ``fit``. Here the runs are
-rows of ``results.scoring.tables.runs_frame``: ``energy_j`` and ``fit_s`` are both of the fit alone
-(see engine.process.energy and engine.process.job_worker), and only runs that finished carry them.
+rows of ``srtui.results.scoring.tables.runs_frame``: ``energy_j`` and ``fit_s`` are both of the fit alone
+(see srtui.engine.process.energy and srtui.engine.process.job_worker), and only runs that finished carry them.
 """
 
 from __future__ import annotations

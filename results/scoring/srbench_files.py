@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 RENAME: dict[str, str] = {
     "dataset": "task",

@@ -3,7 +3,7 @@ difference (for a CD diagram), pairwise Wilcoxon signed-rank with Holm correctio
 sensitivity (the ranking under each metric and Kendall's tau between the rankings).
 
 Blocks are datasets, groups are methods; each cell is the per-dataset aggregate of the metric
-over runs, failures as the worst value (see ``results.scoring.base``). Average ranks here follow
+over runs, failures as the worst value (see ``srtui.results.scoring.base``). Average ranks here follow
 the CD-diagram convention: 1 is the best.
 """
 
@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from results.scoring.base import (
+from srtui.results.scoring.base import (
     Score,
     ScoreError,
     aggregate,
@@ -31,8 +31,8 @@ AGG = ("median", "mean")
 def higher_better(metric: str) -> bool:
     """The ranking direction of a runs-table column: as a declared expression metric's (under any
     release or variant name, results/metrics/declared/) or accuracy metric's
-    (results.metrics.accuracy) declaration says; higher for any other column."""
-    from results.metrics import accuracy, declare
+    (srtui.results.metrics.accuracy) declaration says; higher for any other column."""
+    from srtui.results.metrics import accuracy, declare
 
     lower = declare.lower_is_better(metric)
     if lower is None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
 
 def suite_rule(store: Store | None, name: str) -> str | None:
     """The scoring rule of a suite by name: built in, or the suite file a run of it was given
     (the store keeps each run's argv), so a suite run from a path has its leaderboard too."""
-    from results.store.typed import stored_json
-    from tasks.suites import SuiteError, load_suite
+    from srtui.results.store.typed import stored_json
+    from srtui.tasks.suites import SuiteError, load_suite
 
     stored: object = name  # a crafted workspace's suite name may be a blob (warned where it was read)
     if not isinstance(stored, str):

@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from engine.errors import SrtuiError
-from results.store.columns import ACCURACY, RUNS_COLUMNS
-from results.store.typed import task_infos, typed_jobs
+from srtui.engine.errors import SrtuiError
+from srtui.results.store.columns import ACCURACY, RUNS_COLUMNS
+from srtui.results.store.typed import task_infos, typed_jobs
 
 if TYPE_CHECKING:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
 ALIASES = {
     "dataset": "task",
@@ -54,7 +54,7 @@ ALIASES = {
     "training time (s)": "wall_s",  # SRBench's collated docs/csv tables
 }
 REQUIRED = ("task", "method", "r2_test")
-#: the job record's columns in the runs table (results.store.columns)
+#: the job record's columns in the runs table (srtui.results.store.columns)
 JOB_COLUMNS = RUNS_COLUMNS
 TASK_FIELDS = ("track", "difficulty", "property", "noise")
 
@@ -127,7 +127,7 @@ def read_runs_csv(path: str | Path) -> pd.DataFrame:
     and dataset), or SRBench's ``evaluate_model.py`` JSON results (a directory or a ``.json``)."""
     path = Path(path)
     if path.is_dir() or (path.is_file() and path.suffix.lower() == ".json"):
-        from results.scoring.srbench_files import SRBenchFileError, read_results
+        from srtui.results.scoring.srbench_files import SRBenchFileError, read_results
 
         try:
             return normalise(read_results(path))
@@ -190,7 +190,7 @@ def _with_search_time(store: Store, jobs: pd.DataFrame) -> pd.DataFrame:
     """``search_s`` of a tuned final job: its search's fit times (the jobs of ``SUITE@tuning`` of
     its task, method and seed) plus its own, the whole ``HalvingGridSearchCV.fit`` that SRBench
     2021 timed as a run's training time (refit included); empty for a job nobody tuned."""
-    from results.store.tuning import TUNING_SUFFIX
+    from srtui.results.store.tuning import TUNING_SUFFIX
 
     if jobs.empty or "fit_s" not in jobs.columns:
         return jobs
@@ -223,7 +223,7 @@ def _truth_sizes(infos: dict[str, dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     if not any(info.get("ground_truth") for info in infos.values()):
         return out  # no sympy import (1.5 s) for tasks without a ground truth
-    from results.metrics.expr_metrics import ExpressionError, node_count, parse
+    from srtui.results.metrics.expr_metrics import ExpressionError, node_count, parse
 
     for task, info in infos.items():
         truth, feats = info.get("ground_truth"), info.get("features") or []

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from results.store.filters import Term, joined
-from results.store.schema import COUNT_KEYS
+from srtui.results.store.filters import Term, joined
+from srtui.results.store.schema import COUNT_KEYS
 
 #: numeric columns held in memory (filters other than ~, sorts); REAL NULL is NaN
 NUMBERS = ("seed", "r2_test", "wall_s")
@@ -286,7 +286,7 @@ class ColumnStore:
         return found
 
     def sorted_rows(self, column: str, descending: bool) -> np.ndarray:
-        """Every live rowid in the order of ``results.store.explore_sql.order_by`` (cached until the
+        """Every live rowid in the order of ``srtui.results.store.explore_sql.order_by`` (cached until the
         next change): the tie-break order (reversed for a descending sort), stably sorted by the
         column."""
         key = ("sorted", column, descending)
@@ -312,7 +312,7 @@ class ColumnStore:
         return found
 
     def _tiebreak(self) -> np.ndarray:
-        """Every live rowid ascending by the tie-break (``results.store.schema.TIEBREAK``: task, method,
+        """Every live rowid ascending by the tie-break (``srtui.results.store.schema.TIEBREAK``: task, method,
         seed) and job id. Two stable sorts of small integers (numpy's radix sort): the seeds'
         ranks, then each job's (task, method) rank, over the job id order."""
         if self._ties is None:

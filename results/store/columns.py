@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # `srtui status` and `srtui results` read the registry without numpy
-    from engine.process.supervise import JobOutcome
+    from srtui.engine.process.supervise import JobOutcome
 
 Kind = Literal["text", "int", "real", "json"]
 
@@ -29,7 +29,7 @@ class Column:
     result: bool = False
     #: printed by `srtui results`
     export: bool = True
-    #: in the runs table the scoring rules read (results.scoring.tables)
+    #: in the runs table the scoring rules read (srtui.results.scoring.tables)
     runs: bool = False
     #: the explorer may filter and sort on it (names are whitelisted, values bound)
     explore: bool = False
@@ -50,7 +50,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("method", "text", "teg"),
     _c("params", "json"),
     _c("seed", "int", "te"),
-    _c("protocol", "json", "t"),  # what the run's protocol applied (engine.protocols.applied)
+    _c("protocol", "json", "t"),  # what the run's protocol applied (srtui.engine.protocols.applied)
     _c("status", "text", "rteg"),
     _c("attempt", "int", "re"),
     _c("returncode", "int", "r"),
@@ -94,7 +94,7 @@ COLUMNS: tuple[Column, ...] = (
 BY_NAME = {c.name: c for c in COLUMNS}
 JOB_COLUMNS = tuple(BY_NAME)
 
-#: what a finished attempt writes into its job's row (results.store.store.Store.record)
+#: what a finished attempt writes into its job's row (srtui.results.store.store.Store.record)
 RESULT_COLUMNS = tuple(c.name for c in COLUMNS if c.result)
 #: what `srtui results` prints, in order
 EXPORT_COLUMNS = tuple(c.name for c in COLUMNS if c.export)
@@ -111,7 +111,7 @@ ACCURACY = ("r2_train", "r2_test", "mse_train", "mse_test", "mae_train", "mae_te
 
 def outcome_row(outcome: JobOutcome, attempt: int, run_id: str, scores: dict[str, Any]) -> dict[str, Any]:
     """The row of a finished attempt: what the worker reported, and ``scores``, what the driver
-    computed from it (engine.outcome_check: accuracy, the model's parse and fidelity)."""
+    computed from it (srtui.engine.outcome_check: accuracy, the model's parse and fidelity)."""
     row: dict[str, Any] = {
         "status": outcome.status,
         "attempt": attempt,

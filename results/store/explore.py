@@ -1,9 +1,9 @@
 """The results explorer's queries: a filter language, pages of jobs, grouped summaries.
 
 Never reads every job for a page. Two paths give the same answers (tests/e2e/test_explore_scale.py):
-the column store (results.store.colstore), where numpy filters, sorts and groups every job's explorer
+the column store (srtui.results.store.colstore), where numpy filters, sorts and groups every job's explorer
 columns in memory, and, until it is loaded or for a filter on another column, SQL
-(results.store.explore_sql): SQLite filters, sorts and windows, and a grouping reads the filtered rows'
+(srtui.results.store.explore_sql): SQLite filters, sorts and windows, and a grouping reads the filtered rows'
 grouping columns once per data version and filter for pandas to group (medians: SQLite has none).
 """
 
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from results.store import explore_sql
-from results.store.columns import GROUP_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS
-from results.store.explore_sql import never
-from results.store.filters import QueryError, Term, filter_token, parse_filter, where_clause
-from results.store.queries import Reader
-from results.store.store import Store
+from srtui.results.store import explore_sql
+from srtui.results.store.columns import GROUP_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS
+from srtui.results.store.explore_sql import never
+from srtui.results.store.filters import QueryError, Term, filter_token, parse_filter, where_clause
+from srtui.results.store.queries import Reader
+from srtui.results.store.store import Store
 
 #: what a page of the explorer shows, in order
 PAGE_COLUMNS = ("task", "method", "seed", "status", "r2_test", "wall_s", "model", "suite", "job_id")
@@ -70,7 +70,7 @@ def results_page(reader: Reader, query: ResultsQuery, cancelled: Callable[[], bo
     """One window of jobs (never all of them), or one row per group when grouping.
 
     From the reader's column store when it has one and the filter and sort are on its columns
-    (results.store.colstore), else from SQL (results.store.explore_sql), where a count that takes long is
+    (srtui.results.store.colstore), else from SQL (srtui.results.store.explore_sql), where a count that takes long is
     estimated (``exact`` False; :func:`count_jobs` refines it). ``cancelled`` is polled while
     SQLite works: a query a newer key superseded stops (explore_sql.Cancelled)."""
     started, cpu = time.perf_counter(), time.thread_time()

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from engine.errors import SrtuiError
-from results.store.filters import Term, joined
-from results.store.schema import COUNT_KEYS, TIEBREAK
+from srtui.engine.errors import SrtuiError
+from srtui.results.store.filters import Term, joined
+from srtui.results.store.schema import COUNT_KEYS, TIEBREAK
 
 if TYPE_CHECKING:
-    from results.store.queries import Reader
+    from srtui.results.store.queries import Reader
 
 COUNT_BUDGET_S = 0.08
 SAMPLE = 2_000
@@ -116,7 +116,7 @@ def estimate(conn: sqlite3.Connection, terms: list[Term]) -> int:
 
 def order_by(sort: str, descending: bool) -> str:
     """The explorer's order: the sort column (NULLs last), then the tie-break columns and job_id,
-    all in the sort's direction (reversing a sort reverses the list; results.store.colstore agrees)."""
+    all in the sort's direction (reversing a sort reverses the list; srtui.results.store.colstore agrees)."""
     direction = "DESC" if descending else "ASC"
     ties = [c for c in (*TIEBREAK, "job_id") if c != sort]
     return ", ".join([f"{sort} {direction} NULLS LAST", *(f"{c} {direction}" for c in ties)])
@@ -125,7 +125,7 @@ def order_by(sort: str, descending: bool) -> str:
 def page(
     conn: sqlite3.Connection, terms: list[Term], query: Any, columns: tuple[str, ...]
 ) -> tuple[tuple[Any, ...], ...]:
-    """The window of ``query`` (results.store.explore.ResultsQuery): the plain SQL, which the
+    """The window of ``query`` (srtui.results.store.explore.ResultsQuery): the plain SQL, which the
     index of the first page (task and the tie-break, schema v9) answers by an index walk."""
     where, args = joined(terms)
     order = order_by(query.sort, query.descending)

@@ -1,7 +1,7 @@
 """The explorer's filter language: ``method=linear,ffx status!=ok r2_test>0.9 task~feyn words``.
 
 Parsed into conditions (:class:`Term`) that are SQL over the jobs table with bound values (a
-column name is whitelisted, never taken from input); the column store (results.store.colstore)
+column name is whitelisted, never taken from input); the column store (srtui.results.store.colstore)
 evaluates the same conditions on its columns.
 """
 
@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import SrtuiError
-from results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
+from srtui.engine.errors import SrtuiError
+from srtui.results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
 
 _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _TOKEN = re.compile(

@@ -20,7 +20,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 #: SQLite VM instructions between two calls of the progress handler (microseconds of work)
 TICK_OPS = 10_000
@@ -105,7 +105,7 @@ def own_objects() -> frozenset[tuple[str, str, str]]:
     """(type, name, sql) of every object srtui's migrations make, at any schema version (an
     older workspace holds what its version made). Tables by name only: their SQL changes with
     ``ALTER TABLE``; a virtual table is never one of ours."""
-    from results.store import schema
+    from srtui.results.store import schema
 
     conn = sqlite3.connect(":memory:")
     seen: set[tuple[str, str, str]] = set()

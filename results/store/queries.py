@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.process.tree import identity_alive
-from engine.spec import TERMINAL
-from engine.textsafe import safe_row
-from engine.workspace import Workspace
-from results.store.store import Store
+from srtui.engine.process.tree import identity_alive
+from srtui.engine.spec import TERMINAL
+from srtui.engine.textsafe import safe_row
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
 
 if TYPE_CHECKING:
-    from results.store.colstore import ColumnStore
+    from srtui.results.store.colstore import ColumnStore
 
 FAILED = tuple(sorted(TERMINAL - {"ok"}))
 UNFINISHED = ("pending", "running")
@@ -61,13 +61,13 @@ class Reader:
         self._store: Store | None = None
         #: derived tables by (data_version, ...): the explorer's re-sorting and paging are free
         self.group_cache: dict[tuple[Any, ...], Any] = {}
-        #: the explorer's columns of every job in memory (results.store.colstore), once loaded
+        #: the explorer's columns of every job in memory (srtui.results.store.colstore), once loaded
         self.columns: ColumnStore | None = None
 
     def load_columns(self) -> bool:
         """Load the column store (seconds for a million jobs) on a connection of its own, so
         pages are read meanwhile; False on a workspace without the change log (schema < 8)."""
-        from results.store.colstore import ColumnStore, available
+        from srtui.results.store.colstore import ColumnStore, available
 
         if not self.workspace.exists() or self.workspace.db_path.stat().st_size == 0:
             return False
@@ -219,7 +219,7 @@ def run_progress(store: Store, runs: list[ActiveRun]) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class MetricsProgress:
-    """A live run's metrics (results.metrics.tasks): jobs done of those queued, and the ETA."""
+    """A live run's metrics (srtui.results.metrics.tasks): jobs done of those queued, and the ETA."""
 
     run_id: str
     suite: str
@@ -294,7 +294,7 @@ def suites(store: Store) -> list[str]:
 
 def workspace_methods(store: Store) -> tuple[str, ...]:
     """Every method of the workspace's jobs, every suite's: the set a method's look (colour and
-    marker) is a function of (results.outputs.figures.style.looks), in the figures and the app."""
+    marker) is a function of (srtui.results.outputs.figures.style.looks), in the figures and the app."""
     return tuple(str(m) for (m,) in store.conn.execute("SELECT DISTINCT method FROM jobs") if m is not None)
 
 
@@ -304,8 +304,8 @@ def job(store: Store, job_id: str) -> dict[str, Any] | None:
 
 
 def job_metrics(store: Store, job_id: str) -> list[tuple[str, float | None, str | None]]:
-    """The ``metrics`` rows of one job (results.metrics.compute), by name; empty before scoring."""
-    from results.store.columns import ACCURACY
+    """The ``metrics`` rows of one job (srtui.results.metrics.compute), by name; empty before scoring."""
+    from srtui.results.store.columns import ACCURACY
 
     try:
         found = store.conn.execute(

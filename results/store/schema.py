@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 
 class SchemaError(SrtuiError):
@@ -67,7 +67,7 @@ def _v1(c: sqlite3.Connection) -> None:
 
 
 def _v2_metrics(c: sqlite3.Connection) -> None:
-    """Metrics per job (results.metrics.compute), the expression-operation cache, task descriptions."""
+    """Metrics per job (srtui.results.metrics.compute), the expression-operation cache, task descriptions."""
     _script(
         c,
         """
@@ -181,7 +181,7 @@ def _v5_add_expert_event(c: sqlite3.Connection) -> None:
 
 
 def _v6_energy(c: sqlite3.Connection) -> None:
-    """Energy per job in joules and how it was obtained ('rapl' or 'estimate'; engine.process.energy)."""
+    """Energy per job in joules and how it was obtained ('rapl' or 'estimate'; srtui.engine.process.energy)."""
     c.execute("ALTER TABLE jobs ADD COLUMN energy_j REAL")
     c.execute("ALTER TABLE jobs ADD COLUMN energy_method TEXT")
 
@@ -211,7 +211,7 @@ SORT_INDEXES = ("task",)
 TIEBREAK = ("task", "method", "seed")
 #: the columns of ``job_counts``: the few distinct values a million jobs share
 COUNT_KEYS = ("suite", "task", "method", "status")
-#: the columns the app keeps in memory (results.store.colstore); a change to one is logged
+#: the columns the app keeps in memory (srtui.results.store.colstore); a change to one is logged
 CHANGE_COLUMNS = ("job_id", *COUNT_KEYS, "seed", "r2_test", "wall_s")
 #: changes kept in the log: a reader further behind reads every row again
 CHANGES_KEPT = 100_000
@@ -222,13 +222,13 @@ def _v8_scale(c: sqlite3.Connection) -> None:
     triggers on every write) answers counts and substring matches without reading the jobs; an
     index on (task, job_id) makes the first page an index walk; runs' jobs
     and the newest failures per status are indexed for the monitor; a change log lets a reader
-    keep columns in memory (results.store.colstore). Few indexes: each costs a pass over a million
+    keep columns in memory (srtui.results.store.colstore). Few indexes: each costs a pass over a million
     rows here and a write on every record. One transaction: a killed migration leaves version 7
     and reruns whole."""
     _counts(c, "job_counts", COUNT_KEYS)
     _counts(c, "run_counts", ("run_id", "status"))  # a run's progress: the monitor's ETA
     # the rows whose explorer columns changed, for readers that keep those columns in memory
-    # (results.store.colstore): they apply the changes instead of reading a million rows again
+    # (srtui.results.store.colstore): they apply the changes instead of reading a million rows again
     c.execute("CREATE TABLE job_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, job_rowid INTEGER NOT NULL)")
     log = "INSERT INTO job_changes (job_rowid) VALUES ({}.rowid); " + (
         f"DELETE FROM job_changes WHERE seq <= (SELECT max(seq) FROM job_changes) - {CHANGES_KEPT};"
@@ -281,7 +281,7 @@ def _v9_sort_tiebreak(c: sqlite3.Connection) -> None:
 
 
 def _v10_protocol(c: sqlite3.Connection) -> None:
-    """What the run's protocol applied to each job (engine.protocols.applied, as JSON: protocol,
+    """What the run's protocol applied to each job (srtui.engine.protocols.applied, as JSON: protocol,
     scaling, split, cap, tuning, seed); NULL for a job planned before srtui recorded it."""
     c.execute("ALTER TABLE jobs ADD COLUMN protocol TEXT")
 

@@ -20,12 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import SrtuiError
-from engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
-from engine.workspace import Workspace, WorkspaceError
-from results.store import guard, schema
-from results.store.columns import RESULT_COLUMNS
-from results.store.tuning import JobScore
+from srtui.engine.errors import SrtuiError
+from srtui.engine.spec import RETRY_AUTOMATIC, TERMINAL, JobSpec
+from srtui.engine.workspace import Workspace, WorkspaceError
+from srtui.results.store import guard, schema
+from srtui.results.store.columns import RESULT_COLUMNS
+from srtui.results.store.tuning import JobScore
 
 if TYPE_CHECKING:  # sqlite-utils pulls in pandas: imported when first used
     import numpy as np
@@ -36,7 +36,7 @@ class StoreError(SrtuiError):
     """The store cannot be opened or used; one line for the CLI."""
 
 
-#: what a finished attempt writes (the job record: results.store.columns)
+#: what a finished attempt writes (the job record: srtui.results.store.columns)
 JOB_RESULT_COLUMNS = RESULT_COLUMNS
 
 
@@ -345,7 +345,7 @@ class Store:
         args: tuple[str, ...] = ()
         if suite:
             q, args = q + " WHERE suite = ?", (suite,)
-        from results.store.typed import warn
+        from srtui.results.store.typed import warn
 
         out: dict[str, int] = {}
         for k, v in self.conn.execute(q + " GROUP BY status", args).fetchall():
@@ -469,7 +469,7 @@ def pack_predictions(
 
 def needs_run(status: str, attempt: int, retry_failed: bool) -> bool:
     """Resume rule: skip terminal jobs (unless retrying failures); retry lost/interrupted up to 3."""
-    from engine.spec import MAX_AUTO_ATTEMPTS, RETRY_ON_REQUEST
+    from srtui.engine.spec import MAX_AUTO_ATTEMPTS, RETRY_ON_REQUEST
 
     if status in ("pending",):
         return True

@@ -3,7 +3,7 @@ and how far the tuning of a suite has got (the app's monitor).
 
 A protocol run stores its tuning jobs as suite ``SUITE@tuning`` and, when it picks a final job's
 configuration, a summary in the store's meta table under ``tuning:JOB_ID`` (written by
-``runs.tuning.next_jobs``): per iteration, the rows each fold trained on and, per candidate,
+``srtui.runs.tuning.next_jobs``): per iteration, the rows each fold trained on and, per candidate,
 its params, mean validation R2 and fold R2s, and the chosen params.
 """
 
@@ -14,10 +14,10 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from engine.spec import MAX_AUTO_ATTEMPTS, RETRY_AUTOMATIC, TERMINAL
+from srtui.engine.spec import MAX_AUTO_ATTEMPTS, RETRY_AUTOMATIC, TERMINAL
 
 if TYPE_CHECKING:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
 TUNING_SUFFIX = "@tuning"
 SUMMARY_PREFIX = "tuning:"

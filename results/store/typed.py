@@ -13,7 +13,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from engine.textsafe import visible
+from srtui.engine.textsafe import visible
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,11 +72,11 @@ def stored_json(text: Any, table: str, row: object, column: str, default: Any = 
 
 
 def typed_jobs(frame: pd.DataFrame, table: str = "jobs") -> pd.DataFrame:
-    """``frame`` (rows of ``table``) with each column of the job record (results.store.columns) of
+    """``frame`` (rows of ``table``) with each column of the job record (srtui.results.store.columns) of
     its kind: a number column's text, a text column's blob, become empty, with a warning."""
     import pandas as pd
 
-    from results.store.columns import BY_NAME
+    from srtui.results.store.columns import BY_NAME
 
     for name in frame.columns:
         column = BY_NAME.get(name)
@@ -117,7 +117,7 @@ def task_infos(store: Any) -> dict[str, dict[str, Any]]:
 def typed_rows(rows: list[dict[str, Any]], table: str = "jobs", required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Rows of the job record with each value of its column's kind (a wrong one becomes None, with
     a warning); a row missing one of ``required`` is left out."""
-    from results.store.columns import BY_NAME
+    from srtui.results.store.columns import BY_NAME
 
     out = []
     for row in rows:

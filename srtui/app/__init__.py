@@ -9,9 +9,9 @@ def run_app(
     workspace_path: str | os.PathLike[str] | None = None, *, theme: str | None = None, ascii: bool | None = None
 ) -> int:
     """Open the app on a workspace (``--workspace``, ``$SRTUI_WORKSPACE`` or ./srtui-workspace)."""
-    from results.views import resolve_workspace
     from srtui import warnings_policy
     from srtui.app.app import SrtuiApp
+    from srtui.views import resolve_workspace
 
     warnings_policy.install()  # a dependency's warning on stderr would draw over the screen
 

@@ -24,7 +24,6 @@ from textual.screen import ModalScreen, Screen
 from textual.system_commands import SystemCommandsProvider
 from textual.worker import Worker, WorkerState
 
-from results.views import Workspace, visible
 from srtui.app.messages import RunFinished
 from srtui.app.review.expert import MIN_SIZE
 from srtui.app.review.organiser import ReviewSessionsScreen
@@ -37,9 +36,10 @@ from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
 from srtui.app.screens.results import ResultsScreen
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
 from srtui.app.widgets import SECTIONS, Confirm
+from srtui.views import Workspace, visible
 
 if TYPE_CHECKING:
-    from results.views import RunRequest
+    from srtui.views import RunRequest
 
 
 class OrderedCommands(SystemCommandsProvider):
@@ -133,7 +133,7 @@ class SrtuiApp(App[None]):
     @work(thread=True, group="warm-up", exit_on_error=False)
     def warm_up(self) -> None:
         """Import the expression stack (sympy) in the background, so the first view is quick."""
-        from results.views import warm_up
+        from srtui.views import warm_up
 
         warm_up()
 
@@ -208,7 +208,7 @@ class SrtuiApp(App[None]):
         if self.run_active:
             self.notify("a run started here is still going (x stops it)", severity="warning")
             return
-        from results.views import default_jobs, suite_names
+        from srtui.views import default_jobs, suite_names
 
         self.push_screen(StartRunScreen(suite_names(), default_jobs(), self.workspace), self._start_run)
 
@@ -224,7 +224,7 @@ class SrtuiApp(App[None]):
     @work(thread=True, group="run", exit_on_error=False)
     def run_suite(self, req: RunRequest) -> None:
         """Plan and execute in this one thread: it lives for the whole run, as jobs need."""
-        from results.views import SrtuiError, run_suite
+        from srtui.views import SrtuiError, run_suite
 
         try:
             result = run_suite(self.workspace, req, self._cancel, self._force)

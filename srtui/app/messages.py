@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from results.views import (
+from srtui.views import (
     Board,
     ExpressionDetail,
     MonitorSnapshot,

@@ -19,8 +19,8 @@ from textual.widgets import DataTable, SelectionList, Static
 from textual.widgets._toggle_button import ToggleButton
 from textual.widgets.option_list import OptionDoesNotExist
 
-from results.views import visible
 from srtui.styles import STATUS_STYLE
+from srtui.views import visible
 
 
 class VimTable(DataTable[Any]):

@@ -34,11 +34,11 @@ coercion.install()  # no pydantic for an option left out or a plain text value
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: one clear line and a non-zero exit for every expected failure.
 
-    Every command lets an engine.errors.SrtuiError through to here, where it is printed the
+    Every command lets an srtui.engine.errors.SrtuiError through to here, where it is printed the
     same way (``srtui: error: MESSAGE``) with its exit code (2; 130 for a run interrupted
-    before it began). stdout and stderr show control characters visibly (engine.textsafe)."""
-    from engine.errors import SrtuiError
-    from engine.textsafe import SafeStream
+    before it began). stdout and stderr show control characters visibly (srtui.engine.textsafe)."""
+    from srtui.engine.errors import SrtuiError
+    from srtui.engine.textsafe import SafeStream
 
     # interpreters get -P when a command is resolved to run (srtui.cli.lazy): not for --help
     if not isinstance(sys.stdout, SafeStream):
@@ -62,7 +62,7 @@ def _database_error(exc: Exception) -> None:
     sqlite3 = sys.modules.get("sqlite3")
     if sqlite3 is None or not isinstance(exc, sqlite3.DatabaseError):
         return
-    from results.store.guard import why_stopped
+    from srtui.results.store.guard import why_stopped
 
     stopped = why_stopped(exc)
     if stopped is not None:

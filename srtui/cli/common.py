@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -142,8 +142,8 @@ def require_terminal(instead: str) -> None:
     """Refuse a full-screen app without a terminal: one line, before anything is opened."""
     import sys
 
-    from engine.textsafe import raw_stream
     from srtui.app.terminal import terminal_problem
+    from srtui.engine.textsafe import raw_stream
 
     # the CLI's SafeStream says "no terminal" to keep styled output plain: ask the real stream
     problem = terminal_problem(sys.stdin, raw_stream(sys.stdout))
@@ -172,7 +172,7 @@ def console(**kwargs: Any) -> Console:
 
     from rich.console import Console
 
-    from engine.textsafe import raw_stream
+    from srtui.engine.textsafe import raw_stream
 
     return Console(file=raw_stream(sys.stdout), **kwargs)
 
@@ -182,7 +182,7 @@ def cell(text: object) -> Text:
     characters shown visibly."""
     from rich.text import Text
 
-    from engine.textsafe import visible
+    from srtui.engine.textsafe import visible
 
     return Text(visible("" if text is None else text, one_line=True))
 

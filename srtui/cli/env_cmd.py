@@ -20,7 +20,7 @@ env_app = typer.Typer(
 @env_app.command("list")
 def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
     """Each environment: ready or not, where, what it reproduces, what the source pinned and left unpinned."""
-    from engine.methods.env_specs import SPECS
+    from srtui.engine.methods.env_specs import SPECS
 
     rows: list[dict[str, Any]] = [
         {
@@ -89,8 +89,8 @@ def export(
 
 
 def _spec(name: str) -> Any:
-    from engine.methods.env_specs import get
-    from engine.methods.environments import MethodEnvironmentError
+    from srtui.engine.methods.env_specs import get
+    from srtui.engine.methods.environments import MethodEnvironmentError
 
     try:
         return get(name).environment

@@ -7,18 +7,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.textsafe import raw_stream
 from srtui.cli.common import CliError
+from srtui.engine.textsafe import raw_stream
 
 if TYPE_CHECKING:
-    from tasks.catalogue import TaskContext
-    from tasks.fetch import FetchPlan, FetchResult
+    from srtui.tasks.catalogue import TaskContext
+    from srtui.tasks.fetch import FetchPlan, FetchResult
 
 
 def task_names(names: list[str], workspace: Path | None) -> list[str]:
     """Each name is a task, a task pattern or a suite (built in, or a .toml file)."""
-    from tasks.catalogue import builtin_names
-    from tasks.suites import SuiteError, builtin_suite_names, expand_tasks, load_suite
+    from srtui.tasks.catalogue import builtin_names
+    from srtui.tasks.suites import SuiteError, builtin_suite_names, expand_tasks, load_suite
 
     known = set(builtin_names())
     out: list[str] = []
@@ -38,7 +38,7 @@ def task_names(names: list[str], workspace: Path | None) -> list[str]:
 
 
 def fetch(names: list[str], context: TaskContext, to: Path | None, workers: int) -> None:
-    from tasks.fetch import needed, plan
+    from srtui.tasks.fetch import needed, plan
 
     if workers < 1:
         raise CliError(f"--jobs must be at least 1, got {workers}")
@@ -62,7 +62,7 @@ def _with_progress(todo: FetchPlan, context: TaskContext, to: Path | None, worke
         TransferSpeedColumn,
     )
 
-    from tasks.fetch import fetch_files
+    from srtui.tasks.fetch import fetch_files
 
     sizes = [f.size for f in todo.missing]
     total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-from results.store.guard import request_stop
+from srtui.results.store.guard import request_stop
 
 Handler = Callable[[int, FrameType | None], None]
 

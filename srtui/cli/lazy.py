@@ -68,8 +68,8 @@ class LazyGroup(CommandGroup):
 
 def before_a_command() -> None:
     """What every command needs before it runs, and `srtui --help` or a misspelt name does not:
-    each interpreter it starts gets -P (no cwd first on its sys.path; ``engine.private``)."""
-    from engine.private import isolate_interpreters
+    each interpreter it starts gets -P (no cwd first on its sys.path; ``srtui.engine.private``)."""
+    from srtui.engine.private import isolate_interpreters
 
     isolate_interpreters()
 

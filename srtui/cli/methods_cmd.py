@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from engine.errors import did_you_mean
 from srtui.cli.common import FORCE_HELP, CommandGroup, already_built, cell, console, fail, run_steps, workspace_option
+from srtui.engine.errors import did_you_mean
 
 if TYPE_CHECKING:
-    from engine.methods.base import Method
+    from srtui.engine.methods.base import Method
 
 methods_app = typer.Typer(
     help="List, check and install symbolic regression methods.", no_args_is_help=True, cls=CommandGroup
@@ -29,7 +29,7 @@ methods_app = typer.Typer(
 
 
 def _load(name: str) -> Method:
-    from engine.methods import registry
+    from srtui.engine.methods import registry
 
     return registry.load(name)
 
@@ -39,8 +39,8 @@ def method_rows(include_probes: bool = False, method_dirs: list[Path] | None = N
     the TUI). ``source`` says where each comes from; a folder's code is not imported here."""
     import importlib
 
-    from engine.methods import registry
-    from engine.methods.srbench_dir import method_name
+    from srtui.engine.methods import registry
+    from srtui.engine.methods.srbench_dir import method_name
 
     folders = {method_name(Path(d)): Path(d).resolve() for d in method_dirs or []}
     rows = []
@@ -93,7 +93,7 @@ def list_methods(
     """Every method: installed or why not, version, family, licence, time-limit support, source
     (piped: one tab-separated line each, in that order)."""
     for folder in method_dir or []:
-        from engine.methods.srbench_dir import NOT_A_METHOD, method_source
+        from srtui.engine.methods.srbench_dir import NOT_A_METHOD, method_source
 
         if method_source(folder) is None:
             fail(f"--method-dir {folder}: {NOT_A_METHOD}")
@@ -119,7 +119,7 @@ def _print_method_rows(rows: list[dict[str, Any]]) -> None:
     source give way), and why each missing method is missing under it."""
     from rich.table import Table
 
-    from engine.textsafe import visible
+    from srtui.engine.textsafe import visible
 
     out = console()
     if not out.is_terminal:
@@ -167,7 +167,7 @@ def install(
 ) -> None:
     """Run the install steps of an optional method into this Python (uses pip), or build the
     method's own environment (a venv from pinned requirements)."""
-    from engine.methods import registry
+    from srtui.engine.methods import registry
 
     if name not in registry.BUILTIN or name.startswith("probe-"):
         fail(f"unknown method {name!r} (see `srtui methods list`){did_you_mean(name, registry.names())}")
@@ -192,7 +192,7 @@ def install(
     if dry_run:
         return
     # a fresh interpreter: this process has cached the old distribution metadata
-    probe = f"from engine.methods import registry; m = registry.load({name!r}); print(m.availability())"
+    probe = f"from srtui.engine.methods import registry; m = registry.load({name!r}); print(m.availability())"
     out = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True)
     print(f"{name}: installed ({out.stdout.strip()})" if out.returncode == 0 else out.stderr.strip())
 
@@ -208,8 +208,8 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
-    from engine.workspace import resolve
-    from runs.check import check_folder_name, check_method
+    from srtui.engine.workspace import resolve
+    from srtui.runs.check import check_folder_name, check_method
 
     if workspace is None:
         with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
@@ -234,7 +234,7 @@ def check(
         "error",
         "limit_detail",
     )
-    from engine.process.seal import isolation
+    from srtui.engine.process.seal import isolation
 
     out = {k: row.get(k) for k in keys}
     out["isolation"] = isolation().summary  # the capability report: what the job could see

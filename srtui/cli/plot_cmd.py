@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from results.metrics.profiles import Profile, named_profile
 from srtui.cli import score_published as shared  # the options `srtui score` has too
 from srtui.cli.common import WorkspaceOption, fail
+from srtui.results.metrics.profiles import Profile, named_profile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,10 +52,10 @@ def plot(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
-    from results.outputs.figures import get_kind, kinds, render
-    from results.scoring.tables import read_runs_csv
     from srtui.cli.score_cmd import _options, _store
     from srtui.outputs import figure_data
+    from srtui.results.outputs.figures import get_kind, kinds, render
+    from srtui.results.scoring.tables import read_runs_csv
 
     if list_kinds or not kind:
         for k in kinds().values():
@@ -92,9 +92,9 @@ def plot(
 def _published_runs(kind: str, source: shared.PublishedSource, options: dict[str, str]) -> pd.DataFrame:
     """The runs a figure draws with --published: the workspace's suite beside the publication
     (the same merge as `srtui score --published`); its warnings go to stderr."""
-    from results.outputs.figures import get_kind
-    from results.scoring.published.merge import figure_without_source
     from srtui.cli.score_published import published_runs
+    from srtui.results.outputs.figures import get_kind
+    from srtui.results.scoring.published.merge import figure_without_source
 
     rule = get_kind(kind).rule
     if why := figure_without_source(kind, rule):

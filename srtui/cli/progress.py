@@ -15,12 +15,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from engine.backends.base import RunState
-from engine.textsafe import raw_stream, visible
+from srtui.engine.backends.base import RunState
+from srtui.engine.textsafe import raw_stream, visible
 from srtui.styles import STATUS_STYLE
 
 if TYPE_CHECKING:
-    from runs.run import RunPlan, RunResult
+    from srtui.runs.run import RunPlan, RunResult
 
 
 def _fmt_s(seconds: float | None) -> str:

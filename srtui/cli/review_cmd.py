@@ -18,8 +18,8 @@ import typer
 from srtui.cli.common import CommandGroup, WorkspaceOption, fail, require_terminal
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
-    from results.store.store import Store
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,13 +35,13 @@ SessionArg = Annotated[str, typer.Argument(help="Review session name.", show_def
 
 
 def _workspace(workspace: Path | None) -> Workspace:
-    from engine.workspace import resolve
+    from srtui.engine.workspace import resolve
 
     return resolve(workspace)
 
 
 def _store(workspace: Path | None) -> Store:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
     return Store(_workspace(workspace))
 
@@ -89,14 +89,14 @@ def create(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Create a session: one representative model per (task, method), frozen, with opaque ids."""
-    from reviews import create_session
-    from reviews.items import build_items
+    from srtui.reviews import create_session
+    from srtui.reviews.items import build_items
 
     store = _store(workspace)
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     task_list = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     items = _run(build_items, store, suite, task_list, select, include_baseline, say)
-    from reviews.blinding import item_tells, warnings
+    from srtui.reviews.blinding import item_tells, warnings
 
     for line in warnings(item_tells(items)):  # before any expert sees an item
         print(line, file=sys.stderr)
@@ -129,9 +129,9 @@ def open_(
     """Rate the models of a review session (1 = strongly distrust ... 5 = strongly trust)."""
     import os
 
-    from engine.workspace import WorkspaceError
-    from results.store.store import Store, StoreError
-    from reviews import ExpertSession
+    from srtui.engine.workspace import WorkspaceError
+    from srtui.results.store.store import Store, StoreError
+    from srtui.reviews import ExpertSession
 
     ws = _workspace(workspace)
     try:
@@ -152,7 +152,7 @@ def open_(
 @review_app.command("list")
 def list_(workspace: WorkspaceOption = None) -> None:
     """The review sessions of the workspace."""
-    from reviews import sessions
+    from srtui.reviews import sessions
 
     rows = sessions(_store(workspace))
     if not rows:
@@ -172,7 +172,7 @@ def status_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Progress per expert."""
-    from reviews import session_row, status
+    from srtui.reviews import session_row, status
 
     store = _store(workspace)
     row = _run(session_row, store, name)
@@ -185,7 +185,7 @@ def status_(
             )
         )
         return
-    from reviews.storage import short_time
+    from srtui.reviews.storage import short_time
 
     blind = f"unblinded {short_time(row['unblinded_at'])} UTC" if row["unblinded_at"] else "blinded"
     print(f"review {name}: {row['status']!s}, {blind}")
@@ -205,7 +205,7 @@ def add_expert_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Add an expert to an open session: an own seeded order over the same frozen items."""
-    from reviews import add_expert
+    from srtui.reviews import add_expert
 
     store = _store(workspace)
     info = _run(add_expert, store, name, expert, _actor())
@@ -216,7 +216,7 @@ def add_expert_(
 @review_app.command("close")
 def close_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
     """Close a session: no more ratings (kept as they are)."""
-    from reviews import close
+    from srtui.reviews import close
 
     _run(close, _store(workspace), name, _actor())
     print(f"review {name} closed")
@@ -225,7 +225,7 @@ def close_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
 @review_app.command("unblind")
 def unblind_(name: SessionArg, workspace: WorkspaceOption = None) -> None:
     """Reveal the methods behind the items (only after close; logged)."""
-    from reviews import unblind
+    from srtui.reviews import unblind
 
     _run(unblind, _store(workspace), name, _actor())
     print(f"review {name} unblinded (logged); see `srtui review report {name}`")
@@ -247,8 +247,8 @@ def report_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Scores per expert and pooled, agreement, self-consistency, time per item, leaderboard."""
-    from engine.names import file_in
-    from reviews import report
+    from srtui.engine.names import file_in
+    from srtui.reviews import report
 
     store = _store(workspace)
     if fmt == "csv" and out is not None:  # plain CSV files, as `srtui export` writes them
@@ -291,9 +291,9 @@ def ssh_setup(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Print the authorized_keys line that lets this key only rate this expert's items."""
-    from reviews import session_row
-    from reviews.account import check_account
-    from reviews.ssh import authorized_keys_line
+    from srtui.reviews import session_row
+    from srtui.reviews.account import check_account
+    from srtui.reviews.ssh import authorized_keys_line
 
     store = _store(workspace)
     row = _run(session_row, store, name)

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from engine.errors import did_you_mean
-from results.store.columns import EXPORT_COLUMNS
 from srtui.cli.common import RAW_HELP, WorkspaceOption, _with_root_workspace, cell, console, fail
+from srtui.engine.errors import did_you_mean
+from srtui.results.store.columns import EXPORT_COLUMNS
 
 if TYPE_CHECKING:
-    from results.store.store import Store
-    from runs.run import RunPlan, RunRequest
+    from srtui.results.store.store import Store
+    from srtui.runs.run import RunPlan, RunRequest
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -181,12 +181,12 @@ def run(
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
 
-    from tasks.suites import builtin_suite_path
+    from srtui.tasks.suites import builtin_suite_path
 
     if not (suite.endswith(".toml") or Path(suite).is_file()):
         builtin_suite_path(suite)  # a misspelt suite is refused before the run machinery loads
-    from engine.workspace import resolve
-    from runs.run import RunRequest, execute, plan_run
+    from srtui.engine.workspace import resolve
+    from srtui.runs.run import RunRequest, execute, plan_run
 
     if scheduler is not None:
         if dask_scheduler is not None:
@@ -244,8 +244,8 @@ def run(
 
 
 def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
-    from engine.process.supervise import memory_line
-    from runs.run import jobs_to_run
+    from srtui.engine.process.supervise import memory_line
+    from srtui.runs.run import jobs_to_run
 
     would = jobs_to_run(plan, req.retry_failed)
     limits = plan.specs[0].limits if plan.specs else None
@@ -284,16 +284,16 @@ def status(
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
 ) -> None:
     """Counts per status and running jobs; safe to call from another shell during a run."""
-    from engine.workspace import resolve
-    from results.store.store import Store, StoreError
+    from srtui.engine.workspace import resolve
+    from srtui.results.store.store import Store, StoreError
 
     ws = resolve(workspace)
     try:
         store = Store(ws, readonly=True)
     except StoreError as exc:
         fail(str(exc))
-    from results.store.queries import metrics_progress, open_runs, running_jobs
-    from runs.keys import workers_key
+    from srtui.results.store.queries import metrics_progress, open_runs, running_jobs
+    from srtui.runs.keys import workers_key
 
     counts = store.status_counts(suite)
     running = running_jobs(store)
@@ -349,7 +349,7 @@ def status(
         print(f"  metrics: {m.suite} {m.done}/{m.total} jobs{eta}")
 
 
-#: the job record as `srtui results` prints it (results.store.columns)
+#: the job record as `srtui results` prints it (srtui.results.store.columns)
 RESULT_COLUMNS = EXPORT_COLUMNS
 
 
@@ -380,9 +380,9 @@ def results(
     """One row per job, with its status, resources and accuracy (--summary: per suite and method)."""
     import csv
 
-    from engine.textsafe import csv_row
-    from engine.workspace import resolve
-    from results.store.store import Store, StoreError
+    from srtui.engine.textsafe import csv_row
+    from srtui.engine.workspace import resolve
+    from srtui.results.store.store import Store, StoreError
 
     fmt = fmt or ("table" if console().is_terminal else "csv")
     if fmt not in RESULT_FORMATS:
@@ -420,7 +420,7 @@ def _print_json_rows(rows: Iterable[dict[str, Any]]) -> None:
     """A JSON array written a row at a time (what json.dump(list, indent=1) prints)."""
     import math
 
-    from results.store.typed import stored_json, warn
+    from srtui.results.store.typed import stored_json, warn
 
     sys.stdout.write("[")
     any_row = False
@@ -523,7 +523,7 @@ def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[dict[str, Any]]:
     """Each tuned final job's summary (an object in JSON, one line in CSV); empty for the others."""
-    from results.store.tuning import summaries, summary_text
+    from srtui.results.store.tuning import summaries, summary_text
 
     found = summaries(store.conn)
     for row in rows:
@@ -533,9 +533,9 @@ def _with_tuning(store: Store, rows: Iterable[dict[str, Any]], fmt: str) -> Iter
 
 
 def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False) -> None:
-    from engine.textsafe import csv_cell
-    from results.scoring.resources import suite_summary
-    from results.scoring.tables import runs_frame
+    from srtui.engine.textsafe import csv_cell
+    from srtui.results.scoring.resources import suite_summary
+    from srtui.results.scoring.tables import runs_frame
 
     table = suite_summary(runs_frame(store, suite))
     store.close()

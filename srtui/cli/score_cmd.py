@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from engine.errors import did_you_mean
-from engine.names import file_in
 from srtui.cli.common import RAW_HELP, ExpressionCommand, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
 from srtui.cli.score_published import (
@@ -24,12 +22,14 @@ from srtui.cli.score_published import (
     TrustOption,
     published_score,
 )
+from srtui.engine.errors import did_you_mean
+from srtui.engine.names import file_in
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.scoring.base import Rule
-    from results.store.store import Store
+    from srtui.results.scoring.base import Rule
+    from srtui.results.store.store import Store
 
 CSV_HELP = (
     "Score runs produced elsewhere: a CSV with one row per run, SRBench's collated tables "
@@ -46,8 +46,8 @@ CLUSTER = "Cluster (Dask)"
 
 
 def _store(workspace: Path | None, readonly: bool = True) -> Store:
-    from engine.workspace import resolve
-    from results.store.store import Store
+    from srtui.engine.workspace import resolve
+    from srtui.results.store.store import Store
 
     return Store(resolve(workspace), readonly=readonly)
 
@@ -104,14 +104,14 @@ def score(
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule, optionally beside
     SRBench's published results (--published)."""
-    from results.scoring import RULES
-    from results.scoring import score as apply_rule
-    from results.scoring.tables import read_runs_csv, runs_frame
+    from srtui.results.scoring import RULES
+    from srtui.results.scoring import score as apply_rule
+    from srtui.results.scoring.tables import read_runs_csv, runs_frame
 
     if list_rules or not rule:
         _list_rules(RULES)
         return
-    from results.outputs.export import FORMATS
+    from srtui.results.outputs.export import FORMATS
 
     if fmt == "plot":
         check_figure(rule)
@@ -145,12 +145,12 @@ def score(
 
 
 def _emit_score(result: Any, fmt: str, raw: bool, out: Path | None) -> None:
-    """The score on stdout, or in ``out``; CSV in a file is plain (results.outputs.export.csv_files): its
+    """The score on stdout, or in ``out``; CSV in a file is plain (srtui.results.outputs.export.csv_files): its
     other tables and its sidecar ``NAME.meta.json`` beside it."""
     if fmt != "csv" or out is None:
         _emit(render(result, fmt, raw), out)
         return
-    from results.outputs.export import score_csv_files
+    from srtui.results.outputs.export import score_csv_files
 
     stem = out.name[: -len(".csv")] if out.name.endswith(".csv") else out.name
     for i, (file, text) in enumerate(score_csv_files(stem, result, raw=raw).items()):
@@ -185,8 +185,8 @@ def _list_rules(rules: dict[str, Rule]) -> None:
 
 def _review_trust(workspace: Path | None, name: str) -> pd.DataFrame:
     """Pooled trust of a review session; only once unblinded (before, methods stay hidden)."""
-    from reviews.report import trust_frame
-    from reviews.storage import session_row
+    from srtui.reviews.report import trust_frame
+    from srtui.reviews.storage import session_row
 
     store = _store(workspace)
     row = session_row(store, name)
@@ -236,9 +236,9 @@ def expr(
     ] = 10.0,
 ) -> None:
     """Report an expression's metrics as each SRBench release computes them (vs --truth if given)."""
-    from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
-    from results.metrics.expr_metrics import parse
-    from results.metrics.releases import RELEASES
+    from srtui.results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+    from srtui.results.metrics.expr_metrics import parse
+    from srtui.results.metrics.releases import RELEASES
 
     check_timeout(timeout)
     if rule is not None and rule not in RELEASES:
@@ -266,7 +266,7 @@ def expr(
 
 def _warn_stale(store: Store, suite: str | None) -> None:
     """Metrics of an older definition are never mixed in silently: say so, and how to update."""
-    from results.metrics.compute import METRICS_VERSION, stale_metric_jobs
+    from srtui.results.metrics.compute import METRICS_VERSION, stale_metric_jobs
 
     n = stale_metric_jobs(store, suite)
     if n:
@@ -283,10 +283,10 @@ def _names(text: str | None) -> list[str]:
 
 def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, Any]:
     """One release's values: ``symbolic_solution`` is the verdict the release publishes; its
-    corrected variant and each named variant (``results.metrics.releases.VARIANTS``) under their own keys."""
-    from results.metrics.declare import expr_rows
-    from results.metrics.profiles import Profile
-    from results.metrics.solutions import VARIANTS
+    corrected variant and each named variant (``srtui.results.metrics.releases.VARIANTS``) under their own keys."""
+    from srtui.results.metrics.declare import expr_rows
+    from srtui.results.metrics.profiles import Profile
+    from srtui.results.metrics.solutions import VARIANTS
 
     view = {k: m.get(f"{rel}.{k}") for k in expr_rows()}
     solutions = [
@@ -302,7 +302,7 @@ def _release_view(m: dict[str, Any], rel: str, with_truth: bool) -> dict[str, An
 
 
 def _print_expr_table(head: dict[str, Any], per: dict[str, Any], notes: list[str]) -> None:
-    from engine.textsafe import visible as printable
+    from srtui.engine.textsafe import visible as printable
 
     print(f"expression: {printable(head['expression'])}   dialect: {printable(head['dialect'])}")
     print(
@@ -342,10 +342,10 @@ def export(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Export all runs with their metrics, and each suite's leaderboard under its scoring rule."""
-    from results.outputs.export import ExportError, csv_files, render_score, render_tables, score_csv_files
-    from results.scoring import ScoreError
-    from results.scoring import score as apply_rule
-    from results.scoring.tables import runs_frame
+    from srtui.results.outputs.export import ExportError, csv_files, render_score, render_tables, score_csv_files
+    from srtui.results.scoring import ScoreError
+    from srtui.results.scoring import score as apply_rule
+    from srtui.results.scoring.tables import runs_frame
 
     exts = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}
     if fmt not in exts:
@@ -426,9 +426,9 @@ def rescore(
     if list_metrics:
         _list_metrics()
         return
-    from engine.workspace import resolve
-    from runs.rescore import RescoreRequest
-    from runs.rescore import rescore as compute
+    from srtui.engine.workspace import resolve
+    from srtui.runs.rescore import RescoreRequest
+    from srtui.runs.rescore import rescore as compute
 
     check_timeout(timeout)
     if workers is not None and workers < 1:
@@ -449,7 +449,7 @@ def rescore(
 def _list_metrics() -> None:
     """A line per declared metric: accuracy (results/metrics/accuracy.py), then the expression
     metrics (results/metrics/declared/), each with its stored names and direction."""
-    from results.metrics import accuracy, declare
+    from srtui.results.metrics import accuracy, declare
 
     for m in accuracy.metrics():
         print(f"{', '.join(m.stored())}\t{m.direction} is better\t{m.doc}")

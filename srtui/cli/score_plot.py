@@ -6,7 +6,7 @@
 - srbench-groundtruth: symbolic solution rate per method, one bar row per noise level shown.
 - srbench2025: median energy against median training time (Figure 1, log axes, letters and a
   legend as above) when the runs have energy figures, else the performance profiles.
-Method names reach the terminal through engine.textsafe only.
+Method names reach the terminal through srtui.engine.textsafe only.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from engine.errors import SrtuiError
-from engine.textsafe import visible
+from srtui.engine.errors import SrtuiError
+from srtui.engine.textsafe import visible
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.scoring.base import Score
+    from srtui.results.scoring.base import Score
 
 WIDTH, HEIGHT = 100, 30
 LABEL_CHARS = 16
@@ -173,7 +173,7 @@ def check_figure(rule: str) -> None:
 
 def render(result: Score, fmt: str, raw: bool) -> str:
     """The score as text in ``fmt``; ``plot`` draws the rule's figure, its warning lines under it."""
-    from results.outputs.export import render_score
+    from srtui.results.outputs.export import render_score
 
     if fmt != "plot":
         return render_score(result, fmt, raw=raw)

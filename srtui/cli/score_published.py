@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from results.metrics.profiles import Profile, named_profile
 from srtui.cli.common import fail
+from srtui.results.metrics.profiles import Profile, named_profile
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from results.scoring.base import Score
-    from results.scoring.published import Merged
+    from srtui.results.scoring.base import Score
+    from srtui.results.scoring.published import Merged
 
 PUBLISHED_HELP = (
     "Add SRBench's published results to the table: srbench2021 (the shipped docs/csv tables), "
@@ -61,10 +61,10 @@ def published_runs(rule: str, source: PublishedSource, profile: Profile | None) 
     warnings checked against --strict (for `srtui score` and `srtui plot` alike)."""
     import pandas as pd
 
-    from engine.workspace import resolve
-    from results.scoring.published import merged_runs
-    from results.scoring.tables import runs_frame
-    from results.store.store import Store
+    from srtui.engine.workspace import resolve
+    from srtui.results.scoring.published import merged_runs
+    from srtui.results.scoring.tables import runs_frame
+    from srtui.results.store.store import Store
 
     ws, suite = resolve(source.workspace), source.suite
     store, runs = None, pd.DataFrame()
@@ -95,7 +95,7 @@ def published_score(
     rule: str, source: PublishedSource, options: dict[str, Any], trust: pd.DataFrame | None, allow_mixed: bool = False
 ) -> Score:
     """Score the suite's runs (none when the workspace has none) merged with the published ones."""
-    from results.scoring.published import score_published
+    from srtui.results.scoring.published import score_published
 
     profile = named_profile(options.get("profile", Profile.REFERENCE))
     merged = published_runs(rule, source, profile)

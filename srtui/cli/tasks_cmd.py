@@ -8,22 +8,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engine.workspace import resolve
 from srtui.cli.common import CliError, CommandGroup, DataDirOption, WorkspaceOption, cell, console
+from srtui.engine.workspace import resolve
 
 if TYPE_CHECKING:
-    from tasks.catalogue import TaskContext, TaskEntry
-    from tasks.model import Task
+    from srtui.tasks.catalogue import TaskContext, TaskEntry
+    from srtui.tasks.model import Task
 
 
 def _context(workspace: Path | None, data_dir: Path | None) -> TaskContext:
-    from tasks.catalogue import TaskContext
+    from srtui.tasks.catalogue import TaskContext
 
     return TaskContext.for_workspace(resolve(workspace).root, data_dir=data_dir)
 
 
 def _task(name: str, workspace: Path | None, data_dir: Path | None) -> Task:
-    from tasks.catalogue import get_task
+    from srtui.tasks.catalogue import get_task
 
     return get_task(name, _context(workspace, data_dir))
 
@@ -35,7 +35,7 @@ def _print_task_rows(rows: list[TaskEntry], notes: list[str]) -> None:
 
     from rich.table import Table
 
-    from engine.textsafe import visible
+    from srtui.engine.textsafe import visible
 
     def first_line(e: TaskEntry) -> str:
         text = e.description.strip()
@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Every task srtui knows (built in, and the workspace's own)."""
-        from tasks.catalogue import entries, modules, notes
+        from srtui.tasks.catalogue import entries, modules, notes
 
         if by_module:
             for module, found in modules().items():
@@ -145,7 +145,7 @@ def register(app: typer.Typer) -> None:
         data_dir: DataDirOption = None,
     ) -> None:
         """Write a task as CSV files (features then target; a date column for time series)."""
-        from tasks.export import export_task
+        from srtui.tasks.export import export_task
 
         task = _task(name, workspace, data_dir)
         try:
@@ -204,7 +204,7 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOption = None,
     ) -> None:
         """Add a CSV file as a task of this workspace (validated before anything is written)."""
-        from tasks.loaders.user import Declared, add_user_task
+        from srtui.tasks.loaders.user import Declared, add_user_task
 
         declared = Declared(
             truth=truth,

@@ -18,9 +18,9 @@ import numpy as np
 if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
     import pandas as pd
 
-from tasks import cache
-from tasks.model import Task
-from tasks.pipeline import forecast_table
+from srtui.tasks import cache
+from srtui.tasks.model import Task
+from srtui.tasks.pipeline import forecast_table
 
 VERSION = "1"
 TRACK = "demo-realworld"
@@ -93,12 +93,12 @@ def build(target: str, seed: int = SEED) -> Task:
         difficulty="real-world-like",
         provenance={
             "source": "generated",
-            "generator": "tasks.generators.epidemic",
+            "generator": "srtui.tasks.generators.epidemic",
             "version": VERSION,
             "seed": seed,
             "model": "SEIR with waning immunity and intervention periods",
             "interventions": {k: [list(p) for p in v] for k, v in INTERVENTIONS.items()},
-            "pipeline": "tasks.pipeline.forecast_table (lags 14..27, horizon 14)",
+            "pipeline": "srtui.tasks.pipeline.forecast_table (lags 14..27, horizon 14)",
         },
         description=f"Simulated epidemic: forecast daily {target} 14 days ahead from lagged, smoothed counts.",
     )

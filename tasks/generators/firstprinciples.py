@@ -12,10 +12,10 @@ from functools import partial
 
 import numpy as np
 
-from tasks import cache
-from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.model import Task
-from tasks.noise import add_relative_noise
+from srtui.tasks import cache
+from srtui.tasks.build import make_task, shuffled_split, stable_seed
+from srtui.tasks.model import Task
+from srtui.tasks.noise import add_relative_noise
 
 VERSION = "1"
 TRACK = "srbench2025-firstprinciples"
@@ -111,7 +111,7 @@ def build(key: str) -> Task:
         property="exact_rediscovery",
         provenance={
             "source": "generated",
-            "generator": "tasks.generators.firstprinciples",
+            "generator": "srtui.tasks.generators.firstprinciples",
             "version": VERSION,
             "seed": seed,
             "ranges": ranges,

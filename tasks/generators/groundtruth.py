@@ -1,12 +1,12 @@
 """SRBench ground-truth problems: 119 Feynman and 14 Strogatz, regenerated offline.
 
 The formulas are data (``tasks/data/groundtruth.json``, converted from PMLB's metadata by
-``tasks.tools.pmlb_metadata``). Task names: ``feynman-i-10-7-noise0.01``,
+``srtui.tasks.tools.pmlb_metadata``). Task names: ``feynman-i-10-7-noise0.01``,
 ``strogatz-bacres1-noise0`` (noise levels 0, 0.001, 0.01, 0.1 x RMS(y), training targets only,
 SRBench's 75/25 split).
 
 - Feynman: 10,000 rows sampled uniformly in the stated ranges; the target is the formula,
-  evaluated by engine.expression (the only safe reader of a formula string).
+  evaluated by srtui.engine.expression (the only safe reader of a formula string).
 - Strogatz: the 2-state system (both equations) is integrated in numpy from four documented
   initial conditions in a stable basin, t = 0..10 at 100 points each (400 rows); the target is the
   state's derivative, the right-hand side at the simulated states.
@@ -22,10 +22,10 @@ from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
-from tasks import cache
-from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.model import Task
-from tasks.noise import add_rms_noise
+from srtui.tasks import cache
+from srtui.tasks.build import make_task, shuffled_split, stable_seed
+from srtui.tasks.model import Task
+from srtui.tasks.noise import add_rms_noise
 
 VERSION = "1"
 TRACK = "srbench-groundtruth"
@@ -35,7 +35,7 @@ _DATA = Path(__file__).resolve().parent.parent / "data" / "groundtruth.json"
 
 
 class Problem(TypedDict):
-    """One problem of ``groundtruth.json`` (written by ``tasks.tools.pmlb_metadata.convert``)."""
+    """One problem of ``groundtruth.json`` (written by ``srtui.tasks.tools.pmlb_metadata.convert``)."""
 
     name: str
     family: str  # "feynman" or "strogatz"
@@ -119,7 +119,7 @@ def simulate(system: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _feynman_data(p: Problem) -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
-    from tasks.truth import parse_truth
+    from srtui.tasks.truth import parse_truth
 
     rng = np.random.default_rng(stable_seed(p["name"]))
     lows = np.array([p["ranges"][f][0] for f in p["features"]])
@@ -161,7 +161,7 @@ def build(problem: str, level: float) -> Task:
         property="exact_rediscovery",
         provenance={
             "source": "generated",
-            "generator": "tasks.generators.groundtruth",
+            "generator": "srtui.tasks.generators.groundtruth",
             "version": VERSION,
             "problem": problem,
             "formulas": catalogue_source(),

@@ -12,9 +12,9 @@ from functools import partial
 
 import numpy as np
 
-from tasks import cache
-from tasks.build import make_task, stable_seed
-from tasks.model import Task
+from srtui.tasks import cache
+from srtui.tasks.build import make_task, stable_seed
+from srtui.tasks.model import Task
 
 VERSION = "1"
 TRACK = "nsr"
@@ -79,7 +79,7 @@ def build(key: str) -> Task:
         property="exact_rediscovery",
         provenance={
             "source": "generated",
-            "generator": "tasks.generators.nsr",
+            "generator": "srtui.tasks.generators.nsr",
             "version": VERSION,
             "sampling": f"uniform [{low}, {high}]",
             "seed": stable_seed("nsr", key),

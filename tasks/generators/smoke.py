@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from tasks.catalogue import TaskEntry, register
-from tasks.model import Task
+from srtui.tasks.catalogue import TaskEntry, register
+from srtui.tasks.model import Task
 
 
 def _first_rows(name: str, kind: str, seed: int, X: np.ndarray, y: np.ndarray, n_train: int, **fields: Any) -> Task:
@@ -27,7 +27,7 @@ def _first_rows(name: str, kind: str, seed: int, X: np.ndarray, y: np.ndarray, n
         test_index=idx[n_train:],
         difficulty="easier",
         split=f"first {n_train} rows train, last {n - n_train} test",
-        provenance={"source": "generated", "generator": f"tasks.generators.smoke.{kind}", "seed": seed},
+        provenance={"source": "generated", "generator": f"srtui.tasks.generators.smoke.{kind}", "seed": seed},
         **fields,
     )
 

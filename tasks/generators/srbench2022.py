@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from tasks import cache
-from tasks.build import make_task
-from tasks.model import Task
-from tasks.noise import add_srbench2022_noise, srbench2022_sigma
-from tasks.suites import COMPETITION_SEEDS
+from srtui.tasks import cache
+from srtui.tasks.build import make_task
+from srtui.tasks.model import Task
+from srtui.tasks.noise import add_srbench2022_noise, srbench2022_sigma
+from srtui.tasks.suites import COMPETITION_SEEDS
 
 VERSION = "2"
 TRACK = "srbench2022-synthetic"
@@ -117,7 +117,7 @@ def _noise_row(x: float) -> float:
 def _provenance(kind: str, seed: int, official: str | None, **extra: object) -> dict[str, object]:
     return {
         "source": "generated",
-        "generator": f"tasks.generators.srbench2022.{kind}",
+        "generator": f"srtui.tasks.generators.srbench2022.{kind}",
         "version": VERSION,
         "seed": seed,
         "reference": "SRBench 2022 competition (cavalab/srbench, branch srcomp), synthetic track, stage 1",

@@ -3,7 +3,7 @@ and PMLB's own Feynman/Strogatz files (a download option beside srtui's regenera
 
 All are read from ``NAME.tsv.gz`` (tab-separated, target column ``target``) with SRBench's random
 75/25 split, seeded by the task name; their numbers exactly, or under a protocol that says so as
-pandas 1.x parsed them (``TaskContext.parse``, ``tasks.loaders.pandas1``). Column names are
+pandas 1.x parsed them (``TaskContext.parse``, ``srtui.tasks.loaders.pandas1``). Column names are
 sanitised into Python identifiers; the mapping is kept in the provenance.
 """
 
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks import cache
-from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.catalogue import TaskContext
-from tasks.datafiles import RemoteFile, locate
-from tasks.generators.groundtruth import problems
-from tasks.loaders import pmlb_files
-from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
-from tasks.model import Task
+from srtui.tasks import cache
+from srtui.tasks.build import make_task, shuffled_split, stable_seed
+from srtui.tasks.catalogue import TaskContext
+from srtui.tasks.datafiles import RemoteFile, locate
+from srtui.tasks.generators.groundtruth import problems
+from srtui.tasks.loaders import pmlb_files
+from srtui.tasks.loaders.tables import numeric_xy, read_table, sanitise_names
+from srtui.tasks.model import Task
 
 VERSION = "1"
 SRCOMP_BASE = "https://raw.githubusercontent.com/cavalab/srbench/srcomp/competition-2022/experiment/data/stage0/"
@@ -78,7 +78,7 @@ def kebab(dataset: str) -> str:
 
 
 def pmlb_file(dataset: str) -> RemoteFile:
-    """PMLB's file, pinned and checksummed by the manifest (``tasks.loaders.pmlb_files``)."""
+    """PMLB's file, pinned and checksummed by the manifest (``srtui.tasks.loaders.pmlb_files``)."""
     return pmlb_files.remote(dataset)
 
 

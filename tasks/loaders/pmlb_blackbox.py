@@ -2,15 +2,15 @@
 
 ``BLACKBOX_2021`` is the ``dataset`` column of SRBench's ``docs/csv/blackbox_results.csv``; each
 task ``srbench2021-bb-<kebab>`` reads PMLB's file at the commit the manifest pins it to
-(``tasks.loaders.pmlb_files``), checked against PMLB's sha256. Run them as SRBench 2021 did with the
+(``srtui.tasks.loaders.pmlb_files``), checked against PMLB's sha256. Run them as SRBench 2021 did with the
 suite ``srbench2021-blackbox`` (protocol ``srbench2021``: its seeds, 75/25 split per seed, training
 cap, scaling and halving-grid tuning; see ``docs/tasks-blackbox.md``).
 """
 
 from __future__ import annotations
 
-from tasks.loaders import pmlb_files
-from tasks.loaders.pmlb import QUALIFICATION, add, kebab
+from srtui.tasks.loaders import pmlb_files
+from srtui.tasks.loaders.pmlb import QUALIFICATION, add, kebab
 
 TRACK = "srbench2021-blackbox"
 BLACKBOX_2021: tuple[str, ...] = tuple(pmlb_files.manifest()["srbench2021_blackbox"])

@@ -1,7 +1,7 @@
 """PMLB's files as srtui reads them: each pinned to a PMLB commit, with PMLB's own sha256 and size.
 
 The manifest ``tasks/data/pmlb_files.json`` is made from the Git LFS pointers of a PMLB mirror by
-``python -m tasks.tools.pmlb_blackbox_manifest`` (it ships no data). A file is read, in order, from
+``python -m srtui.tasks.tools.pmlb_blackbox_manifest`` (it ships no data). A file is read, in order, from
 ``--data-dir`` / ``$SRTUI_DATA_DIR`` (srtui's layout ``pmlb/NAME.tsv.gz``, a PMLB checkout's
 ``datasets/NAME/NAME.tsv.gz`` or a ``pmlb.fetch_data(local_cache_dir=...)`` folder's
 ``NAME/NAME.tsv.gz``, read in place), the workspace cache, else downloaded from PMLB at its pinned
@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tasks.datafiles import RemoteFile
+from srtui.tasks.datafiles import RemoteFile
 
 MANIFEST = Path(__file__).resolve().parent.parent / "data" / "pmlb_files.json"
 #: PMLB's LFS objects at a commit (GitHub's media host, which serves LFS content by commit)

@@ -2,7 +2,7 @@
 
 ``srbench2022-realworld-{cases,hosp,deaths}``: the competition's own feature files (14-day lag and
 horizon) with their train/test split and dates. ``nyc-covid-{cases,hosp,deaths}``: NYC's daily
-counts put through ``tasks.pipeline`` (the same features, built here).
+counts put through ``srtui.tasks.pipeline`` (the same features, built here).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import numpy as np
 if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
     import pandas as pd
 
-from tasks import cache
-from tasks.build import make_task
-from tasks.catalogue import TaskContext, TaskError
-from tasks.datafiles import RemoteFile, locate
-from tasks.model import Task
-from tasks.pipeline import PipelineError, forecast_table
+from srtui.tasks import cache
+from srtui.tasks.build import make_task
+from srtui.tasks.catalogue import TaskContext, TaskError
+from srtui.tasks.datafiles import RemoteFile, locate
+from srtui.tasks.model import Task
+from srtui.tasks.pipeline import PipelineError, forecast_table
 
 VERSION = "1"
 TRACK = "srbench2022-realworld"
@@ -100,7 +100,7 @@ def nyc(target: str, context: TaskContext) -> Task:
         provenance={
             "source": "NYC Department of Health, nychealth/coronavirus-data",
             "file": prov,
-            "pipeline": "tasks.pipeline.forecast_table (lags 14..27, horizon 14, no policy flags)",
+            "pipeline": "srtui.tasks.pipeline.forecast_table (lags 14..27, horizon 14, no policy flags)",
         },
         description=f"Forecast New York City daily {target} 14 days ahead (srtui's pipeline on NYC counts).",
     )

@@ -17,11 +17,11 @@ from functools import partial
 
 import numpy as np
 
-from tasks import cache
-from tasks.build import make_task
-from tasks.catalogue import TaskContext, TaskError, register_note
-from tasks.datafiles import RemoteFile, locate
-from tasks.model import Task
+from srtui.tasks import cache
+from srtui.tasks.build import make_task
+from srtui.tasks.catalogue import TaskContext, TaskError, register_note
+from srtui.tasks.datafiles import RemoteFile, locate
+from srtui.tasks.model import Task
 
 VERSION = "1"
 TRACK = "srbench2022-synthetic"
@@ -55,7 +55,7 @@ def task_name(compartment: str, level: str, seed: int) -> str:
 
 
 def _truth_r2(truth: str, X: np.ndarray, y: np.ndarray) -> float | None:
-    from tasks.truth import parse_truth
+    from srtui.tasks.truth import parse_truth
 
     pred = np.asarray(parse_truth(truth, FEATURES).evaluate(X), dtype=float)
     ss = float(np.sum((y - y.mean()) ** 2))

@@ -9,25 +9,25 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.names import quoted, quoted_text
-from engine.protocols import PARSE_EXACT, PARSE_PANDAS1, PARSES
+from srtui.engine.names import quoted, quoted_text
+from srtui.engine.protocols import PARSE_EXACT, PARSE_PANDAS1, PARSES
 
 if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
     import pandas as pd
 
-    from tasks.datafiles import Verified
+    from srtui.tasks.datafiles import Verified
 
-from tasks.catalogue import TaskError
+from srtui.tasks.catalogue import TaskError
 
 
 def read_table(path: Path | Verified, sep: str | None = None, parse: str = PARSE_EXACT) -> pd.DataFrame:
     """A CSV/TSV (optionally gzipped) as a DataFrame; one-line TaskError if unreadable. A
     ``Verified`` file is parsed from the bytes that were hashed, never read again. ``parse``
-    PARSE_PANDAS1: the numbers as pandas 1.x's python engine made them (``tasks.loaders.pandas1``)."""
+    PARSE_PANDAS1: the numbers as pandas 1.x's python engine made them (``srtui.tasks.loaders.pandas1``)."""
     if parse not in PARSES:
         raise TaskError(f"unknown data parse {quoted(parse)} (parses: {', '.join(PARSES)})")
     if parse == PARSE_PANDAS1:
-        from tasks.loaders.pandas1 import pandas1_frame
+        from srtui.tasks.loaders.pandas1 import pandas1_frame
 
         return pandas1_frame(_read(path, sep, as_text=True))
     return _read(path, sep, as_text=False)
@@ -37,7 +37,7 @@ def _read(path: Path | Verified, sep: str | None, as_text: bool) -> pd.DataFrame
     """The table, its cells as text (``as_text``) or as pandas parses them."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
-    from tasks.datafiles import Verified
+    from srtui.tasks.datafiles import Verified
 
     name = Path(path.path if isinstance(path, Verified) else path).name
     if not isinstance(path, Verified) and not Path(path).is_file():

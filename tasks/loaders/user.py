@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.names import RULE, is_name, quoted
-from engine.untrusted import UntrustedFileError, read_file
-from tasks.build import make_task, shuffled_split, stable_seed
-from tasks.catalogue import TaskContext, TaskEntry, TaskError
-from tasks.datafiles import sha256_file
-from tasks.loaders.tables import numeric_xy, read_table, sanitise_names
-from tasks.model import PROPERTIES, Task
+from srtui.engine.names import RULE, is_name, quoted
+from srtui.engine.untrusted import UntrustedFileError, read_file
+from srtui.tasks.build import make_task, shuffled_split, stable_seed
+from srtui.tasks.catalogue import TaskContext, TaskEntry, TaskError
+from srtui.tasks.datafiles import sha256_file
+from srtui.tasks.loaders.tables import numeric_xy, read_table, sanitise_names
+from srtui.tasks.model import PROPERTIES, Task
 
 TRACK = "user"
 #: what ``--property`` accepts: the task properties, ``noise`` short for noise_robustness
@@ -111,7 +111,7 @@ def add_user_task(
     """Validate the files and store the task; returns the Task as it will be loaded."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
 
-    from tasks.catalogue import builtin_names
+    from srtui.tasks.catalogue import builtin_names
 
     if not is_name(name) or name != name.lower():
         raise TaskError(f"task name {quoted(name)} must be kebab-case: {RULE}, in lower case")
@@ -135,7 +135,7 @@ def add_user_task(
     mapping = sanitise_names(columns)
     features = [mapping[c] for c in columns]
     if declared.truth is not None:
-        from tasks.truth import parse_truth
+        from srtui.tasks.truth import parse_truth
 
         parse_truth(declared.truth, features)
     prop = _property(declared, test is not None)

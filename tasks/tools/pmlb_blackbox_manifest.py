@@ -3,11 +3,11 @@ git mirrors of PMLB and SRBench.
 
 Run by hand when the manifest must change::
 
-    python -m tasks.tools.pmlb_blackbox_manifest PMLB_GIT_DIR SRBENCH_GIT_DIR
+    python -m srtui.tasks.tools.pmlb_blackbox_manifest PMLB_GIT_DIR SRBENCH_GIT_DIR
 
 SRBench 2021's black-box names are the ``dataset`` column of SRBench's published
 ``docs/csv/blackbox_results.csv``; the other files are those srtui's PMLB tasks read
-(``tasks.loaders.pmlb``: the qualification, SRBench 2.0 and ground-truth datasets). Each file
+(``srtui.tasks.loaders.pmlb``: the qualification, SRBench 2.0 and ground-truth datasets). Each file
 is pinned to a PMLB commit that holds it: PMLB's ``HEAD`` if the file is there, else the parent
 of the commit that removed it (PMLB removed ``195_auto_price`` and ``207_autoPrice``
 in 80f7aaad). Its sha256 and size are those of the Git LFS pointer at that commit; rows and
@@ -74,8 +74,8 @@ def entry(pmlb: str, name: str) -> dict[str, Any]:
 
 def other_names() -> list[str]:
     """The PMLB files srtui's other tasks read."""
-    from tasks.generators.groundtruth import problems
-    from tasks.loaders.pmlb import BLACKBOX, FIRST_PRINCIPLES_REAL, QUALIFICATION
+    from srtui.tasks.generators.groundtruth import problems
+    from srtui.tasks.loaders.pmlb import BLACKBOX, FIRST_PRINCIPLES_REAL, QUALIFICATION
 
     return [*QUALIFICATION, *BLACKBOX, *(f"first_principles_{d}" for d in FIRST_PRINCIPLES_REAL), *problems()]
 
@@ -95,7 +95,7 @@ def build(pmlb: str, srbench: str) -> dict[str, Any]:
 
 def main(argv: list[str]) -> None:
     if len(argv) != 2:
-        raise SystemExit("usage: python -m tasks.tools.pmlb_blackbox_manifest PMLB_GIT_DIR SRBENCH_GIT_DIR")
+        raise SystemExit("usage: python -m srtui.tasks.tools.pmlb_blackbox_manifest PMLB_GIT_DIR SRBENCH_GIT_DIR")
     manifest = build(*argv)
     blackbox = manifest["srbench2021_blackbox"]
     OUT.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -1,8 +1,8 @@
 """Convert PMLB's ground-truth metadata (prose YAML) into the formula catalogue srtui ships.
 
-Run by hand when PMLB changes: ``python -m tasks.tools.pmlb_metadata PMLB_METADATA_DIR``
+Run by hand when PMLB changes: ``python -m srtui.tasks.tools.pmlb_metadata PMLB_METADATA_DIR``
 (needs PyYAML). It writes ``tasks/data/groundtruth.json``; at run time srtui reads only that JSON,
-and every formula there is checked through engine.expression by the tests.
+and every formula there is checked through srtui.engine.expression by the tests.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "groundtruth.json"
 SOURCE = "EpistasisLab/pmlb@7c1f4bdc00136dc2e55c87fa6b8ba6e8af6d1a68 datasets/NAME/metadata.yaml"
-#: numpy-style names in the prose -> the Python dialect of engine.expression
+#: numpy-style names in the prose -> the Python dialect of srtui.engine.expression
 RENAMES = {
     r"\bcot\((\w+)\)": r"(1/tan(\1))",
     r"\barcsin\(": "asin(",

@@ -1,10 +1,10 @@
 """Energy sampling cost (prints figures; not a timed test). Run: python tests/bench/bench_energy.py
 
-The worker reads the counters twice per job (engine.process.energy.start just before `fit`, finish just
+The worker reads the counters twice per job (srtui.engine.process.energy.start just before `fit`, finish just
 after): no polling. Each job is a fresh process, so what one job pays is a *cold* pair: measured
 here in fresh interpreters that have imported what a worker imports, as each launcher starts a
 worker: `exec` (nothing cached: the pair finds the counters and counts the sockets) and `fork`
-(forked from a server that has called engine.process.energy.warm, as the fork server does). Each is the
+(forked from a server that has called srtui.engine.process.energy.warm, as the fork server does). Each is the
 median of COLD processes, on this machine's /sys/class/powercap (absent here: /proc/stat only)
 and on a powercap tree of two packages with dram domains (the read cost of a RAPL server). The
 jobs are real: 20 `linear` fits on smoke-linear through `srtui run` with each launcher, in the
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from targets import finish, target  # noqa: E402  (tests/bench/targets.py, beside this script)
 
-from engine.process import energy  # noqa: E402
+from srtui.engine.process import energy  # noqa: E402
 
 PAIRS = 2000
 COLD = 15
@@ -42,9 +42,9 @@ COLD_PAIR = """
 import os, sys, time
 from pathlib import Path
 import numpy as np
-import engine.process.job_worker  # what a worker has imported before it samples (engine.process.energy among it)
-from engine.process import energy
-from engine.methods import registry
+import srtui.engine.process.job_worker  # what a worker has imported before it samples (energy among it)
+from srtui.engine.process import energy
+from srtui.engine.methods import registry
 root = Path(sys.argv[1])
 if sys.argv[2] == "fork":
     energy.warm(root)

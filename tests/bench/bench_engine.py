@@ -81,7 +81,7 @@ def bench_overhead(tmp: Path) -> None:
     env = _env()
     env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     t0 = time.perf_counter()
-    baseline = f"xargs -P 2 -n 1 {sys.executable} -m engine.process.job_worker < {listing}"
+    baseline = f"xargs -P 2 -n 1 {sys.executable} -m srtui.engine.process.job_worker < {listing}"
     subprocess.run(baseline, shell=True, check=True, env=env, cwd=tmp)  # noqa: S602 - the xargs baseline
     xargs_s = time.perf_counter() - t0
     print(
@@ -93,9 +93,9 @@ def bench_overhead(tmp: Path) -> None:
 
 
 def bench_status(tmp: Path, runs: int = 100_000, store_dir: Path | None = None) -> None:
-    from engine.spec import JobSpec, Limits
-    from engine.workspace import Workspace
-    from results.store.store import Store
+    from srtui.engine.spec import JobSpec, Limits
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
 
     ws = Workspace(store_dir or tmp / "big")
     if not ws.db_path.exists():

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 from targets import finish, target
 
-from results.outputs.export import render_tables
-from results.scoring.tables import normalise
+from srtui.results.outputs.export import render_tables
+from srtui.results.scoring.tables import normalise
 
 
 def runs(n: int) -> pd.DataFrame:

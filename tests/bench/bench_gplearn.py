@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
-from engine.methods.gplearn_adapter import Gplearn, generation_cap
-from engine.spec import FitBudget, Limits
-from tasks.generators.smoke import interaction
+from srtui.engine.methods.gplearn_adapter import Gplearn, generation_cap
+from srtui.engine.spec import FitBudget, Limits
+from srtui.tasks.generators.smoke import interaction
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "srtui": {},

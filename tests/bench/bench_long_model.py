@@ -4,7 +4,7 @@
 
 One `srtui run` of probe-noop on smoke-linear into a temporary workspace, its model replaced by
 --mb MB of text (a crafted workspace: runs cap a model at 100,000 characters). Then:
-1. the core facade (results.views): CPU and wall time of the job's row and detail and of one
+1. the core facade (srtui.views): CPU and wall time of the job's row and detail and of one
    page (first, second, middle, last), against reading the model whole as the facade did before
    (SELECT + made visible), and the ratio;
 2. the app (headless, 120x40): the time from the detail reaching the expression screen (its data
@@ -62,10 +62,10 @@ def _timed(fn, repeat: int = 5) -> tuple[float, float]:
 
 
 def facade(ws: Path, job_id: str) -> None:
-    from engine.textsafe import visible
-    from engine.workspace import Workspace
-    from results.store.queries import Reader
-    from results.views import expression_detail, job_row, read_page
+    from srtui.engine.textsafe import visible
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.queries import Reader
+    from srtui.views import expression_detail, job_row, read_page
 
     reader = Reader(Workspace(ws))
     expression_detail(reader, job_id)  # imports out of the measure
@@ -99,9 +99,9 @@ def app(ws: Path, job_id: str) -> None:
     from textual.css.query import NoMatches
     from textual.widgets import Static
 
-    from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
     from srtui.app.screens.expression import ExpressionScreen
+    from srtui.engine.workspace import Workspace
 
     marks: dict[str, float] = {}
     original = ExpressionScreen.on_detail_ready

@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 from targets import finish, target
 
-from engine.pool import default_workers
-from engine.workspace import Workspace
-from results.metrics.declare import stored, stored_releases
-from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
-from results.store.store import Store
+from srtui.engine.pool import default_workers
+from srtui.engine.workspace import Workspace
+from srtui.results.metrics.declare import stored, stored_releases
+from srtui.results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+from srtui.results.store.store import Store
 
 FEATS = ("x1", "x2", "x3")
 TRUTHS = ("0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1", "x1*exp(-x2) + sin(x3)", "x1**2 + x2**2 - x3")

@@ -92,8 +92,8 @@ def _metrics_rate(ws: Path, slots: int, cluster: bool) -> tuple[float, int]:
     with sqlite3.connect(ws / "srtui.db") as conn:
         conn.execute("DELETE FROM expr_cache")
         n = conn.execute("SELECT count(*) FROM jobs WHERE status = 'ok' AND model IS NOT NULL").fetchone()[0]
-    from engine.workspace import Workspace
-    from runs.rescore import RescoreRequest, rescore
+    from srtui.engine.workspace import Workspace
+    from srtui.runs.rescore import RescoreRequest, rescore
 
     started: list[float] = []
     req = RescoreRequest(force=True, workers=slots, cluster="local" if cluster else None)

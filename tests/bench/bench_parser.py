@@ -21,7 +21,7 @@ import sympy as sp
 from sympy.parsing.sympy_parser import parse_expr
 from targets import finish, target
 
-from engine.expression import ExpressionError, compile_expression, parse_expression
+from srtui.engine.expression import ExpressionError, compile_expression, parse_expression
 
 FEATURES = [f"x{i}" for i in range(5)]
 UNARY = ["sin", "cos", "exp", "log", "sqrt", "abs", "tanh"]

@@ -38,9 +38,9 @@ SEEDS = -(-N_RUNS // (len(SUITES) * TASKS * METHODS))  # 34: every method on eve
 
 def build_store(root: Path):
     """3 suites x 50 tasks x 20 methods x 34 seeds (100,000 runs), 15 % of them failed."""
-    from engine.spec import JobSpec, Limits
-    from engine.workspace import Workspace
-    from results.store.store import Store
+    from srtui.engine.spec import JobSpec, Limits
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
 
     ws = Workspace(root).ensure()
     store = Store(ws, create=True)
@@ -72,7 +72,7 @@ def build_store(root: Path):
 
 def add_metrics(ws) -> None:
     """The per-run metrics, times and energy of a rescored workspace, and each task's features."""
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
     store = Store(ws)
     rng = random.Random(1)
@@ -119,7 +119,7 @@ def timed(*args: str) -> tuple[float, float, subprocess.CompletedProcess[str]]:
 
 
 def main() -> None:
-    from results.outputs.figures import kinds
+    from srtui.results.outputs.figures import kinds
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tmp) / "ws"  # a workspace built before

@@ -3,7 +3,7 @@ timed test). Run: python tests/bench/bench_reviews.py
 
 The workspace is the review tests' seeded one (27 real items: the simulated epidemic's three
 tasks x nine methods, with their frozen plot data); each expert gets 23 hidden repeats, so 50
-items each. Four real processes (``reviews.headless``, the screen's storage functions) start
+items each. Four real processes (``srtui.reviews.headless``, the screen's storage functions) start
 rating at the same moment; the latency is from the submit (a ``BEGIN IMMEDIATE`` commit of the
 rating and its audit row) to the next item's content being read and decoded. Two paces:
 back-to-back (a stress test: the four write as fast as they can) and with 200 ms between items.
@@ -30,10 +30,10 @@ sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "unit"), str(REPO / "t
 from targets import finish, target  # noqa: E402
 from test_reviews_seed import seed_review_workspace  # noqa: E402
 
-from engine.workspace import Workspace  # noqa: E402
-from results.store.store import Store  # noqa: E402
-from reviews import create_session  # noqa: E402
-from reviews.items import build_items  # noqa: E402
+from srtui.engine.workspace import Workspace  # noqa: E402
+from srtui.results.store.store import Store  # noqa: E402
+from srtui.reviews import create_session  # noqa: E402
+from srtui.reviews.items import build_items  # noqa: E402
 
 EXPERTS = ["e1", "e2", "e3", "e4"]
 
@@ -46,7 +46,7 @@ def run(root: Path, session: str, think_ms: float) -> list[float]:
             [
                 sys.executable,
                 "-m",
-                "reviews.headless",
+                "srtui.reviews.headless",
                 str(root),
                 session,
                 e,

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from targets import finish, target
 
-from results.metrics.profiles import PROFILES
+from srtui.results.metrics.profiles import PROFILES
 
 SRTUI = str(Path(sys.executable).with_name("srtui"))
 PROPERTIES = ("exact_rediscovery", "feature_absence", "noise_robustness", "extrapolation", "accuracy")

@@ -116,7 +116,7 @@ def _run(
 ) -> tuple[list, dict[tuple[str, str], float], float]:
     """``srtui run`` of the 2021 files in a workspace under ``tmp`` (resumed if one is there);
     the stored runs of the suite, their median sizes and the wall time."""
-    from tasks.loaders.pmlb_blackbox import task_name
+    from srtui.tasks.loaders.pmlb_blackbox import task_name
 
     folder = tmp / "methods"
     folder.mkdir(exist_ok=True)
@@ -161,8 +161,8 @@ def main() -> int:
         "--datasets all prints the whole table without running again what is stored)",
     )
     args = ap.parse_args()
-    from tasks.loaders.pmlb import QUALIFICATION
-    from tasks.loaders.pmlb_blackbox import task_name
+    from srtui.tasks.loaders.pmlb import QUALIFICATION
+    from srtui.tasks.loaders.pmlb_blackbox import task_name
 
     data = Path(os.environ.get("SRTUI_DATA_DIR") or REPO.parent / "shared" / "data")
     datasets = list(QUALIFICATION) if args.datasets == "all" else args.datasets.split(",")

@@ -50,7 +50,7 @@ def shared_pmlb() -> Path | None:
 
 def pmlb_shaped(root: Path) -> Path:
     """A PMLB-shaped folder of the 122 datasets: the shared real files, random data for the rest."""
-    from tasks.loaders import pmlb_files
+    from srtui.tasks.loaders import pmlb_files
 
     manifest = pmlb_files.manifest()
     real = shared_pmlb()
@@ -79,8 +79,8 @@ def pmlb_shaped(root: Path) -> Path:
 
 def blackbox_2021(pmlb: Path) -> None:
     """The 122 SRBench 2021 black-box tasks built from ``pmlb`` (read in place), cold then cached."""
-    from tasks.catalogue import TaskContext, get_task
-    from tasks.loaders.pmlb_blackbox import BLACKBOX_2021, task_name
+    from srtui.tasks.catalogue import TaskContext, get_task
+    from srtui.tasks.loaders.pmlb_blackbox import BLACKBOX_2021, task_name
 
     with tempfile.TemporaryDirectory() as tmp:
         ctx = TaskContext(cache_dir=Path(tmp), data_dir=pmlb)
@@ -96,7 +96,7 @@ def blackbox_2021(pmlb: Path) -> None:
 
 
 def catalogue() -> None:
-    from tasks.catalogue import TaskContext, entries, get_task
+    from srtui.tasks.catalogue import TaskContext, entries, get_task
 
     listed, t_list = timed(entries)
     print(f"entries(): {len(listed)} tasks registered in {t_list * 1000:.0f} ms (imports included)")
@@ -127,8 +127,8 @@ def catalogue() -> None:
 
 def stage1_all() -> None:
     """The 170 SRBench 2022 stage-1 datasets built cold (no cache): what the fingerprint test does."""
-    from tasks.generators import srbench2022 as s22
-    from tasks.suites import COMPETITION_SEEDS
+    from srtui.tasks.generators import srbench2022 as s22
+    from srtui.tasks.suites import COMPETITION_SEEDS
 
     def build_all() -> int:
         n = 0

@@ -39,9 +39,9 @@ N_RUNS = 100_000
 
 def build_store(root: Path, n_runs: int = N_RUNS):
     """A workspace of ``n_runs`` finished runs (built in chunks: constant memory)."""
-    from engine.spec import JobSpec, Limits
-    from engine.workspace import Workspace
-    from results.store.store import Store
+    from srtui.engine.spec import JobSpec, Limits
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
 
     ws = Workspace(root).ensure()
     store = Store(ws, create=True)
@@ -235,7 +235,7 @@ def monitor_cpu(tmp: Path, seconds: float = 20.0) -> tuple[float, str]:
             how = "headless"
             session = None
             code = (
-                "from engine.workspace import Workspace; from srtui.app.app import SrtuiApp; "
+                "from srtui.engine.workspace import Workspace; from srtui.app.app import SrtuiApp; "
                 f"SrtuiApp(Workspace(__import__('pathlib').Path({str(ws)!r}))).run(headless=True)"
             )
             app_proc = psutil.Popen([sys.executable, "-c", code], env=env)
@@ -261,9 +261,9 @@ def monitor_cpu(tmp: Path, seconds: float = 20.0) -> tuple[float, str]:
 
 def open_store(root: Path, n_runs: int):
     """The store at ``root``, built when missing; opened for writing once (a migration, timed)."""
-    from engine.workspace import Workspace
-    from results.store import schema
-    from results.store.store import Store
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store import schema
+    from srtui.results.store.store import Store
 
     if not (root / "srtui.db").exists():
         t = time.perf_counter()
@@ -286,8 +286,8 @@ def open_store(root: Path, n_runs: int):
 
 def monitor_refresh(ws) -> float:
     """CPU seconds of one monitor poll after a write (nothing cached)."""
-    from results.store.queries import Reader
-    from results.views import monitor_snapshot
+    from srtui.results.store.queries import Reader
+    from srtui.views import monitor_snapshot
 
     reader = Reader(ws)
     monitor_snapshot(reader)  # opens the connection

@@ -66,13 +66,13 @@ def test_the_app_facade_contract_fails_on_a_screen_that_reaches_past_the_facade(
         else:
             shutil.copy(source, tmp_path / name)
     screen = tmp_path / "srtui" / "app" / "screens" / "monitor.py"
-    past = "from runs.sink import StoreSink\nfrom results.store.queries import Reader as R"
+    past = "from srtui.runs.sink import StoreSink\nfrom srtui.results.store.queries import Reader as R"
     screen.write_text(screen.read_text() + f"\n{past}  # noqa: E402, F401\n")
     proc = lint_imports(tmp_path)
     assert proc.returncode != 0, proc.stdout[-3000:]
     assert "The app enters the core through its facade BROKEN" in proc.stdout
-    assert "srtui.app.screens.monitor -> runs.sink" in proc.stdout
-    assert "srtui.app.screens.monitor -> results.store.queries" in proc.stdout
+    assert "srtui.app.screens.monitor -> srtui.runs.sink" in proc.stdout
+    assert "srtui.app.screens.monitor -> srtui.results.store.queries" in proc.stdout
     assert "The core never imports Textual KEPT" in proc.stdout
 
 
@@ -82,14 +82,14 @@ def core_modules() -> list[str]:
         folder = REPO / package
         if not (folder / "__init__.py").is_file():
             continue
-        names.append(package)
-        names += [m.name for m in pkgutil.walk_packages([str(folder)], prefix=f"{package}.")]
+        names.append(f"srtui.{package}")
+        names += [m.name for m in pkgutil.walk_packages([str(folder)], prefix=f"srtui.{package}.")]
     return names
 
 
 def test_core_modules_do_not_load_textual_at_run_time():
     modules = core_modules()
-    assert "engine.process.supervise" in modules and "results.store.store" in modules
+    assert "srtui.engine.process.supervise" in modules and "srtui.results.store.store" in modules
     script = (
         "import importlib, sys\n"
         "bad = []\n"

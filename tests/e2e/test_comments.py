@@ -12,10 +12,10 @@ PACKAGES = ("engine", "tasks", "results", "reviews", "runs", "srtui")
 
 
 def test_the_suite_files_cpu_default_is_the_limits_one() -> None:
-    import tasks.suites
-    from engine.spec import Limits
+    import srtui.tasks.suites
+    from srtui.engine.spec import Limits
 
-    found = re.search(r"default ([\d.]+) x time_s \+ ([\d.]+)", tasks.suites.__doc__ or "")
+    found = re.search(r"default ([\d.]+) x time_s \+ ([\d.]+)", srtui.tasks.suites.__doc__ or "")
     assert found, "tasks/suites.py documents the default CPU limit"
     factor, offset = float(found[1]), float(found[2])
     for time_s in (1.0, 60.0, 3600.0):
@@ -34,16 +34,18 @@ def test_every_test_file_a_comment_cites_exists() -> None:
 
 def test_the_explorer_says_who_groups() -> None:
     """Grouping is numpy's over the column store, else a pandas group-by over the filtered rows
-    (results.store.explore), never SQLite's."""
-    import results.store.explore
+    (srtui.results.store.explore), never SQLite's."""
     import srtui.app.screens.results as screen
+    import srtui.results.store.explore
 
     assert "SQLite does the filter, sort, grouping" not in (screen.__doc__ or "")
     assert "numpy" in (screen.__doc__ or "") and "column store" in (screen.__doc__ or "")
-    assert "numpy" in (results.store.explore.__doc__ or "") and "pandas" in (results.store.explore.__doc__ or "")
+    assert "numpy" in (srtui.results.store.explore.__doc__ or "") and "pandas" in (
+        srtui.results.store.explore.__doc__ or ""
+    )
 
 
-#: a dotted engine or results name (``engine.process.supervise.run_job``, ``results.store.queries``) or a
+#: a dotted engine or results name (``srtui.engine.process.supervise.run_job``, ``srtui.results.store.queries``) or a
 #: source path of any package
 #: (``runs/tuning.py``) in code, a comment, a docstring or a page
 _RESULTS_FIRST = (  # the rooms of results/ and the modules #47 moved into them (``results`` is also a variable)

@@ -13,7 +13,7 @@ import psutil
 import pytest
 from conftest import srtui
 
-from engine.errors import SrtuiError
+from srtui.engine.errors import SrtuiError
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("engine", "tasks", "results", "reviews", "runs", "srtui")
@@ -26,6 +26,7 @@ def exception_classes() -> list[tuple[str, str]]:
         for path in sorted((REPO / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+            module = module if package == "srtui" else f"srtui.{module}"
             for node in tree.body:
                 if isinstance(node, ast.ClassDef) and (
                     node.name.endswith("Error")
@@ -43,7 +44,7 @@ def test_every_exception_class_of_the_project_is_a_srtui_error() -> None:
         cls = getattr(importlib.import_module(module), name)
         if issubclass(cls, BaseException) and not issubclass(cls, SrtuiError):
             strays.append(f"{module}.{name}")
-    assert not strays, f"not under engine.errors.SrtuiError: {strays}"
+    assert not strays, f"not under srtui.engine.errors.SrtuiError: {strays}"
 
 
 def one_error_line(proc: object, code: int = 2) -> str:
@@ -143,9 +144,9 @@ def test_dask_scheduler_has_its_own_option_and_the_old_name_says_so(tmp_path: Pa
 
 
 def test_every_backend_implements_the_backend_protocol() -> None:
-    from engine.backends.base import Backend
-    from engine.backends.dask import DaskBackend
-    from engine.backends.local import LocalBackend
+    from srtui.engine.backends.base import Backend
+    from srtui.engine.backends.dask import DaskBackend
+    from srtui.engine.backends.local import LocalBackend
 
     wanted = {name for name in vars(Backend) if not name.startswith("_")} | set(Backend.__annotations__)
     assert {"prepare", "run", "close", "name"} <= wanted
@@ -176,9 +177,9 @@ def test_a_dask_cluster_started_before_the_store_is_closed_when_the_store_fails(
     """The cluster is started before the store is opened (a bad cluster touches nothing); a
     store that then cannot be opened must not leave the cluster's worker processes running."""
     pytest.importorskip("distributed", reason="dask[distributed] is in the cluster extra")
-    from engine.workspace import resolve
-    from results.store.store import StoreError
-    from runs.run import RunRequest, execute, plan_run
+    from srtui.engine.workspace import resolve
+    from srtui.results.store.store import StoreError
+    from srtui.runs.run import RunRequest, execute, plan_run
 
     ws = resolve(tmp_path / "ws")
     ws.ensure()

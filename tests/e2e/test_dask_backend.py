@@ -16,7 +16,7 @@ import psutil
 import pytest
 from conftest import FALLBACK, results_json, srtui
 
-from engine.process.tree import processes_with_token
+from srtui.engine.process.tree import processes_with_token
 
 pytest.importorskip("distributed", reason="the dask backend needs dask[distributed]")
 
@@ -143,7 +143,7 @@ def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file, lau
     assert victim_job is not None, "no job started"
     job = psutil.Process(job_pid)
     dask_worker = job.parent()
-    if dask_worker is not None and "engine.process.fork_server" in " ".join(dask_worker.cmdline()):
+    if dask_worker is not None and "srtui.engine.process.fork_server" in " ".join(dask_worker.cmdline()):
         dask_worker = dask_worker.parent()  # a forked job's parent is its server, started by the worker
     assert dask_worker is not None and dask_worker.pid != driver.pid
     dask_worker.kill()
@@ -243,9 +243,9 @@ def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
     """SLURM workers get a lifetime below the walltime; one too old for a job hands it back."""
     from distributed import Client, LocalCluster
 
-    from engine.backends.dask_worker import run_on_worker
-    from engine.process.supervise import JobPayload
-    from engine.spec import JobSpec, Limits
+    from srtui.engine.backends.dask_worker import run_on_worker
+    from srtui.engine.process.supervise import JobPayload
+    from srtui.engine.spec import JobSpec, Limits
 
     spec = JobSpec("s", "smoke-linear", "probe-noop", 1, Limits(time_s=7200), "fp", "v")
     payload = JobPayload(spec=spec, attempt=1, workspace_token="retire-test")

@@ -17,7 +17,7 @@ from test_tui_seed import seed_demo
 from test_tui_snapshots import make_app, until
 from textual.widgets import ContentSwitcher
 
-from engine.workspace import Workspace
+from srtui.engine.workspace import Workspace
 
 #: method -> (fit_s, energy_j, energy_method) written into every stored run of the demo's suite
 FIGURES = {"linear": (0.02, 0.9, "estimate"), "ridge": (0.4, 30.0, "estimate"), "probe-noop": (3.0, 400.0, "rapl")}

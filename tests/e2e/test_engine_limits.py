@@ -9,13 +9,13 @@ from pathlib import Path
 import psutil
 from conftest import FALLBACK, results_json, srtui
 
-from engine.process.tree import processes_with_token
+from srtui.engine.process.tree import processes_with_token
 
 
 def job_processes_alive(workspace: Path) -> list[psutil.Process]:
     """Any process still carrying a job token of this workspace (other runs share the machine)."""
-    from engine.workspace import Workspace
-    from results.store.store import Store
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
 
     store = Store(Workspace(workspace), readonly=True)
     prefix = store.workspace_id + ":"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import results_json, srtui
 
-from engine.process.tree import processes_with_token
+from srtui.engine.process.tree import processes_with_token
 
 
 def db_rows(workspace: Path, sql: str) -> list[tuple]:

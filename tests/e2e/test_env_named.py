@@ -34,7 +34,7 @@ def test_an_unknown_env_or_one_without_a_method_folder_is_refused(tmp_path: Path
 
 
 def test_a_2021_file_runs_in_scikit_learn_0_24_1(tmp_path: Path, workspace: Path) -> None:
-    from engine.methods.env_specs import SPECS
+    from srtui.engine.methods.env_specs import SPECS
 
     env = SPECS["sklearn-0.24.1"].environment
     if not env.ready():
@@ -58,7 +58,7 @@ def test_a_2021_file_runs_in_scikit_learn_0_24_1(tmp_path: Path, workspace: Path
 
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_a_suite_names_each_method_s_environment(tmp_path: Path, workspace: Path) -> None:
-    from engine.methods.env_specs import SPECS
+    from srtui.engine.methods.env_specs import SPECS
 
     file = tmp_path / "KernelRidge.py"
     file.write_text(KERNEL_RIDGE)
@@ -88,7 +88,7 @@ def test_srbench_2_0_folders_run_in_the_srbench2025_sklearn_environment(
 ) -> None:
     import subprocess
 
-    from engine.methods.env_specs import SPECS
+    from srtui.engine.methods.env_specs import SPECS
 
     env = SPECS["srbench2025-sklearn"].environment
     if not env.ready():

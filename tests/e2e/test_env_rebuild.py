@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import srtui
 
-from engine.methods.env_specs import get
+from srtui.engine.methods.env_specs import get
 
 NAME = "sklearn-0.24.1"  # the environment of the built-in sgd-sklearn024
 

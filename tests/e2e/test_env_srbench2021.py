@@ -23,7 +23,7 @@ TASK = "srbench2021-bb-579-fri-c0-250-5"  # 250 rows: 188 training rows under SR
 
 
 def _needs() -> tuple[Path, Path]:
-    from engine.methods.env_specs import SPECS
+    from srtui.engine.methods.env_specs import SPECS
 
     env = SPECS["srbench2021"].environment
     if not env.ready():

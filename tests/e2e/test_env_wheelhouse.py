@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import srtui
 
-from engine.methods.env_specs import get
-from engine.methods.environments import WHEELHOUSE_MARKER, Environment
+from srtui.engine.methods.env_specs import get
+from srtui.engine.methods.environments import WHEELHOUSE_MARKER, Environment
 
 STAND_IN = Environment("wheelhouse-stand-in", (("six==1.17.0",),), "import six\nassert six.__version__ == '1.17.0'")
 CLOSED = "http://127.0.0.1:9/simple"  # the discard port: nothing answers there

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.spec import JobSpec, Limits
-from engine.workspace import Workspace
-from results.store import colstore
-from results.store.explore import ResultsQuery, count_jobs, results_page, where_clause
-from results.store.explore_sql import Cancelled, watch
-from results.store.filters import parse_filter
-from results.store.queries import Reader
-from results.store.store import Store
+from srtui.engine.spec import JobSpec, Limits
+from srtui.engine.workspace import Workspace
+from srtui.results.store import colstore
+from srtui.results.store.explore import ResultsQuery, count_jobs, results_page, where_clause
+from srtui.results.store.explore_sql import Cancelled, watch
+from srtui.results.store.filters import parse_filter
+from srtui.results.store.queries import Reader
+from srtui.results.store.store import Store
 
 SUITES = ("alpha", "Beta_1", "g%mma")
 TASKS = ("feynman-I", "FEYNMAN-ii", "task_1", "task%2", "strogatz é", "ode")
@@ -289,7 +289,7 @@ def test_a_superseded_query_stops(world):
 def test_an_interrupted_rescore_resumes_where_it_stopped(tmp_path, monkeypatch):
     """Metrics are written a batch at a time: Ctrl-C after the first batch keeps it, and the
     next rescore computes only the jobs still missing."""
-    from results.metrics import compute as metrics
+    from srtui.results.metrics import compute as metrics
 
     store = Store(Workspace(tmp_path / "ws").ensure(), create=True)
     _fill(store, 7, random.Random(1))

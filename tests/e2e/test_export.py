@@ -10,17 +10,17 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from engine.errors import SrtuiError
-from results.outputs.export import (
+from srtui.cli import app
+from srtui.engine.errors import SrtuiError
+from srtui.results.outputs.export import (
     latex_body,
     latex_escape,
     render_score,
     render_tables,
     srtui_version,
 )
-from results.scoring import score
-from results.scoring.tables import normalise, read_runs_csv
-from srtui.cli import app
+from srtui.results.scoring import score
+from srtui.results.scoring.tables import normalise, read_runs_csv
 
 
 def runs():

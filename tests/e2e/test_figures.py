@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from conftest import shared_data_dir, srtui
 
-from engine.workspace import Workspace
-from results.outputs.figures import FigureData, kinds, render
-from results.store.store import Store
+from srtui.engine.workspace import Workspace
 from srtui.outputs import figure_data
+from srtui.results.outputs.figures import FigureData, kinds, render
+from srtui.results.store.store import Store
 
 SMOKE_METHODS = ("linear", "poly2", "gplearn", "pyoperon", "ffx")
 REVIEWED = ("gplearn", "pyoperon", "ffx")  # the review leaves the baselines out
@@ -51,7 +51,7 @@ def smoke_ws(tmp_path_factory) -> Path:
     )
     for expert in ("ann", "bob"):
         subprocess.run(
-            [sys.executable, "-m", "reviews.headless", str(ws), "panel", expert, "--auto", "50"],
+            [sys.executable, "-m", "srtui.reviews.headless", str(ws), "panel", expert, "--auto", "50"],
             check=True,
             capture_output=True,
             timeout=120,
@@ -64,9 +64,9 @@ def smoke_ws(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def published_2021() -> Path:
     """SRBench's docs/csv/blackbox_results.csv (branch master), as srtui ships it (results/scoring/published)."""
-    import results.scoring.published
+    import srtui.results.scoring.published
 
-    path = Path(results.scoring.published.__file__).parent / "data" / "srbench2021-blackbox_results.csv"
+    path = Path(srtui.results.scoring.published.__file__).parent / "data" / "srbench2021-blackbox_results.csv"
     assert path.is_file()
     return path
 
@@ -194,7 +194,7 @@ def _hostile_runs() -> pd.DataFrame:
 
 @pytest.mark.parametrize("kind", ["pareto", "points", "cd", "wilcoxon", "profiles"])
 def test_untrusted_names_print_as_text_never_as_mathtext_or_markup(tmp_path, kind):
-    from results.scoring.tables import normalise
+    from srtui.results.scoring.tables import normalise
 
     data = FigureData(runs=normalise(_hostile_runs()))
     text = svg_texts(render(kind, data, tmp_path / "f.svg"))
@@ -261,7 +261,7 @@ def test_list_describes_every_figure():
 
 def test_a_method_keeps_its_colour_in_every_figure(smoke_ws, tmp_path):
     """The same method gets the same colour in two figures of one workspace."""
-    from results.outputs.figures.style import looks
+    from srtui.results.outputs.figures.style import looks
 
     look = looks(SMOKE_METHODS)
     assert len({(v.color, v.marker) for v in look.values()}) == len(SMOKE_METHODS)
@@ -407,7 +407,7 @@ def layout_problems(fig) -> list[str]:
 def test_no_figure_has_overlapping_text_or_text_off_the_page(smoke_ws, tmp_path, width):
     """Every figure kind, one and two columns wide: each text's bounding box, measured at draw
     time, overlaps no other and stays on the page; the SVG written parses with every text."""
-    from results.outputs.figures import draw
+    from srtui.results.outputs.figures import draw
 
     store = Store(Workspace(smoke_ws), readonly=True)
     try:

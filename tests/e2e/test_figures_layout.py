@@ -12,11 +12,11 @@ import pytest
 from conftest import srtui
 from test_figures import layout_problems
 
-from engine.workspace import Workspace
-from results.outputs.figures import FigureData, draw
-from results.outputs.figures.style import PALETTE
-from results.store.store import Store
+from srtui.engine.workspace import Workspace
 from srtui.outputs import figure_data
+from srtui.results.outputs.figures import FigureData, draw
+from srtui.results.outputs.figures.style import PALETTE
+from srtui.results.store.store import Store
 
 BLACKBOX = "paper-blackbox-law"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import results_json, srtui
 
-from engine.process import energy
+from srtui.engine.process import energy
 
 
 def test_fit_s_times_the_fit_alone_not_the_imports(workspace: Path, suite_file, launcher: str) -> None:
@@ -27,8 +27,8 @@ def test_fit_s_times_the_fit_alone_not_the_imports(workspace: Path, suite_file, 
 
 
 def test_preload_defaults_to_the_top_level_modules_of_the_required_distributions() -> None:
-    from engine.methods import registry
-    from engine.methods.base import _top_level_modules
+    from srtui.engine.methods import registry
+    from srtui.engine.methods.base import _top_level_modules
 
     assert _top_level_modules(("scikit-learn", "no-such-distribution-xyz")) == ["sklearn"]
     assert registry.load("linear").preload() == []  # every named module imports
@@ -130,7 +130,7 @@ def test_results_summary_gives_median_energy_and_training_time_per_method(worksp
 def test_method_medians_reports_mixed_measurements_and_skips_unmeasured_runs() -> None:
     import pandas as pd
 
-    from results.scoring.resources import method_medians
+    from srtui.results.scoring.resources import method_medians
 
     runs = pd.DataFrame(
         {

@@ -172,7 +172,10 @@ def test_fit_time_imports_threads_and_children_behave_as_under_exec(tmp_path: Pa
         assert a["status"] == b["status"] == "ok", (a, b)
         assert a["model"] == b["model"], (a, b)  # the same model, fit for fit
         assert a["job_id"] == b["job_id"]
-    for notes, marker in ((fork_notes, "engine.process.fork_server"), (exec_notes, "engine.process.job_worker")):
+    for notes, marker in (
+        (fork_notes, "srtui.engine.process.fork_server"),
+        (exec_notes, "srtui.engine.process.job_worker"),
+    ):
         # every job of each folder noted its fit, and the thread it left running noted after it
         noted = Counter(what for what, _ in notes)
         assert noted == dict.fromkeys(["importer", "threads", "forker", "late-thread"], 2), notes
@@ -241,9 +244,9 @@ _DRIVER = """
 import os, sys, time
 from pathlib import Path
 import numpy as np
-from engine.process import launch
-from engine.process.supervise import JobPayload, run_job
-from engine.spec import JobSpec, Limits
+from srtui.engine.process import launch
+from srtui.engine.process.supervise import JobPayload, run_job
+from srtui.engine.spec import JobSpec, Limits
 
 tmp = Path(sys.argv[1])
 X = np.arange(40.0).reshape(20, 2)

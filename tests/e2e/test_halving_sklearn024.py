@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import legacy_sort
-from engine.protocols import (
+from srtui.engine import legacy_sort
+from srtui.engine.protocols import (
     SKLEARN_0_24,
     fold_score,
     get_protocol,
@@ -93,7 +93,7 @@ print(json.dumps({"iterations": its, "best": int(s.best_params_["c"]), "resource
 
 
 def _sklearn_024() -> Path:
-    from engine.methods import registry
+    from srtui.engine.methods import registry
 
     env = registry.load("sgd-sklearn024").environment  # scikit-learn 0.24.1's
     assert env is not None
@@ -146,7 +146,7 @@ def test_halving_choices_are_scikit_learn_0_24_1_s(n_rows: int, n_candidates: in
 
 def test_numpy_argsort_of_the_environment_is_the_written_out_one() -> None:
     """Random float64 arrays with ties and NaNs, 0 to 300 long: the environment's numpy (1.23.5)
-    argsorts each as engine.legacy_sort does."""
+    argsorts each as srtui.engine.legacy_sort does."""
     python = _sklearn_024()
     rng = np.random.RandomState(41)
     arrays = []
@@ -168,8 +168,8 @@ def test_numpy_argsort_of_the_environment_is_the_written_out_one() -> None:
 
 
 def test_results_tuning_says_nan_where_0_24_1_had_nan() -> None:
-    from results.store.tuning import JobScore, summary_text
-    from runs.tuning import _candidate
+    from srtui.results.store.tuning import JobScore, summary_text
+    from srtui.runs.tuning import _candidate
 
     nan_folds: list[float | None] = [0.5, 0.4, NAN, NAN, NAN]
     candidate = _candidate({"alpha": 1}, mean_scores([nan_folds], 0.0)[0], nan_folds, [JobScore("ok", 0.5)] * 5)

@@ -135,8 +135,8 @@ def test_a_job_cannot_change_the_data_the_next_job_fits(mode: str, clean: dict, 
 def test_a_log_srtui_appends_to_is_never_written_through_what_a_job_put_there(kind: str, tmp_path: Path) -> None:
     """logs/dask.log (logging.FileHandler followed a link): appended through no link, in a folder
     reached through no link; whatever is in the way is replaced."""
-    from engine.untrusted import open_append
-    from engine.workspace import Workspace
+    from srtui.engine.untrusted import open_append
+    from srtui.engine.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws").ensure()
     outside = tmp_path / "outside"

@@ -15,7 +15,7 @@ import pytest
 from conftest import FALLBACK, poll_db, results_json
 from probe_folders import as_launched
 
-from engine.process import cgroups
+from srtui.engine.process import cgroups
 
 CAP_S = 20  # the loop's own end: what the test proves srtui ends long before
 

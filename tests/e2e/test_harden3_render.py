@@ -87,9 +87,9 @@ def test_report_of_a_power_tower_model_ends_and_shows_it_as_text(tower_ws: Path,
 def test_app_expression_view_of_a_power_tower_keeps_its_event_loop(tower_ws: Path) -> None:
     from textual.widgets import DataTable, Static
 
-    from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
     from srtui.app.screens.expression import ExpressionScreen
+    from srtui.engine.workspace import Workspace
 
     [row] = results_json(tower_ws)
 
@@ -131,7 +131,7 @@ def test_app_expression_view_of_a_power_tower_keeps_its_event_loop(tower_ws: Pat
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.timeout(60)
 def test_review_items_of_a_power_tower_are_a_black_box() -> None:
-    from reviews.items import BLACK_BOX, rounded_expression
+    from srtui.reviews.items import BLACK_BOX, rounded_expression
 
     started = time.monotonic()
     forms = rounded_expression(TOWER, ("x1",), "python")
@@ -148,8 +148,8 @@ def test_review_items_of_a_power_tower_are_a_black_box() -> None:
 )
 def test_app_forms_and_report_mathml_of_towers_end_in_time(model: str) -> None:
     """The same prints the app and the report make, without a run: each ends within its deadline."""
-    from results.outputs.report.models import render_models
-    from results.views import render, simplified
+    from srtui.results.outputs.report.models import render_models
+    from srtui.views import render, simplified
 
     started = time.monotonic()
     shown = render(model, ("x1",), "python")

@@ -1,7 +1,7 @@
 """Issue 43, break 8: a 50 MB model string (a crafted workspace: runs cap a model at 100,000
 characters) blocked the app's event loop for minutes while the expression view laid it out
 whole. It is now shown a page at a time, with its size and the keys that page through it, each
-page read from the database in a worker (results.views.longtext): the facade never reads the
+page read from the database in a worker (srtui.views.longtext): the facade never reads the
 whole text, and the event loop keeps going. How fast a page shows: tests/bench/bench_long_model.py."""
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ def test_the_facade_reads_a_50_mb_model_a_page_at_a_time(workspace: Path, one_ru
     facade used to read it whole: 50 MB of str, made visible, before anything showed)."""
     import tracemalloc
 
-    from engine.workspace import Workspace
-    from results.store.queries import Reader
-    from results.views import PAGE_BYTES, StoredText, expression_detail, job_row, read_page
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.queries import Reader
+    from srtui.views import PAGE_BYTES, StoredText, expression_detail, job_row, read_page
 
     job_id = _run(workspace, one_run_ws)
     hostile = "\x1b[31m" + "x0 + " * 10_000_000  # an escape sequence on the first page
@@ -69,9 +69,9 @@ def test_the_facade_reads_a_50_mb_model_a_page_at_a_time(workspace: Path, one_ru
 
 
 def test_pages_of_a_long_text_are_whole_characters_and_cover_it(workspace: Path, one_run_ws: Path) -> None:
-    from engine.workspace import Workspace
-    from results.store.queries import Reader
-    from results.views import job_row, read_page
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.queries import Reader
+    from srtui.views import job_row, read_page
 
     job_id = _run(workspace, one_run_ws)
     text = "é€𝑥 + x0 * " * 10_000  # 1-, 2-, 3- and 4-byte characters across page edges
@@ -92,9 +92,9 @@ def test_a_50_mb_model_is_shown_a_page_at_a_time_and_the_app_keeps_going(workspa
     from textual.css.query import NoMatches
     from textual.widgets import Static
 
-    from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
     from srtui.app.screens.expression import TEXT_PAGE, ExpressionScreen
+    from srtui.engine.workspace import Workspace
 
     job_id = _run(workspace, one_run_ws)
     with sqlite3.connect(workspace / "srtui.db") as conn:

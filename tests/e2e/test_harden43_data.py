@@ -1,5 +1,5 @@
 """Issue 43, breaks 2-6: what srtui reads or downloads that is not its own goes through one
-bounded reader (engine.untrusted.read_file): no link followed, no FIFO or device read, the size
+bounded reader (srtui.engine.untrusted.read_file): no link followed, no FIFO or device read, the size
 checked before a byte is read or hashed, hashed and parsed from the same bytes; a download's
 ``.part`` is never written through a link; a transfer has a deadline and a minimum rate."""
 

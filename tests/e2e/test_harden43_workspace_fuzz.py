@@ -71,7 +71,7 @@ for argv in {commands!r}:
     print("fuzz: ran", argv[0], file=sys.stderr)
 
 async def screens():
-    from engine.workspace import Workspace
+    from srtui.engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
     from srtui.app.widgets import SECTIONS
 

@@ -89,10 +89,10 @@ def test_methods_check_imports_nothing_planted(planted) -> None:
 
 
 def test_the_seal_probe_imports_nothing_planted(planted) -> None:
-    """The probe alone (``engine.process.seal.isolation``), in a fresh driver whose cwd and
+    """The probe alone (``srtui.engine.process.seal.isolation``), in a fresh driver whose cwd and
     TMPDIR hold the planted packages."""
     marks, cwd, env = planted
-    code = "from engine.process import seal; print(seal.isolation().mode)"
+    code = "from srtui.engine.process import seal; print(seal.isolation().mode)"
     proc = run([sys.executable, "-P", "-c", code], cwd, env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() in ("namespaces", "fallback")

@@ -129,8 +129,8 @@ def test_a_private_folder_another_account_made_first_is_refused(shared: Path, vi
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert str(folder) in lines[0] and "refused" in lines[0]
-    # a Dask worker's core lock (engine.backends.dask_worker.worker_core), in a process of its own
-    code = "from engine.backends.dask_worker import worker_core; worker_core('y')"
+    # a Dask worker's core lock (srtui.engine.backends.dask_worker.worker_core), in a process of its own
+    code = "from srtui.engine.backends.dask_worker import worker_core; worker_core('y')"
     lock = subprocess.run([sys.executable, "-P", "-c", code], env=env_with(shared), capture_output=True, text=True)
     assert lock.returncode != 0 and "refused" in lock.stderr.strip().splitlines()[-1]
     assert not target.exists(), "a core lock was created where another account's link pointed"
@@ -147,7 +147,7 @@ def test_core_locks_never_follow_links_planted_in_the_old_folder(shared: Path) -
     as_other("mkdir", "-m", "0777", str(old))
     for core in range(os.cpu_count() or 1):
         as_other("ln", "-s", str(target), str(old / f"core-{core}"))
-    code = f"from engine.backends.dask_worker import worker_core; print(worker_core({scope!r}))"
+    code = f"from srtui.engine.backends.dask_worker import worker_core; print(worker_core({scope!r}))"
     lock = subprocess.run([sys.executable, "-P", "-c", code], env=env_with(shared), capture_output=True, text=True)
     assert lock.returncode == 0, lock.stderr
     assert not target.exists()

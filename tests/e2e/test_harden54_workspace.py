@@ -23,9 +23,9 @@ ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELEC
 SCRIPT = f"""
 import sys, threading
 from pathlib import Path
-from engine.workspace import Workspace
-from results.store.guard import why_stopped
-from results.store.store import Store
+from srtui.engine.workspace import Workspace
+from srtui.results.store.guard import why_stopped
+from srtui.results.store.store import Store
 
 store = Store(Workspace(Path(sys.argv[1])), readonly=True)
 if sys.argv[2] == "handlers":  # as during `srtui run`
@@ -95,8 +95,8 @@ def test_an_endless_statement_ends_past_its_budget(workspace: Path) -> None:
 
 
 def test_trusted_schema_is_off_on_every_store_connection(workspace: Path) -> None:
-    from engine.workspace import Workspace
-    from results.store.store import Store
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
 
     for readonly in (True, False):
         store = Store(Workspace(workspace), readonly=readonly)

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import results_json, srtui
 
-from engine.backends.base import Batch, DataCache, PlannedJob, RunState, finish_job
-from engine.process.supervise import JobOutcome, JobPayload, now_iso
-from engine.spec import JobSpec, Limits
-from engine.workspace import Workspace
-from results.store.store import Store
-from runs.sink import StoreSink
+from srtui.engine.backends.base import Batch, DataCache, PlannedJob, RunState, finish_job
+from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso
+from srtui.engine.spec import JobSpec, Limits
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
+from srtui.runs.sink import StoreSink
 
 REGRESSOR = """
 import numpy as np
@@ -128,9 +128,9 @@ class Blocking(StoreSink):
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("second_signal", [False, True])
 def test_stopping_ends_the_run_within_the_grace_even_with_a_blocked_slot(tmp_path: Path, second_signal: bool) -> None:
-    from engine.backends.local import FORCE_MARGIN_S, STOP_MARGIN_S, LocalBackend
-    from runs.data import write_task_data
-    from tasks.catalogue import TaskContext, get_task
+    from srtui.engine.backends.local import FORCE_MARGIN_S, STOP_MARGIN_S, LocalBackend
+    from srtui.runs.data import write_task_data
+    from srtui.tasks.catalogue import TaskContext, get_task
 
     ws = Workspace(tmp_path / "ws").ensure()
     store = Store(ws, create=True)

@@ -11,7 +11,7 @@ import psutil
 import pytest
 from conftest import REPO, results_json, srtui
 
-from engine.backends.base import usable_cores
+from srtui.engine.backends.base import usable_cores
 
 
 def refused(proc: subprocess.CompletedProcess, *words: str) -> None:

@@ -192,8 +192,8 @@ def capturing_driver(sink: list[str]):
 
 
 def job_of(ws: Path, method: str) -> str:
-    from engine.workspace import Workspace
-    from results.store.store import Store
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
 
     store = Store(Workspace(ws), readonly=True)
     try:
@@ -210,9 +210,9 @@ async def _wait(pilot, condition, timeout: float = 20.0) -> None:
 
 
 async def _drive_app(ws: Path, sink: list[str]) -> list[str]:
-    from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
     from srtui.app.screens.expression import ExpressionScreen
+    from srtui.engine.workspace import Workspace
 
     app = SrtuiApp(Workspace(ws), label="evil", theme="textual-dark")
     app.driver_class = capturing_driver(sink)

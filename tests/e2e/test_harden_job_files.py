@@ -177,7 +177,7 @@ def test_result_json_bombs_are_refused_before_they_become_objects(tmp_path: Path
 
     import numpy as np
 
-    from engine.process.supervise import JobOutcome, _read_result
+    from srtui.engine.process.supervise import JobOutcome, _read_result
 
     good = io.BytesIO()
     np.savez(good, train_pred=np.zeros(3), test_pred=np.zeros(2))

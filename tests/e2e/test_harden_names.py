@@ -1,4 +1,4 @@
-"""Issue 27: one name rule (engine.names) wherever a name enters: suite files, `tasks add`, review
+"""Issue 27: one name rule (srtui.engine.names) wherever a name enters: suite files, `tasks add`, review
 sessions and experts; file names made from a name stay inside their folder; JSON to stdout is one
 document."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import srtui
 
-from engine.names import check_name, file_in, is_name
+from srtui.engine.names import check_name, file_in, is_name
 
 BAD = ["evil\x1b]0;PWN\x07", "../../../tmp/PWNED", "..", "a/b", "trailing\n", "nul\x00", "x" * 65, "", " lead"]
 
@@ -51,10 +51,10 @@ def test_task_names_with_a_trailing_newline_are_refused(tmp_path: Path) -> None:
 
 
 def test_review_session_names_with_a_trailing_newline_are_refused(tmp_path: Path) -> None:
-    from engine.workspace import Workspace
-    from results.store.store import Store
-    from reviews.storage import ReviewError
-    from reviews.storage import check_name as review_check
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
+    from srtui.reviews.storage import ReviewError
+    from srtui.reviews.storage import check_name as review_check
 
     Store(Workspace(tmp_path / "ws").ensure(), create=True).close()
     with pytest.raises(ReviewError):

@@ -16,10 +16,10 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.expression import DIALECTS, parse_expression
-from engine.expression.dialects import DIALECT_TABLE
-from engine.expression.evaluate import evaluate_expr
-from engine.expression.parser import feature_symbol
+from srtui.engine.expression import DIALECTS, parse_expression
+from srtui.engine.expression.dialects import DIALECT_TABLE
+from srtui.engine.expression.evaluate import evaluate_expr
+from srtui.engine.expression.parser import feature_symbol
 
 NAMES = ["a", "b", "c"]
 REAL_MODEL = (

@@ -58,7 +58,7 @@ def test_killed_drivers_run_is_marked_lost_at_recovery(file_suite_ws: Path, tmp_
 def test_fullwidth_variables_are_refused() -> None:
     proc = srtui("expr", "ｘ０ + 1")
     assert proc.returncode == 2 and "U+FF58" in proc.stderr
-    from engine.expression import ExpressionError, parse_expression
+    from srtui.engine.expression import ExpressionError, parse_expression
 
     with pytest.raises(ExpressionError, match="plain characters"):
         parse_expression("ｘ０ + 1", ["x0"])
@@ -66,10 +66,10 @@ def test_fullwidth_variables_are_refused() -> None:
 
 
 def test_a_huge_rating_is_refused_not_an_overflow(file_suite_ws: Path, tmp_path: Path) -> None:
-    from engine.workspace import Workspace
-    from results.store.store import Store
-    from reviews import ExpertError, ExpertSession, create_session
-    from reviews.items import build_items
+    from srtui.engine.workspace import Workspace
+    from srtui.results.store.store import Store
+    from srtui.reviews import ExpertError, ExpertSession, create_session
+    from srtui.reviews.items import build_items
 
     ws = tmp_path / "ws"
     shutil.copytree(file_suite_ws, ws)
@@ -87,9 +87,9 @@ def test_a_huge_rating_is_refused_not_an_overflow(file_suite_ws: Path, tmp_path:
 
 
 def test_app_shows_the_refusal_of_a_newer_schema(file_suite_ws: Path, tmp_path: Path) -> None:
-    from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
     from srtui.app.screens.monitor import MonitorScreen
+    from srtui.engine.workspace import Workspace
 
     ws = tmp_path / "ws"
     shutil.copytree(file_suite_ws, ws)

@@ -11,11 +11,11 @@ import pytest
 from conftest import results_json, srtui
 from test_harden_storage import tmpfs  # noqa: F401 - the fixture
 
-from engine.workspace import Workspace
-from results.store.filters import QueryError, where_clause
-from results.store.store import db_error
-from runs import run as run_module
-from runs.run import RunError, RunRequest, plan_run
+from srtui.engine.workspace import Workspace
+from srtui.results.store.filters import QueryError, where_clause
+from srtui.results.store.store import db_error
+from srtui.runs import run as run_module
+from srtui.runs.run import RunError, RunRequest, plan_run
 
 
 def _suite(tmp_path: Path, body: str) -> Path:

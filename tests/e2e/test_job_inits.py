@@ -1,4 +1,4 @@
-"""The fork server's sealed jobs get their PID 1 from the maker (engine.process.job_inits): each job
+"""The fork server's sealed jobs get their PID 1 from the maker (srtui.engine.process.job_inits): each job
 is PID 2 of a namespace of its own, the server its only fork, its init out of its reach, and the
 init with whatever the job left goes when the server ends it; no init outlives its job.
 
@@ -20,8 +20,8 @@ REPO = Path(__file__).resolve().parents[2]
 SERVER = textwrap.dedent(
     """
     import json, os, signal, sys, time
-    from engine.process import job_inits
-    from engine.process.seal import server_start
+    from srtui.engine.process import job_inits
+    from srtui.engine.process.seal import server_start
 
     maker = job_inits.start(server_start())
     if maker is None:

@@ -51,7 +51,7 @@ def heavy(modules: set[str]) -> list[str]:
 
 
 #: all `srtui --help` and a misspelt command may import of srtui's own packages
-HELP_MODULES = {"engine", "engine.errors", "engine.textsafe", "srtui", "srtui.warnings_policy"}
+HELP_MODULES = {"srtui.engine", "srtui.engine.errors", "srtui.engine.textsafe", "srtui", "srtui.warnings_policy"}
 
 
 @pytest.mark.parametrize("args", [("--help",), ("rnu",), ("-w", "ws", "rnu")])
@@ -61,7 +61,7 @@ def test_help_and_a_misspelt_command_import_no_command(tmp_path: Path, args: tup
         assert proc.returncode == 0 and "│ run " in proc.stdout and "│ review " in proc.stdout
     else:
         assert proc.returncode == 2 and "No such command 'rnu'. Did you mean 'run'?" in proc.stderr
-    ours = {m for m in modules if m.split(".")[0] in ("engine", "results", "runs", "tasks", "reviews", "srtui")}
+    ours = {m for m in modules if m.split(".")[0] == "srtui"}
     cli = {f"srtui.cli{m}" for m in ("", ".coercion", ".command_table", ".common", ".lazy", ".tui_cmd")}
     assert ours - cli == HELP_MODULES
     # nor numpy, nor a store, nor the pydantic typer coerces values with (srtui.cli.coercion)
@@ -111,7 +111,7 @@ def test_status_and_results_read_the_store_only(tmp_path: Path, suite_file) -> N
     srtui("run", str(suite_file(methods=("probe-noop",))), "-w", str(ws), check=True)
     proc, modules = imported(tmp_path, "status", "-w", str(ws))
     assert proc.returncode == 0 and "1 jobs" in proc.stdout, proc.stdout + proc.stderr
-    assert heavy(modules) == [] and not {"numpy", "pydantic", "runs.sink", "engine.backends"} & modules
+    assert heavy(modules) == [] and not {"numpy", "pydantic", "srtui.runs.sink", "srtui.engine.backends"} & modules
     proc, modules = imported(tmp_path, "results", "--format", "json", "-w", str(ws))
     assert proc.returncode == 0 and json.loads(proc.stdout)[0]["method"] == "probe-noop"
     assert heavy(modules) == [] and not {"numpy", "pydantic"} & modules
@@ -122,7 +122,7 @@ def test_methods_check_runs_the_job_without_a_metrics_pass_or_pandas(tmp_path: P
 
     proc, modules = imported(tmp_path, "methods", "check", "linear", "--json", "-w", str(tmp_path / "ws"))
     assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "ok", proc.stderr
-    assert not {"pandas", "results.metrics.tasks", "sqlite_utils"} & modules  # the store made WAL without them
+    assert not {"pandas", "srtui.results.metrics.tasks", "sqlite_utils"} & modules  # the store made WAL without them
     with sqlite3.connect(tmp_path / "ws" / "checks" / "linear" / "srtui.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import results_json, srtui
 
-from engine.spec import JobSpec, Limits
+from srtui.engine.spec import JobSpec, Limits
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 7.0
@@ -46,8 +46,8 @@ def _forms(value: Any, name: str) -> str | None:
 
 
 def test_the_limit_travels_as_one_type_to_the_launcher(tmp_path: Path) -> None:
-    from engine.workspace import Workspace
-    from runs.run import RunRequest, execute, plan_run
+    from srtui.engine.workspace import Workspace
+    from srtui.runs.run import RunRequest, execute, plan_run
 
     seen: dict[str, set[str]] = {}
 
@@ -57,7 +57,7 @@ def test_the_limit_travels_as_one_type_to_the_launcher(tmp_path: Path) -> None:
         for name, value in frame.f_locals.items():
             form = _forms(value, name)
             if form:
-                rel = str(Path(frame.f_code.co_filename).relative_to(ROOT))
+                rel = str(Path(frame.f_code.co_filename).resolve().relative_to(ROOT))  # a room through its link
                 seen.setdefault(form, set()).add(f"{rel}:{frame.f_code.co_name}")
 
     ws = Workspace(tmp_path / "ws").ensure()

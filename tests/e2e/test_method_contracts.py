@@ -1,4 +1,4 @@
-"""Every registered method (engine.methods.registry) through one battery, as scikit-learn's
+"""Every registered method (srtui.engine.methods.registry) through one battery, as scikit-learn's
 ``check_estimator`` runs every estimator: declared attributes, a fit within its time limit,
 finite predictions of the right shape, and a model string the one parser reads that computes
 what the method predicts (the fidelity check). Parametrised over the registry: a new method
@@ -11,11 +11,11 @@ import time
 import numpy as np
 import pytest
 
-from engine.expression import parse_expression
-from engine.expression.fidelity import fidelity_check
-from engine.methods import registry
-from engine.methods.base import Method
-from engine.spec import FitBudget
+from srtui.engine.expression import parse_expression
+from srtui.engine.expression.fidelity import fidelity_check
+from srtui.engine.methods import registry
+from srtui.engine.methods.base import Method
+from srtui.engine.spec import FitBudget
 
 FEATURES = ("a", "b", "c")
 BUDGET = 2.0  # seconds a method is given; a method that honours it must stop within 10x + 30 s

@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from engine.expression import parse_expression
-from engine.methods import registry
-from engine.methods.base import FittedModel, Method
-from engine.spec import FitBudget
+from srtui.engine.expression import parse_expression
+from srtui.engine.methods import registry
+from srtui.engine.methods.base import FittedModel, Method
+from srtui.engine.spec import FitBudget
 
 NAMES = ["a", "b", "c"]
 
@@ -145,7 +145,7 @@ def test_ffx_basis_printer_covers_every_operator():
     from ffx.core.constants import OP_ABS, OP_GTH, OP_LOG10, OP_LTH, OP_MAX0, OP_MIN0
     from ffx.core.models import FFXModel
 
-    from engine.methods.ffx_adapter import model_expression
+    from srtui.engine.methods.ffx_adapter import model_expression
 
     x0, x1 = SimpleBase(0, 1), SimpleBase(1, 0.5)
     bases_n = [
@@ -169,7 +169,7 @@ def test_gplearn_translates_every_program_of_a_population_exactly():
     """All built-in operators, data near gplearn's 0.001 protection threshold: exact agreement."""
     from gplearn.genetic import SymbolicRegressor
 
-    from engine.methods.gplearn_adapter import program_to_expression
+    from srtui.engine.methods.gplearn_adapter import program_to_expression
 
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(200, 3))
@@ -192,7 +192,7 @@ def test_gplearn_translates_every_program_of_a_population_exactly():
 def test_gplearn_translation_keeps_full_precision_constants():
     from gplearn.functions import _function_map
 
-    from engine.methods.gplearn_adapter import GplearnError, program_to_expression
+    from srtui.engine.methods.gplearn_adapter import GplearnError, program_to_expression
 
     prog = [_function_map["add"], 0, _function_map["div"], 0.123456789012345, 2]
     assert program_to_expression(prog, NAMES) == "add(a, div(0.123456789012345, c))"
@@ -219,7 +219,7 @@ def test_gplearn_warm_start_growth_equals_one_fit():
     from gplearn.fitness import make_fitness
     from gplearn.genetic import SymbolicRegressor
 
-    from engine.methods.gplearn_adapter import (
+    from srtui.engine.methods.gplearn_adapter import (
         Gplearn,
         affine_fit,
         linear_scaling_mse,
@@ -238,7 +238,7 @@ def test_gplearn_warm_start_growth_equals_one_fit():
 
 
 def test_affine_fit_and_linear_scaling_mse_by_hand():
-    from engine.methods.gplearn_adapter import (
+    from srtui.engine.methods.gplearn_adapter import (
         affine_fit,
         linear_scaling_mse,
         scaled_expression,
@@ -279,7 +279,7 @@ def test_gplearn_scaled_model_front_and_plain_mode_are_exact():
 
 def test_gplearn_generation_cap_follows_the_nominal_budget():
     """Start-up taken out of the budget must not change the work done (same job, same model)."""
-    from engine.methods.gplearn_adapter import (
+    from srtui.engine.methods.gplearn_adapter import (
         MIN_GENERATIONS,
         PROGRAMS_PER_SECOND,
         generation_cap,

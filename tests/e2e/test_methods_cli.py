@@ -69,7 +69,7 @@ def test_check_runs_a_tiny_fit_through_the_engine(tmp_path):
     out = json.loads(proc.stdout)
     assert out["status"] == "ok" and out["r2_test"] > 0.999999 and out["fidelity_r2"] > 0.999999
     assert "x0*x1" in out["model"]
-    from engine.process.seal import isolation  # the capability report (#39): which isolation the job had
+    from srtui.engine.process.seal import isolation  # the capability report (#39): which isolation the job had
 
     assert out["isolation"] == isolation().summary
 

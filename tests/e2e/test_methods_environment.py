@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import results_json, srtui
 
-from engine.methods import registry
+from srtui.engine.methods import registry
 
 NAME = "sgd-sklearn024"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.expression import parse_expression
-from engine.methods import registry
-from engine.spec import FitBudget
+from srtui.engine.expression import parse_expression
+from srtui.engine.methods import registry
+from srtui.engine.spec import FitBudget
 
 NAMES = ["a", "b", "c"]
 
@@ -31,7 +31,9 @@ def test_every_optional_method_has_an_install_recipe_and_lazy_module():
         )
         ok, why = method.availability()
         assert ok or f"srtui methods install {name}" in why
-    code = f"import sys, engine.methods.optional; print([m for m in {list(MODULES.values())!r} if m in sys.modules])"
+    code = (
+        f"import sys, srtui.engine.methods.optional; print([m for m in {list(MODULES.values())!r} if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.expression import ExpressionError, parse_expression
-from engine.methods import registry
-from engine.methods.srbench_dir import SRBenchError, SRBenchMethod, expand_hyper_params
-from engine.spec import FitBudget
+from srtui.engine.expression import ExpressionError, parse_expression
+from srtui.engine.methods import registry
+from srtui.engine.methods.srbench_dir import SRBenchError, SRBenchMethod, expand_hyper_params
+from srtui.engine.spec import FitBudget
 
 REGRESSOR_PY = textwrap.dedent(
     '''
@@ -286,7 +286,7 @@ def test_black_box_folders_and_not_implemented(tmp_path):
 
 
 def test_numbered_names_become_the_task_features():
-    from engine.methods.srbench_eval import Scalers, over_task_features
+    from srtui.engine.methods.srbench_eval import Scalers, over_task_features
 
     X, y = _linear_data()
     none = Scalers(X, y, False, False)
@@ -295,7 +295,7 @@ def test_numbered_names_become_the_task_features():
 
 
 def test_run_options_in_suite_and_cli(tmp_path, method_dir):
-    from tasks.suites import SuiteError, suite_from_dict
+    from srtui.tasks.suites import SuiteError, suite_from_dict
 
     base = {"tasks": ["smoke-linear"], "methods": ["linear"], "seeds": [1]}
     assert suite_from_dict({**base, "srbench": {"tuned": True}}, "s").srbench == {"tuned": True}

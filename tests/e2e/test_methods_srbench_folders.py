@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import srtui
 
-from engine.expression import parse_expression
+from srtui.engine.expression import parse_expression
 
 SKLEARN = [
     "sklearn_adaboost",

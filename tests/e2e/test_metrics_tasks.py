@@ -1,4 +1,4 @@
-"""Metrics as tasks of the run's backend (results.metrics.tasks): computed in the run's slots
+"""Metrics as tasks of the run's backend (srtui.results.metrics.tasks): computed in the run's slots
 behind the jobs, on the workers under --backend dask, equal to the post-run pass, resumed after a
 killed driver without recomputing anything stored, and shown by `srtui status` while they run."""
 
@@ -34,7 +34,7 @@ def where(workspace: Path) -> dict[str, str]:
 
 def post_run_pass(workspace: Path, dest: Path) -> Path:
     """A copy of ``workspace`` whose metrics are computed again the old way: after the run, in
-    the driver's metrics pool (results.metrics.compute.compute_for_store, what `srtui rescore` does here)."""
+    the driver's metrics pool (srtui.results.metrics.compute.compute_for_store, what `srtui rescore` does here)."""
     shutil.copytree(workspace, dest)
     with sqlite3.connect(dest / "srtui.db") as conn:
         conn.execute("DELETE FROM metrics")
@@ -125,11 +125,11 @@ def test_a_driver_killed_in_the_metrics_resumes_them_and_recomputes_nothing(tmp_
 def test_the_monitor_and_status_show_a_live_runs_metrics(tmp_path: Path) -> None:
     from test_tui_seed import FIXED_NOW, seed_demo
 
-    from engine.process.tree import driver_identity
-    from results.metrics.tasks import MetricsFeed
-    from results.store.queries import Reader
-    from results.store.store import Store
-    from results.views import monitor_snapshot
+    from srtui.engine.process.tree import driver_identity
+    from srtui.results.metrics.tasks import MetricsFeed
+    from srtui.results.store.queries import Reader
+    from srtui.results.store.store import Store
+    from srtui.views import monitor_snapshot
 
     ws = seed_demo(tmp_path / "ws")
     driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # the run's live driver

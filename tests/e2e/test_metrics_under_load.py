@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+from srtui.results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
 TESTS = Path(__file__).resolve().parent.parent
 NESTED = (

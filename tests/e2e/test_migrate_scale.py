@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from engine.workspace import Workspace
-from results.store import schema
-from results.store.store import Store
+from srtui.engine.workspace import Workspace
+from srtui.results.store import schema
+from srtui.results.store.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 N = 60_000
@@ -54,8 +54,8 @@ def test_a_killed_migration_leaves_the_old_store_and_completes_on_reopen(tmp_pat
     wal = Path(f"{ws.db_path}-wal")
     wal_at_start = wal.stat().st_size if wal.exists() else 0
     code = (
-        "import sys; from pathlib import Path; from engine.workspace import Workspace; "
-        "from results.store.store import Store; Store(Workspace(Path(sys.argv[1])))"
+        "import sys; from pathlib import Path; from srtui.engine.workspace import Workspace; "
+        "from srtui.results.store.store import Store; Store(Workspace(Path(sys.argv[1])))"
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(ws.root)], cwd=REPO)
     deadline = time.monotonic() + 60
@@ -82,9 +82,9 @@ def test_v9_gives_the_first_page_index_the_tie_break(tmp_path):
     """A v8 store (index (task, job_id)) reads sorted by task with its ties in order before it
     migrates (SQL sorts them), and a writer's open makes the index (task, method, seed, job_id),
     so that sort is an index walk in both directions."""
-    from results.store.explore import ResultsQuery, results_page
-    from results.store.explore_sql import order_by
-    from results.store.queries import Reader
+    from srtui.results.store.explore import ResultsQuery, results_page
+    from srtui.results.store.explore_sql import order_by
+    from srtui.results.store.queries import Reader
 
     ws = Workspace(tmp_path / "ws").ensure()
     conn = sqlite3.connect(ws.db_path, isolation_level=None)

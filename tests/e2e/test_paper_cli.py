@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, srtui
 from ptyterm import PtyProcess
 
-from engine.expression import parse_expression
+from srtui.engine.expression import parse_expression
 
 #: a task whose linear model starts with a negative intercept: ``-3.0... + 2.0...*x0``
 TASK = "paper-negative-intercept-law"

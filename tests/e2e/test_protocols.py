@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import poll_db, results_json, srtui
 
-from engine.protocols import ProtocolError, best_configuration, get_protocol, kfold
+from srtui.engine.protocols import ProtocolError, best_configuration, get_protocol, kfold
 
 
 @pytest.mark.parametrize("n_rows,n_splits,seed", [(15, 5, 1), (101, 5, 2082), (10, 3, 0)])
@@ -117,7 +117,7 @@ def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, 
     import sys
     import time
 
-    from engine.protocols import best_configuration
+    from srtui.engine.protocols import best_configuration
 
     suite = suite_file(name="killed", methods=("ridge",), seeds=(1, 2))
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}

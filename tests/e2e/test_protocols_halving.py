@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import srtui
 
-from engine.protocols import (
+from srtui.engine.protocols import (
     halving_best,
     halving_folds,
     halving_keep,
@@ -111,8 +111,8 @@ def test_the_2021_split_is_train_test_split_s(n: int, seed: int) -> None:
     ],
 )
 def test_a_scaled_model_is_mapped_back_on_the_parser_s_tree(text: str, dialect: str) -> None:
-    from engine.expression import parse_expression
-    from engine.expression.rescale import in_original_units
+    from srtui.engine.expression import parse_expression
+    from srtui.engine.expression.rescale import in_original_units
 
     X = np.random.default_rng(0).normal(3, 2, size=(50, 2))
     mu, sd = X.mean(0), X.std(0)
@@ -209,7 +209,7 @@ def test_a_2021_run_makes_halving_grid_search_cv_s_choices(workspace: Path, tmp_
 def test_the_driver_s_standard_scaler_is_scikit_learn_s_bit_for_bit() -> None:
     from sklearn.preprocessing import StandardScaler
 
-    from engine.scaling import standard_scaler
+    from srtui.engine.scaling import standard_scaler
 
     rng = np.random.default_rng(0)
     for i in range(200):

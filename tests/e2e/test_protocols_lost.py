@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import poll_db, srtui
 
-from engine.scaling import SCALING_KEY
-from engine.spec import MAX_AUTO_ATTEMPTS
+from srtui.engine.scaling import SCALING_KEY
+from srtui.engine.spec import MAX_AUTO_ATTEMPTS
 
 SLOW = 600.0  # the second configuration sleeps (and ignores SIGTERM): it is running when killed
 SUITE = f"""name = "lost"
@@ -35,7 +35,7 @@ grace_s = 1
 
 
 def test_only_a_job_lost_on_its_last_attempt_is_given_up() -> None:
-    from results.store.tuning import JobScore, failure_text, given_up
+    from srtui.results.store.tuning import JobScore, failure_text, given_up
 
     assert given_up(JobScore("lost", None, MAX_AUTO_ATTEMPTS, "the driver running this job died"))
     assert given_up(JobScore("interrupted", None, MAX_AUTO_ATTEMPTS))

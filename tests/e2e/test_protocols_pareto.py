@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from conftest import srtui
 
-from engine.expression import parse_expression
-from engine.outcome_check import pareto_in_original_units
-from engine.scaling import Scaling, statistics
+from srtui.engine.expression import parse_expression
+from srtui.engine.outcome_check import pareto_in_original_units
+from srtui.engine.scaling import Scaling, statistics
 
 FEATURES = ["x0", "x1"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import poll_db, srtui
 
-from engine.protocols import best_configuration, halving_best, halving_keep, mean_scores
+from srtui.engine.protocols import best_configuration, halving_best, halving_keep, mean_scores
 
 RIDGE_GRID = "ridge = [{ alphas = [10.0] }, { alphas = [100.0] }, { alphas = [1000.0] }]"
 #: the Done-when run's tiny grids: two configurations (2021 searches the grid alone; under 2025 one

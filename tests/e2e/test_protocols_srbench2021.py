@@ -9,13 +9,20 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.methods import registry
-from engine.methods.srbench_dir import SRBenchMethod
-from engine.methods.srbench_eval import OPTIONS_KEY
-from engine.protocols import capped_rows, configurations, get_protocol, halving_folds, kfold, train_test_split_rows
-from engine.scaling import SCALING_KEY
-from engine.workspace import Workspace
-from runs.run import RunRequest, plan_run
+from srtui.engine.methods import registry
+from srtui.engine.methods.srbench_dir import SRBenchMethod
+from srtui.engine.methods.srbench_eval import OPTIONS_KEY
+from srtui.engine.protocols import (
+    capped_rows,
+    configurations,
+    get_protocol,
+    halving_folds,
+    kfold,
+    train_test_split_rows,
+)
+from srtui.engine.scaling import SCALING_KEY
+from srtui.engine.workspace import Workspace
+from srtui.runs.run import RunRequest, plan_run
 
 SEEDS_2021 = [23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265]
 

@@ -21,10 +21,10 @@ import pytest
 from conftest import shared_data_dir, srtui
 from typer.testing import CliRunner
 
-from engine.errors import SrtuiError
-from engine.methods.registry import BUILTIN
-from results.scoring.published.sources import SOURCES
 from srtui.cli import app, optional_values
+from srtui.engine.errors import SrtuiError
+from srtui.engine.methods.registry import BUILTIN
+from srtui.results.scoring.published.sources import SOURCES
 
 #: the feather tests need pyarrow (srtui's extra 'published'), which the `test` extra leaves out
 needs_pyarrow = pytest.mark.skipif(
@@ -289,9 +289,9 @@ def test_app_leaderboard_toggles_the_published_rows(qual_workspace: Path) -> Non
 
     from textual.widgets import DataTable, Select, Static
 
-    from engine.workspace import Workspace
     from srtui.app.app import SrtuiApp
     from srtui.app.screens.leaderboard import LeaderboardScreen
+    from srtui.engine.workspace import Workspace
 
     async def wait(pilot, condition, timeout: float = 60.0) -> None:  # a loaded 2-core machine
         end = asyncio.get_running_loop().time() + timeout

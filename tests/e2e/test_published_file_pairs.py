@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 from conftest import shared_data_dir, srtui
 
-from results.scoring.published.names import file_published_name
+from srtui.results.scoring.published.names import file_published_name
 
 # SRBench 2021's experiment/methods/SGDRegressor.py (commit 5667c85), as it is
 SGD_2021 = """from sklearn import linear_model

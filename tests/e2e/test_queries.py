@@ -1,4 +1,4 @@
-"""The query API the app reads through (results.store.queries, results.store.explore) and the job record."""
+"""The query API the app reads through (srtui.results.store.queries, srtui.results.store.explore) and the job record."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from test_tui_seed import FIXED_NOW, LIMITS, seed_demo
 
-from engine.spec import JobSpec
-from results.store.explore import ResultsQuery, filter_token, results_page, where_clause
-from results.store.queries import Reader
-from results.store.store import Store
-from results.views import monitor_snapshot
+from srtui.engine.spec import JobSpec
+from srtui.results.store.explore import ResultsQuery, filter_token, results_page, where_clause
+from srtui.results.store.queries import Reader
+from srtui.results.store.store import Store
+from srtui.views import monitor_snapshot
 
 
 def _page_ids(reader: Reader, filter_text: str) -> set[str]:
@@ -71,9 +71,9 @@ def test_quoted_filter_values_are_one_bound_value() -> None:
 def test_app_plots_draw_the_figures_data(tmp_path: Path) -> None:
     """The app's suite plots are `srtui plot`'s data: srbench2025's profiles on the figure's grid,
     srbench2021's first Pareto front of median ranks."""
-    from results.scoring import score
-    from results.scoring.tables import runs_frame
-    from results.views import suite_aggregate
+    from srtui.results.scoring import score
+    from srtui.results.scoring.tables import runs_frame
+    from srtui.views import suite_aggregate
 
     ws = seed_demo(tmp_path / "ws")
     reader = Reader(ws)

@@ -75,7 +75,7 @@ def _fills(svg: str) -> set[str]:
 def test_a_method_keeps_its_look_beside_the_published_ones(mine: Path, tmp_path: Path) -> None:
     """Plain and --published, every figure the rule draws: linear and ridge in their own colours
     (the workspace's first two), the published methods in the muted family only."""
-    from results.outputs.figures.style import MUTED, PALETTE
+    from srtui.results.outputs.figures.style import MUTED, PALETTE
 
     ws = str(mine)
     for kind in ("pareto", "points"):

@@ -11,9 +11,9 @@ import pytest
 from conftest import srtui
 from test_reviews_seed import seeded_copy
 
-from engine.workspace import Workspace
-from results.store.store import Store
-from reviews import ExpertSession
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
+from srtui.reviews import ExpertSession
 
 
 @pytest.mark.slow  # over 8 s on a quiet machine (several CLI runs): CI's slow step runs it

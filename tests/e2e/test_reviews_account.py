@@ -28,7 +28,7 @@ from ptyterm import PtyProcess
 from test_reviews_processes import _workspace
 from test_reviews_ssh import SSHD, _free_port, _keygen
 
-from reviews.account import Account, by_mode_bits, first_closed
+from srtui.reviews.account import Account, by_mode_bits, first_closed
 
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")
 pytestmark = [

@@ -4,7 +4,7 @@ Each method (gplearn, pyoperon and ffx also with the wider function sets of thei
 so protected division, log and square root turn up) is fitted in this process on two small
 tasks whose features have their own names (``speed``, ``mass``, ``temp``: a method's ``X0``
 would show). Its model string goes through the review's neutral rendering; the check
-(``reviews.blinding``) must find no handwriting, and must find plenty in the raw strings.
+(``srtui.reviews.blinding``) must find no handwriting, and must find plenty in the raw strings.
 Optional methods are rendered too where installed (marker ``optional``).
 
 Run once against the rendering before #42 (``reviews/items.py`` at fd913da: sympy's own print of
@@ -21,10 +21,10 @@ import re
 import numpy as np
 import pytest
 
-from engine.expression.neutral import neutral_forms
-from engine.methods.registry import OPTIONAL, load, names
-from engine.spec import FitBudget
-from reviews.blinding import tells, tokens, warnings
+from srtui.engine.expression.neutral import neutral_forms
+from srtui.engine.methods.registry import OPTIONAL, load, names
+from srtui.engine.spec import FitBudget
+from srtui.reviews.blinding import tells, tokens, warnings
 
 FEATURES = ("speed", "mass", "temp")
 #: seconds per fit: the SR methods size their generations from it (deterministic given the seed)

@@ -11,9 +11,9 @@ import pytest
 from conftest import srtui
 from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
-from engine.workspace import Workspace
-from results.store.store import Store
-from reviews import ExpertSession
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
+from srtui.reviews import ExpertSession
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@laptop"
 
@@ -169,9 +169,9 @@ def test_session_over_a_real_run(tmp_path):
 
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_comments_reach_the_organiser_blinded_in_every_format_and_status_fits_80_columns(ws):
-    from reviews import create_session
-    from reviews.items import build_items
-    from reviews.report import render
+    from srtui.reviews import create_session
+    from srtui.reviews.items import build_items
+    from srtui.reviews.report import render
 
     w = ("--workspace", str(ws))
     store = Store(Workspace(ws))

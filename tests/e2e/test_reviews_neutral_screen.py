@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.workspace import Workspace
-from results.store.store import Store
-from reviews import ExpertSession
-from reviews.blinding import number_format
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
+from srtui.reviews import ExpertSession
+from srtui.reviews.blinding import number_format
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")

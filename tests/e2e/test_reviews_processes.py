@@ -1,4 +1,4 @@
-"""Real rating processes (``python -m reviews.headless``, on the expert screen's storage
+"""Real rating processes (``python -m srtui.reviews.headless``, on the expert screen's storage
 functions): a process killed with SIGKILL right after a submit loses nothing, and four experts
 rating 50 items each at the same time leave exactly 200 ratings."""
 
@@ -12,10 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-from engine.workspace import Workspace
-from results.store.store import Store
-from reviews import FrozenItem, create_session
-from reviews.headless import auto_rating
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
+from srtui.reviews import FrozenItem, create_session
+from srtui.reviews.headless import auto_rating
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,7 +53,7 @@ def _items(n: int) -> list[FrozenItem]:
 def _headless(ws: Path, session: str, expert: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
-        [sys.executable, "-m", "reviews.headless", str(ws), session, expert, *extra],
+        [sys.executable, "-m", "srtui.reviews.headless", str(ws), session, expert, *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -14,11 +14,11 @@ import pytest
 from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 from textual.app import App
 
-from results.store.store import Store
-from reviews import ExpertSession, create_session
-from reviews.items import build_items
 from srtui.app.review.expert import ExpertScreen, ReviewApp
 from srtui.app.review.organiser import ReviewSessionScreen, ReviewSessionsScreen
+from srtui.results.store.store import Store
+from srtui.reviews import ExpertSession, create_session
+from srtui.reviews.items import build_items
 
 SIZE = (150, 48)
 

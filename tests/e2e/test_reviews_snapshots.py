@@ -13,10 +13,10 @@ import pytest
 from test_reviews_seed import seeded_copy
 from textual.widgets import Input
 
-from results.store.store import Store
-from reviews import ExpertSession, create_session
-from reviews.items import build_items
 from srtui.app.review.expert import ReviewApp
+from srtui.results.store.store import Store
+from srtui.reviews import ExpertSession, create_session
+from srtui.reviews.items import build_items
 
 SIZE = (80, 24)
 
@@ -32,7 +32,7 @@ def session_ws(tmp_path_factory):
 
 @pytest.fixture
 def app(session_ws, tmp_path):
-    from engine.workspace import Workspace
+    from srtui.engine.workspace import Workspace
 
     root = tmp_path / "ws"
     shutil.copytree(session_ws, root)  # every test rates on its own copy
@@ -97,7 +97,7 @@ class WideFirstItem:
         return len(self._session)
 
     def show(self, index: int) -> dict:
-        from reviews.items import rounded_expression
+        from srtui.reviews.items import rounded_expression
 
         content = dict(self._session.show(index))
         if index == 0:
@@ -107,7 +107,7 @@ class WideFirstItem:
 
 def test_a_wide_model_is_wrapped_whole_with_the_rating_bar_in_view(snap_compare, session_ws, tmp_path):
     # the whole 2-D formula (its last term "+ 0.5" too) in the box, the symbol count of what is shown
-    from engine.workspace import Workspace
+    from srtui.engine.workspace import Workspace
 
     root = tmp_path / "ws"
     shutil.copytree(session_ws, root)

@@ -22,8 +22,8 @@ import pytest
 from ptyterm import PtyProcess
 from test_reviews_processes import _workspace
 
-from engine.workspace import Workspace
-from results.store.store import Store
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
 
 SSHD = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/bin/sshd") if os.access(p, os.X_OK)), None)
 pytestmark = [

@@ -13,8 +13,8 @@ from pathlib import Path
 from ptyterm import PtyProcess
 from test_reviews_processes import _workspace
 
-from engine.workspace import Workspace
-from results.store.store import Store
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 #: "within 2 s" on an idle machine; the bound leaves room for a loaded 2-core host

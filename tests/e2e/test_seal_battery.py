@@ -684,7 +684,7 @@ def test_hostile_folders_get_nothing(launcher: str, who: str, clean_results: dic
 
 def _job_process(driver: int) -> psutil.Process | None:
     """The job's root: the exec'd worker, or the fork server's child that carries a job's token
-    (not the server's other child, the maker of its jobs' inits: engine.process.job_inits)."""
+    (not the server's other child, the maker of its jobs' inits: srtui.engine.process.job_inits)."""
     for child in psutil.Process(driver).children(recursive=True):
         try:
             line = " ".join(child.cmdline())
@@ -764,7 +764,7 @@ def test_watchdog_kills_a_job_while_the_driver_is_stopped(tmp_path: Path, launch
 def test_fallback_is_said(tmp_path: Path) -> None:
     """The capability report: one line in --dry-run; forcing the fallback is said there and as
     a note of the run."""
-    from engine.process.seal import isolation
+    from srtui.engine.process.seal import isolation
 
     env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "SRTUI_ISOLATION")}
     args = [sys.executable, "-m", "srtui", "run", "smoke", "--dry-run", "--workspace", str(tmp_path / "ws")]

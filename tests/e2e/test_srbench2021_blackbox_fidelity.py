@@ -20,8 +20,8 @@ import pytest
 import srbench2021_reference as reference
 from conftest import shared_data_dir, srtui
 
-from tasks.loaders.pmlb import QUALIFICATION
-from tasks.loaders.pmlb_blackbox import task_name
+from srtui.tasks.loaders.pmlb import QUALIFICATION
+from srtui.tasks.loaders.pmlb_blackbox import task_name
 
 SEEDS_2021 = [23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265]
 
@@ -103,7 +103,7 @@ def test_sgd_on_scikit_learn_0_24_1_reproduces_the_published_linear_medians(work
     missing) on the shared PMLB files, ten seeds: the median test R2 per dataset equals SRBench
     2021's published "Linear" row to 1e-6. $SRTUI_PUBLISHED_DATASETS (comma-separated, or `all`)
     chooses the datasets."""
-    from engine.methods import registry
+    from srtui.engine.methods import registry
 
     chosen = os.environ.get("SRTUI_PUBLISHED_DATASETS", ",".join(CI_DATASETS))
     names = QUALIFICATION if chosen == "all" else tuple(chosen.split(","))

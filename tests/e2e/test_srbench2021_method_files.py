@@ -119,8 +119,8 @@ def _srbench_fits(grid: list[dict], n_rows: int) -> tuple[list[int], list[int], 
 
 def _train_rows(tmp_path: Path) -> int:
     """The training rows of smoke-interaction under 2021's 75/25 split."""
-    from engine.protocols import train_test_split_rows
-    from tasks.catalogue import TaskContext, get_task
+    from srtui.engine.protocols import train_test_split_rows
+    from srtui.tasks.catalogue import TaskContext, get_task
 
     task = get_task("smoke-interaction", TaskContext.for_workspace(tmp_path / "ctx"))
     train, _ = train_test_split_rows(len(task.y_train) + len(task.y_test), 0.75, 1)

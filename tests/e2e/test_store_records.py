@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.spec import JobSpec, Limits
-from engine.workspace import Workspace
-from results.store.store import Store
+from srtui.engine.spec import JobSpec, Limits
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
 
 LIMITS = Limits(time_s=60, mem_mb=2000)
 
@@ -62,7 +62,7 @@ def _v6_workspace(root: Path) -> Workspace:
     """A workspace as srtui wrote it before schema v7: accuracy in the job row and in metrics."""
     import sqlite3
 
-    from results.store import schema
+    from srtui.results.store import schema
 
     ws = Workspace(root).ensure()
     spec = JobSpec("smoke", "smoke-linear", "linear", 1, LIMITS, "fp", "1.0")
@@ -89,8 +89,8 @@ def _v6_workspace(root: Path) -> Workspace:
 
 
 def test_schema_v7_keeps_accuracy_once_in_the_job_row(tmp_path: Path) -> None:
-    from results.scoring.tables import runs_frame
-    from results.store import schema
+    from srtui.results.scoring.tables import runs_frame
+    from srtui.results.store import schema
 
     ws = _v6_workspace(tmp_path / "ws")
     old = Store(ws, readonly=True)  # an old workspace stays readable as it is
@@ -109,10 +109,10 @@ def test_schema_v7_keeps_accuracy_once_in_the_job_row(tmp_path: Path) -> None:
 
 
 def test_one_column_registry_for_store_cli_exports_and_app() -> None:
-    from results import views
-    from results.scoring import tables
-    from results.store import columns, explore, store
+    from srtui import views
     from srtui.cli import run_cmd
+    from srtui.results.scoring import tables
+    from srtui.results.store import columns, explore, store
 
     assert store.JOB_RESULT_COLUMNS == columns.RESULT_COLUMNS
     assert run_cmd.RESULT_COLUMNS == columns.EXPORT_COLUMNS
@@ -123,7 +123,7 @@ def test_one_column_registry_for_store_cli_exports_and_app() -> None:
     # every column of a freshly made jobs table is in the registry, and the other way round
     import sqlite3
 
-    from results.store import schema
+    from srtui.results.store import schema
 
     conn = sqlite3.connect(":memory:")
     for step in schema.MIGRATIONS:

@@ -147,7 +147,7 @@ def test_fetch_downloads_in_parallel_resumes_a_cut_transfer_and_refuses_a_wrong_
 
 
 def pmlb_sha(name: str) -> str:
-    from tasks.loaders import pmlb_files
+    from srtui.tasks.loaders import pmlb_files
 
     return str(pmlb_files.info(name)["sha256"])
 

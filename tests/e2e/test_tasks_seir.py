@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks.catalogue import TaskContext, TaskError, entries, get_task
-from tasks.datafiles import shipped_checksums
-from tasks.loaders import srbench2022_seir as seir
+from srtui.tasks.catalogue import TaskContext, TaskError, entries, get_task
+from srtui.tasks.datafiles import shipped_checksums
+from srtui.tasks.loaders import srbench2022_seir as seir
 
 MIRROR = Path(os.environ.get("SRTUI_SRBENCH_MIRROR", "/work/.mirror/cavalab+srbench/repo"))
 STAGE1 = "competition-2022/experiment/data/stage1/data/seir/"

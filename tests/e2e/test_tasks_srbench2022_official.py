@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from conftest import shared_data_dir
 
-from tasks.generators import srbench2022 as s22
-from tasks.suites import COMPETITION_SEEDS
+from srtui.tasks.generators import srbench2022 as s22
+from srtui.tasks.suites import COMPETITION_SEEDS
 
 DATA = shared_data_dir()
 FINGERPRINTS = DATA / "fidelity" / "srbench2022_stage1_fingerprints.json" if DATA else None

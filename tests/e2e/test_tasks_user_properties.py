@@ -12,7 +12,7 @@ import pytest
 from conftest import srtui
 
 from srtui.cli import main
-from tasks.suites import SuiteError, load_suite
+from srtui.tasks.suites import SuiteError, load_suite
 
 
 def run(argv, capsys):

@@ -136,8 +136,8 @@ def test_a_task_without_a_ground_truth_is_named_not_counted_unsolved(tmp_path):
 
 def test_equal_solution_rates_draw_side_by_side(tmp_path):
     """Two methods with the same rates at every noise level: both lines are drawn, apart."""
-    from results.outputs.figures import FigureData, draw
-    from results.scoring.tables import read_runs_csv
+    from srtui.results.outputs.figures import FigureData, draw
+    from srtui.results.scoring.tables import read_runs_csv
 
     runs = read_runs_csv(_groundtruth_runs(tmp_path))
     twin = runs[runs["method"] == "gplearn"].assign(method="twin")

@@ -64,7 +64,7 @@ def current(app: App[Any], kind: type[S]) -> S:
 
 
 def job_id_of(ws, method: str, task: str = "smoke-linear") -> str:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
     store = Store(ws, readonly=True)
     try:
@@ -351,7 +351,7 @@ async def test_command_palette_offers_srtui_commands(demo):
 
 @sync
 async def test_missing_workspace_and_no_color(tmp_path, monkeypatch):
-    from engine.workspace import Workspace
+    from srtui.engine.workspace import Workspace
 
     monkeypatch.setenv("NO_COLOR", "1")
     app = SrtuiApp(Workspace(tmp_path / "nothing"), label="nothing", clock=lambda: FIXED_NOW)
@@ -376,7 +376,7 @@ async def test_terminal_gone_exits(demo):
 
 @sync
 async def test_start_a_run_from_the_app(tmp_path):
-    from engine.workspace import Workspace
+    from srtui.engine.workspace import Workspace
 
     ws = Workspace(tmp_path / "fresh")
     app = SrtuiApp(ws, label="fresh")

@@ -1,4 +1,4 @@
-"""The app's facade (results.views, no Textual): explorer queries, monitor snapshots, expression
+"""The app's facade (srtui.views, no Textual): explorer queries, monitor snapshots, expression
 rendering, leaderboards."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import statistics
 import pytest
 from test_tui_seed import FIXED_NOW, MARKUP_MODEL, seed_demo
 
-from results.store.filters import QueryError, where_clause
-from results.store.queries import Reader
-from results.views import (
+from srtui.results.store.filters import QueryError, where_clause
+from srtui.results.store.queries import Reader
+from srtui.views import (
     ResultsQuery,
     expression_detail,
     filter_problem,
@@ -18,7 +18,7 @@ from results.views import (
     render,
     results_page,
 )
-from results.views.expression import PRETTY_MAX_CHARS
+from srtui.views.expression import PRETTY_MAX_CHARS
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +68,8 @@ def test_grouped_summary_medians_match_python(reader):
 
 
 def test_board_shows_scoring_errors_and_keeps_the_profile(reader, monkeypatch):
-    from results.metrics.profiles import Profile
-    from results.views import BoardError, has_profiles, load_board
+    from srtui.results.metrics.profiles import Profile
+    from srtui.views import BoardError, has_profiles, load_board
 
     assert has_profiles("srbench2025") and not has_profiles("no-such-rule")
     assert load_board(reader, "smoke", "srbench2025", Profile.CORRECTED).profile is Profile.CORRECTED
@@ -80,7 +80,7 @@ def test_board_shows_scoring_errors_and_keeps_the_profile(reader, monkeypatch):
     def broken(name: str) -> None:
         raise RuntimeError("a bug in a rule")
 
-    monkeypatch.setattr("results.scoring.get_rule", broken)
+    monkeypatch.setattr("srtui.results.scoring.get_rule", broken)
     with pytest.raises(RuntimeError, match="a bug in a rule"):  # a bug is not taken for "no profiles"
         has_profiles("srbench2025")
 
@@ -99,7 +99,7 @@ def test_monitor_flags_the_running_jobs_of_a_dead_driver(tmp_path):
     import subprocess
     import sys
 
-    from engine.process.tree import driver_identity
+    from srtui.engine.process.tree import driver_identity
 
     ws = seed_demo(tmp_path / "ws")
     driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -142,7 +142,7 @@ def test_expression_detail_has_truth_metrics_and_pareto(reader):
     names = [label for label, _ in d.metrics]
     assert (
         "fidelity R² (expression vs method)" in names and "size (nodes)" in names
-    )  # results.metrics.compute rows too, in words
+    )  # srtui.results.metrics.compute rows too, in words
 
 
 def test_labels_of_the_cost_plot_never_share_a_row_where_they_overlap():
@@ -172,11 +172,11 @@ def test_methods_hidden_under_another_marker_of_the_front_plot_are_named():
 
 
 def test_the_facade_is_typed_functions_and_its_types() -> None:
-    """results.views is an interface: typed, documented functions defined there, and the types
+    """srtui.views is an interface: typed, documented functions defined there, and the types
     and constants they take and return (``__all__``), the heavy ones imported on first use."""
     import inspect
 
-    import results.views as views
+    import srtui.views as views
 
     functions = {
         name: f

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from engine.workspace import Workspace
-from results.store.store import Store
 from srtui.app.app import SrtuiApp
 from srtui.app.screens.monitor import MonitorScreen
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store
 
 
 @pytest.mark.slow

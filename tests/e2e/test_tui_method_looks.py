@@ -11,11 +11,11 @@ from conftest import srtui
 from test_tui import current, sync, wait_for
 from textual.color import Color
 
-from engine.workspace import Workspace
-from results.store.store import Store
 from srtui.app.app import SrtuiApp
 from srtui.app.screens.plots import SuitePlotsScreen
+from srtui.engine.workspace import Workspace
 from srtui.outputs import figure_data
+from srtui.results.store.store import Store
 
 
 @pytest.fixture(scope="module")

@@ -31,8 +31,8 @@ ROOTS = {
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from results.store.store import Store
-    from reviews import FrozenItem, create_session
+    from srtui.results.store.store import Store
+    from srtui.reviews import FrozenItem, create_session
 
     ws = seed_demo(tmp_path_factory.mktemp("nav") / "ws")
     store = Store(ws)
@@ -183,8 +183,8 @@ async def test_every_screen_action_is_in_the_command_palette(demo):
 async def test_explorer_and_board_follow_a_run_writing_the_workspace(tmp_path):
     from test_tui_seed import LIMITS
 
-    from engine.spec import JobSpec
-    from results.store.store import Store
+    from srtui.engine.spec import JobSpec
+    from srtui.results.store.store import Store
 
     ws = seed_demo(tmp_path / "ws")
     app = make_app(ws)
@@ -235,12 +235,12 @@ async def test_every_footer_fits_80_columns(demo):
 async def test_tab_reaches_every_control_of_the_expert_screen(tmp_path):
     from test_reviews_processes import _workspace
 
-    from results.store.store import Store
-    from reviews import ExpertSession
     from srtui.app.review.expert import ReviewApp
+    from srtui.results.store.store import Store
+    from srtui.reviews import ExpertSession
 
     root = _workspace(tmp_path, 3, ["alice"])
-    from engine.workspace import Workspace
+    from srtui.engine.workspace import Workspace
 
     store = Store(Workspace(root))
     app = ReviewApp(ExpertSession.open(store, "s", "alice"))

@@ -23,7 +23,7 @@ def model_line(screen: str) -> str:
 
 
 def test_results_show_the_highlighted_model_whole_at_80x24(tmp_path: Path) -> None:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
     ws = seed_demo(tmp_path / "ws")
     store = Store(ws, readonly=True)

@@ -82,7 +82,7 @@ def after_key(key: str, loaded: str):
 
 
 def _job(ws, method: str) -> str:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
     store = Store(ws, readonly=True)
     try:
@@ -209,7 +209,7 @@ def costly(tmp_path_factory, demo):
     import shutil
     import sqlite3
 
-    from engine.workspace import Workspace
+    from srtui.engine.workspace import Workspace
 
     root = tmp_path_factory.mktemp("costly") / "ws"
     shutil.copytree(demo.root, root)

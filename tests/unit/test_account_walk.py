@@ -1,4 +1,4 @@
-"""reviews.account: the walk that names the first directory an account cannot enter."""
+"""srtui.reviews.account: the walk that names the first directory an account cannot enter."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reviews.account import Account, by_mode_bits, first_closed
+from srtui.reviews.account import Account, by_mode_bits, first_closed
 
 NOBODY = Account("someone", 54321, 54321, (54321,), "/")
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from results.metrics import accuracy
-from results.store.columns import ACCURACY, BY_NAME
+from srtui.results.metrics import accuracy
+from srtui.results.store.columns import ACCURACY, BY_NAME
 
 METRICS = accuracy.metrics()
 IDS = [m.name for m in METRICS]
@@ -26,7 +26,7 @@ def test_golden_values(metric: accuracy.Accuracy) -> None:
 
 @pytest.mark.parametrize("metric", COMPUTED, ids=[m.name for m in COMPUTED])
 def test_golden_values_through_the_stored_record(metric: accuracy.Accuracy) -> None:
-    """What results.metrics.compute stores: each stored name of the metric has the golden value
+    """What srtui.results.metrics.compute stores: each stored name of the metric has the golden value
     when the predictions are the example's (a split metric: on both splits)."""
     for golden in metric.examples:
         y, yhat = np.array(golden.y), np.array(golden.yhat)
@@ -53,7 +53,7 @@ def test_the_better_prediction_scores_better_in_the_declared_direction(metric: a
 
 @pytest.mark.parametrize("metric", METRICS, ids=IDS)
 def test_rankings_follow_the_declared_direction(metric: accuracy.Accuracy) -> None:
-    from results.scoring.stats import higher_better
+    from srtui.results.scoring.stats import higher_better
 
     for name in metric.stored():
         assert higher_better(name) is (metric.direction == "higher"), name
@@ -94,7 +94,7 @@ def test_a_metric_is_declared_once() -> None:
 
 @pytest.mark.parametrize("metric", METRICS, ids=IDS)
 def test_the_app_shows_the_declared_label(metric: accuracy.Accuracy) -> None:
-    from results.views.expression import metric_label
+    from srtui.views.expression import metric_label
 
     for name in metric.stored():
         assert metric_label(name) == accuracy.labels()[name]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.base import BackendError, BackendOptions
-from engine.backends.dask import DaskBackend
-from engine.backends.dask_config import (
+from srtui.engine.backends.base import BackendError, BackendOptions
+from srtui.engine.backends.dask import DaskBackend
+from srtui.engine.backends.dask_config import (
     check_limits,
     load_cluster_config,
     local_kwargs,
@@ -19,7 +19,7 @@ from engine.backends.dask_config import (
     slurm_lifetime,
     ssh_kwargs,
 )
-from engine.spec import Limits
+from srtui.engine.spec import Limits
 
 SSH = """
 [ssh]
@@ -112,7 +112,7 @@ def test_slurm_refuses_jobs_longer_than_the_walltime(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="raise memory or lower --mem-limit"):
         check_limits(config, [Limits(time_s=60, mem_mb=8000)])  # 32 GB / 8 workers = 4 GB each
     backend = DaskBackend(BackendOptions("dask", 1, cluster="slurm", cluster_config=path), Path("/nonexistent"))
-    from engine.spec import JobSpec
+    from srtui.engine.spec import JobSpec
 
     spec = JobSpec("s", "t", "probe-noop", 1, Limits(time_s=3600), "fp", "v")
     with pytest.raises(BackendError, match="raise walltime"):
@@ -157,7 +157,7 @@ def test_option_combinations() -> None:
 
 
 def test_config_names_its_cluster_and_the_backend_is_implied(tmp_path: Path) -> None:
-    from engine.backends import backend_kind
+    from srtui.engine.backends import backend_kind
 
     assert load_cluster_config(None, write(tmp_path, SSH)).kind == "ssh"
     assert load_cluster_config(None, None).kind == "local"
@@ -168,7 +168,7 @@ def test_config_names_its_cluster_and_the_backend_is_implied(tmp_path: Path) -> 
 
 
 def test_memory_is_in_mib() -> None:
-    from engine.backends.dask_config import parse_memory_mb
+    from srtui.engine.backends.dask_config import parse_memory_mb
 
     assert parse_memory_mb("32GiB") / 8 == 4096 and round(parse_memory_mb("32GB") / 8) == 3815
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from engine.backends.base import PlannedJob, interleave
-from engine.process import supervise
-from engine.process.supervise import JobPayload
-from engine.spec import CPU_ENV, WATCHDOG_MARGIN_S, FitBudget, JobSpec, Limits, SpecError
-from engine.workspace import Workspace, WorkspaceError, resolve
-from results.store.store import Store, StoreError, needs_run
+from srtui.engine.backends.base import PlannedJob, interleave
+from srtui.engine.process import supervise
+from srtui.engine.process.supervise import JobPayload
+from srtui.engine.spec import CPU_ENV, WATCHDOG_MARGIN_S, FitBudget, JobSpec, Limits, SpecError
+from srtui.engine.workspace import Workspace, WorkspaceError, resolve
+from srtui.results.store.store import Store, StoreError, needs_run
 
 
 def spec(**changes) -> JobSpec:
@@ -102,7 +102,7 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
     import subprocess
     import sys
 
-    from results.store import schema
+    from srtui.results.store import schema
 
     ws = Workspace(tmp_path / "ws").ensure()
     Store(ws, create=True).close()
@@ -131,7 +131,7 @@ def test_a_workspace_of_the_previous_schema_reads_then_migrates(tmp_path: Path) 
 
 def test_v5_migration_keeps_the_review_events_append_only(tmp_path: Path) -> None:
     """v4 -> v5 rebuilds review_events (a wider CHECK): rows, numbering and triggers survive."""
-    from results.store import schema
+    from srtui.results.store import schema
 
     ws = Workspace(tmp_path / "ws").ensure()
     with sqlite3.connect(ws.db_path) as conn:
@@ -205,12 +205,14 @@ def test_capped_reader_keeps_head_and_tail() -> None:
 
 
 def test_workers_find_this_engine_first_on_their_path() -> None:
-    """The first PYTHONPATH entry of a worker is the folder holding this ``engine`` package (not
+    """The first PYTHONPATH entry of a worker is the folder holding this ``srtui`` package (not
     a folder inside it, whose modules would shadow top-level ones), wherever the supervisor sits."""
-    import engine
+    import srtui
+    import srtui.engine
 
     first = supervise.worker_environment()["PYTHONPATH"].split(os.pathsep)[0]
-    assert Path(first, "engine", "__init__.py").resolve() == Path(engine.__file__).resolve()
+    assert Path(first, "srtui", "__init__.py").resolve() == Path(srtui.__file__).resolve()
+    assert Path(first, "srtui", "engine", "__init__.py").resolve() == Path(srtui.engine.__file__).resolve()
 
 
 def test_time_budget_leaves_room() -> None:
@@ -242,7 +244,7 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
     import sys
     import time
 
-    from engine.process import tree
+    from srtui.engine.process import tree
 
     env = {**os.environ, tree.TOKEN_ENV: "ws:test-escapee"}
     root = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
@@ -268,11 +270,11 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
 
 
 def test_job_data_holds_only_what_the_method_may_see() -> None:
-    """A job's data.npz (engine.process.supervise.job_view): X_train, y_train, X_test, the feature
+    """A job's data.npz (srtui.engine.process.supervise.job_view): X_train, y_train, X_test, the feature
     names and the training rows' scaling statistics; never y_test, the row numbers or the truth."""
     import numpy as np
 
-    from runs.data import npz_bytes
+    from srtui.runs.data import npz_bytes
 
     rng = np.random.default_rng(0)
     arrays = {
@@ -305,7 +307,7 @@ def test_worker_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) ->
 def test_v11_migration_lets_a_job_be_recorded_disk(tmp_path: Path) -> None:
     """v10 -> v11 widens the jobs table's status check in place: 'disk' is stored, anything
     unknown is still refused, and the rows of v10 stay as they were."""
-    from results.store import schema
+    from srtui.results.store import schema
 
     ws = Workspace(tmp_path / "ws").ensure()
     with sqlite3.connect(ws.db_path) as conn:
@@ -332,7 +334,7 @@ def test_a_job_s_versions_are_its_interpreter_s_as_the_driver_asks_them() -> Non
     import importlib.metadata
     import sys
 
-    from engine.process.measure import interpreter_versions, provenance
+    from srtui.engine.process.measure import interpreter_versions, provenance
 
     found = interpreter_versions(sys.executable)
     assert found["numpy"] == importlib.metadata.version("numpy")

@@ -10,8 +10,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from engine.methods.env_specs import SPECS, get
-from engine.methods.environments import MethodEnvironmentError
+from srtui.engine.methods.env_specs import SPECS, get
+from srtui.engine.methods.environments import MethodEnvironmentError
 
 BUILD_TOOLS = {"wheel"}  # what scikit-learn 0.24.1's source build needs, at the version pip picks
 #: SRBench 2.0's methods whose algorithms/NAME/ installs from PyPI alone (env_specs_2025.py)

@@ -11,7 +11,7 @@ import pytest
 import sympy as sp
 from numpy.typing import ArrayLike
 
-from engine.expression import (
+from srtui.engine.expression import (
     DIALECTS,
     MAX_DEPTH,
     ExpressionError,

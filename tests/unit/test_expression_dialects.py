@@ -10,11 +10,11 @@ import warnings
 import numpy as np
 import pytest
 
-from engine.expression import DIALECTS, ExpressionError, parse_expression
-from engine.methods.gplearn_adapter import (
+from srtui.engine.expression import DIALECTS, ExpressionError, parse_expression
+from srtui.engine.methods.gplearn_adapter import (
     program_to_expression,  # the one gplearn printer
 )
-from tasks.generators import smoke
+from srtui.tasks.generators import smoke
 
 NAMES = ["a", "b", "c"]
 

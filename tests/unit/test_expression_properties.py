@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.expression import (
+from srtui.engine.expression import (
     DIALECTS,
     ExpressionError,
     ParsedExpression,

@@ -1,10 +1,10 @@
-"""engine.process.fork_plan: which method folders fork, read from their imports alone."""
+"""srtui.engine.process.fork_plan: which method folders fork, read from their imports alone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from engine.process.fork_plan import folder_family, plan_folder, split_family
+from srtui.engine.process.fork_plan import folder_family, plan_folder, split_family
 
 
 def _folder(root: Path, files: dict[str, str]) -> Path:
@@ -26,7 +26,7 @@ def test_known_libraries_and_the_folders_own_modules_fork_with_their_pre_imports
     plan = plan_folder(folder / "regressor.py", [folder])
     assert plan.safe and plan.modules == ("numpy", "pandas", "scipy.optimize", "sklearn.linear_model")
     family = folder_family(str(folder))
-    assert split_family(family) == ("engine.methods.srbench_dir", list(plan.modules))
+    assert split_family(family) == ("srtui.engine.methods.srbench_dir", list(plan.modules))
 
 
 def test_unknown_libraries_shadowing_files_and_unreadable_code_are_exec_d(tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_a_2021_method_file_is_read_as_its_own_source(tmp_path: Path) -> None:
 
 def test_a_family_never_names_a_module_outside_the_known_libraries() -> None:
     # the family travels on the server's command line: only known libraries' names are imported
-    assert split_family("engine.methods.srbench_dir+numpy,os,torch.nn,sklearn.ensemble,sklearn/../x") == (
-        "engine.methods.srbench_dir",
+    assert split_family("srtui.engine.methods.srbench_dir+numpy,os,torch.nn,sklearn.ensemble,sklearn/../x") == (
+        "srtui.engine.methods.srbench_dir",
         ["numpy", "sklearn.ensemble"],
     )

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.protocols import halving_folds
-from runs.tuning import fold_fingerprint
+from srtui.engine.protocols import halving_folds
+from srtui.runs.tuning import fold_fingerprint
 
 
 def test_two_schedules_sharing_a_size_get_their_own_fold_files() -> None:

@@ -3,8 +3,8 @@ speed), kept equal to the registries they stand for."""
 
 from __future__ import annotations
 
-from results.rule_names import RULE_NAMES
-from results.scoring import RULES
+from srtui.results.rule_names import RULE_NAMES
+from srtui.results.scoring import RULES
 
 
 def test_the_rule_names_are_the_registered_rules() -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from results.metrics import declare
-from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+from srtui.results.metrics import declare
+from srtui.results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
 METRICS = declare.metrics()
 IDS = [m.name for m in METRICS]
@@ -39,7 +39,7 @@ def test_every_release_that_stores_it_has_a_golden_value(metric: declare.Metric)
 
 @pytest.mark.parametrize("metric", METRICS, ids=IDS)
 def test_rankings_follow_the_declared_direction(metric: declare.Metric) -> None:
-    from results.scoring.stats import higher_better
+    from srtui.results.scoring.stats import higher_better
 
     up = metric.direction == "higher"
     names = [metric.name, *(f"{r}.{metric.name}" for r in metric.releases)]
@@ -54,7 +54,7 @@ def test_a_failed_run_counts_as_the_worst_size_not_the_best() -> None:
     list once ranked ``srbench2025.size`` as higher-is-better, so failures looked smallest)."""
     import pandas as pd
 
-    from results.scoring.stats import matrix
+    from srtui.results.scoring.stats import matrix
 
     rows = [{"task": t, "method": "small", "seed": 0, "status": "ok", "srbench2025.size": 3.0} for t in "ab"]
     rows += [
@@ -66,7 +66,7 @@ def test_a_failed_run_counts_as_the_worst_size_not_the_best() -> None:
 
 
 def test_the_expr_view_and_the_app_labels_come_from_the_declarations() -> None:
-    from results.views.expression import metric_label
+    from srtui.views.expression import metric_label
 
     for metric in METRICS:
         assert metric_label(metric.name) == metric.label

@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from engine.pool import TimedPool
-from results.metrics import expr_metrics as em
-from results.metrics.accuracy import prediction_metrics, split_metrics
-from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+from srtui.engine.pool import TimedPool
+from srtui.results.metrics import expr_metrics as em
+from srtui.results.metrics.accuracy import prediction_metrics, split_metrics
+from srtui.results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
 BINGO_TRUTH = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
@@ -160,7 +160,7 @@ def _as_reference_keeps(text: str, names: tuple[str, ...], below: float) -> int:
     tests/unit/test_releases.py), then their round_floats loop, no simplify."""
     import sympy as sp
 
-    from engine.expression.sympy_view import parse_sympy_view
+    from srtui.engine.expression.sympy_view import parse_sympy_view
 
     ex = parse_sympy_view(text, names, "python")
     out = ex
@@ -228,8 +228,8 @@ def test_too_large_constant_and_unparsable_models():
 def test_batch_bundles_give_the_values_of_each_operation_alone():
     """One pool task per model (model ops + SRSD, then the solution checks) and the simplify
     shared between them give exactly what each operation computes on its own."""
-    from results.metrics import releases as R
-    from results.metrics import solutions as S
+    from srtui.results.metrics import releases as R
+    from srtui.results.metrics import solutions as S
 
     f = ["x1", "x2", "x3"]
     truth = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
@@ -256,7 +256,7 @@ def test_srbench2021_size_is_what_2021_s_evaluate_model_stored() -> None:
     2021 file keeps the nodes of its model. srtui's node count stays as ``:corrected``."""
     import json
 
-    from results.metrics.compute import _srbench2021_size, model_size_2021
+    from srtui.results.metrics.compute import _srbench2021_size, model_size_2021
 
     ffx = {"method": "ffx", "dialect": "srbench", "method_notes": json.dumps({"complexity": 1488.0})}
     sgd_file = {"method": "SGDRegressor", "dialect": "srbench", "method_notes": json.dumps({"python": "x"})}

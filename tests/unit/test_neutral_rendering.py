@@ -1,4 +1,4 @@
-"""The neutral rendering of models (engine.expression.neutral) and the blinding check (reviews.blinding).
+"""The neutral rendering of models (srtui.engine.expression.neutral) and the blinding check (srtui.reviews.blinding).
 
 The same model written in every dialect srtui reads must be shown as one text; protected
 operators read as the plain operation; one number format; the check names what is left.
@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from engine.expression.neutral import format_number, neutral_forms
-from reviews.blinding import Tell, number_format, tells, tokens, warnings
+from srtui.engine.expression.neutral import format_number, neutral_forms
+from srtui.reviews.blinding import Tell, number_format, tells, tokens, warnings
 
 FEATS = ("speed", "mass")
 
@@ -151,8 +151,8 @@ def test_the_check_names_handwriting_and_content_and_never_the_method():
 
 
 def test_review_create_checks_the_frozen_items():
-    from reviews import FrozenItem
-    from reviews.blinding import item_tells
+    from srtui.reviews import FrozenItem
+    from srtui.reviews.blinding import item_tells
 
     def item(method: str, plain: str, black_box: bool = False) -> FrozenItem:
         return FrozenItem("t", method, {"plain": plain, "black_box": black_box, "features": list(FEATS)})

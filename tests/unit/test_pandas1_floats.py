@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from conftest import shared_data_dir
 
-from engine.protocols import PARSE_EXACT, PARSE_PANDAS1, applied, get_protocol, protocol_key
-from tasks.catalogue import TaskContext, get_task
-from tasks.loaders.pandas1 import pandas1_floats, pandas1_frame
-from tasks.loaders.pmlb_blackbox import task_name
+from srtui.engine.protocols import PARSE_EXACT, PARSE_PANDAS1, applied, get_protocol, protocol_key
+from srtui.tasks.catalogue import TaskContext, get_task
+from srtui.tasks.loaders.pandas1 import pandas1_floats, pandas1_frame
+from srtui.tasks.loaders.pmlb_blackbox import task_name
 
 GOLDEN = json.loads((Path(__file__).resolve().parent.parent / "data" / "pandas1_parse.json").read_text())
 

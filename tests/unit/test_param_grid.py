@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from sklearn.model_selection import ParameterGrid
 
-from engine.methods.param_grid import configurations
-from engine.methods.srbench_dir import expand_hyper_params
+from srtui.engine.methods.param_grid import configurations
+from srtui.engine.methods.srbench_dir import expand_hyper_params
 
 GRIDS: list[Any] = [
     {"alpha": (1e-4, 1e-2, 0.1, 1), "kernel": ("linear", "poly", "rbf"), "gamma": (0.01, 0.1)},
@@ -51,7 +51,7 @@ def test_malformed_grids_fail_as_parameter_grid_does() -> None:
 
 def test_expanding_a_grid_imports_no_scikit_learn() -> None:
     code = (
-        "import sys; from engine.methods.srbench_dir import expand_hyper_params; "
+        "import sys; from srtui.engine.methods.srbench_dir import expand_hyper_params; "
         "assert len(expand_hyper_params({'a': (1, 2), 'b': (3, 4)}, None)) == 4; "
         "print(sorted(m for m in ('sklearn', 'scipy', 'pandas') if m in sys.modules))"
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import private
+from srtui.engine import private
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def test_the_runtime_dir_is_used_only_when_ours(tmp_path: Path, monkeypatch: pyt
 
 def test_interpreters_started_through_multiprocessing_get_minus_p() -> None:
     code = (
-        "import multiprocessing.util as u; from engine.private import isolate_interpreters; "
+        "import multiprocessing.util as u; from srtui.engine.private import isolate_interpreters; "
         "isolate_interpreters(); isolate_interpreters(); print(u._args_from_interpreter_flags())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -89,7 +89,7 @@ def test_interpreters_started_through_multiprocessing_get_minus_p() -> None:
 def test_a_long_tmpdir_does_not_break_the_checkers_forkserver(tmp_path) -> None:
     """Python 3.11 puts multiprocessing's forkserver socket in the temp dir as it is: a long
     TMPDIR (pytest's under xdist) made `srtui methods check` fail "AF_UNIX path too long". The
-    socket's folder is now private and short (engine.private.socket_dir)."""
+    socket's folder is now private and short (srtui.engine.private.socket_dir)."""
     import os
     import subprocess
     import sys
@@ -99,9 +99,9 @@ def test_a_long_tmpdir_does_not_break_the_checkers_forkserver(tmp_path) -> None:
     code = (
         "import threading, time\n"
         "threading.Thread(target=time.sleep, args=(3,), daemon=True).start()  # not single-threaded: forkserver\n"
-        "from engine.outcome_check import start_checkers\n"
+        "from srtui.engine.outcome_check import start_checkers\n"
         "start_checkers()\n"
-        "from engine.pool import TimedPool\n"
+        "from srtui.engine.pool import TimedPool\n"
         "pool = TimedPool(abs, workers=1, timeout=30)\n"
         "print(pool.ctx.get_start_method(), [r.value for r in pool.run([(1, -3)])])\n"
         "pool.close()\n"

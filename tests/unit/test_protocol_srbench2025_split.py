@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 from conftest import shared_data_dir
 
-from engine.protocols import SEEDS_2025, applied, capped_rows, get_protocol
-from engine.spec import JobSpec, Limits
-from runs.tuning import DataWriter, _split
-from tasks.catalogue import TaskContext, get_task
+from srtui.engine.protocols import SEEDS_2025, applied, capped_rows, get_protocol
+from srtui.engine.spec import JobSpec, Limits
+from srtui.runs.tuning import DataWriter, _split
+from srtui.tasks.catalogue import TaskContext, get_task
 
 DATASETS = ("579_fri_c0_250_5", "556_analcatdata_apnea2")
 SEEDS = (23654, 29910)  # 2.0's first seed, and one 2021's ten do not have

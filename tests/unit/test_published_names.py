@@ -1,4 +1,4 @@
-"""Name maps of SRBench's published results (results.scoring.published.names), on every published name."""
+"""Name maps of SRBench's published results (srtui.results.scoring.published.names), on every published name."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from engine.methods.registry import BUILTIN
-from results.scoring.published import names
-from results.scoring.published.sources import DATA, SOURCES
-from tasks.catalogue import builtin_names as task_names
+from srtui.engine.methods.registry import BUILTIN
+from srtui.results.scoring.published import names
+from srtui.results.scoring.published.sources import DATA, SOURCES
+from srtui.tasks.catalogue import builtin_names as task_names
 
 #: decided by the lead for the black-box issue (helper blackbox21); not yet on every branch
 PENDING_METHODS = {"sgd"}
@@ -54,7 +54,7 @@ def test_every_blackbox_dataset_maps_to_its_2021_task() -> None:
     datasets = sorted(set(_table("black-box")["dataset"]))
     assert len(datasets) == 122
     try:  # helper blackbox21's manifest, once merged
-        pmlb_blackbox: Any = importlib.import_module("tasks.loaders.pmlb_blackbox")
+        pmlb_blackbox: Any = importlib.import_module("srtui.tasks.loaders.pmlb_blackbox")
     except ModuleNotFoundError:
         pmlb_blackbox = None
     for d in datasets:
@@ -80,7 +80,7 @@ def test_every_groundtruth_dataset_and_noise_maps_to_an_existing_task() -> None:
 
 
 def test_srbench2025_datasets_map_to_srtuis_2025_tasks() -> None:
-    from tasks.loaders.pmlb import BLACKBOX, FIRST_PRINCIPLES_REAL
+    from srtui.tasks.loaders.pmlb import BLACKBOX, FIRST_PRINCIPLES_REAL
 
     known = set(task_names())
     for d in BLACKBOX:
@@ -93,7 +93,7 @@ def test_srbench2025_datasets_map_to_srtuis_2025_tasks() -> None:
 
 
 def test_shipped_tables_are_the_published_bytes() -> None:
-    from tasks.datafiles import sha256_file
+    from srtui.tasks.datafiles import sha256_file
 
     for pf in SOURCES["srbench2021"].files:
         path = DATA / pf.shipped

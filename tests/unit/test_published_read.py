@@ -1,4 +1,4 @@
-"""Issue 43: a published file is read once, through the one bounded reader (engine.untrusted
+"""Issue 43: a published file is read once, through the one bounded reader (srtui.engine.untrusted
 read_file), and parsed from the bytes that were hashed: results/scoring/published/read.py used to
 verify a feather's sha256 and then read the file again by its path (a file swapped in between was
 parsed), and to open the user's `--published FILE` by path (a link followed, a FIFO waited on)."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from results.scoring.published.read import MAX_BYTES, PublishedError, locate, read_file
-from results.scoring.published.sources import PublishedFile
+from srtui.results.scoring.published.read import MAX_BYTES, PublishedError, locate, read_file
+from srtui.results.scoring.published.sources import PublishedFile
 
 GOOD = b"algorithm,dataset,random_state,r2_test\nOperon,d1,1,0.9\n"
 SWAPPED = b"algorithm,dataset,random_state,r2_test\nOperon,d1,1,-42.0\n"

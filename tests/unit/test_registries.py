@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from results.outputs import docs_tables
-from results.outputs.figures import kinds
+from srtui.results.outputs import docs_tables
+from srtui.results.outputs.figures import kinds
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_generated_docs_table_is_its_registry() -> None:
-    assert docs_tables.stale(REPO / "docs") == [], "regenerate: python -m results.outputs.docs_tables --write"
+    assert docs_tables.stale(REPO / "docs") == [], "regenerate: python -m srtui.results.outputs.docs_tables --write"
 
 
 def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
@@ -35,11 +35,11 @@ def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
 
 def test_the_command_reports_no_difference() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "results.outputs.docs_tables"], capture_output=True, text=True, cwd=REPO
+        [sys.executable, "-m", "srtui.results.outputs.docs_tables"], capture_output=True, text=True, cwd=REPO
     )
     assert out.returncode == 0, out.stderr
     elsewhere = subprocess.run(
-        [sys.executable, "-m", "results.outputs.docs_tables", "--docs", str(REPO / "docs")],
+        [sys.executable, "-m", "srtui.results.outputs.docs_tables", "--docs", str(REPO / "docs")],
         capture_output=True,
         text=True,
     )
@@ -47,8 +47,8 @@ def test_the_command_reports_no_difference() -> None:
 
 
 def test_the_cli_lists_are_the_registries() -> None:
-    from results.metrics import accuracy, declare
-    from tasks.catalogue import modules
+    from srtui.results.metrics import accuracy, declare
+    from srtui.tasks.catalogue import modules
 
     def run(*args: str) -> list[str]:
         out = subprocess.run([sys.executable, "-m", "srtui", *args], capture_output=True, text=True, timeout=300)
@@ -68,6 +68,6 @@ def test_every_figure_kind_is_declared_completely(kind) -> None:
 
 
 def _rules() -> set[str]:
-    from results.scoring import RULES
+    from srtui.results.scoring import RULES
 
     return set(RULES)

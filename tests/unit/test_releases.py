@@ -11,10 +11,10 @@ from conftest import shared_data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.expression import ExpressionError
-from engine.expression.sympy_view import parse_sympy_view
-from results.metrics import releases as R
-from results.metrics import solutions as S
+from srtui.engine.expression import ExpressionError
+from srtui.engine.expression.sympy_view import parse_sympy_view
+from srtui.results.metrics import releases as R
+from srtui.results.metrics import solutions as S
 
 T1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
@@ -278,7 +278,7 @@ def test_cli_expr_one_release_as_json_and_all_as_a_table():
 
 
 def test_stored_names_follow_the_contract():
-    from results.metrics.compute import METRICS_VERSION, _stored
+    from srtui.results.metrics.compute import METRICS_VERSION, _stored
 
     assert METRICS_VERSION >= 2
     for name in (
@@ -432,7 +432,7 @@ def test_gaussian_with_pi_gets_the_verdict_srbench_2025_publishes(tmp_path):
     the CLI)."""
     from conftest import srtui
 
-    from results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+    from srtui.results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
 
     reference = _run_srbench_2025(tmp_path, GAUSS_MODELS)
     items = [ModelItem(m, ("theta",), "python", GAUSS, r2_test=r2) for m, r2 in GAUSS_MODELS]
@@ -484,9 +484,9 @@ def test_a_long_flat_ffx_sum_is_one_level_of_nesting_in_every_reading() -> None:
     models: "nested deeper than 100 levels"). Evaluated left to right, as sympy's parser does."""
     import sympy as sp
 
-    from engine.expression import parse_expression
-    from engine.expression.sympy_view import parse_sympy_view
-    from results.metrics.releases import SPECS, node_count, sympy_complexity
+    from srtui.engine.expression import parse_expression
+    from srtui.engine.expression.sympy_view import parse_sympy_view
+    from srtui.results.metrics.releases import SPECS, node_count, sympy_complexity
 
     text = _ffx_like(240)
     feats = ("X0", "X1", "X2", "X3", "X4")

@@ -1,5 +1,5 @@
 """Issue 55: the report's limits table said ``cpu_s: null`` where the run's jobs had a CPU limit of
-1.5 x their wall limit + 10 s (engine.spec.Limits.effective_cpu_s): it shows the value in force."""
+1.5 x their wall limit + 10 s (srtui.engine.spec.Limits.effective_cpu_s): it shows the value in force."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from results.outputs.report import _limits
+from srtui.results.outputs.report import _limits
 
 
 def test_the_limits_table_shows_the_limits_in_force() -> None:

@@ -16,8 +16,8 @@ import pytest
 from conftest import shared_data_dir
 from test_reviews_seed import SRBENCH_METHODS, seeded_copy
 
-from results.store.store import Store
-from reviews import (
+from srtui.results.store.store import Store
+from srtui.reviews import (
     ExpertError,
     ExpertSession,
     ReviewError,
@@ -27,15 +27,15 @@ from reviews import (
     status,
     unblind,
 )
-from reviews.agreement import (
+from srtui.reviews.agreement import (
     agreement,
     icc2k,
     krippendorff_alpha,
     matrix,
     pairwise_kappa,
 )
-from reviews.items import BLACK_BOX, build_items, rounded_expression
-from reviews.storage import expert_order
+from srtui.reviews.items import BLACK_BOX, build_items, rounded_expression
+from srtui.reviews.storage import expert_order
 
 
 @pytest.fixture
@@ -261,7 +261,7 @@ def test_rounded_expression_and_black_box():
 
 
 def test_representative_is_the_median_run(store):
-    from results.scoring.tables import runs_frame
+    from srtui.results.scoring.tables import runs_frame
 
     runs = runs_frame(store)
     for sel in ("median", "best"):
@@ -319,7 +319,7 @@ def test_icc2k_matches_shrout_fleiss_worked_example():
 
 
 def test_one_expert_reports_that_agreement_needs_two(store, items):
-    from reviews.report import build
+    from srtui.reviews.report import build
 
     ag = agreement(_long([("a", 1, 3), ("a", 2, 4)]))
     assert ag.alpha is None and ag.icc["icc"] is None and "at least two experts" in ag.notes[0]
@@ -334,7 +334,7 @@ def test_one_expert_reports_that_agreement_needs_two(store, items):
 
 
 def test_two_expert_report_has_agreement_and_consistency(store, items):
-    from reviews.report import build
+    from srtui.reviews.report import build
 
     _session(store, items, repeats=2)
     for name, shift in (("alice", 0), ("bob", 1)):
@@ -363,8 +363,8 @@ def _n_minus_dense_rank(values: dict) -> dict:
 
 
 def test_srbench2022_expert_ratings_fill_the_realworld_leaderboard(store, items):
-    from results.scoring.tables import runs_frame
-    from reviews.report import build, trust_frame
+    from srtui.results.scoring.tables import runs_frame
+    from srtui.reviews.report import build, trust_frame
 
     data = shared_data_dir()
     if data is None or not (data / "srbench2022" / "expert_scores.json").is_file():
@@ -412,7 +412,7 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh
 
 
 def test_authorized_keys_line_forces_the_rating_command(tmp_path):
-    from reviews.ssh import authorized_keys_line, parse_public_key
+    from srtui.reviews.ssh import authorized_keys_line, parse_public_key
 
     line = authorized_keys_line("s1", "alice", KEY, tmp_path)
     m = re.fullmatch(r'restrict,pty,command="([^"]*)" (\S+) (\S+) (\S+)', line)
@@ -442,8 +442,8 @@ def test_authorized_keys_line_forces_the_rating_command(tmp_path):
 
 
 def test_a_wide_model_is_wrapped_between_terms_and_nothing_of_it_is_lost():
-    from reviews.items import rounded_expression
     from srtui.app.review.expert_view import figures_text, wrap_model
+    from srtui.reviews.items import rounded_expression
 
     wide = rounded_expression(
         "(x1**2 + 3.0*x2)/(x3 - 1.5) - 3.0*x1*x2/(x3**2 + 4.0) + sin(x1/x2)*x3**3 + x1/(x2+x3) - 3.0*x1 + 0.5",
@@ -482,8 +482,8 @@ def test_a_wide_model_is_never_cut_inside_a_number_or_a_name(width):
     once read 0.49 where the model had 0.490)."""
     import re
 
-    from reviews.items import rounded_expression
     from srtui.app.review.expert_view import MORE, wrap_model
+    from srtui.reviews.items import rounded_expression
 
     tokens = lambda t: re.findall(r"[\w.]+", t)  # noqa: E731 - numbers and names, in order
     form = rounded_expression(WIDE_FRACTION, ("speed", "mass", "temp"), "python")
@@ -512,7 +512,7 @@ def test_a_token_wider_than_the_box_is_marked_where_it_is_cut():
 
 def test_a_session_without_repeats_says_why_it_has_no_self_consistency(store, items):
     """Issue 55: with no hidden repeats the report had no self-consistency table and no word."""
-    from reviews.report import build
+    from srtui.reviews.report import build
 
     _session(store, items, experts=("solo",), repeats=0)
     tables, _ = build(store, "s1")

@@ -2,7 +2,7 @@
 nine SRBench 2022 real-world methods' names, with real expressions and their real predictions.
 
 Rows go in through the store's API (``plan``/``claim``/``record``) and the metrics through
-``results.metrics.compute.compute_for_store``, as `srtui run` does. Method k's model uses k + 1 lagged
+``srtui.results.metrics.compute.compute_for_store``, as `srtui run` does. Method k's model uses k + 1 lagged
 features (so simplicity differs); each seed scales the coefficients a little (so the runs of
 one (task, method) differ and the median rule has something to choose).
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.expression import parse_expression
-from engine.spec import JobSpec, Limits
-from engine.workspace import Workspace
-from results.store.store import Store, pack_predictions
+from srtui.engine.expression import parse_expression
+from srtui.engine.spec import JobSpec, Limits
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store, pack_predictions
 
 SRBENCH_METHODS = ("Bingo", "E2ET", "LassoCV", "PS-Tree", "QLattice", "geneticengine", "operon", "pysr", "uDSR")
 TARGETS = ("cases", "hosp", "deaths")
@@ -51,8 +51,8 @@ def model_for(target: str, k: int, seed: int) -> str:
 
 
 def seed_review_workspace(root: Path, methods=SRBENCH_METHODS, targets=TARGETS, seeds=SEEDS) -> Workspace:
-    from results.metrics.compute import compute_for_store
-    from tasks.catalogue import TaskContext, get_task
+    from srtui.results.metrics.compute import compute_for_store
+    from srtui.tasks.catalogue import TaskContext, get_task
 
     ws = Workspace(root).ensure()
     store = Store(ws, create=True)
@@ -108,7 +108,7 @@ def seeded_copy(dest: Path) -> Workspace:
 
 
 def test_seeded_workspace_has_metrics(tmp_path):
-    from results.scoring.tables import runs_frame
+    from srtui.results.scoring.tables import runs_frame
 
     ws = seeded_copy(tmp_path / "ws")
     runs = runs_frame(Store(ws, readonly=True))

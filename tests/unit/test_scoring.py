@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from results.scoring import ScoreError, load_expert_scores, score
-from results.scoring.base import dense_rank
-from results.scoring.rules.srbench2021 import pareto_ranks
-from results.scoring.tables import normalise
+from srtui.results.scoring import ScoreError, load_expert_scores, score
+from srtui.results.scoring.base import dense_rank
+from srtui.results.scoring.rules.srbench2021 import pareto_ranks
+from srtui.results.scoring.tables import normalise
 
 
 def frame(rows, **defaults):
@@ -65,7 +65,7 @@ def test_qualification_single_seed_and_mean_option():
 
 
 def test_the_profile_option_is_a_profile_and_refuses_other_names():
-    from results.metrics.profiles import Profile
+    from srtui.results.metrics.profiles import Profile
 
     runs = qual_runs()
     for given, profile in (("corrected", Profile.CORRECTED), (Profile.REFERENCE, Profile.REFERENCE)):
@@ -268,7 +268,7 @@ def test_missing_columns_are_one_line_errors():
 def test_match_trust_without_ratings_is_empty() -> None:
     """No ratings yet (a review session unblinded before anyone rated): an empty table, not the
     KeyError a list mask of no rows gave (it selected columns; `srtui review report` crashed)."""
-    from results.scoring.rules.srbench2022 import match_trust
+    from srtui.results.scoring.rules.srbench2022 import match_trust
 
     found = match_trust(pd.DataFrame(columns=["task", "method", "trust"]), ["demo-epidemic-cases"])
     assert found.empty and list(found.columns) == ["task", "method", "trust", "expert_task"]

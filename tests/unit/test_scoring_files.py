@@ -8,9 +8,9 @@ import json
 import pandas as pd
 from typer.testing import CliRunner
 
-from engine.errors import SrtuiError
-from results.scoring.tables import read_runs_csv
 from srtui.cli import app
+from srtui.engine.errors import SrtuiError
+from srtui.results.scoring.tables import read_runs_csv
 
 
 def _write(folder, name, data):

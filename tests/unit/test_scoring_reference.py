@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from results.scoring import ScoreError, load_expert_scores, score
-from results.scoring.rules.srbench2021 import published_fronts
-from results.scoring.tables import normalise
+from srtui.results.scoring import ScoreError, load_expert_scores, score
+from srtui.results.scoring.rules.srbench2021 import published_fronts
+from srtui.results.scoring.tables import normalise
 
 
 def frame(rows, **defaults):
@@ -296,8 +296,8 @@ def test_srbench2025_reference_interpolated_profiles_hand_computed():
 
 
 def test_rules_read_their_release_metric_columns():
-    from results.metrics.profiles import Profile
-    from results.scoring.base import metric_column
+    from srtui.results.metrics.profiles import Profile
+    from srtui.results.scoring.base import metric_column
 
     runs = frame(
         [dict(task="t", method="a", r2_test=0.9, size=3), dict(task="t", method="b", r2_test=0.8, size=30)], seed=0

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from results.scoring import ScoreError, score
-from results.scoring.tables import normalise
+from srtui.results.scoring import ScoreError, score
+from srtui.results.scoring.tables import normalise
 
 
 def ordered_runs(n_tasks: int, methods=("A", "B", "C")) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.process import held, measure, seccomp
+from srtui.engine.process import held, measure, seccomp
 
 #: what Docker's default profile refuses a container without extra capabilities (the floor)
 DOCKER_REFUSES = (

@@ -1,4 +1,4 @@
-"""Every module of tasks/generators/ and tasks/loaders/ (tasks.catalogue.modules) against the
+"""Every module of tasks/generators/ and tasks/loaders/ (srtui.tasks.catalogue.modules) against the
 task contract: the first task of each of its tracks builds, under its own name and track, with
 arrays of the declared shape, finite and the same on a second build (seeded), and its ground
 truth, where declared, reads over its features and gives its noiseless targets. Parametrised
@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks.catalogue import TaskContext, TaskEntry, modules
-from tasks.datafiles import find_local
-from tasks.model import Task
-from tasks.truth import evaluate_truth, parse_truth
+from srtui.tasks.catalogue import TaskContext, TaskEntry, modules
+from srtui.tasks.datafiles import find_local
+from srtui.tasks.model import Task
+from srtui.tasks.truth import evaluate_truth, parse_truth
 
 CASES = [
     pytest.param(entry, id=f"{module.rpartition('.')[2]}:{entry.track}")
@@ -71,11 +71,12 @@ def test_a_module_imported_before_the_catalogue_loads_keeps_its_name() -> None:
     import sys
 
     code = (
-        "import tasks.generators.groundtruth, tasks.loaders.pmlb_blackbox\n"
-        "from tasks.catalogue import modules\n"
+        "import srtui.tasks.generators.groundtruth, srtui.tasks.loaders.pmlb_blackbox\n"
+        "from srtui.tasks.catalogue import modules\n"
         "found = {m: len(e) for m, e in modules().items()}\n"
-        "assert found['tasks.generators.groundtruth'] > 0 and found['tasks.loaders.pmlb_blackbox'] > 0, found\n"
-        "assert 'srbench2021-blackbox' not in {e.track for e in modules()['tasks.loaders.pmlb']}\n"
+        "assert found['srtui.tasks.generators.groundtruth'] > 0, found\n"
+        "assert found['srtui.tasks.loaders.pmlb_blackbox'] > 0, found\n"
+        "assert 'srbench2021-blackbox' not in {e.track for e in modules()['srtui.tasks.loaders.pmlb']}\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from srtui.cli import main
-from tasks.catalogue import TaskContext, get_task
+from srtui.tasks.catalogue import TaskContext, get_task
 
 
 def run(argv, capsys):

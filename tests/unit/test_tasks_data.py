@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tasks.catalogue import TaskContext, TaskError, builtin_names, entries, get_task
-from tasks.pipeline import HORIZON, chunk_split, forecast_table
-from tasks.suites import SuiteError, builtin_suite_names, load_suite, suite_from_dict
+from srtui.tasks.catalogue import TaskContext, TaskError, builtin_names, entries, get_task
+from srtui.tasks.pipeline import HORIZON, chunk_split, forecast_table
+from srtui.tasks.suites import SuiteError, builtin_suite_names, load_suite, suite_from_dict
 
 SHARED = Path(os.environ.get("SRTUI_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data")
 needs_shared = pytest.mark.skipif(not (SHARED / "srbench2022").is_dir(), reason=f"shared data not found at {SHARED}")
@@ -87,7 +87,7 @@ def test_qualification_dataset(offline):
 
 @needs_shared
 def test_pipeline_on_nyc_counts(offline):
-    from tasks.loaders.realworld import nyc_counts
+    from srtui.tasks.loaders.realworld import nyc_counts
 
     counts, _ = nyc_counts(TaskContext(data_dir=SHARED))
     table = forecast_table(counts, "cases")

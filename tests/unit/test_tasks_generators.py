@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tasks.catalogue import TaskContext, get_task
-from tasks.generators import firstprinciples, groundtruth, nsr, srbench2022
-from tasks.suites import COMPETITION_SEEDS
+from srtui.tasks.catalogue import TaskContext, get_task
+from srtui.tasks.generators import firstprinciples, groundtruth, nsr, srbench2022
+from srtui.tasks.suites import COMPETITION_SEEDS
 
 try:
-    from engine.expression import parse_expression  # noqa: F401
+    from srtui.engine.expression import parse_expression  # noqa: F401
 
     HAVE_PARSER = True
 except ImportError:
     HAVE_PARSER = False
-needs_parser = pytest.mark.skipif(not HAVE_PARSER, reason="engine.expression.parse_expression not available yet")
+needs_parser = pytest.mark.skipif(not HAVE_PARSER, reason="srtui.engine.expression.parse_expression not available yet")
 
 SAMPLE = [
     "srbench2022-exact-hard-s2082",
@@ -182,7 +182,7 @@ def test_epidemic_task_has_dates_and_flags():
     ],
 )
 def test_noiseless_truth_reproduces_target(name):
-    from tasks.truth import evaluate_truth
+    from srtui.tasks.truth import evaluate_truth
 
     t = get_task(name)
     for X, y in ((t.X_train, t.y_train), (t.X_test, t.y_test)):
@@ -193,7 +193,7 @@ def test_noiseless_truth_reproduces_target(name):
 @needs_parser
 @pytest.mark.parametrize("kind,r", [("featsel", 0.1), ("extrap", 0.1), ("noise", 0.15)])
 def test_truth_reproduces_noiseless_test_targets(kind, r):
-    from tasks.truth import evaluate_truth
+    from srtui.tasks.truth import evaluate_truth
 
     t = getattr(srbench2022, kind)(r, 2082, clean_test=True)
     assert np.allclose(evaluate_truth(t, t.X_test), t.y_test, rtol=1e-9, atol=1e-9)
@@ -201,7 +201,7 @@ def test_truth_reproduces_noiseless_test_targets(kind, r):
 
 @needs_parser
 def test_nsr_and_first_principles_truth_matches_numpy():
-    from tasks.truth import parse_truth
+    from srtui.tasks.truth import parse_truth
 
     x = None
     for key, (formula, fn, (low, high), _n) in nsr.EQUATIONS.items():
@@ -214,7 +214,7 @@ def test_nsr_and_first_principles_truth_matches_numpy():
 
 @needs_parser
 def test_strogatz_truth_matches_simulation():
-    from tasks.truth import parse_truth
+    from srtui.tasks.truth import parse_truth
 
     for name, p in groundtruth.problems().items():
         if p["family"] != "strogatz":
@@ -226,7 +226,7 @@ def test_strogatz_truth_matches_simulation():
 
 @needs_parser
 def test_every_feynman_formula_parses_and_is_finite_on_its_ranges():
-    from tasks.truth import parse_truth
+    from srtui.tasks.truth import parse_truth
 
     rng = np.random.default_rng(0)
     for name, p in groundtruth.problems().items():

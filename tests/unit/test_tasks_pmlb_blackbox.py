@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, shared_data_dir
 
-from tasks.loaders import pmlb_files
-from tasks.loaders.pmlb_blackbox import BLACKBOX_2021, TRACK, task_name
+from srtui.tasks.loaders import pmlb_files
+from srtui.tasks.loaders.pmlb_blackbox import BLACKBOX_2021, TRACK, task_name
 
 SRBENCH_GIT = Path("/work/.mirror/cavalab+srbench/repo")
 PMLB_GIT = Path("/work/.mirror/EpistasisLab+pmlb/repo")
@@ -57,7 +57,7 @@ def test_every_file_is_pinned_with_pmlb_s_sha256_size_and_shape() -> None:
 def test_the_manifest_is_what_the_tool_makes_from_the_mirrors() -> None:
     if not (SRBENCH_GIT.is_dir() and PMLB_GIT.is_dir()):
         pytest.skip(f"needs git mirrors of SRBench and PMLB at {SRBENCH_GIT} and {PMLB_GIT}")
-    from tasks.tools.pmlb_blackbox_manifest import build
+    from srtui.tasks.tools.pmlb_blackbox_manifest import build
 
     made = build(str(PMLB_GIT), str(SRBENCH_GIT))
     shipped = pmlb_files.manifest()
@@ -78,8 +78,8 @@ def test_the_shared_pmlb_files_have_the_manifest_s_sha256() -> None:
 
 
 def test_tasks_track_and_suite() -> None:
-    from tasks.catalogue import entries
-    from tasks.suites import load_suite
+    from srtui.tasks.catalogue import entries
+    from srtui.tasks.suites import load_suite
 
     assert task_name("1028_SWD") == "srbench2021-bb-1028-swd"
     mine = [e for e in entries() if e.track == TRACK]
@@ -91,7 +91,7 @@ def test_tasks_track_and_suite() -> None:
 
 
 def test_a_task_reads_the_shared_file_in_place_with_its_provenance(tmp_path: Path) -> None:
-    from tasks.catalogue import TaskContext, get_task
+    from srtui.tasks.catalogue import TaskContext, get_task
 
     shared = shared_data_dir()
     if shared is None or not (shared / "srbench2022" / "qualification").is_dir():
@@ -106,7 +106,7 @@ def test_a_task_reads_the_shared_file_in_place_with_its_provenance(tmp_path: Pat
 
 def test_every_pmlb_task_reads_a_pinned_checksummed_file_by_the_same_route() -> None:
     """The ground-truth, qualification, SRBench 2.0 and first-principles PMLB tasks too."""
-    from tasks.catalogue import entries
+    from srtui.tasks.catalogue import entries
 
     pmlb = [e for e in entries() if any(f.rel.startswith("pmlb/") for f in e.files)]
     groundtruth = [e for e in pmlb if e.track == "srbench-groundtruth-pmlb"]

@@ -1,4 +1,4 @@
-"""The one sanitiser (engine.textsafe) and a property test over every in-process output path."""
+"""The one sanitiser (srtui.engine.textsafe) and a property test over every in-process output path."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.textsafe import SafeStream, csv_cell, safe_row, safe_value, visible
-from results.outputs.export import FORMATS, render_tables
+from srtui.engine.textsafe import SafeStream, csv_cell, safe_row, safe_value, visible
+from srtui.results.outputs.export import FORMATS, render_tables
 
 #: what may never reach a terminal, a clipboard or a file raw (newline and tab are allowed)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -81,7 +81,7 @@ def test_random_bytes_survive_no_output_path(text: str) -> None:
 def test_direction_controls_are_shown_as_text() -> None:
     """A right-to-left override (U+202E) or isolate would make a terminal, page or cell show a
     model in another order than it is: shown as ``\\u202e``."""
-    from engine.textsafe import visible
+    from srtui.engine.textsafe import visible
 
     spoof = "c \u202e)1x(nis*9999 + \u2066x\u2069\u200f"
     shown = visible(spoof)

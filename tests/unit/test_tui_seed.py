@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.process import tree
-from engine.spec import JobSpec, Limits
-from engine.workspace import Workspace
-from results.store.store import Store, pack_predictions
+from srtui.engine.process import tree
+from srtui.engine.spec import JobSpec, Limits
+from srtui.engine.workspace import Workspace
+from srtui.results.store.store import Store, pack_predictions
 
 #: "now" for the app's clock in tests: 95 s after the running job started
 NOW_ISO = "2025-01-02T10:01:35+00:00"
@@ -46,7 +46,7 @@ def _write_data(ws: Workspace, task) -> str:
 
 def seed_demo(root: Path) -> Workspace:
     """Two smoke tasks x five methods, every kind of outcome, one running and one pending job."""
-    from tasks.catalogue import TaskContext, get_task
+    from srtui.tasks.catalogue import TaskContext, get_task
 
     ws = Workspace(root).ensure()
     store = Store(ws, create=True)
@@ -117,7 +117,7 @@ def seed_demo(root: Path) -> Workspace:
                 error="the job crashed (signal 11)",
             )
         store.record(spec.job_id, fields, preds)
-    from results.metrics.compute import compute_for_store
+    from srtui.results.metrics.compute import compute_for_store
 
     compute_for_store(store, workers=1)  # the metrics table the leaderboards read
     store.close()

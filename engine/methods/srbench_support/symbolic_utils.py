@@ -3,7 +3,7 @@
 A folder run from an SRBench checkout imports SRBench's own module (its ``experiment/`` comes
 first on ``sys.path``); a folder on its own finds this one, which provides what SRBench 2.0's
 method folders import from it: ``complexity(expr)``, the node count of a sympy tree in
-pre-order (the same count as srtui's ``size``, results.metrics.expr_metrics.node_count).
+pre-order (the same count as srtui's ``size``, srtui.results.metrics.expr_metrics.node_count).
 """
 
 from __future__ import annotations

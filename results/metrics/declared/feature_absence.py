@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from results.metrics.declare import Example, Metric, ModelView, declare
+from srtui.results.metrics.declare import Example, Metric, ModelView, declare
 
 
 def feature_absence(v: ModelView) -> float | None:
-    from results.metrics.releases import feature_absence as absent
+    from srtui.results.metrics.releases import feature_absence as absent
 
     return absent({str(s) for s in v.clean.free_symbols}, v.unwanted)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from results.metrics.declare import Example, Metric, ModelView, declare
+from srtui.results.metrics.declare import Example, Metric, ModelView, declare
 
 
 def simplicity(v: ModelView) -> float | None:
-    from results.metrics.releases import simplicity as of_size
+    from srtui.results.metrics.releases import simplicity as of_size
 
     return of_size(v.clean_nodes)
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from results.metrics.declare import Example, Metric, ModelView, declare
+from srtui.results.metrics.declare import Example, Metric, ModelView, declare
 
 
 def size(v: ModelView) -> int | None:
     """2.0's ``sympy_complexity`` (``pi`` -> 3.1415926535, 2021's rounding, no simplify); 2021's
     count of the model as ``clean_pred_model`` reads it (2022 reports no size). 2021's stored
     ``srbench2021.size`` is its evaluate_model.py's ``model_size`` where that is not this count (a
-    method's ``complexity()``, the number of features: results.metrics.compute), with this count
+    method's ``complexity()``, the number of features: srtui.results.metrics.compute), with this count
     as ``srbench2021.size:corrected``."""
-    from results.metrics.releases import node_count, sympy_complexity
+    from srtui.results.metrics.releases import node_count, sympy_complexity
 
     if v.release == "srbench2025":
         return sympy_complexity(v.text, v.features, v.dialect)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from results.metrics.declare import Example, Metric, ModelView, declare
+from srtui.results.metrics.declare import Example, Metric, ModelView, declare
 
 
 def size_simplified(v: ModelView) -> int:

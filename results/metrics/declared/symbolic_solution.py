@@ -1,9 +1,9 @@
 """``symbolic_solution``: the release's published verdict, model vs ground truth (the checks:
-results.metrics.solutions)."""
+srtui.results.metrics.solutions)."""
 
 from __future__ import annotations
 
-from results.metrics.declare import Example, Metric, declare
+from srtui.results.metrics.declare import Example, Metric, declare
 
 declare(
     Metric(

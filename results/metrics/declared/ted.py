@@ -1,8 +1,8 @@
-"""``ted``: SRSD's tree edit distance to the truth, unnormalised (results.metrics.releases.srsd_op)."""
+"""``ted``: SRSD's tree edit distance to the truth, unnormalised (srtui.results.metrics.releases.srsd_op)."""
 
 from __future__ import annotations
 
-from results.metrics.declare import Example, Metric, declare
+from srtui.results.metrics.declare import Example, Metric, declare
 
 declare(
     Metric(

@@ -1,8 +1,8 @@
-"""``ted_norm``: SRSD's normalised tree edit distance to the truth (results.metrics.releases.srsd_op)."""
+"""``ted_norm``: SRSD's normalised tree edit distance to the truth (srtui.results.metrics.releases.srsd_op)."""
 
 from __future__ import annotations
 
-from results.metrics.declare import Example, Metric, declare
+from srtui.results.metrics.declare import Example, Metric, declare
 
 declare(
     Metric(

@@ -1,4 +1,4 @@
-"""Publication figures drawn from the scoring rules' own tables (``results.scoring``): no figure
+"""Publication figures drawn from the scoring rules' own tables (``srtui.results.scoring``): no figure
 computes a score of its own, it draws the ``Score`` the rule returns (the tables `srtui score`
 prints). matplotlib (Agg) is imported only when a figure is drawn.
 
@@ -16,21 +16,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from results.outputs.figures.style import TWO_COLUMNS, FigureError, Look, looks, paper_style, save, svg_text
+from srtui.results.outputs.figures.style import TWO_COLUMNS, FigureError, Look, looks, paper_style, save, svg_text
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from results.scoring.base import Score
-    from results.store.store import Store
+    from srtui.results.scoring.base import Score
+    from srtui.results.store.store import Store
 
 
 @dataclass
 class FigureData:
     """What a figure is drawn from. ``options`` are the ``-o KEY=VALUE`` of the figure's rule;
     ``trust`` (task, method, trust) feeds srbench2022-realworld; ``ratings`` (expert, task,
-    method, rating) and ``agreement`` (reviews.report's table) are a review session's."""
+    method, rating) and ``agreement`` (srtui.reviews.report's table) are a review session's."""
 
     runs: pd.DataFrame | None = None
     options: dict[str, Any] = field(default_factory=dict)
@@ -38,9 +38,9 @@ class FigureData:
     ratings: pd.DataFrame | None = None
     agreement: pd.DataFrame | None = None
     rule: str | None = None
-    #: jobs of several protocols in one figure (results.scoring.mixed): refused unless this
+    #: jobs of several protocols in one figure (srtui.results.scoring.mixed): refused unless this
     allow_mixed: bool = False
-    #: the workspace's methods, every suite's (results.store.queries.workspace_methods): what each
+    #: the workspace's methods, every suite's (srtui.results.store.queries.workspace_methods): what each
     #: method's look is a function of; empty for runs from a CSV (their own methods then)
     methods: tuple[str, ...] = ()
     _scores: dict[tuple[str, tuple[tuple[str, str], ...]], Score] = field(default_factory=dict, repr=False)
@@ -55,7 +55,7 @@ class FigureData:
     def score(self, rule: str, **defaults: Any) -> Score:
         """The rule's Score under the user's options (over the figure's defaults), computed once
         per rule and options for all the figures drawn from this data."""
-        from results.scoring import score
+        from srtui.results.scoring import score
 
         opts = {**defaults, **self.options}
         key = (rule, tuple(sorted((k, str(v)) for k, v in opts.items())))
@@ -77,14 +77,14 @@ class FigureData:
             for frame in (self.runs, self.trust, self.ratings):
                 if frame is not None and "method" in frame.columns:
                     names += [str(m) for m in frame["method"].dropna().unique()]
-            from results.outputs.figures.sources import published_methods
+            from srtui.results.outputs.figures.sources import published_methods
 
             self._looks = looks(self.methods, extra=names, published=published_methods(self))
         return self._looks
 
     def look(self, method: str) -> Look:
         """The method's look; a published method's colour is tagged (figures.sources: hollow)."""
-        from results.outputs.figures.sources import published_methods, tagged
+        from srtui.results.outputs.figures.sources import published_methods, tagged
 
         look = self.looks.get(str(method)) or looks(self.methods, extra=[method])[str(method)]
         if self._published is None:
@@ -96,8 +96,8 @@ def workspace_data(store: Store, suite: str | None, options: dict[str, Any] | No
     """A figure's input from the workspace: one suite's runs (every suite's with None), each
     method looking as in every figure of the workspace (`srtui plot`, the report, the app's Plots
     screen all start here)."""
-    from results.scoring.tables import runs_frame
-    from results.store.queries import workspace_methods
+    from srtui.results.scoring.tables import runs_frame
+    from srtui.results.store.queries import workspace_methods
 
     return FigureData(runs=runs_frame(store, suite), options=dict(options or {}), methods=workspace_methods(store))
 
@@ -194,7 +194,7 @@ def draw(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | 
 def _drawn(k: Kind, data: FigureData, width: float) -> Figure:
     """The figure with what it says besides its data (figures.sources: workspace vs published,
     the reference profile's caption)."""
-    from results.outputs.figures.sources import finish
+    from srtui.results.outputs.figures.sources import finish
 
     return finish(k.draw(data, width), k, data)
 

@@ -1,7 +1,7 @@
 """The figures of accuracy, size and cost: SRBench 2021's Pareto plot of median ranks (Figure 2),
 its point plots of R2, size and training time with 95 % intervals, its solution rates by noise
 and data group (Figure 3), and SRBench 2.0's performance profiles and energy vs time (Figure 1).
-Each draws the tables of one scoring rule (see ``results.outputs.figures``)."""
+Each draws the tables of one scoring rule (see ``srtui.results.outputs.figures``)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from results.outputs.figures import figure
-from results.outputs.figures.plotdata import Fronts, energy_data, fronts_data, profiles_data
-from results.outputs.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
+from srtui.results.outputs.figures import figure
+from srtui.results.outputs.figures.plotdata import Fronts, energy_data, fronts_data, profiles_data
+from srtui.results.outputs.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from results.outputs.figures import FigureData
+    from srtui.results.outputs.figures import FigureData
 
 R2 = "R\u00b2"  # mathtext is off: the superscript is a character
 METRIC_NAMES = {"r2_test": f"test {R2}", "r2_train": f"training {R2}", "nmse_test": "test NMSE", "mse_test": "test MSE"}

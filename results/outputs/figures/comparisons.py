@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from results.outputs.figures import figure
-from results.outputs.figures.accuracy import R2, bootstrap_ci, metric_name
-from results.outputs.figures.style import FigureError, label, new_figure
+from srtui.results.outputs.figures import figure
+from srtui.results.outputs.figures.accuracy import R2, bootstrap_ci, metric_name
+from srtui.results.outputs.figures.style import FigureError, label, new_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from results.outputs.figures import FigureData
+    from srtui.results.outputs.figures import FigureData
 
 #: what the 2022 competition's rank columns are called in the figure
 RANK_NAMES = {

@@ -2,7 +2,7 @@
 performance profiles, the Pareto fronts of median ranks and the energy against training time,
 each read once from its rule's ``Score`` (``FigureData.score``). The figures (``accuracy``) draw
 them with matplotlib; the app's Plots screen draws the same data with plotext
-(``results.views.plots``), so a suite's plot in the terminal and its PDF show the same numbers.
+(``srtui.views.plots``), so a suite's plot in the terminal and its PDF show the same numbers.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from results.metrics.profiles import Profile
-from results.outputs.figures.style import FigureError
+from srtui.results.metrics.profiles import Profile
+from srtui.results.outputs.figures.style import FigureError
 
 if TYPE_CHECKING:
-    from results.outputs.figures import FigureData
+    from srtui.results.outputs.figures import FigureData
 
 PROFILE_GRID = 51  # points of the performance profiles (perfprof_plots.ipynb's grid)
 

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from results.outputs.figures import FigureData, Kind
+    from srtui.results.outputs.figures import FigureData, Kind
 
 PUBLISHED_ALPHA = "fe"
-WORKSPACE = "this workspace"  # results.scoring.published.merge.WORKSPACE
+WORKSPACE = "this workspace"  # srtui.results.scoring.published.merge.WORKSPACE
 
 #: per figure, one sentence under the reference profile (docs/scoring.md, the fidelity table)
 REFERENCE_CAVEATS = {
@@ -73,7 +73,7 @@ def finish(fig: Figure, kind: Kind, data: FigureData) -> Figure:
 
 def caveat_for(kind: Kind, data: FigureData) -> str:
     """The figure's reference-artefact sentence when it is drawn under the reference profile."""
-    from results.scoring import RULES
+    from srtui.results.scoring import RULES
 
     rule = RULES.get(kind.rule)
     if kind.name not in REFERENCE_CAVEATS or rule is None or "profile" not in rule.options:
@@ -119,7 +119,7 @@ def _hollow(fig: Figure) -> None:
 def _source_handles(data: FigureData, published: dict[str, str]) -> list[Any]:
     from matplotlib.lines import Line2D
 
-    from results.scoring.published.names import footnotes
+    from srtui.results.scoring.published.names import footnotes
 
     runs = data.runs
     assert runs is not None

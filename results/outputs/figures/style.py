@@ -9,7 +9,7 @@ and labels made safe from untrusted names.
   workspace's methods (every suite's), then of any other (published, a CSV's): a method keeps
   its look in every figure, the report and the app.
   8 colours x 10 markers give 40 distinct pairs.
-* Untrusted text (method, task and expert names): control characters shown (``engine.textsafe``),
+* Untrusted text (method, task and expert names): control characters shown (``srtui.engine.textsafe``),
   cut to a length, and never read as mathtext or TeX: ``text.parse_math`` and ``text.usetex``
   are forced off after any ``--style`` file.
 """
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engine.errors import SrtuiError
-from engine.textsafe import visible
+from srtui.engine.errors import SrtuiError
+from srtui.engine.textsafe import visible
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -1,7 +1,7 @@
 """`srtui report`: one HTML file that works offline and alone (no CDN, no request): every suite's
 leaderboard under its rule with the rule's other tables (sortable), the figures inline as SVG
-(``results.outputs.figures``), each method's best and median model as MathML (``results.outputs.report.models``),
-failures by status, review agreement, and the run metadata.
+(``srtui.results.outputs.figures``), each method's best and median model as MathML
+(``srtui.results.outputs.report.models``), failures by status, review agreement, and the run metadata.
 
 Untrusted text (models, names, errors) reaches the page only through jinja2's autoescape; the
 SVG (matplotlib's, its text escaped) and MathML (sympy's printer, its text escaped) are the only
@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from engine.errors import SrtuiError
-from engine.textsafe import visible
-from results.outputs.report.models import ModelView, model_views
-from results.store.typed import task_infos
+from srtui.engine.errors import SrtuiError
+from srtui.engine.textsafe import visible
+from srtui.results.outputs.report.models import ModelView, model_views
+from srtui.results.store.typed import task_infos
 
 if TYPE_CHECKING:
-    from results.outputs.figures import FigureData
-    from results.scoring.base import Score
-    from results.scoring.published.merge import Merged
-    from results.store.store import Store
+    from srtui.results.outputs.figures import FigureData
+    from srtui.results.scoring.base import Score
+    from srtui.results.scoring.published.merge import Merged
+    from srtui.results.store.store import Store
 
 MAX_ROWS = 5000  # rows of one table in the page; the rest is counted, not shown
 FAILED = "status != 'ok'"
@@ -116,7 +116,7 @@ class Section:
 
 
 def _leaderboard(s: SuiteInput, data: FigureData) -> tuple[dict[str, Any], list[str], list[Table], list[str]]:
-    from results.scoring import ScoreError
+    from srtui.results.scoring import ScoreError
 
     if not s.rule:
         return {}, ["this suite names no scoring rule: no leaderboard (see `srtui score RULE --suite ...`)"], [], []
@@ -134,17 +134,17 @@ def _score(s: SuiteInput, data: FigureData, rule: str) -> Score:
     column, the citations); else the figures' own, computed once for both."""
     if s.merged is None:
         return data.score(rule)
-    from results.scoring.published import score_published
+    from srtui.results.scoring.published import score_published
 
     return score_published(rule, s.merged, trust=s.trust, allow_mixed=True)
 
 
-PUBLISHED_MARK = "\u2020"  # the mark of `srtui score --published --format md` (results.outputs.export.MD_MARK)
+PUBLISHED_MARK = "\u2020"  # the mark of `srtui score --published --format md` (srtui.results.outputs.export.MD_MARK)
 
 
 def _marked(frame: pd.DataFrame) -> pd.DataFrame:
     """The method cell of each published row ends in the mark its footnote explains."""
-    from results.outputs.export import published_rows
+    from srtui.results.outputs.export import published_rows
 
     flags = published_rows(frame)
     if "method" not in frame.columns or not any(flags):
@@ -155,10 +155,10 @@ def _marked(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _figures(data: FigureData, width: float) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    from results.outputs.figures import FigureError, kinds, svg
-    from results.outputs.figures.sources import caveat_for
-    from results.scoring import ScoreError
-    from results.scoring.published.merge import figure_without_source
+    from srtui.results.outputs.figures import FigureError, kinds, svg
+    from srtui.results.outputs.figures.sources import caveat_for
+    from srtui.results.scoring import ScoreError
+    from srtui.results.scoring.published.merge import figure_without_source
 
     drawn, skipped = [], []
     published = data.runs is not None and "source" in data.runs.columns
@@ -190,7 +190,7 @@ def _failures(runs: pd.DataFrame) -> list[Table]:
 
 
 def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> Section:
-    from results.outputs.figures import FigureData
+    from srtui.results.outputs.figures import FigureData
 
     # a suite run under several protocols is reported with each row's protocol in a footnote
     runs = s.runs if s.board_runs is None else s.board_runs
@@ -219,7 +219,7 @@ def section(s: SuiteInput, meta: dict[str, list[Table]], width: float = 7.0) -> 
 
 def _applied(q: Callable[[str], pd.DataFrame]) -> pd.DataFrame:
     """Per method, what the protocol applied to its jobs (the seed left out: one row per kind)."""
-    from engine.protocols import describe
+    from srtui.engine.protocols import describe
 
     frame = q("SELECT method, protocol, COUNT(*) AS jobs FROM jobs WHERE suite = ? GROUP BY 1, 2")
     frame["protocol"] = [describe(_record(text, drop="seed")) for text in frame["protocol"]]
@@ -240,7 +240,7 @@ def _limits(df: pd.DataFrame) -> pd.DataFrame:
     ``cpu_s: null`` where the run used 70 s)."""
     import json
 
-    from engine.spec import Limits, SpecError
+    from srtui.engine.spec import Limits, SpecError
 
     def shown(text: object) -> str:
         try:
@@ -260,8 +260,8 @@ def _limits(df: pd.DataFrame) -> pd.DataFrame:
 def metadata(store: Store, suites: list[str] | None = None) -> dict[str, Any]:
     """srtui's version, this machine, and per suite its runs (argv, protocol), method versions,
     limits, data fingerprints and hosts."""
-    from results.outputs.export import srtui_version
-    from results.store.queries import suites as all_suites
+    from srtui.results.outputs.export import srtui_version
+    from srtui.results.store.queries import suites as all_suites
 
     per: dict[str, list[Table]] = {}
     for name in suites or all_suites(store):
@@ -326,11 +326,11 @@ def render_report(suites: list[SuiteInput], meta: dict[str, Any], width: float =
     if not suites:
         raise ReportError("nothing to report: the workspace has no runs")
     sections = [section(s, meta.get("per_suite", {}), width) for s in suites]
-    script = resources.files("results.outputs.report").joinpath("sortable.js").read_text(encoding="utf-8")
+    script = resources.files("srtui.results.outputs.report").joinpath("sortable.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(
-        resources.files("results.outputs.report").joinpath("report.html.j2").read_text(encoding="utf-8")
+        resources.files("srtui.results.outputs.report").joinpath("report.html.j2").read_text(encoding="utf-8")
     )
     return template.render(
         sections=sections,

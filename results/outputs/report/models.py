@@ -1,5 +1,5 @@
 """Each method's best and median model as mathematics: the model string read by the one safe
-parser (``engine.expression``, never sympify), printed as MathML by sympy, so a browser shows it
+parser (``srtui.engine.expression``, never sympify), printed as MathML by sympy, so a browser shows it
 with no script and no network. A string the parser refuses, or one too large, is shown as text."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from engine.errors import SrtuiError
-from engine.textsafe import visible
-from results.scoring.rules.srbench2022 import representative
+from srtui.engine.errors import SrtuiError
+from srtui.engine.textsafe import visible
+from srtui.results.scoring.rules.srbench2022 import representative
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -48,7 +48,7 @@ def to_mathml(expr: sp.Expr) -> str:
 def render_model(text: Any, features: list[str], dialect: str | None) -> tuple[str | None, str]:
     """(MathML or None, the reason there is none). Unbounded on hostile input: run through
     ``render_models`` (a process per model under a deadline)."""
-    from engine.expression import parse_expression
+    from srtui.engine.expression import parse_expression
 
     if not isinstance(text, str) or not text.strip():
         return None, "no model"
@@ -71,14 +71,14 @@ def _render_one(payload: tuple[Any, list[str], str | None]) -> tuple[str | None,
 def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple[str | None, str]]:
     """``render_model`` of each (text, features, dialect) in worker processes under
     RENDER_TIMEOUT_S each; a model out of time (or memory) is shown as text, saying so."""
-    from engine.pool import TimedPool, render_timeout
+    from srtui.engine.pool import TimedPool, render_timeout
 
     out: list[tuple[str | None, str]] = [(None, "no model")] * len(models)
     if not models:
         return out
     timeout = render_timeout(RENDER_TIMEOUT_S)
     # backstop=timeout: a report's reader waits in wall-clock time
-    preload = ("results.outputs.report.models",)
+    preload = ("srtui.results.outputs.report.models",)
     with TimedPool(_render_one, timeout=timeout, mem_mb=2000, preload=preload, backstop=timeout) as pool:
         for result in pool.run(enumerate(models)):
             i = int(result.key)  # type: ignore[call-overload]  # the keys are the indexes above

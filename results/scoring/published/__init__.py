@@ -12,10 +12,17 @@ from typing import Any
 
 import pandas as pd
 
-from results.scoring.base import Score
-from results.scoring.published.merge import WORKSPACE, Merged, merged_runs, pairs, parse_sources, per_source_failures
-from results.scoring.published.read import PublishedError
-from results.scoring.published.sources import RULE_TRACKS, SOURCES
+from srtui.results.scoring.base import Score
+from srtui.results.scoring.published.merge import (
+    WORKSPACE,
+    Merged,
+    merged_runs,
+    pairs,
+    parse_sources,
+    per_source_failures,
+)
+from srtui.results.scoring.published.read import PublishedError
+from srtui.results.scoring.published.sources import RULE_TRACKS, SOURCES
 
 
 def score_published(
@@ -23,7 +30,7 @@ def score_published(
 ) -> Score:
     """``rule`` applied to the merged runs; every table with a ``method`` column gains ``source``
     (and ``srtui_method``), the workspace's medians sit beside the published ones they map to."""
-    from results.scoring import score
+    from srtui.results.scoring import score
 
     runs = merged.runs
     result = score(rule, runs, trust=trust, allow_mixed=allow_mixed, **options)

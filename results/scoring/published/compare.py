@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from engine.protocols import PARSE_EXACT, PARSES
-from results.metrics.profiles import Profile
-from results.scoring.published.sources import Protocol
+from srtui.engine.protocols import PARSE_EXACT, PARSES
+from srtui.results.metrics.profiles import Profile
+from srtui.results.scoring.published.sources import Protocol
 
 if TYPE_CHECKING:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
 _SKLEARN = re.compile(r"scikit-learn==([^\s,;]+)")
 
@@ -39,7 +39,7 @@ class Facts:
     scalings: set[str] = field(default_factory=set)
     sklearn: set[str] = field(default_factory=set)
     versions: set[str] = field(default_factory=set)
-    parses: set[str] = field(default_factory=set)  # how the jobs' data files were parsed (engine.protocols)
+    parses: set[str] = field(default_factory=set)  # how the jobs' data files were parsed (srtui.engine.protocols)
     #: methods whose srbench2021.size is srtui's count of their model's nodes (no 2021 definition)
     counted: set[str] = field(default_factory=set)
 
@@ -49,8 +49,8 @@ def _fmt_s(seconds: float) -> str:
 
 
 def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Facts:
-    from engine.scaling import SCALING_KEY
-    from results.store.tuning import TUNING_SUFFIX
+    from srtui.engine.scaling import SCALING_KEY
+    from srtui.results.store.tuning import TUNING_SUFFIX
 
     f = Facts()
     if runs.empty:
@@ -90,7 +90,7 @@ def facts(store: Store, suite: str | None, runs: pd.DataFrame, cap: int) -> Fact
 
 
 def _recorded_sklearn(notes: Any) -> list[str]:
-    """The scikit-learn the job's interpreter had, as the driver recorded it (engine.process.measure:
+    """The scikit-learn the job's interpreter had, as the driver recorded it (srtui.engine.process.measure:
     a method file in its own environment says 0.24.1 there, whatever the driver has)."""
     found = _json(notes).get("versions")
     version = found.get("scikit-learn") if isinstance(found, dict) else None
@@ -98,8 +98,8 @@ def _recorded_sklearn(notes: Any) -> list[str]:
 
 
 def _counted_sizes(store: Store, where: str, args: tuple[str, ...]) -> set[str]:
-    """The methods with a model whose 2021 size is the count of its nodes (results.metrics.compute)."""
-    from results.metrics.compute import model_size_2021
+    """The methods with a model whose 2021 size is the count of its nodes (srtui.results.metrics.compute)."""
+    from srtui.results.metrics.compute import model_size_2021
 
     rows = store.conn.execute(
         f"SELECT method, dialect, method_notes FROM jobs {where} AND status = 'ok' AND model IS NOT NULL "

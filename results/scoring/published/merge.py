@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from results.metrics.profiles import Profile
-from results.scoring.published import compare
-from results.scoring.published.read import PublishedError, energy_rows, locate, read_file, rows
-from results.scoring.published.sources import RULE_TRACKS, SOURCES, PublishedFile, Source
+from srtui.results.metrics.profiles import Profile
+from srtui.results.scoring.published import compare
+from srtui.results.scoring.published.read import PublishedError, energy_rows, locate, read_file, rows
+from srtui.results.scoring.published.sources import RULE_TRACKS, SOURCES, PublishedFile, Source
 
 if TYPE_CHECKING:
-    from results.store.store import Store
+    from srtui.results.store.store import Store
 
 WORKSPACE = "this workspace"
 CITATION = "cite: La Cava et al., NeurIPS 2021 Datasets and Benchmarks (results/scoring/published/data/CITATION.md)"
@@ -119,7 +119,7 @@ def merged_runs(
     profile: Profile | None = None,
 ) -> Merged:
     """The workspace's ``runs`` (may be empty) and the published sources ``published`` in one table."""
-    from results.scoring.tables import normalise
+    from srtui.results.scoring.tables import normalise
 
     merged = Merged(pd.DataFrame())
     frames, aliases = [], _aliases(store)
@@ -152,7 +152,7 @@ def _pair_by_file_name(pub: pd.DataFrame, workspace_methods: set[str], release: 
     """Published rows stand for the workspace's method file or folder whose name SRBench published
     them under (``SGDRegressor.py`` -> 2021's "Linear"): the very code that made them, so it takes
     the place of a built-in stand-in (``sgd``) in ``srtui_method`` and in ``published_pairs``."""
-    from results.scoring.published import names
+    from srtui.results.scoring.published import names
 
     by_name: dict[str, str] = {}
     for m in sorted(workspace_methods):
@@ -240,8 +240,8 @@ def _value_notes(rule: str, source: Source, pf: PublishedFile) -> list[str]:
 
 def per_source_failures(runs: pd.DataFrame) -> pd.Series:
     """Failed runs per method, per source (a run never attempted is no failure: the columns
-    ``missing``/``pending`` of results.scoring.coverage count those)."""
-    from results.scoring.base import failures
+    ``missing``/``pending`` of srtui.results.scoring.coverage count those)."""
+    from srtui.results.scoring.base import failures
 
     parts = [failures(part, "r2_test") for _, part in runs.groupby("source")]
     return pd.concat(parts) if parts else pd.Series(dtype=int)

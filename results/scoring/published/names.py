@@ -4,11 +4,11 @@ Datasets
   black-box (2021): PMLB name -> ``srbench2021-bb-<kebab>`` (``1028_SWD`` -> ``srbench2021-bb-1028-swd``).
   black-box (2.0): PMLB name -> ``pmlb-<kebab>`` for srtui's 12 SRBench 2.0 black-box tasks.
   ground-truth: ``feynman_I_10_7`` + ``target_noise`` 0.01 -> ``feynman-i-10-7-noise0.01`` (srtui's
-  regenerated problems, tasks.generators.groundtruth).
+  regenerated problems, srtui.tasks.generators.groundtruth).
   first-principles: ``first_principles_<law>`` -> ``pmlb-first-principles-<law>`` (measured) or
   ``fp-<law>`` (generated).
   A workspace task built from the same PMLB file (its provenance names it) stands for the dataset
-  too (results.scoring.published.merge).
+  too (srtui.results.scoring.published.merge).
 
 Methods
   The published spelling is cleaned as SRBench's collate scripts clean it (a leading ``*`` marks an
@@ -155,7 +155,7 @@ def method(name: str, release: str) -> Mapped:
 
 
 def blackbox_task(dataset: str, release: str) -> Mapped:
-    from tasks.loaders.pmlb import BLACKBOX, kebab
+    from srtui.tasks.loaders.pmlb import BLACKBOX, kebab
 
     if release == "srbench2021":
         return Mapped(dataset, f"srbench2021-bb-{kebab(dataset)}")
@@ -165,7 +165,7 @@ def blackbox_task(dataset: str, release: str) -> Mapped:
 
 
 def groundtruth_task(dataset: str, noise: float) -> Mapped:
-    from tasks.generators.groundtruth import NOISE_LEVELS, problems, task_name
+    from srtui.tasks.generators.groundtruth import NOISE_LEVELS, problems, task_name
 
     if dataset not in problems():
         return Mapped(dataset, None, "not among srtui's 133 Feynman and Strogatz problems")
@@ -175,8 +175,8 @@ def groundtruth_task(dataset: str, noise: float) -> Mapped:
 
 
 def firstprinciples_task(dataset: str) -> Mapped:
-    from tasks.generators.firstprinciples import LAWS
-    from tasks.loaders.pmlb import FIRST_PRINCIPLES_REAL, kebab
+    from srtui.tasks.generators.firstprinciples import LAWS
+    from srtui.tasks.loaders.pmlb import FIRST_PRINCIPLES_REAL, kebab
 
     law = dataset.removeprefix("first_principles_")
     if law in FIRST_PRINCIPLES_REAL:

@@ -1,9 +1,9 @@
-"""Reading a published file into rows of the runs table (results.scoring.tables), with its names mapped.
+"""Reading a published file into rows of the runs table (srtui.results.scoring.tables), with its names mapped.
 
 Shipped tables are read from ``data/``; feathers are found under ``--data-dir``, SRTUI_DATA_DIR or
-the workspace cache, else downloaded once into the cache (tasks.datafiles: the project's one
+the workspace cache, else downloaded once into the cache (srtui.tasks.datafiles: the project's one
 download, sha256 checked against the LFS pointer). Feathers need pyarrow (extra ``published``).
-Every file is read once, through the one bounded reader (engine.untrusted.read_file: no link, no
+Every file is read once, through the one bounded reader (srtui.engine.untrusted.read_file: no link, no
 FIFO or device, its size checked before reading), and parsed from the bytes read (and hashed):
 never opened again by its path.
 """
@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from engine.errors import SrtuiError
-from results.scoring.published import names
-from results.scoring.published.sources import DATA, LFS_BASE, PublishedFile
-from results.scoring.resources import J_PER_KWH
+from srtui.engine.errors import SrtuiError
+from srtui.results.scoring.published import names
+from srtui.results.scoring.published.sources import DATA, LFS_BASE, PublishedFile
+from srtui.results.scoring.resources import J_PER_KWH
 
 if TYPE_CHECKING:
-    from tasks.datafiles import Verified
+    from srtui.tasks.datafiles import Verified
 
 MIRROR_ENV = "SRTUI_PUBLISHED_MIRROR"  # a mirror of LFS_BASE (same layout: BRANCH/PATH)
 MAX_BYTES = 512 << 20  # a published file larger than this is not read (the largest is 79 MB)
@@ -61,8 +61,8 @@ def _feather(found: Verified) -> pd.DataFrame:
 def load(path: Path) -> Verified:
     """A published file given by its path (shipped, or the user's ``--published FILE``) read
     through the one bounded reader, at most MAX_BYTES; one line (PublishedError) otherwise."""
-    from engine.untrusted import UntrustedFileError, read_file
-    from tasks.datafiles import Verified
+    from srtui.engine.untrusted import UntrustedFileError, read_file
+    from srtui.tasks.datafiles import Verified
 
     try:
         return Verified(path, read_file(path, MAX_BYTES))
@@ -79,9 +79,9 @@ def locate(pf: PublishedFile, cache_dir: Path | None, data_dir: Path | None) -> 
         return load(DATA / pf.shipped)
     if not pf.branch:  # the user's own file (--published FILE)
         return load(Path(pf.path))
-    from tasks.catalogue import TaskContext
-    from tasks.datafiles import RemoteFile
-    from tasks.datafiles import locate as find
+    from srtui.tasks.catalogue import TaskContext
+    from srtui.tasks.datafiles import RemoteFile
+    from srtui.tasks.datafiles import locate as find
 
     url = pf.url.replace(LFS_BASE, os.environ[MIRROR_ENV].rstrip("/") + "/") if os.environ.get(MIRROR_ENV) else pf.url
     remote = RemoteFile(pf.rel, url, sha256=pf.sha256 or None)

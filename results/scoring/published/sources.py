@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.protocols import PARSE_PANDAS1
-from results.metrics.profiles import Profile
+from srtui.engine.protocols import PARSE_PANDAS1
+from srtui.results.metrics.profiles import Profile
 
 DATA = Path(__file__).resolve().parent / "data"
 #: where GitHub serves the LFS objects of cavalab/srbench (a mirror can replace it: SRTUI_PUBLISHED_MIRROR)
@@ -31,7 +31,7 @@ class Protocol:
     scaling: str  # "xy" (X and y standardised) or "none"
     sklearn: str  # the scikit-learn version of the release's environment ("" = not pinned)
     profile: Profile = Profile.REFERENCE  # published numbers come from the publication's code
-    #: how its code parsed the data files (engine.protocols.PARSES; "" = not compared)
+    #: how its code parsed the data files (srtui.engine.protocols.PARSES; "" = not compared)
     parse: str = ""
     #: its model size where that is not the count of the model's nodes: "complexity" (2021's
     #: evaluate_model.py stored each method file's complexity(), or its number of features)

@@ -1,1 +1,1 @@
-"""The published scoring rules, one module per release (discovered by ``results.scoring``)."""
+"""The published scoring rules, one module per release (discovered by ``srtui.results.scoring``)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from results.metrics.profiles import Profile
-from results.scoring.base import (
+from srtui.results.metrics.profiles import Profile
+from srtui.results.scoring.base import (
     Score,
     aggregate,
     attempted,

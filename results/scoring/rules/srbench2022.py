@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from results.scoring.base import ScoreError
+from srtui.results.scoring.base import ScoreError
 
 RELEASE = "srbench2022"
 
@@ -74,4 +74,4 @@ def representative(frame: pd.DataFrame, how: str) -> pd.Series | None:
     return ok.iloc[int(np.argmin(np.abs(ok["r2_test"].to_numpy() - med)))]  # first (lowest seed) among equals
 
 
-_representative = representative  # the name reviews.items imports
+_representative = representative  # the name srtui.reviews.items imports

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from results.metrics.profiles import Profile
-from results.scoring.base import (
+from srtui.results.metrics.profiles import Profile
+from srtui.results.scoring.base import (
     Score,
     ScoreError,
     attempted,
@@ -19,7 +19,7 @@ from results.scoring.base import (
     rule,
     scipy_hmean,
 )
-from results.scoring.rules.srbench2022 import RELEASE, match_trust
+from srtui.results.scoring.rules.srbench2022 import RELEASE, match_trust
 
 
 @rule("srbench2022-realworld", {"representative": ("median", ("median", "best"))}, release=RELEASE, needs_trust=True)

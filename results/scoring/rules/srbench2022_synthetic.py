@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from results.metrics.profiles import Profile
-from results.scoring.base import (
+from srtui.results.metrics.profiles import Profile
+from srtui.results.scoring.base import (
     Score,
     ScoreError,
     aggregate,
@@ -24,7 +24,7 @@ from results.scoring.base import (
     scipy_hmean,
     shown,
 )
-from results.scoring.rules.srbench2022 import PROPERTY_COLUMNS, REFERENCE_PROPERTY, RELEASE, task_column
+from srtui.results.scoring.rules.srbench2022 import PROPERTY_COLUMNS, REFERENCE_PROPERTY, RELEASE, task_column
 
 
 @rule("srbench2022-synthetic", {"agg": ("median", ("median", "mean"))}, release=RELEASE)
@@ -95,7 +95,7 @@ def _reference(runs: pd.DataFrame, simp: str) -> tuple[pd.DataFrame, pd.DataFram
     return per_task, board.sort_values("score", ascending=False).reset_index()
 
 
-#: a model this long is stored cut (engine.process.job_worker.MODEL_CAP): its size is not read
+#: a model this long is stored cut (srtui.engine.process.job_worker.MODEL_CAP): its size is not read
 MODEL_CAP = 100_000
 HIDDEN_NOTE = (
     "hidden model: this row's rank improved because its model was missing or over the size cap "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from results.metrics.profiles import Profile
-from results.scoring.base import (
+from srtui.results.metrics.profiles import Profile
+from srtui.results.scoring.base import (
     Score,
     aggregate,
     attempted,
@@ -17,8 +17,8 @@ from results.scoring.base import (
     rule,
     shown,
 )
-from results.scoring.resources import method_medians
-from results.scoring.rules.srbench2021 import pareto_ranks
+from srtui.results.scoring.resources import method_medians
+from srtui.results.scoring.rules.srbench2021 import pareto_ranks
 
 RELEASE = "srbench2025"
 #: the reference's shares are over every dataset some method finished (``n_datasets``)
@@ -57,7 +57,7 @@ def profile_auc(values: np.ndarray) -> float:
 def performance_profiles(runs: pd.DataFrame, xs: np.ndarray, profile: Profile = Profile.REFERENCE) -> pd.DataFrame:
     """P[R2 >= x] of each method (rows) at each ``x`` (columns ``P[R2>=x]``), exactly as the
     rule's leaderboard has them under ``profile``: the one performance profile of srtui (the
-    app's plots draw it too). ``runs`` is a runs table (results.scoring.tables)."""
+    app's plots draw it too). ``runs`` is a runs table (srtui.results.scoring.tables)."""
     require(runs, "r2_test", rule="srbench2025")
     reference = profile == Profile.REFERENCE
     board, _ = (_reference if reference else _corrected)(
@@ -81,7 +81,7 @@ def srbench2025(runs: pd.DataFrame, profile: Profile = Profile.REFERENCE, grid: 
 
     Both profiles add the cost of the methods (the paper's Figure 1): per method the median
     energy (kWh and J) and the median training time (fit_s) of its single runs (table
-    energy_time, from results.scoring.resources; runs without an energy figure are left out)."""
+    energy_time, from srtui.results.scoring.resources; runs without an energy figure are left out)."""
     require(runs, "r2_test", rule="srbench2025")
     size = metric_column(runs, RELEASE, "size", profile)
     cost, notes = _energy_time(runs)

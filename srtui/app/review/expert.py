@@ -22,7 +22,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual_plotext import PlotextPlot
 
-from results.views import LIKERT, ExpertError, ExpertSession, visible
 from srtui.app.review.expert_view import (
     draw_scatter,
     draw_series,
@@ -33,6 +32,7 @@ from srtui.app.review.expert_view import (
 )
 from srtui.app.screens.dialogs import show_help
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
+from srtui.views import LIKERT, ExpertError, ExpertSession, visible
 
 MIN_SIZE = (80, 24)
 #: seconds from the terminal going away to the forced exit of the expert's app

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from results.views import LIKERT
+from srtui.views import LIKERT
 
 if TYPE_CHECKING:
     from textual_plotext import PlotextPlot

@@ -21,7 +21,9 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
-from results.views import (
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import Confirm, NavBar, VimTable, fill
+from srtui.views import (
     ReviewError,
     Store,
     StoreError,
@@ -33,8 +35,6 @@ from results.views import (
     review_sessions,
     short_time,
 )
-from srtui.app.screens.base import SectionScreen
-from srtui.app.widgets import Confirm, NavBar, VimTable, fill
 
 SESSIONS_HELP = """\
 The blinded expert review sessions of this workspace (create them with `srtui review create`).

@@ -20,8 +20,8 @@ from textual.worker import Worker, WorkerState
 from srtui.app.widgets import SECTIONS
 
 if TYPE_CHECKING:
-    from results.views import Reader
     from srtui.app.app import SrtuiApp
+    from srtui.views import Reader
 
 
 class DataChanged(Message):
@@ -100,7 +100,7 @@ class JobScreen(SectionScreen):
         self.job_id = job_id
 
     def on_mount(self) -> None:  # after a subclass's own on_mount (Textual calls both)
-        from results.views import Reader
+        from srtui.views import Reader
 
         self.reader = Reader(self.app.workspace)
         self.load()

@@ -14,11 +14,11 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
-from results.views import installed_methods
 from srtui.app.widgets import CheckList
+from srtui.views import installed_methods
 
 if TYPE_CHECKING:
-    from results.views import RunRequest, Workspace
+    from srtui.views import RunRequest, Workspace
 
 _Number = TypeVar("_Number", int, float)
 
@@ -152,7 +152,7 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
     @on(Button.Pressed, "#start")
     @on(Input.Submitted)
     def _start(self) -> None:
-        from results.views import RunRequest
+        from srtui.views import RunRequest
 
         def number(widget_id: str, kind: type[_Number]) -> _Number | None:
             value = self.query_one(widget_id, Input).value.strip()
@@ -183,7 +183,7 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
     @work(thread=True, exclusive=True, group="start-check", exit_on_error=False)
     def check(self, req: RunRequest) -> None:
         """Plan without writing: the same errors `srtui run` gives, shown in the form."""
-        from results.views import check_run
+        from srtui.views import check_run
 
         problem = check_run(self.workspace, req)
         if problem is not None:

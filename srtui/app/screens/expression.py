@@ -14,10 +14,10 @@ from textual.containers import Container, ScrollableContainer, Vertical, Vertica
 from textual.events import Resize
 from textual.widgets import DataTable, Footer, Static
 
-from results.views import PAGE_BYTES, ExpressionDetail, Rendered, expression_detail, read_page
 from srtui.app.messages import DetailReady
 from srtui.app.screens.base import JobScreen
 from srtui.app.widgets import NavBar, VimTable, cell, status_cell
+from srtui.views import PAGE_BYTES, ExpressionDetail, Rendered, expression_detail, read_page
 
 VIEWS = ("rounded", "simplified", "raw")
 #: a model's text longer than this many characters is shown a page at a time (a stored text too long
@@ -186,7 +186,7 @@ class ExpressionScreen(JobScreen):
     def _paged(self, rendered: Rendered) -> Text:
         """A long text one page at a time (a 50 MB model laid out whole blocks the app for minutes):
         its size, the page shown, the keys to page; the page is read (a stored text: from the
-        database, results.views.longtext) or cut in a worker."""
+        database, srtui.views.longtext) or cut in a worker."""
         stored = rendered.stored
         pages = stored.pages if stored is not None else -(-len(rendered.text) // TEXT_PAGE)
         self.page = min(max(self.page, 0), pages - 1)
@@ -228,7 +228,7 @@ class ExpressionScreen(JobScreen):
 
     @work(thread=True, group="simplify", exit_on_error=False)
     def simplify(self, text: str) -> None:
-        from results.views import features_of, simplified
+        from srtui.views import features_of, simplified
 
         detail = self.detail
         if detail is None:  # started from a shown detail, which is never unset
@@ -280,9 +280,9 @@ class ExpressionScreen(JobScreen):
 
     @work(thread=True, exclusive=True, group="pareto", exit_on_error=False)
     def show_pareto(self, d: ExpressionDetail, index: int) -> None:
-        """Read and print one member of the front in a worker: printing is bounded (results.views.render)
+        """Read and print one member of the front in a worker: printing is bounded (srtui.views.render)
         but takes seconds on a hostile string, and the event loop must not wait for it."""
-        from results.views import features_of, render
+        from srtui.views import features_of, render
 
         p = d.pareto[index]
         features = features_of(self.reader.workspace, d.job)

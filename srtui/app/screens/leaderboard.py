@@ -1,6 +1,6 @@
 """Board (the leaderboards): a suite scored by one of the scoring rules, with the per-dataset breakdown.
 
-The scores come from ``results.scoring`` (the rules `srtui score RULE` uses); this screen only
+The scores come from ``srtui.results.scoring`` (the rules `srtui score RULE` uses); this screen only
 chooses the suite and rule, shows the tables and exports them.
 """
 
@@ -14,7 +14,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 
-from results.views import (
+from srtui.app.messages import LeaderboardReady
+from srtui.app.screens.base import SectionScreen
+from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
+from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell
+from srtui.views import (
     PUBLISHED_MARK,
     Board,
     Profile,
@@ -28,10 +32,6 @@ from results.views import (
     suites,
     visible,
 )
-from srtui.app.messages import LeaderboardReady
-from srtui.app.screens.base import SectionScreen
-from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
-from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell
 
 HELP = """\
 A suite ranked by a scoring rule (the suite's own rule is chosen first; the selector offers every
@@ -252,7 +252,7 @@ class LeaderboardScreen(SectionScreen):
             table.add_row(*row)
 
     def action_save_figure(self) -> None:
-        from results.views import figure_for_rule
+        from srtui.views import figure_for_rule
 
         if self.board is None:
             self.notify("nothing to draw yet", severity="warning")

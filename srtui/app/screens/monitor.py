@@ -15,11 +15,11 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from results.views import MonitorSnapshot, Reader, monitor_snapshot, visible
 from srtui.app.messages import SnapshotReady
 from srtui.app.screens.base import SectionScreen
 from srtui.app.widgets import NavBar, VimTable, cell, fmt_duration, status_cell
 from srtui.styles import STATUS_STYLE
+from srtui.views import MonitorSnapshot, Reader, monitor_snapshot, visible
 
 HELP = """\
 The monitor follows every run writing this workspace, including a `srtui run` in another shell

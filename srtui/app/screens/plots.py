@@ -17,7 +17,11 @@ from textual.widgets import ContentSwitcher, Footer, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
-from results.views import (
+from srtui.app.messages import AggregateReady, SeriesReady
+from srtui.app.screens.base import JobScreen, SectionScreen
+from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
+from srtui.app.widgets import NavBar, Style, legend, method_styles, series_styles
+from srtui.views import (
     PredictionSeries,
     Reader,
     SuiteAggregate,
@@ -26,10 +30,6 @@ from results.views import (
     suites,
     visible,
 )
-from srtui.app.messages import AggregateReady, SeriesReady
-from srtui.app.screens.base import JobScreen, SectionScreen
-from srtui.app.screens.saving import SAVE_BINDINGS, SAVE_HELP, save_in_background
-from srtui.app.widgets import NavBar, Style, legend, method_styles, series_styles
 
 JOB_HELP = """\
 Predicted against true values of one run, with the identity line (a perfect model lies on it);
@@ -48,7 +48,7 @@ from RAPL or estimated: docs/running.md, "Training time and energy") against its
 training time, both on log axes (SRBench 2.0's Figure 1). t cycles through the plots, the
 selector above picks the suite.
 """
-#: the publication figure (results.outputs.figures) of each suite plot
+#: the publication figure (srtui.results.outputs.figures) of each suite plot
 PLOT_FIGURES = {"profile": "profiles", "front": "pareto", "cost": "energy"}
 #: the suite plots in the order t cycles through them
 SUITE_PLOTS = ("profile", "front", "cost")
@@ -288,7 +288,7 @@ class SuitePlotsScreen(SectionScreen):
         self.query_one("#suite-info", Static).update(
             Text(f"{len(a.methods)} methods x {a.n_tasks} tasks  (t: switch plot)")
         )
-        # each method's look in the figures (results.outputs.figures.style.looks), not its place here
+        # each method's look in the figures (srtui.results.outputs.figures.style.looks), not its place here
         styles = dict(zip(a.methods, method_styles(self.app, a.looks, list(a.methods))))
         drawings = {"profile": self._draw_profiles, "front": self._draw_front, "cost": self._draw_cost}
         for plot, draw in drawings.items():

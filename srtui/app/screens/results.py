@@ -3,7 +3,7 @@
 Never loads every run for a page: the explorer's columns of every job are held in memory (a
 column store loaded once, then kept current from the store's change log), so filter, sort and
 group are numpy operations and only the page's rows are read; until it is loaded, and for a
-filter on another column, SQLite answers (results.store.explore). A newer key cancels the query it
+filter on another column, SQLite answers (srtui.results.store.explore). A newer key cancels the query it
 supersedes; a slow count is estimated, then refined. Interactive with millions of runs.
 """
 
@@ -19,7 +19,10 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from results.views import (
+from srtui.app.messages import CountReady, PageReady
+from srtui.app.screens.base import SectionScreen
+from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell, status_cell
+from srtui.views import (
     NUMBER_COLUMNS,
     TEXT_COLUMNS,
     Cancelled,
@@ -31,9 +34,6 @@ from results.views import (
     prefetch_columns,
     results_page,
 )
-from srtui.app.messages import CountReady, PageReady
-from srtui.app.screens.base import SectionScreen
-from srtui.app.widgets import NavBar, VimTable, add_sized_columns, cell, status_cell
 
 GROUPINGS: tuple[tuple[str, ...], ...] = (
     (),
@@ -238,7 +238,7 @@ class ResultsScreen(SectionScreen):
         self._debounce = self.set_timer(0.3, lambda: self._apply_filter(event.value, quiet=True))
 
     def _apply_filter(self, text: str, quiet: bool = False) -> None:
-        from results.views import filter_problem
+        from srtui.views import filter_problem
 
         text = text.strip()
         problem = filter_problem(text)

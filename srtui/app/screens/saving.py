@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from results.views import Profile, Reader
+    from srtui.views import Profile, Reader
 
 
 #: the save keys of Leaderboards and Suite plots (not in the footer, but in F1 help and the palette)
@@ -35,7 +35,7 @@ def save_in_background(
     screen.notify(f"saving the {kind or what} of {suite}...", markup=False, timeout=3)
 
     def job() -> None:
-        from results.views import SrtuiError, visible
+        from srtui.views import SrtuiError, visible
 
         try:
             with reader.lock:

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 def suite_names() -> list[str]:
     """The built-in suites (``tasks/suites/*.toml``)."""
-    from tasks.suites import builtin_suite_names
+    from srtui.tasks.suites import builtin_suite_names
 
     return builtin_suite_names()
 
 
 def default_jobs() -> int:
     """The form's number of parallel jobs to start from: one per usable core."""
-    from engine.backends.base import usable_cores
+    from srtui.engine.backends.base import usable_cores
 
     return len(usable_cores())
 
 
 def installed_methods() -> list[str]:
     """The registry's methods whose packages are installed (a cheap check: no imports)."""
-    from engine.methods import registry
+    from srtui.engine.methods import registry
 
     out = []
     for name in registry.names():

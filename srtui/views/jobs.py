@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.errors import SrtuiError
-from engine.workspace import Workspace
-from results.store.queries import Reader
-from results.store.queries import suites as stored_suites
+from srtui.engine.errors import SrtuiError
+from srtui.engine.workspace import Workspace
+from srtui.results.store.queries import Reader
+from srtui.results.store.queries import suites as stored_suites
 
 if TYPE_CHECKING:
-    from tasks.model import Task
+    from srtui.tasks.model import Task
 
 
 class DetailError(SrtuiError, ValueError):
@@ -33,8 +33,8 @@ def suites(reader: Reader) -> list[str]:
 
 def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
     """One job's row; its model is the text, or a ``StoredText`` (read a page at a time through
-    ``results.views.longtext.read_page``) when it is too long to read whole."""
-    from results.views.longtext import row_with_long_text
+    ``srtui.views.longtext.read_page``) when it is too long to read whole."""
+    from srtui.views.longtext import row_with_long_text
 
     return row_with_long_text(reader, "jobs", "job_id", job_id, "model")
 
@@ -44,7 +44,7 @@ def _data_path(workspace: Workspace, fingerprint: str) -> Path:
 
 
 def task_arrays(workspace: Workspace, fingerprint: str) -> dict[str, np.ndarray] | None:
-    from engine.untrusted import UntrustedFileError, open_regular
+    from srtui.engine.untrusted import UntrustedFileError, open_regular
 
     try:  # a job may have put a FIFO or a link there: never followed, never waited on
         with open_regular(_data_path(workspace, fingerprint)) as fh, np.load(fh, allow_pickle=False) as z:
@@ -57,8 +57,8 @@ def task_arrays(workspace: Workspace, fingerprint: str) -> dict[str, np.ndarray]
 def built_task(root: str, name: str) -> Task | None:
     """The built task (ground truth, dates), or None. Tasks that need a download are read only
     from the workspace's task cache: looking at results never touches the network."""
-    from tasks import cache
-    from tasks.catalogue import TaskContext, TaskError, entry, get_task
+    from srtui.tasks import cache
+    from srtui.tasks.catalogue import TaskContext, TaskError, entry, get_task
 
     context = TaskContext.for_workspace(Path(root))
     try:

@@ -1,4 +1,4 @@
-"""Leaderboard data for the app: a suite's runs scored by a rule of ``results.scoring``.
+"""Leaderboard data for the app: a suite's runs scored by a rule of ``srtui.results.scoring``.
 
 No Textual here. Plain rows so the screen shows them as text and exports them as CSV.
 """
@@ -13,9 +13,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import SrtuiError
-from results.metrics.profiles import Profile
-from results.store.queries import Reader
+from srtui.engine.errors import SrtuiError
+from srtui.results.metrics.profiles import Profile
+from srtui.results.store.queries import Reader
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,15 +36,15 @@ class Board:
     breakdown: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # the rule's notes, one line each
     profile: Profile | None = None  # for the rules of a published release
-    published: bool = False  # SRBench's published rows beside the suite's (results.scoring.published)
+    published: bool = False  # SRBench's published rows beside the suite's (srtui.results.scoring.published)
     warnings: tuple[str, ...] = ()  # one line per difference from the published protocol
 
 
 def _scoring() -> ModuleType:
     try:
-        from results import scoring
+        from srtui.results import scoring
     except ImportError:
-        raise BoardError("the scoring rules (results.scoring) are not part of this build") from None
+        raise BoardError("the scoring rules (srtui.results.scoring) are not part of this build") from None
     return scoring
 
 
@@ -58,7 +58,7 @@ def rule_names() -> list[str]:
 def suite_rule(reader: Reader, suite: str) -> str | None:
     """The rule a suite names in its TOML (``scoring = ...``): a built-in one, or the suite file
     its runs were given (a user's suite), if any."""
-    from results.scoring.suite_rule import suite_rule as named
+    from srtui.results.scoring.suite_rule import suite_rule as named
 
     with reader.lock:
         return named(reader.store(), suite)
@@ -97,9 +97,9 @@ def has_profiles(rule: str) -> bool:
 
 
 def has_published(rule: str) -> bool:
-    """Whether SRBench's published results can stand beside ``rule``'s board (results.scoring.published)."""
+    """Whether SRBench's published results can stand beside ``rule``'s board (srtui.results.scoring.published)."""
     try:
-        from results.scoring.published import RULE_TRACKS
+        from srtui.results.scoring.published import RULE_TRACKS
     except ImportError:
         return False
     return rule in RULE_TRACKS
@@ -111,7 +111,7 @@ def load_board(
     """Score the suite's runs with ``rule`` under ``profile`` (where the rule has profiles), with
     the rule's published source beside them when ``published``; the per-dataset breakdown is
     grouped by method."""
-    from results.scoring.tables import runs_frame
+    from srtui.results.scoring.tables import runs_frame
 
     scoring = _scoring()
     with reader.lock:
@@ -162,7 +162,7 @@ def load_board(
 def _published(rule: str, runs: pd.DataFrame, store: Any, suite: str, options: dict[str, Any]) -> Any:
     """The rule's board with its default published source (the shipped tables need no network;
     a feather source reads the workspace cache, or downloads once)."""
-    from results.scoring.published import merged_runs, score_published
+    from srtui.results.scoring.published import merged_runs, score_published
 
     merged = merged_runs(
         rule, None, runs, store=store, suite=suite, cache_dir=store.workspace.cache, profile=options.get("profile")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from results.store.queries import (
+from srtui.results.store.queries import (
     DriverCheck,
     FailureRow,
     MetricsProgress,
@@ -19,8 +19,8 @@ from results.store.queries import (
     run_progress,
     running_jobs,
 )
-from results.store.store import StoreError
-from results.store.tuning import active_progress, progress_text
+from srtui.results.store.store import StoreError
+from srtui.results.store.tuning import active_progress, progress_text
 
 
 def parse_time(text: str | None) -> float | None:
@@ -63,9 +63,9 @@ class MonitorSnapshot:
     live_drivers: tuple[str, ...] = ()
     #: why an existing workspace cannot be read (newer schema, broken database), one line
     error: str | None = None
-    #: the tuning of the suites being run, one line each (results.store.tuning.progress_text)
+    #: the tuning of the suites being run, one line each (srtui.results.store.tuning.progress_text)
     tuning: tuple[str, ...] = ()
-    #: the metrics of the live runs, computed in their slots (results.store.queries.metrics_progress)
+    #: the metrics of the live runs, computed in their slots (srtui.results.store.queries.metrics_progress)
     metrics: tuple[MetricsProgress, ...] = ()
 
     @property

@@ -10,12 +10,12 @@ from typing import TypeVar
 
 import numpy as np
 
-from engine.errors import SrtuiError
-from engine.spec import TERMINAL
-from results.metrics.profiles import Profile
-from results.outputs.figures.plotdata import EnergyPoint, Fronts, Profiles
-from results.store.queries import Reader
-from results.views.jobs import DetailError, built_task, job_row, task_arrays
+from srtui.engine.errors import SrtuiError
+from srtui.engine.spec import TERMINAL
+from srtui.results.metrics.profiles import Profile
+from srtui.results.outputs.figures.plotdata import EnergyPoint, Fronts, Profiles
+from srtui.results.store.queries import Reader
+from srtui.views.jobs import DetailError, built_task, job_row, task_arrays
 
 _T = TypeVar("_T")
 
@@ -63,7 +63,7 @@ def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
 
 @dataclass(frozen=True)
 class SuiteAggregate:
-    """A suite's plots, the data its figures draw (results.outputs.figures.plotdata)."""
+    """A suite's plots, the data its figures draw (srtui.results.outputs.figures.plotdata)."""
 
     suite: str
     methods: tuple[str, ...]
@@ -85,8 +85,8 @@ APP_FRONTS = 1
 def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> SuiteAggregate:
     """The performance profiles, the Pareto front and the energy against time of a suite's runs
     under ``profile``, as `srtui plot` draws them: from the same rules' Scores, computed once."""
-    from results.outputs.figures import workspace_data
-    from results.outputs.figures.plotdata import energy_data, fronts_data, profiles_data
+    from srtui.results.outputs.figures import workspace_data
+    from srtui.results.outputs.figures.plotdata import energy_data, fronts_data, profiles_data
 
     with reader.lock:
         store = reader.store()

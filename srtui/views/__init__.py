@@ -25,34 +25,34 @@ from pathlib import Path
 from time import time as _now
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import SrtuiError
-from engine.textsafe import safe_row, visible
-from engine.workspace import Workspace
-from results.metrics.profiles import Profile
-from results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
-from results.store.filters import QueryError
-from results.store.queries import Reader
-from results.store.store import Store, StoreError
-from results.views.board import PUBLISHED_MARK, Board, BoardError
-from results.views.expression import ExpressionDetail, Rendered
-from results.views.jobs import DetailError
-from results.views.longtext import PAGE_BYTES, StoredText
-from results.views.monitor import MonitorSnapshot
-from results.views.plots import PredictionSeries, SuiteAggregate
-from reviews import LIKERT, ExpertError, ExpertSession, ReviewError
+from srtui.engine.errors import SrtuiError
+from srtui.engine.textsafe import safe_row, visible
+from srtui.engine.workspace import Workspace
+from srtui.results.metrics.profiles import Profile
+from srtui.results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
+from srtui.results.store.filters import QueryError
+from srtui.results.store.queries import Reader
+from srtui.results.store.store import Store, StoreError
+from srtui.reviews import LIKERT, ExpertError, ExpertSession, ReviewError
+from srtui.views.board import PUBLISHED_MARK, Board, BoardError
+from srtui.views.expression import ExpressionDetail, Rendered
+from srtui.views.jobs import DetailError
+from srtui.views.longtext import PAGE_BYTES, StoredText
+from srtui.views.monitor import MonitorSnapshot
+from srtui.views.plots import PredictionSeries, SuiteAggregate
 
 if TYPE_CHECKING:
     # imported on first use (``__getattr__``): their modules load pandas or sympy
-    from results.store.explore import ResultsPage, ResultsQuery
-    from results.store.explore_sql import Cancelled
-    from runs.run import RunRequest
+    from srtui.results.store.explore import ResultsPage, ResultsQuery
+    from srtui.results.store.explore_sql import Cancelled
+    from srtui.runs.run import RunRequest
 
 #: the types above whose modules are heavy: name -> module, imported on first use
 _HEAVY_TYPES = {
-    "ResultsPage": "results.store.explore",
-    "ResultsQuery": "results.store.explore",
-    "Cancelled": "results.store.explore_sql",
-    "RunRequest": "runs.run",
+    "ResultsPage": "srtui.results.store.explore",
+    "ResultsQuery": "srtui.results.store.explore",
+    "Cancelled": "srtui.results.store.explore_sql",
+    "RunRequest": "srtui.runs.run",
 }
 
 __all__ = [  # the facade's types and constants (its functions are defined below)
@@ -108,35 +108,35 @@ def _never() -> bool:
 
 def resolve_workspace(path: str | os.PathLike[str] | None) -> Workspace:
     """``--workspace``, else ``$SRTUI_WORKSPACE``, else ``./srtui-workspace``."""
-    from engine.workspace import resolve
+    from srtui.engine.workspace import resolve
 
     return resolve(path)
 
 
 def warm_up() -> None:
     """Import the expression stack (sympy) ahead of the first model shown."""
-    from results.views.expression import warm_up as warm
+    from srtui.views.expression import warm_up as warm
 
     warm()
 
 
 def suite_names() -> list[str]:
     """The built-in suites' names."""
-    from results.views.choices import suite_names as names
+    from srtui.views.choices import suite_names as names
 
     return names()
 
 
 def default_jobs() -> int:
     """The form's number of parallel jobs to start from: one per usable core."""
-    from results.views.choices import default_jobs as jobs
+    from srtui.views.choices import default_jobs as jobs
 
     return jobs()
 
 
 def installed_methods() -> list[str]:
     """The registry's methods whose packages are installed."""
-    from results.views.choices import installed_methods as methods
+    from srtui.views.choices import installed_methods as methods
 
     return methods()
 
@@ -154,7 +154,7 @@ class RunOutcome:
 def check_run(workspace: Workspace, request: RunRequest) -> str | None:
     """Plan ``request`` without writing anything: None if it selects jobs, else the one line
     `srtui run` would print."""
-    from runs.run import plan_run
+    from srtui.runs.run import plan_run
 
     try:
         plan = plan_run(workspace, request, write_data=False)
@@ -166,7 +166,7 @@ def check_run(workspace: Workspace, request: RunRequest) -> str | None:
 def run_suite(workspace: Workspace, request: RunRequest, cancel: threading.Event, force: threading.Event) -> RunOutcome:
     """Plan and execute ``request`` in the calling thread (a worker living for the whole run);
     ``cancel`` stops it, ``force`` stops its jobs at once. Raises SrtuiError."""
-    from runs.run import execute, plan_run
+    from srtui.runs.run import execute, plan_run
 
     workspace.ensure()
     result = execute(plan_run(workspace, request), request, cancel=cancel, force=force)
@@ -181,42 +181,42 @@ def monitor_snapshot(
     reader: Reader, previous: MonitorSnapshot | None = None, now: Callable[[], float] = _now
 ) -> MonitorSnapshot:
     """Counts, running jobs, throughput/ETA and recent failures; cheap when nothing changed."""
-    from results.views.monitor import monitor_snapshot as snapshot
+    from srtui.views.monitor import monitor_snapshot as snapshot
 
     return snapshot(reader, previous, now)
 
 
 def results_page(reader: Reader, query: ResultsQuery, cancelled: Callable[[], bool] = _never) -> ResultsPage:
     """One window of jobs, or one row per group when grouping (raises Cancelled)."""
-    from results.store.explore import results_page as page
+    from srtui.results.store.explore import results_page as page
 
     return page(reader, query, cancelled)
 
 
 def count_jobs(reader: Reader, query: ResultsQuery, cancelled: Callable[[], bool] = _never) -> int | None:
     """The exact count of a page whose count was estimated (None: no store)."""
-    from results.store.explore import count_jobs as count
+    from srtui.results.store.explore import count_jobs as count
 
     return count(reader, query, cancelled)
 
 
 def prefetch_columns(reader: Reader) -> bool:
     """Load the reader's column store (seconds for a million jobs); False where it cannot."""
-    from results.store.explore import prefetch_columns as prefetch
+    from srtui.results.store.explore import prefetch_columns as prefetch
 
     return prefetch(reader)
 
 
 def filter_token(column: str, value: Any) -> str:
     """The explorer's filter matching exactly ``value`` in ``column``."""
-    from results.store.filters import filter_token as token
+    from srtui.results.store.filters import filter_token as token
 
     return token(column, value)
 
 
 def filter_problem(text: str) -> str | None:
     """Why the explorer's filter ``text`` is not one (None: it is)."""
-    from results.store.filters import where_clause
+    from srtui.results.store.filters import where_clause
 
     try:
         where_clause(text)
@@ -230,56 +230,56 @@ def filter_problem(text: str) -> str | None:
 
 def suites(reader: Reader) -> list[str]:
     """The suites with runs in the workspace."""
-    from results.views.jobs import suites as names
+    from srtui.views.jobs import suites as names
 
     return names(reader)
 
 
 def job_row(reader: Reader, job_id: str) -> dict[str, Any] | None:
     """One job's row as plain values; a model too long to read whole is a ``StoredText``."""
-    from results.views.jobs import job_row as row
+    from srtui.views.jobs import job_row as row
 
     return row(reader, job_id)
 
 
 def features_of(workspace: Workspace, job: dict[str, Any]) -> tuple[str, ...] | None:
     """The feature names of a job's task (None when its data is not in the workspace)."""
-    from results.views.jobs import features_of as features
+    from srtui.views.jobs import features_of as features
 
     return features(workspace, job)
 
 
 def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
     """One run's model, metrics and Pareto front (raises DetailError)."""
-    from results.views.expression import expression_detail as detail
+    from srtui.views.expression import expression_detail as detail
 
     return detail(reader, job_id)
 
 
 def read_page(reader: Reader, stored: StoredText, page: int) -> tuple[str, int, int]:
     """Page ``page`` of a long stored text: (the page made visible, its first byte, its last)."""
-    from results.views.longtext import read_page as read
+    from srtui.views.longtext import read_page as read
 
     return read(reader, stored, page)
 
 
 def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
     """Every printed form of a model, under a deadline."""
-    from results.views.expression import render as forms
+    from srtui.views.expression import render as forms
 
     return forms(text, features, dialect)
 
 
 def simplified(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
     """The simplified model, under a deadline."""
-    from results.views.expression import simplified as simple
+    from srtui.views.expression import simplified as simple
 
     return simple(text, features, dialect)
 
 
 def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
     """One run's predictions against the truth (and the dates of a time series)."""
-    from results.views.plots import prediction_series as series
+    from srtui.views.plots import prediction_series as series
 
     return series(reader, job_id)
 
@@ -289,28 +289,28 @@ def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
 
 def rule_names() -> list[str]:
     """The scoring rules."""
-    from results.views.board import rule_names as names
+    from srtui.views.board import rule_names as names
 
     return names()
 
 
 def suite_rule(reader: Reader, suite: str) -> str | None:
     """The rule a suite names (built in, or the file its runs were given), if any."""
-    from results.views.board import suite_rule as rule
+    from srtui.views.board import suite_rule as rule
 
     return rule(reader, suite)
 
 
 def has_profiles(rule: str) -> bool:
     """Whether ``rule`` takes a profile (reference or corrected)."""
-    from results.views.board import has_profiles as profiles
+    from srtui.views.board import has_profiles as profiles
 
     return profiles(rule)
 
 
 def has_published(rule: str) -> bool:
     """Whether SRBench's published results can stand beside ``rule``'s board."""
-    from results.views.board import has_published as published
+    from srtui.views.board import has_published as published
 
     return published(rule)
 
@@ -319,29 +319,29 @@ def load_board(
     reader: Reader, suite: str, rule: str, profile: Profile = Profile.REFERENCE, published: bool = False
 ) -> Board:
     """The suite's leaderboard under ``rule`` (raises BoardError)."""
-    from results.views.board import load_board as board
+    from srtui.views.board import load_board as board
 
     return board(reader, suite, rule, profile, published)
 
 
 def export_board(board: Board, folder: Path) -> list[Path]:
     """Write a leaderboard and its breakdown as CSV; the paths written."""
-    from results.views.board import export_board as export
+    from srtui.views.board import export_board as export
 
     return export(board, folder)
 
 
 def figure_for_rule(rule: str | None) -> str:
     """The publication figure that shows ``rule``'s leaderboard."""
-    from results.outputs.figures import figure_for_rule as kind
+    from srtui.results.outputs.figures import figure_for_rule as kind
 
     return kind(rule)
 
 
 def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> SuiteAggregate:
-    """A suite's plots as its figures draw them (results.outputs.figures): performance profiles,
+    """A suite's plots as its figures draw them (srtui.results.outputs.figures): performance profiles,
     Pareto front, energy against time (raises DetailError)."""
-    from results.views.plots import suite_aggregate as aggregate
+    from srtui.views.plots import suite_aggregate as aggregate
 
     return aggregate(reader, suite, profile)
 
@@ -358,34 +358,34 @@ def open_review_store(workspace: Workspace) -> Store:
 
 def review_sessions(store: Store) -> list[dict[str, Any]]:
     """Every review session's row with its progress."""
-    from reviews import sessions
+    from srtui.reviews import sessions
 
     return sessions(store)
 
 
 def review_progress(store: Store, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One session's row and its progress per expert (raises ReviewError: no such session)."""
-    from reviews import session_row, status
+    from srtui.reviews import session_row, status
 
     return session_row(store, name), status(store, name)
 
 
 def review_report(store: Store, name: str) -> str:
     """The session's report as a text table."""
-    from reviews import render_report
+    from srtui.reviews import render_report
 
     return render_report(store, name, "table")
 
 
 def change_review(store: Store, name: str, what: str) -> None:
     """``what`` = "close" (no more ratings) or "unblind" (only once closed; logged)."""
-    from reviews import close, unblind
+    from srtui.reviews import close, unblind
 
     (close if what == "close" else unblind)(store, name, "tui")
 
 
 def short_time(stamp: str | None) -> str:
     """A stored UTC time as the review screens show it."""
-    from reviews import short_time as short
+    from srtui.reviews import short_time as short
 
     return short(stamp)

@@ -3,7 +3,7 @@ at 100,000 characters), and reading it whole (then making it visible, then layin
 the app for seconds to minutes. A text over ``READ_WHOLE_MAX_BYTES`` is never read whole: its size
 comes from SQLite's incremental blob I/O, and each page of ``PAGE_BYTES`` is read from the same
 blob (milliseconds whatever the text's size), cut at character boundaries and made visible
-(engine.textsafe) like every text the app shows.
+(srtui.engine.textsafe) like every text the app shows.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from engine.textsafe import visible
-from results.store.queries import Reader
+from srtui.engine.textsafe import visible
+from srtui.results.store.queries import Reader
 
 #: over this many bytes a stored text is read a page at a time (the one safe parser reads at most
 #: 20,000 characters, so such a model is never parsed anyway)

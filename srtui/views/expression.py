@@ -1,7 +1,7 @@
 """One run's expression in depth: the model and the ground truth in every printed form, and the
 run's metrics in words.
 
-Model strings are untrusted: they are only read by ``engine.expression.parse_expression``, printed
+Model strings are untrusted: they are only read by ``srtui.engine.expression.parse_expression``, printed
 in a process of their own under a deadline, and shown as plain text, never as markup.
 """
 
@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from engine.pool import Bounded, render_timeout
-from engine.textsafe import safe_value
-from results.store.queries import Reader, job_metrics
-from results.views.jobs import DetailError, built_task, features_of, job_row
-from results.views.longtext import StoredText
+from srtui.engine.pool import Bounded, render_timeout
+from srtui.engine.textsafe import safe_value
+from srtui.results.store.queries import Reader, job_metrics
+from srtui.views.jobs import DetailError, built_task, features_of, job_row
+from srtui.views.longtext import StoredText
 
 if TYPE_CHECKING:
-    from engine.expression import ParsedExpression
+    from srtui.engine.expression import ParsedExpression
 
 #: at or above this many characters a model is shown as text, not pretty-printed
 PRETTY_MAX_CHARS = 1000
@@ -41,7 +41,7 @@ EXPRESSION_METRICS = (
 )
 
 
-#: the stored metrics (results.metrics.compute) in words, besides the declared expression and
+#: the stored metrics (srtui.results.metrics.compute) in words, besides the declared expression and
 #: accuracy metrics' own labels (results/metrics/declared/, results/metrics/accuracy.py); any other
 #: name is shown with spaces for "_"
 _LABELS = {
@@ -52,7 +52,7 @@ _LABELS = {
 
 
 def metric_label(name: str) -> str:
-    from results.metrics import accuracy, declare
+    from srtui.results.metrics import accuracy, declare
 
     return declare.labels().get(name) or accuracy.labels().get(name) or _LABELS.get(name) or name.replace("_", " ")
 
@@ -91,7 +91,7 @@ class ExpressionDetail:
 #: seconds sympy may spend printing (or simplifying) one model: a power tower of a few characters
 #: (``2**(2**(2**(2**5))))``) makes it compute a number of billions of digits
 RENDER_TIMEOUT_S = 5.0
-#: the longest model the one safe parser reads (engine.expression.parser: max_chars)
+#: the longest model the one safe parser reads (srtui.engine.expression.parser: max_chars)
 PARSE_MAX_CHARS = 20_000
 
 
@@ -103,7 +103,7 @@ def _forms(payload: tuple[str, str, tuple[str, ...], str]) -> Rendered:
 
 @lru_cache(maxsize=1)
 def _printer() -> Bounded:
-    return Bounded(_forms, render_timeout(RENDER_TIMEOUT_S), preload=("results.views.expression",))
+    return Bounded(_forms, render_timeout(RENDER_TIMEOUT_S), preload=("srtui.views.expression",))
 
 
 def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> Rendered:
@@ -120,8 +120,8 @@ def _bounded(kind: str, text: str, features: tuple[str, ...], dialect: str) -> R
 
 def warm_up() -> None:
     """Import the expression stack (sympy) ahead of the first view, so it opens quickly."""
-    import engine.expression  # noqa: F401
-    import results.metrics.expr_metrics  # noqa: F401
+    import srtui.engine.expression
+    import srtui.results.metrics.expr_metrics  # noqa: F401
 
 
 def render(text: str, features: tuple[str, ...], dialect: str = "python") -> Rendered:
@@ -136,7 +136,7 @@ def simplified(text: str, features: tuple[str, ...], dialect: str = "python") ->
 
 def _parsed(text: str, features: tuple[str, ...], dialect: str) -> ParsedExpression | Rendered:
     """The model read by the one safe parser, or the ``Rendered`` error saying why it cannot be."""
-    from engine.expression import ExpressionError, parse_expression
+    from srtui.engine.expression import ExpressionError, parse_expression
 
     try:
         return parse_expression(text, features, dialect or "python")
@@ -250,8 +250,8 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
 
 
 def applied_text(stored: Any) -> str:
-    """The job's recorded protocol in one line (engine.protocols.describe)."""
-    from engine.protocols import describe
+    """The job's recorded protocol in one line (srtui.engine.protocols.describe)."""
+    from srtui.engine.protocols import describe
 
     try:
         record = json.loads(stored) if isinstance(stored, str) else None
@@ -261,7 +261,7 @@ def applied_text(stored: Any) -> str:
 
 
 def stored_metrics(reader: Reader, job_id: str) -> list[tuple[str, float | None, str | None]]:
-    """Rows of the ``metrics`` table (results.metrics.compute) for one job; empty before scoring."""
+    """Rows of the ``metrics`` table (srtui.results.metrics.compute) for one job; empty before scoring."""
     with reader.lock:
         store = reader.store()
         return [] if store is None else job_metrics(store, job_id)
