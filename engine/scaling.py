@@ -98,7 +98,8 @@ class Scaling:
 
 def pop_option(params: dict[str, Any]) -> str | None:
     """The job's scaling option, taken out of the params the method sees."""
-    return params.pop(SCALING_KEY, None)
+    option = params.pop(SCALING_KEY, None)
+    return None if option is None else str(option)
 
 
 def data_arrays(data: Any) -> dict[str, np.ndarray]:

@@ -38,6 +38,9 @@ RETRY_ON_REQUEST = frozenset({"error", "timeout", "cpu_timeout", "oom", "crashed
 #: re-run automatically (the job never got a fair chance), up to MAX_AUTO_ATTEMPTS attempts
 RETRY_AUTOMATIC = frozenset({"interrupted", "lost"})
 MAX_AUTO_ATTEMPTS = 3
+#: the longest model string a job's result carries: far past the parser's limit (a longer one is
+#: stored cut and marked too large, and no size is read from it)
+MODEL_CAP = 100_000
 
 
 class SpecError(SrtuiError, ValueError):

@@ -12,51 +12,17 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from srtui.engine.errors import SrtuiError, did_you_mean
+from srtui.engine.errors import did_you_mean
 from srtui.engine.names import quoted
-from srtui.engine.protocols import PARSE_EXACT
+from srtui.tasks.entry import TaskContext, TaskEntry, TaskError
 from srtui.tasks.model import Task
 
 if TYPE_CHECKING:
-    from srtui.tasks.datafiles import RemoteFile
-
-
-class TaskError(SrtuiError, ValueError):
-    """A task that cannot be found or built; the message is one line for the CLI."""
-
-
-@dataclass(frozen=True)
-class TaskEntry:
-    name: str
-    track: str
-    build: Callable[[TaskContext], Task]
-    offline: bool = True
-    description: str = ""
-    #: the data files the build reads (`srtui tasks fetch` gets them before a run)
-    files: tuple[RemoteFile, ...] = ()
-
-
-@dataclass(frozen=True)
-class TaskContext:
-    """Where a task may read local data from and cache what it builds or downloads."""
-
-    cache_dir: Path | None = None
-    data_dir: Path | None = None
-    #: the workspace root, where user tasks live (``<workspace>/tasks/NAME/``)
-    workspace: Path | None = None
-    #: how PMLB files' numbers are parsed: the run's protocol's ``data_parse`` (srtui.engine.protocols)
-    parse: str = PARSE_EXACT
-
-    @classmethod
-    def for_workspace(cls, workspace: Path, data_dir: Path | None = None, parse: str = PARSE_EXACT) -> TaskContext:
-        return cls(cache_dir=workspace / "cache", data_dir=data_dir, workspace=workspace, parse=parse)
-
+    from srtui.tasks.loaders.user import Declared
 
 _REGISTRY: dict[str, TaskEntry] = {}
 #: task name -> the module that registered it
@@ -144,6 +110,16 @@ def entries(context: TaskContext | None = None) -> list[TaskEntry]:
     _load_builtin()
     merged = {**_user_entries(context), **_REGISTRY}
     return sorted(merged.values(), key=lambda e: (e.track, e.name))
+
+
+def add_user_task(
+    workspace: Path, name: str, csv: Path, target: str, test: Path | None = None, declared: Declared | None = None
+) -> Task:
+    """Store a user task (:func:`srtui.tasks.loaders.user.add_user_task`) under a name no built-in task has."""
+    from srtui.tasks.loaders import user
+
+    declared = user.Declared() if declared is None else declared
+    return user.add_user_task(workspace, name, csv, target, test, declared, reserved=set(builtin_names()))
 
 
 def builtin_names() -> list[str]:

@@ -34,7 +34,7 @@ from srtui.engine.untrusted import (
     rename_checked,
     write_file,
 )
-from srtui.tasks.catalogue import TaskContext, TaskError
+from srtui.tasks.entry import TaskContext, TaskError
 
 _CHECKSUMS = Path(__file__).parent / "data" / "checksums.json"
 TOFU_FILE = "checksums-tofu.json"

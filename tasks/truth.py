@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from srtui.tasks.catalogue import TaskError
+from srtui.tasks.entry import TaskError
 from srtui.tasks.model import Task
 
 if TYPE_CHECKING:

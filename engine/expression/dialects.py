@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 import sympy as sp
 
@@ -258,3 +259,9 @@ DIALECT_TABLE: dict[str, Dialect] = {
 }
 
 DIALECTS: tuple[str, ...] = tuple(DIALECT_TABLE)
+
+
+@cache
+def feature_symbol(name: str) -> sp.Symbol:
+    """The sympy symbol of a feature: ``Symbol(name, real=True)`` everywhere in srtui."""
+    return sp.Symbol(name, real=True)

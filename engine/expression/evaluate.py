@@ -19,9 +19,8 @@ import numpy as np
 import sympy as sp
 from sympy.printing.numpy import SciPyPrinter
 
-from srtui.engine.expression.dialects import GPLEARN_EPS
+from srtui.engine.expression.dialects import GPLEARN_EPS, feature_symbol
 from srtui.engine.expression.errors import ExpressionError
-from srtui.engine.expression.parser import feature_symbol
 
 
 def _num(value: float) -> str:

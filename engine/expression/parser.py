@@ -30,12 +30,11 @@ import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import sympy as sp
 
-from srtui.engine.expression.dialects import DIALECT_TABLE, DIALECTS, Dialect, _neg, _pow
+from srtui.engine.expression.dialects import DIALECT_TABLE, DIALECTS, Dialect, _neg, _pow, feature_symbol
 from srtui.engine.expression.errors import ExpressionError
 from srtui.engine.expression.tokens import translate
 
@@ -79,12 +78,6 @@ _BAD_BINOPS = {
     ast.RShift: "'>>' is not allowed",
 }
 _CONSTANTS = {"pi": sp.pi, "e": sp.E}
-
-
-@cache
-def feature_symbol(name: str) -> sp.Symbol:
-    """The sympy symbol of a feature: ``Symbol(name, real=True)`` everywhere in srtui."""
-    return sp.Symbol(name, real=True)
 
 
 @dataclass(frozen=True)

@@ -361,7 +361,7 @@ def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str
     """The model over the task's raw features; text the parser would reject stays as printed,
     so the driver records it as invalid_model (with the parser's reason) rather than a crash."""
     from srtui.engine.expression import ExpressionError
-    from srtui.engine.process.job_worker import MODEL_CAP
+    from srtui.engine.spec import MODEL_CAP
 
     if len(text) > MODEL_CAP:  # the worker cuts it and marks it too large: not worth tokenising
         return text

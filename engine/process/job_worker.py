@@ -21,9 +21,8 @@ from pathlib import Path
 #: written to stdout before the method loads: the driver's fit clock (srtui.engine.process.measure)
 FIT_MARK = b"\x1e[srtui: the method loads]\n"
 FIT_END = b"\x1e[srtui: the result is written]\n"  # (srtui's own adapters: see srtui.engine.process.measure)
-#: ceilings of what a method's result may carry (characters / entries): a model this long is far
-#: past the parser's limit (it is stored marked too large), and the driver reads every result
-MODEL_CAP = 100_000
+#: ceilings of what a method's result may carry (characters / entries; the model's: MODEL_CAP, in
+#: srtui.engine.spec), and the driver reads every result
 PARETO_EXPRESSION_CAP = 20_000
 PARETO_CAP = 1000
 RESULT_FILE_CAP = 64 << 20  # bytes of result.json the driver reads at most
@@ -116,7 +115,7 @@ def run(jobdir_arg: str) -> int:
     from srtui.engine import scaling
     from srtui.engine.methods import registry
     from srtui.engine.process import energy
-    from srtui.engine.spec import JobSpec
+    from srtui.engine.spec import MODEL_CAP, JobSpec
 
     mark("imports")
     jobdir = Path(jobdir_arg)

@@ -96,7 +96,7 @@ def measure(methods: dict[str, str], pythons: dict[str, dict[str, str]] | None =
     """Start the servers of these methods (name -> ref) now, in their environments' interpreters
     (``pythons``: name -> python, python_path, as the jobs get them), and wait for them: name ->
     why a server cannot be used (a thread after its imports, or it failed to start)."""
-    from srtui.engine.process.supervise import worker_environment
+    from srtui.engine.process.worker_env import worker_environment
 
     refused: dict[str, str] = {}
 
@@ -121,7 +121,7 @@ def measure(methods: dict[str, str], pythons: dict[str, dict[str, str]] | None =
 def warm(method_refs: list[str]) -> None:
     """Start the servers of these (forked) methods' families now, in the background, so their
     imports overlap the driver's planning instead of delaying the first jobs."""
-    from srtui.engine.process.supervise import worker_environment
+    from srtui.engine.process.worker_env import worker_environment
 
     env = worker_environment()
     for family in dict.fromkeys(family_of(ref) for ref in method_refs):
@@ -360,7 +360,7 @@ class ServerPool:
     @staticmethod
     def key(family: str, env: dict[str, str], python: str | None) -> tuple[object, ...]:
         from srtui.engine.process.seal import isolation
-        from srtui.engine.process.supervise import THREAD_VARS
+        from srtui.engine.process.worker_env import THREAD_VARS
 
         return (family, tuple(env.get(v) for v in THREAD_VARS), env.get(tree.DRIVER_ENV), python, isolation().mode)
 

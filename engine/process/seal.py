@@ -23,7 +23,7 @@ Always: ``RLIMIT_AS`` (what the process has mapped, plus twice the memory limit 
 ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core files, a fresh session keyring and the seccomp filter
 of srtui.engine.process.seccomp (Docker's default profile and more; ``sched_setaffinity`` among them:
 the driver's one-core pin cannot be widened). The job's filesystem: srtui.engine.process.seal_root. The
-environment is the driver's allow-list (srtui.engine.process.supervise.worker_environment); stdin is
+environment is the driver's allow-list (srtui.engine.process.worker_env.worker_environment); stdin is
 /dev/null and the job has no controlling terminal (its own session).
 """
 

@@ -25,8 +25,9 @@ from typing import IO, Any
 
 import numpy as np
 
-from srtui.engine import source, untrusted
+from srtui.engine import untrusted
 from srtui.engine.process import cgroups, held, launch, measure, phases, seal, tree
+from srtui.engine.process.worker_env import worker_environment
 from srtui.engine.scaling import STAT_KEYS
 from srtui.engine.spec import WATCHDOG_MARGIN_S, JobSpec
 from srtui.engine.textsafe import encodable
@@ -38,15 +39,6 @@ LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
 PID_AFTER_S = 0.05
 TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
 STDERR_TAIL_CHARS = 2000
-THREAD_VARS = (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "JULIA_NUM_THREADS",
-    "BLIS_NUM_THREADS",
-)
 
 
 @dataclass
@@ -401,38 +393,6 @@ def memory_line() -> str:
     return held.memory_line(base is not None and "memory" in base[1])
 
 
-#: what a job's environment takes from the driver's (by name, or by a prefix ending in "_"):
-#: nothing else (no tokens, no paths of the workspace, no terminal)
-ENV_ALLOWED = (
-    "PATH", "LANG", "LANGUAGE", "TZ", "LC_", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "JULIA_",
-    "SRTUI_CPU_TDP_W", "SRTUI_PROBE_PIDFILE",
-)  # fmt: skip
-
-
-def allowed_env(name: str) -> bool:
-    return any(name == a or (a.endswith("_") and name.startswith(a)) for a in ENV_ALLOWED)
-
-
-def worker_environment(extra_env: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment every worker of this driver starts with (the job adds its token, CPU
-    limit and core), from an allow-list of the driver's (``ENV_ALLOWED``): one thread per
-    library, unbuffered output, this engine first on the path, a HOME in its private /tmp."""
-    env = {k: v for k, v in os.environ.items() if allowed_env(k)}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env["HOME"] = "/tmp"
-    env.update({var: "1" for var in THREAD_VARS})
-    env.update(extra_env or {})
-    env.update(
-        {
-            tree.DRIVER_ENV: tree.driver_identity(),
-            "SRTUI_PARENT_PID": str(os.getpid()),
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": os.pathsep.join(p for p in [source.import_root(), env.get("PYTHONPATH", "")] if p),
-        }
-    )
-    return env
-
-
 def _task_bytes(payload: JobPayload) -> bytes:
     if payload.data_bytes is not None:
         return payload.data_bytes
@@ -508,7 +468,8 @@ def _read_result(scratch: Path, outcome: JobOutcome) -> None:
     """Read the worker's files as data, as untrusted files (srtui.engine.untrusted: no link followed,
     no FIFO waited on, nothing read past its cap). Anything else than the worker's two regular
     files within their caps makes the job an error, never a crash or a hang of the driver."""
-    from srtui.engine.process.job_worker import MODEL_CAP, PARETO_CAP, RESULT_FILE_CAP
+    from srtui.engine.process.job_worker import PARETO_CAP, RESULT_FILE_CAP
+    from srtui.engine.spec import MODEL_CAP
 
     try:
         dir_fd = untrusted.open_dir(scratch)

@@ -5,7 +5,7 @@ name, the releases that store it (``<release>.<name>``), the release its unprefi
 aliases, its ranking direction, label, unit, doc line and definition version, and (for a metric
 of the model) the function computing it from one release's reading of the model. From them come:
 
-- the per-release values of ``srtui.results.metrics.releases.model_op`` and ``assemble_release``;
+- the per-release values of ``srtui.results.metrics.release_values.model_op`` and ``assemble_release``;
 - the stored names (:func:`stored_names`) and the unprefixed defaults (:func:`defaults`);
 - the definition versions (:func:`version_offset`: the expression cache keys and
   ``srtui.results.metrics.compute.METRICS_VERSION`` follow every declaration's ``version``);

@@ -19,7 +19,8 @@ from typing import Any, TypedDict
 from srtui.engine.pool import WALL_LIMIT, TimedPool
 from srtui.results.metrics import expr_metrics as em
 from srtui.results.metrics.declare import by_name, defaults, version_offset
-from srtui.results.metrics.releases import DEFINITION_VERSION, RELEASES, SPECS, assemble_release
+from srtui.results.metrics.release_values import DEFINITION_VERSION, assemble_release
+from srtui.results.metrics.releases import RELEASES, SPECS
 from srtui.results.metrics.solutions import CHECK_NAMES, CHECKS, PUBLISHED, VARIANTS
 
 
@@ -226,7 +227,7 @@ def expression_metrics(
     core: int | None = None,
     pool: TimedPool | None = None,
 ) -> tuple[list[dict[str, Any]], BatchStats]:
-    """One dict of expression metrics per item (names: :func:`srtui.results.metrics.releases.assemble_release`).
+    """One dict of expression metrics per item (names: :func:`srtui.results.metrics.release_values.assemble_release`).
 
     Two phases, each one pool task per model under one deadline (``timeout``): the model under
     every release plus SRSD's distance to each truth, then the solution checks of every release

@@ -63,7 +63,7 @@ def used_features(expr: sp.Basic) -> set[str]:
 
 def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker entry: ``{"op": "model"|"solution"|"srsd", "release": ..., ...arguments}``."""
-    from srtui.results.metrics import releases, solutions
+    from srtui.results.metrics import release_values, releases, solutions
 
     op = payload["op"]
     if op == "bundle":  # one model's operations in one task: one deadline, shared simplify results
@@ -71,7 +71,7 @@ def run_op(payload: dict[str, Any]) -> dict[str, Any]:
     args = (payload["text"], payload["features"], payload["dialect"])
     simplified = payload.get("simplified", True)
     if op == "model":
-        return releases.model_op(*args, payload["release"], payload.get("unwanted", ()), simplified)
+        return release_values.model_op(*args, payload["release"], payload.get("unwanted", ()), simplified)
     if op == "solution":
         return solutions.solution_op(
             payload["text"],

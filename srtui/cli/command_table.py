@@ -1,7 +1,8 @@
 # ruff: noqa: E501
 """Every command of `srtui`: its module and one-line summary, for `srtui --help` (``srtui.cli.lazy``).
 
-Generated from the commands' docstrings by ``python -m srtui.cli.command_table``: edit those, then run it.
+Generated from the commands' docstrings by ``python -m srtui.cli.write_command_table``: edit those,
+then run it.
 """
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -62,8 +63,3 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Blinded expert trust ratings of models (SRBench 2022 real-world track): create, open, status, close, unblind, report.",
     ),
 }
-
-if __name__ == "__main__":
-    from srtui.cli.lazy import write_table
-
-    write_table()

@@ -6,7 +6,7 @@ typer and rich. The root group lists each command from ``command_table.COMMANDS`
 module, its one-line summary) and imports a module only when one of its commands is resolved to
 run (``srtui run ...``, ``srtui run --help``). The summaries are declared once, in the commands'
 own docstrings (and the groups' ``help=``): ``command_table.py`` is generated from them by
-``python -m srtui.cli.command_table`` (``tests/unit/test_lazy_names.py`` says when it is stale).
+``python -m srtui.cli.write_command_table`` (``tests/unit/test_lazy_names.py`` says when it is stale).
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ def table_text() -> str:
         "# ruff: noqa: E501",
         '"""Every command of `srtui`: its module and one-line summary, for `srtui --help` (``srtui.cli.lazy``).',
         "",
-        "Generated from the commands' docstrings by ``python -m srtui.cli.command_table``: edit those, then run it.",
+        "Generated from the commands' docstrings by ``python -m srtui.cli.write_command_table``: edit those,",
+        "then run it.",
         '"""',
         "",
         "COMMANDS: dict[str, tuple[str, str]] = {",
@@ -119,14 +120,7 @@ def table_text() -> str:
                 f"        {json.dumps(summary)},",
                 "    ),",
             ]
-    lines += [
-        "}",
-        "",
-        'if __name__ == "__main__":',
-        "    from srtui.cli.lazy import write_table",
-        "",
-        "    write_table()",
-    ]
+    lines += ["}"]
     return "\n".join([*lines, ""])
 
 

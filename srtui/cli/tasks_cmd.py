@@ -204,7 +204,8 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOption = None,
     ) -> None:
         """Add a CSV file as a task of this workspace (validated before anything is written)."""
-        from srtui.tasks.loaders.user import Declared, add_user_task
+        from srtui.tasks.catalogue import add_user_task
+        from srtui.tasks.loaders.user import Declared
 
         declared = Declared(
             truth=truth,

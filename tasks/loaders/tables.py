@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only; pandas is imported where it is used
 
     from srtui.tasks.datafiles import Verified
 
-from srtui.tasks.catalogue import TaskError
+from srtui.tasks.entry import TaskError
 
 
 def read_table(path: Path | Verified, sep: str | None = None, parse: str = PARSE_EXACT) -> pd.DataFrame:

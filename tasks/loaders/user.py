@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,8 +23,8 @@ import numpy as np
 from srtui.engine.names import RULE, is_name, quoted
 from srtui.engine.untrusted import UntrustedFileError, read_file
 from srtui.tasks.build import make_task, shuffled_split, stable_seed
-from srtui.tasks.catalogue import TaskContext, TaskEntry, TaskError
 from srtui.tasks.datafiles import sha256_file
+from srtui.tasks.entry import TaskContext, TaskEntry, TaskError
 from srtui.tasks.loaders.tables import numeric_xy, read_table, sanitise_names
 from srtui.tasks.model import PROPERTIES, Task
 
@@ -106,16 +107,22 @@ def _property(declared: Declared, has_test: bool) -> str:
 
 
 def add_user_task(
-    workspace: Path, name: str, csv: Path, target: str, test: Path | None = None, declared: Declared = Declared()
+    workspace: Path,
+    name: str,
+    csv: Path,
+    target: str,
+    test: Path | None = None,
+    declared: Declared = Declared(),
+    *,
+    reserved: Collection[str],
 ) -> Task:
-    """Validate the files and store the task; returns the Task as it will be loaded."""
+    """Validate the files and store the task; returns the Task as it will be loaded. ``reserved``:
+    the built-in tasks' names (the catalogue's :func:`~srtui.tasks.catalogue.add_user_task` gives them)."""
     import pandas as pd  # lazy: keeps `tasks list` and `srtui run` start-up light
-
-    from srtui.tasks.catalogue import builtin_names
 
     if not is_name(name) or name != name.lower():
         raise TaskError(f"task name {quoted(name)} must be kebab-case: {RULE}, in lower case")
-    if name in builtin_names():
+    if name in reserved:
         raise TaskError(f"task name {quoted(name)} is a built-in task; choose another")
     folder = user_dir(workspace) / name
     if folder.exists():

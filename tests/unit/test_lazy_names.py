@@ -14,7 +14,8 @@ def test_the_rule_names_are_the_registered_rules() -> None:
 def test_the_command_table_is_what_the_commands_docstrings_say() -> None:
     from srtui.cli.lazy import TABLE, table_text
 
-    assert TABLE.read_text() == table_text(), "stale: run `python -m srtui.cli.command_table` and commit the table"
+    stale = "stale: run `python -m srtui.cli.write_command_table` and commit the table"
+    assert TABLE.read_text() == table_text(), stale
 
 
 def test_every_registered_command_is_listed_in_its_order() -> None:

@@ -230,6 +230,7 @@ def test_batch_bundles_give_the_values_of_each_operation_alone():
     shared between them give exactly what each operation computes on its own."""
     from srtui.results.metrics import releases as R
     from srtui.results.metrics import solutions as S
+    from srtui.results.metrics.release_values import model_op
 
     f = ["x1", "x2", "x3"]
     truth = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
@@ -239,7 +240,7 @@ def test_batch_bundles_give_the_values_of_each_operation_alone():
         out, _ = expression_metrics(items, ExprCache(), workers=2, timeout=60, screen=screen)
         for text, m in zip(texts, out):
             for rel in R.RELEASES:
-                alone = R.model_op(text, f, "python", rel)
+                alone = model_op(text, f, "python", rel)
                 sol = S.solution_op(text, truth, f, "python", rel, r2_test=0.9, screen=False)
                 assert m[f"{rel}.size_simplified"] == alone["size_simplified"]
                 assert m[f"{rel}.symbolic_solution"] == int(sol["reference"])

@@ -15,6 +15,7 @@ from srtui.engine.expression import ExpressionError
 from srtui.engine.expression.sympy_view import parse_sympy_view
 from srtui.results.metrics import releases as R
 from srtui.results.metrics import solutions as S
+from srtui.results.metrics.release_values import model_op
 
 T1 = "0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1"
 BINGO = "0.4*(x1 + 6.25)*(x2 - 3.75) + 10.37"
@@ -35,9 +36,9 @@ CASES = _golden()
 def _ours(c: dict) -> dict:
     """Every reference value of a golden case, as srtui computes it (reference variants)."""
     m, t, f, d, irr = c["model"], c["truth"], c["features"], c["dialect"], c["irrelevant"]
-    m22, m25 = (R.model_op(m, f, d, r, irr) for r in ("srbench2022", "srbench2025"))
+    m22, m25 = (model_op(m, f, d, r, irr) for r in ("srbench2022", "srbench2025"))
     try:
-        m21 = R.model_op(m, f, d, "srbench2021", irr)
+        m21 = model_op(m, f, d, "srbench2021", irr)
         s21: dict | str = {"simplified_complexity": m21["size_simplified"], "simplified": m21["simplified"]}
     except ExpressionError as exc:  # the 2021 clean-up raises on this string: so does srtui's
         s21 = f"ERR {exc}"
@@ -138,8 +139,8 @@ def test_2021_clean_up_raises_where_its_text_replacements_break_the_string():
     assert R.clean_pred_model_text("1/(p/(q*v*B))", f, "python") == "1/(/(q*v*B))"
     assert R.clean_pred_model_text("log(X0) + sqrt(X1)^2", F4, "gplearn") == "PLOG(x1) + PSQRT(x2)**2"
     with pytest.raises(ExpressionError):
-        R.model_op("1/(p/(q*v*B))", f, "python", "srbench2021")
-    assert R.model_op("1/(p/(q*v*B))", f, "python", "srbench2025")["size"] == 7  # get_sympy_model: pi only
+        model_op("1/(p/(q*v*B))", f, "python", "srbench2021")
+    assert model_op("1/(p/(q*v*B))", f, "python", "srbench2025")["size"] == 7  # get_sympy_model: pi only
     for release in ("srbench2021", "srbench2025"):
         v = S.solution_op("1/(p/(q*v*B))", "q*v*B/p", f, "python", release, r2_test=0.9)
         assert (v["reference"], v["corrected"]) == (False, True)

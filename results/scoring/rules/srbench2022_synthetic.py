@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from srtui.engine.spec import MODEL_CAP
 from srtui.results.metrics.profiles import Profile
 from srtui.results.scoring.base import (
     Score,
@@ -95,8 +96,6 @@ def _reference(runs: pd.DataFrame, simp: str) -> tuple[pd.DataFrame, pd.DataFram
     return per_task, board.sort_values("score", ascending=False).reset_index()
 
 
-#: a model this long is stored cut (srtui.engine.process.job_worker.MODEL_CAP): its size is not read
-MODEL_CAP = 100_000
 HIDDEN_NOTE = (
     "hidden model: this row's rank improved because its model was missing or over the size cap "
     "(the reference code counts a missing simplicity rank as the best); profile=corrected counts it as the worst"
