@@ -2,7 +2,7 @@
 
 A foreign trigger with an endless recursive CTE made `srtui run` spin for good, deaf to SIGINT
 and SIGTERM (the query ran inside SQLite). Foreign objects are now refused on open (the fuzz of
-tests/e2e/test_harden43_workspace_fuzz.py), and every statement on a store's connection runs under
+tests/e2e/test_workspace_fuzz.py), and every statement on a store's connection runs under
 a progress handler: here an endless statement on a real store, in a process of its own, ends
 within 2 s of SIGINT (the default handler), of SIGTERM (the run's handlers,
 srtui/cli/interrupts.py), and by itself past its time budget."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import results_json, srtui
-from test_harden_storage import tmpfs  # noqa: F401 - the fixture
+from test_storage_failures import tmpfs  # noqa: F401 - the fixture
 
 from srtui.engine.workspace import Workspace
 from srtui.results.store.filters import QueryError, where_clause
