@@ -9,14 +9,13 @@ works offline and instantly.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sys
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from srtui.engine.errors import did_you_mean
+from srtui.engine.extensions import import_every_module
 from srtui.engine.names import quoted
 from srtui.tasks.entry import TaskContext, TaskEntry, TaskError
 from srtui.tasks.model import Task
@@ -73,8 +72,7 @@ def _load_builtin() -> None:
     from srtui.tasks import generators, loaders
 
     for package in (generators, loaders):
-        for module in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{module.name}")
+        import_every_module(package)
 
 
 def modules() -> dict[str, list[TaskEntry]]:

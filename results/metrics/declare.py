@@ -18,12 +18,12 @@ Adding a metric is adding one module to ``results/metrics/declared/``.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Literal
+
+from srtui.engine.extensions import import_every_module
 
 Direction = Literal["higher", "lower"]
 #: where a value comes from: the release's reading of the model (``compute``), the release's
@@ -104,8 +104,7 @@ def metrics() -> tuple[Metric, ...]:
     """Every declared metric, in listing order (each module of srtui.results.metrics.declared, imported once)."""
     from srtui.results.metrics import declared
 
-    for mod in pkgutil.iter_modules(declared.__path__):
-        importlib.import_module(f"{declared.__name__}.{mod.name}")
+    import_every_module(declared)
     return tuple(sorted(_DECLARED.values(), key=lambda m: (m.order, m.name)))
 
 

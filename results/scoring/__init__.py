@@ -12,20 +12,19 @@ one; ``RULES`` lists them with their options. Rules of a published release take
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from typing import Any
 
 import pandas as pd
 
 from srtui.engine.errors import did_you_mean
+from srtui.engine.extensions import import_every_module
 from srtui.results.scoring import rules as _rules
 from srtui.results.scoring.base import PROFILES, RULES, Rule, Score, ScoreError
 from srtui.results.scoring.coverage import add_coverage
 from srtui.results.scoring.mixed import check_one_protocol, footnote_protocols, protocols_per_method
 from srtui.results.scoring.rules.srbench2022 import load_expert_scores
 
-for _mod in pkgutil.iter_modules(_rules.__path__):
-    importlib.import_module(f"{_rules.__name__}.{_mod.name}")
+import_every_module(_rules)
 importlib.import_module("srtui.results.scoring.stats")  # friedman, wilcoxon, sensitivity
 
 

@@ -11,11 +11,13 @@ or PNG; ``svg(kind, data)`` gives the SVG text the HTML report inlines.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from srtui.engine.extensions import import_every_module
 from srtui.results.outputs.figures.style import TWO_COLUMNS, FigureError, Look, looks, paper_style, save, svg_text
 
 if TYPE_CHECKING:
@@ -146,11 +148,7 @@ def figure(
 def kinds() -> dict[str, Kind]:
     """Every figure kind, in listing order: each module of this package is imported once (as the
     scoring rules are), so a new figure is a new module."""
-    import importlib
-    import pkgutil
-
-    for mod in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{mod.name}")
+    import_every_module(sys.modules[__name__])
     return {k.name: k for k in sorted(_KINDS.values(), key=lambda k: (k.order, k.name))}
 
 
