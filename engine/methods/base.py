@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -107,6 +107,25 @@ class ParamsError(SrtuiError, ValueError):
     """A suite gives a method a parameter it does not take; one line."""
 
 
+#: SRBench 2.0's limit: at most 4 configurations besides the defaults
+MAX_CONFIGURATIONS = 4
+
+
+@dataclass(frozen=True)
+class ContractTags:
+    """Where a method departs from the contract battery's expectations (tests/e2e/
+    test_method_contracts.py), declared on the method with the reason, as scikit-learn's
+    estimator tags and ``_xfail_checks`` are: the battery reads these, never a method's name."""
+
+    #: the most ``hyper_params`` configurations it declares
+    max_configurations: int = MAX_CONFIGURATIONS
+    #: a check of the battery (its test function's name) -> why the method fails it: the check
+    #: runs, expected to fail (a strict xfail: it fails the battery once the method passes)
+    xfail_checks: Mapping[str, str] = field(default_factory=dict)
+    #: why the tags depart from the defaults (required when they do)
+    why: str = ""
+
+
 class Method(ABC):
     """Base class of a method adapter. Subclasses set the class attributes and implement fit."""
 
@@ -118,8 +137,10 @@ class Method(ABC):
     #: Python distribution(s) the method needs; used for "installed or why not" and the version.
     requires: ClassVar[tuple[str, ...]] = ()
     default_params: ClassVar[dict[str, Any]] = {}
-    #: at most 4 configurations besides the defaults (SRBench 2.0's proposal)
+    #: at most 4 configurations besides the defaults (SRBench 2.0's proposal; ``contract`` may say otherwise)
     hyper_params: ClassVar[list[dict[str, Any]]] = []
+    #: the contract battery's exceptions for this method, with the reason (none by default)
+    contract: ClassVar[ContractTags] = ContractTags()
     #: SRBench's eval_kwargs a protocol honours: ``scale_x`` / ``scale_y`` (scaling "method")
     eval_kwargs: ClassVar[dict[str, Any]] = {}
     #: shown in `methods list` for optional methods: how to install

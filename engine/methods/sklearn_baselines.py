@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.methods.base import FittedModel, Method
+from engine.methods.base import ContractTags, FittedModel, Method
 from engine.methods.env_specs import SPECS as ENV_SPECS
 from engine.spec import FitBudget
 
@@ -107,8 +107,10 @@ class SGD(_Sklearn):
     name = "sgd"
     honours_time_limit = True  # at most max_iter epochs over the data
     srbench2021_size = "features"  # SGDRegressor.py: complexity = None, so evaluate_model stored X's columns
-    # the 2021 grid as published (12 configurations, more than SRBench 2.0's limit of 4)
     hyper_params = [{"alpha": a, "penalty": p} for a in (1e-06, 1e-04, 0.01, 1) for p in ("l2", "l1", "elasticnet")]
+    contract = ContractTags(
+        max_configurations=12, why="SRBench 2021's grid as published: 4 alphas x 3 penalties, over 2.0's limit of 4"
+    )
     params_of = "sklearn.linear_model:SGDRegressor"
 
     def fit(
