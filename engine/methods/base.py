@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -165,6 +165,8 @@ class Method(ABC):
     #: as 2021 reads it; "features", the number of features (a 2021 method file whose
     #: ``complexity`` is None, as SGDRegressor.py's "Linear")
     srbench2021_size: ClassVar[str] = "model"
+    #: set by ``@builtin`` on the class it declares (its own ``__dict__``, not a subclass's)
+    _declared_builtin: ClassVar[dict[str, bool]]
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.
@@ -231,6 +233,22 @@ class Method(ABC):
     ) -> FittedModel:
         """Fit on (X, y) within ``fit_budget`` seconds (``Limits.fit_budget`` less the worker's
         start-up) and return the fitted model."""
+
+
+M = TypeVar("M", bound=type[Method])
+
+
+def builtin(*, optional: bool = False, default_sr: bool = False) -> Callable[[M], M]:
+    """Declare the decorated class a built-in method, listed under its ``name`` (engine.methods.registry
+    finds it by reading this package's source: the flags are literals, ``name`` a literal string).
+    ``optional``: not installed with srtui (`srtui methods install NAME`); ``default_sr``: an SR
+    method installed with srtui, in the default SR set of suites."""
+
+    def declare(cls: M) -> M:
+        cls._declared_builtin = {"optional": optional, "default_sr": default_sr}  # what importing declares
+        return cls
+
+    return declare
 
 
 #: distribution -> ``dist==VERSION``, filled by a fork server before it forks (``remember_versions``)

@@ -54,6 +54,26 @@ def _data(n: int = 150, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, 0.4 * X[:, 0] * X[:, 1] - 1.5 * X[:, 0] + 2.5 * X[:, 2] + 1
 
 
+def test_the_registry_read_from_source_is_what_importing_the_package_declares() -> None:
+    """engine.methods.registry lists the ``@builtin`` classes without importing them (it reads
+    their source); importing every module of the package must declare exactly the same."""
+    import importlib
+    import pkgutil
+
+    import engine.methods
+
+    imported = {}
+    for info in pkgutil.iter_modules(engine.methods.__path__):
+        module = importlib.import_module(f"engine.methods.{info.name}")
+        for obj in vars(module).values():
+            declares = isinstance(obj, type) and issubclass(obj, Method) and "_declared_builtin" in obj.__dict__
+            if declares and obj.__module__ == module.__name__:  # not a class another module imported
+                imported[obj.name] = (f"{module.__name__}:{obj.__name__}", obj._declared_builtin)
+    read = {d.name: (d.target, {"optional": d.optional, "default_sr": d.default_sr}) for d in registry.declared()}
+    assert imported == read
+    assert len(read) >= 20 and registry.OPTIONAL and registry.DEFAULT_SR  # the walk found the package's methods
+
+
 def test_each_contract_exception_is_a_check_with_its_reason() -> None:
     for name in registry.names():
         tags = registry.load(name).contract
