@@ -1,10 +1,10 @@
-"""Turn a finished job's outcome into its record: accuracy from the method's own predictions,
-the model string read through the one safe parser, and the fidelity check.
+"""Turn a finished job's outcome into its record: the model string read through the one safe
+parser, and the fidelity check (accuracy is the declared metrics', srtui.results.metrics.accuracy).
 
 The model string is untrusted: it is only ever read by ``srtui.engine.expression.parse_expression``,
 and never in a driver thread. ``Checker`` runs ``evaluate_outcome`` in a process of its own per
 slot (``srtui.engine.pool.TimedPool``) under a deadline and a memory cap: a model that takes longer is
-recorded with its accuracy and a ``model_error``, and the driver goes on.
+recorded with a ``model_error``, and the driver goes on.
 """
 
 from __future__ import annotations
@@ -66,36 +66,17 @@ class TaskArrays:
             )
 
 
-def r2(y: np.ndarray, yhat: np.ndarray) -> float | None:
-    """Coefficient of determination; None when predictions are not all finite."""
-    from srtui.engine.expression.fidelity import r2_score
-
-    if yhat is None or len(yhat) != len(y) or not np.all(np.isfinite(yhat)):
-        return None
-    return r2_score(np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64))
-
-
-def errors(y: np.ndarray, yhat: np.ndarray | None) -> tuple[float | None, float | None]:
-    """(MSE, MAE); None for both when predictions are missing or not all finite."""
-    if yhat is None or len(yhat) != len(y) or not np.all(np.isfinite(yhat)):
-        return None, None
-    diff = y - yhat
-    return float(np.mean(diff**2)), float(np.mean(np.abs(diff)))
-
-
 def evaluate_outcome(outcome: JobOutcome, data: TaskArrays, scaler: Scaling | None = None) -> dict[str, Any]:
-    """Metric fields of the job record; may turn an ok outcome into invalid_model. A model fitted
-    on standardised data (``scaler``) is first mapped back to the task's units."""
+    """The model check's fields of the job record; may turn an ok outcome into invalid_model. A
+    model fitted on standardised data (``scaler``) is first mapped back to the task's units.
+    Accuracy is not computed here: the declared metrics are (srtui.results.metrics.accuracy, written
+    by srtui.runs.sink when the job ends), one definition each."""
     fields: dict[str, Any] = {}
     if outcome.status != "ok" or outcome.train_pred is None or outcome.test_pred is None:
         return fields
     if len(outcome.train_pred) != len(data.y_train) or len(outcome.test_pred) != len(data.y_test):
         outcome.status, outcome.error = "error", "predictions do not match the data's row counts"
         return fields
-    fields["r2_train"] = r2(data.y_train, outcome.train_pred)
-    fields["r2_test"] = r2(data.y_test, outcome.test_pred)
-    fields["mse_train"], fields["mae_train"] = errors(data.y_train, outcome.train_pred)
-    fields["mse_test"], fields["mae_test"] = errors(data.y_test, outcome.test_pred)
     if outcome.model is None:
         return fields  # black-box: scored on accuracy only
 
@@ -205,7 +186,7 @@ def start_checkers() -> None:
 
 
 class Checker:
-    """Scores outcomes: accuracy in the calling thread (numpy over the task's rows), the model's
+    """Checks outcomes: the prediction counts in the calling thread, the model's
     parse and fidelity in one ``TimedPool`` process per calling thread (a slot), under
     ``CHECK_TIMEOUT_S`` and ``CHECK_MEM_MB``."""
 
@@ -235,7 +216,7 @@ class Checker:
 
     def score(self, outcome: JobOutcome, data: TaskArrays, data_path: str, option: str | None) -> dict[str, Any]:
         if outcome.status != "ok" or outcome.model is None:
-            return evaluate_outcome(outcome, data)  # accuracy only: no model string to read
+            return evaluate_outcome(outcome, data)  # the prediction counts only: no model string to read
         from srtui.engine.task_files import TASK_FILES
 
         light = replace(outcome, stdout=b"", stderr=b"")

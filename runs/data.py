@@ -76,3 +76,17 @@ def row_indices(data_path: str) -> tuple[np.ndarray, np.ndarray]:
         np.load(fh, allow_pickle=False) as z,
     ):
         return z["train_index"], z["test_index"]
+
+
+@functools.lru_cache(maxsize=64)
+def targets(data_path: str) -> tuple[np.ndarray, np.ndarray]:
+    """A task's train/test targets (what its jobs' accuracy is taken against), read once per data
+    file, from the bytes the driver wrote."""
+    import numpy as np
+
+    known = TASK_FILES.true_bytes(data_path)
+    with (
+        io.BytesIO(known[0]) if known else open_regular(Path(data_path)) as fh,
+        np.load(fh, allow_pickle=False) as z,
+    ):
+        return z["y_train"], z["y_test"]

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from srtui.engine.backends.base import PlannedJob, SinkError
 from srtui.engine.process.supervise import JobOutcome, now_iso
 from srtui.engine.untrusted import UntrustedFileError, write_file
-from srtui.results.store.columns import outcome_row
+from srtui.results.store.columns import ACCURACY, outcome_row
 from srtui.results.store.store import Store, db_error, pack_predictions
-from srtui.runs.data import row_indices
+from srtui.runs.data import row_indices, targets
 from srtui.runs.keys import workers_key as workers_key  # where srtui.runs.run and status found it
 
 
@@ -69,9 +69,24 @@ class StoreSink:
                 raise SinkError(f"cannot write job logs in {self.logs}: {why}", recorded=True) from None
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
-        record = outcome_row(outcome, job.attempt, self.run_id, fields)
         predictions = None
         if outcome.train_pred is not None and outcome.test_pred is not None:
             train_index, test_index = row_indices(job.data_path)
             predictions = pack_predictions(train_index, outcome.train_pred, test_index, outcome.test_pred)
+            if outcome.status in ("ok", "invalid_model"):
+                fields = {**fields, **row_accuracy(job.data_path, outcome)}
+        record = outcome_row(outcome, job.attempt, self.run_id, fields)
         self.store.record(job.job_id, record, predictions)
+
+
+def row_accuracy(data_path: str, outcome: JobOutcome) -> dict[str, object]:
+    """The declared accuracy metrics whose home is the job's row (srtui.results.store.columns.ACCURACY),
+    computed once, as the job ends: the live monitor and a tuning search read them at once; the
+    metrics pass computes the others (srtui.results.metrics.compute)."""
+    from srtui.results.metrics.accuracy import prediction_metrics
+
+    try:
+        y_train, y_test = targets(data_path)
+        return prediction_metrics(y_train, outcome.train_pred, y_test, outcome.test_pred, only=ACCURACY)
+    except Exception:  # noqa: BLE001 - the record is kept; the metrics pass scores its stored predictions
+        return {}

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -107,6 +107,25 @@ class ParamsError(SrtuiError, ValueError):
     """A suite gives a method a parameter it does not take; one line."""
 
 
+#: SRBench 2.0's limit: at most 4 configurations besides the defaults
+MAX_CONFIGURATIONS = 4
+
+
+@dataclass(frozen=True)
+class ContractTags:
+    """Where a method departs from the contract battery's expectations (tests/e2e/
+    test_method_contracts.py), declared on the method with the reason, as scikit-learn's
+    estimator tags and ``_xfail_checks`` are: the battery reads these, never a method's name."""
+
+    #: the most ``hyper_params`` configurations it declares
+    max_configurations: int = MAX_CONFIGURATIONS
+    #: a check of the battery (its test function's name) -> why the method fails it: the check
+    #: runs, expected to fail (a strict xfail: it fails the battery once the method passes)
+    xfail_checks: Mapping[str, str] = field(default_factory=dict)
+    #: why the tags depart from the defaults (required when they do)
+    why: str = ""
+
+
 class Method(ABC):
     """Base class of a method adapter. Subclasses set the class attributes and implement fit."""
 
@@ -118,8 +137,10 @@ class Method(ABC):
     #: Python distribution(s) the method needs; used for "installed or why not" and the version.
     requires: ClassVar[tuple[str, ...]] = ()
     default_params: ClassVar[dict[str, Any]] = {}
-    #: at most 4 configurations besides the defaults (SRBench 2.0's proposal)
+    #: at most 4 configurations besides the defaults (SRBench 2.0's proposal; ``contract`` may say otherwise)
     hyper_params: ClassVar[list[dict[str, Any]]] = []
+    #: the contract battery's exceptions for this method, with the reason (none by default)
+    contract: ClassVar[ContractTags] = ContractTags()
     #: SRBench's eval_kwargs a protocol honours: ``scale_x`` / ``scale_y`` (scaling "method")
     eval_kwargs: ClassVar[dict[str, Any]] = {}
     #: shown in `methods list` for optional methods: how to install
@@ -144,6 +165,8 @@ class Method(ABC):
     #: as 2021 reads it; "features", the number of features (a 2021 method file whose
     #: ``complexity`` is None, as SGDRegressor.py's "Linear")
     srbench2021_size: ClassVar[str] = "model"
+    #: set by ``@builtin`` on the class it declares (its own ``__dict__``, not a subclass's)
+    _declared_builtin: ClassVar[dict[str, bool]]
 
     def preload(self) -> list[str]:
         """Import the method's heavy modules now (outside the timed fit); returns what failed.
@@ -210,6 +233,22 @@ class Method(ABC):
     ) -> FittedModel:
         """Fit on (X, y) within ``fit_budget`` seconds (``Limits.fit_budget`` less the worker's
         start-up) and return the fitted model."""
+
+
+M = TypeVar("M", bound=type[Method])
+
+
+def builtin(*, optional: bool = False, default_sr: bool = False) -> Callable[[M], M]:
+    """Declare the decorated class a built-in method, listed under its ``name`` (srtui.engine.methods.registry
+    finds it by reading this package's source: the flags are literals, ``name`` a literal string).
+    ``optional``: not installed with srtui (`srtui methods install NAME`); ``default_sr``: an SR
+    method installed with srtui, in the default SR set of suites."""
+
+    def declare(cls: M) -> M:
+        cls._declared_builtin = {"optional": optional, "default_sr": default_sr}  # what importing declares
+        return cls
+
+    return declare
 
 
 #: distribution -> ``dist==VERSION``, filled by a fork server before it forks (``remember_versions``)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from srtui.engine.methods.base import FittedModel, Method, ParetoPoint
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, builtin
 from srtui.engine.spec import FitBudget
 
 
@@ -58,6 +58,7 @@ def model_expression(model: Any, names: Sequence[str]) -> str:
     return text
 
 
+@builtin(default_sr=True)
 class FFX(Method):
     name = "ffx"
     family = "sr"

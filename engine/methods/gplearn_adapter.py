@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from srtui.engine.errors import SrtuiError
-from srtui.engine.methods.base import FittedModel, Method, ParetoPoint
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, builtin
 from srtui.engine.spec import FitBudget
 
 #: operators the safe parser knows in dialect "gplearn" (the protected ones keep their meaning)
@@ -151,6 +151,7 @@ def population_front(
     return front
 
 
+@builtin(default_sr=True)
 class Gplearn(Method):
     name = "gplearn"
     family = "sr"

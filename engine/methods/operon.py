@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, builtin, library_seconds
 from srtui.engine.spec import FitBudget
 
 #: digits for constants; Operon keeps them as float32/float64, 17 digits loses nothing
@@ -30,6 +30,7 @@ def generation_cap(fit_budget: FitBudget | None) -> int:
     return max(MIN_GENERATIONS, int(GENERATIONS_PER_SECOND * fit_budget.nominal))
 
 
+@builtin(default_sr=True)
 class Operon(Method):
     name = "pyoperon"
     family = "sr"

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, library_seconds
+from srtui.engine.methods.base import FittedModel, Method, ParetoPoint, builtin, library_seconds
 from srtui.engine.spec import FitBudget
 
 _PIP = [sys.executable, "-P", "-m", "pip", "install"]
@@ -51,6 +51,7 @@ class _Optional(Method):
         return {**self.default_params, **(params or {})}
 
 
+@builtin(optional=True)
 class RilsRols(_Optional):
     """RILS-ROLS (Kartelj & Djukanovic 2023): iterated local search + ordinary least squares."""
 
@@ -86,6 +87,7 @@ class RilsRols(_Optional):
         return FittedModel(predict=est.predict, expression=str(est.model_string()), dialect=X0_DIALECT)
 
 
+@builtin(optional=True)
 class Hroch(_Optional):
     """HROCH (Hrochovy): fast hill-climbing SR in native code, scikit-learn interface."""
 
@@ -129,6 +131,7 @@ class Hroch(_Optional):
         return FittedModel(predict=est.predict, expression=str(est.sexpr_), dialect=X0_DIALECT)
 
 
+@builtin(optional=True)
 class Feyn(_Optional):
     """Feyn / QLattice (Abzu): graph search over interaction networks."""
 
@@ -179,6 +182,7 @@ class Feyn(_Optional):
         return FittedModel(predict=predict, expression=expression(best), pareto=pareto)
 
 
+@builtin(optional=True)
 class Bingo(_Optional):
     """Bingo (NASA): GP with acyclic graphs and local constant optimisation."""
 
@@ -222,6 +226,7 @@ class Bingo(_Optional):
         )
 
 
+@builtin(optional=True)
 class Itea(_Optional):
     """ITEA (Aldeia & de Franca): Interaction-Transformation evolutionary algorithm (pulls jax)."""
 

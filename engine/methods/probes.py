@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from srtui.engine.methods.base import FittedModel, Method
+from srtui.engine.methods.base import FittedModel, Method, builtin
 from srtui.engine.spec import FitBudget
 
 
@@ -27,6 +27,7 @@ class _Probe(Method):
     honours_time_limit = False
 
 
+@builtin()
 class Noop(_Probe):
     name = "probe-noop"
     honours_time_limit = True
@@ -46,6 +47,7 @@ class Noop(_Probe):
         return fitted
 
 
+@builtin()
 class Sleep(_Probe):
     """Sleeps (default: forever) and ignores SIGTERM, so only SIGKILL ends it."""
 
@@ -67,6 +69,7 @@ class Sleep(_Probe):
         return _constant(0.0)
 
 
+@builtin()
 class MemHog(_Probe):
     """Allocates and touches memory at a steady rate (default 500 MB/s) until stopped."""
 
@@ -91,6 +94,7 @@ class MemHog(_Probe):
             time.sleep(pause)
 
 
+@builtin()
 class Crash(_Probe):
     """Dies by a signal (default SIGSEGV) in the middle of the fit."""
 
@@ -130,6 +134,7 @@ while True:
 """
 
 
+@builtin()
 class Escape(_Probe):
     """Starts a setsid, double-forked grandchild that sleeps forever, then returns.
 
@@ -162,6 +167,7 @@ class Escape(_Probe):
         return _constant(float(np.mean(y)))
 
 
+@builtin()
 class Forks(_Probe):
     """Touches ``ballast_mb`` (default 0), then forks ``n`` (default 50) children that sleep
     ``sleep_s`` (default 4) and exit: every child maps the ballast, nothing more is allocated."""
@@ -191,6 +197,7 @@ class Forks(_Probe):
         return _constant(float(np.mean(y)))
 
 
+@builtin()
 class BadModel(_Probe):
     """Returns a model string that would run a shell command if anyone evaluated it."""
 
@@ -239,6 +246,7 @@ def _fork_loop(seconds: float, setsid_every: int, beat: str) -> None:
     os._exit(0)
 
 
+@builtin()
 class ForkLoop(_Probe):
     """Starts a fork-and-exit loop that outlives the fit (``seconds``, default 20, its own cap;
     ``setsid_every``, default 64), then returns at once, or with ``hold_s`` sleeps that long (the

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from srtui.engine.methods.base import FittedModel, Method
+from srtui.engine.methods.base import ContractTags, FittedModel, Method, builtin
 from srtui.engine.methods.env_specs import SPECS as ENV_SPECS
 from srtui.engine.spec import FitBudget
 
@@ -47,6 +47,7 @@ class _Sklearn(Method):
         return {**self.default_params, **(params or {})}
 
 
+@builtin()
 class Dummy(_Sklearn):
     """Predicts the training mean: the floor every method must beat."""
 
@@ -69,6 +70,7 @@ class Dummy(_Sklearn):
         return FittedModel(predict=est.predict, expression=repr(float(est.constant_[0][0])))
 
 
+@builtin()
 class Linear(_Sklearn):
     """Ordinary least squares, as SRBench's LinearRegression folders (2021 and 2.0) run it: tuned
     over ``fit_intercept`` (True,) only, i.e. not tuned."""
@@ -96,6 +98,7 @@ class Linear(_Sklearn):
         return FittedModel(predict=est.predict, expression=expr)
 
 
+@builtin()
 class SGD(_Sklearn):
     """SRBench 2021's SGDRegressor baseline, the row its published tables call "Linear".
 
@@ -107,8 +110,10 @@ class SGD(_Sklearn):
     name = "sgd"
     honours_time_limit = True  # at most max_iter epochs over the data
     srbench2021_size = "features"  # SGDRegressor.py: complexity = None, so evaluate_model stored X's columns
-    # the 2021 grid as published (12 configurations, more than SRBench 2.0's limit of 4)
     hyper_params = [{"alpha": a, "penalty": p} for a in (1e-06, 1e-04, 0.01, 1) for p in ("l2", "l1", "elasticnet")]
+    contract = ContractTags(
+        max_configurations=12, why="SRBench 2021's grid as published: 4 alphas x 3 penalties, over 2.0's limit of 4"
+    )
     params_of = "sklearn.linear_model:SGDRegressor"
 
     def fit(
@@ -127,6 +132,7 @@ class SGD(_Sklearn):
         return FittedModel(predict=est.predict, expression=expr, notes={"n_iter": int(est.n_iter_)})
 
 
+@builtin()
 class SGDSklearn024(SGD):
     """SRBench 2021's SGDRegressor baseline on scikit-learn 0.24.1, the version of SRBench 2021's
     ``environment.yml`` that made the published "Linear" row, in its own Python environment
@@ -158,6 +164,7 @@ class SGDSklearn024(SGD):
         return fitted
 
 
+@builtin()
 class Lasso(_Sklearn):
     name = "lasso"
     honours_time_limit = True  # a short regularisation path; finishes in seconds
@@ -181,6 +188,7 @@ class Lasso(_Sklearn):
         return FittedModel(predict=est.predict, expression=expr, notes={"alpha": float(est.alpha_)})
 
 
+@builtin()
 class Ridge(_Sklearn):
     name = "ridge"
     honours_time_limit = True
@@ -204,6 +212,7 @@ class Ridge(_Sklearn):
         return FittedModel(predict=est.predict, expression=expr, notes={"alpha": float(est.alpha_)})
 
 
+@builtin()
 class Poly2(_Sklearn):
     """Degree-2 polynomial features + least squares, exported term by term."""
 
@@ -254,6 +263,7 @@ class _BlackBox(_Sklearn):
         return FittedModel(predict=est.predict, expression=None)
 
 
+@builtin()
 class RandomForest(_BlackBox):
     name = "rf"
     preload_modules = ("sklearn.ensemble",)
@@ -272,6 +282,7 @@ class RandomForest(_BlackBox):
         return RandomForestRegressor(random_state=seed, n_jobs=1, **p)
 
 
+@builtin()
 class GradientBoosting(_BlackBox):
     name = "gbr"
     preload_modules = ("sklearn.ensemble",)
@@ -290,6 +301,7 @@ class GradientBoosting(_BlackBox):
         return GradientBoostingRegressor(random_state=seed, **p)
 
 
+@builtin()
 class MLP(_BlackBox):
     name = "mlp"
     params_of = "sklearn.neural_network:MLPRegressor"
@@ -311,6 +323,7 @@ class MLP(_BlackBox):
         return make_pipeline(StandardScaler(), MLPRegressor(random_state=seed, **p))
 
 
+@builtin()
 class KNN(_BlackBox):
     name = "knn"
     params_of = "sklearn.neighbors:KNeighborsRegressor"

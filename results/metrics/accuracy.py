@@ -15,22 +15,26 @@ any other the value is None (missing, ranked worst). From the declarations come
 :func:`prediction_metrics` (what ``srtui.results.metrics.compute`` stores), the ranking direction of
 each stored name (:func:`lower_is_better`, read by srtui.results.scoring.stats), `srtui rescore
 --list` and the docs table (:func:`docs_table`, docs/scoring.md "Accuracy metrics";
-tests/unit/test_registries.py fails when the two differ). The per-split R2, MSE and MAE go into
-the job's own row (srtui.results.store.columns.ACCURACY), the others into the ``metrics`` table.
-Adding an accuracy metric is adding one decorated function here; tests/unit/test_accuracy_contracts.py
-then checks its golden examples and its direction with no edit.
+tests/unit/test_registries.py fails when the two differ). Each is stored once: the per-split R2, MSE
+and MAE in the job's own row (srtui.results.store.columns.ACCURACY, written by srtui.runs.sink as the job
+ends), the others in the ``metrics`` table; every consumer reads both through
+:mod:`srtui.results.metrics.pivot`. Adding an accuracy metric is adding one decorated function here;
+tests/unit/test_accuracy_contracts.py then checks its golden examples and its direction, and
+tests/e2e/test_accuracy_consumers.py that a declared metric reaches `srtui results`, `srtui
+export`, a rule and the app, with no edit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-
-from srtui.engine.outcome_check import errors, r2
 from srtui.results.metrics.declare import Direction
+
+if TYPE_CHECKING:  # numpy loads when a metric is computed: `srtui results` reads the names only
+    import numpy as np
 
 Scope = Literal["split", "test", "predictions", "task"]
 SPLITS = ("train", "test")
@@ -88,7 +92,13 @@ def accuracy(
     return register
 
 
+#: a stored name is a column name everywhere (SQL, CSV, the runs table): lower-case words
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
 def declare(metric: Accuracy) -> None:
+    if not _NAME.fullmatch(metric.name):
+        raise ValueError(f"accuracy metric {metric.name!r}: a name is lower-case letters, digits and _")
     if metric.name in _DECLARED:
         raise ValueError(f"accuracy metric {metric.name!r} is declared twice")
     if (metric.scope == "task") != (metric.compute is None):
@@ -107,9 +117,12 @@ def version_offset() -> int:
 
 
 def _r2(y: np.ndarray, yhat: np.ndarray) -> float:
-    value = r2(y, yhat)
-    assert value is not None  # finite predictions of the data's shape
-    return value
+    """scikit-learn's R2 (the fidelity check's, srtui.engine.expression.fidelity) of finite predictions."""
+    import numpy as np
+
+    from srtui.engine.expression.fidelity import r2_score
+
+    return r2_score(np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64))
 
 
 # --- the declarations, in the order the values are stored ------------------------------------
@@ -132,13 +145,17 @@ def r2_split(y: np.ndarray, yhat: np.ndarray) -> float:
 
 
 @accuracy("mse", "lower", "MSE", "target units²", "mean squared error", "split", Golden(_Y, _YHAT, 0.125))
-def mse(y: np.ndarray, yhat: np.ndarray) -> float | None:
-    return errors(y, yhat)[0]
+def mse(y: np.ndarray, yhat: np.ndarray) -> float:
+    import numpy as np
+
+    return float(np.mean((y - yhat) ** 2))
 
 
 @accuracy("mae", "lower", "MAE", "target units", "mean absolute error", "split", Golden(_Y, _YHAT, 0.25))
-def mae(y: np.ndarray, yhat: np.ndarray) -> float | None:
-    return errors(y, yhat)[1]
+def mae(y: np.ndarray, yhat: np.ndarray) -> float:
+    import numpy as np
+
+    return float(np.mean(np.abs(y - yhat)))
 
 
 @accuracy(
@@ -151,6 +168,8 @@ def mae(y: np.ndarray, yhat: np.ndarray) -> float | None:
     Golden(_Y, _YHAT, (0.25 / (1 + 1e-5) + 0.25 / (4 + 1e-5)) / 4),
 )
 def nmse(y: np.ndarray, yhat: np.ndarray) -> float:
+    import numpy as np
+
     return float(np.mean((y - yhat) ** 2 / (np.abs(y) + 1e-5)))
 
 
@@ -165,6 +184,8 @@ def nmse(y: np.ndarray, yhat: np.ndarray) -> float:
     Golden((1.0, 2.0), (3.0, 4.0), 0),
 )
 def nonfinite_predictions(train_pred: np.ndarray | None, test_pred: np.ndarray | None) -> int:
+    import numpy as np
+
     finite = all(p is not None and np.all(np.isfinite(p)) for p in (train_pred, test_pred))
     return 0 if finite else 1
 
@@ -210,6 +231,8 @@ for _name, _threshold in (("solved_r2_095", 0.95), ("solved_r2_099", 0.99), ("so
     Golden(_Y, _YHAT, 0.5),
 )
 def isclose_frac(y: np.ndarray, yhat: np.ndarray) -> float:
+    import numpy as np
+
     return float(np.mean(np.isclose(yhat, y, atol=ISCLOSE["atol"], rtol=ISCLOSE["rtol"])))
 
 
@@ -257,30 +280,41 @@ declare(
 def _valid(y: np.ndarray, yhat: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
     """``(y, yhat)`` as floats, or None when the predictions are missing, of another shape or
     not all finite."""
+    import numpy as np
+
     y = np.asarray(y, dtype=float)
     pred = np.asarray(yhat, dtype=float)
     return None if pred.shape != y.shape or not np.all(np.isfinite(pred)) else (y, pred)
 
 
-def split_metrics(y: np.ndarray, yhat: np.ndarray | None, part: str) -> dict[str, Any]:
+def split_metrics(
+    y: np.ndarray, yhat: np.ndarray | None, part: str, only: Collection[str] | None = None
+) -> dict[str, Any]:
     """The split metrics of ``part`` (train or test); None each when the predictions are not usable."""
     pair = _valid(y, yhat)
     return {
         f"{m.name}_{part}": None if pair is None or m.compute is None else m.compute(*pair)
         for m in metrics()
-        if m.scope == "split"
+        if m.scope == "split" and (only is None or f"{m.name}_{part}" in only)
     }
 
 
 def prediction_metrics(
-    y_train: np.ndarray, train_pred: np.ndarray | None, y_test: np.ndarray, test_pred: np.ndarray | None
+    y_train: np.ndarray,
+    train_pred: np.ndarray | None,
+    y_test: np.ndarray,
+    test_pred: np.ndarray | None,
+    only: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Every accuracy metric of one job but the task-scoped ones, by stored name."""
+    """Every accuracy metric of one job but the task-scoped ones, by stored name (``only``: those
+    stored under these names: the job's row, written when the job ends, srtui.runs.sink)."""
     out: dict[str, Any] = {}
     for part, y, pred in (("train", y_train, train_pred), ("test", y_test, test_pred)):
-        out.update(split_metrics(y, pred, part))
+        out.update(split_metrics(y, pred, part, only))
     test = _valid(y_test, test_pred)
     for m in metrics():
+        if only is not None and m.name not in only:
+            continue
         if m.scope == "predictions" and m.compute is not None:
             out[m.name] = m.compute(train_pred, test_pred)
         elif m.scope == "test" and m.compute is not None:

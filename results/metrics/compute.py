@@ -6,9 +6,12 @@ data file in the workspace cache; expression metrics from :mod:`srtui.results.me
 per-operation deadline, cache by expression hash).
 
 Accuracy metrics are declared in :mod:`srtui.results.metrics.accuracy` (what each is, its direction,
-its golden values; R2, MSE and MAE are written into the job's own row, srtui.results.store.columns,
-the others into the ``metrics`` table); ``r2_extrapolation`` and ``noise_robustness``, which need
-the task's property, are computed here (``prepare_job``, ``noise_robustness``).
+its golden values) and each is computed once: those whose home is the job's own row
+(srtui.results.store.columns.ACCURACY) by the driver as the job ends (srtui.runs.sink), the others here into
+the ``metrics`` table; a rescore of a scored job recomputes every one from the stored
+predictions. ``r2_extrapolation`` and ``noise_robustness``, which need the task's property, are
+computed here (``prepare_job``, ``noise_robustness``). The consumers read them all through
+:mod:`srtui.results.metrics.pivot`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 from srtui.engine.outcome_check import TaskArrays
 from srtui.engine.task_files import TASK_FILES
 from srtui.engine.untrusted import UntrustedFileError
-from srtui.results.metrics import accuracy
+from srtui.results.metrics import accuracy, pivot
 from srtui.results.metrics.accuracy import prediction_metrics
 from srtui.results.metrics.declare import stored_names, version_offset
 from srtui.results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
@@ -117,7 +120,8 @@ def write_metrics(store: Store, rows: dict[str, dict[str, Any]]) -> None:
         for job_id, metrics in rows.items():
             _srbench2021_size(metrics)  # the expression metrics are in: 2021's size over its node count
             c.execute("DELETE FROM metrics WHERE job_id = ?", (job_id,))
-            accuracy = {k: metrics[k] for k in ACCURACY if metrics.get(k) is not None}
+            kept = metrics.pop("_row_kept", False)  # the row's accuracy, as the sink wrote it
+            accuracy = {} if kept else {k: metrics[k] for k in ACCURACY if metrics.get(k) is not None}
             if accuracy:  # the names are srtui.results.store.columns' own, never input
                 c.execute(
                     f"UPDATE jobs SET {', '.join(f'{k} = ?' for k in accuracy)} WHERE job_id = ?",
@@ -140,6 +144,9 @@ def finished_jobs(store: Store, suite: str | None = None) -> list[dict[str, Any]
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     cols = "job_id, suite, task, method, seed, status, model, dialect, data_fingerprint"
     cols += ", method_notes" if "method_notes" in present else ""
+    cols += "".join(f", {name}" for name in ACCURACY if name in present)  # the job's row's, as the sink wrote them
+    # scored before: a rescore, whose definitions may have changed since the sink's values
+    cols += ", EXISTS (SELECT 1 FROM metrics m WHERE m.job_id = jobs.job_id AND m.name = '_version') AS scored"
     jobs = typed_rows(store.jobs(suite, columns=cols), required=("job_id", "task", "method"))
     return [j for j in jobs if j["status"] in ("ok", "invalid_model")]
 
@@ -237,7 +244,12 @@ def prepare_job(
         # predictions are stored with row numbers: line them up with the data's rows
         tr = _aligned(data.train_index, pred["train_index"], pred["train_pred"])
         te = _aligned(data.test_index, pred["test_index"], pred["test_pred"])
-        m.update(prediction_metrics(data.y_train, tr, data.y_test, te))
+        row = {k: j[k] for k in ACCURACY if j.get(k) is not None}
+        if j.get("scored") or len(row) < len(ACCURACY):  # a rescore, or a row the sink left short: all
+            m.update(prediction_metrics(data.y_train, tr, data.y_test, te))
+        else:  # computed once: the row's as the job ended (srtui.runs.sink), the others here
+            m.update(prediction_metrics(data.y_train, tr, data.y_test, te, only=pivot.in_metrics_table()))
+            m.update(row, _row_kept=True)
         if info.get("property") == "extrapolation":
             m["r2_extrapolation"] = m["r2_test"]
     elif pred is None:

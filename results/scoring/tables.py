@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from srtui.engine.errors import SrtuiError
+from srtui.results.metrics import pivot
 from srtui.results.store.columns import ACCURACY, RUNS_COLUMNS
 from srtui.results.store.typed import task_infos, typed_jobs
 
@@ -176,7 +177,7 @@ def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
         jobs = jobs.merge(wide, on="job_id", how="left")
         notes = dict(store.conn.execute("SELECT job_id, detail FROM metrics WHERE name = '_version'"))
         jobs["notes"] = jobs["job_id"].map(notes)
-    jobs = _with_search_time(store, jobs)
+    jobs = pivot.with_every_column(_with_search_time(store, jobs))  # every declared accuracy metric
     infos = task_infos(store)
     for field in TASK_FIELDS:
         jobs[field] = jobs["task"].map({t: info.get(field) for t, info in infos.items()})  # per task, not per row

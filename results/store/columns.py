@@ -5,9 +5,10 @@ The store (which columns a finished attempt writes), `srtui results` (which colu
 in which order), the runs tables the scoring rules read and the app's explorer (which columns
 it filters, sorts and groups on) all take their column lists from :data:`COLUMNS`.
 
-Accuracy (R², MSE, MAE of train and test) is stored once, in the job's row (schema v7 moved it
-out of the ``metrics`` table): the driver writes it when the job ends, and `srtui rescore`
-rewrites it from the stored predictions.
+Each accuracy metric is stored once: R², MSE and MAE of train and test in the job's row (schema
+v7 moved them out of the ``metrics`` table; :data:`ACCURACY`), every other declared one in the
+``metrics`` table. The driver writes the row's when the job ends (srtui.runs.sink, through the
+declarations), and `srtui rescore` rewrites them from the stored predictions.
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ class Column:
     explore: bool = False
     #: the explorer may group on it
     group: bool = False
+    #: a declared accuracy metric's value (srtui.results.metrics.accuracy) whose home is the job's row
+    accuracy: bool = False
 
 
 def _c(name: str, kind: Kind, flags: str = "") -> Column:
-    """A column with flags: r result, x not exported, t runs table, e explorer, g grouping."""
-    return Column(name, kind, "r" in flags, "x" not in flags, "t" in flags, "e" in flags, "g" in flags)
+    """A column with flags: r result, x not exported, t runs table, e explorer, g grouping, a accuracy."""
+    return Column(name, kind, "r" in flags, "x" not in flags, "t" in flags, "e" in flags, "g" in flags, "a" in flags)
 
 
 #: in the order `srtui results` prints them
@@ -65,12 +68,12 @@ COLUMNS: tuple[Column, ...] = (
     _c("started_at", "text", "r"),
     _c("ended_at", "text", "r"),
     _c("model", "text", "rte"),
-    _c("r2_train", "real", "rte"),
-    _c("r2_test", "real", "rte"),
-    _c("mse_train", "real", "rt"),
-    _c("mse_test", "real", "rte"),
-    _c("mae_train", "real", "rt"),
-    _c("mae_test", "real", "rte"),
+    _c("r2_train", "real", "rtea"),
+    _c("r2_test", "real", "rtea"),
+    _c("mse_train", "real", "rta"),
+    _c("mse_test", "real", "rtea"),
+    _c("mae_train", "real", "rta"),
+    _c("mae_test", "real", "rtea"),
     _c("r2_test_expr", "real", "re"),
     _c("fidelity_r2", "real", "rte"),
     _c("max_abs_diff", "real", "rt"),
@@ -105,8 +108,10 @@ TEXT_COLUMNS = tuple(c.name for c in COLUMNS if c.explore and c.kind == "text")
 NUMBER_COLUMNS = tuple(c.name for c in COLUMNS if c.explore and c.kind in ("int", "real"))
 GROUP_COLUMNS = tuple(c.name for c in COLUMNS if c.group)
 
-#: accuracy of the method's own predictions: stored in the job's row only
-ACCURACY = ("r2_train", "r2_test", "mse_train", "mse_test", "mae_train", "mae_test")
+#: the declared accuracy metrics whose home is the job's row (schema v7; written when the job
+#: ends, read live by the monitor and by tuning); every other one lives in the ``metrics`` table,
+#: and the consumers read both through srtui.results.metrics.pivot
+ACCURACY = tuple(c.name for c in COLUMNS if c.accuracy)
 
 
 def outcome_row(outcome: JobOutcome, attempt: int, run_id: str, scores: dict[str, Any]) -> dict[str, Any]:

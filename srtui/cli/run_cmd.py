@@ -382,6 +382,7 @@ def results(
 
     from srtui.engine.textsafe import csv_row
     from srtui.engine.workspace import resolve
+    from srtui.results.metrics import pivot
     from srtui.results.store.store import Store, StoreError
 
     fmt = fmt or ("table" if console().is_terminal else "csv")
@@ -397,7 +398,10 @@ def results(
     # a workspace of an older schema (opened read-only, so not migrated) lacks the newer columns
     present = {row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")}
     columns = [c for c in RESULT_COLUMNS if c in present]
-    rows = store.iter_jobs(suite, columns=", ".join(columns))  # streamed: constant memory
+    # every declared accuracy metric, the metrics table's too (srtui.results.metrics.pivot)
+    stored = pivot.select_items() if pivot.has_metrics_table(store) else []
+    rows = store.iter_jobs(suite, columns=", ".join(columns + stored))  # streamed: constant memory
+    columns += pivot.in_metrics_table() if stored else []
     if fmt == "table":
         listed = list(rows)
         store.close()

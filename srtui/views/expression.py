@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from srtui.engine.pool import Bounded, render_timeout
 from srtui.engine.textsafe import safe_value
+from srtui.results.metrics import pivot
 from srtui.results.store.queries import Reader, job_metrics
 from srtui.views.jobs import DetailError, built_task, features_of, job_row
 from srtui.views.longtext import StoredText
@@ -26,13 +27,9 @@ PRETTY_MAX_CHARS = 1000
 #: significant digits of the rounded view; larger trees than SIMPLIFY_MAX_NODES are not simplified
 ROUND_DIGITS = 4
 SIMPLIFY_MAX_NODES = 300
-EXPRESSION_METRICS = (
-    ("r2_test", "R² test (method's predictions)"),
-    ("r2_train", "R² train"),
-    ("mse_test", "MSE test"),
-    ("mae_test", "MAE test"),
-    ("mse_train", "MSE train"),
-    ("mae_train", "MAE train"),
+#: the model check's columns of the job's row (srtui.engine.outcome_check), in words; the accuracy
+#: metrics come before them, each with its declaration's label (srtui.results.metrics.pivot)
+MODEL_CHECK = (
     ("r2_test_expr", "R² test of the parsed expression"),
     ("fidelity_r2", "fidelity R² (expression vs method)"),
     ("max_abs_diff", "max |expression - method|"),
@@ -224,17 +221,15 @@ def expression_detail(reader: Reader, job_id: str) -> ExpressionDetail:
         truth = render(task.ground_truth, tuple(task.feature_names), "python")
     elif task is None:
         notes.append("ground truth unavailable: the task cannot be built here")
-    metrics = []
-    for key, label in EXPRESSION_METRICS:
-        value = job.get(key)
-        metrics.append((label, _fmt(value)))
+    metrics = [(label, _fmt(value)) for label, value in accuracy_values(reader, job)]
+    metrics += [(label, _fmt(job.get(key))) for key, label in MODEL_CHECK]
     if model is not None and model.n_nodes is not None:
         metrics.append(("model size (nodes)", str(model.n_nodes)))
     if job.get("model_error"):
         metrics.append(("model error", job["model_error"]))
     if job.get("protocol"):  # jobs planned before srtui recorded it show nothing here
         metrics.append(("protocol applied", applied_text(job["protocol"])))
-    shown = {key for key, _ in EXPRESSION_METRICS}
+    shown = {key for key, _ in MODEL_CHECK} | set(pivot.stored_names())
     for name, value, detail in stored_metrics(reader, job_id):
         if name in shown or name.startswith("_"):
             continue  # the job's own columns above; "_version" is bookkeeping
@@ -258,6 +253,14 @@ def applied_text(stored: Any) -> str:
     except ValueError:
         record = None
     return describe(record if isinstance(record, dict) else None)
+
+
+def accuracy_values(reader: Reader, job: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every declared accuracy metric of the job, labelled, wherever it is stored (srtui.results.metrics.pivot)."""
+    with reader.lock:
+        store = reader.store()
+        values = {n: job.get(n) for n in pivot.stored_names()} if store is None else pivot.job_values(store, job)
+    return pivot.labelled(values)
 
 
 def stored_metrics(reader: Reader, job_id: str) -> list[tuple[str, float | None, str | None]]:
