@@ -43,6 +43,7 @@ from srtui.engine.spec import JobSpec, Limits
 from srtui.engine.workspace import Workspace
 from srtui.results.store.store import Store, needs_run, open_store
 from srtui.runs.data import write_arrays, write_task_data
+from srtui.runs.options import SRBENCH_SCALING, RunRequest
 from srtui.runs.recovery import recover
 from srtui.runs.sink import StoreSink, workers_key
 from srtui.runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
@@ -66,36 +67,6 @@ class RunInterrupted(RunError):
     """Ctrl-C before any job was claimed (while a cluster started): exit 130, nothing stored."""
 
     exit_code = 130
-
-
-@dataclass
-class RunRequest:
-    suite: str
-    methods: list[str] | None = None
-    tasks: list[str] | None = None
-    seeds: int | None = None
-    #: the command line's limits over the suite file's [limits], by the file's names (srtui.engine.spec.Limits)
-    time_s: float | None = None
-    mem_mb: float | None = None
-    cpu_s: float | None = None
-    grace_s: float | None = None
-    jobs: int | None = None
-    retry_failed: bool = False
-    method_dirs: list[Path] = field(default_factory=list)
-    env: str | None = None  # the named environment the --method-dir methods run in (engine/methods/env_specs.py)
-    #: how method folders run (SRBench's --tuned, -test, scaling); None: the suite's [srbench]
-    srbench: dict[str, Any] = field(default_factory=dict)
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    backend: str | None = None  # None: dask if a cluster option is given, else local
-    dask_scheduler: str | None = None  # tcp://HOST:8786 of a running Dask scheduler
-    cluster: str | None = None
-    cluster_config: Path | None = None
-    metrics: bool = True  # compute the results metrics at the end of the run
-    oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
-    protocol: str | None = None  # overrides the suite's (srtui.engine.protocols.PROTOCOLS)
-    launcher: str | None = None  # auto / fork / exec (srtui.engine.process.launch); overrides the suite's
-    data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
-    allow_network: list[str] = field(default_factory=list)  # methods whose jobs keep the network
 
 
 @dataclass
@@ -523,10 +494,6 @@ def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
             continue
         refs[name] = registry.SRBENCH_PREFIX + str(folder)
     return refs, notes
-
-
-#: ``[srbench] scaling`` / ``--srbench-scaling`` as the run's scaling (every method, not only folders)
-SRBENCH_SCALING = {"reference": "xy", "folder": "method", "none": "none"}
 
 
 def _srbench_options(suite: Suite, req: RunRequest) -> tuple[dict[str, Any], str | None]:
