@@ -9,7 +9,8 @@ from typing import Any
 from srtui.engine.methods import registry
 from srtui.engine.workspace import Workspace
 from srtui.results.store.store import Store
-from srtui.runs.run import RunRequest, execute, plan_run
+from srtui.runs.options import RunRequest
+from srtui.runs.run import execute, plan_run
 
 CHECK_SUITE = "smoke"
 CHECK_TASK = "smoke-interaction"

@@ -43,10 +43,12 @@ from srtui.engine.spec import JobSpec, Limits
 from srtui.engine.workspace import Workspace
 from srtui.results.store.store import Store, needs_run, open_store
 from srtui.runs.data import write_arrays, write_task_data
+from srtui.runs.options import SRBENCH_SCALING, RunRequest
 from srtui.runs.recovery import recover
 from srtui.runs.sink import StoreSink, workers_key
 from srtui.runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from srtui.tasks.catalogue import TaskContext, entry, get_task
+from srtui.tasks.model import Task
 from srtui.tasks.suites import SUITES_DIR, Suite, load_suite
 
 if TYPE_CHECKING:  # the metrics (sympy) load when a run starts, not when it is planned
@@ -68,38 +70,10 @@ class RunInterrupted(RunError):
     exit_code = 130
 
 
-@dataclass
-class RunRequest:
-    suite: str
-    methods: list[str] | None = None
-    tasks: list[str] | None = None
-    seeds: int | None = None
-    #: the command line's limits over the suite file's [limits], by the file's names (srtui.engine.spec.Limits)
-    time_s: float | None = None
-    mem_mb: float | None = None
-    cpu_s: float | None = None
-    grace_s: float | None = None
-    jobs: int | None = None
-    retry_failed: bool = False
-    method_dirs: list[Path] = field(default_factory=list)
-    env: str | None = None  # the named environment the --method-dir methods run in (engine/methods/env_specs.py)
-    #: how method folders run (SRBench's --tuned, -test, scaling); None: the suite's [srbench]
-    srbench: dict[str, Any] = field(default_factory=dict)
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    backend: str | None = None  # None: dask if a cluster option is given, else local
-    dask_scheduler: str | None = None  # tcp://HOST:8786 of a running Dask scheduler
-    cluster: str | None = None
-    cluster_config: Path | None = None
-    metrics: bool = True  # compute the results metrics at the end of the run
-    oversubscribe: bool = False  # allow --jobs above the usable cores (local backend)
-    protocol: str | None = None  # overrides the suite's (srtui.engine.protocols.PROTOCOLS)
-    launcher: str | None = None  # auto / fork / exec (srtui.engine.process.launch); overrides the suite's
-    data_dir: Path | None = None  # where data files are read first (else $SRTUI_DATA_DIR)
-    allow_network: list[str] = field(default_factory=list)  # methods whose jobs keep the network
-
-
-@dataclass
+@dataclass(kw_only=True)
 class RunPlan:
+    """What a run will do, built once by ``plan_run`` (keywords only)."""
+
     suite: Suite
     workspace: Workspace
     specs: list[JobSpec]
@@ -227,14 +201,103 @@ def _check_rule(suite: Suite) -> None:
         raise RunError(f"suite {suite.name}: scoring: {exc}") from None
 
 
+@dataclass
+class _Setting:
+    """The suite and what the request makes of it, every limit and count checked."""
+
+    suite: Suite
+    limits: Limits
+    protocol: Protocol
+    srbench_opts: dict[str, Any]  # the folders' options, as their jobs' params carry them
+    tuning: TuningOptions
+    n_seeds: int | None
+    cores: int
+
+
+@dataclass
+class _Methods:
+    """The run's methods, loaded and available, with how the workers load them."""
+
+    names: list[str]
+    refs: dict[str, str]
+    loaded: dict[str, Method]
+    versions: dict[str, str]
+
+
+@dataclass
+class _Tasks:
+    """The run's tasks built (those with data), and those left out for want of it."""
+
+    built: dict[str, Task]
+    fingerprints: dict[str, str]
+    names: list[str]
+    missing: list[str]  # "task: missing files" (a dry run only)
+
+
 def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) -> RunPlan:
-    """The jobs a request means, every name and limit checked; task data written (unless not)."""
+    """The jobs a request means, every name and limit checked; task data written (unless not).
+    Each step checks what it can before the next one builds anything (names before data)."""
     if write_data:  # a run: its model checkers start while it is planned
         from srtui.engine.outcome_check import start_checkers
         from srtui.engine.private import private_dir
 
         private_dir()  # checked first: a folder of another owner is refused before anything starts
         start_checkers()
+    setting = _setting(workspace, req)
+    method_refs, notes = _folder_refs(req)
+    methods = _methods(setting, req, method_refs, notes)
+    tasks = _tasks(setting, req, workspace, notes, write_data)
+    specs = _job_specs(setting, req, methods, tasks)
+    data_paths = _data_paths(workspace, tasks, write_data)
+    _check_grids(setting.tuning)
+    _check_planned(len(specs))
+    pythons = _environments(methods.loaded)
+    if setting.protocol.search is not None:
+        notes += _read_grids(methods.loaded, methods.refs, setting.limits, pythons, setting.tuning)
+    specs, searches, fold_paths = plan_searches(
+        setting.protocol,
+        specs,
+        methods.loaded,
+        tasks.built,
+        workspace.data_cache,
+        write_arrays if write_data else None,
+        setting.tuning,
+        notes,
+    )
+    _check_planned(len(specs))
+    n_slots = req.jobs or setting.cores
+    kind, slots_text = _check_backend(req, specs, n_slots)
+    launchers = _launchers(setting.suite, req, methods.loaded, notes)
+    isolation_line, allow_network = _isolation(req, methods.loaded, notes)
+    if write_data and kind == "local":
+        launchers = _measure_folders(setting.suite, req, methods.refs, launchers, pythons, notes)
+        # the other servers import while the driver goes on planning
+        warm([methods.refs[m] for m, how in launchers.items() if how == "fork" and m not in pythons])
+    return RunPlan(
+        suite=setting.suite,
+        workspace=workspace,
+        specs=specs,
+        method_refs=methods.refs,
+        data_paths=data_paths,
+        n_slots=n_slots,
+        backend=kind,
+        slots_text=slots_text,
+        notes=notes,
+        searches=searches,
+        fold_paths=fold_paths,
+        isolation=isolation_line,
+        allow_network=allow_network,
+        launchers=launchers,
+        pythons=pythons,
+        protocol=setting.protocol.name,
+        without_data=tasks.missing,
+        unplanned=_unplanned(setting, methods, tasks),
+    )
+
+
+def _setting(workspace: Workspace, req: RunRequest) -> _Setting:
+    """The suite loaded, its limits, protocol and tuning with the request's over them; the
+    counts (--jobs, --seeds) and the scoring rule checked."""
     suite = load_suite(req.suite, workspace.root)
     limits = _limits(suite, req)
     protocol = get_protocol(req.protocol or suite.protocol)
@@ -246,7 +309,13 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     cores = len(usable_cores())
     _check_counts(req, cores, n_seeds)
     _check_rule(suite)
-    method_refs, notes = _folder_refs(req)
+    return _Setting(suite, limits, protocol, srbench_opts, tuning, n_seeds, cores)
+
+
+def _methods(setting: _Setting, req: RunRequest, method_refs: dict[str, str], notes: list[str]) -> _Methods:
+    """The methods asked for (the suite's and the folders'), loaded, their params checked and
+    the folders put in their environments (a note each)."""
+    suite = setting.suite
     available = list(suite.methods) + [m for m in method_refs if m not in suite.methods]
     methods = _select(req.methods, available, available + registry.names())
     loaded = _load_methods(methods, method_refs)
@@ -254,58 +323,59 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         adapter.check_params({**suite.params.get(name, {}), **req.params.get(name, {})})
     notes += _in_environments(req.env, suite.environments, loaded, method_refs)
     versions = {name: method.version() for name, method in loaded.items()}
-    task_names = _select_tasks(req, suite, workspace.root)
+    return _Methods(methods, method_refs, loaded, versions)
+
+
+def _tasks(setting: _Setting, req: RunRequest, workspace: Workspace, notes: list[str], write_data: bool) -> _Tasks:
+    """The tasks asked for, every name known before any is built; a run without their data
+    files is refused, a dry run plans those it has."""
+    suite, protocol = setting.suite, setting.protocol
+    names = _select_tasks(req, suite, workspace.root)
     context = TaskContext.for_workspace(workspace.root, data_dir=req.data_dir or _data_dir(), parse=protocol.data_parse)
-    for name in task_names:
+    for name in names:
         entry(name, context)  # unknown names fail here, before any data is built
-    task_names, missing = _check_data(suite, task_names, context, notes, dry_run=not write_data)
-    built = {name: get_task(name, context) for name in task_names}
+    names, missing = _check_data(suite, names, context, notes, dry_run=not write_data)
+    built = {name: get_task(name, context) for name in names}
     fingerprints = {name: task.fingerprint() for name, task in built.items()}
+    return _Tasks(built, fingerprints, names, missing)
+
+
+def _job_specs(setting: _Setting, req: RunRequest, methods: _Methods, tasks: _Tasks) -> list[JobSpec]:
+    """One job per (task, seed) and method, the suite's params with the request's over them."""
+    suite = setting.suite
+    pairs = _task_seeds(suite, setting.n_seeds, tasks.names, tasks.built, setting.protocol.seeds)
+    _check_planned(len(pairs) * len(methods.names))  # before the jobs are made, not after
     specs = []
-    pairs = _task_seeds(suite, n_seeds, task_names, built, protocol.seeds)
-    _check_planned(len(pairs) * len(methods))  # before the jobs are made, not after
     for task_name, seed in pairs:
-        for method in methods:
+        for method in methods.names:
             params = {**suite.params.get(method, {}), **req.params.get(method, {})}
-            if method_refs[method].startswith(registry.SRBENCH_PREFIX) and srbench_opts:
-                params[OPTIONS_KEY] = srbench_opts
+            if methods.refs[method].startswith(registry.SRBENCH_PREFIX) and setting.srbench_opts:
+                params[OPTIONS_KEY] = setting.srbench_opts
+            fingerprint, version = tasks.fingerprints[task_name], methods.versions[method]
             specs.append(
-                JobSpec(
-                    suite.name, task_name, method, int(seed), limits, fingerprints[task_name], versions[method], params
-                )
+                JobSpec(suite.name, task_name, method, int(seed), setting.limits, fingerprint, version, params)
             )
-    data_paths = {}
-    for name, task in built.items():
-        path = workspace.data_cache / f"{fingerprints[name]}.npz"
-        data_paths[name] = str(path)
-        if write_data:  # checked if there (a job of an earlier run may have changed it), else written
+    return specs
+
+
+def _data_paths(workspace: Workspace, tasks: _Tasks, write_data: bool) -> dict[str, str]:
+    """Each task's npz file; checked if there (a job of an earlier run may have changed it),
+    else written (unless not)."""
+    paths = {}
+    for name, task in tasks.built.items():
+        path = workspace.data_cache / f"{tasks.fingerprints[name]}.npz"
+        paths[name] = str(path)
+        if write_data:
             workspace.ensure()
             write_task_data(task, path)
-    _check_grids(tuning)
-    _check_planned(len(specs))
-    pythons = _environments(loaded)
-    if protocol.search is not None:
-        notes += _read_grids(loaded, method_refs, limits, pythons, tuning)
-    specs, searches, fold_paths = plan_searches(
-        protocol, specs, loaded, built, workspace.data_cache, write_arrays if write_data else None, tuning, notes
-    )
-    _check_planned(len(specs))
-    n_slots = req.jobs or cores
-    kind, slots_text = _check_backend(req, specs, n_slots)
-    plan = RunPlan(
-        suite, workspace, specs, method_refs, data_paths, n_slots, kind, slots_text, notes, searches, fold_paths
-    )
-    plan.protocol, plan.without_data = protocol.name, missing
-    left_out = [m.split(":", 1)[0] for m in missing]
-    plan.unplanned = {m: len(_task_seeds(suite, n_seeds, left_out, left_out, protocol.seeds)) for m in methods}
-    plan.launchers = _launchers(suite, req, loaded, notes)
-    plan.isolation, plan.allow_network = _isolation(req, loaded, notes)
-    plan.pythons = pythons
-    if write_data and kind == "local":
-        _measure_folders(plan, suite, req)
-        # the other servers import while the driver goes on planning
-        warm([method_refs[m] for m, how in plan.launchers.items() if how == "fork" and m not in plan.pythons])
-    return plan
+    return paths
+
+
+def _unplanned(setting: _Setting, methods: _Methods, tasks: _Tasks) -> dict[str, int]:
+    """Each method's final jobs on the tasks a dry run left out for want of data."""
+    left_out = [m.split(":", 1)[0] for m in tasks.missing]
+    pairs = _task_seeds(setting.suite, setting.n_seeds, left_out, left_out, setting.protocol.seeds)
+    return {m: len(pairs) for m in methods.names}
 
 
 def _isolation(req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> tuple[str, frozenset[str]]:
@@ -331,19 +401,24 @@ def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: 
         raise RunError(str(exc)) from None
 
 
-def _measure_folders(plan: RunPlan, suite: Suite, req: RunRequest) -> None:
-    """The folders ``auto`` forks: their servers started now, and a folder whose server turns
-    out unusable (a thread after its imports) is exec'd, the plan saying why in one line."""
+def _measure_folders(
+    suite: Suite,
+    req: RunRequest,
+    refs: dict[str, str],
+    launchers: dict[str, str],
+    pythons: dict[str, dict[str, str]],
+    notes: list[str],
+) -> dict[str, str]:
+    """The launchers once the folders ``auto`` forks have their servers started: a folder whose
+    server turns out unusable (a thread after its imports) is exec'd, a note saying why."""
     if (req.launcher or suite.launcher) != "auto" or suite.srbench.get("fork_safe") is not None:
-        return
+        return launchers
     folders = {
-        m: ref
-        for m, ref in plan.method_refs.items()
-        if ref.startswith(registry.SRBENCH_PREFIX) and plan.launchers.get(m) == "fork"
+        m: ref for m, ref in refs.items() if ref.startswith(registry.SRBENCH_PREFIX) and launchers.get(m) == "fork"
     }
-    for name, why in sorted(measure(folders, plan.pythons).items()):
-        plan.launchers[name] = "exec"
-        plan.notes.append(f"{name} runs exec'd: {why}")
+    unusable = sorted(measure(folders, pythons).items())
+    notes += [f"{name} runs exec'd: {why}" for name, why in unusable]
+    return {**launchers, **{name: "exec" for name, _ in unusable}}
 
 
 def _environments(loaded: dict[str, Method]) -> dict[str, dict[str, str]]:
@@ -523,10 +598,6 @@ def _folder_refs(req: RunRequest) -> tuple[dict[str, str], list[str]]:
             continue
         refs[name] = registry.SRBENCH_PREFIX + str(folder)
     return refs, notes
-
-
-#: ``[srbench] scaling`` / ``--srbench-scaling`` as the run's scaling (every method, not only folders)
-SRBENCH_SCALING = {"reference": "xy", "folder": "method", "none": "none"}
 
 
 def _srbench_options(suite: Suite, req: RunRequest) -> tuple[dict[str, Any], str | None]:

@@ -85,6 +85,8 @@ _KEYS = {
         "options",
     },
 }
+#: the clusters --cluster starts (a [local], [ssh] or [slurm] table of --cluster-config)
+CLUSTER_KINDS = tuple(_KEYS)
 # kwargs srtui sets itself: a user value would break one-job-per-thread or the lifetime rule
 _RESERVED_SLURM = {"processes", "walltime", "worker_extra_args", "cores", "memory", "n_workers", "scheduler_options"}
 _RESERVED_WORKER = {"nthreads", "n_workers", "nprocs"}

@@ -11,8 +11,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+#: marker -> (page, the function making its table)
+Tables = dict[str, tuple[str, Callable[[], str]]]
 
-def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
+
+def _tables() -> Tables:
     from srtui.results.metrics.accuracy import docs_table as accuracy_table
     from srtui.results.metrics.declare import docs_table as metrics_table
     from srtui.results.outputs.figures import docs_table as figures_table
@@ -61,18 +64,19 @@ def _block(marker: str) -> re.Pattern[str]:
     return re.compile(rf"(<!-- {re.escape(marker)} -->\n)(.*?)(<!-- /{re.escape(marker)} -->)", re.S)
 
 
-def stale(docs: Path) -> list[str]:
-    """The markers whose table in ``docs`` is not what its registry generates."""
+def stale(docs: Path, tables: Tables | None = None) -> list[str]:
+    """The markers whose table in ``docs`` is not what its registry generates (``tables``: these
+    instead of this module's; a room above results declares its own, e.g. srtui.runs.options)."""
     out = []
-    for marker, (page, table) in _tables().items():
+    for marker, (page, table) in (_tables() if tables is None else tables).items():
         found = _block(marker).search((docs / page).read_text(encoding="utf-8"))
         if found is None or found[2] != table():
             out.append(f"docs/{page}: {marker}")
     return out
 
 
-def write(docs: Path) -> None:
-    for marker, (page, table) in _tables().items():
+def write(docs: Path, tables: Tables | None = None) -> None:
+    for marker, (page, table) in (_tables() if tables is None else tables).items():
         path = docs / page
         text = path.read_text(encoding="utf-8")
         found = _block(marker).search(text)
@@ -81,7 +85,7 @@ def write(docs: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], tables: Tables | None = None) -> int:
     # the docs of the checkout the command is run in (an installed srtui carries no docs/)
     docs = Path(argv[argv.index("--docs") + 1]) if "--docs" in argv[:-1] else Path("docs")
     if not (docs / "scoring.md").is_file():
@@ -90,9 +94,9 @@ def main(argv: list[str]) -> int:
         )
         return 2
     if "--write" in argv:
-        write(docs)
+        write(docs, tables)
         return 0
-    differ = stale(docs)
+    differ = stale(docs, tables)
     for line in differ:
         print(f"differs from its registry: {line}", file=sys.stderr)
     return 1 if differ else 0

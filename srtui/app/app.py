@@ -208,9 +208,7 @@ class SrtuiApp(App[None]):
         if self.run_active:
             self.notify("a run started here is still going (x stops it)", severity="warning")
             return
-        from srtui.views import default_jobs, suite_names
-
-        self.push_screen(StartRunScreen(suite_names(), default_jobs(), self.workspace), self._start_run)
+        self.push_screen(StartRunScreen(self.workspace), self._start_run)
 
     def _start_run(self, req: RunRequest | None) -> None:
         if req is None:

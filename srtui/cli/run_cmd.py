@@ -2,226 +2,89 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from srtui.cli.common import RAW_HELP, WorkspaceOption, _with_root_workspace, cell, console, fail
 from srtui.engine.errors import did_you_mean
 from srtui.results.store.columns import EXPORT_COLUMNS
+from srtui.runs.options import RunOption, request_from
 
 if TYPE_CHECKING:
     from srtui.results.store.store import Store
-    from srtui.runs.run import RunPlan, RunRequest
+    from srtui.runs.options import RunRequest
+    from srtui.runs.run import RunPlan
 
 
-def _split(value: str | None) -> list[str] | None:
-    if value is None:
-        return None
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    if not names:
-        fail("an empty list of names was given")
-    return names
+def _parameter(opt: RunOption) -> inspect.Parameter:
+    """``opt`` as typer reads a parameter: its type annotated with its typer.Option (or Argument)."""
+    if opt.argument:
+        info: Any = typer.Argument(help=opt.help, metavar=opt.metavar)
+        return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[opt.type, info])
+    # an option in its help panel, with a word for its value (typer would show `<float>`,
+    # `<list[Path]>`, `<bool>`); a flag shows none
+    shown: dict[str, Any] = {"rich_help_panel": opt.panel, "metavar": opt.metavar, "show_default": False}
+    info = typer.Option(
+        *opt.flags,
+        help=opt.help,  # RunCommand lists the registries' names in it when the help is shown
+        hidden=opt.hidden,
+        callback=CALLBACKS.get(opt.name),
+        **({} if opt.hidden else shown),
+    )
+    kind = opt.type if opt.default is not None else opt.type | None
+    return inspect.Parameter(
+        opt.name, inspect.Parameter.KEYWORD_ONLY, default=opt.default, annotation=Annotated[kind, info]
+    )
 
 
-RUN_PANEL, LIMITS_PANEL, PROTOCOL_PANEL, CLUSTER_PANEL, OUTPUT_PANEL = (
-    "What to run",
-    "Limits per job",
-    "Protocol and SRBench method folders",
-    "Cluster (Dask)",
-    "Workspace and output",
-)
+class RunCommand(TyperCommand):
+    """`srtui run`, whose options' help lists their registries' names (``{choices}``), read when
+    the help is shown: `srtui status`, in the same module, does not import them."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from srtui.runs import options
+
+        declared = {opt.name: opt for opt in options.RUN_OPTIONS}
+        for param in self.params:
+            if param.name in declared and isinstance(param, TyperOption | TyperArgument):
+                param.help = declared[param.name].help_text()
+        super().format_help(ctx, formatter)
 
 
-def _opt(*names: str, panel: str, metavar: str = "", **kwargs: Any) -> Any:
-    """An option of `srtui run` in its help panel, with a word for its value (typer would show
-    `<float>`, `<list[Path]>`, `<bool>`); a flag shows none."""
-    return typer.Option(*names, rich_help_panel=panel, metavar=metavar, show_default=False, **kwargs)
+#: what the command line does with an option's value as typer parses it
+CALLBACKS: dict[str, Callable[..., Any]] = {"workspace": _with_root_workspace}
 
 
-def run(
-    suite: Annotated[str, typer.Argument(help="A built-in suite or a suite .toml file.", metavar="SUITE")],
-    workspace: Annotated[
-        Path | None,
-        _opt(
-            "--workspace",
-            "-w",
-            panel=OUTPUT_PANEL,
-            metavar="DIR",
-            help="Default: $SRTUI_WORKSPACE, else ./srtui-workspace.",
-            callback=_with_root_workspace,
-        ),
-    ] = None,
-    jobs: Annotated[
-        int | None, _opt("--jobs", "-j", panel=RUN_PANEL, metavar="N", help="Parallel jobs (default: cores).")
-    ] = None,
-    methods: Annotated[
-        str | None, _opt("--methods", panel=RUN_PANEL, metavar="A,B", help="Methods (default: the suite's).")
-    ] = None,
-    tasks: Annotated[
-        str | None, _opt("--tasks", panel=RUN_PANEL, metavar="A,B", help="Tasks (default: the suite's).")
-    ] = None,
-    seeds: Annotated[
-        int | None, _opt("--seeds", panel=RUN_PANEL, metavar="N", help="Seeds (default: the suite's).")
-    ] = None,
-    oversubscribe: Annotated[
-        bool, _opt("--oversubscribe", panel=RUN_PANEL, help="Allow --jobs above the cores.")
-    ] = False,
-    retry_failed: Annotated[
-        bool, _opt("--retry-failed", panel=RUN_PANEL, help="Re-run failed jobs (error, timeout, oom, ...).")
-    ] = False,
-    time_s: Annotated[float | None, _opt("--time-limit", panel=LIMITS_PANEL, metavar="S", help="Wall time.")] = None,
-    mem_mb: Annotated[
-        float | None, _opt("--mem-limit", panel=LIMITS_PANEL, metavar="MB", help="Memory of the process tree.")
-    ] = None,
-    cpu_s: Annotated[
-        float | None, _opt("--cpu-limit", panel=LIMITS_PANEL, metavar="S", help="CPU time per process.")
-    ] = None,
-    grace_s: Annotated[
-        float | None, _opt("--grace", panel=LIMITS_PANEL, metavar="S", help="From SIGTERM to SIGKILL.")
-    ] = None,
-    launcher: Annotated[
-        str | None,
-        _opt(
-            "--launcher",
-            panel=LIMITS_PANEL,
-            metavar="HOW",
-            help="auto, fork or exec (default: the suite's).",
-        ),
-    ] = None,
-    allow_network: Annotated[
-        list[str] | None,
-        _opt(
-            "--allow-network",
-            panel=LIMITS_PANEL,
-            metavar="METHOD",
-            help="This method's jobs keep the network (default: none has any); repeatable.",
-        ),
-    ] = None,
-    protocol: Annotated[
-        str | None,
-        _opt(
-            "--protocol",
-            panel=PROTOCOL_PANEL,
-            metavar="NAME",
-            help="none, srbench2021 (halving grid) or srbench2025 (grid); default: the suite's.",
-        ),
-    ] = None,
-    method_dir: Annotated[
-        list[Path] | None,
-        _opt(
-            "--method-dir",
-            panel=PROTOCOL_PANEL,
-            metavar="DIR",
-            help="An SRBench method folder or 2021 NAME.py (repeatable).",
-        ),
-    ] = None,
-    env: Annotated[
-        str | None,
-        _opt(
-            "--env",
-            panel=PROTOCOL_PANEL,
-            metavar="NAME",
-            help="Run the --method-dir methods in this environment (srtui env list).",
-        ),
-    ] = None,
-    tuned: Annotated[
-        bool | None,
-        _opt("--tuned/--untuned", panel=PROTOCOL_PANEL, help="Folders: their _params.py."),
-    ] = None,
-    srbench_test: Annotated[
-        bool | None,
-        _opt("--srbench-test/--no-srbench-test", panel=PROTOCOL_PANEL, help="Folders: test_params."),
-    ] = None,
-    srbench_scaling: Annotated[
-        str | None,
-        _opt(
-            "--srbench-scaling",
-            panel=PROTOCOL_PANEL,
-            metavar="HOW",
-            help="Folders: reference (as 2.0 ran), folder, none.",
-        ),
-    ] = None,
-    backend: Annotated[
-        str | None,
-        _opt("--backend", panel=CLUSTER_PANEL, metavar="NAME", help="local, or dask (implied by the options below)."),
-    ] = None,
-    dask_scheduler: Annotated[
-        str | None,
-        _opt("--dask-scheduler", panel=CLUSTER_PANEL, metavar="ADDR", help="A running scheduler, tcp://HOST:8786."),
-    ] = None,
-    scheduler: Annotated[
-        str | None, typer.Option("--scheduler", hidden=True, help="Deprecated: --dask-scheduler.")
-    ] = None,
-    cluster: Annotated[
-        str | None, _opt("--cluster", panel=CLUSTER_PANEL, metavar="KIND", help="Start one: local, ssh or slurm.")
-    ] = None,
-    cluster_config: Annotated[
-        Path | None,
-        _opt("--cluster-config", panel=CLUSTER_PANEL, metavar="TOML", help="Cluster settings (its table names it)."),
-    ] = None,
-    dry_run: Annotated[bool, _opt("--dry-run", panel=OUTPUT_PANEL, help="Show what would run; write nothing.")] = False,
-    no_metrics: Annotated[
-        bool, _opt("--no-metrics", panel=OUTPUT_PANEL, help="Leave them to `srtui rescore`.")
-    ] = False,
-    data_dir: Annotated[
-        Path | None,
-        _opt(
-            "--data-dir",
-            panel=RUN_PANEL,
-            metavar="DIR",
-            help="Data files: srtui's layout, a PMLB checkout or cache (else $SRTUI_DATA_DIR).",
-        ),
-    ] = None,
-) -> None:
+def run(**values: Any) -> None:
     """Run a suite's methods x tasks x seeds as isolated, hard-limited jobs (resumable)."""
     import threading
 
     from srtui.tasks.suites import builtin_suite_path
 
+    suite = values["suite"]
     if not (suite.endswith(".toml") or Path(suite).is_file()):
         builtin_suite_path(suite)  # a misspelt suite is refused before the run machinery loads
     from srtui.engine.workspace import resolve
-    from srtui.runs.run import RunRequest, execute, plan_run
+    from srtui.runs.run import execute, plan_run
 
-    if scheduler is not None:
-        if dask_scheduler is not None:
+    if values.get("scheduler") is not None:
+        if values.get("dask_scheduler") is not None:
             fail("--scheduler is the old name of --dask-scheduler: give only --dask-scheduler")
         print(
             "note: --scheduler is deprecated (it named the Dask scheduler's address): use --dask-scheduler",
             file=sys.stderr,
         )
-        dask_scheduler = scheduler
-    ws = resolve(workspace)
-    req = RunRequest(
-        suite=suite,
-        methods=_split(methods),
-        tasks=_split(tasks),
-        seeds=seeds,
-        time_s=time_s,
-        mem_mb=mem_mb,
-        cpu_s=cpu_s,
-        grace_s=grace_s,
-        jobs=jobs,
-        retry_failed=retry_failed,
-        method_dirs=list(method_dir or []),
-        env=env,
-        srbench={"tuned": tuned, "test": srbench_test, "scaling": srbench_scaling},
-        backend=backend,
-        dask_scheduler=dask_scheduler,
-        cluster=cluster,
-        cluster_config=cluster_config,
-        oversubscribe=oversubscribe,
-        protocol=protocol,
-        launcher=launcher,
-        data_dir=data_dir,
-        allow_network=list(allow_network or []),
-        metrics=not no_metrics,
-    )
+        values["dask_scheduler"] = values["scheduler"]
+    ws = resolve(values.get("workspace"))
+    req = request_from(values)
+    dry_run = bool(values.get("dry_run"))
     if not dry_run:
         ws.ensure()  # an unwritable place fails here, before anything else
     plan = plan_run(ws, req, write_data=not dry_run)
@@ -241,6 +104,18 @@ def run(
     progress.summary(result)
     if result.interrupted:
         raise typer.Exit(130)
+
+
+def run_command() -> Callable[..., None]:
+    """``run`` with the signature typer reads, made from RUN_OPTIONS as they are declared now."""
+    from srtui.runs import options
+
+    def command(**values: Any) -> None:
+        run(**values)
+
+    command.__doc__ = run.__doc__
+    command.__signature__ = inspect.Signature([_parameter(o) for o in options.RUN_OPTIONS])  # type: ignore[attr-defined]
+    return command
 
 
 def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
@@ -557,6 +432,6 @@ def _print_summary(store: Store, suite: str | None, fmt: str, raw: bool = False)
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(run)
+    app.command("run", cls=RunCommand)(run_command())
     app.command()(status)
     app.command()(results)

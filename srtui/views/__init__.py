@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from time import time as _now
@@ -35,6 +35,7 @@ from srtui.results.store.queries import Reader
 from srtui.results.store.store import Store, StoreError
 from srtui.reviews import LIKERT, ExpertError, ExpertSession, ReviewError
 from srtui.views.board import PUBLISHED_MARK, Board, BoardError
+from srtui.views.choices import FormInput
 from srtui.views.expression import ExpressionDetail, Rendered
 from srtui.views.jobs import DetailError
 from srtui.views.longtext import PAGE_BYTES, StoredText
@@ -45,14 +46,14 @@ if TYPE_CHECKING:
     # imported on first use (``__getattr__``): their modules load pandas or sympy
     from srtui.results.store.explore import ResultsPage, ResultsQuery
     from srtui.results.store.explore_sql import Cancelled
-    from srtui.runs.run import RunRequest
+    from srtui.runs.options import RunRequest
 
 #: the types above whose modules are heavy: name -> module, imported on first use
 _HEAVY_TYPES = {
     "ResultsPage": "srtui.results.store.explore",
     "ResultsQuery": "srtui.results.store.explore",
     "Cancelled": "srtui.results.store.explore_sql",
-    "RunRequest": "srtui.runs.run",
+    "RunRequest": "srtui.runs.options",
 }
 
 __all__ = [  # the facade's types and constants (its functions are defined below)
@@ -68,6 +69,7 @@ __all__ = [  # the facade's types and constants (its functions are defined below
     "ExpertError",
     "ExpertSession",
     "ExpressionDetail",
+    "FormInput",
     "MonitorSnapshot",
     "PredictionSeries",
     "Profile",
@@ -120,25 +122,19 @@ def warm_up() -> None:
     warm()
 
 
-def suite_names() -> list[str]:
-    """The built-in suites' names."""
-    from srtui.views.choices import suite_names as names
+def run_form() -> list[FormInput]:
+    """The start-a-run form's fields: the run options declared with one (srtui.runs.options)."""
+    from srtui.views.choices import form_inputs
 
-    return names()
-
-
-def default_jobs() -> int:
-    """The form's number of parallel jobs to start from: one per usable core."""
-    from srtui.views.choices import default_jobs as jobs
-
-    return jobs()
+    return form_inputs()
 
 
-def installed_methods() -> list[str]:
-    """The registry's methods whose packages are installed."""
-    from srtui.views.choices import installed_methods as methods
+def run_request(values: Mapping[str, str | Sequence[str]]) -> RunRequest:
+    """The request the form's values mean (ValueError: a number field holding no number;
+    SrtuiError: a list of names holding none)."""
+    from srtui.views.choices import form_request
 
-    return methods()
+    return form_request(values)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ def test_every_generated_docs_table_is_its_registry() -> None:
 def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    for page in ("scoring.md", "figures.md", "methods.md", "suites-tasks.md"):
+    for page in {page for page, _ in docs_tables._tables().values()}:  # every page holding a table
         (docs / page).write_text((REPO / "docs" / page).read_text(encoding="utf-8"), encoding="utf-8")
     figures = docs / "figures.md"
     figures.write_text(figures.read_text(encoding="utf-8").replace("| `cd` |", "| `cd-old` |"), encoding="utf-8")

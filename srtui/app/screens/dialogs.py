@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.table import Table
 from rich.text import Text
@@ -12,15 +12,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 from srtui.app.widgets import CheckList
-from srtui.views import installed_methods
+from srtui.views import FormInput, SrtuiError, run_form, run_request
 
 if TYPE_CHECKING:
     from srtui.views import RunRequest, Workspace
-
-_Number = TypeVar("_Number", int, float)
 
 APP_HELP = """\
 srtui benchmarks symbolic regression methods. Sections (number keys, or click the bar on top; each
@@ -79,6 +78,19 @@ class HelpScreen(ModalScreen[None]):
 GENERIC_ACTIONS = ("focus_next", "focus_previous", "copy_text")
 
 
+def _widget(field: FormInput) -> Widget:
+    """The start-a-run form's widget of one field (its id: the option's name)."""
+    if field.widget == "pick":
+        return CheckList(*((name, name) for name in field.choices), id=field.name, compact=True)
+    if field.widget == "select":
+        first = field.initial if field.initial in field.choices else field.choices[0]
+        return Select([(c, c) for c in field.choices], value=first, id=field.name, allow_blank=False, compact=True)
+    kind: Literal["integer", "number", "text"] = (
+        "integer" if field.widget == "integer" else "number" if field.widget == "number" else "text"
+    )
+    return Input(value=field.initial, placeholder=field.placeholder, id=field.name, type=kind, compact=True)
+
+
 def show_help(app: App[Any], general: str = APP_HELP) -> None:
     """F1 on any screen: what it shows and every key it answers to (its own first, then the app's)."""
     screen = app.screen
@@ -98,18 +110,18 @@ def show_help(app: App[Any], general: str = APP_HELP) -> None:
 
 
 class StartRunScreen(ModalScreen["RunRequest | None"]):
-    """The same choices as `srtui run`: suite, methods, tasks, seeds, limits, parallel jobs.
+    """The same choices as `srtui run`: the run options declared with a form field (srtui.runs.options:
+    suite, methods, tasks, seeds, limits, parallel jobs), each a widget of its kind.
 
     Start plans the run (as `srtui run --dry-run` does, in a worker) before closing: a bad choice
     is shown in the form, with every field kept."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel")]
 
-    def __init__(self, suites: list[str], default_jobs: int, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
-        self.suites = suites
-        self.default_jobs = default_jobs
         self.workspace = workspace
+        self.inputs = run_form()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="start-box"):
@@ -117,26 +129,14 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
                 Text("Start a run (like `srtui run`; blank means the suite's default)", style="bold"), markup=False
             )
             with Grid(id="start-form"):
-                yield Label("suite")
-                yield Select(
-                    [(s, s) for s in self.suites],
-                    value=("smoke" if "smoke" in self.suites else self.suites[0]) if self.suites else Select.BLANK,
-                    id="suite",
-                    allow_blank=False,
-                    compact=True,
-                )
-                yield Label("tasks")
-                yield Input(placeholder="comma-separated", id="tasks", compact=True)
-                yield Label("seeds")
-                yield Input(placeholder="number of seeds", id="seeds", type="integer", compact=True)
-                yield Label("time limit s")
-                yield Input(placeholder="per job", id="time", type="number", compact=True)
-                yield Label("memory MB")
-                yield Input(placeholder="per job", id="mem", type="number", compact=True)
-                yield Label("parallel jobs")
-                yield Input(value=str(self.default_jobs), id="jobs", type="integer", compact=True)
-            yield Label("methods (installed ones; Space picks, none = the suite's own)")
-            yield CheckList(*((name, name) for name in installed_methods()), id="methods", compact=True)
+                for field in self.inputs:
+                    if field.widget != "pick":
+                        yield Label(field.label)
+                        yield _widget(field)
+            for field in self.inputs:  # a list to pick from takes the form's width, under the others
+                if field.widget == "pick":
+                    yield Label(f"{field.label} ({field.placeholder})")
+                    yield _widget(field)
             yield Static(id="start-error", markup=False)
             with Horizontal(id="start-buttons"):
                 yield Button("Start", variant="primary", id="start")
@@ -152,30 +152,25 @@ class StartRunScreen(ModalScreen["RunRequest | None"]):
     @on(Button.Pressed, "#start")
     @on(Input.Submitted)
     def _start(self) -> None:
-        from srtui.views import RunRequest
-
-        def number(widget_id: str, kind: type[_Number]) -> _Number | None:
-            value = self.query_one(widget_id, Input).value.strip()
-            return kind(value) if value else None
-
-        suite = self.query_one("#suite", Select).value
-        if not isinstance(suite, str):
-            self._say("choose a suite")
-            return
-        tasks = [t.strip() for t in self.query_one("#tasks", Input).value.split(",") if t.strip()]
-        methods = list(self.query_one("#methods", SelectionList).selected)
+        values: dict[str, str | list[str]] = {}
+        for field in self.inputs:
+            widget = self.query_one(f"#{field.name}")
+            if isinstance(widget, SelectionList):
+                values[field.name] = [str(v) for v in widget.selected]
+            elif isinstance(widget, Select):
+                if not isinstance(widget.value, str):
+                    self._say(f"choose a {field.label}")
+                    return
+                values[field.name] = widget.value
+            elif isinstance(widget, Input):
+                values[field.name] = widget.value
         try:
-            req = RunRequest(
-                suite=suite,
-                methods=methods or None,
-                tasks=tasks or None,
-                seeds=number("#seeds", int),
-                time_s=number("#time", float),
-                mem_mb=number("#mem", float),
-                jobs=number("#jobs", int),
-            )
+            req = run_request(values)
         except ValueError as exc:
             self._say(f"not a number: {exc}")
+            return
+        except SrtuiError as exc:
+            self._say(str(exc))
             return
         self._say("checking the choices...", "dim")
         self.check(req)
