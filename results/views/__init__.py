@@ -38,7 +38,8 @@ from results.views.expression import ExpressionDetail, Rendered
 from results.views.jobs import DetailError
 from results.views.longtext import PAGE_BYTES, StoredText
 from results.views.monitor import MonitorSnapshot
-from results.views.plots import PredictionSeries, SuiteAggregate
+from results.outputs.figures.plotdata import Plot, Trace
+from results.views.plots import PlotKind, PredictionSeries, SuiteAggregate
 from reviews import LIKERT, ExpertError, ExpertSession, ReviewError
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ __all__ = [  # the facade's types and constants (its functions are defined below
     "ExpertSession",
     "ExpressionDetail",
     "MonitorSnapshot",
+    "Plot",
+    "PlotKind",
     "PredictionSeries",
     "Profile",
     "QueryError",
@@ -83,6 +86,7 @@ __all__ = [  # the facade's types and constants (its functions are defined below
     "StoreError",
     "StoredText",
     "SuiteAggregate",
+    "Trace",
     "Workspace",
     "visible",
 ]
@@ -339,8 +343,8 @@ def figure_for_rule(rule: str | None) -> str:
 
 
 def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> SuiteAggregate:
-    """A suite's plots as its figures draw them (results.outputs.figures): performance profiles,
-    Pareto front, energy against time (raises DetailError)."""
+    """A suite's plots: every figure kind's data (results.outputs.figures), as `srtui plot` draws
+    it; a kind the terminal cannot draw or the runs cannot feed says why (raises DetailError)."""
     from results.views.plots import suite_aggregate as aggregate
 
     return aggregate(reader, suite, profile)

@@ -36,6 +36,7 @@ RANK_NAMES = {
     "friedman",
     "critical-difference diagram (scikit-posthocs): average ranks, methods that the Nemenyi test does "
     "not separate joined by a bar",
+    terminal="a critical-difference diagram (scikit-posthocs)",
     axes=("average rank of test R²", "Nemenyi CD"),
     publication="2.0 (`fried_nonfried_analysis.ipynb`)",
     order=6,
@@ -85,6 +86,7 @@ def cd(data: FigureData, width: float) -> Figure:
     "wilcoxon",
     "wilcoxon",
     "Holm-adjusted p-values of the pairwise Wilcoxon signed-rank tests as a heatmap, `*` where significant",
+    terminal="a heatmap of p-values",
     axes=("pairwise Wilcoxon signed-rank tests", "p, Holm-adjusted"),
     publication="2021 (`statistical_comparisons.ipynb`)",
     order=7,
@@ -134,6 +136,8 @@ def wilcoxon(data: FigureData, width: float) -> Figure:
     "ranks",
     "srbench2022-synthetic",
     "the track score (mean over datasets of the harmonic mean of the ranks) per method and the mean of each rank",
+    terminal="bars beside a heatmap of ranks",
+    also=("srbench2022-realworld",),
     axes=("score: mean over datasets of the harmonic mean of ranks", "mean rank over datasets"),
     source="`srbench2022-synthetic` (or `--rule srbench2022-realworld`)",
     publication="2022 (`stage1.ipynb`)",
@@ -211,6 +215,7 @@ def _heat(ax: Axes, values: pd.DataFrame, columns: list[str], rotation: int = 30
     "(review)",
     "every rating, the mean and its 95 % interval per method; the experts' agreement (Krippendorff's "
     "alpha, ICC(2,k)) in the title",
+    terminal="drawn from a review session's ratings (srtui plot trust --review)",
     axes=("trust rating", "agreement", "Krippendorff"),
     source="a review session (`--review`) or a ratings file (`--trust`)",
     publication="2022 (expert ratings)",
