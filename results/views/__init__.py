@@ -29,6 +29,7 @@ from engine.errors import SrtuiError
 from engine.textsafe import safe_row, visible
 from engine.workspace import Workspace
 from results.metrics.profiles import Profile
+from results.outputs.figures.plotdata import Plot, Trace
 from results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
 from results.store.filters import QueryError
 from results.store.queries import Reader
@@ -38,7 +39,6 @@ from results.views.expression import ExpressionDetail, Rendered
 from results.views.jobs import DetailError
 from results.views.longtext import PAGE_BYTES, StoredText
 from results.views.monitor import MonitorSnapshot
-from results.outputs.figures.plotdata import Plot, Trace
 from results.views.plots import PlotKind, PredictionSeries, SuiteAggregate
 from reviews import LIKERT, ExpertError, ExpertSession, ReviewError
 

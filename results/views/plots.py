@@ -16,6 +16,7 @@ from results.outputs.figures.plotdata import Plot
 from results.store.queries import Reader
 from results.views.jobs import DetailError, built_task, job_row, task_arrays
 
+
 @dataclass(frozen=True)
 class PredictionSeries:
     job_id: str

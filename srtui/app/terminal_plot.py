@@ -159,7 +159,11 @@ def draw_plot(plt: Any, plot: Plot, styles: dict[str, Style], grid: tuple[int, i
         title += f"; {plot.title}"
     plt.title(visible(title[: grid[0] + 10], one_line=True))
     plt.xlabel(visible(f"x: {_logged(plot.x_label, x_axis.log)}", one_line=True))
-    single = {t.method: (xs[id(t)][0], ys[id(t)][0]) for t in plot.traces if t.method and t.mode == "markers" and len(t.x) == 1}  # fmt: skip
+    single = {
+        t.method: (xs[id(t)][0], ys[id(t)][0])
+        for t in plot.traces
+        if t.method and t.mode == "markers" and len(t.x) == 1
+    }
     return _legend(plot, style, shared_cells(single, grid))
 
 

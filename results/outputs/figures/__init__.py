@@ -190,9 +190,10 @@ def kinds() -> dict[str, Kind]:
 
 def docs_table() -> str:
     """docs/figures.md's table of the figures (tests/e2e/test_figures.py checks the page has it)."""
-    rows = ["| figure | rule | what it shows | publication |", "| --- | --- | --- | --- |"]
+    rows = ["| figure | rule | what it shows | publication | in the app |", "| --- | --- | --- | --- | --- |"]
     for k in kinds().values():
-        rows.append(f"| `{k.name}` | {k.source or f'`{k.rule}`'} | {k.summary} | {k.publication} |")
+        app = f"a file only: {k.terminal}" if k.terminal else "drawn"
+        rows.append(f"| `{k.name}` | {k.source or f'`{k.rule}`'} | {k.summary} | {k.publication} | {app} |")
     return "\n".join(rows) + "\n"
 
 
