@@ -155,9 +155,9 @@ def draw_plot(plt: Any, plot: Plot, styles: dict[str, Style], grid: tuple[int, i
     # the y axis's words in the title (plotext writes both axes' labels on one line under the
     # plot), the plot's title after them when it fits: plotext leaves out a title too long
     title = f"y: {_logged(plot.y_label, y_axis.log)}"
-    if plot.title and len(title) + len(plot.title) + 2 <= grid[0] + 10:
+    if plot.title and len(title) + len(plot.title) + 2 <= grid[0] + 8:
         title += f"; {plot.title}"
-    plt.title(visible(title[: grid[0] + 10], one_line=True))
+    plt.title(visible(title, one_line=True))
     plt.xlabel(visible(f"x: {_logged(plot.x_label, x_axis.log)}", one_line=True))
     single = {
         t.method: (xs[id(t)][0], ys[id(t)][0])

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from test_tui import current, make_app, sync, wait_for
 from test_tui_seed import seed_demo
+from textual.widgets import ContentSwitcher
 from typer.testing import CliRunner
 
 from engine.spec import TERMINAL
@@ -111,7 +112,7 @@ async def plots_screen(ws) -> dict[str, tuple[str, str]]:
         for kind in [k.name for k in screen.aggregate.kinds]:
             screen.show_plot(kind)
             await pilot.pause(0.2)
-            if screen.query_one("#switcher").current == "why":
+            if screen.query_one("#switcher", ContentSwitcher).current == "why":
                 shown[kind] = ("why", str(screen.query_one("#why").render()))
             else:
                 shown[kind] = (str(screen.query_one("#plot").render()), screen.legend.plain)

@@ -90,7 +90,8 @@ def test_app_plots_draw_the_figures_data(tmp_path: Path) -> None:
     for method in ("linear", "ridge"):
         expected = [board.loc[method, f"P[R2>={x:g}]"] for x in np.linspace(0, 1, 51)]
         assert profiles[method].y == pytest.approx(expected)
-        assert profiles[method].label == f"{method} (AUC {board.loc[method, 'auc']:.3f})"
+        auc: Any = board.loc[method, "auc"]
+        assert profiles[method].label == f"{method} (AUC {auc:.3f})"
     ranks = score("srbench2021", finished).main.set_index("method")
     first = set(ranks.index[ranks["pareto_front"] == ranks["pareto_front"][ranks["pareto_front"] >= 0].min()])
     assert {m for m, t in pareto.items() if t.label.endswith("(front)")} == first

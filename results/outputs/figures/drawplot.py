@@ -6,7 +6,7 @@ draw=...)``). The app's Plots screen draws the same ``Plot`` in the terminal
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from results.outputs.figures.style import annotate_points, label, log_axis, new_figure
 
@@ -44,10 +44,10 @@ def draw_plot(plot: Plot, data: FigureData, width: float) -> Figure:
     return fig
 
 
-def _trace(ax: Axes, t: Trace, data: FigureData) -> dict[str, object]:
+def _trace(ax: Axes, t: Trace, data: FigureData) -> dict[str, Any]:
     """Draw ``t``; the line's keywords (its legend handle draws the same)."""
     if t.method is None:
-        look: dict[str, object] = {"color": GUIDE, "linestyle": "--", "marker": ""}
+        look: dict[str, Any] = {"color": GUIDE, "linestyle": "--", "marker": ""}
     else:
         m = data.look(t.method)
         look = {"color": m.color, "marker": m.marker, "linestyle": m.dash}
@@ -56,7 +56,7 @@ def _trace(ax: Axes, t: Trace, data: FigureData) -> dict[str, object]:
     if t.mode == "lines":
         look["marker"] = ""
     every = max(1, len(t.x) // 6) if t.mode == "lines+markers" else None
-    ax.plot(list(t.x), list(t.y), markevery=every, zorder=1 if t.method is None else 3, **look)  # type: ignore[arg-type]
+    ax.plot(list(t.x), list(t.y), markevery=every, zorder=1 if t.method is None else 3, **look)
     return look
 
 

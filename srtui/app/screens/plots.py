@@ -226,13 +226,18 @@ class SuitePlotsScreen(SectionScreen):
         # each method's look in the figures (results.outputs.figures.style.looks), not its place here
         self._styles = dict(zip(a.methods, method_styles(self.app, a.looks, list(a.methods))))
         names = [k.name for k in a.kinds]
-        options = [(k.name if k.name in a.plots else f"{k.name} (no terminal)", k.name) for k in a.kinds]
+        options = [(self._option(k.name, bool(k.terminal)), k.name) for k in a.kinds]
         kinds = self.query_one("#plot-kind", Select)
         with kinds.prevent(Select.Changed):
             kinds.set_options(options)
         first = next((n for n in names if n in a.plots), names[0] if names else None)
         if first is not None:
             self.show_plot(self.kind if self.kind in names else first)
+
+    def _option(self, name: str, file_only: bool) -> str:
+        """A kind's line in the selector: its name, and why nothing is drawn when it is not."""
+        drawn = self.aggregate is not None and name in self.aggregate.plots
+        return name if drawn else f"{name} ({'file only' if file_only else 'no data'})"
 
     def show_plot(self, name: str) -> None:
         """Draw the figure kind ``name`` from the aggregate's data (or say why it is not drawn)."""
@@ -274,6 +279,8 @@ class SuitePlotsScreen(SectionScreen):
         """Character columns and rows inside the plot's axes (the switcher's area minus ticks,
         title and labels)."""
         size = self.query_one("#switcher", ContentSwitcher).size
+        if not size.width:  # not laid out yet (still loading): the screen less its bars
+            return max(self.size.width - 12, 20), max(self.size.height - 12, 8)
         return max(size.width - 12, 20), max(size.height - 5, 8)
 
     def _names(self) -> list[str]:
