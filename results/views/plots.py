@@ -87,6 +87,7 @@ def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> S
     """Every figure kind's data for a suite's finished runs under ``profile``, as `srtui plot`
     draws them: from the same rules' Scores, each computed once."""
     from results.outputs.figures import kinds, plot_data, workspace_data
+    from results.scoring import RULES
 
     with reader.lock:
         store = reader.store()
@@ -100,10 +101,12 @@ def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> S
     listed = tuple(PlotKind(k.name, k.summary, k.terminal) for k in kinds().values())
     plots: dict[str, Plot] = {}
     missing: dict[str, str] = {}
-    for kind in listed:
+    for kind in kinds().values():
         if kind.terminal:
             missing[kind.name] = f"{kind.name}: {kind.terminal}; not drawn in a terminal (f saves it as a PDF)"
             continue
+        rule = RULES.get(kind.rule)  # the profile goes to the rules that have one (friedman has none)
+        data.options = {"profile": Profile(profile)} if rule is not None and "profile" in rule.options else {}
         try:
             plots[kind.name] = plot_data(kind.name, data)
         except (SrtuiError, ValueError) as exc:  # the rule cannot score these runs: say why

@@ -107,10 +107,12 @@ class _Axis:
             low, high = 10 ** min(finite) / (2 if room else 3), 10 ** max(finite) * (40 if room else 3)
             (lo, hi), ticks = log_axis(*(given or (low, high)))
             return lo, hi, ticks
-        lo, hi = given or (min(finite), max(finite))
+        if given:
+            return given[0], given[1], None
+        lo, hi = min(finite), max(finite)
         if hi <= lo:
             lo, hi = lo - 0.5, hi + 0.5
-        return lo, hi + (hi - lo) * (0.25 if room and not given else 0.0), None
+        return lo, hi + (hi - lo) * (0.25 if room else 0.0), None
 
 
 def _tick(v: float) -> str:
@@ -136,8 +138,9 @@ def draw_plot(plt: Any, plot: Plot, styles: dict[str, Style], grid: tuple[int, i
         return GUIDE if t.method is None else styles.get(t.method, GUIDE)
 
     for t in plot.traces:  # lines first: later data is drawn on top, so no marker is hidden
-        if t.mode == "lines":
-            plt.plot(xs[id(t)], ys[id(t)], color=style(t)[1], marker=style(t)[0])
+        if t.mode == "lines":  # a method's line is fine (its markers say whose); a guide's dotted
+            marker = style(t)[0] if t.method is None else "braille"
+            plt.plot(xs[id(t)], ys[id(t)], color=style(t)[1], marker=marker)
     cell = ((x_hi - x_lo) / grid[0], (y_hi - y_lo) / grid[1])
     markers = [(x, y) for t in plot.traces if t.mode != "lines" for x, y in zip(xs[id(t)], ys[id(t)])]
     words = [(w, x, y, t) for t in plot.traces for w, x, y in zip(t.text, xs[id(t)], ys[id(t)]) if w]
@@ -155,7 +158,7 @@ def draw_plot(plt: Any, plot: Plot, styles: dict[str, Style], grid: tuple[int, i
     # the y axis's words in the title (plotext writes both axes' labels on one line under the
     # plot), the plot's title after them when it fits: plotext leaves out a title too long
     title = f"y: {_logged(plot.y_label, y_axis.log)}"
-    if plot.title and len(title) + len(plot.title) + 2 <= grid[0] + 8:
+    if plot.title and len(title) + len(plot.title) + 2 <= grid[0]:  # plotext drops a longer one
         title += f"; {plot.title}"
     plt.title(visible(title, one_line=True))
     plt.xlabel(visible(f"x: {_logged(plot.x_label, x_axis.log)}", one_line=True))

@@ -57,6 +57,6 @@ async def test_suite_plots_save_the_figure_shown(demo):
         await wait_for(pilot, lambda: screen.aggregate is not None)
         await pilot.press("f")  # the registry's first kind: the 2021 pareto figure
         await wait_for(pilot, lambda: (exports / "figure-smoke-pareto.pdf").is_file(), timeout=60)
-        await pilot.press("t", "f")  # points has no terminal form: the screen says so, f saves it
-        await wait_for(pilot, lambda: (exports / "figure-smoke-points.pdf").is_file(), timeout=60)
+        await pilot.press("t", "t", "f")  # solution-rate has no terminal form: the screen says so, f saves it
+        await wait_for(pilot, lambda: (exports / "figure-smoke-solution-rate.pdf").is_file(), timeout=60)
         await wait_for(pilot, lambda: sum("saved figure to" in n for n in notices(app)) == 2, timeout=60)

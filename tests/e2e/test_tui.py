@@ -254,8 +254,11 @@ async def test_job_plots_and_suite_plots(demo):
         assert curves["linear"][-1] == 1.0
         assert "linear (front)" in [t.label for t in agg.plots["pareto"].traces]
         assert suite_screen.kind == "pareto"  # the registry's first kind the terminal draws
-        await pilot.press("t")  # the next kind: points has no terminal form and says so
+        await pilot.press("t")  # the next kind in the registry's order
         assert suite_screen.kind == "points"
+        assert suite_screen.query_one("#switcher", ContentSwitcher).current == "plot"
+        await pilot.press("t")  # solution-rate has no terminal form and says so
+        assert suite_screen.kind == "solution-rate"
         assert suite_screen.query_one("#switcher", ContentSwitcher).current == "why"
         assert "not drawn in a terminal" in str(suite_screen.query_one("#why").render())
 
