@@ -195,10 +195,8 @@ def ranks(data: FigureData) -> Plot:
     s = data.score(rule)
     board = s.main.reset_index(drop=True)
     n = len(board)
-    traces = tuple(
-        Trace((float(r["score"]),), (float(n - 1 - i),), f"{r['method']} ({float(r['score']):.3g})", str(r["method"]))
-        for i, r in board.iterrows()
-    )
+    scores = zip(board["method"].astype(str), board["score"].astype(float))
+    traces = tuple(Trace((v,), (float(n - 1 - i),), f"{m} ({v:.3g})", m) for i, (m, v) in enumerate(scores))
     ticks = tuple((float(n - 1 - i), str(m)) for i, m in enumerate(board["method"]))
     x_label = "score: mean over datasets of the harmonic mean of ranks"
     return Plot(traces, x_label, "method", f"{rule} (profile {s.profile})", y_lim=(-0.5, n - 0.5), y_ticks=ticks)
