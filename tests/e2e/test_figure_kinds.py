@@ -6,6 +6,8 @@ its own fails here."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 from test_tui import current, make_app, sync, wait_for
 from test_tui_seed import seed_demo
 from textual.widgets import ContentSwitcher
+from tmux_app import TmuxApp
 from typer.testing import CliRunner
 
 from engine.spec import TERMINAL
@@ -24,6 +27,7 @@ from results.store.store import Store
 from srtui.app.screens.plots import SuitePlotsScreen
 
 PROBE = "probe-sizes"
+TOP_BAR = "1 Monitor  2 Results  3 Board  4 Plots  5 Reviews    F1 help ^p palette ^q quit"
 PROBE_AXIS = "probe: median model size"
 
 
@@ -152,3 +156,24 @@ async def test_a_kind_declared_once_reaches_every_consumer(demo, tmp_path, probe
     shown = await plots_screen(demo)
     plot, legend = shown[probe]  # the app lists it and the terminal draws its data
     assert plot != "why" and PROBE_AXIS in plot and "linear" in legend and "ridge" in legend
+
+
+@pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")
+def test_the_plots_screen_in_a_real_terminal_at_80x24(demo) -> None:
+    """Read off tmux: the selector names the registry's kinds, `t` walks them in its order, a
+    drawn kind shows its axes' words and legend, a file-only kind its reason; the top bar stays."""
+    with TmuxApp(f"srtui-kinds-{os.getpid()}", demo.root) as app:
+        app.pane("Monitor")
+        app.keys("4")
+        first = app.pane("median rank of model size", timeout=180)
+        app.keys("t")
+        points = app.pane("points ", gone="pareto ")
+        app.keys("t")
+        file_only = app.pane("not drawn in a")
+    assert TOP_BAR in first and "pareto" in first and "linear (front)" in first, first
+    assert "x: test R²" in points and "linear (" in points, points
+    why = kinds()["solution-rate"].terminal
+    assert "solution-rate (file)" in file_only and why in " ".join(file_only.split()), file_only
+    for screen in (first, points, file_only):
+        assert all(len(line) <= 80 for line in screen.splitlines()), screen

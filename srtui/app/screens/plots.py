@@ -237,7 +237,7 @@ class SuitePlotsScreen(SectionScreen):
     def _option(self, name: str, file_only: bool) -> str:
         """A kind's line in the selector: its name, and why nothing is drawn when it is not."""
         drawn = self.aggregate is not None and name in self.aggregate.plots
-        return name if drawn else f"{name} ({'file only' if file_only else 'no data'})"
+        return name if drawn else f"{name} ({'file' if file_only else 'no data'})"
 
     def show_plot(self, name: str) -> None:
         """Draw the figure kind ``name`` from the aggregate's data (or say why it is not drawn)."""
