@@ -227,7 +227,7 @@ def plot_data(kind: str, data: FigureData) -> Plot:
     terminal form, saying why)."""
     k = get_kind(kind)
     if k.plot is None:
-        raise FigureError(f"figure {kind!r} has no terminal form ({k.terminal}): save it as a file (f)")
+        raise FigureError(f"figure {kind!r} has no terminal form ({k.terminal}): draw it as a file (srtui plot)")
     return k.plot(data)
 
 
