@@ -32,7 +32,7 @@ from srtui.app.screens.dialogs import StartRunScreen, show_help
 from srtui.app.screens.expression import ExpressionScreen
 from srtui.app.screens.leaderboard import LeaderboardScreen
 from srtui.app.screens.monitor import MonitorScreen
-from srtui.app.screens.plots import JobPlotsScreen, SuitePlotsScreen
+from srtui.app.screens.plots import ENERGY_FIGURE, JobPlotsScreen, SuitePlotsScreen
 from srtui.app.screens.results import ResultsScreen
 from srtui.app.terminal import HANGUP_CODE, HangupWatch
 from srtui.app.widgets import SECTIONS, Confirm
@@ -162,7 +162,7 @@ class SrtuiApp(App[None]):
     async def action_energy_plot(self) -> None:
         await self.action_section("plots")
         if isinstance(self.screen, SuitePlotsScreen):
-            self.screen.show_plot("cost")
+            self.screen.show_plot(ENERGY_FIGURE)
 
     def action_help(self) -> None:
         show_help(self)

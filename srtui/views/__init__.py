@@ -29,6 +29,7 @@ from srtui.engine.errors import SrtuiError
 from srtui.engine.textsafe import safe_row, visible
 from srtui.engine.workspace import Workspace
 from srtui.results.metrics.profiles import Profile
+from srtui.results.outputs.figures.plotdata import Plot, Trace
 from srtui.results.store.columns import NUMBER_COLUMNS, TEXT_COLUMNS
 from srtui.results.store.filters import QueryError
 from srtui.results.store.queries import Reader
@@ -40,7 +41,7 @@ from srtui.views.expression import ExpressionDetail, Rendered
 from srtui.views.jobs import DetailError
 from srtui.views.longtext import PAGE_BYTES, StoredText
 from srtui.views.monitor import MonitorSnapshot
-from srtui.views.plots import PredictionSeries, SuiteAggregate
+from srtui.views.plots import PlotKind, PredictionSeries, SuiteAggregate
 
 if TYPE_CHECKING:
     # imported on first use (``__getattr__``): their modules load pandas or sympy
@@ -71,6 +72,8 @@ __all__ = [  # the facade's types and constants (its functions are defined below
     "ExpressionDetail",
     "FormInput",
     "MonitorSnapshot",
+    "Plot",
+    "PlotKind",
     "PredictionSeries",
     "Profile",
     "QueryError",
@@ -85,6 +88,7 @@ __all__ = [  # the facade's types and constants (its functions are defined below
     "StoreError",
     "StoredText",
     "SuiteAggregate",
+    "Trace",
     "Workspace",
     "visible",
 ]
@@ -335,8 +339,8 @@ def figure_for_rule(rule: str | None) -> str:
 
 
 def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> SuiteAggregate:
-    """A suite's plots as its figures draw them (srtui.results.outputs.figures): performance profiles,
-    Pareto front, energy against time (raises DetailError)."""
+    """A suite's plots: every figure kind's data (srtui.results.outputs.figures), as `srtui plot` draws
+    it; a kind the terminal cannot draw or the runs cannot feed says why (raises DetailError)."""
     from srtui.views.plots import suite_aggregate as aggregate
 
     return aggregate(reader, suite, profile)

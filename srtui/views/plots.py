@@ -1,23 +1,20 @@
 """What the plots show: one run's predictions against the truth (over dates for a time series),
-and a suite's performance profiles, Pareto front and energy against time, as its figures draw them.
+and a suite's plots: every figure kind's data (srtui.results.outputs.figures.plotdata.Plot), as
+`srtui plot` draws it; the app draws it in the terminal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 
 from srtui.engine.errors import SrtuiError
 from srtui.engine.spec import TERMINAL
 from srtui.results.metrics.profiles import Profile
-from srtui.results.outputs.figures.plotdata import EnergyPoint, Fronts, Profiles
+from srtui.results.outputs.figures.plotdata import Plot
 from srtui.results.store.queries import Reader
 from srtui.views.jobs import DetailError, built_task, job_row, task_arrays
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -62,31 +59,35 @@ def prediction_series(reader: Reader, job_id: str) -> PredictionSeries:
 
 
 @dataclass(frozen=True)
+class PlotKind:
+    """A figure kind as the app's Plots screen lists it (srtui.results.outputs.figures.kinds())."""
+
+    name: str
+    summary: str
+    terminal: str = ""  # why the terminal cannot draw it ("" when it can)
+
+
+@dataclass(frozen=True)
 class SuiteAggregate:
-    """A suite's plots, the data its figures draw (srtui.results.outputs.figures.plotdata)."""
+    """A suite's plots: every figure kind's data (plotdata.Plot), as `srtui plot` draws it."""
 
     suite: str
     methods: tuple[str, ...]
     n_tasks: int
-    profiles: Profiles | None  # srbench2025's performance profiles
-    fronts: Fronts | None  # srbench2021's Pareto plot of median ranks
-    energy: tuple[EnergyPoint, ...]  # srbench2025's energy against training time
+    kinds: tuple[PlotKind, ...]  # every figure kind, in listing order
+    plots: dict[str, Plot]  # kind -> its data, for the kinds the terminal draws
     #: method -> (glyph, colour): its look in every figure of the workspace
     looks: dict[str, tuple[str, str]] = field(default_factory=dict)
     profile: str = "reference"
-    #: plot ("profile", "front", "cost") -> why it has nothing to draw, one line
+    #: kind -> why it has nothing to draw here, one line
     missing: dict[str, str] = field(default_factory=dict)
 
 
-#: the fronts the app's Pareto plot joins (the figure joins 6: a terminal shows the first)
-APP_FRONTS = 1
-
-
 def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> SuiteAggregate:
-    """The performance profiles, the Pareto front and the energy against time of a suite's runs
-    under ``profile``, as `srtui plot` draws them: from the same rules' Scores, computed once."""
-    from srtui.results.outputs.figures import workspace_data
-    from srtui.results.outputs.figures.plotdata import energy_data, fronts_data, profiles_data
+    """Every figure kind's data for a suite's finished runs under ``profile``, as `srtui plot`
+    draws them: from the same rules' Scores, each computed once."""
+    from srtui.results.outputs.figures import kinds, plot_data, workspace_data
+    from srtui.results.scoring import RULES
 
     with reader.lock:
         store = reader.store()
@@ -97,24 +98,19 @@ def suite_aggregate(reader: Reader, suite: str, profile: str = "reference") -> S
     if runs is None or runs.empty or not runs["status"].isin(TERMINAL).any():
         raise DetailError(f"suite {suite} has no finished runs")
     data.runs = runs[runs["status"].isin(TERMINAL)]
+    listed = tuple(PlotKind(k.name, k.summary, k.terminal) for k in kinds().values())
+    plots: dict[str, Plot] = {}
     missing: dict[str, str] = {}
-
-    def drawn(plot: str, compute: Callable[[], _T]) -> _T | None:
+    for kind in kinds().values():
+        if kind.terminal:
+            missing[kind.name] = f"{kind.name}: {kind.terminal}; not drawn in a terminal (f saves it as a PDF)"
+            continue
+        rule = RULES.get(kind.rule)  # the profile goes to the rules that have one (friedman has none)
+        data.options = {"profile": Profile(profile)} if rule is not None and "profile" in rule.options else {}
         try:
-            return compute()
+            plots[kind.name] = plot_data(kind.name, data)
         except (SrtuiError, ValueError) as exc:  # the rule cannot score these runs: say why
-            missing[plot] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return None
-
+            missing[kind.name] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     methods = tuple(sorted(str(m) for m in data.runs["method"].unique()))
-    return SuiteAggregate(
-        suite,
-        methods,
-        int(data.runs["task"].nunique()),
-        drawn("profile", lambda: profiles_data(data)),
-        drawn("front", lambda: fronts_data(data, APP_FRONTS)),
-        drawn("cost", lambda: energy_data(data)) or (),
-        {m: (data.look(m).glyph, data.look(m).color) for m in methods},
-        profile,
-        missing,
-    )
+    looks = {m: (data.look(m).glyph, data.look(m).color) for m in methods}
+    return SuiteAggregate(suite, methods, int(data.runs["task"].nunique()), listed, plots, looks, profile, missing)

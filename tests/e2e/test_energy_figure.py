@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from test_tui_seed import seed_demo
 from test_tui_snapshots import make_app, until
-from textual.widgets import ContentSwitcher
 
 from srtui.engine.workspace import Workspace
 
@@ -73,7 +72,7 @@ def test_score_srbench2025_without_energy_figures_says_so(tmp_path):
 
 
 def test_log_axis_ticks() -> None:
-    from srtui.app.screens.plots import log_axis
+    from srtui.app.terminal_plot import log_axis
 
     (lo, hi), ticks = log_axis(1e-7, 2e-3)
     assert (lo, hi) == pytest.approx((-7, -2.69897)) and ticks == [1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
@@ -83,7 +82,7 @@ def test_log_axis_ticks() -> None:
 
 def cost_shown(app) -> bool:
     screen = app.screen
-    return getattr(screen, "aggregate", None) is not None and screen.query_one("#switcher").current == "cost"
+    return getattr(screen, "aggregate", None) is not None and screen.kind == "energy"
 
 
 def test_energy_plot_snapshot(snap_compare, energy_demo):
@@ -106,15 +105,15 @@ def test_energy_plot_pilot_and_palette(energy_demo):
             await app.run_action("energy_plot")
             await until(cost_shown)(pilot)
             screen: Any = app.screen
-            cost = {p.method: p for p in screen.aggregate.energy}  # the energy figure's own points
+            cost = {t.method: t for t in screen.aggregate.plots["energy"].traces}  # the energy figure's own data
             assert set(cost) == set(FIGURES)
-            assert cost["ridge"].energy_kwh == pytest.approx(30.0 / 3.6e6)
+            assert cost["ridge"].y == pytest.approx((30.0 / 3.6e6,))
             legend = str(screen.query_one("#legend").render())
             assert "probe-noop 400 J (rapl)" in legend and "linear 0.9 J (estimate)" in legend
-            await pilot.press("e")  # back to the performance profile
-            assert screen.query_one("#switcher", ContentSwitcher).current == "profile"
-            await pilot.press("t", "t")  # t cycles profile -> front -> cost
-            assert screen.query_one("#switcher", ContentSwitcher).current == "cost"
+            await pilot.press("e")  # back to the first figure the terminal draws
+            assert screen.kind == "pareto"
+            await pilot.press("t", "t", "t", "t")  # t cycles through the registry's kinds in order
+            assert screen.kind == "energy"
             on_plots = [c.title for c in app.get_system_commands(screen)]
             assert on_plots.count("Energy vs time") == 1  # the screen's key, not twice
 

@@ -78,7 +78,9 @@ def test_app_plots_draw_the_figures_data(tmp_path: Path) -> None:
     ws = seed_demo(tmp_path / "ws")
     reader = Reader(ws)
     agg = suite_aggregate(reader, "smoke")
-    assert agg.profile == "reference" and agg.profiles is not None and agg.fronts is not None
+    assert agg.profile == "reference" and {"profiles", "pareto"} <= set(agg.plots)
+    profiles = {t.method: t for t in agg.plots["profiles"].traces}
+    pareto = {t.method: t for t in agg.plots["pareto"].traces if t.method is not None}
     store = reader.store()
     assert store is not None
     with reader.lock:
@@ -87,13 +89,14 @@ def test_app_plots_draw_the_figures_data(tmp_path: Path) -> None:
     board = score("srbench2025", finished, grid=51).main.set_index("method")
     for method in ("linear", "ridge"):
         expected = [board.loc[method, f"P[R2>={x:g}]"] for x in np.linspace(0, 1, 51)]
-        assert agg.profiles.curves[method] == pytest.approx(expected)
-        assert agg.profiles.auc[method] == pytest.approx(board.loc[method, "auc"])
+        assert profiles[method].y == pytest.approx(expected)
+        auc: Any = board.loc[method, "auc"]
+        assert profiles[method].label == f"{method} (AUC {auc:.3f})"
     ranks = score("srbench2021", finished).main.set_index("method")
     first = set(ranks.index[ranks["pareto_front"] == ranks["pareto_front"][ranks["pareto_front"] >= 0].min()])
-    assert set(agg.fronts.fronts[0]) == first
-    for method, (x, y) in agg.fronts.points.items():
-        assert (x, y) == (ranks.loc[method, "median_rank_r2"], ranks.loc[method, "median_rank_size"])
+    assert {m for m, t in pareto.items() if t.label.endswith("(front)")} == first
+    for method, t in pareto.items():
+        assert (t.x[0], t.y[0]) == (ranks.loc[method, "median_rank_r2"], ranks.loc[method, "median_rank_size"])
     reader.close()
 
 

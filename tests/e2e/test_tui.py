@@ -249,11 +249,18 @@ async def test_job_plots_and_suite_plots(demo):
         suite_screen = current(app, SuitePlotsScreen)
         await wait_for(pilot, lambda: suite_screen.aggregate is not None)
         agg = suite_screen.aggregate
-        assert agg is not None and agg.profiles is not None and agg.n_tasks == 2
-        assert agg.profiles.curves["linear"][-1] == 1.0
-        assert agg.fronts is not None and "linear" in agg.fronts.fronts[0]
-        await pilot.press("t")
-        assert suite_screen.query_one("#switcher", ContentSwitcher).current == "front"
+        assert agg is not None and agg.n_tasks == 2
+        curves = {t.method: t.y for t in agg.plots["profiles"].traces}
+        assert curves["linear"][-1] == 1.0
+        assert "linear (front)" in [t.label for t in agg.plots["pareto"].traces]
+        assert suite_screen.kind == "pareto"  # the registry's first kind the terminal draws
+        await pilot.press("t")  # the next kind in the registry's order
+        assert suite_screen.kind == "points"
+        assert suite_screen.query_one("#switcher", ContentSwitcher).current == "plot"
+        await pilot.press("t")  # solution-rate has no terminal form and says so
+        assert suite_screen.kind == "solution-rate"
+        assert suite_screen.query_one("#switcher", ContentSwitcher).current == "why"
+        assert "not drawn in a terminal" in str(suite_screen.query_one("#why").render())
 
 
 @sync

@@ -146,7 +146,7 @@ def test_expression_detail_has_truth_metrics_and_pareto(reader):
 
 
 def test_labels_of_the_cost_plot_never_share_a_row_where_they_overlap():
-    from srtui.app.screens.plots import place_labels
+    from srtui.app.terminal_plot import place_labels
 
     cell = (0.1, 0.2)  # one character in data units
     # ffx and pyoperon at almost the same height: the second moves a row, a far one stays
@@ -164,7 +164,7 @@ def test_labels_of_the_cost_plot_never_share_a_row_where_they_overlap():
 
 
 def test_methods_hidden_under_another_marker_of_the_front_plot_are_named():
-    from srtui.app.screens.plots import shared_cells
+    from srtui.app.terminal_plot import shared_cells
 
     points = {"poly2": (10.0, 1.0), "pyoperon": (10.2, 1.0), "linear": (9.5, 0.97), "ffx": (40.0, 0.998)}
     assert shared_cells(points, (60, 15)) == {"poly2": "pyoperon", "pyoperon": "poly2"}
@@ -210,7 +210,7 @@ def test_the_expert_app_starts_without_the_explorer_stack() -> None:
 def test_a_label_of_the_cost_plot_never_covers_another_point():
     """Seen at 80x24 on the smoke suite: gplearn's label was written over ffx's marker, and ffx
     was on no part of the plot. A label that would cover a point is moved or left to the legend."""
-    from srtui.app.screens.plots import place_labels
+    from srtui.app.terminal_plot import place_labels
 
     cell = (0.1, 0.2)
     gplearn, ffx = (1.0, 5.0), (1.4, 5.05)  # ffx's marker lies where gplearn's label would start

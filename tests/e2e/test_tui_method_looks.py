@@ -54,7 +54,7 @@ def legend_looks(text) -> dict[str, tuple[str, str]]:
 
 async def app_looks(ws: Path, suite: str) -> tuple[tuple[str, ...], dict[str, dict[str, tuple[str, str]]], str]:
     """The suite's methods, each plot's legend looks and the profile plot as drawn, at 80x24;
-    checks on the way that the profiles' legend names no front and that the cost plot's two axis
+    checks on the way that the profiles' legend names no front and that the energy plot's two axis
     labels are on lines of their own."""
     app = SrtuiApp(Workspace(ws), label="looks", theme="textual-light")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -66,14 +66,15 @@ async def app_looks(ws: Path, suite: str) -> tuple[tuple[str, ...], dict[str, di
             screen._load_once(suite)
             await wait_for(pilot, lambda: screen.aggregate is not None and screen.aggregate.suite == suite, timeout=60)
         assert screen.aggregate is not None
-        await wait_for(pilot, lambda: "cost" in screen._legends, timeout=60)
-        await pilot.pause(0.5)
-        drawn = str(screen.query_one("#profile").render())  # the plot as the terminal shows it
-        shown = {plot: legend_looks(screen._legends[plot]) for plot in ("profile", "front", "cost")}
-        assert "(front)" not in screen._legends["profile"].plain  # the front is the front plot's
-        screen.show_plot("cost")
-        await pilot.pause(0.5)
-        cost = str(screen.query_one("#cost").render()).split("\n")
+        shown, rendered = {}, {}
+        for plot in ("profiles", "pareto", "energy"):
+            screen.show_plot(plot)
+            await pilot.pause(0.5)
+            shown[plot] = legend_looks(screen.legend)
+            rendered[plot] = str(screen.query_one("#plot").render())  # the plot as the terminal shows it
+        drawn = rendered["profiles"]
+        assert "(front)" not in str(screen.aggregate.plots["profiles"].traces)  # the front is the pareto plot's
+        cost = rendered["energy"].split("\n")
         x_label = [line for line in cost if "training time" in line and "energy" not in line]
         y_label = [line for line in cost if "energy" in line]
         assert x_label and y_label and not set(x_label) & set(y_label), cost
@@ -88,7 +89,7 @@ async def test_suite_plots_draw_each_method_in_its_figure_look(workspace: Path) 
         methods, shown, drawn = await app_looks(workspace, suite)
         for plot, looks in shown.items():
             for method in methods:
-                if plot != "cost" or method in looks:  # the cost plot: methods with an energy figure
+                if plot != "energy" or method in looks:  # the energy plot: methods with an energy figure
                     assert looks[method] == expected[method], (suite, plot, method)
         assert all(expected[m][0] in drawn for m in methods), drawn
     # the method set is the workspace's: poly2 keeps its look in the suite where it is alone

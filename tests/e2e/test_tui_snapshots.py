@@ -238,7 +238,7 @@ def test_suite_plots_show_every_marker_and_label(snap_compare, costly, plot):
             await pilot.press("e")  # drawn with the others, from the aggregate (the figures' data)
         else:
             app = pilot.app
-            app.screen.show_plot("front")
+            app.screen.show_plot("pareto")
         await pilot.pause(0.3)
 
     assert snap_compare(make_app(costly), terminal_size=(80, 24), run_before=run_before)

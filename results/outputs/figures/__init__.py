@@ -2,9 +2,11 @@
 computes a score of its own, it draws the ``Score`` the rule returns (the tables `srtui score`
 prints). matplotlib (Agg) is imported only when a figure is drawn.
 
-Each figure kind is declared once, by ``@figure(...)`` on its drawing function in a module of
-this package: its name, the rule it draws, what it shows (`srtui plot --list`, the docs table) and
-the words its drawing shows; ``kinds()`` finds them all.
+Each figure kind is declared once, by ``@figure(...)`` in a module of this package, on the
+function that returns its data (``plotdata.Plot``: traces with labels, axes, scales): its name,
+the rule it draws, what it shows (`srtui plot --list`, the docs table) and the words its drawing
+shows; ``kinds()`` finds them all. matplotlib draws that data (``drawplot``; a kind may give a
+publication drawing of its own) and so does the terminal (the app's Plots screen).
 ``draw(kind, data, width, style)`` returns a matplotlib Figure; ``render`` writes it as PDF, SVG
 or PNG; ``svg(kind, data)`` gives the SVG text the HTML report inlines.
 """
@@ -14,8 +16,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from srtui.engine.extensions import import_every_module
 from srtui.results.outputs.figures.style import TWO_COLUMNS, FigureError, Look, looks, paper_style, save, svg_text
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from srtui.results.outputs.figures.plotdata import Plot
     from srtui.results.scoring.base import Score
     from srtui.results.store.store import Store
 
@@ -106,14 +110,19 @@ def workspace_data(store: Store, suite: str | None, options: dict[str, Any] | No
 
 @dataclass(frozen=True)
 class Kind:
-    """A figure kind, declared once with :func:`figure` beside its drawing function: `srtui plot`
-    (its help and ``--list``), the report, docs/figures.md's table (:func:`docs_table`) and the
-    draw-and-parse test (tests/e2e/test_figures.py, over ``axes``) all read it."""
+    """A figure kind, declared once with :func:`figure` beside the function that makes its data:
+    `srtui plot` (its help and ``--list``), the report, the app's Plots screen, docs/figures.md's
+    table (:func:`docs_table`), the leaderboard a rule's figure is (:func:`rule_figures`) and the
+    contract tests (tests/e2e/test_figures.py, test_figure_kinds.py) all read it."""
 
     name: str
     rule: str  # the scoring rule whose Score it draws ("(review)": a review session's ratings)
     summary: str  # what it shows (`srtui plot --list`, the docs table)
-    draw: Callable[[FigureData, float], Figure]
+    draw: Callable[[FigureData, float], Figure]  # matplotlib: its file (and the report's SVG)
+    #: its data (plotdata.Plot), which the terminal draws; None: no terminal form (``terminal`` says why)
+    plot: Callable[[FigureData], Plot] | None = None
+    terminal: str = ""  # why the app's Plots screen cannot draw it ("" when it can)
+    also: tuple[str, ...] = ()  # other rules it draws (`--rule`)
     #: words the drawn figure shows besides the method names (its axes, legend, title)
     axes: tuple[str, ...] = ()
     source: str = ""  # the docs table's rule column, when more than the rule's name
@@ -122,6 +131,7 @@ class Kind:
 
 
 _KINDS: dict[str, Kind] = {}
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def figure(
@@ -129,20 +139,44 @@ def figure(
     rule: str,
     summary: str,
     *,
+    draw: Callable[[FigureData, float], Figure] | None = None,
+    terminal: str = "",
+    also: tuple[str, ...] = (),
     axes: tuple[str, ...] = (),
     source: str = "",
     publication: str = "",
     order: int = 100,
-) -> Callable[[Callable[[FigureData, float], Figure]], Callable[[FigureData, float], Figure]]:
-    """Declare the decorated function as the figure ``name`` (a module of this package each)."""
+) -> Callable[[_F], _F]:
+    """Declare the figure ``name`` (a module of this package each). The decorated function takes
+    the ``FigureData`` and returns the kind's ``Plot`` (plotdata: its traces, axes and scales),
+    which matplotlib (``drawplot``) and the terminal both draw; ``draw=`` gives matplotlib a
+    publication drawing of its own (read from the same data). A kind that has no terminal form
+    (a heatmap, a critical-difference diagram) decorates its matplotlib drawing ``(data, width)
+    -> Figure`` instead and says why in ``terminal``."""
 
-    def register(draw: Callable[[FigureData, float], Figure]) -> Callable[[FigureData, float], Figure]:
+    def register(fn: _F) -> _F:
         if name in _KINDS:
             raise ValueError(f"figure {name!r} is declared twice")
-        _KINDS[name] = Kind(name, rule, summary, draw, axes, source, publication, order)
-        return draw
+        if terminal:
+            kind = Kind(name, rule, summary, fn, None, terminal, also, axes, source, publication, order)
+        else:
+            drawing = draw or partial(_draw_plot, fn)
+            kind = Kind(name, rule, summary, drawing, fn, "", also, axes, source, publication, order)
+        _KINDS[name] = kind
+        return fn
 
     return register
+
+
+def _draw_plot(plot: Callable[[FigureData], Plot], data: FigureData, width: float) -> Figure:
+    from srtui.results.outputs.figures.drawplot import draw_plot
+
+    return draw_plot(plot(data), data, width)
+
+
+def forget(name: str) -> None:
+    """Take a declared kind out of the registry (a test's throwaway kind)."""
+    _KINDS.pop(name, None)
 
 
 def kinds() -> dict[str, Kind]:
@@ -154,9 +188,10 @@ def kinds() -> dict[str, Kind]:
 
 def docs_table() -> str:
     """docs/figures.md's table of the figures (tests/e2e/test_figures.py checks the page has it)."""
-    rows = ["| figure | rule | what it shows | publication |", "| --- | --- | --- | --- |"]
+    rows = ["| figure | rule | what it shows | publication | in the app |", "| --- | --- | --- | --- | --- |"]
     for k in kinds().values():
-        rows.append(f"| `{k.name}` | {k.source or f'`{k.rule}`'} | {k.summary} | {k.publication} |")
+        app = f"a file only: {k.terminal}" if k.terminal else "drawn"
+        rows.append(f"| `{k.name}` | {k.source or f'`{k.rule}`'} | {k.summary} | {k.publication} | {app} |")
     return "\n".join(rows) + "\n"
 
 
@@ -167,20 +202,31 @@ def get_kind(name: str) -> Kind:
     return found[name]
 
 
-#: the figure that shows a rule's leaderboard (the app's save key): the rule drawn, else points
-RULE_FIGURES = {
-    "srbench2021": "pareto",
-    "srbench-groundtruth": "solution-rate",
-    "srbench2025": "profiles",
-    "srbench2022-synthetic": "ranks",
-    "srbench2022-realworld": "ranks",
-    "friedman": "cd",
-    "wilcoxon": "wilcoxon",
-}
+#: the figure of a rule no kind draws (its leaderboard's per-dataset medians)
+DEFAULT_FIGURE = "points"
+
+
+def rule_figures() -> dict[str, str]:
+    """Rule -> the figure that shows its leaderboard (the app's save key): the first kind in
+    listing order that draws it (its ``rule`` or ``also``)."""
+    out: dict[str, str] = {}
+    for k in kinds().values():
+        for rule in (k.rule, *k.also):
+            out.setdefault(rule, k.name)
+    return out
 
 
 def figure_for_rule(rule: str | None) -> str:
-    return RULE_FIGURES.get(rule or "", "points")
+    return rule_figures().get(rule or "", DEFAULT_FIGURE)
+
+
+def plot_data(kind: str, data: FigureData) -> Plot:
+    """The kind's data as every backend draws it (raises FigureError, also for a kind with no
+    terminal form, saying why)."""
+    k = get_kind(kind)
+    if k.plot is None:
+        raise FigureError(f"figure {kind!r} has no terminal form ({k.terminal}): draw it as a file (srtui plot)")
+    return k.plot(data)
 
 
 def draw(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | None = None) -> Figure:
@@ -216,7 +262,7 @@ def svg(kind: str, data: FigureData, width: float = TWO_COLUMNS, style: Path | N
 
 
 __all__ = [
-    "RULE_FIGURES",
+    "DEFAULT_FIGURE",
     "FigureData",
     "FigureError",
     "Kind",
@@ -224,9 +270,12 @@ __all__ = [
     "draw",
     "figure",
     "figure_for_rule",
+    "forget",
     "get_kind",
     "kinds",
+    "plot_data",
     "render",
+    "rule_figures",
     "svg",
     "workspace_data",
 ]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from srtui.results.outputs.figures import figure
-from srtui.results.outputs.figures.plotdata import Fronts, energy_data, fronts_data, profiles_data
+from srtui.results.outputs.figures.plotdata import Fronts, Plot, Trace, energy_data, fronts_data, profiles_data
 from srtui.results.outputs.figures.style import DASHES, FigureError, annotate_points, label, log_axis, new_figure
 
 if TYPE_CHECKING:
@@ -21,11 +21,21 @@ if TYPE_CHECKING:
     from srtui.results.outputs.figures import FigureData
 
 R2 = "R\u00b2"  # mathtext is off: the superscript is a character
-METRIC_NAMES = {"r2_test": f"test {R2}", "r2_train": f"training {R2}", "nmse_test": "test NMSE", "mse_test": "test MSE"}
+SPLIT_WORDS = {"train": "training", "test": "test"}
 
 
 def metric_name(metric: str) -> str:
-    return METRIC_NAMES.get(metric, label(metric))
+    """A stored accuracy name in words, from its declaration (srtui.results.metrics.accuracy): a split
+    metric's label after its split ("test R²"), else the name made safe."""
+    from srtui.results.metrics.accuracy import by_stored_name
+
+    declared = by_stored_name().get(metric)
+    if declared is None:
+        return label(metric)
+    if declared.scope == "split":
+        split = metric.rpartition("_")[2]
+        return f"{SPLIT_WORDS.get(split, split)} {declared.label}"
+    return declared.label
 
 
 N_BOOT = 1000
@@ -62,16 +72,7 @@ def _method_legend(fig: Figure, data: FigureData, methods: list[str], ncol: int 
 # --- pareto ---------------------------------------------------------------------------------
 
 
-@figure(
-    "pareto",
-    "srbench2021",
-    "each method at (median rank of test R², median rank of model size) over datasets, 95 % bootstrap "
-    'intervals of both ranks, the Pareto fronts joined and listed under the axes ("front 0: ...")',
-    axes=("median rank of test R²", "median rank of model size", "front "),
-    publication="2021, Figure 2 (`blackbox_results.ipynb`)",
-    order=1,
-)
-def pareto(data: FigureData, width: float) -> Figure:
+def pareto_figure(data: FigureData, width: float) -> Figure:
     """srbench2021's leaderboard: each method at (its R2 rank, its size rank) with 95 % intervals
     over datasets, the Pareto fronts joined and listed below the axes (plotdata.fronts_data)."""
     f = fronts_data(data, FRONT_LEVELS)
@@ -101,6 +102,35 @@ def pareto(data: FigureData, width: float) -> Figure:
     return fig
 
 
+@figure(
+    "pareto",
+    "srbench2021",
+    "each method at (median rank of test R², median rank of model size) over datasets, 95 % bootstrap "
+    'intervals of both ranks, the Pareto fronts joined and listed under the axes ("front 0: ...")',
+    draw=pareto_figure,
+    axes=("median rank of test R²", "median rank of model size", "front "),
+    publication="2021, Figure 2 (`blackbox_results.ipynb`)",
+    order=1,
+)
+def pareto(data: FigureData) -> Plot:
+    """The ranks and the first front joined by a line (the publication drawing joins
+    ``FRONT_LEVELS`` and adds the intervals): the front's methods drawn last, on top."""
+    f = fronts_data(data, 1)
+    front = f.fronts[0] if f.fronts else ()
+    traces = []
+    if len(front) > 1:  # the line first: the markers are drawn over it
+        traces.append(Trace(*_xy([f.points[m] for m in front]), mode="lines"))
+    for m, (x, y) in sorted(f.points.items(), key=lambda kv: kv[0] in front):
+        traces.append(Trace((x,), (y,), f"{m} (front)" if m in front else m, m))
+    notes = () if f.sizeless_at is None else (f"no model size (black box): drawn at {f.sizeless_at:g}",)
+    title = "Pareto front (srbench2021; the line joins the first front)"
+    return Plot(tuple(traces), f.x_label, f.y_label, title, notes=notes)
+
+
+def _xy(points: list[tuple[float, float]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    return tuple(p[0] for p in points), tuple(p[1] for p in points)
+
+
 def _fronts(fig: Figure, ax: Axes, f: Fronts, width: float) -> None:
     from matplotlib.lines import Line2D
 
@@ -119,16 +149,7 @@ def _fronts(fig: Figure, ax: Axes, f: Fronts, width: float) -> None:
 # --- points ---------------------------------------------------------------------------------
 
 
-@figure(
-    "points",
-    "srbench2021",
-    "per method the median over datasets of test R², model size and training time (log), with 95 % bootstrap intervals",
-    axes=("test R²", "model size (nodes)", "training time (s)"),
-    source="`srbench2021` (table `per_task`)",
-    publication="2021 (`blackbox_results.ipynb` point plots)",
-    order=2,
-)
-def points(data: FigureData, width: float) -> Figure:
+def points_figure(data: FigureData, width: float) -> Figure:
     """Per method the median over datasets (of each dataset's median run) of test R2, model size
     and training time, with 95 % bootstrap intervals; srbench2021's per_task table."""
     s = data.score("srbench2021")
@@ -163,6 +184,36 @@ def points(data: FigureData, width: float) -> Figure:
     return fig
 
 
+@figure(
+    "points",
+    "srbench2021",
+    "per method the median over datasets of test R², model size and training time (log), with 95 % bootstrap intervals",
+    axes=("test R²", "model size (nodes)", "training time (s)"),
+    draw=points_figure,
+    source="`srbench2021` (table `per_task`)",
+    publication="2021 (`blackbox_results.ipynb` point plots)",
+    order=2,
+)
+def points(data: FigureData) -> Plot:
+    """Its first panel: each method's median test R² over datasets with its 95 % interval, best
+    at the top (the publication drawing adds model size and training time beside it)."""
+    per = data.score("srbench2021").tables["per_task"]
+    medians = per.groupby("method")["r2_test"].median().sort_values(ascending=False)
+    n, traces = len(medians), []
+    for i, m in enumerate(medians.index):
+        v = per.loc[per["method"] == m, "r2_test"].astype(float).to_numpy()
+        v = v[np.isfinite(v)]
+        if len(v):
+            (lo, hi), y = bootstrap_ci(v), float(n - 1 - i)
+            traces.append(Trace((lo, hi), (y, y), method=str(m), mode="lines"))
+            traces.append(Trace((float(np.median(v)),), (y,), f"{m} ({float(np.median(v)):.3g})", str(m)))
+    ticks = tuple((float(n - 1 - i), str(m)) for i, m in enumerate(medians.index))
+    lo_r2 = float(medians.min()) if n else np.nan
+    x_lim = (-0.25, 1.02) if np.isfinite(lo_r2) and lo_r2 > -0.25 else None
+    title = "median over datasets, 95 % interval (the file adds size and time)"
+    return Plot(tuple(traces), f"test {R2}", "method", title, x_lim=x_lim, y_lim=(-0.5, n - 0.5), y_ticks=ticks)
+
+
 # --- solution rate --------------------------------------------------------------------------
 
 
@@ -171,6 +222,7 @@ def points(data: FigureData, width: float) -> Figure:
     "srbench-groundtruth",
     "symbolic and accuracy solution rates against target noise, one panel per data group (Feynman, Strogatz)",
     axes=("target noise", "symbolic solution rate", "accuracy solution rate"),
+    terminal="a grid of panels, one per data group and rate",
     source="`srbench-groundtruth` (table `per_data_group`)",
     publication="2021, Figure 3 (`groundtruth_results.ipynb`)",
     order=3,
@@ -224,15 +276,7 @@ def solution_rate(data: FigureData, width: float) -> Figure:
 # --- performance profiles -------------------------------------------------------------------
 
 
-@figure(
-    "profiles",
-    "srbench2025",
-    "P[R² ≥ x] over datasets on a 51-point grid, the AUC of each method in the legend",
-    axes=("test R² threshold x", "share of datasets with R²", "AUC"),
-    publication="2.0 (`perfprof_plots.ipynb`)",
-    order=4,
-)
-def profiles(data: FigureData, width: float) -> Figure:
+def profiles_figure(data: FigureData, width: float) -> Figure:
     """srbench2025's leaderboard: P[R2 >= x] over datasets on a 51-point grid, the area under
     each curve (AUC) in the legend (plotdata.profiles_data)."""
     from matplotlib.lines import Line2D
@@ -254,19 +298,30 @@ def profiles(data: FigureData, width: float) -> Figure:
     return fig
 
 
+@figure(
+    "profiles",
+    "srbench2025",
+    "P[R² ≥ x] over datasets on a 51-point grid, the AUC of each method in the legend",
+    draw=profiles_figure,
+    axes=("test R² threshold x", "share of datasets with R²", "AUC"),
+    publication="2.0 (`perfprof_plots.ipynb`)",
+    order=4,
+)
+def profiles(data: FigureData) -> Plot:
+    """Each method's curve, its area in the legend, the rule's notes (the reference AUC's tail)."""
+    p = profiles_data(data)
+    traces = tuple(
+        Trace(p.thresholds, curve, f"{m} (AUC {p.auc[m]:.3f})", m, "lines+markers") for m, curve in p.curves.items()
+    )
+    title = f"performance profile (srbench2025, {p.profile})"
+    return Plot(traces, f"test {R2} threshold x", f"share of datasets with {R2} \u2265 x", title,
+                x_lim=(0, 1), y_lim=(0, 1.05), notes=p.notes)  # fmt: skip
+
+
 # --- energy ---------------------------------------------------------------------------------
 
 
-@figure(
-    "energy",
-    "srbench2025",
-    "median energy per run against median training time, both axes log",
-    axes=("median training time per run (s)", "median energy per run (kWh)"),
-    source="`srbench2025` (table `energy_time`)",
-    publication="2.0, Figure 1 (`power_consumption.ipynb`)",
-    order=5,
-)
-def energy(data: FigureData, width: float) -> Figure:
+def energy_figure(data: FigureData, width: float) -> Figure:
     """srbench2025's energy_time table: each method's median energy of a run against its median
     training time, both axes logarithmic (plotdata.energy_data)."""
     points = energy_data(data)
@@ -284,3 +339,27 @@ def energy(data: FigureData, width: float) -> Figure:
     ax.margins(0.15)
     annotate_points(ax, [(p.fit_s, p.energy_kwh, p.method) for p in points])  # last: on the final axes
     return fig
+
+
+@figure(
+    "energy",
+    "srbench2025",
+    "median energy per run against median training time, both axes log",
+    draw=energy_figure,
+    axes=("median training time per run (s)", "median energy per run (kWh)"),
+    source="`srbench2025` (table `energy_time`)",
+    publication="2.0, Figure 1 (`power_consumption.ipynb`)",
+    order=5,
+)
+def energy(data: FigureData) -> Plot:
+    """One point per method, named beside it; its energy in joules and how it was measured
+    (RAPL or estimated) in the legend."""
+    points = energy_data(data)
+    if not points:
+        raise FigureError("figure 'energy': no method has a positive training time and energy")
+    traces = tuple(
+        Trace((p.fit_s,), (p.energy_kwh,), f"{p.method} {p.energy_j:.3g} J ({p.how})", p.method, text=(p.method,))
+        for p in points
+    )
+    title = "energy vs time (srbench2025)"
+    return Plot(traces, "median training time per run (s)", "median energy per run (kWh)", title, "log", "log")

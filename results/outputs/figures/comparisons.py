@@ -13,6 +13,7 @@ import pandas as pd
 
 from srtui.results.outputs.figures import figure
 from srtui.results.outputs.figures.accuracy import R2, bootstrap_ci, metric_name
+from srtui.results.outputs.figures.plotdata import Plot, Trace
 from srtui.results.outputs.figures.style import FigureError, label, new_figure
 
 if TYPE_CHECKING:
@@ -31,16 +32,7 @@ RANK_NAMES = {
 }
 
 
-@figure(
-    "cd",
-    "friedman",
-    "critical-difference diagram (scikit-posthocs): average ranks, methods that the Nemenyi test does "
-    "not separate joined by a bar",
-    axes=("average rank of test R²", "Nemenyi CD"),
-    publication="2.0 (`fried_nonfried_analysis.ipynb`)",
-    order=6,
-)
-def cd(data: FigureData, width: float) -> Figure:
+def cd_figure(data: FigureData, width: float) -> Figure:
     """friedman's average ranks (1 = best) and Nemenyi p-values as a critical-difference diagram
     (scikit-posthocs): methods joined by a bar do not differ significantly."""
     import scikit_posthocs as sph
@@ -82,9 +74,37 @@ def cd(data: FigureData, width: float) -> Figure:
 
 
 @figure(
+    "cd",
+    "friedman",
+    "critical-difference diagram (scikit-posthocs): average ranks, methods that the Nemenyi test does "
+    "not separate joined by a bar",
+    draw=cd_figure,
+    axes=("average rank of test R²", "Nemenyi CD"),
+    publication="2.0 (`fried_nonfried_analysis.ipynb`)",
+    order=6,
+)
+def cd(data: FigureData) -> Plot:
+    """The average ranks, best at the top, and the critical difference as a bar from the best:
+    methods closer than it are not separated by the Nemenyi test."""
+    s = data.score("friedman")
+    ranks = s.tables["average_ranks"].sort_values("average_rank")
+    summary = s.tables["friedman"].iloc[0]
+    n, best, cdv = len(ranks), float(ranks["average_rank"].min()), float(summary["critical_difference"])
+    traces = [Trace((best, best + cdv), (n - 0.4, n - 0.4), f"Nemenyi CD = {cdv:.2f} (from the best)", mode="lines")]
+    for i, (m, r) in enumerate(zip(ranks["method"], ranks["average_rank"])):
+        traces.append(Trace((float(r),), (float(n - 1 - i),), f"{m} ({float(r):.2f})", str(m)))
+    ticks = tuple((float(n - 1 - i), str(m)) for i, m in enumerate(ranks["method"]))
+    metric = metric_name(str(s.options["metric"]))
+    x_label = f"average rank of {metric} over {int(summary['datasets'])} datasets (1 = best)"
+    note = f"Friedman p = {float(summary['p_value']):.2g}; Nemenyi at \u03b1 = {float(summary['alpha']):g}"
+    return Plot(tuple(traces), x_label, "method", y_lim=(-0.5, n), y_ticks=ticks, notes=(note,))
+
+
+@figure(
     "wilcoxon",
     "wilcoxon",
     "Holm-adjusted p-values of the pairwise Wilcoxon signed-rank tests as a heatmap, `*` where significant",
+    terminal="a heatmap of p-values",
     axes=("pairwise Wilcoxon signed-rank tests", "p, Holm-adjusted"),
     publication="2021 (`statistical_comparisons.ipynb`)",
     order=7,
@@ -130,21 +150,10 @@ def wilcoxon(data: FigureData, width: float) -> Figure:
     return fig
 
 
-@figure(
-    "ranks",
-    "srbench2022-synthetic",
-    "the track score (mean over datasets of the harmonic mean of the ranks) per method and the mean of each rank",
-    axes=("score: mean over datasets of the harmonic mean of ranks", "mean rank over datasets"),
-    source="`srbench2022-synthetic` (or `--rule srbench2022-realworld`)",
-    publication="2022 (`stage1.ipynb`)",
-    order=8,
-)
-def ranks(data: FigureData, width: float) -> Figure:
+def ranks_figure(data: FigureData, width: float) -> Figure:
     """A 2022 competition rule's leaderboard (the score: the mean over datasets of the harmonic
     mean of the ranks) and the mean of each rank over datasets (higher is better)."""
-    rule = data.rule or ("srbench2022-realworld" if data.trust is not None else "srbench2022-synthetic")
-    if not rule.startswith("srbench2022-") or rule == "srbench2022-qualification":
-        raise FigureError(f"figure 'ranks' draws srbench2022-synthetic or srbench2022-realworld, not {rule!r}")
+    rule = _track(data)
     s = data.score(rule)
     board, per = s.main, s.tables["per_task"]
     rank_cols = [c for c in RANK_NAMES if c in per.columns and per[c].notna().any()]
@@ -166,6 +175,39 @@ def ranks(data: FigureData, width: float) -> Figure:
     _heat(right, means, [RANK_NAMES[c] for c in rank_cols], rotation=90 if narrow else 30)
     right.set_title(textwrap.fill("mean rank over datasets (higher is better)", 24 if narrow else 80), fontsize=7)
     return fig
+
+
+@figure(
+    "ranks",
+    "srbench2022-synthetic",
+    "the track score (mean over datasets of the harmonic mean of the ranks) per method and the mean of each rank",
+    draw=ranks_figure,
+    also=("srbench2022-realworld",),
+    axes=("score: mean over datasets of the harmonic mean of ranks", "mean rank over datasets"),
+    source="`srbench2022-synthetic` (or `--rule srbench2022-realworld`)",
+    publication="2022 (`stage1.ipynb`)",
+    order=8,
+)
+def ranks(data: FigureData) -> Plot:
+    """The track's leaderboard: each method's score, in the board's order from the top (the
+    publication drawing adds the mean of each rank as a heatmap)."""
+    rule = _track(data)
+    s = data.score(rule)
+    board = s.main.reset_index(drop=True)
+    n = len(board)
+    scores = zip(board["method"].astype(str), board["score"].astype(float))
+    traces = tuple(Trace((v,), (float(n - 1 - i),), f"{m} ({v:.3g})", m) for i, (m, v) in enumerate(scores))
+    ticks = tuple((float(n - 1 - i), str(m)) for i, m in enumerate(board["method"]))
+    x_label = "score: mean over datasets of the harmonic mean of ranks"
+    return Plot(traces, x_label, "method", f"{rule} (profile {s.profile})", y_lim=(-0.5, n - 0.5), y_ticks=ticks)
+
+
+def _track(data: FigureData) -> str:
+    """The 2022 rule the ranks figure draws: --rule, else the track the input has data for."""
+    rule = data.rule or ("srbench2022-realworld" if data.trust is not None else "srbench2022-synthetic")
+    if not rule.startswith("srbench2022-") or rule == "srbench2022-qualification":
+        raise FigureError(f"figure 'ranks' draws srbench2022-synthetic or srbench2022-realworld, not {rule!r}")
+    return rule
 
 
 def _cells(ax: Axes, grid: np.ndarray, vmin: float | None = None, vmax: float | None = None) -> Any:
@@ -211,6 +253,7 @@ def _heat(ax: Axes, values: pd.DataFrame, columns: list[str], rotation: int = 30
     "(review)",
     "every rating, the mean and its 95 % interval per method; the experts' agreement (Krippendorff's "
     "alpha, ICC(2,k)) in the title",
+    terminal="drawn from a review session's ratings (srtui plot trust --review)",
     axes=("trust rating", "agreement", "Krippendorff"),
     source="a review session (`--review`) or a ratings file (`--trust`)",
     publication="2022 (expert ratings)",

@@ -1,15 +1,22 @@
-"""What the suite figures draw, as plain data (no matplotlib, no pandas in the result): the
-performance profiles, the Pareto fronts of median ranks and the energy against training time,
-each read once from its rule's ``Score`` (``FigureData.score``). The figures (``accuracy``) draw
-them with matplotlib; the app's Plots screen draws the same data with plotext
-(``srtui.views.plots``), so a suite's plot in the terminal and its PDF show the same numbers.
+"""What the figures draw, as plain data (no matplotlib, no pandas in the result).
+
+``Plot`` is a figure kind's data (benchopt's ``Plot`` returning traces is the model): titled axes
+with their scales and ticks, and traces (lines or markers, each a method's or a guide's, with a
+legend entry and optional words beside its points). Every backend draws a ``Plot``: matplotlib
+(``srtui.results.outputs.figures.drawplot``: files for `srtui plot` and the report) and the terminal
+(``srtui.app.terminal_plot``: the app's Plots screen), so a plot in the terminal and its PDF show
+the same numbers. A kind declares the function that makes its ``Plot`` once, with ``@figure``.
+
+Below, the data the suite figures share, each read once from its rule's ``Score``
+(``FigureData.score``): the performance profiles, the Pareto fronts of median ranks and the
+energy against training time.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -18,6 +25,47 @@ from srtui.results.outputs.figures.style import FigureError
 
 if TYPE_CHECKING:
     from srtui.results.outputs.figures import FigureData
+
+Mode = Literal["lines", "markers", "lines+markers"]
+Scale = Literal["linear", "log"]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One series: points joined (``lines``) or not (``markers``). ``method`` gives its look
+    (colour, marker: the same in every figure, the report and the app); None is a guide (grey,
+    no legend entry unless ``label``). ``text`` writes a word beside each point."""
+
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    label: str = ""  # its legend entry ("" none)
+    method: str | None = None
+    mode: Mode = "markers"
+    text: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure kind's data, drawn by every backend: one pair of axes and its traces, drawn in
+    order (later on top). ``ticks`` replace the numbers of an axis by words (method names on a
+    rank axis); ``notes`` are sentences under the legend."""
+
+    traces: tuple[Trace, ...]
+    x_label: str
+    y_label: str
+    title: str = ""
+    x_scale: Scale = "linear"
+    y_scale: Scale = "linear"
+    x_lim: tuple[float, float] | None = None
+    y_lim: tuple[float, float] | None = None
+    x_ticks: tuple[tuple[float, str], ...] = ()
+    y_ticks: tuple[tuple[float, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def methods(self) -> tuple[str, ...]:
+        """The methods drawn, in the traces' order."""
+        return tuple(dict.fromkeys(t.method for t in self.traces if t.method is not None))
+
 
 PROFILE_GRID = 51  # points of the performance profiles (perfprof_plots.ipynb's grid)
 
