@@ -275,7 +275,7 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
 
 #: bump when a reading or cleaning here changes (cache keys follow it; each metric's own version,
 #: results/metrics/declared/, is added to it: results.metrics.declare.version_offset); bump
-#: results.metrics.compute.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
+#: results.metrics.version.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
 #: jobs (4: protected operators are one node of srtui's exact tree: the cached diversity of
 #: gplearn models changes; 5: a deadline counts the worker's CPU time, engine.pool: the cached
 #: timeouts of wall-clock deadlines are computed again)

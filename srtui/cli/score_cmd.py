@@ -266,7 +266,7 @@ def expr(
 
 def _warn_stale(store: Store, suite: str | None) -> None:
     """Metrics of an older definition are never mixed in silently: say so, and how to update."""
-    from results.metrics.compute import METRICS_VERSION, stale_metric_jobs
+    from results.metrics.version import METRICS_VERSION, stale_metric_jobs
 
     n = stale_metric_jobs(store, suite)
     if n:
