@@ -222,8 +222,11 @@ def _jobs_frame(store: Store, suite: str | None, columns: list[str]) -> pd.DataF
 def _truth_sizes(infos: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Each task's ground-truth node count; kept by the truths and the parser's code
     (``engine.kept``), so a second `score`, `plot` or `report` imports no sympy (1.5 s, #56)."""
-    truths = {t: (str(i["ground_truth"]), [str(f) for f in i.get("features") or []]) for t, i in infos.items()}
-    truths = {t: v for t, v in truths.items() if infos[t].get("ground_truth")}
+    truths = {
+        t: (str(i["ground_truth"]), [str(f) for f in i.get("features") or []])
+        for t, i in infos.items()
+        if i.get("ground_truth")
+    }
     if not truths:
         return {}  # no sympy import (1.5 s) for tasks without a ground truth
     from engine import kept

@@ -82,9 +82,10 @@ def test_ground_truth_sizes_are_counted_once_then_kept(own_private_folder: Path)
         "t1": {"ground_truth": "x0*x1 + 2", "features": ["x0", "x1"]},
         "t2": {"ground_truth": "", "features": ["x0"]},
         "t3": {"ground_truth": "sin(", "features": ["x0"]},  # unparsable: no size
+        "t4": {"features": ["x0"]},  # a task without one
     }
     sizes = _truth_sizes(infos)
-    assert sizes["t1"] == 5.0 and math.isnan(sizes["t3"]) and "t2" not in sizes
+    assert sizes["t1"] == 5.0 and math.isnan(sizes["t3"]) and not {"t2", "t4"} & set(sizes)
     _plant(own_private_folder, "truth-sizes", {"t1": 99, "t3": None})
     again = _truth_sizes(infos)
     assert again["t1"] == 99.0 and math.isnan(again["t3"])  # read back, sympy not asked
