@@ -3,9 +3,9 @@
 Each of these reads the runs, scores them and draws or writes: seconds each on a large workspace,
 where before nothing was printed until the end. On a terminal the steps are a rich progress line
 (a spinner, the step, a bar where the count is known, the time so far), gone when the command
-ends. Piped (a log, CI), one plain line per step, ``srtui: COMMAND: STEP (i/n)``, once the command
-is past a second of work: its CPU time, which a busy machine does not stretch, so a small
-workspace's output (a one-line error included) is the same on every machine.
+ends. Piped (a log, CI), one plain line per step, ``srtui: COMMAND: STEP (i/n)``, once the steps
+are past a second of work: the CPU time since the first, which a busy machine does not stretch, so
+a small workspace's output (a one-line error included) is the same on every machine.
 ``SRTUI_PROGRESS_AFTER_S`` sets that second (0: every step). stdout is the command's own output.
 """
 
@@ -43,6 +43,7 @@ class Steps:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._watch: threading.Thread | None = None
+        self._cpu0 = 0.0
 
     def __enter__(self) -> Steps:
         from rich.console import Console
@@ -64,16 +65,17 @@ class Steps:
             self._progress = Progress(*columns, TimeElapsedColumn(), console=console, transient=True)
             self._progress.start()
             self._task = self._progress.add_task(self.command, total=None)
-        elif time.process_time() >= _after_s():
+        elif _after_s() == 0:
             self._shown = True
         else:
+            self._cpu0 = time.process_time()
             self._watch = threading.Thread(target=self._watching, name="srtui-steps", daemon=True)
             self._watch.start()
         return self
 
     def _watching(self) -> None:
-        """Print the step under way once the command is past AFTER_S of CPU, then stop watching."""
-        after = _after_s()
+        """Print the step under way once the steps are past AFTER_S of CPU, then stop watching."""
+        after = self._cpu0 + _after_s()
         while not self._stop.wait(0.1):
             if time.process_time() >= after:
                 with self._lock:
