@@ -9,6 +9,7 @@ import json
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ def test_a_sealed_probe_s_answer_is_kept_per_machine_state(
 def test_ground_truth_sizes_are_counted_once_then_kept(own_private_folder: Path) -> None:
     from results.scoring.tables import _truth_sizes
 
-    infos = {
+    infos: dict[str, dict[str, Any]] = {
         "t1": {"ground_truth": "x0*x1 + 2", "features": ["x0", "x1"]},
         "t2": {"ground_truth": "", "features": ["x0"]},
         "t3": {"ground_truth": "sin(", "features": ["x0"]},  # unparsable: no size
