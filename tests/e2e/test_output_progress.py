@@ -7,8 +7,12 @@ subprocesses, its driver's modules read as tests/e2e/test_lazy_imports.py reads 
 
 from __future__ import annotations
 
+import os
+import pty
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,3 +88,32 @@ def test_plot_prints_its_steps_then_reuses_the_kept_figure(workspace: Path, tmp_
     again = srtui(*args, "--out", str(tmp_path / "d.svg"), env=EVERY_STEP, check=True)
     assert len(_steps(again.stderr)) == 2
     assert (tmp_path / "d.svg").read_bytes() != (tmp_path / "a.svg").read_bytes()
+
+
+def test_on_a_terminal_the_steps_are_a_progress_line_gone_at_the_end(workspace: Path) -> None:
+    """stderr a terminal (a pty here), stdout piped: rich's transient progress line on stderr,
+    the score alone on stdout."""
+    main, child = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "NO_COLOR")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "srtui", "score", "srbench2021", "--format", "csv", "-w", str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=child,
+        env={**env, "TERM": "xterm", "COLUMNS": "100"},
+    )
+    os.close(child)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=300)
+    os.close(main)
+    assert proc.returncode == 0, seen
+    assert b"score srbench2021: reading the runs" in seen and b"\x1b[?25l" in seen  # drawn, cursor hidden
+    assert b"\x1b[?25h" in seen  # and given back at the end
+    assert b"linear" in out and b"srtui:" not in out and b"\x1b" not in out
