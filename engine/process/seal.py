@@ -94,24 +94,10 @@ def isolation() -> Isolation:
     by sealing a throwaway child, or kept from an earlier driver of the same machine state."""
     key = os.environ.get(ISOLATION_ENV)
     if key not in _FOUND:
-        _FOUND[key] = _kept_or_probed(key)
+        from engine.process.seal_key import kept_or_probed
+
+        _FOUND[key] = kept_or_probed(key)
     return _FOUND[key]
-
-
-def _kept_or_probed(env: str | None) -> Isolation:
-    """A sealed probe's answer kept from an earlier driver (``engine.process.seal_key``), else a
-    probe now; only a sealed answer is kept."""
-    from engine import kept
-    from engine.process.seal_key import machine_key
-
-    key = machine_key(env)
-    found = kept.cached("isolation", key)
-    if isinstance(found, list) and len(found) == 2 and found[0] == "namespaces" and isinstance(found[1], str):
-        return Isolation(found[0], found[1])
-    probed = _probe()
-    if probed.mode == "namespaces":
-        kept.keep("isolation", key, [probed.mode, probed.summary])
-    return probed
 
 
 def _probe() -> Isolation:
