@@ -14,12 +14,14 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from srtui.engine.process.supervise import JobOutcome
 from srtui.engine.scaling import STAT_KEYS, Scaling
+
+if TYPE_CHECKING:  # the scoring functions are read without the run machinery (`srtui score`, #56)
+    from srtui.engine.process.supervise import JobOutcome
 
 
 @dataclass

@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from srtui.engine import kept
 
 if TYPE_CHECKING:
     from srtui.engine.methods.srbench_dir import SRBenchMethod
 
 #: bump when what a grid-reading job reports changes: every older entry is then a miss
 READER_VERSION = "1"
-#: the largest file of a folder hashed, the most files, and the largest cached grid read back
+#: the largest file of a folder hashed, and the most files
 MAX_FILE = 1 << 24
 MAX_FILES = 2000
-MAX_ENTRY = 1 << 26
 
 
 def fingerprint(method: SRBenchMethod, python: dict[str, str]) -> str:
@@ -48,38 +47,11 @@ def fingerprint(method: SRBenchMethod, python: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-def _entry(key: str) -> Path:
-    from srtui.engine.private import private_dir
-
-    return private_dir("grids") / f"{key}.json"
-
-
 def cached(key: str) -> Any:
     """The grid kept under ``key`` (unchecked JSON), or None when there is none or it is unusable."""
-    from srtui.engine.private import PrivateDirError, open_file
-
-    try:
-        fd = open_file(_entry(key), os.O_RDONLY)
-        with os.fdopen(fd, "rb") as fh:
-            return json.loads(fh.read(MAX_ENTRY))
-    except (OSError, ValueError, PrivateDirError):
-        return None
+    return kept.cached("grids", key)
 
 
 def keep(key: str, grid: list[dict[str, Any]]) -> None:
-    """Keep ``grid`` under ``key``; written whole under a name of its own, then renamed, so a
-    reader never sees half of it. A cache: a failure to write is no error of the run."""
-    from srtui.engine.private import PrivateDirError, open_file
-
-    fresh = None
-    try:
-        path = _entry(key)
-        fresh = path.with_name(f".{key}.{os.getpid()}.tmp")
-        fd = open_file(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(grid, fh)
-        os.replace(fresh, path)
-    except (OSError, ValueError, PrivateDirError):
-        if fresh is not None:
-            with contextlib.suppress(OSError):
-                fresh.unlink()
+    """Keep ``grid`` under ``key`` (``srtui.engine.kept``: a failure to write is no error of the run)."""
+    kept.keep("grids", key, grid)

@@ -8,11 +8,15 @@ worker thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from srtui.engine.errors import SrtuiError
+
+#: told each step of a long output (``srtui.cli.steps.Steps.step``): what, which (1-based), of how many
+Progress = Callable[[str, int | None, int | None], None]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,8 +128,9 @@ def suite_rule(store: Store, name: str) -> str | None:
     return named(store, name)
 
 
-def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInput]:
-    """Each suite of the workspace (or those named) with its runs, rule and reviews."""
+def suite_inputs(store: Store, suites: list[str] | None = None, progress: Progress | None = None) -> list[SuiteInput]:
+    """Each suite of the workspace (or those named) with its runs, rule and reviews; each suite
+    read is a step of ``progress``."""
     from srtui.results.outputs.report import SuiteInput, task_features
     from srtui.results.scoring.tables import runs_frame
     from srtui.results.store.queries import suites as all_suites
@@ -140,7 +145,9 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
         )
     out = []
     features = task_features(store)
-    for name in names:
+    for i, name in enumerate(names, 1):
+        if progress is not None:
+            progress(f"reading the runs of {name}", i, len(names))
         reviews = unblinded_reviews(store, name)
         trust = reviews[0].trust if reviews else None
         out.append(
@@ -160,19 +167,25 @@ def suite_inputs(store: Store, suites: list[str] | None = None) -> list[SuiteInp
 
 
 def write_report(
-    store: Store, out: Path, suites: list[str] | None = None, width: float = 7.0, published: str | None = None
+    store: Store,
+    out: Path,
+    suites: list[str] | None = None,
+    width: float = 7.0,
+    published: str | None = None,
+    progress: Progress | None = None,
 ) -> Path:
     """`srtui report`: one self-contained HTML file of the workspace (or of the suites named);
-    with ``published`` (a source, or "default"), each suite beside SRBench's published results."""
+    with ``published`` (a source, or "default"), each suite beside SRBench's published results.
+    ``progress`` is told each step: each suite read, then each suite's section drawn."""
     from srtui.results.outputs.report import metadata, render_report
 
     if out.suffix.lower() not in (".html", ".htm"):
         raise OutputError(f"--out must end in .html, not {out.name!r}")
-    inputs = suite_inputs(store, suites)
+    inputs = suite_inputs(store, suites, progress)
     if published is not None:
         for s in inputs:
             _beside_published(store, s, published)
-    html = render_report(inputs, metadata(store, suites), width=width)
+    html = render_report(inputs, metadata(store, suites), width=width, progress=progress)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")
     return out

@@ -89,14 +89,22 @@ def _signature_params(target: str) -> list[str]:
 @functools.lru_cache(maxsize=32)
 def estimator_params(target: str) -> tuple[str, ...]:
     """``_signature_params(target)`` read in a child process under a deadline (importing
-    scikit-learn or pyoperon costs the driver a second and more, #56), once per driver."""
+    scikit-learn or pyoperon costs the driver a second and more, #56), once per driver, and kept
+    by the installed library's fingerprint for the next plan (``srtui.engine.methods.params_cache``)."""
+    from srtui.engine.methods import params_cache
     from srtui.engine.pool import TimedPool
 
+    key = params_cache.fingerprint(target)
+    kept = params_cache.cached(key)
+    if kept is not None:
+        return tuple(kept)
     with TimedPool(_signature_params, workers=1, timeout=PARAMS_TIMEOUT_S, mem_mb=None) as pool:
         [result] = list(pool.run([(0, target)]))
     if result.status != "ok" or not isinstance(result.value, list):
         raise ParamsError(f"cannot read the parameters of {target} to check them: {result.status}")
-    return tuple(str(v) for v in result.value)
+    names = [str(v) for v in result.value]
+    params_cache.keep(key, names)
+    return tuple(names)
 
 
 #: seconds the parameter check may take to import a method's library (a loaded machine is slow)

@@ -92,10 +92,12 @@ _FOUND: dict[str | None, Isolation] = {}
 
 def isolation() -> Isolation:
     """What this machine gives jobs, found once per driver (and value of ``SRTUI_ISOLATION``)
-    by sealing a throwaway child."""
+    by sealing a throwaway child, or kept from an earlier driver of the same machine state."""
     key = os.environ.get(ISOLATION_ENV)
     if key not in _FOUND:
-        _FOUND[key] = _probe()
+        from srtui.engine.process.seal_key import kept_or_probed
+
+        _FOUND[key] = kept_or_probed(key)
     return _FOUND[key]
 
 

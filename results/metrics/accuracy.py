@@ -112,7 +112,7 @@ def metrics() -> tuple[Accuracy, ...]:
 
 
 def version_offset() -> int:
-    """The sum of the declarations' versions: part of ``srtui.results.metrics.compute.METRICS_VERSION``."""
+    """The sum of the declarations' versions: part of ``srtui.results.metrics.version.METRICS_VERSION``."""
     return sum(m.version for m in metrics())
 
 

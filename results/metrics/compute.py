@@ -32,8 +32,9 @@ from srtui.engine.task_files import TASK_FILES
 from srtui.engine.untrusted import UntrustedFileError
 from srtui.results.metrics import accuracy, pivot
 from srtui.results.metrics.accuracy import prediction_metrics
-from srtui.results.metrics.declare import stored_names, version_offset
+from srtui.results.metrics.declare import stored_names
 from srtui.results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
+from srtui.results.metrics.version import METRICS_VERSION
 from srtui.results.store.columns import ACCURACY
 from srtui.results.store.typed import task_infos, typed_rows
 
@@ -41,15 +42,6 @@ if TYPE_CHECKING:
     from srtui.results.store.store import Store
     from srtui.tasks.catalogue import TaskContext
 
-#: bump when a definition changes: `srtui rescore` then recomputes every job, not only new ones
-#: (2: expression metrics per SRBench release, results/metrics/releases.py; 3: after a timed-out simplify,
-#: 2022 and 2.0 keep the unsimplified model as their code does; 4: 2.0's verdict is its published
-#: pipeline's (assess + collate, 2021's code), evaluation.py's a variant, both with 2.0's truth reading;
-#: 5: protected operators are one node each in srtui's exact tree, which changes gplearn models'
-#: diversity; 6: each deadline counts the metric worker's CPU time, with a wall-clock backstop
-#: (srtui.engine.pool), so a model that ran out of a busy machine's wall clock gets its values); each
-#: declared metric's own version (results/metrics/declared/, results/metrics/accuracy.py) is added to it
-METRICS_VERSION = 6 + version_offset() + accuracy.version_offset()
 #: jobs whose metrics are written together: an interrupted `srtui rescore` loses at most one batch
 BATCH = 2_000
 _HOST = os.uname().nodename
@@ -103,14 +95,6 @@ def _stored(name: str) -> bool:
     if name.startswith("_"):
         return False  # _notes etc.: text, not metrics
     return "." not in name or name in stored_names()
-
-
-def stale_metric_jobs(store: Store, suite: str | None = None) -> int:
-    """Finished jobs whose stored metrics are of an older definition (`srtui rescore` updates them)."""
-    q = "SELECT count(*) FROM metrics m JOIN jobs j USING (job_id) WHERE m.name = '_version' AND m.value < ?" + (
-        " AND j.suite = ?" if suite else ""
-    )
-    return int(store.conn.execute(q, (METRICS_VERSION, suite) if suite else (METRICS_VERSION,)).fetchone()[0])
 
 
 def write_metrics(store: Store, rows: dict[str, dict[str, Any]]) -> None:

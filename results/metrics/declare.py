@@ -8,7 +8,7 @@ of the model) the function computing it from one release's reading of the model.
 - the per-release values of ``srtui.results.metrics.release_values.model_op`` and ``assemble_release``;
 - the stored names (:func:`stored_names`) and the unprefixed defaults (:func:`defaults`);
 - the definition versions (:func:`version_offset`: the expression cache keys and
-  ``srtui.results.metrics.compute.METRICS_VERSION`` follow every declaration's ``version``);
+  ``srtui.results.metrics.version.METRICS_VERSION`` follow every declaration's ``version``);
 - the rows of ``srtui expr`` (:func:`expr_rows`), the app's labels (:func:`labels`), the
   ranking direction (:func:`lower_is_better`) and the docs table (:func:`docs_table`, kept in
   docs/scoring.md; tests/unit/test_metric_contracts.py fails when the two differ).

@@ -32,7 +32,7 @@ def model_op(
 
 #: bump when a reading or cleaning here changes (cache keys follow it; each metric's own version,
 #: results/metrics/declared/, is added to it: srtui.results.metrics.declare.version_offset); bump
-#: srtui.results.metrics.compute.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
+#: srtui.results.metrics.version.METRICS_VERSION too, by hand, so `srtui rescore` recomputes the stored
 #: jobs (4: protected operators are one node of srtui's exact tree: the cached diversity of
 #: gplearn models changes; 5: a deadline counts the worker's CPU time, srtui.engine.pool: the cached
 #: timeouts of wall-clock deadlines are computed again)

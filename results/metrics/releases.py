@@ -249,6 +249,3 @@ def srsd_op(text: str, truth: str, features: Sequence[str], dialect: str) -> dic
     d = int(APTED(_apted(m), _apted(t)).compute_edit_distance())
     n = _tree_size(t)
     return {"ted": d, "ted_norm": min(d, n) / n}
-
-
-# --- the stored names ----------------------------------------------------------------------------

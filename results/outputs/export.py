@@ -15,7 +15,6 @@ import io
 import json
 import math
 from collections.abc import Callable
-from importlib import metadata
 from typing import Any
 
 import numpy as np
@@ -46,6 +45,8 @@ class ExportError(SrtuiError, ValueError):
 
 
 def srtui_version() -> str:
+    from importlib import metadata
+
     try:
         return metadata.version("srtui")
     except metadata.PackageNotFoundError:

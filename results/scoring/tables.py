@@ -221,17 +221,53 @@ def _jobs_frame(store: Store, suite: str | None, columns: list[str]) -> pd.DataF
 
 
 def _truth_sizes(infos: dict[str, dict[str, Any]]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    if not any(info.get("ground_truth") for info in infos.values()):
-        return out  # no sympy import (1.5 s) for tasks without a ground truth
+    """Each task's ground-truth node count; kept by the truths and the parser's code
+    (``srtui.engine.kept``), so a second `score`, `plot` or `report` imports no sympy (1.5 s, #56)."""
+    truths = {
+        t: (str(i["ground_truth"]), [str(f) for f in i.get("features") or []])
+        for t, i in infos.items()
+        if i.get("ground_truth")
+    }
+    if not truths:
+        return {}  # no sympy import (1.5 s) for tasks without a ground truth
+    from srtui.engine import kept
+
+    key = _truth_key(truths)
+    found = kept.cached("truth-sizes", key)
+    if isinstance(found, dict) and set(found) == set(truths) and all(_count(v) for v in found.values()):
+        return {t: np.nan if v is None else float(v) for t, v in found.items()}
+    out = _count_truths(truths)
+    kept.keep("truth-sizes", key, {t: None if math.isnan(v) else v for t, v in out.items()})
+    return out
+
+
+def _count(value: object) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _truth_key(truths: dict[str, tuple[str, list[str]]]) -> str:
+    """The truths, srtui's parser and sympy: what a node count depends on."""
+    import hashlib
+    import json
+
+    from srtui.engine import kept
+
+    parser = sorted(str(p) for p in (Path(__file__).parents[2] / "engine" / "expression").glob("*.py"))
+    truth_text = json.dumps(sorted(truths.items()))
+    key = kept.code_key("srtui-truth-sizes 1", ["sympy", "srtui.results.metrics.expr_metrics"], truth_text)
+    digest = hashlib.sha256(key.encode())
+    kept.stamp(digest, parser)  # srtui's parser, edited or not
+    return digest.hexdigest()
+
+
+def _count_truths(truths: dict[str, tuple[str, list[str]]]) -> dict[str, float]:
     from srtui.results.metrics.expr_metrics import ExpressionError, node_count, parse
 
-    for task, info in infos.items():
-        truth, feats = info.get("ground_truth"), info.get("features") or []
-        if truth:
-            try:
-                p = parse(truth, feats, "python")
-                out[task] = float(node_count(p.expr)) if not p.too_large else np.nan
-            except ExpressionError:
-                out[task] = np.nan
+    out: dict[str, float] = {}
+    for task, (truth, feats) in truths.items():
+        try:
+            p = parse(truth, feats, "python")
+            out[task] = float(node_count(p.expr)) if not p.too_large else np.nan
+        except ExpressionError:
+            out[task] = np.nan
     return out

@@ -6,8 +6,9 @@ misspelt command: the root's ``-w`` is parsed first) 50-75 ms, a quarter of ``st
 Here a parameter's runtime coercion is built when a value needs it: an option left out is None
 (or ``()``) as typer's own gives it, and a ``str`` or ``Path`` value (or a list of them) is what
 pydantic's lax mode makes of text (the text; ``Path(text)``) put through typer's own path checks
-(``coerce_cli_path``: exists, file_okay, resolve_path...). Every other value (numbers, choices,
-parsers, files) goes to the adapter typer builds, as before.
+(``coerce_cli_path``: exists, file_okay, resolve_path...), and a number or flag that already is
+one (a default: ``srtui plot``'s ``--width 7.0`` left out) is itself. Every other value (numbers
+given as text, choices, parsers, files) goes to the adapter typer builds, as before.
 ``tests/unit/test_cli_coercion.py`` checks both against typer's own.
 """
 
@@ -55,6 +56,8 @@ def plain(descriptor: TypeDescriptor, value: Any, param: Any = None, ctx: Any = 
             value = [value]  # as typer's list adapter takes a single value
         items = [plain(_item(descriptor), item, param, ctx) for item in value]
         return NOT_PLAIN if any(item is NOT_PLAIN for item in items) else items
+    if annotation in (int, float, bool) and type(value) is annotation and _unbounded(info):
+        return value  # a default (`--width` left out: 7.0) is what pydantic's lax mode makes of it
     if not isinstance(value, str):
         return NOT_PLAIN
     if annotation is str:
@@ -62,6 +65,10 @@ def plain(descriptor: TypeDescriptor, value: Any, param: Any = None, ctx: Any = 
     if annotation is Path and info.path_type in (None, Path):
         return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
     return NOT_PLAIN
+
+
+def _unbounded(info: Any) -> bool:
+    return getattr(info, "min", None) is None and getattr(info, "max", None) is None
 
 
 def _item(descriptor: TypeDescriptor) -> TypeDescriptor:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from srtui.cli import figure_cache
 from srtui.cli import score_published as shared  # the options `srtui score` has too
 from srtui.cli.common import WorkspaceOption, fail
 from srtui.results.metrics.profiles import Profile, named_profile
@@ -52,17 +53,14 @@ def plot(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a publication figure (PDF, SVG or PNG) from the scoring rules' own tables."""
-    from srtui.cli.score_cmd import _options, _store
-    from srtui.outputs import figure_data
-    from srtui.results.outputs.figures import get_kind, kinds, render
-    from srtui.results.scoring.tables import read_runs_csv
+    from srtui.results.outputs.figures import get_kind, kinds
 
     if list_kinds or not kind:
         for k in kinds().values():
             print(f"{k.name:<14} rule {k.rule}\n  {k.summary}")
         return
-    get_kind(kind)
     if out is None:
+        get_kind(kind)  # an unknown figure is the first thing to say
         fail("give --out FILE.pdf, FILE.svg or FILE.png")
     if suite and from_csv:
         fail("give --suite or --from-csv, not both")
@@ -72,21 +70,72 @@ def plot(
         fail("give --from-csv or --published, not both (--published draws the workspace beside the publication)")
     if (strict or data_dir) and published is None:
         fail("--strict and --data-dir go with --published")
-    runs = read_runs_csv(from_csv) if from_csv else None
-    if published is not None:
-        source = shared.PublishedSource(published, suite, workspace, data_dir, strict)
-        runs = _published_runs(kind, source, _options(option))
-    # with --published the workspace is read too: its methods keep the looks of its other figures
-    store = None if from_csv and not review else _store(workspace)
-    data = figure_data(store, suite, runs, _options(option), trust, review, rule)
-    data.allow_mixed = allow_mixed
-    if kind == "trust" and data.ratings is None and data.trust is None:
-        fail("figure 'trust' needs ratings: give --review SESSION (unblinded) or --trust FILE")
-    path = render(kind, data, out, width, style, dpi)
-    for score in data.scores():
-        for note in score.notes:
-            print(f"srtui: note ({score.rule}): {note}", file=sys.stderr)
-    print(f"wrote {path}", file=sys.stderr)
+    if out.suffix.lower() not in (".pdf", ".svg", ".png"):
+        fail(f"--out must end in .pdf, .svg or .png, not {out.name!r}")
+    request = figure_cache.Request(kind, out, suite, from_csv, list(option or []), rule, trust, width, style, dpi)
+    # a kept figure was drawn, so its kind is known; the kinds are read (pandas) when one is drawn
+    kept = _kept_figure(request, workspace) if published is None and review is None and from_csv is None else None
+    if kept is not None and kept[1] is not None:
+        _wrote(out, kept[1])
+        return
+    notes = _draw(request, review, published, strict, data_dir, allow_mixed, workspace)
+    if kept is not None:
+        figure_cache.keep(kept[0].cache, kept[2], out, notes)
+    _wrote(out, notes)
+
+
+def _kept_figure(request: figure_cache.Request, workspace: Path | None) -> tuple[Any, list[str] | None, str] | None:
+    """(the workspace, the kept figure's notes or None, its key); None for a figure never kept
+    (``trust``: its ratings live in the review's files) or a workspace without a store."""
+    from srtui.engine.workspace import resolve
+
+    ws = resolve(workspace)
+    if request.kind == "trust" or not ws.exists():
+        return None
+    digest = figure_cache.key(request, ws.db_path)
+    return ws, figure_cache.reuse(ws.cache, digest, request.out), digest
+
+
+def _draw(
+    request: figure_cache.Request,
+    review: str | None,
+    published: str | None,
+    strict: bool,
+    data_dir: Path | None,
+    allow_mixed: bool,
+    workspace: Path | None,
+) -> list[str]:
+    """Read, score and draw the figure into ``request.out``, the steps on stderr; its notes."""
+    from srtui.cli.score_cmd import _options, _store
+    from srtui.cli.steps import Steps
+    from srtui.results.outputs.figures import get_kind
+
+    kind, options = get_kind(request.kind).name, _options(request.options)
+    with Steps(f"plot {kind}") as steps:
+        steps.step("reading the runs", 1, 2)
+        from srtui.outputs import figure_data
+        from srtui.results.outputs.figures import render
+        from srtui.results.scoring.tables import read_runs_csv
+
+        runs = read_runs_csv(request.from_csv) if request.from_csv else None
+        if published is not None:
+            source = shared.PublishedSource(published, request.suite, workspace, data_dir, strict)
+            runs = _published_runs(kind, source, options)
+        # with --published the workspace is read too: its methods keep the looks of its other figures
+        store = None if request.from_csv and not review else _store(workspace)
+        data = figure_data(store, request.suite, runs, options, request.trust, review, request.rule)
+        data.allow_mixed = allow_mixed
+        if kind == "trust" and data.ratings is None and data.trust is None:
+            fail("figure 'trust' needs ratings: give --review SESSION (unblinded) or --trust FILE")
+        steps.step(f"scoring and drawing {request.out.name}", 2, 2)
+        render(kind, data, request.out, request.width, request.style, request.dpi)
+    return [f"({score.rule}): {note}" for score in data.scores() for note in score.notes]
+
+
+def _wrote(out: Path, notes: list[str]) -> None:
+    for note in notes:
+        print(f"srtui: note {note}", file=sys.stderr)
+    print(f"wrote {out}", file=sys.stderr)
 
 
 def _published_runs(kind: str, source: shared.PublishedSource, options: dict[str, str]) -> pd.DataFrame:
@@ -118,9 +167,11 @@ def report(
     failures, reviews and run metadata; it needs no network and runs no outside script.
     --published: each suite beside SRBench's published results, with the comparison's warnings."""
     from srtui.cli.score_cmd import _store
+    from srtui.cli.steps import Steps
     from srtui.outputs import write_report
 
-    path = write_report(_store(workspace), out, suite or None, width, published)
+    with Steps("report") as steps:
+        path = write_report(_store(workspace), out, suite or None, width, published, steps.step)
     print(f"wrote {path}", file=sys.stderr)
 
 

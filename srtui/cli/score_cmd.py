@@ -22,6 +22,7 @@ from srtui.cli.score_published import (
     TrustOption,
     published_score,
 )
+from srtui.cli.steps import Steps
 from srtui.engine.errors import did_you_mean
 from srtui.engine.names import file_in
 
@@ -127,20 +128,23 @@ def score(
     if trust and review:
         fail("give --trust or --review, not both")
     trust_df = _review_trust(workspace, review) if review else _trust(trust)
-    if published is not None:
-        source = PublishedSource(published, suite, workspace, data_dir, strict)
-        result = published_score(rule, source, _options(option), trust_df, allow_mixed)
-        _emit_score(result, fmt, raw, out)
-        return
-    if from_csv:
-        runs = read_runs_csv(from_csv)
-    else:
-        store = _store(workspace)
-        runs = runs_frame(store, suite)
-        _warn_stale(store, suite)
-        if runs.empty:
-            fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
-    result = apply_rule(rule, runs, trust=trust_df, allow_mixed=allow_mixed, **_options(option))
+    with Steps(f"score {rule}") as steps:  # closed before the score is written: stdout is its own
+        if published is not None:
+            steps.step("the runs beside the published results", 1, 1)
+            source = PublishedSource(published, suite, workspace, data_dir, strict)
+            result = published_score(rule, source, _options(option), trust_df, allow_mixed)
+        else:
+            steps.step("reading the runs", 1, 2)
+            if from_csv:
+                runs = read_runs_csv(from_csv)
+            else:
+                store = _store(workspace)
+                runs = runs_frame(store, suite)
+                _warn_stale(store, suite)
+                if runs.empty:
+                    fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
+            steps.step(f"scoring {len(runs)} runs", 2, 2)
+            result = apply_rule(rule, runs, trust=trust_df, allow_mixed=allow_mixed, **_options(option))
     _emit_score(result, fmt, raw, out)
 
 
@@ -266,7 +270,7 @@ def expr(
 
 def _warn_stale(store: Store, suite: str | None) -> None:
     """Metrics of an older definition are never mixed in silently: say so, and how to update."""
-    from srtui.results.metrics.compute import METRICS_VERSION, stale_metric_jobs
+    from srtui.results.metrics.version import METRICS_VERSION, stale_metric_jobs
 
     n = stale_metric_jobs(store, suite)
     if n:
@@ -342,15 +346,30 @@ def export(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Export all runs with their metrics, and each suite's leaderboard under its scoring rule."""
+    exts = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}
+    if fmt not in exts:
+        fail(f"unknown format {fmt!r} (formats: {', '.join(exts)}){did_you_mean(fmt, exts)}")
+    ext, files = exts[fmt], fmt == "csv" and out is not None  # CSV files: plain, each with a NAME.meta.json
+    with Steps("export") as steps:
+        docs = _export_docs(steps, fmt, out, suite, trust, raw, workspace)
+    if out is None and fmt == "json" and len(docs) > 1:  # stdout holds one JSON document
+        _emit(json.dumps({key: json.loads(text) for key, text in docs.items()}, indent=1), None)
+        return
+    for key, text in docs.items():
+        # a suite name from an older store may hold anything: the file stays inside --out
+        _emit(text, None if out is None else file_in(out, key if files else f"{key}.{ext}"))
+
+
+def _export_docs(
+    steps: Steps, fmt: str, out: Path | None, suite: str | None, trust: Path | None, raw: bool, workspace: Path | None
+) -> dict[str, str]:
+    """`srtui export`'s documents by name: the runs, then each suite's leaderboard, one step each."""
     from srtui.results.outputs.export import ExportError, csv_files, render_score, render_tables, score_csv_files
     from srtui.results.scoring import ScoreError
     from srtui.results.scoring import score as apply_rule
     from srtui.results.scoring.tables import runs_frame
 
-    exts = {"csv": "csv", "md": "md", "latex": "tex", "json": "json"}
-    if fmt not in exts:
-        fail(f"unknown format {fmt!r} (formats: {', '.join(exts)}){did_you_mean(fmt, exts)}")
-    ext = exts[fmt]
+    steps.step("reading the runs")
     store = _store(workspace)
     runs = runs_frame(store, suite)
     _warn_stale(store, suite)
@@ -358,18 +377,21 @@ def export(
     if fmt == "latex":  # a paper's table, not the 60-odd columns of the record
         shown_runs = runs[[c for c in PAPER_COLUMNS if c in runs.columns]]
         runs_notes = ["the columns a paper uses; every column: srtui export --format csv (or json)"]
-    files = fmt == "csv" and out is not None  # plain CSV files, each with a NAME.meta.json
+    files = fmt == "csv" and out is not None
     runs_options = {"suite": suite or "all"}
+    steps.step(f"the table of {len(runs)} runs")
     if files:
         docs = csv_files("runs", {"runs": shown_runs}, "runs", runs_options, runs_notes, raw=raw)
     else:
         docs = {"runs": render_tables({"runs": shown_runs}, fmt, "runs", runs_options, runs_notes, raw=raw)}
     trust_df = _trust(trust)
-    for name in sorted(runs["suite"].dropna().unique()) if len(runs) else []:
+    names = sorted(runs["suite"].dropna().unique()) if len(runs) else []
+    for i, name in enumerate(names, 1):
         rule = _suite_rule(store, name)
         if not rule:
             print(f"srtui: suite {name}: no scoring rule, no leaderboard", file=sys.stderr)
             continue
+        steps.step(f"leaderboard of {name}", i, len(names))
         try:
             board = apply_rule(rule, runs[runs["suite"] == name], trust=trust_df, allow_mixed=True)
             if files:
@@ -378,12 +400,7 @@ def export(
                 docs[f"leaderboard-{name}"] = render_score(board, fmt, raw=raw)
         except (ScoreError, ExportError) as exc:
             print(f"srtui: suite {name}: no leaderboard: {exc}", file=sys.stderr)
-    if out is None and fmt == "json" and len(docs) > 1:  # stdout holds one JSON document
-        _emit(json.dumps({key: json.loads(text) for key, text in docs.items()}, indent=1), None)
-        return
-    for key, text in docs.items():
-        # a suite name from an older store may hold anything: the file stays inside --out
-        _emit(text, None if out is None else file_in(out, key if files else f"{key}.{ext}"))
+    return docs
 
 
 def _suite_rule(store: Store, name: str) -> str | None:

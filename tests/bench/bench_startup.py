@@ -11,8 +11,13 @@ their ratio (about 1 on a quiet machine; a busy one stretches the wall time, not
 the CPU time as a multiple of the floor's, and the heaviest top-level imports (``-X importtime``,
 cumulative). Targets, on the multiple (issue #56; a load average stretches both alike):
 ``--help`` and a misspelt command <= 2.5x, ``status``, ``results`` and a ``--dry-run`` of a suite
-with two SRBench method folders <= 5x; and on the CPU time (issue #46: a quiet machine's wall
-time), ``--help`` and a misspelt command < 0.5 s, ``run smok`` < 0.7 s. The SRBench 2.0 folders
+with two SRBench method folders <= 5x, ``score`` <= 8x and ``plot`` <= 12x (of a workspace of 24
+jobs, run first: ``linear`` and ``poly2`` on two smoke tasks, six seeds; ``plot`` both drawn, each
+call another width, and kept, the same figure again: ``srtui.cli.figure_cache``); ``report`` of
+that workspace is printed against the floor too; and on the CPU time (issue #46: a quiet machine's
+wall time), ``--help`` and a misspelt command < 0.5 s, ``run smok`` < 0.7 s. ``methods check
+linear`` (a throw-away workspace, a new one each call) is timed against the job's own wall time
+it reports: target its wall time <= the job's + 1 s. The SRBench 2.0 folders
 ``sklearn_ridge`` and ``sklearn_linear`` are read in place from ``--methods`` (else
 ``$SRTUI_SRBENCH_METHODS``, else ``../shared/data/srbench-methods``); without them those lines
 say so. A 2021-style method file whose grid is built in a loop (``gplearn.py``: a job reads it)
@@ -22,6 +27,7 @@ shows the grid cache: its first plan runs the job, the second reads the kept gri
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -81,6 +87,15 @@ def heaviest_imports(args: list[str], cwd: Path, n: int = 4) -> list[tuple[str, 
     return sorted(top, key=lambda t: -t[1])[:n]
 
 
+#: the workspace `score`, `plot` and `report` read: 24 jobs (2 methods x 2 tasks x 6 seeds)
+OUTPUT_SUITE = """name = "bench24"
+tasks = ["smoke-linear", "smoke-interaction"]
+methods = ["linear", "poly2"]
+seeds = [1, 2, 3, 4, 5, 6]
+scoring = "srbench2021"
+"""
+
+
 def methods_dir(given: str | None) -> Path | None:
     env = os.environ.get("SRTUI_SRBENCH_METHODS")
     for base in [given, env, str(REPO.parent / "shared" / "data" / "srbench-methods")]:
@@ -104,6 +119,12 @@ def commands(tmp: Path, methods: Path | None) -> list[tuple[str, list[str], floa
         dirs = ["--method-dir", str(methods / "sklearn_ridge"), "--method-dir", str(methods / "sklearn_linear")]
         plan = ["run", "smoke", "--protocol", "srbench2021", *dirs, "--dry-run", "-w", ws]
         out.append(("dry-run, 2 folders", plan, 5.0, None))
+    ws24 = str(tmp / "ws24")
+    out += [
+        ("score", ["score", "srbench2021", "-w", ws24], 8.0, None),
+        ("plot, kept", ["plot", "pareto", "--out", str(tmp / "kept.svg"), "-w", ws24], 12.0, None),
+        ("report", ["report", "--out", str(tmp / "report.html"), "-w", ws24], None, None),
+    ]
     out += [(f"{name} --help", [name, "--help"], None, None) for name in ("run", "results", "score", "tasks", "review")]
     return out
 
@@ -147,6 +168,40 @@ def grid_cache_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
         report(label, (wall, cpu, cpu / base), 5.0 if times is seconds else None, None)
 
 
+def drawn_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
+    """`plot` drawing its figure: each call another width, so none finds a kept figure."""
+    times = []
+    for i in range(repeat):
+        floor.append(time_once(list(FLOOR), tmp)[1])
+        width = f"{6.0 + i / 10:.1f}"  # a figure of its own (the kept one's key has the width)
+        argv = ["-m", "srtui", "plot", "pareto", "--width", width, "--out", str(tmp / f"drawn{i}.svg")]
+        times.append(time_once([*argv, "-w", str(tmp / "ws24")], tmp))
+    wall, cpu = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+    report("plot, drawn", (wall, cpu, cpu / statistics.median(floor)), 12.0, None)
+
+
+def check_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
+    """`methods check linear` against its job's own wall time (``wall_s`` of its --json)."""
+    walls, jobs, cpus = [], [], []
+    for _ in range(repeat):
+        floor.append(time_once(list(FLOOR), tmp)[1])
+        start = time.perf_counter()
+        argv = [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"]
+        proc = subprocess.Popen(argv, cwd=tmp, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        text = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped by wait4
+        walls.append(time.perf_counter() - start)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        jobs.append(float(json.loads(text)["wall_s"]) if status == 0 else float("inf"))
+    wall, job, cpu = statistics.median(walls), statistics.median(jobs), statistics.median(cpus)
+    ratio = cpu / statistics.median(floor)
+    line = f"srtui methods check linear  wall {wall:6.3f} s  CPU {cpu:6.3f} s  {ratio:4.1f}x floor"
+    line += f"  the job's own wall {job:5.3f} s, beyond it {wall - job:5.2f} s"
+    print(f"{line}  {target('srtui methods check linear beyond its job', wall - job, '<=', 1.0, ' s')}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -162,6 +217,13 @@ def main() -> None:
         subprocess.run(
             [sys.executable, "-m", "srtui", "run", str(suite), "-w", str(tmp / "ws")], env=_env(), check=True
         )
+        (tmp / "bench24.toml").write_text(OUTPUT_SUITE)
+        subprocess.run(
+            [sys.executable, "-m", "srtui", "run", str(tmp / "bench24.toml"), "-w", str(tmp / "ws24")],
+            env=_env(),
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
         floor: list[float] = []
         for label, args, ratio_goal, cpu_goal in commands(tmp, methods):
             cwd = tmp / f"cwd-{len(floor)}"
@@ -173,6 +235,8 @@ def main() -> None:
         if methods is None:
             print("dry-run, 2 folders: skipped (no sklearn_ridge and sklearn_linear folders: --methods DIR)")
         grid_cache_lines(tmp, max(1, opts.repeat // 2), floor)
+        drawn_lines(tmp, opts.repeat, floor)
+        check_lines(tmp, max(1, opts.repeat // 2), floor)
         print(f"floor (python -c 'import typer, rich'): CPU {statistics.median(floor):.3f} s, {len(floor)} calls")
     load = os.getloadavg()
     print(f"load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

@@ -89,6 +89,7 @@ def test_a_dry_run_with_two_srbench_folders_imports_no_method(tmp_path: Path) ->
         assert "note: grid of sklearn_ridge: 64 configuration(s), the literal hyper_params" in proc.stderr
         assert "tuning sklearn_ridge on smoke-interaction" in proc.stdout
         assert heavy(modules) == []
+        assert not {"urllib.request", "http.client", "ssl"} & modules  # a plan that downloads nothing
     assert not (tmp_path / "ws").exists()  # a dry run writes nothing
 
 

@@ -29,6 +29,9 @@ def _params() -> dict[str, Any]:
         real: Annotated[Path | None, typer.Option(resolve_path=True)] = None,
         folder: Annotated[Path | None, typer.Option(file_okay=False)] = None,
         number: int = 0,
+        ratio: float = 7.0,
+        flag: bool = False,
+        bounded: Annotated[int, typer.Option(min=10)] = 300,
     ) -> None:
         pass
 
@@ -50,6 +53,9 @@ VALUES = [
     ("paths", ["a", "b/c"]),
     ("real", "x/../y"),
     ("folder", "missing"),
+    ("number", 3),
+    ("ratio", 7.0),
+    ("flag", True),
 ]
 
 
@@ -67,6 +73,15 @@ def test_plain_values_are_what_typer_makes_of_them(name: str, value: Any) -> Non
     deferred = Deferred(desc.parameter_info, desc.annotation, desc)
     assert _outcome(deferred, value, param) == _outcome(build_runtime_param(desc), value, param)
     assert "typers" not in vars(deferred)  # answered without typer's adapter
+
+
+@pytest.mark.parametrize(("name", "value"), [("number", "3"), ("ratio", 7), ("ratio", "3.5"), ("bounded", 300)])
+def test_numbers_as_text_or_of_another_type_or_bounded_go_to_typer(name: str, value: Any) -> None:
+    param = _params()[name]
+    desc = param.type_descriptor
+    deferred = Deferred(desc.parameter_info, desc.annotation, desc)
+    assert _outcome(deferred, value, param) == _outcome(build_runtime_param(desc), value, param)
+    assert "typers" in vars(deferred)
 
 
 def test_path_checks_are_typer_s(tmp_path: Path) -> None:

@@ -320,12 +320,22 @@ def task_features(store: Store) -> dict[str, list[str]]:
     return out
 
 
-def render_report(suites: list[SuiteInput], meta: dict[str, Any], width: float = 7.0) -> str:
+def render_report(
+    suites: list[SuiteInput],
+    meta: dict[str, Any],
+    width: float = 7.0,
+    progress: Callable[[str, int | None, int | None], None] | None = None,
+) -> str:
+    """The report's HTML; ``progress`` is told each suite's section as it is drawn."""
     import jinja2
 
     if not suites:
         raise ReportError("nothing to report: the workspace has no runs")
-    sections = [section(s, meta.get("per_suite", {}), width) for s in suites]
+    sections = []
+    for i, s in enumerate(suites, 1):
+        if progress is not None:
+            progress(f"leaderboard, figures and models of {s.name}", i, len(suites))
+        sections.append(section(s, meta.get("per_suite", {}), width))
     script = resources.files("srtui.results.outputs.report").joinpath("sortable.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
