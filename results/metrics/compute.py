@@ -30,7 +30,7 @@ import numpy as np
 from srtui.engine.outcome_check import TaskArrays
 from srtui.engine.task_files import TASK_FILES
 from srtui.engine.untrusted import UntrustedFileError
-from srtui.results.metrics import accuracy, pivot
+from srtui.results.metrics import pivot
 from srtui.results.metrics.accuracy import prediction_metrics
 from srtui.results.metrics.declare import stored_names
 from srtui.results.metrics.expr_batch import BatchStats, ExprCache, ModelItem, expression_metrics
