@@ -95,10 +95,24 @@ def isolation() -> Isolation:
     by sealing a throwaway child, or kept from an earlier driver of the same machine state."""
     key = os.environ.get(ISOLATION_ENV)
     if key not in _FOUND:
-        from srtui.engine.process.seal_key import kept_or_probed
-
-        _FOUND[key] = kept_or_probed(key)
+        _FOUND[key] = _kept_or_probed(key)
     return _FOUND[key]
+
+
+def _kept_or_probed(env: str | None) -> Isolation:
+    """A sealed probe's answer kept by an earlier driver (under seal_key's digest of the machine's
+    state), else :func:`_probe` now; only a sealed answer is kept."""
+    from srtui.engine import kept
+    from srtui.engine.process.seal_key import machine_key
+
+    key = machine_key(env)
+    found = kept.cached("isolation", key)
+    if isinstance(found, list) and len(found) == 2 and found[0] == "namespaces" and isinstance(found[1], str):
+        return Isolation(found[0], found[1])
+    probed = _probe()
+    if probed.mode == "namespaces":
+        kept.keep("isolation", key, [probed.mode, probed.summary])
+    return probed
 
 
 def _probe() -> Isolation:

@@ -17,10 +17,6 @@ import hashlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from srtui.engine.process.seal import Isolation
 
 #: files whose text decides whether a child can be sealed (missing ones count as empty)
 MACHINE_FILES = (
@@ -38,22 +34,6 @@ MACHINE_FILES = (
 #: the lines of /proc/self/status that limit what a child may do
 STATUS_FIELDS = ("Seccomp:", "NoNewPrivs:", "CapEff:", "CapBnd:")
 NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")
-
-
-def kept_or_probed(env: str | None) -> Isolation:
-    """A sealed probe's answer kept by an earlier driver, else ``seal._probe`` now; only a sealed
-    answer is kept."""
-    from srtui.engine import kept
-    from srtui.engine.process import seal
-
-    key = machine_key(env)
-    found = kept.cached("isolation", key)
-    if isinstance(found, list) and len(found) == 2 and found[0] == "namespaces" and isinstance(found[1], str):
-        return seal.Isolation(found[0], found[1])
-    probed = seal._probe()
-    if probed.mode == "namespaces":
-        kept.keep("isolation", key, [probed.mode, probed.summary])
-    return probed
 
 
 def machine_key(isolation_env: str | None) -> str:

@@ -21,12 +21,12 @@ from typer.testing import CliRunner
 
 from srtui.app.screens.dialogs import StartRunScreen
 from srtui.cli import run_cmd
+from srtui.docs_tables import stale
 from srtui.engine.backends import KINDS
 from srtui.engine.backends.dask_config import CLUSTER_KINDS
 from srtui.engine.process.launch import LAUNCHERS
 from srtui.engine.protocols import PROTOCOLS
 from srtui.engine.workspace import Workspace
-from srtui.results.outputs.docs_tables import stale
 from srtui.runs import options
 from srtui.runs.options import SRBENCH_SCALING, FormField, RunOption, RunRequest, docs_table, request_from
 
@@ -105,11 +105,11 @@ def test_a_declared_option_reaches_the_help_the_request_and_the_docs(throwaway: 
     assert "limits: wall 7 s" in out.output  # the RunRequest's time_s, planned
     table = docs_table()
     assert "| `--throwaway-wall` | `SECS` | Throwaway wall time" in table and "`--time-limit`" not in table
-    assert stale(DOCS, options.DOCS_TABLES) == ["docs/running.md: run-options"]
+    assert stale(DOCS) == ["docs/running.md: run-options"]
 
 
 def test_the_docs_table_is_the_declaration_s() -> None:
-    assert stale(DOCS, options.DOCS_TABLES) == []  # else: python -m srtui.runs.options --write
+    assert stale(DOCS) == []  # else: python -m srtui.docs_tables --write
 
 
 class FormApp(App[None]):

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from srtui.results.outputs import docs_tables
+from srtui import docs_tables
 from srtui.results.outputs.figures import kinds
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_generated_docs_table_is_its_registry() -> None:
-    assert docs_tables.stale(REPO / "docs") == [], "regenerate: python -m srtui.results.outputs.docs_tables --write"
+    assert docs_tables.stale(REPO / "docs") == [], "regenerate: python -m srtui.docs_tables --write"
 
 
 def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
@@ -34,12 +34,10 @@ def test_the_check_fails_on_a_table_that_differs(tmp_path: Path) -> None:
 
 
 def test_the_command_reports_no_difference() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "srtui.results.outputs.docs_tables"], capture_output=True, text=True, cwd=REPO
-    )
+    out = subprocess.run([sys.executable, "-m", "srtui.docs_tables"], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0, out.stderr
     elsewhere = subprocess.run(
-        [sys.executable, "-m", "srtui.results.outputs.docs_tables", "--docs", str(REPO / "docs")],
+        [sys.executable, "-m", "srtui.docs_tables", "--docs", str(REPO / "docs")],
         capture_output=True,
         text=True,
     )

@@ -1,5 +1,7 @@
-"""The docs tables generated from the registries: each lives in a page between
-``<!-- NAME -->`` and ``<!-- /NAME -->``. ``python -m srtui.results.outputs.docs_tables`` lists the
+"""The docs tables generated from the declarations of every room (a module at the top of srtui,
+so it reads them all: the run options of srtui.runs as well as the metrics of srtui.results). Each
+table lives in a page between
+``<!-- NAME -->`` and ``<!-- /NAME -->``. ``python -m srtui.docs_tables`` lists the
 tables that differ from their registry (exit 1 when any does); ``--write`` rewrites them. Run
 it at the checkout's root, or pass ``--docs DIR``.
 tests/unit/test_registries.py fails while a page and its registry differ."""
@@ -19,6 +21,7 @@ def _tables() -> Tables:
     from srtui.results.metrics.accuracy import docs_table as accuracy_table
     from srtui.results.metrics.declare import docs_table as metrics_table
     from srtui.results.outputs.figures import docs_table as figures_table
+    from srtui.runs.options import docs_table as options_table
     from srtui.tasks.catalogue import docs_table as tasks_table
     from srtui.tasks.suites import docs_table as suites_table
 
@@ -30,6 +33,7 @@ def _tables() -> Tables:
         "built-in-methods": ("methods.md", methods_table),
         "task-modules": ("suites-tasks.md", tasks_table),
         "built-in-suites": ("suites-tasks.md", suites_table),
+        "run-options": ("running.md", options_table),
     }
 
 
