@@ -2,9 +2,9 @@
 
 One step of ``engine.process.supervise.run_job``. The wait sleeps on the worker's exit: its
 pidfd (exec) or the status pipe its fork server writes when it reaps the job (fork), so the exit
-is seen the moment it is told; between wakes (every ``poll_s``, the first after ``PID_AFTER_S``)
-the job's tree, memory, disk and time are checked against its limits, and a job over one is
-stopped (SIGTERM, then after the grace the cgroup's kill and SIGKILL to every process seen).
+is seen the moment it is told; every ``poll_s`` between (the pid is told at a first wake after
+``PID_AFTER_S``) the job's tree, memory, disk and time are checked against its limits, and a job
+over one is stopped (SIGTERM, then after the grace the cgroup's kill and SIGKILL to every process seen).
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ def wait_for_exit(
     if waiter.fd is not None:
         poller.register(waiter.fd, select.POLLIN)
     stop, peak_files, belt = Stop(), 0, cgroup is not None
+    # the limits are checked every poll_s; the sooner first wake only tells the pid (reading a
+    # forked job's memory walks its whole image: milliseconds of the driver's CPU a look)
+    check_at = poll_s
     try:
         while True:
             # wake at once when the worker exits (its pipe), else every poll_s to check limits
@@ -87,7 +90,9 @@ def wait_for_exit(
             if on_start is not None and elapsed >= PID_AFTER_S:
                 on_start(proc.pid)  # informational (the store's worker_pid): the record is the safety
                 on_start = None
-            peak_files = max(peak_files, _check(tracker, limits, scratch, elapsed, stop, cancel))
+            if elapsed >= check_at or stop.kill_at is not None:
+                peak_files = max(peak_files, _check(tracker, limits, scratch, elapsed, stop, cancel))
+                check_at = elapsed + poll_s
             if force is not None and force.is_set() and stop.kill_at is not None:
                 stop.kill_at = time.monotonic()
             if stop.kill_at is not None and time.monotonic() >= stop.kill_at:
