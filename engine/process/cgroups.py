@@ -167,18 +167,6 @@ class JobCgroup:
             with contextlib.suppress(OSError):  # it exited already: nothing to hold
                 Path(procs).write_text(str(pid))
 
-    def ensure(self, pid: int) -> None:
-        """``add`` if the worker is not in its cgroup yet (it joins it itself before any method
-        code: ``join``). Only then: moving a process costs the kernel an RCU grace period, some
-        milliseconds of the driver's wall time a job, for a write that changes nothing."""
-        try:
-            with open(f"/proc/{pid}/cgroup") as fh:
-                if f"0::{self.relative}\n" in fh.read():
-                    return
-        except OSError:
-            return  # it exited already: nothing to hold
-        self.add(pid)
-
     def members(self) -> list[int]:
         try:
             return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]

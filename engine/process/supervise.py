@@ -304,6 +304,10 @@ def _start(
             cgroup.remove()
         return _error(payload, f"cannot start worker: {exc}", host, started_at)
     tree.claim_root(proc.pid)
+    if cgroup is not None:
+        # moved here too, at once: the move costs the kernel an RCU grace period, paid here on
+        # the slot while the worker sets up; its own join (job_worker._harden) then mostly finds it in
+        cgroup.add(proc.pid)
     trackers: list[tree.TreeTracker] = []  # (made below; the clock reads its pids from a reader thread)
     folder = (payload.method_ref or "").startswith("srbench:")  # untrusted code: its end mark is not
     clock = measure.FitClock(lambda: [p for t in trackers for p in list(t.seen) if p not in t.gone], folder)

@@ -67,7 +67,7 @@ def wait_for_exit(
     poller = select.poll()
     if waiter.fd is not None:
         poller.register(waiter.fd, select.POLLIN)
-    stop, peak_files, belt = Stop(), 0, cgroup is not None
+    stop, peak_files = Stop(), 0
     # the limits are checked every poll_s; the sooner first wake only tells the pid (reading a
     # forked job's memory walks its whole image: milliseconds of the driver's CPU a look)
     check_at = poll_s
@@ -84,9 +84,6 @@ def wait_for_exit(
             if pid == proc.pid:
                 return Exit(status_word, rusage, stop.reason, stop.detail, peak_files, time.monotonic() - t0)
             elapsed = time.monotonic() - t0
-            if belt and cgroup is not None:
-                cgroup.ensure(proc.pid)  # the worker joined it first thing; if it could not, now
-                belt = False
             if on_start is not None and elapsed >= PID_AFTER_S:
                 on_start(proc.pid)  # informational (the store's worker_pid): the record is the safety
                 on_start = None
