@@ -36,6 +36,9 @@ class StoreError(SrtuiError):
     """The store cannot be opened or used; one line for the CLI."""
 
 
+#: how long ``Store.close`` waits for another thread's write to end
+CLOSE_WAIT_S = 5.0
+
 #: what a finished attempt writes (the job record: results.store.columns)
 JOB_RESULT_COLUMNS = RESULT_COLUMNS
 
@@ -120,7 +123,14 @@ class Store:
             schema.migrate(self.conn, self.workspace.db_path)
 
     def close(self) -> None:
-        self.conn.close()
+        """Close the connection once no other thread writes (a recorder's commit: closing under
+        it would crash the process); one stuck past ``CLOSE_WAIT_S`` (a hung disk, the process
+        ending after Ctrl-C) keeps it, and the process's end releases it."""
+        if self.lock.acquire(timeout=CLOSE_WAIT_S):
+            try:
+                self.conn.close()
+            finally:
+                self.lock.release()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
