@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from srtui.engine.backends.base import PlannedJob, SinkError
 from srtui.engine.process.supervise import JobOutcome, now_iso
@@ -18,9 +20,10 @@ from srtui.runs.keys import workers_key as workers_key  # where srtui.runs.run a
 class StoreSink:
     """Writes job lifecycle events into the store and job logs into the workspace.
 
-    A finished job's outcome is committed first, in its own transaction; its log files come
-    after and may fail alone. Anything the store or the disk refuses becomes a SinkError (one
-    line), which stops the run instead of a slot thread."""
+    A finished job's outcome is committed first, in its own transaction or in the ``batch`` of
+    finished jobs it is recorded with (group commit); its log files come after and may fail
+    alone. Anything the store or the disk refuses becomes a SinkError (one line), which stops the
+    run instead of a slot thread."""
 
     def __init__(self, store: Store, run_id: str, on_recorded: Callable[[str, str, str], None] | None = None) -> None:
         self.store = store
@@ -28,6 +31,7 @@ class StoreSink:
         self.logs = store.workspace.logs
         #: told (suite, job id, status) once a job's outcome is committed: its metrics are queued
         self.on_recorded = on_recorded
+        self._batch = threading.local()  # the jobs of this thread's open batch, told at its commit
 
     def claim(self, job: PlannedJob, started_at: str, host: str) -> bool:
         try:
@@ -55,7 +59,10 @@ class StoreSink:
             except (sqlite3.Error, OSError):
                 pass  # left running: the next run's recovery retries it as lost
             raise SinkError(why) from None
-        if self.on_recorded is not None:
+        told = getattr(self._batch, "told", None)
+        if told is not None:
+            told.append((job.spec.suite, job.job_id, outcome.status))
+        elif self.on_recorded is not None:
             self.on_recorded(job.spec.suite, job.job_id, outcome.status)
         for stream, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
             path = self.logs / f"{job.job_id}.a{job.attempt}.{stream}"
@@ -67,6 +74,25 @@ class StoreSink:
                     path.unlink(missing_ok=True)  # a cut log frees its space; the stored tail remains
                 why = getattr(exc, "strerror", None) or str(exc)
                 raise SinkError(f"cannot write job logs in {self.logs}: {why}", recorded=True) from None
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The ``finished`` jobs of this block committed as one transaction (srtui.results.store's
+        ``batch``: each job's record a savepoint, undone alone if it fails); their metrics are
+        queued once it is committed (never under the store's lock, which the queue takes after its
+        own). A commit that fails raises SinkError: none of the batch is recorded."""
+        told: list[tuple[str, str, str]] = []
+        self._batch.told = told
+        try:
+            with self.store.batch():
+                yield
+        except (sqlite3.Error, OSError) as exc:
+            raise SinkError(db_error(self.store.workspace.db_path, exc, "cannot record in {path}")) from None
+        finally:
+            self._batch.told = None
+        if self.on_recorded is not None:
+            for suite, job_id, status in told:
+                self.on_recorded(suite, job_id, status)
 
     def _record(self, job: PlannedJob, outcome: JobOutcome, fields: dict[str, object]) -> None:
         predictions = None

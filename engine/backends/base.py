@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from srtui.engine.errors import SrtuiError
 from srtui.engine.outcome_check import Checker, TaskArrays
@@ -28,6 +28,9 @@ from srtui.engine.scaling import SCALING_KEY
 from srtui.engine.spec import JobSpec
 from srtui.engine.task_files import TASK_FILES
 from srtui.engine.textsafe import encodable, visible
+
+if TYPE_CHECKING:
+    from srtui.engine.backends.recorder import Recorder
 
 
 class BackendError(SrtuiError, ValueError):
@@ -302,20 +305,35 @@ def finish_job(
     state: RunState,
     cache: DataCache,
     on_change: Callable[[], None] | None = None,
+    recorder: Recorder | None = None,
 ) -> None:
     """What every backend does with a returned outcome: score it, record it, count it.
-    A sink that cannot record stops the run (state.failure) instead of killing the caller."""
+    A sink that cannot record stops the run (state.failure) instead of killing the caller.
+    With a ``recorder`` (srtui.engine.backends.recorder: group commit), recording and counting are its."""
     fault("score")
     fields = evaluate(job, outcome, cache)
     phases.mark("scored")
-    status = outcome.status
+    if recorder is not None:
+        recorder.put(job, outcome, fields)
+        return
+    status = record_job(job, outcome, fields, sink, state)
+    phases.mark("recorded")
+    count_job(job, outcome, status, state, on_change)
+
+
+def record_job(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sink: JobSink, state: RunState) -> str:
+    """Record one outcome; the status it is counted as (``interrupted``: its record failed)."""
     try:
-        status = _record(job, outcome, fields, sink, state)
-        phases.mark("recorded")
+        return _record(job, outcome, fields, sink, state)
     except SinkError as exc:
         state.fail(str(exc))
-        if not exc.recorded:
-            status = "interrupted"  # the sink marks it so where it still can
+        return outcome.status if exc.recorded else "interrupted"  # the sink marks it so where it still can
+
+
+def count_job(
+    job: PlannedJob, outcome: JobOutcome, status: str, state: RunState, on_change: Callable[[], None] | None
+) -> None:
+    """A recorded job is reported: counted, off the running ones, told to the display."""
     with state.lock:
         state.running.pop(job.job_id, None)
         state.counts[status] += 1

@@ -2,8 +2,10 @@
 
 Each slot thread is pinned to one usable core, runs the backend-independent job function
 (srtui.engine.process.supervise.run_job) and hands the outcome to ``finish_job`` (srtui.engine.backends.base:
-score, record, count). Slot threads live for the whole run: a job's parent-death signal fires when
-the *thread* that spawned it exits, so short-lived spawning threads would kill healthy jobs.
+score), which hands it to the run's recorder (srtui.engine.backends.recorder: recorded with the other
+jobs finished meanwhile in one commit, then counted); the slot starts its next job. Slot threads
+live for the whole run: a job's parent-death signal fires when the *thread* that spawned it
+exits, so short-lived spawning threads would kill healthy jobs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from srtui.engine.backends.base import (
     interleave,
     usable_cores,
 )
+from srtui.engine.backends.recorder import Recorder
 from srtui.engine.process import phases
 from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
 from srtui.engine.spec import JobSpec
@@ -87,13 +90,14 @@ class LocalBackend:
         for job in interleave(jobs):
             todo.put(job)
         data_cache = DataCache()
+        recorder = Recorder(batch.sink, batch.state, batch.on_change)
 
         def slot(index: int) -> None:
             core = self.cores[index % len(self.cores)] if self.cores else None
             while not batch.cancel.is_set() and batch.state.failure is None:
                 try:
                     fault("next")
-                    if not self._next(todo, core, index, batch, data_cache):
+                    if not self._next(todo, core, index, batch, data_cache, recorder):
                         return
                 except (SinkError, OSError) as exc:  # the slot survives; the run stops
                     batch.state.fail(str(exc) if isinstance(exc, SinkError) else f"cannot write the workspace: {exc}")
@@ -109,6 +113,10 @@ class LocalBackend:
         try:
             _join(threads, batch.cancel, batch.force, grace)
         finally:
+            # every job a slot finished is recorded before the run goes on (or ends); after
+            # Ctrl-C a recorder stuck (a hung disk) is waited for as long as a slot would be
+            recorder.close()
+            _join([recorder.thread], batch.cancel, batch.force, grace)
             data_cache.close()
 
     def _next(
@@ -118,6 +126,7 @@ class LocalBackend:
         index: int,
         batch: Batch,
         data_cache: DataCache,
+        recorder: Recorder,
     ) -> bool:
         """One step of a slot: the next job; with none left to start, the next follow-up; with
         none queued, a short wait while jobs still run (they may leave one). False: done."""
@@ -126,7 +135,7 @@ class LocalBackend:
         except queue.Empty:
             job = None
         if job is not None:
-            self._run_one(job, core, batch, data_cache)
+            self._run_one(job, core, batch, data_cache, recorder)
             return True
         follow_ups = batch.follow_ups
         unit = follow_ups.take() if follow_ups is not None else None
@@ -145,7 +154,9 @@ class LocalBackend:
         time.sleep(0.1)
         return True
 
-    def _run_one(self, job: PlannedJob, core: int | None, batch: Batch, data_cache: DataCache) -> None:
+    def _run_one(
+        self, job: PlannedJob, core: int | None, batch: Batch, data_cache: DataCache, recorder: Recorder
+    ) -> None:
         """One job from claim to record. Whatever fails on the way (a bug, a scratch dir that
         cannot be removed) makes this job an ``error`` with the reason; the slot goes on."""
         sink, state, on_change = batch.sink, batch.state, batch.on_change
@@ -168,13 +179,13 @@ class LocalBackend:
             outcome = failed_outcome(job, f"srtui failed running the job: {type(exc).__name__}: {exc}")
         try:
             fault("finish")
-            finish_job(job, outcome, sink, state, data_cache, on_change)
+            finish_job(job, outcome, sink, state, data_cache, on_change, recorder)
         except Exception as exc:  # noqa: BLE001 - recorded as the job's error, once more
             why = f"srtui failed recording the job: {type(exc).__name__}: {exc}"
             with state.lock:
                 pending = job.job_id in state.running
             if pending:
-                finish_job(job, failed_outcome(job, why), sink, state, data_cache, on_change)
+                finish_job(job, failed_outcome(job, why), sink, state, data_cache, on_change, recorder)
         phases.end(job.job_id)
 
     def _attempt(self, job: PlannedJob, core: int | None, batch: Batch) -> JobOutcome:

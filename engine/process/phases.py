@@ -52,8 +52,19 @@ def add_worker(timing: Any) -> None:
 
 
 def end(job_id: str) -> None:
+    write(job_id, detach())
+
+
+def detach() -> list[tuple[str, float, float, str]] | None:
+    """This thread's marks of its job, handed on (the job is recorded by another thread:
+    srtui.engine.backends.recorder, which adds its own mark and ``write``s them); None when off."""
     marks = getattr(_local, "marks", None)
     _local.marks = None
+    return marks
+
+
+def write(job_id: str, marks: list[tuple[str, float, float, str]] | None) -> None:
+    """Append one job's line to the log, its marks in time order."""
     path = os.environ.get(ENV)
     if marks is None or not path:
         return

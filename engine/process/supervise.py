@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import select
 import signal
 import socket
 import threading
@@ -26,17 +25,13 @@ from typing import IO, Any
 import numpy as np
 
 from srtui.engine import untrusted
-from srtui.engine.process import cgroups, held, launch, measure, phases, seal, tree
+from srtui.engine.process import cgroups, held, launch, measure, phases, seal, tree, watch
 from srtui.engine.process.worker_env import worker_environment
 from srtui.engine.scaling import STAT_KEYS
-from srtui.engine.spec import WATCHDOG_MARGIN_S, JobSpec
+from srtui.engine.spec import WATCHDOG_MARGIN_S, JobSpec, Limits
 from srtui.engine.textsafe import encodable
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
-#: a job's pid is told (``on_start``: the store's ``worker_pid``, shown by `srtui status`) once it
-#: has run this long: a job of a few milliseconds costs no write. What a dead driver's jobs left
-#: is found by their pid record and token (srtui.engine.process.tree), written before this
-PID_AFTER_S = 0.05
 TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
 STDERR_TAIL_CHARS = 2000
 
@@ -166,6 +161,21 @@ def _job_cgroup(token: str, mem_bytes: int) -> cgroups.JobCgroup | None:
         return None
 
 
+@dataclass
+class Started:
+    """A job whose worker runs: what the steps after its start share."""
+
+    proc: Any  # a Popen (exec) or a launch.ForkedProcess (fork)
+    cgroup: cgroups.JobCgroup | None
+    tracker: tree.TreeTracker
+    readers: list[CappedReader]
+    clock: measure.FitClock
+    host: str
+    started_at: str
+    t0: float  # monotonic, at the start
+    record: Path | None
+
+
 def run_job(
     payload: JobPayload,
     scratch: Path,
@@ -179,56 +189,102 @@ def run_job(
 ) -> JobOutcome:
     """Run one job under its limits; always returns an outcome, never raises for job failures.
     ``record``: where the job's processes are written down while it runs (removed at its end), so
-    a run after this driver died kills what the job left (srtui.engine.process.tree.sweep_records)."""
-    spec = payload.spec
-    limits = spec.limits
+    a run after this driver died kills what the job left (srtui.engine.process.tree.sweep_records).
+    The steps: its scratch and data, its configuration, its start, the wait for its exit
+    (srtui.engine.process.watch), the sweep of what it left, its outcome."""
+    limits = payload.spec.limits
     scratch = scratch.absolute()
-    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/ or cache/jobs is not followed
-    untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
-    untrusted.real_dir(scratch)
-    # the job's own copy of what its method may see: never y_test, the row numbers or the truth
-    try:
-        untrusted.write_file(scratch / "data.npz", job_view(_task_bytes(payload)))
-    except (OSError, ValueError, KeyError, untrusted.UntrustedFileError) as exc:
-        return JobOutcome(
-            payload.job_id,
-            payload.attempt,
-            "error",
-            socket.gethostname(),
-            now_iso(),
-            now_iso(),
-            0.0,
-            error=f"cannot write the job's data: {visible_one_line(exc)}",
-        )
+    unwritten = _write_data(payload, scratch)
+    if unwritten is not None:
+        return unwritten
     sealing = seal.isolation()
     if sealing.mode != "namespaces":
         seal.protect_driver()
+    job = _job_config(payload, sealing.mode)
+    phases.mark("scratch and data")
+    started = _start(payload, scratch, job, core, record)
+    if isinstance(started, JobOutcome):
+        return started
+    end = watch.wait_for_exit(
+        started.proc,
+        started.tracker,
+        started.cgroup,
+        limits,
+        scratch,
+        started.t0,
+        cancel=cancel,
+        force=force,
+        on_start=on_start,
+        poll_s=poll_s,
+    )
+    phases.mark("exit seen")
+    leftover = _sweep(started, end)
+    outcome = _outcome(payload, scratch, started, end, leftover)
+    outcome.notes = measure.provenance(outcome.notes, payload.python, sealing.mode, payload.allow_network)
+    phases.mark("logs and result read")
+    return outcome
+
+
+def _error(payload: JobPayload, why: str, host: str | None = None, started_at: str | None = None) -> JobOutcome:
+    """The outcome of a job that could not start (``why`` its one line)."""
+    now = now_iso()
+    return JobOutcome(
+        payload.job_id, payload.attempt, "error", host or socket.gethostname(), started_at or now, now, 0.0, error=why
+    )
+
+
+def _write_data(payload: JobPayload, scratch: Path) -> JobOutcome | None:
+    """A fresh scratch dir with the job's own copy of what its method may see (never y_test,
+    the row numbers or the truth); the job's error outcome if the data cannot be written."""
+    untrusted.real_dir(scratch.parent)  # a link planted in place of cache/ or cache/jobs is not followed
+    untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
+    untrusted.real_dir(scratch)
+    try:
+        untrusted.write_file(scratch / "data.npz", job_view(_task_bytes(payload)))
+    except (OSError, ValueError, KeyError, untrusted.UntrustedFileError) as exc:
+        return _error(payload, f"cannot write the job's data: {visible_one_line(exc)}")
+    return None
+
+
+def _job_config(payload: JobPayload, mode: str) -> dict[str, Any]:
+    """What job.json tells the worker: its spec, data, method and seal."""
     ref = payload.method_ref or ""
     folders = [ref[len("srbench:") :]] if ref.startswith("srbench:") else []
-    limit_env, seal_limits = limits.crossing()  # the one derivation of what the job is told
-    job: dict[str, Any] = {
-        "spec": spec.to_dict(),
+    _limit_env, seal_limits = payload.spec.limits.crossing()  # the one derivation of what the job is told
+    return {
+        "spec": payload.spec.to_dict(),
         "data": "data.npz",
         "method_ref": payload.method_ref,
-        "seal": seal.config(sealing.mode, seal_limits, payload.allow_network, folders),
+        "seal": seal.config(mode, seal_limits, payload.allow_network, folders),
     }
-    phases.mark("scratch and data")
 
+
+def _environment(payload: JobPayload, core: int | None) -> tuple[str, dict[str, str], cgroups.JobCgroup | None]:
+    """The job's token, its worker's environment and its cgroup (None where there is none)."""
     tree.become_subreaper()
     token = f"{payload.workspace_token}:{payload.job_id}:{payload.attempt}:{uuid.uuid4().hex[:8]}"
+    limit_env, _seal_limits = payload.spec.limits.crossing()
     env = worker_environment(payload.extra_env)
     env.update({tree.TOKEN_ENV: token, **limit_env})
     if core is not None:
         env["SRTUI_CORE"] = str(core)
-    cgroup = _job_cgroup(token, int(limits.mem_mb * 2**20))
+    cgroup = _job_cgroup(token, int(payload.spec.limits.mem_mb * 2**20))
     phases.mark("environment and cgroup")
     if cgroup is not None:
         env[cgroups.ENV] = cgroup.procs_file  # the worker joins it before any method code runs
-    host = socket.gethostname()
-    # --- launcher hook (srtui.engine.process.launch): exec a fresh worker, or fork it from a server ---
     if payload.python is not None:  # the method's own environment: srtui's engine, nothing else of ours
         env["PYTHONPATH"] = payload.python_path or ""
-    start = launch.starter(payload.launcher, payload.method_ref or spec.method, env, payload.python)
+    return token, env, cgroup
+
+
+def _start(
+    payload: JobPayload, scratch: Path, job: dict[str, Any], core: int | None, record: Path | None
+) -> Started | JobOutcome:
+    """Start the worker (exec'd, or forked by its server: srtui.engine.process.launch), its readers
+    and its pid record; the job's error outcome if it cannot start."""
+    token, env, cgroup = _environment(payload, core)
+    host = socket.gethostname()
+    start = launch.starter(payload.launcher, payload.method_ref or payload.spec.method, env, payload.python)
     phases.mark("launcher ready")
     job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
     untrusted.write_file(scratch / "job.json", json.dumps(job).encode())
@@ -240,18 +296,11 @@ def run_job(
     except OSError as exc:
         if cgroup is not None:
             cgroup.remove()
-        return JobOutcome(
-            payload.job_id,
-            payload.attempt,
-            "error",
-            host,
-            started_at,
-            now_iso(),
-            0.0,
-            error=f"cannot start worker: {exc}",
-        )
+        return _error(payload, f"cannot start worker: {exc}", host, started_at)
     tree.claim_root(proc.pid)
     if cgroup is not None:
+        # moved here too, at once: the move costs the kernel an RCU grace period, paid here on
+        # the slot while the worker sets up; its own join (job_worker._harden) then mostly finds it in
         cgroup.add(proc.pid)
     trackers: list[tree.TreeTracker] = []  # (made below; the clock reads its pids from a reader thread)
     folder = (payload.method_ref or "").startswith("srbench:")  # untrusted code: its end mark is not
@@ -260,82 +309,90 @@ def run_job(
     for r in readers:
         r.start()
     phases.mark("readers started")
-
     if record is not None:
         try:
             tree.start_record(record)
         except (OSError, untrusted.UntrustedFileError):
             record = None  # the token sweep still finds what keeps its environment
     phases.mark("pid record")
-    tracker = tree.TreeTracker(proc.pid, token, record)
-    trackers.append(tracker)
-    reason: str | None = None  # why we stopped it: timeout / oom / interrupted
-    detail: str | None = None
-    kill_at: float | None = None
-    waiter = launch.ExitWaiter(proc)  # pidfd + wait4 (exec), the server's report (fork)
-    poller = select.poll()
-    if waiter.fd is not None:
-        poller.register(waiter.fd, select.POLLIN)
-    status_word = rusage = None
-    peak_files = 0
-    try:
-        while True:
-            # wake at once when the worker exits (pidfd), else every poll_s to check limits
-            # (the first wake comes sooner: the pid is told once the job has run PID_AFTER_S)
-            wait_s = poll_s if on_start is None else min(poll_s, PID_AFTER_S)
-            if waiter.fd is not None:
-                poller.poll(int(wait_s * 1000))
-            else:
-                time.sleep(min(wait_s, 0.05))
-            pid, status_word, rusage = waiter.poll()
-            if pid == proc.pid:
-                break
-            status_word = rusage = None
-            elapsed = time.monotonic() - t0
-            if on_start is not None and elapsed >= PID_AFTER_S:
-                on_start(proc.pid)  # informational (the store's worker_pid): the record is the safety
-                on_start = None
-            rss = tracker.poll()
-            files = held.memory_files(p for p in tracker.seen if p not in tracker.gone)  # tmpfs, memfds: in no PSS
-            peak_files = max(peak_files, rss + files)
-            if reason is None:
-                over = held.over_limits(rss, files, limits, scratch, elapsed)
-                if over is not None:
-                    reason, detail = over
-                    kill_at = time.monotonic()  # memory and disk blow-ups are stopped at once
-                elif elapsed > limits.time_s:
-                    reason, detail = "timeout", f"wall time {elapsed:.2f} s > limit {limits.time_s:g} s"
-                    kill_at = time.monotonic() + limits.grace_s
-                    tracker.signal_all(signal.SIGTERM)
-                elif cancel is not None and cancel.is_set():
-                    reason, detail = "interrupted", "stopped by the driver (Ctrl-C)"
-                    kill_at = time.monotonic() + limits.grace_s
-                    tracker.signal_all(signal.SIGTERM)
-            if force is not None and force.is_set() and kill_at is not None:
-                kill_at = time.monotonic()
-            if kill_at is not None and time.monotonic() >= kill_at:
-                if cgroup is not None:
-                    cgroup.kill()
-                tracker.freeze()
-                tracker.signal_all(signal.SIGKILL)
-    finally:
-        waiter.close()
-    wall_s = time.monotonic() - t0
-    phases.mark("exit seen")
-    proc.returncode = os.waitstatus_to_exitcode(status_word)  # keep Popen consistent
+    trackers.append(tree.TreeTracker(proc.pid, token, record))
+    return Started(proc, cgroup, trackers[0], readers, clock, host, started_at, t0, record)
+
+
+def _sweep(started: Started, end: watch.Exit) -> list[int]:
+    """The root is gone; whatever of its tree is left (children, escapees) goes now: the whole
+    cgroup at once where there is one (a fork loop outruns any kill by pid), then what is
+    known. Returns the pids that outlived it all."""
+    proc, cgroup = started.proc, started.cgroup
+    proc.returncode = os.waitstatus_to_exitcode(end.status_word)  # keep Popen consistent
     tree.release_root(proc.pid)
-    # the root is gone; whatever of its tree is left (children, escapees) goes now: the whole
-    # cgroup at once where there is one (a fork loop outruns any kill by pid), then what is known
     leftover = cgroup.end() if cgroup is not None else []
-    leftover += tracker.kill_all()
-    if record is not None and not leftover:
-        untrusted.remove_tree(record)  # nothing of the job is left to find
+    leftover += started.tracker.kill_all()
+    if started.record is not None and not leftover:
+        untrusted.remove_tree(started.record)  # nothing of the job is left to find
     phases.mark("tree swept")
-    for r in readers:
+    for r in started.readers:
         r.join(timeout=2.0)
-    peak = max(tracker.peak_rss, peak_files, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
+    return leftover
+
+
+def _outcome(payload: JobPayload, scratch: Path, started: Started, end: watch.Exit, leftover: list[int]) -> JobOutcome:
+    """The job's outcome: its figures, its status (a limit, a crash, the watchdog, a lost
+    server) and, when ok, what its worker wrote."""
+    limits, cgroup, rusage = payload.spec.limits, started.cgroup, end.rusage
+    peak = max(started.tracker.peak_rss, end.peak_files, rusage.ru_maxrss * 1024, cgroup.peak_bytes() if cgroup else 0)
+    reason, detail = _end_reason(end, limits, scratch, cgroup)
+    rc = started.proc.returncode
+    outcome = JobOutcome(
+        job_id=payload.job_id,
+        attempt=payload.attempt,
+        status="ok",
+        host=started.host,
+        started_at=started.started_at,
+        ended_at=now_iso(),
+        wall_s=end.wall_s,
+        cpu_s=rusage.ru_utime + rusage.ru_stime,
+        returncode=rc,
+        signal=-rc if rc < 0 else None,
+        peak_rss_mb=peak / 2**20,
+        limit_detail=detail,
+        stdout=started.readers[0].value(),
+        stderr=started.readers[1].value(),
+        leftover_pids=leftover,
+    )
+    if reason is None and rc == -signal.SIGKILL and end.wall_s >= limits.time_s + limits.grace_s:
+        # killed past the wall limit and the grace without the driver's word: the seal's watchdog
+        # (srtui.engine.process.seal), which ends a job the driver could not (it was stopped, say)
+        reason, detail = (
+            "timeout",
+            (
+                f"killed by its watchdog at {end.wall_s:.2f} s (wall limit {limits.time_s:g} s + grace "
+                f"{limits.grace_s:g} s + {WATCHDOG_MARGIN_S:g} s): the driver did not end it in time"
+            ),
+        )
+        outcome.limit_detail = detail
+    outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
+    if reason is None and getattr(
+        started.proc, "lost", None
+    ):  # fork: its server died under it (srtui.engine.process.launch)
+        outcome.status, outcome.error = "lost", started.proc.lost
+    if outcome.status == "ok":
+        _read_result(scratch, outcome)
+        # srtui's figures, measured here (srtui.engine.process.measure), never the job's own
+        outcome.fit_s, outcome.energy_j, outcome.energy_method = started.clock.figures(
+            started.t0 + end.wall_s, started.t0, outcome.cpu_s, outcome.peak_rss_mb
+        )
+    return outcome
+
+
+def _end_reason(
+    end: watch.Exit, limits: Limits, scratch: Path, cgroup: cgroups.JobCgroup | None
+) -> tuple[str | None, str | None]:
+    """Why srtui ended the job (None: it ended by itself), with what the end shows: a disk limit
+    passed after the last check, the kernel's OOM killer; the job's cgroup goes."""
+    reason, detail = end.reason, end.detail
     if reason is None:  # a job that wrote past its disk limit and ended before a poll saw it
-        over = held.over_limits(0, 0, limits, scratch, wall_s)
+        over = held.over_limits(0, 0, limits, scratch, end.wall_s)
         reason, detail = over if over is not None else (None, detail)
     if cgroup is not None:
         if reason is None and cgroup.oom_killed():
@@ -344,47 +401,7 @@ def run_job(
                 f"the kernel's cgroup OOM killer stopped the job (memory.max {limits.mem_mb:.0f} MB)",
             )
         cgroup.remove()
-    rc = proc.returncode
-    outcome = JobOutcome(
-        job_id=payload.job_id,
-        attempt=payload.attempt,
-        status="ok",
-        host=host,
-        started_at=started_at,
-        ended_at=now_iso(),
-        wall_s=wall_s,
-        cpu_s=rusage.ru_utime + rusage.ru_stime,
-        returncode=rc,
-        signal=-rc if rc < 0 else None,
-        peak_rss_mb=peak / 2**20,
-        limit_detail=detail,
-        stdout=readers[0].value(),
-        stderr=readers[1].value(),
-        leftover_pids=leftover,
-    )
-    if reason is None and rc == -signal.SIGKILL and wall_s >= limits.time_s + limits.grace_s:
-        # killed past the wall limit and the grace without the driver's word: the seal's watchdog
-        # (srtui.engine.process.seal), which ends a job the driver could not (it was stopped, say)
-        reason, detail = (
-            "timeout",
-            (
-                f"killed by its watchdog at {wall_s:.2f} s (wall limit {limits.time_s:g} s + grace {limits.grace_s:g} s"
-                f" + {WATCHDOG_MARGIN_S:g} s): the driver did not end it in time"
-            ),
-        )
-        outcome.limit_detail = detail
-    outcome.status = _classify(outcome, reason, limits.effective_cpu_s)
-    if reason is None and getattr(proc, "lost", None):  # fork: its server died under it (srtui.engine.process.launch)
-        outcome.status, outcome.error = "lost", proc.lost
-    if outcome.status == "ok":
-        _read_result(scratch, outcome)
-        # srtui's figures, measured here (srtui.engine.process.measure), never the job's own
-        outcome.fit_s, outcome.energy_j, outcome.energy_method = clock.figures(
-            t0 + wall_s, t0, outcome.cpu_s, outcome.peak_rss_mb
-        )
-    outcome.notes = measure.provenance(outcome.notes, payload.python, sealing.mode, payload.allow_network)
-    phases.mark("logs and result read")
-    return outcome
+    return reason, detail
 
 
 def memory_line() -> str:

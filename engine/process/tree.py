@@ -88,9 +88,19 @@ def tree_pids(pid: int) -> list[int]:
 
 
 def driver_identity(pid: int | None = None) -> str:
-    """``pid:start-time`` of this process (or ``pid``): names it even after the pid is reused."""
+    """``pid:start-time`` of this process (or ``pid``): names it even after the pid is reused.
+    This process's own is looked up once (every job's environment carries it)."""
+    global _OWN_IDENTITY
+    if pid is None and _OWN_IDENTITY is not None and _OWN_IDENTITY[0] == os.getpid():
+        return _OWN_IDENTITY[1]
     proc = psutil.Process(pid)
-    return f"{proc.pid}:{proc.create_time():.3f}"
+    identity = f"{proc.pid}:{proc.create_time():.3f}"
+    if pid is None:
+        _OWN_IDENTITY = (proc.pid, identity)
+    return identity
+
+
+_OWN_IDENTITY: tuple[int, str] | None = None  # (pid, identity): a forked child looks its own up
 
 
 def identity_alive(identity: str) -> bool:

@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # sqlite-utils pulls in pandas: imported when first used
 class StoreError(SrtuiError):
     """The store cannot be opened or used; one line for the CLI."""
 
+
+#: how long ``Store.close`` waits for another thread's write to end
+CLOSE_WAIT_S = 5.0
 
 #: what a finished attempt writes (the job record: srtui.results.store.columns)
 JOB_RESULT_COLUMNS = RESULT_COLUMNS
@@ -78,6 +81,7 @@ class Store:
         self.conn = conn
         self._db: Database | None = None
         self.lock = threading.RLock()
+        self._batch_depth = 0  # > 0 while the thread holding the lock writes a batch (``batch``)
         try:
             if readonly:
                 version = _ready_version(conn)
@@ -119,12 +123,25 @@ class Store:
             schema.migrate(self.conn, self.workspace.db_path)
 
     def close(self) -> None:
-        self.conn.close()
+        """Close the connection once no other thread writes (a recorder's commit: closing under
+        it would crash the process); one stuck past ``CLOSE_WAIT_S`` (a hung disk, the process
+        ending after Ctrl-C) keeps it, and the process's end releases it."""
+        if self.lock.acquire(timeout=CLOSE_WAIT_S):
+            try:
+                self.conn.close()
+            finally:
+                self.lock.release()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``: takes the write lock up front, never deadlocks."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``: takes the write lock up front, never deadlocks.
+        Inside a ``batch`` of this thread's (the lock is held by it): a savepoint of the batch,
+        undone alone if it fails."""
         with self.lock:
+            if self._batch_depth:
+                with self._savepoint():
+                    yield self.conn
+                return
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
@@ -132,6 +149,40 @@ class Store:
                 self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group commit: the ``transaction``s of this block are one transaction, committed at
+        its end (one commit for a batch of finished jobs instead of one each). Nothing of it is
+        durable before the block ends, so nothing of it may be reported before then."""
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._batch_depth += 1
+            try:
+                yield
+                if not self.conn.in_transaction:  # SQLite rolled it back itself (a full disk)
+                    raise sqlite3.OperationalError("the batch's transaction was rolled back")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):  # not there if SQLite rolled it back already
+                    self.conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._batch_depth -= 1
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        if not self.conn.in_transaction:  # the batch was rolled back under it: write nothing outside it
+            raise sqlite3.OperationalError("the batch's transaction was rolled back")
+        self.conn.execute("SAVEPOINT one_write")
+        try:
+            yield
+        except BaseException:
+            with suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK TO one_write")
+                self.conn.execute("RELEASE one_write")
+            raise
+        self.conn.execute("RELEASE one_write")
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
