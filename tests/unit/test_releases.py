@@ -525,8 +525,13 @@ def test_round_floats_in_one_pass_is_srbench_s_subs_loop(monkeypatch: pytest.Mon
     from results.metrics import releases
     from results.metrics.releases import round_floats, round_floats_by_subs
 
-    handed_over = []
-    monkeypatch.setattr(releases, "round_floats_by_subs", lambda *a: handed_over.append(a) or round_floats_by_subs(*a))
+    handed_over: list[tuple[object, ...]] = []
+
+    def loop(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
+        handed_over.append((expr, below, three_digits))
+        return round_floats_by_subs(expr, below, three_digits)
+
+    monkeypatch.setattr(releases, "round_floats_by_subs", loop)
     rng = random.Random(58)
     consts = ["0.5", "-0.5", "2.0", "1.2341", "1.2342", "-1.2341", "3.14159", "0.0114", "7.25", "-7.25"]
     feats = ("x0", "x1", "x2")
