@@ -111,6 +111,11 @@ class Environment:
         steps.append([py, "-P", "-c", f"{self.check}\nopen({marker!r}, 'w').write({self.fingerprint()!r})"])
         return steps + self.contract_steps(wheelhouse)
 
+    def extends(self, force: bool = False) -> bool:
+        """Whether building it means adding the contract layer alone: the rest is built from this
+        very spec (``srtui env create`` and ``srtui methods install`` then run ``contract_steps``)."""
+        return not force and bool(self.contract) and self.base_as_declared() and not self.contract_ready()
+
     def contract_steps(self, wheelhouse: Path | None = None) -> list[list[str]]:
         """The commands that install the contract layer into the built environment, then its
         marker (after an import of each of its modules); none when the spec has no layer.

@@ -71,7 +71,7 @@ def create(
         wheelhouse = _wheel_folder(wheelhouse, dry_run)
         how = "offline from" if env.wheelhouse_filled(wheelhouse) else "building its wheels into"
         print(f"{name}: {how} {wheelhouse}")
-    if not force and env.base_as_declared():  # only the contract layer is missing: seconds, no rebuild
+    if env.extends(force):  # only the contract layer is missing: seconds, no rebuild
         print(f"{name}: built from this spec; adding what SRBench's method contracts use: {' '.join(env.contract)}")
         run_steps(env.contract_steps(wheelhouse), f"extending environment {name}", dry_run)
     else:

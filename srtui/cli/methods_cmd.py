@@ -175,7 +175,10 @@ def install(
     env = method.environment
     if env is not None and already_built(name, env, force, dry_run):
         return
-    steps = env.install_steps() if env is not None else getattr(method, "install_steps", [])
+    if env is not None:  # its own environment: built, or extended by its contract layer alone
+        steps = env.contract_steps() if env.extends(force) else env.install_steps()
+    else:
+        steps = getattr(method, "install_steps", [])
     if not steps:
         ok, why = method.availability()
         if ok:

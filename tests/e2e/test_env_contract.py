@@ -138,6 +138,8 @@ def test_a_built_environment_without_the_contract_layer_is_extended_not_rebuilt(
         r for r in json.loads(srtui("env", "list", "--json", env=env, check=True).stdout) if r["name"] == folder.name
     ]
     assert row["ready"] and row["contract"] == ["pandas==1.5.3"] and not row["contract_ready"]
+    builtin = srtui("methods", "install", "sgd-sklearn024", "--dry-run", env=env, check=True).stdout
+    assert "pandas==1.5.3" in builtin and "scikit-learn==0.24.1" not in builtin  # the same environment
     (folder / CONTRACT_READY).write_text(spec.contract_fingerprint())
     done = srtui("env", "create", "sklearn-0.24.1", env=env, check=True).stdout
     assert "already built from this spec" in done
