@@ -85,6 +85,8 @@ def evaluate_outcome(outcome: JobOutcome, data: TaskArrays, scaler: Scaling | No
     from srtui.engine.expression import ExpressionError, fidelity_check, parse_expression
 
     try:
+        if outcome.dialect == "srbench":
+            folder_in_task_units(outcome, data.feature_names)
         if scaler is not None:
             outcome.pareto = pareto_in_original_units(outcome.pareto, data.feature_names, outcome.dialect, scaler)
             printed = outcome.model
@@ -106,6 +108,36 @@ def evaluate_outcome(outcome: JobOutcome, data: TaskArrays, scaler: Scaling | No
     fields["max_abs_diff"] = check.get("max_abs_diff")
     fields["expression_mismatch"] = int(bool(check.get("expression_mismatch")))
     return fields
+
+
+def folder_in_task_units(outcome: JobOutcome, features: list[str]) -> None:
+    """An SRBench folder's or file's model and front, printed over its own standardised (or
+    numbered) features, composed with the scalers its worker recorded (``srbench_eval``): over
+    the task's raw features, the printed model kept as ``model_as_printed``. Unreadable
+    statistics are an ExpressionError (the job is invalid_model), never a guess."""
+    from srtui.engine.expression import ExpressionError
+    from srtui.engine.methods import srbench_eval as ev
+    from srtui.engine.process.job_worker import MODEL_CAP, PARETO_EXPRESSION_CAP
+
+    notes = dict(outcome.notes or {})
+    try:
+        stats = ev.ScalerStats.from_note(notes.get(ev.SCALERS_NOTE), len(features))
+    except (ValueError, TypeError, IndexError) as exc:
+        raise ExpressionError(str(exc)) from None
+    printed = outcome.model or ""
+    outcome.model = ev.composed(printed, features, stats, MODEL_CAP)
+    if outcome.model != printed:
+        notes["model_as_printed"] = printed
+    outcome.notes = notes
+    pareto = []
+    for point in outcome.pareto:
+        text = point.get("expression")
+        if isinstance(text, str) and not point.get("too_large"):
+            mapped = ev.composed(text, features, stats, PARETO_EXPRESSION_CAP)
+            if mapped != text:
+                point = {**point, "expression": mapped, "expression_as_printed": text}
+        pareto.append(point)
+    outcome.pareto = pareto
 
 
 def pareto_in_original_units(

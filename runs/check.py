@@ -26,9 +26,10 @@ def check_folder_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "method"
 
 
-def check_method(name: str, workspace: Workspace, time_s: float) -> list[dict[str, Any]]:
-    """Run NAME (a method, ``srbench:FOLDER``, a folder or a 2021 method file) on the check task in ``workspace``;
-    the stored rows of its jobs there, the newest last."""
+def check_method(name: str, workspace: Workspace, time_s: float, env: str | None = None) -> list[dict[str, Any]]:
+    """Run NAME (a method, ``srbench:FOLDER``, a folder or a 2021 method file) on the check task in ``workspace``,
+    a folder or file in the named environment ``env`` if given (as ``srtui run --env``); the
+    stored rows of its jobs there, the newest last."""
     from srtui.engine.methods.srbench_dir import method_name, method_source
 
     method_dirs: list[Path] = []
@@ -47,6 +48,7 @@ def check_method(name: str, workspace: Workspace, time_s: float) -> list[dict[st
         jobs=1,
         method_dirs=method_dirs,
         metrics=False,
+        env=env,
     )
     workspace.ensure()
     execute(plan_run(workspace, req), req)

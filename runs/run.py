@@ -479,7 +479,13 @@ def _in_environments(
             spec = get(str(where))
         except MethodEnvironmentError as exc:
             raise RunError(f"--env: {exc}" if env is not None else f"[environments] {name}: {exc}") from None
-        loaded[name].environment = spec.environment  # type: ignore[misc]  # this instance's, not the class's
+        held = spec.environment
+        if not getattr(loaded[name], "single", True) and held.ready() and not held.contract_ready():
+            raise RunError(
+                f"environment {where}: method folder {name} gets a DataFrame, and {' '.join(held.contract)} is not "
+                f"yet in the environment: srtui env create {where} adds it (seconds; nothing is rebuilt)"
+            )
+        loaded[name].environment = held  # type: ignore[misc]  # this instance's, not the class's
         groups.setdefault(str(where), []).append(name)
     return [f"environment {e} for {', '.join(names)} ({get(e).source})" for e, names in groups.items()]
 

@@ -8,7 +8,9 @@ and leaves numpy, scipy, pandas, xgboost and lightgbm unpinned. SRBench 2.0 (bra
 ``srbench_2025``, commit dc3f6da) gives each method an ``algorithms/NAME/`` folder over a shared
 ``base_environment.yml`` (scikit-learn, pandas, numpy, sympy, all unpinned); the ``srbench2025-*``
 specs are those of its methods that install from PyPI alone (``engine/methods/env_specs_2025.py``).
-Besides the method's packages, an environment holds what srtui's worker imports (numpy, psutil).
+Besides the method's packages, an environment holds what srtui's worker imports (numpy, psutil)
+and what SRBench's method contracts use (pandas, for a folder's DataFrame): srtui's parser (and
+sympy) never runs there, the driver reads the model string.
 """
 
 from __future__ import annotations
@@ -29,15 +31,24 @@ _SKLEARN_024 = (
     ),
     ("--no-build-isolation", "scikit-learn==0.24.1"),
 )
+#: what SRBench's method contracts use besides a method's packages: pandas, for a folder's
+#: DataFrame, in srbench2021's version (1.5.3: the last pandas 1.x, with wheels for srtui's Python;
+#: 2021's environment.yml left it unpinned). A layer of its own (Environment.contract): adding it to a
+#: built sklearn-0.24.1 installs one wheel and compiles nothing
+_CONTRACT_2021 = ("pandas==1.5.3",)
 _CHECK_024 = "import numpy, sklearn.linear_model; assert sklearn.__version__ == '0.24.1', sklearn.__version__"
 
 
 SPECS: dict[str, EnvSpec] = {
     "sklearn-0.24.1": EnvSpec(
-        Environment("sklearn-0.24.1", _SKLEARN_024, _CHECK_024),
+        Environment("sklearn-0.24.1", _SKLEARN_024, _CHECK_024, _CONTRACT_2021),
         "SRBench 2021's environment.yml (scikit-learn=0.24.1): its KernelRidge, MLP, AdaBoost, RandomForest, "
         "SGD, LinearRegression and LassoLars baselines",
-        ("numpy (1.23.5: what 0.24.1 is built against here, on srtui's Python)", "scipy (1.9.3)"),
+        (
+            "numpy (1.23.5: what 0.24.1 is built against here, on srtui's Python)",
+            "scipy (1.9.3)",
+            "pandas (1.5.3, for a method folder's DataFrame)",
+        ),
         ("scikit-learn=0.24.1",),
     ),
     "srbench2021": EnvSpec(

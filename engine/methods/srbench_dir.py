@@ -261,20 +261,20 @@ class SRBenchMethod(Method):
             return scalers.inverse_y(est.predict(frame(Xn)))
 
         X_named = Xf if use_df or self.single else self._frame(Xf, names)  # 2021: model(est, X_train_scaled)
+        # handed back as printed, over the standardised features: the driver composes it with
+        # the scalers (ev.ScalerStats), so the worker needs no parser in the method's environment
         expression = ev.model_string(mod.model, est, X_named)
         if expression is None:
             notes["symbolic_model"] = ev.NOT_IMPLEMENTED
-        else:
-            printed, expression = expression, _over_task_features(expression, names, scalers)
-            if expression != printed:
-                notes["model_as_printed"] = printed
+        if scalers.active:
+            notes[ev.SCALERS_NOTE] = scalers.stats().to_note()
         complexity_fn = getattr(mod, "complexity", None)
         if complexity_fn is not None:
             try:
                 notes["complexity"] = float(complexity_fn(est))
             except Exception as exc:  # noqa: BLE001 - SRBench calls it only when sympy cannot size the model
                 notes["complexity_error"] = f"{type(exc).__name__}: {exc}"
-        pareto = self._pareto(mod, est, X_fit, y_fit, X_named, scalers, frame, names)
+        pareto = self._pareto(mod, est, X_fit, y_fit, X_named, scalers, frame)
         return FittedModel(predict=predict, expression=expression, dialect="srbench", pareto=pareto, notes=notes)
 
     def _prepare(
@@ -310,7 +310,6 @@ class SRBenchMethod(Method):
         X_named: Any,
         scalers: ev.Scalers,
         frame: Callable[[Any], Any],
-        names: list[str],
     ) -> list[ParetoPoint]:
         """get_population (else get_best_solution) as the front, each member's loss in y's units."""
         if hasattr(mod, "get_population"):
@@ -322,10 +321,9 @@ class SRBenchMethod(Method):
         complexity_fn = getattr(mod, "complexity", None)
         points = []
         for member in members:
-            text = ev.model_string(mod.model, member, X_named)
+            text = ev.model_string(mod.model, member, X_named)  # as printed, like the model
             if text is None:
                 continue
-            text = _over_task_features(text, names, scalers)
             try:
                 comp = float(complexity_fn(member)) if complexity_fn is not None else float("nan")
             except Exception:  # noqa: BLE001 - e.g. operon's complexity() reads attributes only the full estimator has
@@ -355,20 +353,6 @@ def grid_report(mod: ModuleType) -> FittedModel:
     except (TypeError, ValueError) as exc:
         raise SRBenchError(f"hyper_params holds a value that is not JSON data: {exc}") from None
     return FittedModel(predict=lambda X: np.zeros(len(X)), expression=None, notes={"hyper_params": plain})
-
-
-def _over_task_features(text: str, names: list[str], scalers: ev.Scalers) -> str:
-    """The model over the task's raw features; text the parser would reject stays as printed,
-    so the driver records it as invalid_model (with the parser's reason) rather than a crash."""
-    from srtui.engine.expression import ExpressionError
-    from srtui.engine.spec import MODEL_CAP
-
-    if len(text) > MODEL_CAP:  # the worker cuts it and marks it too large: not worth tokenising
-        return text
-    try:
-        return ev.over_task_features(text, names, "srbench", scalers)
-    except (ExpressionError, SyntaxError, ValueError):
-        return text
 
 
 def _writable_frame_class() -> type[pd.DataFrame]:

@@ -13,7 +13,9 @@ with its command-line flags, and the benchmark commands in its user guide pass `
 --scale_y``; so ``reference`` scales both for every folder. ``folder`` honours the folder's own
 ``eval_kwargs`` (``evaluate_model()``'s defaults, True, when absent); ``none`` scales nothing.
 srtui records the model over the task's raw features: the folder's string over standardised
-features is composed with the scalers, token by token, before the safe parser reads it.
+features is composed with the scalers, token by token, before the safe parser reads it. The
+driver does it (``srtui.engine.outcome_check``), from the statistics the worker records: a worker in a
+method's own environment needs nothing of srtui's parser (nor sympy).
 """
 
 from __future__ import annotations
@@ -157,8 +159,73 @@ class Scalers:
     def active(self) -> bool:
         return self.x is not None or self.y is not None
 
+    def stats(self) -> ScalerStats:
+        x = None if self.x is None else ([float(v) for v in self.x.mean_], [float(v) for v in self.x.scale_])
+        y = None if self.y is None else (float(self.y.mean_[0]), float(self.y.scale_[0]))
+        return ScalerStats(x, y)
 
-def over_task_features(text: str, features: Sequence[str], dialect: str, scalers: Scalers) -> str:
+
+#: the job's note that carries a folder's scalers from its worker to the driver
+SCALERS_NOTE = "srbench_scalers"
+
+
+@dataclass(frozen=True)
+class ScalerStats:
+    """The statistics of a folder's scalers, as plain floats. The worker records them in the job's
+    notes and hands the model string back as printed; the driver composes the two
+    (``over_task_features``): the worker, which may run in an environment of the method's own,
+    needs no parser (nor sympy) for it."""
+
+    x: tuple[list[float], list[float]] | None = None  # (mean_, scale_) per feature
+    y: tuple[float, float] | None = None  # (mean_, scale_) of y
+
+    @property
+    def active(self) -> bool:
+        return self.x is not None or self.y is not None
+
+    def to_note(self) -> dict[str, Any]:
+        return {"x": None if self.x is None else list(self.x), "y": None if self.y is None else list(self.y)}
+
+    @classmethod
+    def from_note(cls, raw: Any, n_features: int) -> ScalerStats:
+        """From the job's notes (written by the method's process: checked, never trusted);
+        ValueError if they are not finite floats of the task's shape."""
+        if raw is None:
+            return cls()
+
+        def floats(values: Any, n: int) -> list[float]:
+            if not isinstance(values, list) or len(values) != n:
+                raise ValueError(f"the scalers' statistics in the job's notes are not {n} numbers")
+            out = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if len(out) != n or not all(map(math.isfinite, out)):
+                raise ValueError("the scalers' statistics in the job's notes are not finite numbers")
+            return out
+
+        if not isinstance(raw, dict):
+            raise ValueError("the scalers' statistics in the job's notes are not readable")
+        x, y = raw.get("x"), raw.get("y")
+        if x is not None and not (isinstance(x, list) and len(x) == 2):
+            raise ValueError("the scalers' statistics in the job's notes are not readable")
+        xs = None if x is None else (floats(x[0], n_features), floats(x[1], n_features))
+        ys = None if y is None else floats(y, 2)
+        return cls(xs, None if ys is None else (ys[0], ys[1]))
+
+
+def composed(text: str, features: Sequence[str], stats: ScalerStats, cap: int) -> str:
+    """``over_task_features`` of a folder's printed model, in the driver; text the parser would
+    reject (or cut at the worker's ``cap``) stays as printed, so the check records it as
+    invalid_model (with the parser's reason) rather than a crash."""
+    from srtui.engine.expression import ExpressionError
+
+    if len(text) >= cap:
+        return text
+    try:
+        return over_task_features(text, features, "srbench", stats)
+    except (ExpressionError, SyntaxError, ValueError):
+        return text
+
+
+def over_task_features(text: str, features: Sequence[str], dialect: str, scalers: ScalerStats) -> str:
     """``text`` as a model over the task's raw features, for the safe parser to read.
 
     Works on Python tokens of the dialect-translated string, evaluating nothing: a numbered name
@@ -187,10 +254,10 @@ def over_task_features(text: str, features: Sequence[str], dialect: str, scalers
         if name in index and not is_call:
             i = index[name]
             sx = scalers.x
-            out.append(f"(({name} - {float(sx.mean_[i])!r}) / {float(sx.scale_[i])!r})" if sx is not None else name)
+            out.append(f"(({name} - {sx[0][i]!r}) / {sx[1][i]!r})" if sx is not None else name)
         else:
             out.append(tok.string)
     body = " ".join(out)
     if scalers.y is None:
         return body
-    return f"(({body}) * {float(scalers.y.scale_[0])!r} + {float(scalers.y.mean_[0])!r})"
+    return f"(({body}) * {scalers.y[1]!r} + {scalers.y[0]!r})"

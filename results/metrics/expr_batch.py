@@ -1,5 +1,7 @@
 """Expression metrics of many models at once: cached by (expression hash, truth hash, operation),
-the misses computed by a :class:`srtui.engine.pool.TimedPool`, one task (and one deadline) per model.
+the misses computed by a :class:`srtui.engine.pool.TimedPool`, one task (and one deadline) per model and
+release (FFX's 1,500-node models take 6-7 s of CPU per release: one deadline for all three ended
+every one of them).
 
 A timeout is a result too: it is cached with the deadline (of CPU time, srtui.engine.pool) it had, so a
 rescore with a longer deadline tries again and one with the same deadline does not; one ended by
@@ -166,8 +168,9 @@ def _run(
     kept: TimedPool | None = None,
 ) -> OpResults:
     """Resolve ``ops`` through the cache, then the pool: the missing operations of one group are
-    one task, so a pathological model costs one deadline, not one per operation, and its
-    operations share simplify results (srtui.results.metrics.releases.shared_simplify) in the worker.
+    one task, so a pathological model costs one deadline per group (its clean-up under a release,
+    its solution checks), not one per operation, and its operations share simplify results
+    (srtui.results.metrics.releases.shared_simplify) in the worker.
 
     Sympy trees a fresh result carries under ``"_expr"`` go to ``exprs`` (for the next phase),
     never into the cache or the returned values.
@@ -229,9 +232,10 @@ def expression_metrics(
 ) -> tuple[list[dict[str, Any]], BatchStats]:
     """One dict of expression metrics per item (names: :func:`srtui.results.metrics.release_values.assemble_release`).
 
-    Two phases, each one pool task per model under one deadline (``timeout``): the model under
-    every release plus SRSD's distance to each truth, then the solution checks of every release
-    (from the cleaned models of phase one; not run for a release whose model timed out).
+    Two phases of pool tasks, each under one deadline (``timeout``): the model under each release
+    (a task per model and release) and SRSD's distance to each truth (one per model), then the
+    solution checks of every release (one per model, from the cleaned models of phase one; not run
+    for a release whose model timed out).
     ``screen=False`` skips the numeric screen (same verdicts, slower; the benchmark compares).
     ``pool``: a pool the caller keeps between batches (its processes then stay warm), else one
     made from ``workers``, ``timeout`` and ``core`` for each phase.
@@ -278,7 +282,7 @@ def _model_ops(readable: Sequence[ModelItem]) -> Ops:
     ops: Ops = {}
     for it in {(it.key, it.unwanted): it for it in readable}.values():
         for rel in RELEASES:
-            ops[_model_key(it, rel)] = (f"model:{rel}", _model_op_payload(it, rel), it.key)
+            ops[_model_key(it, rel)] = (f"model:{rel}", _model_op_payload(it, rel), f"{it.key}|{rel}")
     for it in readable:
         if it.truth:
             ops[_cache_key("srsd", it.key, it.truth_key)] = (

@@ -62,16 +62,78 @@ def feature_absence(used: set[str], unwanted: Sequence[str]) -> float | None:
 def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
     """SRBench's round_floats: each Float of the original tree, in pre-order, substituted in turn
     (``subs`` re-evaluates: a zeroed term vanishes); tiny -> 0, else rounded to 3 decimals
-    (``Float(round(c, 3), 3)`` in 2021/2.0 symbolic_utils, ``round(c, 3)`` in evaluation.py)."""
+    (``Float(round(c, 3), 3)`` in 2021/2.0 symbolic_utils, ``round(c, 3)`` in evaluation.py).
+
+    Their loop is quadratic (one ``subs`` over the whole tree per Float: seconds for FFX's
+    1,500-node models). The same replacements are made in one pass (``_replace_at_once``); where
+    that pass sees a node change shape (terms merged or vanished: the order of the ``subs`` could
+    then matter), their loop itself runs (``round_floats_by_subs``)."""
+    new_of: dict[tuple[Any, ...], sp.Expr] = {}
+    for a in sp.preorder_traversal(expr):
+        if isinstance(a, sp.Float) and a._mpf_ not in new_of:
+            new = _rounded(a, below, three_digits)
+            new_of[a._mpf_] = new
+            # subs(a, new) also replaces a Float equal to -a by -new (Number._eval_subs)
+            new_of.setdefault((-a)._mpf_, -new)
+    if not new_of:
+        return expr
+    out = _replace_at_once(expr, new_of)
+    return out if out is not None else round_floats_by_subs(expr, below, three_digits)
+
+
+def _rounded(a: sp.Float, below: float, three_digits: bool) -> sp.Expr:
+    if abs(a) < below:
+        return sp.Integer(0)
+    return sp.Float(round(a, 3), 3) if three_digits else round(a, 3)
+
+
+def round_floats_by_subs(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
+    """SRBench's own loop, one ``subs`` per Float (the reference ``round_floats`` agrees with)."""
     out = expr
     for a in sp.preorder_traversal(expr):
         if isinstance(a, sp.Float):
-            if abs(a) < below:
-                new = sp.Integer(0)
-            else:
-                new = sp.Float(round(a, 3), 3) if three_digits else round(a, 3)
-            out = out.subs(a, new)
+            out = out.subs(a, _rounded(a, below, three_digits))
     return out
+
+
+def _replace_at_once(expr: sp.Basic, new_of: dict[tuple[Any, ...], sp.Expr]) -> sp.Basic | None:
+    """``expr`` with each Float replaced by ``new_of[its value]``, rebuilt bottom-up as ``subs``
+    rebuilds (a node only where an argument changed, and an argument only where the new one is
+    not the same as sympy's ``_aresame`` reads it: an equal Float keeps its own precision); None
+    as soon as a rebuilt node differs in class or number of arguments from the node it replaces.
+    Without such a change no replacement can meet another's result, so the sequential ``subs``
+    build the same tree (tests/unit/test_releases.py checks it on FFX's models)."""
+    from sympy.core.basic import _aresame
+
+    memo: dict[int, sp.Basic] = {}
+
+    def walk(node: sp.Basic) -> sp.Basic | None:
+        if isinstance(node, sp.Float):
+            new = new_of[node._mpf_]
+            return node if _aresame(new, node) else new
+        if not node.args:
+            return node
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        args = []
+        for arg in node.args:
+            out = walk(arg)
+            if out is None:
+                return None
+            args.append(out)
+        if all(a is b for a, b in zip(args, node.args)):
+            rebuilt = node
+        else:
+            rebuilt = node.func(*args)
+            if type(rebuilt) is not type(node) or len(rebuilt.args) != len(args):
+                return None
+        memo[key] = rebuilt
+        return rebuilt
+
+    if isinstance(expr, sp.Float):  # subs returns the new value itself at the top
+        return new_of[expr._mpf_]
+    return walk(expr)
 
 
 #: symbolic_utils.clean_pred_model's text replacements after the feature renaming, in its order

@@ -29,6 +29,8 @@ def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-read
             "folder": str(spec.environment.folder),
             "source": spec.source,
             "pinned": [" ".join(step) for step in spec.environment.steps],
+            "contract": list(spec.environment.contract),
+            "contract_ready": spec.environment.ready() and spec.environment.contract_ready(),
             "pinned_in_source": list(spec.pinned_in_source),
             "unpinned_in_source": list(spec.unpinned),
         }
@@ -40,6 +42,9 @@ def list_envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-read
         return
     for r in rows:
         print(f"{r['name']}: {'ready' if r['ready'] else 'not created'} ({r['folder']})")
+        if r["contract"]:
+            how = "in" if r["contract_ready"] or not r["ready"] else f"missing: srtui env create {r['name']} adds it"
+            print(f"  for SRBench's method contracts: {', '.join(r['contract'])} ({how})")
         print(f"  reproduces {r['source']}")
         print(f"  pinned there: {', '.join(r['pinned_in_source']) or 'nothing'}")
         print(f"  unpinned there, pinned here: {', '.join(r['unpinned_in_source']) or 'nothing'}")
@@ -66,7 +71,11 @@ def create(
         wheelhouse = _wheel_folder(wheelhouse, dry_run)
         how = "offline from" if env.wheelhouse_filled(wheelhouse) else "building its wheels into"
         print(f"{name}: {how} {wheelhouse}")
-    run_steps(env.install_steps(wheelhouse), f"creating environment {name}", dry_run)
+    if env.extends(force):  # only the contract layer is missing: seconds, no rebuild
+        print(f"{name}: built from this spec; adding what SRBench's method contracts use: {' '.join(env.contract)}")
+        run_steps(env.contract_steps(wheelhouse), f"extending environment {name}", dry_run)
+    else:
+        run_steps(env.install_steps(wheelhouse), f"creating environment {name}", dry_run)
     if not dry_run:
         print(f"{name}: ready at {env.folder}")
 

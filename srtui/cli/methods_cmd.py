@@ -175,7 +175,10 @@ def install(
     env = method.environment
     if env is not None and already_built(name, env, force, dry_run):
         return
-    steps = env.install_steps() if env is not None else getattr(method, "install_steps", [])
+    if env is not None:  # its own environment: built, or extended by its contract layer alone
+        steps = env.contract_steps() if env.extends(force) else env.install_steps()
+    else:
+        steps = getattr(method, "install_steps", [])
     if not steps:
         ok, why = method.availability()
         if ok:
@@ -206,6 +209,10 @@ def check(
         workspace_option("Keep the check's own workspace in WORKSPACE/checks/NAME (none of its jobs among yours)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    env: Annotated[
+        str | None,
+        typer.Option("--env", metavar="ENV", help="Fit a method folder or file in this environment (srtui env list)."),
+    ] = None,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
     from srtui.engine.workspace import resolve
@@ -213,10 +220,10 @@ def check(
 
     if workspace is None:
         with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
-            rows = check_method(name, resolve(Path(tmp)), time_s)
+            rows = check_method(name, resolve(Path(tmp)), time_s, env)
     else:  # the check's job is no job of the researcher's runs: it gets a workspace of its own
         kept = resolve(workspace).root / "checks" / check_folder_name(name)
-        rows = check_method(name, resolve(kept), time_s)
+        rows = check_method(name, resolve(kept), time_s, env)
         print(f"the check's workspace: {kept}", file=sys.stderr)
     if not rows:
         fail(f"method {name!r}: the check ran no job")

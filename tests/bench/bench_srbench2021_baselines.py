@@ -41,6 +41,7 @@ FILES = {
     "AdaBoost": "AdaBoostRegressor",
     "RandomForest": "RandomForestRegressor",
     "Linear": "SGDRegressor",  # collate_blackbox_results.py renamed SGD "Linear"
+    "*FFX": "FFXRegressor",  # needs ffx 2.0.2 (2021's environment.yml) in the environment
 }
 SEEDS = [23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265]
 SMALLEST = ("579_fri_c0_250_5", "666_rmftsa_ladata", "654_fri_c0_500_10")

@@ -11,14 +11,15 @@ from conftest import srtui
 from test_srbench2021_method_files import KERNEL_RIDGE
 
 
-def test_env_list_names_the_specs_with_what_their_source_pinned_and_left_unpinned() -> None:
+def test_env_list_names_the_specs_with_what_their_source_pinned_and_left_unpinned(tmp_path: Path) -> None:
     rows = {r["name"]: r for r in json.loads(srtui("env", "list", "--json", check=True).stdout)}
     assert {"sklearn-0.24.1", "srbench2021"} <= set(rows)
     assert any("scikit-learn==0.24.1" in step for step in rows["sklearn-0.24.1"]["pinned"])
     assert any(u.startswith("xgboost") for u in rows["srbench2021"]["unpinned_in_source"])
     assert rows["sklearn-0.24.1"]["pinned_in_source"] == ["scikit-learn=0.24.1"]
     assert "numpy==1.26.4" in rows["srbench2025-xgboost"]["pinned_in_source"]  # SRBench 2.0's pip-installable
-    out = srtui("env", "create", "sklearn-0.24.1", "--dry-run", check=True).stdout
+    none_built = {"SRTUI_ENVS": str(tmp_path)}  # (a built one is only extended: test_env_contract.py)
+    out = srtui("env", "create", "sklearn-0.24.1", "--dry-run", env=none_built, check=True).stdout
     assert "scikit-learn==0.24.1" in out and "--no-build-isolation" in out
 
 

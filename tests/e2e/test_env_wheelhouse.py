@@ -69,7 +69,7 @@ def test_the_cli_says_where_the_wheels_come_from(tmp_path: Path) -> None:
     build = srtui("env", "create", name, "--wheelhouse", str(wheels), "--dry-run", env=env, check=True).stdout
     assert f"building its wheels into {wheels}" in build and "pip wheel" in build and "--no-index" in build
     wheels.mkdir()
-    (wheels / f"{name}{WHEELHOUSE_MARKER}").write_text(get(name).environment.fingerprint())
+    (wheels / f"{name}{WHEELHOUSE_MARKER}").write_text(get(name).environment.wheelhouse_fingerprint())
     offline = srtui("env", "create", name, "--wheelhouse", str(wheels), "--dry-run", env=env, check=True).stdout
     assert f"offline from {wheels}" in offline and "pip wheel" not in offline
     not_built = srtui("env", "export", name, str(wheels), env=env)

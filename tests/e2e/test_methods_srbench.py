@@ -14,7 +14,10 @@ import pytest
 
 from srtui.engine.expression import ExpressionError, parse_expression
 from srtui.engine.methods import registry
+from srtui.engine.methods.base import FittedModel
 from srtui.engine.methods.srbench_dir import SRBenchError, SRBenchMethod, expand_hyper_params
+from srtui.engine.methods.srbench_eval import SCALERS_NOTE, ScalerStats, composed, over_task_features
+from srtui.engine.process.job_worker import MODEL_CAP
 from srtui.engine.spec import FitBudget
 
 REGRESSOR_PY = textwrap.dedent(
@@ -82,8 +85,7 @@ def test_folder_runs_unmodified_with_budget_and_seed(method_dir):
     assert method.module().est.max_time == fitted.notes["time_set"]
     assert method.honours_time_limit
     assert fitted.notes["complexity"] == 2 * 9 + 1
-    assert fitted.expression is not None
-    expr = parse_expression(fitted.expression, names, fitted.dialect).evaluate(X)
+    expr = parse_expression(_in_task_units(fitted, names), names, fitted.dialect).evaluate(X)
     np.testing.assert_allclose(expr, fitted.predict(X), rtol=1e-9, atol=1e-9)
     assert np.allclose(fitted.predict(X), y)
     assert method.hyper_params == [{"fit_intercept": True}, {"fit_intercept": False}]
@@ -259,11 +261,21 @@ def test_reference_scaling_maps_predictions_back_and_the_model_to_raw_features(m
     y = y + 0.4 * X[:, 0] * X[:, 1]
     fitted = SRBenchMethod(method_dir).fit(X, y, ["u", "v", "w"], 3, FitBudget(10.0), {})
     assert fitted.notes["scale_x"] and fitted.notes["scale_y"]
-    assert "u" in fitted.notes["model_as_printed"]  # printed over the standardised u, v, w
+    # handed back as printed, over the standardised u, v, w, with the scalers' statistics: the
+    # driver composes them (issue 58: the worker needs no parser in a method's environment)
+    assert fitted.notes[SCALERS_NOTE]["x"] is not None and fitted.notes[SCALERS_NOTE]["y"] is not None
     np.testing.assert_allclose(fitted.predict(X), y, rtol=1e-9)
-    assert fitted.expression is not None
-    parsed = parse_expression(fitted.expression, ["u", "v", "w"], fitted.dialect)
+    model = _in_task_units(fitted, ["u", "v", "w"])
+    assert fitted.expression is not None and model != fitted.expression and "u" in fitted.expression
+    parsed = parse_expression(model, ["u", "v", "w"], fitted.dialect)
     np.testing.assert_allclose(parsed.evaluate(X), fitted.predict(X), rtol=1e-9)
+
+
+def _in_task_units(fitted: FittedModel, names: list[str]) -> str:
+    """The model as the driver composes it with the scalers the worker recorded (outcome_check)."""
+    assert fitted.expression is not None
+    stats = ScalerStats.from_note(fitted.notes.get(SCALERS_NOTE), len(names))
+    return composed(fitted.expression, names, stats, MODEL_CAP)
 
 
 def _ridge_folder(tmp_path: Path, model_returns: str, extra: str = "") -> Path:
@@ -286,10 +298,7 @@ def test_black_box_folders_and_not_implemented(tmp_path):
 
 
 def test_numbered_names_become_the_task_features():
-    from srtui.engine.methods.srbench_eval import Scalers, over_task_features
-
-    X, y = _linear_data()
-    none = Scalers(X, y, False, False)
+    none = ScalerStats()
     assert over_task_features("2*X0 + X2^2", ["u", "v", "w"], "srbench", none) == "2 * u + w ** 2"
     assert over_task_features("2*u", ["u", "v", "w"], "srbench", none) == "2*u"
 

@@ -4,6 +4,7 @@ the SRBench++ Bingo example, x**0.5 vs sqrt, the sympy-parser tree, and the nume
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -509,3 +510,84 @@ def test_a_long_flat_ffx_sum_is_one_level_of_nesting_in_every_reading() -> None:
     assert parse_sympy_view("X0 - X1 + X2", feats, "ffx") == x0 - x1 + x2
     assert parse_sympy_view("X0 / X1 * X2", feats, "ffx") == x0 / x1 * x2
     assert parse_sympy_view("2 / 4 * X0 - 1 - X1", feats, "ffx") == sp.Rational(1, 2) * x0 - 1 - x1
+
+
+def test_round_floats_in_one_pass_is_srbench_s_subs_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 58: ``round_floats`` makes its replacements in one pass; the tree is the one SRBench's
+    loop (one ``subs`` per Float, in pre-order) builds, precision of every Float included (srepr),
+    under each release's rounding: negated duplicates (``subs`` replaces -a too), exact binary
+    values (an equal Float keeps its own precision), tiny floats zeroed, and terms that merge once
+    rounded (the loop's order then matters: that pass hands over to the loop)."""
+    import random
+
+    import sympy as sp
+
+    from srtui.engine.expression.sympy_view import parse_sympy_view
+    from srtui.results.metrics import releases
+    from srtui.results.metrics.releases import round_floats, round_floats_by_subs
+
+    handed_over: list[tuple[object, ...]] = []
+
+    def loop(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
+        handed_over.append((expr, below, three_digits))
+        return round_floats_by_subs(expr, below, three_digits)
+
+    monkeypatch.setattr(releases, "round_floats_by_subs", loop)
+    rng = random.Random(58)
+    consts = ["0.5", "-0.5", "2.0", "1.2341", "1.2342", "-1.2341", "3.14159", "0.0114", "7.25", "-7.25"]
+    feats = ("x0", "x1", "x2")
+
+    def const() -> str:  # now and then a float that rounds to 0, so its term vanishes
+        return rng.choice(["0.00004", "1e-05"]) if rng.random() < 0.03 else rng.choice(consts)
+
+    def term() -> str:
+        c, t = const(), const()
+        form = rng.randrange(5)
+        x = rng.choice(feats)
+        return [
+            f"{c}*{x}",
+            f"{c}*max(0, {x} - {t})",
+            f"{c}*{x}**{t}",
+            f"exp({c}*{x}) + {t}",
+            f"{c}*max(0, {t} - {x})*max(0, {x} - {c})",
+        ][form]
+
+    for _ in range(120):
+        text = " + ".join(term() for _ in range(rng.randint(1, 6)))
+        expr = parse_sympy_view(text, feats, "python")
+        for below, three in ((1e-4, True), (1e-3, False), (1e-4, False)):
+            assert sp.srepr(round_floats(expr, below, three)) == sp.srepr(round_floats_by_subs(expr, below, three)), (
+                text
+            )
+    assert 0 < len(handed_over) < 360 // 2  # most in one pass; the loop where terms merge or vanish
+    handed_over.clear()
+    merge = parse_sympy_view("1.2341*max(0, x0 - 1.2341) + 2.5*max(0, x0 - 1.2342)", feats, "python")
+    assert sp.srepr(round_floats(merge, 1e-4, True)) == sp.srepr(round_floats_by_subs(merge, 1e-4, True))
+    assert len(handed_over) == 1
+
+
+#: a real FFX model: ffx 2.1's ``str2`` of ``FFXRegressor()`` fitted on 579_fri_c0_250_5 (seed 23,
+#: 75/25 split, X and y standardised, as SRBench 2021's evaluate_model.py fits FFXRegressor.py)
+FFX_MODEL = Path(__file__).parents[1] / "data" / "ffx_579_fri_c0_250_5_seed23.txt"
+FFX_FEATURES = ("oz1", "oz2", "oz3", "oz4", "oz5")
+
+
+@pytest.mark.slow  # SRBench's own loop on a 1,550-node model: seconds of CPU per rounding
+def test_ffx_s_models_are_rounded_as_srbench_does_and_simplified_within_the_deadline() -> None:
+    """Issue 58: FFX's long sums. The one-pass rounding builds the tree SRBench's loop builds, and
+    every release's clean-up of the model (size, simplified size, simplicity) finishes within the
+    default deadline of 10 s of CPU per release (SRBench's loop alone took 4-5 s of it)."""
+    import sympy as sp
+
+    from srtui.results.metrics.expr_batch import ExprCache, ModelItem, expression_metrics
+    from srtui.results.metrics.releases import SPECS, node_count, round_floats, round_floats_by_subs
+
+    text = FFX_MODEL.read_text().strip()
+    raw = SPECS["srbench2021"].read(text, FFX_FEATURES, "srbench")
+    assert node_count(raw) > 1_500
+    for below, three in ((1e-4, True), (1e-3, False)):  # 2021's and 2.0's rounding, 2022's
+        assert sp.srepr(round_floats(raw, below, three)) == sp.srepr(round_floats_by_subs(raw, below, three))
+    [m], stats = expression_metrics([ModelItem(text, FFX_FEATURES, "srbench")], ExprCache(), workers=1, timeout=10)
+    assert stats.timeouts == 0 and m["simplify_timeout"] == 0, m
+    for release in SPECS:
+        assert m[f"{release}.size"] == node_count(raw) and m[f"{release}.size_simplified"] > 1_000, (release, m)
