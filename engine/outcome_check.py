@@ -117,7 +117,8 @@ def folder_in_task_units(outcome: JobOutcome, features: list[str]) -> None:
     statistics are an ExpressionError (the job is invalid_model), never a guess."""
     from srtui.engine.expression import ExpressionError
     from srtui.engine.methods import srbench_eval as ev
-    from srtui.engine.process.job_worker import MODEL_CAP, PARETO_EXPRESSION_CAP
+    from srtui.engine.process.job_worker import PARETO_EXPRESSION_CAP
+    from srtui.engine.spec import MODEL_CAP
 
     notes = dict(outcome.notes or {})
     try:

@@ -17,8 +17,7 @@ from srtui.engine.methods import registry
 from srtui.engine.methods.base import FittedModel
 from srtui.engine.methods.srbench_dir import SRBenchError, SRBenchMethod, expand_hyper_params
 from srtui.engine.methods.srbench_eval import SCALERS_NOTE, ScalerStats, composed, over_task_features
-from srtui.engine.process.job_worker import MODEL_CAP
-from srtui.engine.spec import FitBudget
+from srtui.engine.spec import MODEL_CAP, FitBudget
 
 REGRESSOR_PY = textwrap.dedent(
     '''
