@@ -115,7 +115,13 @@ class Environment:
     def extends(self, force: bool = False) -> bool:
         """Whether building it means adding the contract layer alone: the rest is built from this
         very spec (``srtui env create`` and ``srtui methods install`` then run ``contract_steps``)."""
-        return not force and bool(self.contract) and self.base_as_declared() and not self.contract_ready()
+        return (
+            not force
+            and bool(self.contract)
+            and self.base_as_declared()
+            and not self.contract_ready()
+            and (self.folder / "pyvenv.cfg").is_file()  # pip installs into it, never into another Python
+        )
 
     def contract_steps(self, wheelhouse: Path | None = None) -> list[list[str]]:
         """The commands that install the contract layer into the built environment, then its

@@ -131,6 +131,11 @@ def test_a_built_environment_without_the_contract_layer_is_extended_not_rebuilt(
     spec = get("sklearn-0.24.1").environment
     (folder / READY).write_text(spec.fingerprint())
     assert spec.ready() and spec.base_as_declared() and not spec.built_as_declared()
+    # no pyvenv.cfg: not a virtual environment, so pip would install into the Python it links to
+    # (seen: the base interpreter's pandas replaced); built again instead of extended
+    out = srtui("env", "create", "sklearn-0.24.1", "--dry-run", env=env, check=True).stdout
+    assert "venv --clear" in out and "adding what SRBench's method contracts use" not in out
+    (folder / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
     out = srtui("env", "create", "sklearn-0.24.1", "--dry-run", env=env, check=True).stdout
     assert "adding what SRBench's method contracts use: pandas==1.5.3" in out
     assert "pip install --disable-pip-version-check pandas==1.5.3" in out and "scikit-learn==0.24.1" not in out

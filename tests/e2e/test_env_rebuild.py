@@ -21,6 +21,8 @@ def _fake_built(root: Path, marker: str) -> Path:
     (folder / "bin").mkdir(parents=True)
     (folder / "bin" / "python").symlink_to(sys.executable)
     (folder / ".srtui-ready").write_text(marker)
+    environment = get(NAME).environment
+    (folder / ".srtui-contract").write_text(environment.contract_fingerprint())  # its contract layer, in
     (folder / "in-use").write_text("a run's files")  # a rebuild (venv --clear) would remove it
     return folder
 

@@ -21,7 +21,7 @@ from conftest import srtui
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 SCRIPT = f"""
-import sys, threading
+import sys, threading, time
 from pathlib import Path
 from srtui.engine.workspace import Workspace
 from srtui.results.store.guard import why_stopped
@@ -35,6 +35,7 @@ print("querying", flush=True)
 try:
     store.conn.execute({ENDLESS!r}).fetchone()
 except Exception as exc:
+    print(f"stopped {{time.monotonic()}}", flush=True)  # the clock every process shares
     print(why_stopped(exc), file=sys.stderr)
     sys.exit(130)
 """
@@ -68,19 +69,22 @@ def _start(workspace: Path, mode: str, env: dict[str, str] | None = None) -> sub
     ("mode", "signum"), [("plain", signal.SIGINT), ("handlers", signal.SIGINT), ("handlers", signal.SIGTERM)]
 )
 def test_an_endless_statement_ends_within_2_s_of_a_signal(workspace: Path, mode: str, signum: int) -> None:
+    """The statement ends within 2 s of the signal (the time the process itself reports, so a
+    loaded machine's slow interpreter exit after it does not count); the process then exits."""
     proc = _start(workspace, mode)
     sent = time.monotonic()
     proc.send_signal(signum)
     try:
-        proc.wait(timeout=2.0)
+        proc.wait(timeout=30.0)
     except subprocess.TimeoutExpired:
         proc.kill()
-        pytest.fail(f"still running 2 s after signal {signum}")
-    took = time.monotonic() - sent
+        pytest.fail(f"still running 30 s after signal {signum}")
+    out = proc.stdout.read() if proc.stdout else ""
     err = proc.stderr.read() if proc.stderr else ""
     assert proc.returncode == 130, (proc.returncode, err)
     assert "interrupted" in err and "Traceback" not in err, err
-    assert took < 2.0
+    stopped = float(out.split("stopped ")[1].split()[0])
+    assert stopped - sent < 2.0, f"the statement ran {stopped - sent:.2f} s past signal {signum}"
 
 
 def test_an_endless_statement_ends_past_its_budget(workspace: Path) -> None:

@@ -34,7 +34,8 @@ def test_a_method_whose_environment_is_missing_is_refused_before_any_job(workspa
     folder = tmp_path / "envs" / "sklearn-0.24.1"
     assert steps[0] == f"$ {sys.executable} -P -m venv --clear {folder}"  # no cwd first on its path (#54)
     assert any("--no-build-isolation scikit-learn==0.24.1" in s for s in steps)
-    assert len(steps) == 4 and all(s.startswith(f"$ {folder}/bin/python") for s in steps[1:])
+    assert len(steps) == 6 and all(s.startswith(f"$ {folder}/bin/python") for s in steps[1:])
+    assert "pandas==1.5.3" in steps[4] and "import pandas" in steps[5]  # the contract layer, last
 
 
 def _stand_in(envs: Path) -> Path:

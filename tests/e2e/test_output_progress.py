@@ -114,6 +114,7 @@ def test_on_a_terminal_the_steps_are_a_progress_line_gone_at_the_end(workspace: 
     out, _ = proc.communicate(timeout=300)
     os.close(main)
     assert proc.returncode == 0, seen
-    assert b"score srbench2021: reading the runs" in seen and b"\x1b[?25l" in seen  # drawn, cursor hidden
+    # drawn (which step's words a frame shows depends on rich's refresh ticks), cursor hidden
+    assert b"score srbench2021" in seen and b"\x1b[?25l" in seen
     assert b"\x1b[?25h" in seen  # and given back at the end
     assert b"linear" in out and b"srtui:" not in out and b"\x1b" not in out

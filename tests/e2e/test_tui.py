@@ -157,7 +157,9 @@ async def test_results_filter_sort_group_and_drill(demo):
         assert active.startswith("method=linear,ridge") and screen.filter_problem
         info = text_of(screen.query_one("#info", Static))
         assert f"filter: {active}" in info and "box: not a filter, kept" in info
-        assert any("the filter in use is still: " + active in str(n.message) for n in app._notifications)
+        said = "the filter in use is still: " + active
+        await wait_for(pilot, lambda: any(said in str(n.message) for n in app._notifications))
+        assert any(said in str(n.message) for n in app._notifications)
         filter_box = screen.query_one("#filter", Input)
         filter_box.value = active  # fixing the box clears the warning (as typing does)
         await wait_for(pilot, lambda: screen.filter_problem is None)

@@ -19,9 +19,11 @@ SRBENCH_2025 = {"sklearn", "xgboost", "lightgbm", "gplearn", "operon"}
 
 
 def _pins(name: str) -> dict[str, str]:
-    """Package -> pinned version of every pip step of the spec (flags such as --no-build-isolation skipped)."""
+    """Package -> pinned version of every pip step of the spec and of its contract layer (flags such
+    as --no-build-isolation skipped)."""
     pins: dict[str, str] = {}
-    for step in SPECS[name].environment.steps:
+    environment = SPECS[name].environment
+    for step in [*environment.steps, list(environment.contract)]:
         for arg in step:
             if arg.startswith("-"):
                 continue
