@@ -27,8 +27,6 @@ import argparse
 import itertools
 import json
 import os
-import re
-import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -37,7 +35,6 @@ import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
-from importlib import metadata
 from pathlib import Path
 
 from targets import finish, target
@@ -45,6 +42,7 @@ from targets import finish, target
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 from conftest import shared_data_dir  # noqa: E402
+from standin_env import link_environment  # noqa: E402
 
 
 def _load() -> str:
@@ -125,39 +123,10 @@ def stand_in_environment(envs: Path) -> None:
     folder = envs / "sklearn-0.24.1"
     if (folder / ".srtui-ready").exists():
         return
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=300)
-    site = next((folder / "lib").glob("python3*/site-packages"))
-    for dist in _requirement_closure(STAND_IN_DISTRIBUTIONS):
-        for file in dist.files or []:
-            if file.parts[0] == "..":
-                continue  # scripts outside site-packages
-            src, dst = Path(str(dist.locate_file(file))), site / file
-            if not src.is_file():
-                continue
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(src, dst)
-            except OSError:
-                shutil.copy2(src, dst)
+    link_environment(folder, STAND_IN_DISTRIBUTIONS)
     check = [str(folder / "bin" / "python"), "-I", "-c", "import numpy, psutil, sklearn.linear_model"]
     subprocess.run(check, check=True, timeout=300, capture_output=True)
     (folder / ".srtui-ready").write_text("ok")
-
-
-def _requirement_closure(names: tuple[str, ...]) -> list[metadata.Distribution]:
-    """The installed distributions ``names`` and everything they require (extras aside)."""
-    found: dict[str, metadata.Distribution] = {}
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        key = re.sub(r"[-_.]+", "-", name).lower()
-        if key in found:
-            continue
-        found[key] = dist = metadata.distribution(name)
-        for req in dist.requires or []:
-            if "extra ==" not in req:
-                todo.append(re.split(r"[ ;<>=!~\[(]", req, maxsplit=1)[0])
-    return list(found.values())
 
 
 WHOLE = "= whole job (claim to record)"
