@@ -36,6 +36,11 @@ from srtui.engine.process.job_inits import InitMaker, JobInit
 
 #: pre-imported in every server (what nearly every method's fit imports)
 BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
+#: a server started for a plan of one job (``LEAN_ENV`` is "1") leaves these to that job: it
+#: imports them itself if its family needs them (an adapter names them in ``preload_modules``),
+#: and most do not (issue 56: sympy was a quarter of a `methods check`'s server start)
+LEAN_SKIPS = ("sympy",)
+LEAN_ENV = "SRTUI_FORKSERVER_LEAN"
 #: the job token's value in the server's own environment: room the child overwrites in place,
 #: so /proc/PID/environ (read by the escapee sweeps) shows the job's token, as for an exec'd worker
 TOKEN_ROOM = 400
@@ -72,7 +77,8 @@ def _preload(family: str) -> list[str]:
     os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
 
     failed = []
-    for name in BASE_MODULES:
+    skips = LEAN_SKIPS if os.environ.get(LEAN_ENV) == "1" else ()
+    for name in (m for m in BASE_MODULES if m not in skips):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
@@ -294,7 +300,12 @@ def main() -> None:
     if os.environ.get(SERVER_ENV) != "namespaces":
         server_not_dumpable()  # its jobs run beside it, unsealed: they read none of its memory
     maker = job_inits.start(pid_ns)  # before the imports: the inits it forks stay small
-    sys.exit(serve(sock, sys.argv[1], maker))
+    code = serve(sock, sys.argv[1], maker)
+    # the driver is gone or it was idle: leave without tearing down the imported libraries (a
+    # tenth of a second the driver waits for at its exit, issue 56); its jobs die with it
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

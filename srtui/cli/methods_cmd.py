@@ -215,6 +215,9 @@ def check(
     ] = None,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
+    from srtui.runs.check import start_early
+
+    start_early(name, env)  # the job's fork server imports while this driver plans (issue 56)
     from srtui.engine.workspace import resolve
     from srtui.runs.check import check_folder_name, check_method
 
