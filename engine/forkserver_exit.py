@@ -14,12 +14,13 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from types import FrameType
 
 
 def in_forkserver_preload() -> bool:
     """Whether this import runs inside multiprocessing's forkserver ``main`` (its preload)."""
     where = os.path.join("multiprocessing", "forkserver.py")
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "main" and frame.f_code.co_filename.endswith(where):
             return True

@@ -273,7 +273,8 @@ def main() -> None:
     print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; {os.cpu_count()} cores")
     methods = methods_dir(opts.methods)
     with tempfile.TemporaryDirectory(prefix="srtui-startup-") as name:
-        tmp, floor = Path(name), []
+        tmp = Path(name)
+        floor: list[float] = []
         if not opts.only_check:
             command_lines(tmp, methods, opts.repeat, floor)
         check_lines(tmp, opts.repeat if opts.only_check else max(1, opts.repeat // 2), floor)
