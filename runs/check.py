@@ -38,21 +38,28 @@ def start_early(name: str, env: str | None = None) -> bool:
     fork server (when the check's suite forks it: ``auto`` and a fork-safe method), the model
     checkers and this interpreter's versions for the job's notes. Nothing for a folder, a file or
     ``--env`` (their servers are started by the plan, in their own interpreters). True if a fork
-    server was started; an unknown name starts nothing (the plan says why)."""
-    if env is not None or name not in registry.names(include_probes=True):
+    server was started; an unknown name starts nothing (the plan says why).
+
+    A method installed with srtui is fork-safe (``test_check_early`` holds each to it), so its
+    server starts from the declarations alone, before this driver imports numpy and the adapter;
+    an optional method's adapter is loaded first to ask it."""
+    found = next((d for d in registry.declared() if d.name == name), None)
+    if env is not None or found is None:
         return False
-    from srtui.engine.outcome_check import start_checkers
     from srtui.engine.private import private_dir
     from srtui.engine.process.launch import DEFAULT_LAUNCHER, choose, warm
-    from srtui.engine.process.measure import prefetch_versions
 
     private_dir()  # checked first, as the plan does: a folder of another owner starts nothing
     try:
-        forked = choose(DEFAULT_LAUNCHER, bool(registry.load(name).fork_safe)) == "fork"
+        fork_safe = not found.optional or bool(registry.load(name).fork_safe)
     except registry.MethodError:
-        forked = False
+        fork_safe = False
+    forked = choose(DEFAULT_LAUNCHER, fork_safe) == "fork"
     if forked:  # first: the job waits for it the longest
         warm([name], lean=True)  # the check is one job (plan_run starts the same lean server)
+    from srtui.engine.outcome_check import start_checkers
+    from srtui.engine.process.measure import prefetch_versions
+
     start_checkers()
     prefetch_versions(sys.executable)
     return forked

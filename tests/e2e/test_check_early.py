@@ -137,3 +137,13 @@ print(len(found), len({repr(sorted(f.items())) for f in found}), found[0].get("n
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["4", "1", "True"]
     assert log.read_text().splitlines() == ["asked"]
+
+
+def test_every_method_installed_with_srtui_is_fork_safe_as_the_early_start_assumes() -> None:
+    from srtui.engine.methods import registry
+
+    # start_early starts a non-optional method's server from its declaration, before its adapter
+    # is imported: a method that is not fork-safe would cost the check a server it never uses
+    installed = [d.name for d in registry.declared() if not d.optional]
+    assert "linear" in installed
+    assert [n for n in installed if not registry.load(n).fork_safe] == []
