@@ -147,3 +147,57 @@ def test_every_method_installed_with_srtui_is_fork_safe_as_the_early_start_assum
     installed = [d.name for d in registry.declared() if not d.optional]
     assert "linear" in installed
     assert [n for n in installed if not registry.load(n).fork_safe] == []
+
+
+def _left_behind(root: Path) -> list[str]:
+    """Processes whose working folder is under ``root`` (the check's servers: the fork server
+    works in the private folder, the checkers' forkserver in the command's own folder)."""
+    import psutil
+
+    left = []
+    for proc in psutil.process_iter(["cwd", "pid"]):
+        cwd = proc.info.get("cwd") or ""
+        if cwd.startswith(str(root)) and proc.info["pid"] != os.getpid():
+            left.append(f"{proc.info['pid']} in {cwd}")
+    return left
+
+
+def test_the_check_leaves_at_once_yet_runs_every_exit_handler(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+    import tempfile
+
+    from srtui.engine.private import socket_dir
+
+    # a private folder of this test's own, short enough to hold multiprocessing's socket folder
+    runtime, cwd = Path(tempfile.mkdtemp(prefix="srtui-t", dir="/tmp")), tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert socket_dir().is_relative_to(runtime)
+    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
+    try:
+        _check_twice(env, runtime, cwd)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _check_twice(env: dict[str, str], runtime: Path, cwd: Path) -> None:
+    import time
+
+    for method, code in (("linear", 0), ("probe-crash", 1)):
+        proc = subprocess.run(
+            [sys.executable, "-m", "srtui", "methods", "check", method, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=cwd,
+            env=env,
+        )
+        out = json.loads(proc.stdout)  # flushed whole before the quick exit
+        assert proc.returncode == code and (out["status"] == "ok") == (code == 0), proc.stderr
+    # multiprocessing's folder (the checkers' socket) was removed by its exit handler
+    assert not list((runtime / "srtui").rglob("pymp-*"))
+    # the fork server was waited for, the checkers' forkserver left once its driver had gone
+    deadline = time.monotonic() + 60
+    while (_left_behind(runtime) or _left_behind(cwd)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _left_behind(runtime) == [] and _left_behind(cwd) == []
