@@ -192,8 +192,14 @@ def check_in_process(
     return fields, {name: getattr(outcome, name) for name in _CHANGED}
 
 
-#: what the checkers' processes import before their first model (the forkserver's preload)
-CHECK_PRELOAD = ("srtui.engine.outcome_check", "srtui.engine.expression", "srtui.engine.expression.warm")
+#: what the checkers' processes import before their first model (the forkserver's preload);
+#: the first makes that server leave at once when its driver has gone
+CHECK_PRELOAD = (
+    "srtui.engine.forkserver_exit",
+    "srtui.engine.outcome_check",
+    "srtui.engine.expression",
+    "srtui.engine.expression.warm",
+)
 
 
 def start_checkers() -> None:

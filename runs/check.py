@@ -1,16 +1,23 @@
-"""`srtui methods check`: one tiny fit of a method through the real engine, as a run does it."""
+"""`srtui methods check`: one tiny fit of a method through the real engine, as a run does it.
+
+The check is one job, so what that job waits for is started first (``start_early``): its
+method's fork server, the model checkers' server and the interpreter's versions, each importing
+in a process of its own while the driver imports the run machinery and plans (issue 56). They
+are the very servers and answers the run then uses (srtui.engine.process.launch's pool, keyed by
+family and environment): the job is planned, sealed, limited and recorded as any run's job.
+"""
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srtui.engine.methods import registry
-from srtui.engine.workspace import Workspace
-from srtui.results.store.store import Store
-from srtui.runs.options import RunRequest
-from srtui.runs.run import execute, plan_run
+
+if TYPE_CHECKING:  # the run machinery is imported once the early starts are under way
+    from srtui.engine.workspace import Workspace
 
 CHECK_SUITE = "smoke"
 CHECK_TASK = "smoke-interaction"
@@ -26,11 +33,46 @@ def check_folder_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "method"
 
 
+def start_early(name: str, env: str | None = None) -> bool:
+    """Start, in the background, what the check's job of built-in method ``name`` waits for: its
+    fork server (when the check's suite forks it: ``auto`` and a fork-safe method), the model
+    checkers and this interpreter's versions for the job's notes. Nothing for a folder, a file or
+    ``--env`` (their servers are started by the plan, in their own interpreters). True if a fork
+    server was started; an unknown name starts nothing (the plan says why).
+
+    A method installed with srtui is fork-safe (``test_check_early`` holds each to it), so its
+    server starts from the declarations alone, before this driver imports numpy and the adapter;
+    an optional method's adapter is loaded first to ask it."""
+    found = next((d for d in registry.declared() if d.name == name), None)
+    if env is not None or found is None:
+        return False
+    from srtui.engine.private import private_dir
+    from srtui.engine.process.launch import DEFAULT_LAUNCHER, choose, warm
+
+    private_dir()  # checked first, as the plan does: a folder of another owner starts nothing
+    try:
+        fork_safe = not found.optional or bool(registry.load(name).fork_safe)
+    except registry.MethodError:
+        fork_safe = False
+    forked = choose(DEFAULT_LAUNCHER, fork_safe) == "fork"
+    if forked:  # first: the job waits for it the longest
+        warm([name], lean=True)  # the check is one job (plan_run starts the same lean server)
+    from srtui.engine.outcome_check import start_checkers
+    from srtui.engine.process.measure import prefetch_versions
+
+    start_checkers()
+    prefetch_versions(sys.executable)
+    return forked
+
+
 def check_method(name: str, workspace: Workspace, time_s: float, env: str | None = None) -> list[dict[str, Any]]:
     """Run NAME (a method, ``srbench:FOLDER``, a folder or a 2021 method file) on the check task in ``workspace``,
     a folder or file in the named environment ``env`` if given (as ``srtui run --env``); the
     stored rows of its jobs there, the newest last."""
     from srtui.engine.methods.srbench_dir import method_name, method_source
+    from srtui.results.store.store import Store
+    from srtui.runs.options import RunRequest
+    from srtui.runs.run import execute, plan_run
 
     method_dirs: list[Path] = []
     if name.startswith(registry.SRBENCH_PREFIX):

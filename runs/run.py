@@ -37,6 +37,7 @@ from srtui.engine.methods.srbench_eval import OPTIONS_KEY
 from srtui.engine.names import quoted
 from srtui.engine.process import tree
 from srtui.engine.process.launch import LauncherError, choose_for_method, measure, warm
+from srtui.engine.process.measure import prefetch_versions
 from srtui.engine.process.supervise import JobPayload, now_iso
 from srtui.engine.protocols import Protocol, get_protocol
 from srtui.engine.spec import JobSpec, Limits
@@ -272,7 +273,10 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     if write_data and kind == "local":
         launchers = _measure_folders(setting.suite, req, methods.refs, launchers, pythons, notes)
         # the other servers import while the driver goes on planning
-        warm([methods.refs[m] for m, how in launchers.items() if how == "fork" and m not in pythons])
+        lean = len(specs) == 1 and not searches  # one job: its server imports only what its family names
+        warm([methods.refs[m] for m, how in launchers.items() if how == "fork" and m not in pythons], lean)
+        for python in dict.fromkeys(pythons.get(m, {}).get("python") or sys.executable for m in methods.loaded):
+            prefetch_versions(python)  # the first job's notes do not wait for it
     return RunPlan(
         suite=setting.suite,
         workspace=workspace,

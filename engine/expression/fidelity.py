@@ -8,25 +8,13 @@ import numpy as np
 
 from srtui.engine.expression.errors import ExpressionError
 from srtui.engine.expression.parser import ParsedExpression
+from srtui.engine.r2 import r2_score
 
 #: below this fidelity R2 the stored expression is flagged as not being the method's model
 FIDELITY_THRESHOLD = 0.999
 #: a method prediction whose spread is below this share of its magnitude counts as constant
 #: (float32 methods jitter around 1e-7)
 _CONSTANT_RTOL = 1e-6
-
-
-def r2_score(truth: np.ndarray, pred: np.ndarray) -> float:
-    """Coefficient of determination, scikit-learn's definition and its convention for a constant
-    target (1.0 if predicted exactly, else 0.0), in numpy: the driver scores every job with it,
-    and importing scikit-learn there would cost more than all the scoring."""
-    if len(truth) < 2:
-        return float("nan")
-    ss_res = float(np.sum((truth - pred) ** 2))
-    ss_tot = float(np.sum((truth - np.mean(truth)) ** 2))
-    if ss_tot == 0.0:
-        return 1.0 if ss_res == 0.0 else 0.0
-    return 1.0 - ss_res / ss_tot
 
 
 class FidelityCheck(TypedDict):

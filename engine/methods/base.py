@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-import numpy as np
-
 from srtui.engine.errors import SrtuiError
 from srtui.engine.spec import FitBudget
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy for the annotations only: the registry reads this module without it
+    import numpy as np
+
     from srtui.engine.methods.environments import Environment
 
 #: Families shown in `srtui methods list`; "blackbox" methods return no expression.

@@ -36,6 +36,11 @@ from srtui.engine.process.job_inits import InitMaker, JobInit
 
 #: pre-imported in every server (what nearly every method's fit imports)
 BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
+#: a server started for a plan of one job (``LEAN_ENV`` is "1") leaves these to that job: it
+#: imports them itself if its family needs them (an adapter names them in ``preload_modules``),
+#: and most do not (issue 56: sympy was a quarter of a `methods check`'s server start)
+LEAN_SKIPS = ("sympy",)
+LEAN_ENV = "SRTUI_FORKSERVER_LEAN"
 #: the job token's value in the server's own environment: room the child overwrites in place,
 #: so /proc/PID/environ (read by the escapee sweeps) shows the job's token, as for an exec'd worker
 TOKEN_ROOM = 400
@@ -72,7 +77,8 @@ def _preload(family: str) -> list[str]:
     os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
 
     failed = []
-    for name in BASE_MODULES:
+    skips = LEAN_SKIPS if os.environ.get(LEAN_ENV) == "1" else ()
+    for name in (m for m in BASE_MODULES if m not in skips):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
@@ -151,6 +157,11 @@ class Running:
 def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> int:
     slot = _environ_slot("SRTUI_JOB_TOKEN")
     failed = _preload(family)
+    # the imported objects never change: out of the collector's sight, so a job's collections do
+    # not walk (and copy-on-write) every page it shares with the server. Before the hello: the
+    # first job's wall time (from the driver's request) is then its own, not the server's collection
+    gc.collect()
+    gc.freeze()
     hello: dict[str, Any] = {"pid": os.getpid(), "threads": _threads(), "failed": failed}
     if slot is None or slot[1] != len(PLACEHOLDER):
         hello["error"] = "the job token's room is not in the initial environment"
@@ -161,10 +172,6 @@ def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> i
         return 1
     # the libraries' own descriptors: a job keeps them (not the server's socket or namespace)
     keep = set(open_fds()) - {sock.fileno()} - (set() if maker is None else {maker.sock.fileno(), maker.own_pid_ns})
-    # the imported objects never change: out of the collector's sight, so a job's collections do
-    # not walk (and copy-on-write) every page it shares with the server
-    gc.collect()
-    gc.freeze()
     jobs: dict[int, Running] = {}  # by the job's pidfd
     poller = select.poll()
     poller.register(sock, select.POLLIN)
@@ -294,7 +301,12 @@ def main() -> None:
     if os.environ.get(SERVER_ENV) != "namespaces":
         server_not_dumpable()  # its jobs run beside it, unsealed: they read none of its memory
     maker = job_inits.start(pid_ns)  # before the imports: the inits it forks stay small
-    sys.exit(serve(sock, sys.argv[1], maker))
+    code = serve(sock, sys.argv[1], maker)
+    # the driver is gone or it was idle: leave without tearing down the imported libraries (a
+    # tenth of a second the driver waits for at its exit, issue 56); its jobs die with it
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

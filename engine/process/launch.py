@@ -37,7 +37,7 @@ import psutil
 from srtui.engine import private
 from srtui.engine.errors import SrtuiError
 from srtui.engine.process import tree
-from srtui.engine.process.fork_server import PLACEHOLDER, TOKEN_ROOM
+from srtui.engine.process.fork_server import LEAN_ENV, PLACEHOLDER, TOKEN_ROOM
 
 LAUNCHERS = ("auto", "fork", "exec")
 DEFAULT_LAUNCHER = "auto"
@@ -118,14 +118,17 @@ def measure(methods: dict[str, str], pythons: dict[str, dict[str, str]] | None =
     return refused
 
 
-def warm(method_refs: list[str]) -> None:
+def warm(method_refs: list[str], lean: bool = False) -> None:
     """Start the servers of these (forked) methods' families now, in the background, so their
-    imports overlap the driver's planning instead of delaying the first jobs."""
+    imports overlap the driver's planning instead of delaying the first jobs; ``lean``: for a
+    plan of one job (its server leaves ``LEAN_SKIPS`` to that job)."""
     from srtui.engine.process.worker_env import worker_environment
 
     env = worker_environment()
     for family in dict.fromkeys(family_of(ref) for ref in method_refs):
-        threading.Thread(target=POOL.server, args=(family, env), name="srtui-forkserver-warm", daemon=True).start()
+        threading.Thread(
+            target=POOL.server, args=(family, env, None, lean), name="srtui-forkserver-warm", daemon=True
+        ).start()
 
 
 def family_of(method_ref: str) -> str:
@@ -237,7 +240,14 @@ def _exec_worker(scratch: Path, env: dict[str, str], python: str = sys.executabl
 class ForkServer:
     """The driver's end of one server: its process, socket and a lock (one request at a time)."""
 
-    def __init__(self, family: str, key: tuple[object, ...], env: dict[str, str], python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        family: str,
+        key: tuple[object, ...],
+        env: dict[str, str],
+        python: str = sys.executable,
+        lean: bool = False,
+    ) -> None:
         self.family, self.key = family, key
         self.lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -248,6 +258,8 @@ class ForkServer:
         server_env = dict(env)
         server_env[tree.TOKEN_ENV] = PLACEHOLDER
         server_env[seal.SERVER_ENV] = seal.isolation().mode  # its jobs sealed: the server is their watchdog
+        if lean:
+            server_env[LEAN_ENV] = "1"
         self.cwd = str(private.private_dir())  # ours alone; -P: no folder of anyone's first on sys.path
         try:
             self.proc = subprocess.Popen(
@@ -369,9 +381,13 @@ class ServerPool:
         with self.lock:
             return self.refused.get(self.key(family, env, python))
 
-    def server(self, family: str, env: dict[str, str], python: str | None = None) -> ForkServer | None:
+    def server(
+        self, family: str, env: dict[str, str], python: str | None = None, lean: bool = False
+    ) -> ForkServer | None:
         """The healthy server of ``family`` (started or replaced as needed) in this interpreter or
-        a method environment's (``python``); None: exec instead."""
+        a method environment's (``python``); None: exec instead. ``lean``: a server started here
+        for a plan of one job (srtui.engine.process.fork_server.LEAN_SKIPS); one running is used
+        whichever it is."""
         key = self.key(family, env, python)
         with self.lock:
             gate = self.starting.setdefault(key, threading.Lock())
@@ -386,7 +402,7 @@ class ServerPool:
                 log.warning("srtui: fork server %s died or leaked; starting a new one", family)
                 self.discard(current)
             try:
-                fresh = self._on_spawner(lambda: ForkServer(family, key, env, python or sys.executable))
+                fresh = self._on_spawner(lambda: ForkServer(family, key, env, python or sys.executable, lean))
             except OSError as exc:
                 with self.lock:
                     self.refused[key] = str(exc)

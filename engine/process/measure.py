@@ -18,11 +18,11 @@ method's; no rule reads it.
 
 from __future__ import annotations
 
-import functools
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from typing import Any
 
 import psutil
@@ -124,10 +124,39 @@ def provenance(notes: dict[str, Any], python: str | None, isolation: str, networ
     return out
 
 
-@functools.lru_cache(maxsize=16)
+#: each interpreter's versions, asked once per driver: python -> the answer, or its future
+_VERSIONS: dict[str, Future[dict[str, str]]] = {}
+_VERSIONS_LOCK = threading.Lock()
+
+
+def prefetch_versions(python: str) -> None:
+    """Ask ``python`` for its versions now, on a thread of its own, so the first job's notes
+    find the answer ready instead of waiting for a child interpreter (issue 56)."""
+    threading.Thread(target=interpreter_versions, args=(python,), name="srtui-versions", daemon=True).start()
+
+
 def interpreter_versions(python: str) -> dict[str, str]:
     """``VERSIONED``'s versions installed for ``python``, asked of that interpreter once per driver
-    (an isolated path, ``-P``, from ``/``: nothing of the cwd is imported); {} if it cannot say."""
+    (a caller that comes while it is asked waits for that answer)."""
+    with _VERSIONS_LOCK:
+        future = _VERSIONS.get(python)
+        ask = future is None
+        if future is None:
+            future = _VERSIONS[python] = Future()
+    if ask:
+        try:
+            future.set_result(_ask_versions(python))
+        except BaseException as exc:  # asked again by the next caller; those waiting get it
+            with _VERSIONS_LOCK:
+                _VERSIONS.pop(python, None)
+            future.set_exception(exc)
+            raise
+    return future.result()
+
+
+def _ask_versions(python: str) -> dict[str, str]:
+    """The versions as ``python`` reports them (an isolated path, ``-P``, from ``/``: nothing of
+    the cwd is imported); {} if it cannot say."""
     import json
     import subprocess
 

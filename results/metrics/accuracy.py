@@ -117,10 +117,10 @@ def version_offset() -> int:
 
 
 def _r2(y: np.ndarray, yhat: np.ndarray) -> float:
-    """scikit-learn's R2 (the fidelity check's, srtui.engine.expression.fidelity) of finite predictions."""
+    """scikit-learn's R2 (the fidelity check's: srtui.engine.r2, without the parser's sympy) of finite predictions."""
     import numpy as np
 
-    from srtui.engine.expression.fidelity import r2_score
+    from srtui.engine.r2 import r2_score
 
     return r2_score(np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64))
 

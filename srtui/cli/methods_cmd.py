@@ -17,7 +17,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from srtui.cli.common import FORCE_HELP, CommandGroup, already_built, cell, console, fail, run_steps, workspace_option
+from srtui.cli.common import (
+    FORCE_HELP,
+    CommandGroup,
+    already_built,
+    cell,
+    console,
+    fail,
+    leave,
+    run_steps,
+    workspace_option,
+)
 from srtui.engine.errors import did_you_mean
 
 if TYPE_CHECKING:
@@ -215,6 +225,9 @@ def check(
     ] = None,
 ) -> None:
     """A tiny fit through the real engine: status, R2, expression and fidelity."""
+    from srtui.runs.check import start_early
+
+    start_early(name, env)  # the job's fork server imports while this driver plans (issue 56)
     from srtui.engine.workspace import resolve
     from srtui.runs.check import check_folder_name, check_method
 
@@ -252,8 +265,7 @@ def check(
         for k in out:
             if out[k] not in (None, ""):
                 print(f"{k:>13}: {out[k]}")
-    if row.get("status") != "ok":
-        raise typer.Exit(1)
+    leave(0 if row.get("status") == "ok" else 1)  # answered: no teardown of the imports after it
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,7 @@
 """Start-up of the CLI: how long a command takes before it does anything, and against the start of
 its libraries (print figures; not a timed test).
 
-    python tests/bench/bench_startup.py [--repeat 5] [--methods DIR]
+    python tests/bench/bench_startup.py [--repeat 5] [--methods DIR] [--only-check]
 
 Each command runs ``--repeat`` times as ``python -m srtui ...`` in a folder of its own (after one
 call that writes the bytecode caches, as an installed srtui has them), interleaved with
@@ -17,7 +17,9 @@ call another width, and kept, the same figure again: ``srtui.cli.figure_cache``)
 that workspace is printed against the floor too; and on the CPU time (issue #46: a quiet machine's
 wall time), ``--help`` and a misspelt command < 0.5 s, ``run smok`` < 0.7 s. ``methods check
 linear`` (a throw-away workspace, a new one each call) is timed against the job's own wall time
-it reports: target its wall time <= the job's + 1 s. The SRBench 2.0 folders
+it reports (its record's ``wall_s``: from the worker's start, a fork of its method's server, to its
+exit seen): target its wall time <= the job's + 1 s; the spans beyond the job are printed under it,
+from the job's phase marks (``SRTUI_PHASE_LOG``); ``--only-check`` prints that line alone. The SRBench 2.0 folders
 ``sklearn_ridge`` and ``sklearn_linear`` are read in place from ``--methods`` (else
 ``$SRTUI_SRBENCH_METHODS``, else ``../shared/data/srbench-methods``); without them those lines
 say so. A 2021-style method file whose grid is built in a loop (``gplearn.py``: a job reads it)
@@ -180,63 +182,102 @@ def drawn_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
     report("plot, drawn", (wall, cpu, cpu / statistics.median(floor)), 12.0, None)
 
 
+#: the spans of a `methods check` call, between the bench's own clock and its job's phase marks
+#: (srtui.engine.process.phases): what the command's wall time beyond its job is made of
+CHECK_SPANS = (
+    ("start", "claim", "interpreter, imports, plan, store (the servers start at once, beside it)"),
+    ("claim", "launcher ready", "the fork server's imports, past what overlapped the plan"),
+    ("launcher ready", "exit seen", "the job: fork, sealed worker, fit, exit (its wall_s)"),
+    ("exit seen", "recorded (group commit)", "model check (its own process), accuracy, record"),
+    ("recorded (group commit)", "end", "output, shutdown, until its stdout closes"),
+)
+
+
+def check_once(tmp: Path, log: Path) -> tuple[float, float, float, dict[str, float]]:
+    """One `methods check linear --json`: (wall to its stdout's end, CPU, the job's wall_s, the
+    span of each CHECK_SPANS from its phase log)."""
+    env = {**_env(), "SRTUI_PHASE_LOG": str(log)}
+    argv = [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"]
+    at = {"start": time.time()}
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    text = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped by wait4
+    wall, at["end"] = time.perf_counter() - start, time.time()
+    job = float(json.loads(text)["wall_s"]) if status == 0 else float("inf")
+    for line in log.read_text().splitlines() if log.exists() else []:
+        for name, when, _cpu, _side in json.loads(line)["marks"]:
+            at.setdefault(name, when)
+    spans = {a: at[b] - at[a] for a, b, _ in CHECK_SPANS if a in at and b in at}
+    return wall, usage.ru_utime + usage.ru_stime, job, spans
+
+
 def check_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
-    """`methods check linear` against its job's own wall time (``wall_s`` of its --json)."""
-    walls, jobs, cpus = [], [], []
-    for _ in range(repeat):
+    """`methods check linear` against its job's own wall time (``wall_s`` of its --json: from the
+    worker's start, a fork of its server, to its exit seen), and what the rest is made of."""
+    walls, jobs, cpus, spans = [], [], [], []
+    for i in range(repeat):
         floor.append(time_once(list(FLOOR), tmp)[1])
-        start = time.perf_counter()
-        argv = [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"]
-        proc = subprocess.Popen(argv, cwd=tmp, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert proc.stdout is not None
-        text = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = 0  # reaped by wait4
-        walls.append(time.perf_counter() - start)
-        cpus.append(usage.ru_utime + usage.ru_stime)
-        jobs.append(float(json.loads(text)["wall_s"]) if status == 0 else float("inf"))
+        wall, cpu, job, span = check_once(tmp, tmp / f"check-phases-{i}.log")
+        walls.append(wall)
+        cpus.append(cpu)
+        jobs.append(job)
+        spans.append(span)
     wall, job, cpu = statistics.median(walls), statistics.median(jobs), statistics.median(cpus)
     ratio = cpu / statistics.median(floor)
     line = f"srtui methods check linear  wall {wall:6.3f} s  CPU {cpu:6.3f} s  {ratio:4.1f}x floor"
     line += f"  the job's own wall {job:5.3f} s, beyond it {wall - job:5.2f} s"
     print(f"{line}  {target('srtui methods check linear beyond its job', wall - job, '<=', 1.0, ' s')}")
+    # the CPU above: the driver's and its fork server's (waited for); not the checkers' forkserver's
+    print("    its wall, span by span (medians):")
+    for a, _b, what in CHECK_SPANS:
+        values = [s[a] for s in spans if a in s]
+        if values:
+            print(f"      {statistics.median(values):6.3f} s  {what}")
+
+
+def command_lines(tmp: Path, methods: Path | None, repeat: int, floor: list[float]) -> None:
+    """Every command's line but `methods check`'s, in workspaces made first."""
+    suite = tmp / "noop.toml"
+    suite.write_text('name = "noop"\ntasks = ["smoke-linear"]\nmethods = ["probe-noop"]\nseeds = [1, 2]\n')
+    subprocess.run([sys.executable, "-m", "srtui", "run", str(suite), "-w", str(tmp / "ws")], env=_env(), check=True)
+    (tmp / "bench24.toml").write_text(OUTPUT_SUITE)
+    subprocess.run(
+        [sys.executable, "-m", "srtui", "run", str(tmp / "bench24.toml"), "-w", str(tmp / "ws24")],
+        env=_env(),
+        check=True,
+        stderr=subprocess.DEVNULL,
+    )
+    for label, args, ratio_goal, cpu_goal in commands(tmp, methods):
+        cwd = tmp / f"cwd-{len(floor)}"
+        cwd.mkdir()
+        time_once(["-m", "srtui", *args], cwd)  # bytecode written, grids kept: what every later call finds
+        report(label, measure(label, ["-m", "srtui", *args], repeat, cwd, floor), ratio_goal, cpu_goal)
+        imports = ", ".join(f"{n} {ms:.0f} ms" for n, ms in heaviest_imports(args, cwd))
+        print(f"    heaviest imports: {imports}")
+    if methods is None:
+        print("dry-run, 2 folders: skipped (no sklearn_ridge and sklearn_linear folders: --methods DIR)")
+    grid_cache_lines(tmp, max(1, repeat // 2), floor)
+    drawn_lines(tmp, repeat, floor)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--methods", help="Folder of SRBench 2.0's method folders (sklearn_ridge, sklearn_linear).")
+    parser.add_argument("--only-check", action="store_true", help="Only the `methods check linear` lines.")
     opts = parser.parse_args()
     load = os.getloadavg()
     print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; {os.cpu_count()} cores")
     methods = methods_dir(opts.methods)
     with tempfile.TemporaryDirectory(prefix="srtui-startup-") as name:
         tmp = Path(name)
-        suite = tmp / "noop.toml"
-        suite.write_text('name = "noop"\ntasks = ["smoke-linear"]\nmethods = ["probe-noop"]\nseeds = [1, 2]\n')
-        subprocess.run(
-            [sys.executable, "-m", "srtui", "run", str(suite), "-w", str(tmp / "ws")], env=_env(), check=True
-        )
-        (tmp / "bench24.toml").write_text(OUTPUT_SUITE)
-        subprocess.run(
-            [sys.executable, "-m", "srtui", "run", str(tmp / "bench24.toml"), "-w", str(tmp / "ws24")],
-            env=_env(),
-            check=True,
-            stderr=subprocess.DEVNULL,
-        )
         floor: list[float] = []
-        for label, args, ratio_goal, cpu_goal in commands(tmp, methods):
-            cwd = tmp / f"cwd-{len(floor)}"
-            cwd.mkdir()
-            time_once(["-m", "srtui", *args], cwd)  # bytecode written, grids kept: what every later call finds
-            report(label, measure(label, ["-m", "srtui", *args], opts.repeat, cwd, floor), ratio_goal, cpu_goal)
-            imports = ", ".join(f"{n} {ms:.0f} ms" for n, ms in heaviest_imports(args, cwd))
-            print(f"    heaviest imports: {imports}")
-        if methods is None:
-            print("dry-run, 2 folders: skipped (no sklearn_ridge and sklearn_linear folders: --methods DIR)")
-        grid_cache_lines(tmp, max(1, opts.repeat // 2), floor)
-        drawn_lines(tmp, opts.repeat, floor)
-        check_lines(tmp, max(1, opts.repeat // 2), floor)
+        if not opts.only_check:
+            command_lines(tmp, methods, opts.repeat, floor)
+        check_lines(tmp, opts.repeat if opts.only_check else max(1, opts.repeat // 2), floor)
         print(f"floor (python -c 'import typer, rich'): CPU {statistics.median(floor):.3f} s, {len(floor)} calls")
     load = os.getloadavg()
     print(f"load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

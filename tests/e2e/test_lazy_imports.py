@@ -124,6 +124,9 @@ def test_methods_check_runs_the_job_without_a_metrics_pass_or_pandas(tmp_path: P
     proc, modules = imported(tmp_path, "methods", "check", "linear", "--json", "-w", str(tmp_path / "ws"))
     assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "ok", proc.stderr
     assert not {"pandas", "srtui.results.metrics.tasks", "sqlite_utils"} & modules  # the store made WAL without them
+    # the job's libraries are its server's, the parser's its checker's: the driver's recorder
+    # scores the job with numpy alone (srtui.engine.r2), not through the parser's sympy
+    assert heavy(modules) == [] and "srtui.engine.expression" not in modules
     with sqlite3.connect(tmp_path / "ws" / "checks" / "linear" / "srtui.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
