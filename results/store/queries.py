@@ -298,6 +298,12 @@ def workspace_methods(store: Store) -> tuple[str, ...]:
     return tuple(str(m) for (m,) in store.conn.execute("SELECT DISTINCT method FROM jobs") if m is not None)
 
 
+def run_methods(store: Store, suite: str | None = None) -> list[str]:
+    """The methods of the workspace's jobs (one suite's), as the runs table names them."""
+    where, args = (" WHERE suite = ?", (suite,)) if suite else ("", ())
+    return [str(m) for (m,) in store.conn.execute(f"SELECT DISTINCT method FROM jobs{where}", args) if m is not None]
+
+
 def job(store: Store, job_id: str) -> dict[str, Any] | None:
     found = rows(store, "SELECT * FROM jobs WHERE job_id = ?", (job_id,))
     return found[0] if found else None

@@ -76,7 +76,7 @@ def pareto_figure(data: FigureData, width: float) -> Figure:
     """srbench2021's leaderboard: each method at (its R2 rank, its size rank) with 95 % intervals
     over datasets, the Pareto fronts joined and listed below the axes (plotdata.fronts_data)."""
     f = fronts_data(data, FRONT_LEVELS)
-    per = data.score("srbench2021").tables["per_task"]
+    per = data.rank_board().per_task
     fig = new_figure(width, width * 0.78 + 0.14 * len(f.points) / max(1.0, width / 3.5))
     ax = fig.add_subplot()
     stat = "median" if f.reference else "mean"
@@ -86,9 +86,8 @@ def pareto_figure(data: FigureData, width: float) -> Figure:
                     fontsize="x-small", xytext=(2, 2), textcoords="offset points", color="#555555")  # fmt: skip
     for m, (x, y) in f.points.items():
         look = data.look(m)
-        ranks = per[per["method"] == m]
-        x_lo, x_hi = bootstrap_ci(ranks["rank_r2"].to_numpy(), stat)
-        y_lo, y_hi = bootstrap_ci(ranks["rank_size"].to_numpy(), stat)
+        x_lo, x_hi = bootstrap_ci(per[m][0], stat)
+        y_lo, y_hi = bootstrap_ci(per[m][1], stat)
         ax.plot([x_lo, x_hi], [y] * 2, color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
         ax.plot([x] * 2, [y_lo, y_hi], color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
         ax.plot(x, y, marker=look.marker, color=look.color, markeredgecolor="white", zorder=4)

@@ -1,0 +1,200 @@
+"""The ranks the Pareto figure draws (srbench2021's leaderboard and per-dataset ranks) as plain
+arrays, ``RankBoard``, made one of two ways:
+
+* ``from_score``: from the rule's ``Score`` (any runs: a CSV, ``--published``, either profile);
+* ``from_store``: from a workspace's store through its query functions, with numpy only, for the
+  usual case: a workspace's runs under the reference profile. `srtui plot pareto` then imports no
+  pandas (0.4 s of CPU, #56). It answers None (and the figure scores the runs table as before)
+  whenever the rule would say more than the board: a run never attempted or pending (the
+  coverage note), jobs of several protocols, a value of the wrong type (the runs table's
+  warning), no stored ``srbench2021.size`` (the rule's error).
+
+Both give the same numbers: the steps below are the rule's reference steps
+(``srtui.results.scoring.rules.srbench2021._reference``: failed runs dropped, per (method, task)
+the medians, rounded to 3 decimals and ranked per task with ties averaged, the median over tasks
+of each rank, the published fronts, the board's order), and tests/e2e/test_figure_ranks.py holds
+them equal, board, ranks, notes and the drawn file, on real workspaces.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from srtui.results.metrics.fronts import PUBLISHED_LEVELS, few_fronts_note, published_fronts
+from srtui.results.metrics.profiles import Profile
+
+if TYPE_CHECKING:
+    from srtui.results.scoring.base import Score
+    from srtui.results.store.store import Store
+
+SIZE = "srbench2021.size"  # the size the reference profile ranks (srbench2021's evaluate_model)
+#: statuses the coverage note speaks of (srtui.results.scoring.base.NOT_RUN): then the rule's path
+NOT_RUN_SQL = "SELECT 1 FROM jobs WHERE status IN ('missing', 'pending', 'running', {}){} LIMIT 1"
+
+
+@dataclass(frozen=True)
+class RankBoard:
+    """srbench2021's leaderboard as the Pareto figure reads it, in the board's order."""
+
+    methods: tuple[str, ...]
+    x: np.ndarray  # the R² rank column (reference: median rank, 1 = best)
+    y: np.ndarray  # the size rank column
+    front: np.ndarray  # the front of each method (reference: 0, 1, ...; -1 on none)
+    #: per method its per-dataset ranks (R², size), datasets in sorted order: the intervals
+    per_task: dict[str, tuple[np.ndarray, np.ndarray]]
+    reference: bool
+    notes: tuple[str, ...] = ()
+    stored: bool = False  # read from the store (from_store): its notes are the rule's it stands for
+
+
+def from_score(s: Score) -> RankBoard:
+    """The board of the rule's Score, either profile."""
+    board, per = s.main, s.tables["per_task"]
+    ref = s.profile == Profile.REFERENCE
+    xcol, ycol, fcol = (
+        ("median_rank_r2", "median_rank_size", "pareto_front") if ref else ("rank_r2", "rank_size", "pareto_rank")
+    )
+    methods = tuple(str(m) for m in board["method"])
+    ranks = {
+        m: (
+            per.loc[per["method"] == m, "rank_r2"].to_numpy(dtype=float),
+            per.loc[per["method"] == m, "rank_size"].to_numpy(dtype=float),
+        )
+        for m in methods
+    }
+    col = board[fcol].to_numpy()
+    return RankBoard(
+        methods, board[xcol].to_numpy(dtype=float), board[ycol].to_numpy(dtype=float), col, ranks, ref, tuple(s.notes)
+    )
+
+
+def from_store(store: Store, suite: str | None, options: dict[str, Any]) -> RankBoard | None:
+    """The reference board of the workspace's runs (one suite's with ``suite``), read with numpy;
+    None when only the rule can say what it would (see the module's docstring)."""
+    if {k: str(v) for k, v in options.items()} not in ({}, {"profile": str(Profile.REFERENCE)}):
+        return None
+    try:
+        rows = _rows(store, suite)
+        if not rows or not _has_size(rows) or _incomplete(rows):
+            return None
+        if _not_run(store, suite) or _protocols(store, suite) > 1:
+            return None
+    except sqlite3.OperationalError:  # an older schema's store: the runs table reads what it has
+        return None
+    cells: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    for method, task, _seed, status, r2, size in rows:
+        if (status is None or status == "ok") and not math.isnan(r2):  # drop_failed: SRBench has no file
+            r2s, sizes = cells.setdefault((method, task), ([], []))
+            r2s.append(r2)
+            sizes.append(size)
+    return _board(cells)
+
+
+def _rows(store: Store, suite: str | None) -> list[tuple[str, str, Any, Any, float, float]] | None:
+    """(method, task, seed, status, r2_test, size) of each job; None when a value is not of its
+    column's kind (the runs table warns of it)."""
+    where, args = (" WHERE j.suite = ?", (suite,)) if suite else ("", ())
+    q = (
+        "SELECT j.method, j.task, j.seed, j.status, j.r2_test, "
+        f"(SELECT m.value FROM metrics m WHERE m.job_id = j.job_id AND m.name = '{SIZE}') FROM jobs j{where}"
+    )
+    out = []
+    for method, task, seed, status, r2, size in store.conn.execute(q, args):
+        if not (isinstance(method, str) and isinstance(task, str) and isinstance(status, str | None)):
+            return None
+        if not (_number(r2) and _number(seed) and seed is not None):
+            return None
+        r2f = float(r2) if r2 is not None and math.isfinite(r2) else math.nan  # no accuracy: not finite
+        out.append((method, task, seed, status, r2f, float(size) if _number(size) and size is not None else math.nan))
+    return out
+
+
+def _number(v: Any) -> bool:
+    return v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+
+
+def _has_size(rows: list[tuple[str, str, Any, Any, float, float]]) -> bool:
+    return any(not math.isnan(r[5]) for r in rows)
+
+
+def _not_run(store: Store, suite: str | None) -> bool:
+    from srtui.engine.spec import RETRY_AUTOMATIC
+
+    marks = ", ".join("?" * len(RETRY_AUTOMATIC))
+    q = NOT_RUN_SQL.format(marks, " AND suite = ?" if suite else "")
+    return store.conn.execute(q, (*sorted(RETRY_AUTOMATIC), *([suite] if suite else []))).fetchone() is not None
+
+
+def _incomplete(rows: list[tuple[str, str, Any, Any, float, float]]) -> bool:
+    """Whether some method lacks a (task, seed) another method ran (``complete``'s missing runs)."""
+    seeds: dict[str, set[Any]] = {}
+    have = set()
+    for method, task, seed, *_ in rows:
+        seeds.setdefault(task, set()).add(seed)
+        have.add((task, method, seed))
+    methods = {r[0] for r in rows}
+    return sum(len(s) for s in seeds.values()) * len(methods) != len(have)
+
+
+def _protocols(store: Store, suite: str | None) -> int:
+    """How many protocols the jobs ran under (srtui.results.scoring.mixed's keys)."""
+    from srtui.engine.protocols import protocol_key
+
+    where, args = (" WHERE suite = ?", (suite,)) if suite else ("", ())
+    keys = set()
+    for (text,) in store.conn.execute(f"SELECT DISTINCT protocol FROM jobs{where}", args):
+        try:
+            record = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            record = None
+        keys.add(protocol_key(record if isinstance(record, dict) else None))
+    return len(keys)
+
+
+def _rank_average(values: np.ndarray, ascending: bool) -> np.ndarray:
+    """pandas' ``rank(method="average")``: 1 for the best, ties share the mean of their places,
+    NaN stays NaN."""
+    out = np.full(len(values), np.nan)
+    ok = ~np.isnan(values)
+    v = values[ok] if ascending else -values[ok]
+    below = (v[None, :] < v[:, None]).sum(axis=1)
+    equal = (v[None, :] == v[:, None]).sum(axis=1)
+    out[ok] = below + (equal + 1) / 2
+    return out
+
+
+def _board(cells: dict[tuple[str, str], tuple[list[float], list[float]]]) -> RankBoard:
+    keys = sorted(cells)  # (method, task): the rule's groupby order
+    r2 = np.round(np.array([np.median(cells[k][0]) for k in keys]), 3)
+    size = np.round(np.array([_nanmedian(cells[k][1]) for k in keys]), 3)
+    rank_r2, rank_size = np.full(len(keys), np.nan), np.full(len(keys), np.nan)
+    tasks = np.array([k[1] for k in keys], dtype=object)
+    for task in sorted(set(tasks)):
+        at = tasks == task
+        rank_r2[at] = _rank_average(r2[at], ascending=False)
+        rank_size[at] = _rank_average(size[at], ascending=True)
+    methods = sorted({k[0] for k in keys})
+    mine = {m: np.array([k[0] == m for k in keys]) for m in methods}
+    x = np.array([_nanmedian(rank_r2[mine[m]]) for m in methods])
+    y = np.array([_nanmedian(rank_size[mine[m]]) for m in methods])
+    front = published_fronts(np.column_stack([x, y]))
+    notes = few_fronts_note(front)
+    level = np.where(front >= 0, front, PUBLISHED_LEVELS)
+    # the rule's sort_values(["_o", "median_rank_r2"]): stable, NaN last
+    order = sorted(range(len(methods)), key=lambda i: (level[i], math.isnan(x[i]), 0.0 if math.isnan(x[i]) else x[i]))
+    per = {m: (rank_r2[mine[m]], rank_size[mine[m]]) for m in methods}
+    pick = np.array(order, dtype=int)
+    return RankBoard(tuple(methods[i] for i in order), x[pick], y[pick], front[pick], per, True, tuple(notes), True)
+
+
+def _nanmedian(values: Any) -> float:
+    """pandas' median: NaN left out, NaN of none."""
+    v = np.asarray(values, float)
+    v = v[~np.isnan(v)]
+    return float(np.median(v)) if len(v) else math.nan
