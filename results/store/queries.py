@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from srtui.engine.process.tree import identity_alive
 from srtui.engine.spec import TERMINAL
 from srtui.engine.textsafe import safe_row
 from srtui.engine.workspace import Workspace
@@ -31,6 +30,8 @@ def driver_alive(identity: str | None) -> bool:
     """The one rule for "is this run's driver still going": a recorded driver identity whose
     process runs (not a recycled pid). A job or run without one has no live driver: the next
     `srtui run` records its running jobs as lost and retries them."""
+    from srtui.engine.process.tree import identity_alive  # psutil: not for a command that reads results
+
     return bool(identity) and identity_alive(identity or "")
 
 
