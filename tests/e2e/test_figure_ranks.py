@@ -46,9 +46,9 @@ def seven(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
-def rule_board(ws: Path, options: dict[str, str] | None = None) -> ranks.RankBoard:
+def rule_board(ws: Path) -> ranks.RankBoard:
     store = Store(Workspace(ws), readonly=True)
-    return ranks.from_score(score("srbench2021", runs_frame(store), **(options or {})))
+    return ranks.from_score(score("srbench2021", runs_frame(store)))
 
 
 def assert_same(stored: ranks.RankBoard, ruled: ranks.RankBoard) -> None:
