@@ -2,8 +2,9 @@
 #56) gives the numbers the srbench2021 rule gives from the runs table: on a real workspace of
 seven built-in methods (ties, black boxes without a size, a failed run), the board, the
 per-dataset ranks and the notes are equal, and `srtui plot pareto` writes the very bytes the
-runs table's figure has, importing no pandas. Whatever the rule would say more (a run never
-attempted) sends the figure through the rule again, and the file still matches it."""
+runs table's figure has, importing no pandas (nor pydantic to read ``--width``). Whatever the
+rule would say more (a run never attempted) sends the figure through the rule again, and the
+file still matches it."""
 
 from __future__ import annotations
 
@@ -83,6 +84,7 @@ def test_plot_pareto_writes_the_rules_figure_without_pandas(seven: Path, tmp_pat
     proc, modules = imported(tmp_path, "plot", "pareto", "--width", "5.3", "--out", str(out), "-w", str(seven))
     assert proc.returncode == 0, proc.stderr
     assert heavy(modules) == ["matplotlib"], heavy(modules)
+    assert "pydantic" not in modules  # `--width 5.3` read as pydantic reads it, without it
     store = Store(Workspace(seven), readonly=True)
     ruled = workspace_data(store, None)  # the runs table, the rule's Score: the figure as it was
     render("pareto", ruled, tmp_path / "rule.svg", 5.3)

@@ -93,7 +93,7 @@ def from_store(store: Store, suite: str | None, options: dict[str, Any]) -> Rank
             r2s, sizes = cells.setdefault((method, task), ([], []))
             r2s.append(r2)
             sizes.append(size)
-    return _board(cells)
+    return _board(cells) if cells else None  # no finished run: the rule says what then
 
 
 def _rows(store: Store, suite: str | None) -> list[tuple[str, str, Any, Any, float, float]] | None:
