@@ -1,8 +1,8 @@
 """The Pareto figure read from the store with numpy (``srtui.results.outputs.figures.ranks``,
 #56) gives the numbers the srbench2021 rule gives from the runs table: on a real workspace of
 seven built-in methods (ties, black boxes without a size, a failed run), the board, the
-per-dataset ranks and the notes are equal, and `srtui plot pareto` writes the very bytes the
-runs table's figure has, importing no pandas (nor pydantic to read ``--width``). Whatever the
+per-dataset ranks and values and the notes are equal, and `srtui plot pareto` (and `points`)
+writes the very bytes the runs table's figure has, importing no pandas (nor pydantic to read ``--width``). Whatever the
 rule would say more (a run never attempted) sends the figure through the rule again, and the
 file still matches it."""
 
@@ -18,7 +18,7 @@ from conftest import srtui
 from test_lazy_imports import heavy, imported
 
 from srtui.engine.workspace import Workspace
-from srtui.results.outputs.figures import FigureData, ranks, render, workspace_data
+from srtui.results.outputs.figures import FigureData, plot_data, ranks, render, store_data, workspace_data
 from srtui.results.scoring import score
 from srtui.results.scoring.tables import runs_frame
 from srtui.results.store.store import Store
@@ -61,6 +61,11 @@ def assert_same(stored: ranks.RankBoard, ruled: ranks.RankBoard) -> None:
     for m, (r2, size) in stored.per_task.items():
         assert np.array_equal(r2, ruled.per_task[m][0], equal_nan=True), m
         assert np.array_equal(size, ruled.per_task[m][1], equal_nan=True), m
+    assert stored.values.keys() == ruled.values.keys()
+    for m, values in stored.values.items():
+        assert values.keys() == ruled.values[m].keys() == {"r2", "size", "time"}
+        for key, v in values.items():
+            assert np.array_equal(v, ruled.values[m][key], equal_nan=True), (m, key)
     assert stored.notes == ruled.notes
     assert stored.reference == ruled.reference
 
@@ -79,16 +84,19 @@ def test_the_stores_board_is_the_rules(seven: Path) -> None:
     assert ranks.from_store(store, None, {"profile": "corrected"}) is None  # the rule's own path
 
 
-def test_plot_pareto_writes_the_rules_figure_without_pandas(seven: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["pareto", "points"])
+def test_plot_writes_the_rules_figure_without_pandas(seven: Path, tmp_path: Path, kind: str) -> None:
     out = tmp_path / "lean.svg"
-    proc, modules = imported(tmp_path, "plot", "pareto", "--width", "5.3", "--out", str(out), "-w", str(seven))
+    proc, modules = imported(tmp_path, "plot", kind, "--width", "5.3", "--out", str(out), "-w", str(seven))
     assert proc.returncode == 0, proc.stderr
     assert heavy(modules) == ["matplotlib"], heavy(modules)
     assert "pydantic" not in modules  # `--width 5.3` read as pydantic reads it, without it
     store = Store(Workspace(seven), readonly=True)
     ruled = workspace_data(store, None)  # the runs table, the rule's Score: the figure as it was
-    render("pareto", ruled, tmp_path / "rule.svg", 5.3)
+    render(kind, ruled, tmp_path / "rule.svg", 5.3)
     assert out.read_bytes() == (tmp_path / "rule.svg").read_bytes()
+    # the app's terminal draws the same Plot from either
+    assert plot_data(kind, store_data(store, None)) == plot_data(kind, workspace_data(store, None))
     notes = [line for line in proc.stderr.splitlines() if line.startswith("srtui: note")]
     assert notes == [f"srtui: note ({s.rule}): {n}" for s in ruled.scores() for n in s.notes]
 

@@ -128,11 +128,10 @@ def fronts_data(data: FigureData, levels: int) -> Fronts:
 def _by_x(b: RankBoard, level: int) -> list[str]:
     """The methods of one front by their R² rank, as pandas' ``sort_values`` orders them (its
     quicksort over the board's order, NaN last)."""
+    from srtui.results.outputs.figures.ranks import nargsort
+
     at = np.flatnonzero(b.front == level)
-    x = b.x[at]
-    finite = ~np.isnan(x)
-    order = [*at[finite][np.argsort(x[finite], kind="quicksort")], *at[~finite]]
-    return [b.methods[i] for i in order]
+    return [b.methods[i] for i in at[nargsort(b.x[at])]]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from srtui.results.store.store import Store
 
 SIZE = "srbench2021.size"  # the size the reference profile ranks (srbench2021's evaluate_model)
+TIME = "training_s"  # srtui.results.scoring.rules.srbench2021.TRAINING
+#: a job's row as read here: method, task, seed, status, test R², size, training time
+Row = tuple[str, str, Any, Any, float, float, float]
 #: statuses the coverage note speaks of (srtui.results.scoring.base.NOT_RUN): then the rule's path
 NOT_RUN_SQL = "SELECT 1 FROM jobs WHERE status IN ('missing', 'pending', 'running', {}){} LIMIT 1"
 
@@ -51,6 +54,9 @@ class RankBoard:
     reference: bool
     notes: tuple[str, ...] = ()
     stored: bool = False  # read from the store (from_store): its notes are the rule's it stands for
+    #: per method the per-dataset values ranked, datasets in sorted order: test R² (``r2``),
+    #: model size (``size``) and, when the runs have one, training time (``time``): `plot points`
+    values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
 
 def from_score(s: Score) -> RankBoard:
@@ -68,10 +74,13 @@ def from_score(s: Score) -> RankBoard:
         )
         for m in methods
     }
-    col = board[fcol].to_numpy()
-    return RankBoard(
-        methods, board[xcol].to_numpy(dtype=float), board[ycol].to_numpy(dtype=float), col, ranks, ref, tuple(s.notes)
-    )
+    cols = {"r2": "r2_test", "size": str(s.options["size"]), **({"time": TIME} if TIME in per.columns else {})}
+    values = {
+        str(m): {key: per.loc[per["method"] == m, col].to_numpy(dtype=float) for key, col in cols.items()}
+        for m in per["method"].drop_duplicates()
+    }
+    x, y = board[xcol].to_numpy(dtype=float), board[ycol].to_numpy(dtype=float)
+    return RankBoard(methods, x, y, board[fcol].to_numpy(), ranks, ref, tuple(s.notes), False, values)
 
 
 def from_store(store: Store, suite: str | None, options: dict[str, Any]) -> RankBoard | None:
@@ -83,43 +92,52 @@ def from_store(store: Store, suite: str | None, options: dict[str, Any]) -> Rank
         rows = _rows(store, suite)
         if not rows or not _has_size(rows) or _incomplete(rows):
             return None
-        if _not_run(store, suite) or _protocols(store, suite) > 1:
+        if _not_run(store, suite) or _protocols(store, suite) > 1 or _tuned(store):
             return None
     except sqlite3.OperationalError:  # an older schema's store: the runs table reads what it has
         return None
-    cells: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-    for method, task, _seed, status, r2, size in rows:
+    cells: dict[tuple[str, str], tuple[list[float], list[float], list[float]]] = {}
+    for method, task, _seed, status, r2, size, time in rows:
         if (status is None or status == "ok") and not math.isnan(r2):  # drop_failed: SRBench has no file
-            r2s, sizes = cells.setdefault((method, task), ([], []))
-            r2s.append(r2)
-            sizes.append(size)
+            values = cells.setdefault((method, task), ([], [], []))
+            values[0].append(r2)
+            values[1].append(size)
+            values[2].append(time)
     return _board(cells) if cells else None  # no finished run: the rule says what then
 
 
-def _rows(store: Store, suite: str | None) -> list[tuple[str, str, Any, Any, float, float]] | None:
-    """(method, task, seed, status, r2_test, size) of each job; None when a value is not of its
-    column's kind (the runs table warns of it)."""
+def _rows(store: Store, suite: str | None) -> list[Row] | None:
+    """Each job's row; None when a value is not of its column's kind (the runs table warns of
+    it). The training time is ``fit_s``, else ``wall_s`` (``with_training_time`` of a store
+    without tuned suites)."""
     where, args = (" WHERE j.suite = ?", (suite,)) if suite else ("", ())
     q = (
         "SELECT j.method, j.task, j.seed, j.status, j.r2_test, "
-        f"(SELECT m.value FROM metrics m WHERE m.job_id = j.job_id AND m.name = '{SIZE}') FROM jobs j{where}"
+        f"(SELECT m.value FROM metrics m WHERE m.job_id = j.job_id AND m.name = '{SIZE}'), "
+        f"j.fit_s, j.wall_s FROM jobs j{where}"
     )
     out = []
-    for method, task, seed, status, r2, size in store.conn.execute(q, args):
+    for method, task, seed, status, r2, size, fit, wall in store.conn.execute(q, args):
         if not (isinstance(method, str) and isinstance(task, str) and isinstance(status, str | None)):
             return None
-        if not (_number(r2) and _number(seed) and seed is not None):
+        if not (_number(r2) and _number(seed) and seed is not None and _number(fit) and _number(wall)):
             return None
         r2f = float(r2) if r2 is not None and math.isfinite(r2) else math.nan  # no accuracy: not finite
-        out.append((method, task, seed, status, r2f, float(size) if _number(size) and size is not None else math.nan))
+        time = fit if fit is not None else wall
+        out.append((method, task, seed, status, r2f, _float(size), _float(time)))
     return out
+
+
+def _float(v: Any) -> float:
+    """A metric's stored value as the runs table reads it: a number, else NaN."""
+    return float(v) if v is not None and _number(v) else math.nan
 
 
 def _number(v: Any) -> bool:
     return v is None or (isinstance(v, int | float) and not isinstance(v, bool))
 
 
-def _has_size(rows: list[tuple[str, str, Any, Any, float, float]]) -> bool:
+def _has_size(rows: list[Row]) -> bool:
     return any(not math.isnan(r[5]) for r in rows)
 
 
@@ -131,7 +149,15 @@ def _not_run(store: Store, suite: str | None) -> bool:
     return store.conn.execute(q, (*sorted(RETRY_AUTOMATIC), *([suite] if suite else []))).fetchone() is not None
 
 
-def _incomplete(rows: list[tuple[str, str, Any, Any, float, float]]) -> bool:
+def _tuned(store: Store) -> bool:
+    """Whether some job is a tuning search's (its final jobs' training time adds the search's)."""
+    from srtui.results.store.tuning import TUNING_SUFFIX
+
+    q = "SELECT 1 FROM jobs WHERE suite LIKE ? LIMIT 1"
+    return store.conn.execute(q, ("%" + TUNING_SUFFIX,)).fetchone() is not None
+
+
+def _incomplete(rows: list[Row]) -> bool:
     """Whether some method lacks a (task, seed) another method ran (``complete``'s missing runs)."""
     seeds: dict[str, set[Any]] = {}
     have = set()
@@ -169,10 +195,13 @@ def _rank_average(values: np.ndarray, ascending: bool) -> np.ndarray:
     return out
 
 
-def _board(cells: dict[tuple[str, str], tuple[list[float], list[float]]]) -> RankBoard:
+def _board(cells: dict[tuple[str, str], tuple[list[float], list[float], list[float]]]) -> RankBoard:
     keys = sorted(cells)  # (method, task): the rule's groupby order
-    r2 = np.round(np.array([np.median(cells[k][0]) for k in keys]), 3)
-    size = np.round(np.array([_nanmedian(cells[k][1]) for k in keys]), 3)
+    med_r2 = np.array([np.median(cells[k][0]) for k in keys])
+    med_size = np.array([_nanmedian(cells[k][1]) for k in keys])
+    med_time = np.array([_nanmedian(cells[k][2]) for k in keys])
+    timed = any(not math.isnan(t) for k in keys for t in cells[k][2])  # time_column of the finished runs
+    r2, size = np.round(med_r2, 3), np.round(med_size, 3)
     rank_r2, rank_size = np.full(len(keys), np.nan), np.full(len(keys), np.nan)
     tasks = np.array([k[1] for k in keys], dtype=object)
     for task in sorted(set(tasks)):
@@ -189,8 +218,28 @@ def _board(cells: dict[tuple[str, str], tuple[list[float], list[float]]]) -> Ran
     # the rule's sort_values(["_o", "median_rank_r2"]): stable, NaN last
     order = sorted(range(len(methods)), key=lambda i: (level[i], math.isnan(x[i]), 0.0 if math.isnan(x[i]) else x[i]))
     per = {m: (rank_r2[mine[m]], rank_size[mine[m]]) for m in methods}
+    values = {m: {"r2": med_r2[mine[m]], "size": med_size[mine[m]]} for m in methods}
+    if timed:
+        for m in methods:
+            values[m]["time"] = med_time[mine[m]]
     pick = np.array(order, dtype=int)
-    return RankBoard(tuple(methods[i] for i in order), x[pick], y[pick], front[pick], per, True, tuple(notes), True)
+    board = tuple(methods[i] for i in order)
+    return RankBoard(board, x[pick], y[pick], front[pick], per, True, tuple(notes), True, values)
+
+
+def nargsort(values: np.ndarray, ascending: bool = True) -> np.ndarray:
+    """pandas' ``sort_values`` order of ``values`` (its ``nargsort``: numpy's quicksort of the
+    values that are not NaN, a descending sort reversed around it, NaN last)."""
+    values = np.asarray(values, float)
+    idx = np.arange(len(values))
+    ok = ~np.isnan(values)
+    kept, at = values[ok], idx[ok]
+    if not ascending:
+        kept, at = kept[::-1], at[::-1]
+    order = at[kept.argsort(kind="quicksort")]
+    if not ascending:
+        order = order[::-1]
+    return np.concatenate([order, idx[~ok]]).astype(int)
 
 
 def _nanmedian(values: Any) -> float:
