@@ -1,19 +1,20 @@
-"""The ranks the Pareto figure draws (srbench2021's leaderboard and per-dataset ranks) as plain
-arrays, ``RankBoard``, made one of two ways:
+"""What the Pareto and point figures draw of srbench2021 (its leaderboard, each dataset's ranks
+and medians) as plain arrays, ``RankBoard``, made one of two ways:
 
 * ``from_score``: from the rule's ``Score`` (any runs: a CSV, ``--published``, either profile);
 * ``from_store``: from a workspace's store through its query functions, with numpy only, for the
-  usual case: a workspace's runs under the reference profile. `srtui plot pareto` then imports no
-  pandas (0.4 s of CPU, #56). It answers None (and the figure scores the runs table as before)
-  whenever the rule would say more than the board: a run never attempted or pending (the
-  coverage note), jobs of several protocols, a value of the wrong type (the runs table's
-  warning), no stored ``srbench2021.size`` (the rule's error).
+  usual case: a workspace's runs under the reference profile. `srtui plot pareto` (or
+  ``points``) then imports no pandas (0.4 s of CPU, #56). It answers None (and the figure scores
+  the runs table as before) whenever the rule would say more than the board: a run never
+  attempted or pending (the coverage note), jobs of several protocols, a value of the wrong
+  type (the runs table's warning), no stored ``srbench2021.size`` (the rule's error), a tuned
+  suite (its search's time is the training time).
 
 Both give the same numbers: the steps below are the rule's reference steps
 (``srtui.results.scoring.rules.srbench2021._reference``: failed runs dropped, per (method, task)
 the medians, rounded to 3 decimals and ranked per task with ties averaged, the median over tasks
 of each rank, the published fronts, the board's order), and tests/e2e/test_figure_ranks.py holds
-them equal, board, ranks, notes and the drawn file, on real workspaces.
+them equal, board, ranks, values, notes and the drawn files, on a real workspace.
 """
 
 from __future__ import annotations
