@@ -93,14 +93,18 @@ def figure_data(
     trust: Path | None = None,
     review: str | None = None,
     rule: str | None = None,
+    read_runs: bool = True,
 ) -> FigureData:
     """The input of a figure: ``runs`` as given, else the workspace's (one suite's); expert
-    ratings from a trust file or a review session of the workspace."""
-    from srtui.results.outputs.figures import FigureData, workspace_data
+    ratings from a trust file or a review session of the workspace. ``read_runs=False``: the
+    workspace's runs table is read only when a figure needs it (`srtui plot`, #56)."""
+    from srtui.results.outputs.figures import FigureData, store_data, workspace_data
 
     if runs is None and store is not None:
-        data = workspace_data(store, suite, options)
-        if data.runs is None or data.runs.empty:
+        from srtui.results.store.queries import run_methods
+
+        data = workspace_data(store, suite, options) if read_runs else store_data(store, suite, options)
+        if data.runs.empty if data.runs is not None else not run_methods(store, suite):
             raise OutputError(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
         data.rule = rule
     else:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from srtui.engine.process.tree import identity_alive
 from srtui.engine.spec import TERMINAL
 from srtui.engine.textsafe import safe_row
 from srtui.engine.workspace import Workspace
@@ -31,6 +30,8 @@ def driver_alive(identity: str | None) -> bool:
     """The one rule for "is this run's driver still going": a recorded driver identity whose
     process runs (not a recycled pid). A job or run without one has no live driver: the next
     `srtui run` records its running jobs as lost and retries them."""
+    from srtui.engine.process.tree import identity_alive  # psutil: not for a command that reads results
+
     return bool(identity) and identity_alive(identity or "")
 
 
@@ -296,6 +297,12 @@ def workspace_methods(store: Store) -> tuple[str, ...]:
     """Every method of the workspace's jobs, every suite's: the set a method's look (colour and
     marker) is a function of (srtui.results.outputs.figures.style.looks), in the figures and the app."""
     return tuple(str(m) for (m,) in store.conn.execute("SELECT DISTINCT method FROM jobs") if m is not None)
+
+
+def run_methods(store: Store, suite: str | None = None) -> list[str]:
+    """The methods of the workspace's jobs (one suite's), as the runs table names them."""
+    where, args = (" WHERE suite = ?", (suite,)) if suite else ("", ())
+    return [str(m) for (m,) in store.conn.execute(f"SELECT DISTINCT method FROM jobs{where}", args) if m is not None]
 
 
 def job(store: Store, job_id: str) -> dict[str, Any] | None:

@@ -7,14 +7,17 @@ Here a parameter's runtime coercion is built when a value needs it: an option le
 (or ``()``) as typer's own gives it, and a ``str`` or ``Path`` value (or a list of them) is what
 pydantic's lax mode makes of text (the text; ``Path(text)``) put through typer's own path checks
 (``coerce_cli_path``: exists, file_okay, resolve_path...), and a number or flag that already is
-one (a default: ``srtui plot``'s ``--width 7.0`` left out) is itself. Every other value (numbers
-given as text, choices, parsers, files) goes to the adapter typer builds, as before.
+one (a default: ``srtui plot``'s ``--width 7.0`` left out) is itself, and a number written in
+plain decimal digits (``--width 6.5``, ``--dpi 300``) is ``float(text)`` or ``int(text)``, as
+pydantic reads it. Every other value (other numbers as text, bounded numbers, choices, parsers,
+files) goes to the adapter typer builds, as before.
 ``tests/unit/test_cli_coercion.py`` checks both against typer's own.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -25,6 +28,12 @@ from typer.core import _TyperParameter
 
 #: what ``plain`` returns for a value it leaves to typer
 NOT_PLAIN = object()
+#: numbers written in plain decimal digits, which Python and pydantic's lax mode read alike
+#: (underscores, spaces, inf, other scripts' digits and longer numbers go to typer's adapter)
+NUMBERS = {
+    int: re.compile(r"[+-]?[0-9]{1,18}", re.ASCII),
+    float: re.compile(r"[+-]?(?=\.?[0-9])[0-9]{0,30}(\.[0-9]{0,30})?([eE][+-]?[0-9]{1,3})?", re.ASCII),
+}
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,8 @@ def plain(descriptor: TypeDescriptor, value: Any, param: Any = None, ctx: Any = 
         return value  # a default (`--width` left out: 7.0) is what pydantic's lax mode makes of it
     if not isinstance(value, str):
         return NOT_PLAIN
+    if annotation in (int, float) and _unbounded(info) and NUMBERS[annotation].fullmatch(value):
+        return annotation(value)  # `--width 6.5`: decimal digits are the number in either
     if annotation is str:
         return value
     if annotation is Path and info.path_type in (None, Path):

@@ -1,8 +1,8 @@
 """`srtui plot`'s figures kept in the workspace's cache, reused while nothing they show changed.
 
-Drawing a figure imports pandas and matplotlib (0.8 s of CPU before the first line is drawn, #56);
-a second `srtui plot` of the same figure over the same runs, the usual case while a paper is
-written, copies the kept file instead. The key is a digest of everything the file depends on:
+Drawing a figure imports matplotlib, and pandas for most kinds (0.5-0.8 s of CPU before the first
+line is drawn, #56); a second `srtui plot` of the same figure over the same runs, the usual case
+while a paper is written, copies the kept file instead. The key is a digest of everything the file depends on:
 the arguments (kind, format, width, dpi, suite, rule, options), the files they name (a style, a
 trust table, a CSV of runs: path, time, size), the store (its database and write-ahead log: any
 write changes one of them), srtui's code that reads and draws it, the installed files of

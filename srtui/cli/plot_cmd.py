@@ -73,7 +73,7 @@ def plot(
     if out.suffix.lower() not in (".pdf", ".svg", ".png"):
         fail(f"--out must end in .pdf, .svg or .png, not {out.name!r}")
     request = figure_cache.Request(kind, out, suite, from_csv, list(option or []), rule, trust, width, style, dpi)
-    # a kept figure was drawn, so its kind is known; the kinds are read (pandas) when one is drawn
+    # a kept figure was drawn, so its kind is known; the kinds are read when one is drawn
     kept = _kept_figure(request, workspace) if published is None and review is None and from_csv is None else None
     if kept is not None and kept[1] is not None:
         _wrote(out, kept[1])
@@ -115,21 +115,24 @@ def _draw(
         steps.step("reading the runs", 1, 2)
         from srtui.outputs import figure_data
         from srtui.results.outputs.figures import render
-        from srtui.results.scoring.tables import read_runs_csv
 
-        runs = read_runs_csv(request.from_csv) if request.from_csv else None
+        runs = None
+        if request.from_csv:
+            from srtui.results.scoring.tables import read_runs_csv  # pandas: only for a CSV
+
+            runs = read_runs_csv(request.from_csv)
         if published is not None:
             source = shared.PublishedSource(published, request.suite, workspace, data_dir, strict)
             runs = _published_runs(kind, source, options)
         # with --published the workspace is read too: its methods keep the looks of its other figures
         store = None if request.from_csv and not review else _store(workspace)
-        data = figure_data(store, request.suite, runs, options, request.trust, review, request.rule)
+        data = figure_data(store, request.suite, runs, options, request.trust, review, request.rule, read_runs=False)
         data.allow_mixed = allow_mixed
         if kind == "trust" and data.ratings is None and data.trust is None:
             fail("figure 'trust' needs ratings: give --review SESSION (unblinded) or --trust FILE")
         steps.step(f"scoring and drawing {request.out.name}", 2, 2)
         render(kind, data, request.out, request.width, request.style, request.dpi)
-    return [f"({score.rule}): {note}" for score in data.scores() for note in score.notes]
+    return data.notes()
 
 
 def _wrote(out: Path, notes: list[str]) -> None:

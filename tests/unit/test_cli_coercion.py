@@ -56,6 +56,8 @@ VALUES = [
     ("number", 3),
     ("ratio", 7.0),
     ("flag", True),
+    *[("number", text) for text in ("3", "-3", "+3", "007")],
+    *[("ratio", text) for text in ("3", "-3.5", "+3.5", "1e3", ".5", "5.", "1E-2", "0.1", "6.1", "007")],
 ]
 
 
@@ -75,8 +77,13 @@ def test_plain_values_are_what_typer_makes_of_them(name: str, value: Any) -> Non
     assert "typers" not in vars(deferred)  # answered without typer's adapter
 
 
-@pytest.mark.parametrize(("name", "value"), [("number", "3"), ("ratio", 7), ("ratio", "3.5"), ("bounded", 300)])
-def test_numbers_as_text_or_of_another_type_or_bounded_go_to_typer(name: str, value: Any) -> None:
+ADAPTER = [("ratio", 7), ("bounded", 300), ("bounded", "300")]
+ADAPTER += [("number", t) for t in ("3.5", "1_0", " 3", "0x10", "\u0663", "1" * 19, "", "-")]
+ADAPTER += [("ratio", t) for t in ("1_0", " 3", "inf", "0x10", "\u0663", ".", "e3", "1e")]
+
+
+@pytest.mark.parametrize(("name", "value"), ADAPTER)
+def test_other_numbers_as_text_or_of_another_type_or_bounded_go_to_typer(name: str, value: Any) -> None:
     param = _params()[name]
     desc = param.type_descriptor
     deferred = Deferred(desc.parameter_info, desc.annotation, desc)
@@ -103,8 +110,8 @@ def test_missing_values_and_numbers() -> None:
     desc = params["paths"].type_descriptor
     assert Deferred(desc.parameter_info, desc.annotation, desc).coerce(None, param=params["paths"], ctx=NO_CTX) == ()
     desc = params["number"].type_descriptor
-    assert plain(desc, "3", params["number"]) is NOT_PLAIN
-    assert Deferred(desc.parameter_info, desc.annotation, desc).coerce("3", param=params["number"], ctx=NO_CTX) == 3
+    assert plain(desc, "1_0", params["number"]) is NOT_PLAIN
+    assert Deferred(desc.parameter_info, desc.annotation, desc).coerce("1_0", param=params["number"], ctx=NO_CTX) == 10
     with pytest.raises(typer.BadParameter):
         Deferred(desc.parameter_info, desc.annotation, desc).coerce("x", param=params["number"], ctx=NO_CTX)
 

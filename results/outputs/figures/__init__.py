@@ -28,8 +28,12 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from srtui.results.outputs.figures.plotdata import Plot
+    from srtui.results.outputs.figures.ranks import RankBoard
     from srtui.results.scoring.base import Score
     from srtui.results.store.store import Store
+
+
+RULE = "srbench2021"  # the rule of the Pareto figure's board (``FigureData.rank_board``)
 
 
 @dataclass
@@ -49,11 +53,20 @@ class FigureData:
     #: the workspace's methods, every suite's (srtui.results.store.queries.workspace_methods): what each
     #: method's look is a function of; empty for runs from a CSV (their own methods then)
     methods: tuple[str, ...] = ()
+    #: the workspace the runs are read from when a figure needs them (``store_data``): a figure
+    #: whose board the store gives (``ranks.from_store``) reads no runs table (no pandas, #56)
+    store: Store | None = None
+    suite: str | None = None
+    _board: RankBoard | None = field(default=None, repr=False)
     _scores: dict[tuple[str, tuple[tuple[str, str], ...]], Score] = field(default_factory=dict, repr=False)
     _looks: dict[str, Look] | None = field(default=None, repr=False)
     _published: dict[str, str] | None = field(default=None, repr=False)
 
     def need_runs(self, kind: str) -> pd.DataFrame:
+        if self.runs is None and self.store is not None:
+            from srtui.results.scoring.tables import runs_frame
+
+            self.runs = runs_frame(self.store, self.suite)
         if self.runs is None or self.runs.empty:
             raise FigureError(f"figure {kind!r} needs runs: give --suite (a workspace) or --from-csv FILE")
         return self.runs
@@ -74,17 +87,46 @@ class FigureData:
         """The Scores computed so far (their notes go to the user)."""
         return list(self._scores.values())
 
+    def notes(self) -> list[str]:
+        """The notes of the rules drawn so far, each after its rule: ``(rule): note``."""
+        board = [f"({RULE}): {n}" for n in self._board.notes] if self._board and self._board.stored else []
+        return board + [f"({s.rule}): {note}" for s in self._scores.values() for note in s.notes]
+
+    def rank_board(self) -> RankBoard:
+        """srbench2021's board as the Pareto figure draws it: the store's (numpy only) for a
+        workspace's runs under the reference profile, else the rule's Score's (figures.ranks)."""
+        from srtui.results.outputs.figures import ranks
+
+        if self._board is None:
+            lean = None
+            if self.runs is None and self.store is not None and self.trust is None:
+                lean = ranks.from_store(self.store, self.suite, self.options)
+            self._board = lean or ranks.from_score(self.score(RULE))
+        return self._board
+
+    def takes_profile(self, rule: str) -> bool:
+        """Whether ``rule`` has the option ``profile`` (a release's rule)."""
+        if self._board is not None and self._board.stored and rule == RULE:
+            return True  # the store's board is srbench2021's reference profile
+        from srtui.results.scoring import RULES
+
+        found = RULES.get(rule)
+        return found is not None and "profile" in found.options
+
     @property
     def looks(self) -> dict[str, Look]:
         """One look per method: the workspace's methods first (``methods``), then the input's
         others, so a method looks the same in every figure of a workspace."""
         if self._looks is None:
+            from srtui.results.outputs.figures.sources import published_methods
+            from srtui.results.store.queries import run_methods
+
             names: list[str] = []
+            if self.runs is None and self.store is not None:  # the runs not read (yet): the store's methods
+                names += run_methods(self.store, self.suite)
             for frame in (self.runs, self.trust, self.ratings):
                 if frame is not None and "method" in frame.columns:
                     names += [str(m) for m in frame["method"].dropna().unique()]
-            from srtui.results.outputs.figures.sources import published_methods
-
             self._looks = looks(self.methods, extra=names, published=published_methods(self))
         return self._looks
 
@@ -106,6 +148,14 @@ def workspace_data(store: Store, suite: str | None, options: dict[str, Any] | No
     from srtui.results.store.queries import workspace_methods
 
     return FigureData(runs=runs_frame(store, suite), options=dict(options or {}), methods=workspace_methods(store))
+
+
+def store_data(store: Store, suite: str | None, options: dict[str, Any] | None = None) -> FigureData:
+    """``workspace_data`` whose runs table is read only when a figure needs it: `srtui plot`'s
+    input (a Pareto figure of a workspace reads its board from the store, ``rank_board``)."""
+    from srtui.results.store.queries import workspace_methods
+
+    return FigureData(options=dict(options or {}), methods=workspace_methods(store), store=store, suite=suite)
 
 
 @dataclass(frozen=True)
@@ -276,6 +326,7 @@ __all__ = [
     "plot_data",
     "render",
     "rule_figures",
+    "store_data",
     "svg",
     "workspace_data",
 ]

@@ -76,7 +76,7 @@ def pareto_figure(data: FigureData, width: float) -> Figure:
     """srbench2021's leaderboard: each method at (its R2 rank, its size rank) with 95 % intervals
     over datasets, the Pareto fronts joined and listed below the axes (plotdata.fronts_data)."""
     f = fronts_data(data, FRONT_LEVELS)
-    per = data.score("srbench2021").tables["per_task"]
+    per = data.rank_board().per_task
     fig = new_figure(width, width * 0.78 + 0.14 * len(f.points) / max(1.0, width / 3.5))
     ax = fig.add_subplot()
     stat = "median" if f.reference else "mean"
@@ -86,9 +86,8 @@ def pareto_figure(data: FigureData, width: float) -> Figure:
                     fontsize="x-small", xytext=(2, 2), textcoords="offset points", color="#555555")  # fmt: skip
     for m, (x, y) in f.points.items():
         look = data.look(m)
-        ranks = per[per["method"] == m]
-        x_lo, x_hi = bootstrap_ci(ranks["rank_r2"].to_numpy(), stat)
-        y_lo, y_hi = bootstrap_ci(ranks["rank_size"].to_numpy(), stat)
+        x_lo, x_hi = bootstrap_ci(per[m][0], stat)
+        y_lo, y_hi = bootstrap_ci(per[m][1], stat)
         ax.plot([x_lo, x_hi], [y] * 2, color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
         ax.plot([x] * 2, [y_lo, y_hi], color=look.color, alpha=0.45, linewidth=0.8, zorder=2)
         ax.plot(x, y, marker=look.marker, color=look.color, markeredgecolor="white", zorder=4)
@@ -152,17 +151,15 @@ def _fronts(fig: Figure, ax: Axes, f: Fronts, width: float) -> None:
 def points_figure(data: FigureData, width: float) -> Figure:
     """Per method the median over datasets (of each dataset's median run) of test R2, model size
     and training time, with 95 % bootstrap intervals; srbench2021's per_task table."""
-    s = data.score("srbench2021")
-    per = s.tables["per_task"]
-    size = str(s.options["size"])
-    panels = [("r2_test", f"test {R2}", False), (size, "model size (nodes)", True)]
-    panels += [(c, "training time (s)", True) for c in ("training_s", "fit_s", "wall_s") if c in per.columns][:1]
-    order = per.groupby("method")["r2_test"].median().sort_values(ascending=False).index.tolist()
+    values = data.rank_board().values
+    panels = [("r2", f"test {R2}", False), ("size", "model size (nodes)", True)]
+    panels += [("time", "training time (s)", True)] if any("time" in v for v in values.values()) else []
+    order, medians = by_median_r2(values)
     fig = new_figure(width, 0.9 + 0.16 * len(order))
     axes = fig.subplots(1, len(panels), sharey=True)
     for ax, (col, title, log) in zip(np.atleast_1d(axes), panels):
         for i, m in enumerate(order):
-            v = per.loc[per["method"] == m, col].astype(float).to_numpy()
+            v = values[m][col]
             v = v[np.isfinite(v) & ((v > 0) if log else True)]
             if not len(v):
                 continue
@@ -178,10 +175,32 @@ def points_figure(data: FigureData, width: float) -> Figure:
     first = np.atleast_1d(axes)[0]
     first.set_yticks(range(len(order)), [label(m) for m in order])
     first.set_ylim(len(order) - 0.5, -0.5)
-    lo_r2 = per["r2_test"].groupby(per["method"]).median().min()
+    lo_r2 = _least(medians)
     if np.isfinite(lo_r2) and lo_r2 > -0.25:
         first.set_xlim(left=-0.25, right=1.02)
     return fig
+
+
+def by_median_r2(values: dict[str, dict[str, np.ndarray]]) -> tuple[list[str], np.ndarray]:
+    """The methods by their median test R² over datasets, best first (NaN last), as pandas'
+    ``groupby("method").median().sort_values(ascending=False)`` orders them, and those medians."""
+    from srtui.results.outputs.figures.ranks import nargsort
+
+    methods = sorted(values)
+    medians = np.array([_median(values[m]["r2"]) for m in methods])
+    order = nargsort(medians, ascending=False)
+    return [methods[i] for i in order], medians[order]
+
+
+def _median(v: np.ndarray) -> float:
+    kept = v[~np.isnan(v)]
+    return float(np.median(kept)) if len(kept) else np.nan
+
+
+def _least(v: np.ndarray) -> float:
+    """pandas' ``min``: NaN left out, NaN of none."""
+    kept = v[~np.isnan(v)]
+    return float(kept.min()) if len(kept) else np.nan
 
 
 @figure(
@@ -197,18 +216,18 @@ def points_figure(data: FigureData, width: float) -> Figure:
 def points(data: FigureData) -> Plot:
     """Its first panel: each method's median test R² over datasets with its 95 % interval, best
     at the top (the publication drawing adds model size and training time beside it)."""
-    per = data.score("srbench2021").tables["per_task"]
-    medians = per.groupby("method")["r2_test"].median().sort_values(ascending=False)
-    n, traces = len(medians), []
-    for i, m in enumerate(medians.index):
-        v = per.loc[per["method"] == m, "r2_test"].astype(float).to_numpy()
+    values = data.rank_board().values
+    order, medians = by_median_r2(values)
+    n, traces = len(order), []
+    for i, m in enumerate(order):
+        v = values[m]["r2"]
         v = v[np.isfinite(v)]
         if len(v):
             (lo, hi), y = bootstrap_ci(v), float(n - 1 - i)
             traces.append(Trace((lo, hi), (y, y), method=str(m), mode="lines"))
             traces.append(Trace((float(np.median(v)),), (y,), f"{m} ({float(np.median(v)):.3g})", str(m)))
-    ticks = tuple((float(n - 1 - i), str(m)) for i, m in enumerate(medians.index))
-    lo_r2 = float(medians.min()) if n else np.nan
+    ticks = tuple((float(n - 1 - i), str(m)) for i, m in enumerate(order))
+    lo_r2 = _least(medians)
     x_lim = (-0.25, 1.02) if np.isfinite(lo_r2) and lo_r2 > -0.25 else None
     title = "median over datasets, 95 % interval (the file adds size and time)"
     return Plot(tuple(traces), f"test {R2}", "method", title, x_lim=x_lim, y_lim=(-0.5, n - 0.5), y_ticks=ticks)

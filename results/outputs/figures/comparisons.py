@@ -9,7 +9,6 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from srtui.results.outputs.figures import figure
 from srtui.results.outputs.figures.accuracy import R2, bootstrap_ci, metric_name
@@ -17,6 +16,7 @@ from srtui.results.outputs.figures.plotdata import Plot, Trace
 from srtui.results.outputs.figures.style import FigureError, label, new_figure
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -112,6 +112,8 @@ def cd(data: FigureData) -> Plot:
 def wilcoxon(data: FigureData, width: float) -> Figure:
     """wilcoxon's pairs: the Holm-adjusted p-value of every pair of methods, significant cells
     marked with a star (the colour map is cividis: ordered in grey too)."""
+    import pandas as pd  # a file of this kind only: pandas is no import of `srtui plot pareto` (#56)
+
     s = data.score("wilcoxon")
     pairs = s.tables["pairs"]
     methods = list(dict.fromkeys([*pairs["method_a"], *pairs["method_b"]]))
@@ -299,6 +301,8 @@ def _ratings(data: FigureData) -> pd.DataFrame:
 
 
 def _agreement_line(data: FigureData, long: pd.DataFrame) -> str:
+    import pandas as pd
+
     experts = long["expert"].nunique()
     models = long[["task", "method"]].drop_duplicates().shape[0]
     head = f"{experts} expert{'s' if experts != 1 else ''}, {models} models rated"

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from srtui.results.metrics.profiles import Profile
 from srtui.results.outputs.figures.style import FigureError
 
 if TYPE_CHECKING:
     from srtui.results.outputs.figures import FigureData
+    from srtui.results.outputs.figures.ranks import RankBoard
 
 Mode = Literal["lines", "markers", "lines+markers"]
 Scale = Literal["linear", "log"]
@@ -106,31 +106,32 @@ class Fronts:
 
 def fronts_data(data: FigureData, levels: int) -> Fronts:
     """The first ``levels`` fronts; a front member without a size rank (a black box such as rf)
-    one rank above the largest, instead of left out."""
-    s = data.score("srbench2021")
-    board = s.main
-    ref = s.profile == Profile.REFERENCE
-    xcol, ycol, fcol = (
-        ("median_rank_r2", "median_rank_size", "pareto_front") if ref else ("rank_r2", "rank_size", "pareto_rank")
-    )
-    sizeless_at = None
-    missing = board[ycol].isna() & board[xcol].notna()
+    one rank above the largest, instead of left out. Read from the rule's board
+    (``FigureData.rank_board``: the store's, with numpy, or the Score's)."""
+    b = data.rank_board()
+    ref = b.reference
+    y, sizeless_at = b.y, None
+    missing = np.isnan(y) & ~np.isnan(b.x)
     if missing.any():
-        sizeless_at = (float(np.nanmax(board[ycol])) if board[ycol].notna().any() else 0.0) + 1.0
-        board = board.assign(**{ycol: board[ycol].fillna(sizeless_at)})
-    points = {
-        str(r["method"]): (float(r[xcol]), float(r[ycol]))
-        for _, r in board.iterrows()
-        if math.isfinite(float(r[xcol])) and math.isfinite(float(r[ycol]))
-    }
-    kept = [lv for lv in sorted(board[fcol].unique()) if lv >= 0][:levels]
-    fronts = tuple(
-        tuple(str(m) for m in board[board[fcol] == lv].sort_values(xcol)["method"] if str(m) in points) for lv in kept
-    )
+        sizeless_at = (float(np.nanmax(y)) if (~np.isnan(y)).any() else 0.0) + 1.0
+        y = np.where(np.isnan(y), sizeless_at, y)
+    drawn = zip(b.methods, b.x.tolist(), y.tolist())
+    points = {m: (x, v) for m, x, v in drawn if math.isfinite(x) and math.isfinite(v)}
+    kept = [lv for lv in sorted(set(b.front.tolist())) if lv >= 0][:levels]
+    fronts = tuple(tuple(m for m in _by_x(b, lv) if m in points) for lv in kept)
     stat = "median" if ref else "mean"
     x_label = f"{stat} rank of test R² over datasets ({'1 = best' if ref else 'higher is better'})"
     y_label = f"{stat} rank of model size ({'1 = smallest' if ref else 'higher is smaller'})"
     return Fronts(points, fronts, x_label, y_label, sizeless_at, ref)
+
+
+def _by_x(b: RankBoard, level: int) -> list[str]:
+    """The methods of one front by their R² rank, as pandas' ``sort_values`` orders them (its
+    quicksort over the board's order, NaN last)."""
+    from srtui.results.outputs.figures.ranks import nargsort
+
+    at = np.flatnonzero(b.front == level)
+    return [b.methods[i] for i in at[nargsort(b.x[at])]]
 
 
 @dataclass(frozen=True)

@@ -73,10 +73,7 @@ def finish(fig: Figure, kind: Kind, data: FigureData) -> Figure:
 
 def caveat_for(kind: Kind, data: FigureData) -> str:
     """The figure's reference-artefact sentence when it is drawn under the reference profile."""
-    from srtui.results.scoring import RULES
-
-    rule = RULES.get(kind.rule)
-    if kind.name not in REFERENCE_CAVEATS or rule is None or "profile" not in rule.options:
+    if kind.name not in REFERENCE_CAVEATS or not data.takes_profile(kind.rule):
         return ""
     return REFERENCE_CAVEATS[kind.name] if str(data.options.get("profile", "reference")) == "reference" else ""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from srtui.results.metrics.fronts import PUBLISHED_LEVELS, few_fronts_note, published_fronts
 from srtui.results.metrics.profiles import Profile
 from srtui.results.scoring.base import (
     Score,
@@ -20,7 +21,6 @@ from srtui.results.scoring.base import (
 )
 
 RELEASE = "srbench2021"
-PUBLISHED_LEVELS = 6  # blackbox_results.ipynb draws 6 fronts
 GROUND_TRUTH_FAMILIES = r"^(feynman|strogatz)[-_]"  # the data groups of the ground-truth problems
 
 
@@ -37,24 +37,6 @@ def pareto_ranks(points: pd.DataFrame, maximise: dict[str, bool]) -> pd.Series:
         left &= ~front
         rank += 1
     return pd.Series(out, index=points.index)
-
-
-def published_fronts(objs: np.ndarray, levels: int = PUBLISHED_LEVELS) -> np.ndarray:
-    """blackbox_results.ipynb's loop over ``pareto_utils.front`` (both objectives minimised): front
-    0, 1, ... up to ``levels``; a point on none keeps -1. Its quirks are kept: a point is dominated
-    only by a strictly-better-somewhere, nowhere-worse point (NaN compares as neither), points
-    already placed become (inf, inf), and once every point is placed the next level's front is all
-    of them, so with fewer than ``levels`` fronts every point ends on the last level."""
-    objs = np.asarray(objs, float).copy()
-    out = -np.ones(len(objs))
-    for level in range(levels):
-        better = (objs[:, None, :] < objs[None, :, :]).any(axis=2)  # [i, j]: i better than j somewhere
-        worse = (objs[:, None, :] > objs[None, :, :]).any(axis=2)
-        dominated = (better & ~worse).any(axis=0)  # some j dominates i
-        front = np.flatnonzero(~dominated)
-        out[front] = level
-        objs[front, :] = np.inf
-    return out.astype(int)
 
 
 @rule("srbench2021", {"agg": ("median", ("median", "mean"))}, release=RELEASE)
@@ -128,12 +110,7 @@ def _reference(runs: pd.DataFrame, size: str) -> tuple[pd.DataFrame, pd.DataFram
     )
     board["failed_runs"] = failures(runs, "r2_test").reindex(board.index).fillna(0).astype(int)
     board["pareto_front"] = published_fronts(board[["median_rank_r2", "median_rank_size"]].to_numpy())
-    notes = []
-    if len(board) and board["pareto_front"].nunique() == 1 and len(board) > 1:
-        notes.append(
-            f"fewer than {PUBLISHED_LEVELS} fronts: the published loop puts every method on its last "
-            "level (see -o profile=corrected)"
-        )
+    notes = few_fronts_note(board["pareto_front"].to_numpy())
     order = board["pareto_front"].where(board["pareto_front"] >= 0, PUBLISHED_LEVELS)
     board = board.assign(_o=order).sort_values(["_o", "median_rank_r2"]).drop(columns="_o")
     return board.rename_axis("method").reset_index(), per_task, notes
