@@ -17,6 +17,7 @@ import hashlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from srtui.engine import kept
 
@@ -29,6 +30,14 @@ _TABLE: tuple[str, dict[str, str]] | None = None
 
 def _key() -> str:
     digest = hashlib.sha256(f"srtui-dists {READER_VERSION}\0{sys.executable}\0{sys.version}\0".encode())
+    metadata_stamp(digest)
+    return digest.hexdigest()
+
+
+def metadata_stamp(digest: Any) -> None:
+    """Add every metadata folder of every import path entry (its path, time, inode) to ``digest``
+    (a hashlib object), or the entry itself when it is a file. An entry without one adds nothing:
+    the working folder on the path of ``python -m srtui`` makes no other key in every folder."""
     for entry in sys.path:
         folder = os.path.abspath(entry or os.curdir)
         try:
@@ -38,9 +47,7 @@ def _key() -> str:
             kept.stamp(digest, [folder])
         except OSError:
             names = []
-        digest.update(f"{folder}\0".encode())
         kept.stamp(digest, [os.path.join(folder, name) for name in names])
-    return digest.hexdigest()
 
 
 def _table() -> tuple[str, dict[str, str]]:
