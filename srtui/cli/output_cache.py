@@ -68,7 +68,7 @@ def store(digest: Any, db: Path) -> None:
                 digest.update(fh.read(WAL_HEADER))
 
 
-def new_key(label: str, args: list[Any]) -> Any:
+def new_key(label: str, args: list[Any]) -> hashlib._Hash:
     """A digest begun with ``label`` and the call's ``args`` (JSON)."""
     return hashlib.sha256(f"{label}\0{json.dumps(args, default=str)}\0".encode())
 

@@ -110,15 +110,14 @@ def _known_target(target: str) -> bool:
 
 
 def targets(docs: list[tuple[str, str]], out: Path | None) -> list[tuple[Path | None, str]]:
-    """Each document with where it goes (None: stdout); a name beside --out stays in its folder
-    (``srtui.engine.names.file_in``: BadNameError otherwise)."""
+    """Each document with where this call puts it (None: stdout): the score in --out or on
+    stdout (a table kept from a call with --out is the same text without it), the files beside
+    --out in its folder (``srtui.engine.names.file_in``: BadNameError otherwise)."""
     from srtui.engine.names import file_in
 
     placed: list[tuple[Path | None, str]] = []
     for target, text in docs:
-        if target == STDOUT or out is None:
-            placed.append((None, text))
-        elif target == OUT:
+        if target in (STDOUT, OUT) or out is None:
             placed.append((out, text))
         else:
             placed.append((file_in(out.parent, target[len(BESIDE) :]), text))

@@ -65,6 +65,9 @@ def test_csv_files_beside_out_are_written_again_from_the_kept_answer(ws: Path, t
     second, kept = score(ws, "srbench2021", "--format", "csv", "--out", str(out), cwd=tmp_path)
     assert {p.name: p.read_bytes() for p in out.parent.iterdir()} == written
     assert second.stderr == first.stderr and b"wrote" in second.stderr and "pandas" not in kept
+    shown, _ = score(ws, "srbench2021", "--format", "md", cwd=tmp_path)  # kept on stdout, then asked into a file
+    proc, kept = score(ws, "srbench2021", "--format", "md", "--out", str(tmp_path / "board.md"), cwd=tmp_path)
+    assert (tmp_path / "board.md").read_bytes() == shown.stdout and proc.stdout == b"" and "pandas" not in kept
 
 
 def test_another_option_format_or_run_is_scored_afresh(ws: Path, tmp_path: Path) -> None:
