@@ -73,7 +73,7 @@ def test_csv_files_beside_out_are_written_again_from_the_kept_answer(ws: Path, t
 def test_another_option_format_or_run_is_scored_afresh(ws: Path, tmp_path: Path) -> None:
     base, _ = score(ws, "srbench2021", cwd=tmp_path)
     score(ws, "srbench2021", cwd=tmp_path)  # kept from here on
-    for args in (["-o", "profile=corrected"], ["--format", "md"], ["--raw"]):
+    for args in (["-o", "profile=corrected"], ["--format", "latex"], ["--raw"]):
         fresh, modules = score(ws, "srbench2021", *args, cwd=tmp_path)
         assert "pandas" in modules, args
         assert fresh.stdout != base.stdout or args == ["--raw"], args  # plain names: --raw changes no byte
