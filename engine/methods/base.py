@@ -92,12 +92,13 @@ def estimator_params(target: str) -> tuple[str, ...]:
     scikit-learn or pyoperon costs the driver a second and more, #56), once per driver, and kept
     by the installed library's fingerprint for the next plan (``srtui.engine.methods.params_cache``)."""
     from srtui.engine.methods import params_cache
-    from srtui.engine.pool import TimedPool
 
     key = params_cache.fingerprint(target)
     kept = params_cache.cached(key)
     if kept is not None:
         return tuple(kept)
+    from srtui.engine.pool import TimedPool  # multiprocessing: only when the child runs
+
     with TimedPool(_signature_params, workers=1, timeout=PARAMS_TIMEOUT_S, mem_mb=None) as pool:
         [result] = list(pool.run([(0, target)]))
     if result.status != "ok" or not isinstance(result.value, list):
