@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -145,7 +145,8 @@ class Limits:
         return replace(self, **{k: v for k, v in given.items() if v is not None})
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        # asdict's deep copy of five numbers, for every job id of a plan, cost more than the hash
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         if out["disk_mb"] == DEFAULT_DISK_MB:  # the ids of jobs planned before disk_mb stay theirs
             del out["disk_mb"]
         return out

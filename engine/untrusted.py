@@ -17,7 +17,6 @@ import os
 import stat
 import threading
 import time
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -170,6 +169,8 @@ def open_regular(path: Path) -> BinaryIO:
 def load_vectors(data: bytes, names: tuple[str, ...], cap: int) -> dict[str, np.ndarray]:
     """float64 vectors of an ``.npz`` a job wrote: each member's size checked before it is
     inflated and each array's header before it is allocated (no zip or header bomb)."""
+    import zipfile  # here: a dry run and `srtui status` open no archive
+
     out = {}
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:

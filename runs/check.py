@@ -47,7 +47,8 @@ def start_early(name: str, env: str | None = None) -> bool:
     if env is not None or found is None:
         return False
     from srtui.engine.private import private_dir
-    from srtui.engine.process.launch import DEFAULT_LAUNCHER, choose, warm
+    from srtui.engine.process.launch import warm
+    from srtui.engine.process.launch_choice import DEFAULT_LAUNCHER, choose
 
     private_dir()  # checked first, as the plan does: a folder of another owner starts nothing
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import io
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +52,8 @@ def write_arrays(path: Path, data: TaskArrays) -> None:
 def npz_bytes(arrays: dict[str, Any]) -> bytes:
     """An ``.npz`` as numpy's savez writes it, but the same bytes for the same arrays (a fixed
     date in the zip): a file already in place is checked by its sha256, not rewritten."""
+    import zipfile  # here: a dry run writes no data
+
     import numpy as np
 
     buf = io.BytesIO()

@@ -124,7 +124,7 @@ def _protocols() -> tuple[str, ...]:
 
 
 def _launchers() -> tuple[str, ...]:
-    from srtui.engine.process.launch import LAUNCHERS
+    from srtui.engine.process.launch_choice import LAUNCHERS
 
     return LAUNCHERS
 

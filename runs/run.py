@@ -35,24 +35,19 @@ from srtui.engine.methods import registry
 from srtui.engine.methods.base import Method
 from srtui.engine.methods.srbench_eval import OPTIONS_KEY
 from srtui.engine.names import quoted
-from srtui.engine.process import tree
-from srtui.engine.process.launch import LauncherError, choose_for_method, measure, warm
-from srtui.engine.process.measure import prefetch_versions
-from srtui.engine.process.supervise import JobPayload, now_iso
 from srtui.engine.protocols import Protocol, get_protocol
 from srtui.engine.spec import JobSpec, Limits
 from srtui.engine.workspace import Workspace
 from srtui.results.store.store import Store, needs_run, open_store
 from srtui.runs.data import write_arrays, write_task_data
+from srtui.runs.keys import workers_key
 from srtui.runs.options import SRBENCH_SCALING, RunRequest
-from srtui.runs.recovery import recover
-from srtui.runs.sink import StoreSink, workers_key
 from srtui.runs.tuning import Search, TuningOptions, next_jobs, plan_searches, settled_tuning_jobs
 from srtui.tasks.catalogue import TaskContext, entry, get_task
 from srtui.tasks.model import Task
 from srtui.tasks.suites import SUITES_DIR, Suite, load_suite
 
-if TYPE_CHECKING:  # the metrics (sympy) load when a run starts, not when it is planned
+if TYPE_CHECKING:  # the metrics (sympy) and the job machinery load when a run starts, not when it is planned
     from srtui.results.metrics.tasks import MetricsFeed
 
 MAX_SEEDS = 1000  # SRBench uses 10; beyond this a count is a typo, and planning it costs minutes
@@ -271,6 +266,9 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
     launchers = _launchers(setting.suite, req, methods.loaded, notes)
     isolation_line, allow_network = _isolation(req, methods.loaded, notes)
     if write_data and kind == "local":
+        from srtui.engine.process.launch import warm
+        from srtui.engine.process.measure import prefetch_versions
+
         launchers = _measure_folders(setting.suite, req, methods.refs, launchers, pythons, notes)
         # the other servers import while the driver goes on planning
         lean = len(specs) == 1 and not searches  # one job: its server imports only what its family names
@@ -399,6 +397,8 @@ def _isolation(req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> 
 
 
 def _launchers(suite: Suite, req: RunRequest, loaded: dict[str, Method], notes: list[str]) -> dict[str, str]:
+    from srtui.engine.process.launch_choice import LauncherError, choose_for_method
+
     try:
         return choose_for_method(req.launcher or suite.launcher, loaded, suite.srbench.get("fork_safe"), notes)
     except LauncherError as exc:
@@ -417,6 +417,8 @@ def _measure_folders(
     server turns out unusable (a thread after its imports) is exec'd, a note saying why."""
     if (req.launcher or suite.launcher) != "auto" or suite.srbench.get("fork_safe") is not None:
         return launchers
+    from srtui.engine.process.launch import measure
+
     folders = {
         m: ref for m, ref in refs.items() if ref.startswith(registry.SRBENCH_PREFIX) and launchers.get(m) == "fork"
     }
@@ -529,10 +531,13 @@ def _check_planned(n: int) -> None:
 
 def _load_methods(methods: list[str], method_refs: dict[str, str]) -> dict[str, Method]:
     """Each method loaded and available; ``method_refs`` completed with the built-ins' names."""
+    from srtui.engine.methods import dist_cache
+
     loaded: dict[str, Method] = {}
     for name in methods:
         ref = method_refs.get(name, name)
         method = registry.load(ref)
+        dist_cache.remember(method.requires)  # its versions kept, not searched for (#56)
         ok, why = method.availability()
         if not ok:
             raise RunError(f"method {name!r} is not available: {why}")
@@ -697,6 +702,11 @@ def _drive(
     on_metrics: Callable[[str], None] | None,
 ) -> RunResult:
     """The run proper, in the open store: recovery, the jobs, the final fits, the metrics."""
+    from srtui.engine.process import tree
+    from srtui.engine.process.supervise import now_iso
+    from srtui.runs.recovery import recover
+    from srtui.runs.sink import StoreSink
+
     lost, _ = recover(store)
     settled = settled_tuning_jobs(plan.searches, store.scores) if req.retry_failed else set()
     todo = _todo(plan, store, plan.specs, req.retry_failed, settled)
@@ -786,6 +796,8 @@ def _metrics_feed(
 def _end_run(plan: RunPlan, store: Store, run_id: str, state: RunState, cancel: threading.Event, failed: bool) -> None:
     """The run's end in the store: a store/disk failure first; then Ctrl-C (a cluster cancelled
     by it raises too); a backend that went down; else done."""
+    from srtui.engine.process.supervise import now_iso
+
     try:
         end = "failed" if state.failure else "interrupted" if cancel.is_set() else "failed" if failed else "done"
         store.end_run(run_id, end, now_iso())
@@ -828,6 +840,8 @@ def _todo(
 ) -> list[PlannedJob]:
     """The jobs of ``specs`` that need a run, recorded as planned in the store; a ``settled``
     tuning job (its search's final job is planned) is not retried."""
+    from srtui.engine.process.supervise import JobPayload
+
     states = store.plan(specs)
     todo: list[PlannedJob] = []
     for spec in specs:

@@ -21,16 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from srtui.engine.errors import SrtuiError
-from srtui.engine.outcome_check import Checker, TaskArrays
-from srtui.engine.process import phases
-from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso
-from srtui.engine.scaling import SCALING_KEY
 from srtui.engine.spec import JobSpec
 from srtui.engine.task_files import TASK_FILES
 from srtui.engine.textsafe import encodable, visible
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the job machinery (numpy, psutil) loads when jobs run, not when a run is planned (#56)
     from srtui.engine.backends.recorder import Recorder
+    from srtui.engine.outcome_check import Checker, TaskArrays
+    from srtui.engine.process.supervise import JobOutcome, JobPayload
 
 
 class BackendError(SrtuiError, ValueError):
@@ -223,14 +221,18 @@ class DataCache:
     models (in processes of its own: ``close`` it when the run ends)."""
 
     def __init__(self) -> None:
+        from srtui.engine.outcome_check import Checker
+
         self._lock = threading.Lock()
         self._data: dict[str, TaskArrays] = {}
-        self.checker = Checker()
+        self.checker: Checker = Checker()
 
     def close(self) -> None:
         self.checker.close()
 
     def get(self, path: str) -> TaskArrays:
+        from srtui.engine.outcome_check import TaskArrays
+
         with self._lock:
             if path not in self._data:
                 known = TASK_FILES.true_bytes(path)  # the bytes the driver wrote, not a job's
@@ -239,6 +241,8 @@ class DataCache:
 
 
 def evaluate(job: PlannedJob, outcome: JobOutcome, cache: DataCache) -> dict[str, object]:
+    from srtui.engine.scaling import SCALING_KEY
+
     try:
         data = cache.get(job.data_path)
         option = (job.spec.params or {}).get(SCALING_KEY)
@@ -268,6 +272,8 @@ _FIRED_LOCK = threading.Lock()
 
 def failed_outcome(job: PlannedJob, why: str, status: str = "error") -> JobOutcome:
     """The outcome of a job srtui could not run or finish (``why`` in one line)."""
+    from srtui.engine.process.supervise import JobOutcome, now_iso
+
     now = now_iso()
     return JobOutcome(
         job.job_id,
@@ -310,6 +316,8 @@ def finish_job(
     """What every backend does with a returned outcome: score it, record it, count it.
     A sink that cannot record stops the run (state.failure) instead of killing the caller.
     With a ``recorder`` (srtui.engine.backends.recorder: group commit), recording and counting are its."""
+    from srtui.engine.process import phases
+
     fault("score")
     fields = evaluate(job, outcome, cache)
     phases.mark("scored")
@@ -348,6 +356,8 @@ def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sin
     """The per-job barrier: an outcome the sink fails on for any reason but the store's own
     (SinkError) is recorded as this job's error, its text made storable, and the slot goes on;
     a job that cannot be recorded even so is counted (the run then exits non-zero)."""
+    from srtui.engine.process.supervise import JobOutcome
+
     try:
         fault("record")
         sink.finished(job, outcome, fields)

@@ -92,12 +92,13 @@ def estimator_params(target: str) -> tuple[str, ...]:
     scikit-learn or pyoperon costs the driver a second and more, #56), once per driver, and kept
     by the installed library's fingerprint for the next plan (``srtui.engine.methods.params_cache``)."""
     from srtui.engine.methods import params_cache
-    from srtui.engine.pool import TimedPool
 
     key = params_cache.fingerprint(target)
     kept = params_cache.cached(key)
     if kept is not None:
         return tuple(kept)
+    from srtui.engine.pool import TimedPool  # multiprocessing: only when the child runs
+
     with TimedPool(_signature_params, workers=1, timeout=PARAMS_TIMEOUT_S, mem_mb=None) as pool:
         [result] = list(pool.run([(0, target)]))
     if result.status != "ok" or not isinstance(result.value, list):
@@ -209,12 +210,10 @@ class Method(ABC):
     def version(self) -> str:
         if self.environment is not None:  # pinned by the environment, not this interpreter's
             return f"environment {self.environment.name}"
-        return ",".join(_dist_version(dist) for dist in self.requires) or "builtin"
+        return ",".join(dist_version(dist) for dist in self.requires) or "builtin"
 
     def availability(self) -> tuple[bool, str]:
         """(installed, reason-if-not). Must be cheap: no import of the method's package."""
-        from importlib.metadata import PackageNotFoundError, version
-
         if self.environment is not None:
             if self.environment.ready():
                 return True, ""
@@ -223,9 +222,7 @@ class Method(ABC):
                 f"its environment is not installed at {self.environment.folder} (srtui methods install {self.name})",
             )
         for dist in self.requires:
-            try:
-                version(dist)
-            except PackageNotFoundError:
+            if dist_version(dist) == f"{dist} {MISSING}":
                 return False, f"{dist} is not installed" + (f" ({self.install_hint})" if self.install_hint else "")
         return True, ""
 
@@ -259,8 +256,11 @@ def builtin(*, optional: bool = False, default_sr: bool = False) -> Callable[[M]
     return declare
 
 
+#: how ``dist_version`` says a distribution is not installed
+MISSING = "(missing)"
 #: distribution -> ``dist==VERSION``, filled by a fork server before it forks (``remember_versions``)
-_KNOWN_VERSIONS: dict[str, str] = {}
+#: and by a driver from its kept table (``srtui.engine.methods.dist_cache``)
+KNOWN_VERSIONS: dict[str, str] = {}
 
 
 def remember_versions(method: Method) -> None:
@@ -268,11 +268,11 @@ def remember_versions(method: Method) -> None:
     forks: a fork server does so before it forks, so its jobs (which import the libraries the
     server imported) skip the search of every path entry's metadata, ~4 ms of CPU a job."""
     for dist in method.requires:
-        _KNOWN_VERSIONS[dist] = _dist_version(dist)
+        KNOWN_VERSIONS[dist] = dist_version(dist)
 
 
-def _dist_version(dist: str) -> str:
-    known = _KNOWN_VERSIONS.get(dist)
+def dist_version(dist: str) -> str:
+    known = KNOWN_VERSIONS.get(dist)
     if known is not None:
         return known
     from importlib.metadata import PackageNotFoundError, version
@@ -280,4 +280,4 @@ def _dist_version(dist: str) -> str:
     try:
         return f"{dist}=={version(dist)}"
     except PackageNotFoundError:
-        return f"{dist} (missing)"
+        return f"{dist} {MISSING}"

@@ -134,9 +134,13 @@ def over_limits(rss: int, files: int, limits: Limits, scratch: Path, elapsed: fl
     return None
 
 
-def memory_line(cgroup_memory: bool) -> str:
-    """The capability report's line on memory: which accounting is in force here."""
-    if cgroup_memory:
+def memory_line() -> str:
+    """The capability report's line on memory: which accounting is in force here (read without
+    the job machinery: `srtui run --dry-run` prints it, #56)."""
+    from srtui.engine.process import cgroups
+
+    base = cgroups.base()
+    if base is not None and "memory" in base[1]:
         return (
             "memory: cgroup v2 memory.max per job (the kernel counts its processes, /tmp, /dev/shm and "
             "memfds) and the driver's poll of the same"

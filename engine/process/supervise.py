@@ -404,12 +404,6 @@ def _end_reason(
     return reason, detail
 
 
-def memory_line() -> str:
-    """The capability report's line on memory: which accounting is in force here."""
-    base = _cgroup_base()
-    return held.memory_line(base is not None and "memory" in base[1])
-
-
 def _task_bytes(payload: JobPayload) -> bytes:
     if payload.data_bytes is not None:
         return payload.data_bytes

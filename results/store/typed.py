@@ -26,6 +26,12 @@ _warned: set[tuple[str, str]] = set()
 _lock = threading.Lock()
 
 
+def warned() -> int:
+    """How many warnings this process printed (a command that printed one keeps no answer)."""
+    with _lock:
+        return len(_warned)
+
+
 def warn(table: str, row: object, column: str, why: str) -> None:
     """One line on stderr, once per (table, column): where the malformed value is, and why."""
     with _lock:

@@ -2,31 +2,28 @@
 
 Drawing a figure imports matplotlib, and pandas for most kinds (0.5-0.8 s of CPU before the first
 line is drawn, #56); a second `srtui plot` of the same figure over the same runs, the usual case
-while a paper is written, copies the kept file instead. The key is a digest of everything the file depends on:
-the arguments (kind, format, width, dpi, suite, rule, options), the files they name (a style, a
-trust table, a CSV of runs: path, time, size), the store (its database and write-ahead log: any
-write changes one of them), srtui's code that reads and draws it, the installed files of
-matplotlib, pandas, numpy and scipy, and matplotlib's settings files. A figure of a review or
-beside the published results (whose inputs live elsewhere) is drawn every time.
+while a paper is written, copies the kept file instead. The key (``srtui.cli.output_cache``, shared with `srtui
+score`) is a digest of everything the file depends on: the arguments (kind, format, width, dpi,
+suite, rule, options in their order: a later one wins), the files they name (a style, a trust
+table, a CSV of runs), the store, srtui's code, the installed files of matplotlib, pandas, numpy
+and scipy, and matplotlib's settings files. The figure is kept beside a tagged notes entry that
+holds its sha256: a figure file changed in the cache is a miss. A figure of a review or beside the
+published results (whose inputs live elsewhere) is drawn every time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 #: bump when what is kept changes: every older entry is then a miss
-VERSION = "1"
-#: srtui's code a figure depends on (every .py under these, relative to the source root)
-CODE = ("results", "tasks", "reviews", "outputs.py", "cli/plot_cmd.py", "engine/textsafe.py")  # in the srtui package
+VERSION = "2"
 LIBRARIES = ("matplotlib", "pandas", "numpy", "scipy", "scikit_posthocs")
-#: the largest figure kept, and the largest notes file read back
+#: the largest figure kept
 MAX_FIGURE = 1 << 27
-MAX_NOTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -45,32 +42,17 @@ class Request:
     dpi: int
 
 
-def _stamp(digest: hashlib._Hash, path: Path | str | None) -> None:
-    digest.update(f"{path}\0".encode())
-    with contextlib.suppress(OSError):
-        if path is not None:
-            st = os.stat(path)
-            digest.update(f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}\0".encode())
-
-
 def key(req: Request, db: Path) -> str:
     """The digest of what the figure ``req`` asks for over the store at ``db`` depends on."""
-    from srtui.engine import kept, source
+    from srtui.cli import output_cache
 
-    args = [req.kind, req.out.suffix.lower(), req.suite, req.rule, sorted(req.options), req.width, req.dpi]
-    digest = hashlib.sha256(f"srtui-figure {VERSION}\0{json.dumps(args)}\0".encode())
-    for path in (req.from_csv, req.trust, req.style, db, Path(f"{db}-wal")):
-        _stamp(digest, path)
-    root = Path(source.package_folder())  # a room through its link, in a source tree or a wheel alike
-    for part in CODE:
-        files = sorted((root / part).rglob("*.py")) if (root / part).is_dir() else [root / part]
-        for file in files:
-            _stamp(digest, file)
-    for library in LIBRARIES:
-        kept.stamp(digest, kept.module_files(library))
+    args = [req.kind, req.out.suffix.lower(), req.suite, req.rule, req.options, req.width, req.dpi]
+    digest = output_cache.new_key(f"srtui-figure {VERSION}", args)
+    output_cache.stamp(digest, req.from_csv, req.trust, req.style)
+    output_cache.store(digest, db)
+    output_cache.code_and_libraries(digest, LIBRARIES)
     config = os.environ.get("MPLCONFIGDIR") or str(Path.home() / ".config" / "matplotlib")
-    for rc in (Path(config) / "matplotlibrc", Path("matplotlibrc"), os.environ.get("MATPLOTLIBRC")):
-        _stamp(digest, rc)
+    output_cache.stamp(digest, Path(config) / "matplotlibrc", Path("matplotlibrc"), os.environ.get("MATPLOTLIBRC"))
     return digest.hexdigest()
 
 
@@ -81,17 +63,23 @@ def _entry(cache: Path, digest: str, suffix: str) -> tuple[Path, Path]:
 
 def reuse(cache: Path, digest: str, out: Path) -> list[str] | None:
     """Write the figure kept under ``digest`` to ``out`` and return its notes; None when there is
-    none (or it cannot be read). Read as any file of the workspace's cache is: through no link,
-    regular files only, capped (``srtui.engine.untrusted``)."""
+    none, or it cannot be read, or it is not the figure its tagged entry names
+    (``srtui.cli.output_cache``; the figure read through no link, a regular file, capped)."""
+    from srtui.cli import output_cache
     from srtui.engine.errors import SrtuiError
     from srtui.engine.untrusted import read_file
 
-    figure, notes_file = _entry(cache, digest, out.suffix)
+    figure, entry = _entry(cache, digest, out.suffix)
+    body = output_cache.read(entry, digest)
+    if not isinstance(body, dict) or not isinstance(body.get("sha256"), str):
+        return None
+    notes = body.get("notes")
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        return None
     try:
-        notes = json.loads(read_file(notes_file, MAX_NOTES))
-        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
-            return None
         data = read_file(figure, MAX_FIGURE)
+        if hashlib.sha256(data).hexdigest() != body["sha256"]:
+            return None
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
     except (OSError, ValueError, SrtuiError):
@@ -100,15 +88,16 @@ def reuse(cache: Path, digest: str, out: Path) -> list[str] | None:
 
 
 def keep(cache: Path, digest: str, out: Path, notes: list[str]) -> None:
-    """Keep the figure just written to ``out`` and its notes, each written whole, then renamed
-    (the notes last: they mark the entry complete). A cache: a failure to write (a read-only
-    workspace) is no error of the plot."""
+    """Keep the figure just written to ``out`` and its tagged entry (notes and the figure's
+    sha256), each written whole, then renamed (the entry last: it marks the figure complete). A
+    cache: a failure to write (a read-only workspace) is no error of the plot."""
+    from srtui.cli import output_cache
     from srtui.engine.errors import SrtuiError
     from srtui.engine.untrusted import write_file
 
-    figure, notes_file = _entry(cache, digest, out.suffix)
+    figure, entry = _entry(cache, digest, out.suffix)
     with contextlib.suppress(OSError, SrtuiError):
         data = out.read_bytes()
         if len(data) <= MAX_FIGURE:
             write_file(figure, data, atomic=True)
-            write_file(notes_file, json.dumps(notes).encode(), atomic=True)
+            output_cache.write(entry, digest, {"notes": notes, "sha256": hashlib.sha256(data).hexdigest()})

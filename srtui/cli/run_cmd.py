@@ -119,7 +119,7 @@ def run_command() -> Callable[..., None]:
 
 
 def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
-    from srtui.engine.process.supervise import memory_line
+    from srtui.engine.process.held import memory_line
     from srtui.runs.run import jobs_to_run
 
     would = jobs_to_run(plan, req.retry_failed)

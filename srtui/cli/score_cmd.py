@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from srtui.cli import score_cache
 from srtui.cli.common import RAW_HELP, ExpressionCommand, WorkspaceOption, check_timeout, fail
 from srtui.cli.score_plot import check_figure, render
 from srtui.cli.score_published import (
@@ -105,14 +106,22 @@ def score(
 ) -> None:
     """Score the runs of the workspace (or of a CSV file) with a named rule, optionally beside
     SRBench's published results (--published)."""
-    from srtui.results.scoring import RULES
-    from srtui.results.scoring import score as apply_rule
-    from srtui.results.scoring.tables import read_runs_csv, runs_frame
-
     if list_rules or not rule:
+        from srtui.results.scoring import RULES
+
         _list_rules(RULES)
         return
+    request = score_cache.Request(rule, suite, from_csv, fmt, out, list(option or []), trust, raw, allow_mixed)
+    # an answer kept for the same call over the same runs: printed as it was, without pandas (#56)
+    kept = score_cache.lookup(request, workspace) if score_cache.keepable(request, review, published) else None
+    if kept is not None and kept.answer is not None:
+        for line in kept.answer["stderr"]:
+            print(line, file=sys.stderr)
+        _write_docs([(t, x) for t, x in kept.answer["docs"]], out)
+        return
     from srtui.results.outputs.export import FORMATS
+    from srtui.results.scoring import score as apply_rule
+    from srtui.results.scoring.tables import read_runs_csv, runs_frame
 
     if fmt == "plot":
         check_figure(rule)
@@ -128,6 +137,7 @@ def score(
     if trust and review:
         fail("give --trust or --review, not both")
     trust_df = _review_trust(workspace, review) if review else _trust(trust)
+    warned: list[str] = []  # what a kept answer says on stderr again
     with Steps(f"score {rule}") as steps:  # closed before the score is written: stdout is its own
         if published is not None:
             steps.step("the runs beside the published results", 1, 1)
@@ -140,25 +150,33 @@ def score(
             else:
                 store = _store(workspace)
                 runs = runs_frame(store, suite)
-                _warn_stale(store, suite)
+                warned += _warn_stale(store, suite)
                 if runs.empty:
                     fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
             steps.step(f"scoring {len(runs)} runs", 2, 2)
             result = apply_rule(rule, runs, trust=trust_df, allow_mixed=allow_mixed, **_options(option))
-    _emit_score(result, fmt, raw, out)
+    docs = _score_docs(result, fmt, raw, out)
+    if kept is not None:
+        score_cache.keep(kept, docs, warned)
+    _write_docs(docs, out)
 
 
-def _emit_score(result: Any, fmt: str, raw: bool, out: Path | None) -> None:
-    """The score on stdout, or in ``out``; CSV in a file is plain (srtui.results.outputs.export.csv_files): its
-    other tables and its sidecar ``NAME.meta.json`` beside it."""
+def _score_docs(result: Any, fmt: str, raw: bool, out: Path | None) -> list[tuple[str, str]]:
+    """The score's documents and where each goes (``srtui.cli.score_cache``'s targets): on stdout,
+    or in ``out``; CSV in a file is plain (srtui.results.outputs.export.csv_files): its other tables
+    and its sidecar ``NAME.meta.json`` beside it."""
     if fmt != "csv" or out is None:
-        _emit(render(result, fmt, raw), out)
-        return
+        return [(score_cache.OUT if out is not None else score_cache.STDOUT, render(result, fmt, raw))]
     from srtui.results.outputs.export import score_csv_files
 
     stem = out.name[: -len(".csv")] if out.name.endswith(".csv") else out.name
-    for i, (file, text) in enumerate(score_csv_files(stem, result, raw=raw).items()):
-        _emit(text, out if i == 0 else file_in(out.parent, file))
+    files = score_csv_files(stem, result, raw=raw).items()
+    return [(score_cache.OUT if i == 0 else score_cache.BESIDE + file, text) for i, (file, text) in enumerate(files)]
+
+
+def _write_docs(docs: list[tuple[str, str]], out: Path | None) -> None:
+    for path, text in score_cache.targets(docs, out):
+        _emit(text, path)
 
 
 def _list_rules(rules: dict[str, Rule]) -> None:
@@ -268,17 +286,20 @@ def expr(
     _print_expr_table(head, per, notes)
 
 
-def _warn_stale(store: Store, suite: str | None) -> None:
-    """Metrics of an older definition are never mixed in silently: say so, and how to update."""
+def _warn_stale(store: Store, suite: str | None) -> list[str]:
+    """Metrics of an older definition are never mixed in silently: say so, and how to update
+    (the lines printed)."""
     from srtui.results.metrics.version import METRICS_VERSION, stale_metric_jobs
 
     n = stale_metric_jobs(store, suite)
-    if n:
-        print(
-            f"srtui: warning: {n} job(s) have metrics of an older definition (current version "
-            f"{METRICS_VERSION}); run `srtui rescore` to recompute them",
-            file=sys.stderr,
-        )
+    if not n:
+        return []
+    line = (
+        f"srtui: warning: {n} job(s) have metrics of an older definition (current version "
+        f"{METRICS_VERSION}); run `srtui rescore` to recompute them"
+    )
+    print(line, file=sys.stderr)
+    return [line]
 
 
 def _names(text: str | None) -> list[str]:

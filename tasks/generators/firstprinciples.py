@@ -33,7 +33,7 @@ Law = tuple[
     str,
     str,
     Callable[[np.ndarray], np.ndarray],
-    Callable[[np.random.Generator, int], np.ndarray],
+    Callable[["np.random.Generator", int], np.ndarray],  # a string: numpy.random loads when data is made
     float,
     str,
 ]

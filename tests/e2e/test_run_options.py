@@ -24,7 +24,7 @@ from srtui.cli import run_cmd
 from srtui.docs_tables import stale
 from srtui.engine.backends import KINDS
 from srtui.engine.backends.dask_config import CLUSTER_KINDS
-from srtui.engine.process.launch import LAUNCHERS
+from srtui.engine.process.launch_choice import LAUNCHERS
 from srtui.engine.protocols import PROTOCOLS
 from srtui.engine.workspace import Workspace
 from srtui.runs import options

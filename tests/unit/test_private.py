@@ -86,6 +86,19 @@ def test_interpreters_started_through_multiprocessing_get_minus_p() -> None:
     assert out.stdout.strip().count("'-P'") == 1, out.stdout
 
 
+def test_multiprocessing_imported_after_the_cli_starts_gets_minus_p_too() -> None:
+    """A command that never starts such a child does not import multiprocessing for it (#56):
+    the flags are wrapped as the module is imported, before its importer sees it."""
+    code = (
+        "import sys; from srtui.engine.private import isolate_interpreters; isolate_interpreters(); "
+        "assert 'multiprocessing.util' not in sys.modules; "
+        "from multiprocessing import util as u; import multiprocessing.spawn; isolate_interpreters(); "
+        "print(u._args_from_interpreter_flags())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().count("'-P'") == 1, out.stdout + out.stderr
+
+
 def test_a_long_tmpdir_does_not_break_the_checkers_forkserver(tmp_path) -> None:
     """Python 3.11 puts multiprocessing's forkserver socket in the temp dir as it is: a long
     TMPDIR (pytest's under xdist) made `srtui methods check` fail "AF_UNIX path too long". The

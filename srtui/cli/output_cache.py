@@ -1,0 +1,108 @@
+"""What `srtui plot` and `srtui score` keep in the workspace's cache: the key of a call, and its
+entries, each read back as any file of the cache is (untrusted).
+
+A kept answer is reused only when its key, a digest of everything the answer depends on, is the
+same: the call's arguments (the caller's), the files it names (path, time, size, inode), the store
+(its database and write-ahead log, and the log's header: a log begun again keeps its size),
+every file of srtui's code (``srtui.engine.source.code_folders``), the installed files of the
+libraries that compute it and every distribution's metadata folder on the import path
+(``srtui.engine.methods.dist_cache``: an upgrade, or srtui's own version, which the outputs
+print), and this interpreter. An entry is JSON carrying a tag only this user can make
+(``srtui.engine.private.tag``) of its key and its content: an entry planted in the workspace,
+copied from another one, cut short or edited is a miss, never an answer (issue 56).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+#: the largest entry read back
+MAX_ENTRY = 1 << 27
+#: the bytes of a write-ahead log's header: its salts change when the log is begun again
+WAL_HEADER = 32
+
+
+def stamp(digest: Any, *paths: Path | str | None) -> None:
+    """Each path's name, time, size and inode (nothing more when it is None or not there)."""
+    from srtui.engine import kept
+
+    for path in paths:
+        if path is None:
+            digest.update(b"None\0")
+        else:
+            kept.stamp(digest, [str(path)])
+
+
+def code_and_libraries(digest: Any, libraries: tuple[str, ...]) -> None:
+    """Every file of srtui's code, the installed ``libraries``' files, every metadata folder of
+    the import path, this interpreter."""
+    from srtui.engine import kept, source
+    from srtui.engine.methods import dist_cache
+
+    digest.update(f"{sys.executable}\0{sys.version}\0".encode())
+    for folder in source.code_folders():  # each room once, through no link (the package links them)
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(root, d)))
+            kept.stamp(digest, [os.path.join(root, f) for f in sorted(files) if not f.endswith(".pyc")])
+    for library in libraries:
+        kept.stamp(digest, kept.module_files(library))
+    dist_cache.metadata_stamp(digest)
+
+
+def store(digest: Any, db: Path) -> None:
+    """The store at ``db``: its database and write-ahead log (any write changes one of them). A
+    log that is not there and an empty one are the same store (the first reader after a driver
+    makes the empty one): every page is in the database."""
+    stamp(digest, db)
+    wal = Path(f"{db}-wal")
+    with contextlib.suppress(OSError):
+        if os.stat(wal).st_size:
+            stamp(digest, wal)
+            with open(wal, "rb") as fh:
+                digest.update(fh.read(WAL_HEADER))
+
+
+def new_key(label: str, args: list[Any]) -> hashlib._Hash:
+    """A digest begun with ``label`` and the call's ``args`` (JSON)."""
+    return hashlib.sha256(f"{label}\0{json.dumps(args, default=str)}\0".encode())
+
+
+def _tag_text(key: str, body: Any) -> str:
+    return f"{key}\0{json.dumps(body, sort_keys=True)}"
+
+
+def read(path: Path, key: str) -> Any:
+    """The body kept at ``path`` under ``key`` (unchecked JSON: the caller checks its shape), or
+    None: no entry, not a regular file, past the cap, not JSON, another key, or a tag this user
+    did not make. Read through no link (``srtui.engine.untrusted``)."""
+    from srtui.engine.errors import SrtuiError
+    from srtui.engine.private import tagged
+    from srtui.engine.untrusted import read_file
+
+    try:
+        entry = json.loads(read_file(path, MAX_ENTRY))
+    except (OSError, ValueError, SrtuiError):
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("tag"), str):
+        return None
+    body = entry.get("body")
+    return body if tagged(_tag_text(key, body), entry["tag"]) else None
+
+
+def write(path: Path, key: str, body: Any) -> None:
+    """Keep ``body`` at ``path`` under ``key``, tagged, written whole then renamed. A cache: a
+    failure to write (a read-only workspace, an unusable private folder) is no error of the call."""
+    from srtui.engine.errors import SrtuiError
+    from srtui.engine.private import tag
+    from srtui.engine.untrusted import write_file
+
+    with contextlib.suppress(OSError, ValueError, SrtuiError):
+        data = json.dumps({"key": key, "body": body, "tag": tag(_tag_text(key, body))}).encode()
+        if len(data) <= MAX_ENTRY:
+            write_file(path, data, atomic=True)

@@ -1,0 +1,134 @@
+"""`srtui score`'s kept answers (issue 56, srtui/cli/score_cache.py): the real CLI in subprocesses.
+
+A second identical `srtui score` over unchanged runs prints the same bytes without importing
+pandas; another option, format, or a store with one more run is scored afresh; an entry of the
+workspace's cache that srtui did not write whole (cut short, edited, planted, a link) is never
+printed. What a call imported is read from its driver's sys.modules (never from seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import srtui
+from test_lazy_imports import BOOT
+
+SUITE = 'name = "kept"\ntasks = ["smoke-linear", "smoke-interaction"]\nmethods = ["linear"]\nseeds = [1, 2]\n'
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("score-kept")
+    (root / "kept.toml").write_text(SUITE + 'scoring = "srbench2021"\n')
+    srtui("run", str(root / "kept.toml"), "-w", str(root / "ws"), check=True, timeout=600)
+    return root / "ws"
+
+
+def score(ws: Path, *args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """``srtui score ARGS -w ws`` (bytes out) and the modules its driver imported; steps on
+    stderr never printed (their timing is the machine's, not the answer's)."""
+    out_file = cwd / f"modules-{len(list(cwd.glob('modules-*')))}.txt"
+    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
+    env.update(SRTUI_MODULES_FILE=str(out_file), SRTUI_PROGRESS_AFTER_S="100000")
+    argv = [sys.executable, "-c", BOOT, "score", *args, "-w", str(ws)]
+    proc = subprocess.run(argv, capture_output=True, env=env, timeout=600, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc, set(out_file.read_text().split())
+
+
+def entries(ws: Path) -> list[Path]:
+    return sorted((ws / "cache" / "scores").glob("*.json"))
+
+
+def test_a_second_score_prints_the_same_bytes_without_pandas(ws: Path, tmp_path: Path) -> None:
+    for fmt in ("table", "json", "plot"):
+        first, cold = score(ws, "srbench2021", "--format", fmt, "--option", "agg=median", cwd=tmp_path)
+        second, kept = score(ws, "srbench2021", "--format", fmt, "--option", "agg=median", cwd=tmp_path)
+        assert second.stdout == first.stdout and second.stderr == first.stderr
+        assert len(first.stdout) > 200 and b"linear" in first.stdout
+        assert "pandas" in cold and "srtui.cli.score_cache" in kept
+        assert not {"pandas", "numpy", "srtui.results.scoring", "plotext"} & kept, fmt
+
+
+def test_csv_files_beside_out_are_written_again_from_the_kept_answer(ws: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tables" / "board.csv"
+    first, _ = score(ws, "srbench2021", "--format", "csv", "--out", str(out), cwd=tmp_path)
+    written = {p.name: p.read_bytes() for p in out.parent.iterdir()}
+    assert {"board.csv", "board.meta.json"} <= set(written) and len(written) >= 3
+    for p in out.parent.iterdir():
+        p.unlink()
+    second, kept = score(ws, "srbench2021", "--format", "csv", "--out", str(out), cwd=tmp_path)
+    assert {p.name: p.read_bytes() for p in out.parent.iterdir()} == written
+    assert second.stderr == first.stderr and b"wrote" in second.stderr and "pandas" not in kept
+    shown, _ = score(ws, "srbench2021", "--format", "md", cwd=tmp_path)  # kept on stdout, then asked into a file
+    proc, kept = score(ws, "srbench2021", "--format", "md", "--out", str(tmp_path / "board.md"), cwd=tmp_path)
+    assert (tmp_path / "board.md").read_bytes() == shown.stdout and proc.stdout == b"" and "pandas" not in kept
+
+
+def test_another_option_format_or_run_is_scored_afresh(ws: Path, tmp_path: Path) -> None:
+    base, _ = score(ws, "srbench2021", cwd=tmp_path)
+    score(ws, "srbench2021", cwd=tmp_path)  # kept from here on
+    for args in (["-o", "profile=corrected"], ["--format", "latex"], ["--raw"]):
+        fresh, modules = score(ws, "srbench2021", *args, cwd=tmp_path)
+        assert "pandas" in modules, args
+        assert fresh.stdout != base.stdout or args == ["--raw"], args  # plain names: --raw changes no byte
+    # a later -o wins: the same options in another order are another call, not the kept one
+    one, _ = score(ws, "srbench2021", "-o", "profile=corrected", "-o", "profile=reference", cwd=tmp_path)
+    other, modules = score(ws, "srbench2021", "-o", "profile=reference", "-o", "profile=corrected", cwd=tmp_path)
+    assert "pandas" in modules and one.stdout != other.stdout
+    suite = tmp_path / "kept.toml"  # one more run of the suite: the store changed, a fresh answer
+    suite.write_text(SUITE.replace("[1, 2]", "[1, 2, 3]") + 'scoring = "srbench2021"\n')
+    srtui("run", str(suite), "-w", str(ws), check=True, timeout=600)
+    after, modules = score(ws, "srbench2021", cwd=tmp_path)
+    assert "pandas" in modules and after.stdout != base.stdout
+    again, modules = score(ws, "srbench2021", cwd=tmp_path)
+    assert again.stdout == after.stdout and "pandas" not in modules
+
+
+def test_an_entry_srtui_did_not_write_whole_is_never_printed(ws: Path, tmp_path: Path) -> None:
+    args = ("srbench2021", "--format", "md", "-o", "agg=mean")
+    before = set(entries(ws))
+    truth, _ = score(ws, *args, cwd=tmp_path)
+    [entry] = set(entries(ws)) - before
+    good = json.loads(entry.read_bytes())
+    assert good["body"]["docs"][0][1].encode() == truth.stdout
+    forged = dict(good, body={"docs": [["stdout", "FORGED \x1b[31mboard\n"]], "stderr": []})
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_bytes(entry.read_bytes())
+    plants = {
+        "edited": json.dumps(forged).encode(),  # its tag is not of this text
+        "cut short": entry.read_bytes()[:-40],
+        "not JSON": b"\x00\xff garbage",
+        "another key": json.dumps(dict(good, key="0" * 64)).encode(),
+    }
+    for why, data in plants.items():
+        entry.write_bytes(data)
+        proc, modules = score(ws, *args, cwd=tmp_path)
+        assert proc.stdout == truth.stdout and "pandas" in modules, why
+        assert json.loads(entry.read_bytes())["tag"] == good["tag"], why  # written whole again
+    entry.unlink()
+    entry.symlink_to(elsewhere)  # a link in the cache is not followed
+    proc, modules = score(ws, *args, cwd=tmp_path)
+    assert proc.stdout == truth.stdout and "pandas" in modules and not entry.is_symlink()
+    proc, modules = score(ws, *args, cwd=tmp_path)
+    assert proc.stdout == truth.stdout and "pandas" not in modules
+
+
+def test_a_kept_figure_changed_in_the_cache_is_drawn_again(ws: Path, tmp_path: Path) -> None:
+    """`srtui plot`'s kept figures share the key and the tagged entry (srtui/cli/output_cache.py):
+    the figure file is reused only when it is the one its entry names."""
+    env = {**os.environ, "SRTUI_PROGRESS_AFTER_S": "100000"}
+    plot = ["plot", "pareto", "--width", "3.3", "-w", str(ws), "--out"]
+    srtui(*plot, str(tmp_path / "a.svg"), env=env, check=True)
+    [figure] = (ws / "cache" / "figures").glob("*.svg")
+    figure.write_bytes(figure.read_bytes().replace(b"<svg", b"<svg data-planted='1'", 1))
+    modules_file = tmp_path / "modules.txt"
+    argv = [sys.executable, "-c", BOOT, *plot, str(tmp_path / "b.svg")]
+    subprocess.run(argv, env={**env, "SRTUI_MODULES_FILE": str(modules_file)}, cwd=tmp_path, check=True)
+    assert (tmp_path / "b.svg").read_bytes() == (tmp_path / "a.svg").read_bytes()
+    assert "matplotlib" in modules_file.read_text().split()
