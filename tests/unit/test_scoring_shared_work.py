@@ -106,3 +106,27 @@ def test_protocols_per_method_are_the_row_by_row_ones() -> None:
     assert any(len(keys) > 1 for keys in fast.values())
     runs["protocol"] = np.nan  # a CSV of another tool: nothing recorded
     assert protocols_per_method(runs) == row_by_row_protocols(runs)
+
+
+def test_typed_jobs_empties_only_values_of_the_wrong_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    """Only present values are checked (a column of 100,000 jobs is mostly empty): text, a bool or
+    a blob in a number column, a number or a blob in a text column, each empty with one warning."""
+    from srtui.results.store.typed import typed_jobs
+
+    frame = pd.DataFrame(
+        {
+            "job_id": pd.Series(["a", "b", "c", "d", "e", "f"], dtype=object),
+            "r2_test": pd.Series([0.5, "text", True, None, b"blob", np.nan], dtype=object),
+            "wall_s": pd.Series([None] * 6, dtype=object),  # a column left empty: numbers, all missing
+            "model": pd.Series(["x0", 5, None, np.nan, b"blob", "x1"], dtype=object),
+            "method": pd.Series(["m"] * 6, dtype="string"),  # pandas' own strings: left as they are
+        }
+    )
+    out = typed_jobs(frame.copy(), table="fast-path test")
+    assert out["r2_test"].tolist()[0] == 0.5 and out["r2_test"].iloc[1:].isna().all()
+    assert out["wall_s"].dtype.kind == "f" and out["wall_s"].isna().all()
+    assert out["model"].tolist()[:3] == ["x0", None, None] and out["model"].tolist()[4:] == [None, "x1"]
+    assert out["method"].dtype == frame["method"].dtype and out["method"].tolist() == ["m"] * 6
+    warned = capsys.readouterr().err.splitlines()
+    assert [line.split(" column ")[1].split(":")[0] for line in warned] == ["r2_test", "model"]
+    assert "row b" in warned[0] and "holds str" in warned[0] and "row b" in warned[1] and "holds int" in warned[1]
