@@ -18,6 +18,7 @@ import json
 import math
 import platform
 import re
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -335,16 +336,20 @@ def _sections(
     deadline) while this one draws the figures: the thread only feeds the pool and waits."""
     chosen = [chosen_runs(s.runs) for s in suites]
     printing = [p for rows, s in zip(chosen, suites, strict=True) for p in to_print(rows, s.features)]
-    sections = []
+    sections, stop = [], threading.Event()
     _settle()
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="srtui-models") as printer:
-            printed = printer.submit(render_models, printing)
-            for i, s in enumerate(suites, 1):
-                if progress is not None:
-                    progress(f"leaderboard and figures of {s.name}", i, len(suites))
-                sections.append(section(s, meta, width, models=[]))
-                _settle()
+            printed = printer.submit(render_models, printing, stop)
+            try:
+                for i, s in enumerate(suites, 1):
+                    if progress is not None:
+                        progress(f"leaderboard and figures of {s.name}", i, len(suites))
+                    sections.append(section(s, meta, width, models=[]))
+                    _settle()
+            except BaseException:  # an error or Ctrl-C: the printers are not waited for
+                stop.set()
+                raise
             if progress is not None:
                 progress(f"printing {len(printing)} models", None, None)
             done = iter(printed.result())

@@ -4,6 +4,7 @@ with no script and no network. A string the parser refuses, or one too large, is
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +32,13 @@ class ModelView:
     why_text: str = ""  # why no MathML
 
 
-def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple[str | None, str]]:
+def render_models(
+    models: list[tuple[Any, list[str], str | None]], stop: threading.Event | None = None
+) -> list[tuple[str | None, str]]:
     """``render_model`` of each (text, features, dialect) in worker processes under
     RENDER_TIMEOUT_S each; a model out of time (or memory) is shown as text, saying so. One pool
-    for all: its server imports the parser and sympy once (``PRELOAD``), not each worker."""
+    for all: its server imports the parser and sympy once (``PRELOAD``), not each worker. Once
+    ``stop`` is set (the report failed or was interrupted) the workers are ended, the rest unprinted."""
     from srtui.engine.pool import TimedPool, render_timeout
 
     out: list[tuple[str | None, str]] = [(None, "no model")] * len(models)
@@ -44,6 +48,8 @@ def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple
     # backstop=timeout: a report's reader waits in wall-clock time
     with TimedPool(render_one, timeout=timeout, mem_mb=2000, preload=PRELOAD, backstop=timeout) as pool:
         for result in pool.run(enumerate(models)):
+            if stop is not None and stop.is_set():
+                break  # leaving the pool ends its workers, a busy one killed
             i = int(result.key)  # type: ignore[call-overload]  # the keys are the indexes above
             if result.status == "ok":
                 out[i] = result.value
