@@ -148,7 +148,7 @@ def suite_inputs(store: Store, suites: list[str] | None = None, progress: Progre
             f"no runs of suite(s) {', '.join(unknown)} in the workspace (suites: {', '.join(have) or 'none'})"
         )
     out = []
-    features = task_features(store)
+    features, methods = task_features(store), workspace_methods(store)  # the workspace's: read once
     for i, name in enumerate(names, 1):
         if progress is not None:
             progress(f"reading the runs of {name}", i, len(names))
@@ -164,7 +164,7 @@ def suite_inputs(store: Store, suites: list[str] | None = None, progress: Progre
                 ratings=reviews[0].ratings if reviews else None,
                 agreement=reviews[0].agreement if reviews else None,
                 features=features,
-                methods=workspace_methods(store),
+                methods=methods,
             )
         )
     return out

@@ -18,6 +18,7 @@ def counts(runs: pd.DataFrame) -> pd.DataFrame:
     and this one lacks) and those not finished (``pending``: pending or running). Runs of several
     sources (``--published``) are completed each on its own: a published table's seeds are not a
     workspace method's missing runs."""
+    runs = runs[[c for c in ("task", "method", "seed", "status", "source") if c in runs.columns]]  # all it reads
     parts = [complete(part) for _, part in runs.groupby("source")] if "source" in runs.columns else []
     full = pd.concat(parts) if parts else complete(runs)
     return pd.DataFrame(

@@ -38,9 +38,16 @@ def protocols_per_method(runs: pd.DataFrame) -> dict[str, list[str]]:
     mine = runs if "source" not in runs.columns else runs[runs["source"].isna() | (runs["source"] == WORKSPACE)]
     if mine.empty:
         return {}
-    keys = mine["protocol"].map(_key)
+    import pandas as pd
+
+    # each distinct protocol text read once, each (method, text) pair looked at once, in the
+    # order of the rows: a leaderboard's 100,000 jobs share a handful of protocols
+    codes, texts = pd.factorize(mine["protocol"])
+    keys = [*(_key(text) for text in texts), _key(None)]  # code -1: no protocol recorded
+    pairs = pd.DataFrame({"method": mine["method"].astype(str).to_numpy(), "code": codes}).drop_duplicates()
     out: dict[str, list[str]] = {}
-    for method, key in zip(mine["method"].astype(str), keys):
+    for method, code in zip(pairs["method"], pairs["code"].tolist()):
+        key = keys[code]
         if key not in out.setdefault(method, []):
             out[method].append(key)
     return out

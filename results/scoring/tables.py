@@ -168,7 +168,10 @@ def runs_frame(store: Store, suite: str | None = None) -> pd.DataFrame:
     long = pd.DataFrame(store.conn.execute(q, args).fetchall(), columns=["job_id", "name", "value"])
     if len(long):
         long["name"] = long["name"].astype(str)
-        long["value"] = pd.to_numeric(long["value"].map(lambda v: v if isinstance(v, int | float) else None))
+        values = long["value"]  # numbers already unless some value is text or a blob (a Python call per value)
+        if not pd.api.types.is_numeric_dtype(values):
+            values = values.map(lambda v: v if isinstance(v, int | float) else None)
+        long["value"] = pd.to_numeric(values)
         # accuracy is the job record's (a workspace before schema v7 has a copy here too)
         # "_version", "_where": bookkeeping rows, not metrics
         long = long[~long["name"].str.startswith("_") & ~long["name"].isin(ACCURACY)]

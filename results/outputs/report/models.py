@@ -4,19 +4,16 @@ with no script and no network. A string the parser refuses, or one too large, is
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from srtui.engine.errors import SrtuiError
 from srtui.engine.textsafe import visible
-from srtui.results.scoring.rules.srbench2022 import representative
+from srtui.results.outputs.mathml import MAX_NODES, PRELOAD, render_model, render_one, to_mathml
 
 if TYPE_CHECKING:
-    import sympy as sp
+    import pandas as pd
 
-MAX_NODES = 400  # larger trees are shown as text: MathML of thousands of nodes helps no reader
 MAX_TEXT = 4000  # characters of a model string shown
 #: seconds sympy may spend printing one model: a power tower of a few characters makes it compute
 #: a number of billions of digits, so each model is printed in a process under this deadline
@@ -35,42 +32,13 @@ class ModelView:
     why_text: str = ""  # why no MathML
 
 
-def to_mathml(expr: sp.Expr) -> str:
-    """Presentation MathML of ``expr`` with floats shown to 4 significant digits."""
-    import sympy as sp
-    from sympy.printing.mathml import mathml
-
-    shown = expr.xreplace({f: sp.Float(f, 4) for f in expr.atoms(sp.Float)})
-    body = mathml(shown, printer="presentation")
-    return f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">{body}</math>'
-
-
-def render_model(text: Any, features: list[str], dialect: str | None) -> tuple[str | None, str]:
-    """(MathML or None, the reason there is none). Unbounded on hostile input: run through
-    ``render_models`` (a process per model under a deadline)."""
-    from srtui.engine.expression import parse_expression
-
-    if not isinstance(text, str) or not text.strip():
-        return None, "no model"
-    try:
-        parsed = parse_expression(text, features, dialect or "python")
-    except (SrtuiError, ValueError, RecursionError, MemoryError) as exc:
-        return None, f"not read by the parser: {visible(str(exc), one_line=True)[:200]}"
-    if parsed.expr is None or parsed.n_nodes > MAX_NODES:
-        return None, f"larger than {MAX_NODES} nodes: shown as text"
-    try:
-        return to_mathml(parsed.expr), ""
-    except (RecursionError, ValueError, TypeError) as exc:
-        return None, f"cannot be printed as MathML: {type(exc).__name__}"
-
-
-def _render_one(payload: tuple[Any, list[str], str | None]) -> tuple[str | None, str]:
-    return render_model(*payload)
-
-
-def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple[str | None, str]]:
+def render_models(
+    models: list[tuple[Any, list[str], str | None]], stop: threading.Event | None = None
+) -> list[tuple[str | None, str]]:
     """``render_model`` of each (text, features, dialect) in worker processes under
-    RENDER_TIMEOUT_S each; a model out of time (or memory) is shown as text, saying so."""
+    RENDER_TIMEOUT_S each; a model out of time (or memory) is shown as text, saying so. One pool
+    for all: its server imports the parser and sympy once (``PRELOAD``), not each worker. Once
+    ``stop`` is set (the report failed or was interrupted) the workers are ended, the rest unprinted."""
     from srtui.engine.pool import TimedPool, render_timeout
 
     out: list[tuple[str | None, str]] = [(None, "no model")] * len(models)
@@ -78,9 +46,10 @@ def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple
         return out
     timeout = render_timeout(RENDER_TIMEOUT_S)
     # backstop=timeout: a report's reader waits in wall-clock time
-    preload = ("srtui.results.outputs.report.models",)
-    with TimedPool(_render_one, timeout=timeout, mem_mb=2000, preload=preload, backstop=timeout) as pool:
+    with TimedPool(render_one, timeout=timeout, mem_mb=2000, preload=PRELOAD, backstop=timeout) as pool:
         for result in pool.run(enumerate(models)):
+            if stop is not None and stop.is_set():
+                break  # leaving the pool ends its workers, a busy one killed
             i = int(result.key)  # type: ignore[call-overload]  # the keys are the indexes above
             if result.status == "ok":
                 out[i] = result.value
@@ -91,21 +60,36 @@ def render_models(models: list[tuple[Any, list[str], str | None]]) -> list[tuple
     return out
 
 
-def model_views(runs: pd.DataFrame, features: dict[str, list[str]]) -> list[ModelView]:
+#: a method's shown run: (method, "best" or "median", the run's row)
+Chosen = tuple[str, str, Any]
+
+
+def chosen_runs(runs: pd.DataFrame) -> list[Chosen]:
     """Per method the best run (highest test R2) and the median one (the finished run closest
     to the median test R2: ``srbench2022.representative``, the 2022 experts' rule) over all
     datasets of ``runs``."""
+    from srtui.results.scoring.rules.srbench2022 import representative
+
     if "model" not in runs.columns:
         return []
-    rows: list[tuple[str, str, Any]] = []
+    rows: list[Chosen] = []
     for method, frame in runs.groupby("method", sort=True):
         for which in ("best", "median"):
             row = representative(frame, which)
             if row is not None:
                 rows.append((str(method), which, row))
-    printed = render_models(
-        [(row.get("model"), list(features.get(str(row["task"]), [])), row.get("dialect")) for _, _, row in rows]
-    )
+    return rows
+
+
+def to_print(rows: list[Chosen], features: dict[str, list[str]]) -> list[tuple[Any, list[str], str | None]]:
+    """What ``render_models`` prints of each chosen run: its model, its task's features, its dialect."""
+    return [(row.get("model"), list(features.get(str(row["task"]), [])), row.get("dialect")) for _, _, row in rows]
+
+
+def views(rows: list[Chosen], printed: list[tuple[str | None, str]]) -> list[ModelView]:
+    """The chosen runs with their printed models (``render_models`` of ``to_print(rows)``)."""
+    import pandas as pd
+
     out: list[ModelView] = []
     for (method, which, row), (mathml, why) in zip(rows, printed, strict=True):
         shown = visible(str(row.get("model") or ""))
@@ -122,3 +106,12 @@ def model_views(runs: pd.DataFrame, features: dict[str, list[str]]) -> list[Mode
             )
         )
     return out
+
+
+def model_views(runs: pd.DataFrame, features: dict[str, list[str]]) -> list[ModelView]:
+    """Per method its best and median run (``chosen_runs``) with the model printed."""
+    rows = chosen_runs(runs)
+    return views(rows, render_models(to_print(rows, features)))
+
+
+__all__ = ["MAX_NODES", "ModelView", "model_views", "render_model", "render_models", "to_mathml"]
