@@ -81,6 +81,9 @@ def _preload(family: str) -> list[str]:
 
     import srtui.engine.methods.registry
 
+    # the built-ins' declarations, read from srtui's own source once here, not in every job
+    # (``registry.load``: 3 ms of a forked job's CPU, issue 56)
+    srtui.engine.methods.registry.declared()
     for name in extra:  # names read from a folder's imports: a class or function is no module
         try:
             importlib.import_module(name)
