@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from srtui.engine.process import huge_pages
 from srtui.engine.process.fork_child import open_fds, run_child
 from srtui.engine.process.job_inits import InitMaker, JobInit
 
@@ -154,6 +155,12 @@ class Running:
 def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> int:
     slot = _environ_slot("SRTUI_JOB_TOKEN")
     failed = _preload(family)
+    # the imported objects never change: out of the collector's sight, so a job's collections do
+    # not walk (and copy-on-write) every page it shares with the server
+    gc.collect()
+    gc.freeze()
+    # then on huge pages, before the hello: the driver's first job waits for the hello, not this
+    huge_pages.collapse()
     hello: dict[str, Any] = {"pid": os.getpid(), "threads": _threads(), "failed": failed}
     if slot is None or slot[1] != len(PLACEHOLDER):
         hello["error"] = "the job token's room is not in the initial environment"
@@ -164,10 +171,6 @@ def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> i
         return 1
     # the libraries' own descriptors: a job keeps them (not the server's socket or namespace)
     keep = set(open_fds()) - {sock.fileno()} - (set() if maker is None else {maker.sock.fileno(), maker.own_pid_ns})
-    # the imported objects never change: out of the collector's sight, so a job's collections do
-    # not walk (and copy-on-write) every page it shares with the server
-    gc.collect()
-    gc.freeze()
     jobs: dict[int, Running] = {}  # by the job's pidfd
     poller = select.poll()
     poller.register(sock, select.POLLIN)
