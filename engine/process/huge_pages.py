@@ -15,7 +15,6 @@ Stdlib only (a method environment's interpreter runs its server too).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 MADV_COLLAPSE = 25
 HUGE = 2 << 20
@@ -47,7 +46,7 @@ def collapse() -> int:
     """Move the well-filled anonymous regions onto huge pages; the bytes moved (0: none, or the
     kernel cannot)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the interpreter's own libc: no search
         madvise = libc.madvise
         madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         regions = _regions()
