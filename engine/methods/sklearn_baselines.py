@@ -33,6 +33,12 @@ def monomial(powers: Sequence[int], names: Sequence[str]) -> str:
     return "*".join(factors) or "1"
 
 
+#: what a fork server of this module's methods imports besides their ``preload_modules``
+#: (srtui.engine.process.fork_server; its default adds sympy, which none of these fits uses; pandas
+#: comes with scikit-learn)
+FORK_SERVER_IMPORTS = ("numpy", "sklearn", "sklearn.base", "sklearn.utils")
+
+
 class _Sklearn(Method):
     """Shared plumbing: merge params over the defaults, build, fit, wrap."""
 

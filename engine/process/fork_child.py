@@ -97,8 +97,12 @@ def write_environ_value(slot: tuple[int, int], value: str) -> bool:
 def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
     from srtui.engine.process import tree
 
-    os.environ.clear()
-    os.environ.update(env)
+    # only what differs from the server's: clearing and refilling all of it cost a job 0.9 ms
+    for key in [k for k in os.environ if k not in env]:
+        del os.environ[key]
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
     if not write_environ_value(slot, env[tree.TOKEN_ENV]):
         raise RuntimeError("the job token does not fit in the fork server's environment")
 

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from srtui.engine.process import huge_pages
 from srtui.engine.process.fork_child import open_fds, run_child
 from srtui.engine.process.job_inits import InitMaker, JobInit
 
@@ -78,7 +79,7 @@ def _preload(family: str) -> list[str]:
 
     failed = []
     skips = LEAN_SKIPS if os.environ.get(LEAN_ENV) == "1" else ()
-    for name in (m for m in BASE_MODULES if m not in skips):
+    for name in (m for m in _base_modules(family) if m not in skips):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a job that needs it reports the failure itself
@@ -87,6 +88,9 @@ def _preload(family: str) -> list[str]:
 
     import srtui.engine.methods.registry
 
+    # the built-ins' declarations, read from srtui's own source once here, not in every job
+    # (``registry.load``: 3 ms of a forked job's CPU, issue 56)
+    srtui.engine.methods.registry.declared()
     for name in extra:  # names read from a folder's imports: a class or function is no module
         try:
             importlib.import_module(name)
@@ -116,6 +120,22 @@ def _preload(family: str) -> list[str]:
             except Exception:  # noqa: BLE001 - an adapter that needs arguments (folders)
                 continue
     return failed
+
+
+def _base_modules(family: str) -> tuple[str, ...]:
+    """What the server imports before the family's own modules: ``BASE_MODULES``, or what the
+    family's adapter module declares its jobs need (``FORK_SERVER_IMPORTS``: scikit-learn's
+    baselines need no sympy, a quarter of a second of CPU at the server's start and 30 MB more
+    image to fork for every job)."""
+    import importlib
+
+    try:
+        declared = getattr(importlib.import_module(family), "FORK_SERVER_IMPORTS", None)
+    except Exception:  # noqa: BLE001 - reported when the family is imported below
+        declared = None
+    if isinstance(declared, tuple) and all(isinstance(name, str) for name in declared):
+        return declared
+    return BASE_MODULES
 
 
 def _warm_sklearn() -> None:
@@ -162,6 +182,10 @@ def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> i
     # first job's wall time (from the driver's request) is then its own, not the server's collection
     gc.collect()
     gc.freeze()
+    # then on huge pages, before the hello: the driver's first job waits for the hello, not this.
+    # Not for a plan of one job (`methods check`): 60-190 ms of CPU to save ~5 ms on one fork
+    if os.environ.get(LEAN_ENV) != "1":
+        huge_pages.collapse()
     hello: dict[str, Any] = {"pid": os.getpid(), "threads": _threads(), "failed": failed}
     if slot is None or slot[1] != len(PLACEHOLDER):
         hello["error"] = "the job token's room is not in the initial environment"
