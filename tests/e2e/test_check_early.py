@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 #: a driver that starts the check early, then runs it, and says what its pool holds
@@ -70,20 +71,24 @@ print([start_early(sys.argv[1]), start_early("linear", env="sklearn-0.24.1"), st
 PRELOAD = """
 import json, os, sys
 from srtui.engine.process import fork_server
-failed = fork_server._preload("srtui.engine.methods.sklearn_baselines")
-print(json.dumps({"sympy": "sympy" in sys.modules, "sklearn.linear_model": "sklearn.linear_model" in sys.modules,
-                  "failed": failed}))
+failed = fork_server._preload(sys.argv[1])
+print(json.dumps({"sympy": "sympy" in sys.modules, "numpy": "numpy" in sys.modules, "failed": failed}))
 """
 
 
-def test_a_lean_server_leaves_sympy_to_its_job_a_full_one_imports_it() -> None:
-    from srtui.engine.process.fork_server import LEAN_ENV
+@pytest.mark.parametrize("family", ["srtui.engine.methods.probes", "srtui.engine.methods.sklearn_baselines"])
+def test_a_lean_server_leaves_sympy_to_its_job_a_full_one_imports_what_its_family_declares(family: str) -> None:
+    import importlib
 
-    lean = _python(PRELOAD, env={LEAN_ENV: "1"})
-    full = _python(PRELOAD, env={LEAN_ENV: ""})
+    from srtui.engine.process.fork_server import BASE_MODULES, LEAN_ENV
+
+    lean = _python(PRELOAD, family, env={LEAN_ENV: "1"})
+    full = _python(PRELOAD, family, env={LEAN_ENV: ""})
     assert lean.returncode == 0 and full.returncode == 0, lean.stderr + full.stderr
-    assert json.loads(lean.stdout) == {"sympy": False, "sklearn.linear_model": True, "failed": []}
-    assert json.loads(full.stdout) == {"sympy": True, "sklearn.linear_model": True, "failed": []}
+    assert json.loads(lean.stdout) == {"sympy": False, "numpy": True, "failed": []}
+    # a full server imports BASE_MODULES, or what the family declares its jobs need (the baselines: no sympy)
+    declared = getattr(importlib.import_module(family), "FORK_SERVER_IMPORTS", BASE_MODULES)
+    assert json.loads(full.stdout) == {"sympy": "sympy" in declared, "numpy": True, "failed": []}
 
 
 ARMED = """
