@@ -47,11 +47,11 @@ def _zombies_of(ppid: int) -> int:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("hold_s", [60, pytest.param(0, marks=pytest.mark.slow)], ids=["timed-out", "returns"])
 def test_a_fork_loop_ends_with_its_job_and_leaves_no_zombies(
-    workspace: Path, suite_file, tmp_path: Path, contained_launcher: str, hold_s: int
+    workspace: Path, suite_file, job_writable: Path, contained_launcher: str, hold_s: int
 ) -> None:
     """The loop's fit returns (its worker's own kill of its tree runs), or sleeps until its time
     limit kills the worker (the loop is re-parented to the driver, as after any crash)."""
-    beat = tmp_path / "beat"
+    beat = job_writable / "beat"  # the job runs as a uid of its own: a folder it may write in
     suite = suite_file(
         methods=("probe-forkloop", "probe-sleep"),
         limits={"time_s": 3, "grace_s": 0.5},
