@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from srtui.engine.methods import registry
 
 if TYPE_CHECKING:  # the run machinery is imported once the early starts are under way
+    from collections.abc import Callable
+
     from srtui.engine.workspace import Workspace
 
 CHECK_SUITE = "smoke"
@@ -66,10 +68,17 @@ def start_early(name: str, env: str | None = None) -> bool:
     return forked
 
 
-def check_method(name: str, workspace: Workspace, time_s: float, env: str | None = None) -> list[dict[str, Any]]:
+def check_method(
+    name: str,
+    workspace: Workspace,
+    time_s: float,
+    env: str | None = None,
+    step: Callable[[str, int, int], None] | None = None,
+) -> list[dict[str, Any]]:
     """Run NAME (a method, ``srbench:FOLDER``, a folder or a 2021 method file) on the check task in ``workspace``,
     a folder or file in the named environment ``env`` if given (as ``srtui run --env``); the
-    stored rows of its jobs there, the newest last."""
+    stored rows of its jobs there, the newest last. ``step(what, i, n)`` is told each step as it
+    begins (the command's progress on stderr)."""
     from srtui.engine.methods.srbench_dir import method_name, method_source
     from srtui.results.store.store import Store
     from srtui.runs.options import RunRequest
@@ -94,7 +103,12 @@ def check_method(name: str, workspace: Workspace, time_s: float, env: str | None
         env=env,
     )
     workspace.ensure()
-    execute(plan_run(workspace, req), req)
+    if step is not None:
+        step("planning", 1, 2)
+    plan = plan_run(workspace, req)
+    if step is not None:
+        step(f"fitting {name} on {CHECK_TASK}, sealed", 2, 2)
+    execute(plan, req)
     store = Store(workspace, readonly=True)
     try:
         return [r for r in store.jobs(CHECK_SUITE) if r["method"] == name]

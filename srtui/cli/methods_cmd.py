@@ -228,15 +228,18 @@ def check(
     from srtui.runs.check import start_early
 
     start_early(name, env)  # the job's fork server imports while this driver plans (issue 56)
+    from srtui.cli.steps import Steps
     from srtui.engine.workspace import resolve
     from srtui.runs.check import check_folder_name, check_method
 
-    if workspace is None:
-        with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
-            rows = check_method(name, resolve(Path(tmp)), time_s, env)
-    else:  # the check's job is no job of the researcher's runs: it gets a workspace of its own
-        kept = resolve(workspace).root / "checks" / check_folder_name(name)
-        rows = check_method(name, resolve(kept), time_s, env)
+    with Steps(f"methods check {name}") as steps:  # a second or more on a busy machine: say what runs
+        if workspace is None:
+            with tempfile.TemporaryDirectory(prefix="srtui-check-") as tmp:
+                rows = check_method(name, resolve(Path(tmp)), time_s, env, steps.step)
+        else:  # the check's job is no job of the researcher's runs: it gets a workspace of its own
+            kept = resolve(workspace).root / "checks" / check_folder_name(name)
+            rows = check_method(name, resolve(kept), time_s, env, steps.step)
+    if workspace is not None:
         print(f"the check's workspace: {kept}", file=sys.stderr)
     if not rows:
         fail(f"method {name!r}: the check ran no job")

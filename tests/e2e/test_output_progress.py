@@ -7,6 +7,7 @@ subprocesses, its driver's modules read as tests/e2e/test_lazy_imports.py reads 
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import shutil
@@ -121,3 +122,14 @@ def test_on_a_terminal_the_steps_are_a_progress_line_gone_at_the_end(workspace: 
     assert b"score srbench2021" in seen and b"\x1b[?25l" in seen
     assert b"\x1b[?25h" in seen  # and given back at the end
     assert b"linear" in out and b"srtui:" not in out and b"\x1b" not in out
+
+
+def test_methods_check_says_what_it_does_its_json_alone_on_stdout() -> None:
+    """A check takes seconds on a busy machine (a fork server's imports, the sealed job): its
+    steps on stderr, its answer alone on stdout."""
+    out = srtui("methods", "check", "linear", "--json", env=EVERY_STEP, check=True)
+    assert _steps(out.stderr) == [
+        "srtui: methods check linear: planning (1/2)",
+        "srtui: methods check linear: fitting linear on smoke-interaction, sealed (2/2)",
+    ]
+    assert json.loads(out.stdout)["status"] == "ok"
