@@ -5,7 +5,7 @@ rules stay written on pandas for fidelity with SRBench. A second `srtui score` o
 the usual case while a paper is written, prints the kept answer instead: the same bytes on stdout
 (or in --out's files) and the same warnings on stderr, without importing pandas. The key
 (``srtui.cli.output_cache``, shared with `srtui plot`'s figures) is a digest of the rule, the
-format, --raw, the options as given (in their order: a later one wins), --suite, --out's name
+format, --raw, the terminal size a figure (``--format plot``) is fitted to, the options as given (in their order: a later one wins), --suite, --out's name
 (CSV tables are written beside it under names made from it), the files --trust and --from-csv
 name, the store, srtui's code, the installed pandas, numpy, scipy, scikit_posthocs and plotext,
 every distribution's metadata and this interpreter. The key is taken before the runs are read,
@@ -69,12 +69,21 @@ def key(req: Request, db: Path) -> str:
     from srtui.cli import output_cache
 
     out_name = req.out.name if req.out is not None and req.fmt == "csv" else None
-    args = [req.rule, req.suite, req.fmt, req.raw, req.options, out_name, req.allow_mixed]
+    args = [req.rule, req.suite, req.fmt, req.raw, req.options, out_name, req.allow_mixed, _drawn_size(req.fmt)]
     digest = output_cache.new_key(f"srtui-score {VERSION}", args)
     output_cache.stamp(digest, req.from_csv, req.trust)
     output_cache.store(digest, db)
     output_cache.code_and_libraries(digest, LIBRARIES)
     return digest.hexdigest()
+
+
+def _drawn_size(fmt: str) -> list[int] | None:
+    """The terminal size plotext fits a drawn figure into (COLUMNS, LINES or the terminal's own,
+    as ``shutil.get_terminal_size`` reads them): a figure kept for a narrow terminal is not the
+    one a wide terminal or a pipe gets (issue 56)."""
+    import shutil
+
+    return list(shutil.get_terminal_size()) if fmt == "plot" else None
 
 
 def _entry(cache: Path, digest: str) -> Path:

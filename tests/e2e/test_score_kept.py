@@ -29,12 +29,14 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "ws"
 
 
-def score(ws: Path, *args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+def score(
+    ws: Path, *args: str, cwd: Path, env_extra: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
     """``srtui score ARGS -w ws`` (bytes out) and the modules its driver imported; steps on
     stderr never printed (their timing is the machine's, not the answer's)."""
     out_file = cwd / f"modules-{len(list(cwd.glob('modules-*')))}.txt"
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    env.update(SRTUI_MODULES_FILE=str(out_file), SRTUI_PROGRESS_AFTER_S="100000")
+    env.update(SRTUI_MODULES_FILE=str(out_file), SRTUI_PROGRESS_AFTER_S="100000", **(env_extra or {}))
     argv = [sys.executable, "-c", BOOT, "score", *args, "-w", str(ws)]
     proc = subprocess.run(argv, capture_output=True, env=env, timeout=600, cwd=cwd)
     assert proc.returncode == 0, proc.stderr.decode()
@@ -88,6 +90,21 @@ def test_another_option_format_or_run_is_scored_afresh(ws: Path, tmp_path: Path)
     assert "pandas" in modules and after.stdout != base.stdout
     again, modules = score(ws, "srbench2021", cwd=tmp_path)
     assert again.stdout == after.stdout and "pandas" not in modules
+
+
+def test_a_figure_kept_for_one_terminal_size_is_not_printed_for_another(ws: Path, tmp_path: Path) -> None:
+    """plotext fits the drawn figure to the terminal (COLUMNS, LINES or the terminal's own size):
+    the figure kept for a narrow terminal is not the one a wide terminal gets (issue 56)."""
+    args = ("srbench2021", "--format", "plot", "-o", "agg=mean")
+    narrow = {"COLUMNS": "50", "LINES": "18"}
+    wide = {"COLUMNS": "140", "LINES": "45"}
+    small, _ = score(ws, *args, cwd=tmp_path, env_extra=narrow)
+    score(ws, *args, cwd=tmp_path, env_extra=narrow)  # kept
+    big, modules = score(ws, *args, cwd=tmp_path, env_extra=wide)
+    assert "plotext" in modules and big.stdout != small.stdout
+    assert max(len(line) for line in small.stdout.decode().splitlines()[2:-2]) <= 50
+    again, modules = score(ws, *args, cwd=tmp_path, env_extra=narrow)
+    assert again.stdout == small.stdout and "plotext" not in modules
 
 
 def test_an_entry_srtui_did_not_write_whole_is_never_printed(ws: Path, tmp_path: Path) -> None:
