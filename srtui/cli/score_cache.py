@@ -17,11 +17,16 @@ Never kept, computed every time:
 - ``--review``: the ratings of a review session (as `srtui plot` draws those every time);
 - ``--from-csv`` of a folder (SRBench's JSON results): files the key would have to list one by one;
 - a call that warned of malformed stored values (``srtui.results.store.typed``: once a process);
+- a call during which Python warned (a CSV column of mixed types, say): a kept answer would not
+  show the warning again (``python_warnings``);
 - ``--list``, and any call that fails.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,7 +74,10 @@ def key(req: Request, db: Path) -> str:
     from srtui.cli import output_cache
 
     out_name = req.out.name if req.out is not None and req.fmt == "csv" else None
-    args = [req.rule, req.suite, req.fmt, req.raw, req.options, out_name, req.allow_mixed, _drawn_size(req.fmt)]
+    size = _drawn_size(req.fmt)
+    # the warning filters (-W, PYTHONWARNINGS): an answer kept while they hid a warning is not
+    # one for a call that would show it
+    args = [req.rule, req.suite, req.fmt, req.raw, req.options, out_name, req.allow_mixed, size, sys.warnoptions]
     digest = output_cache.new_key(f"srtui-score {VERSION}", args)
     output_cache.stamp(digest, req.from_csv, req.trust)
     output_cache.store(digest, db)
@@ -131,6 +139,22 @@ def targets(docs: list[tuple[str, str]], out: Path | None) -> list[tuple[Path | 
         else:
             placed.append((file_in(out.parent, target[len(BESIDE) :]), text))
     return placed
+
+
+@contextlib.contextmanager
+def python_warnings() -> Iterator[list[Any]]:
+    """Python's warnings of what runs inside, collected, then shown as they would have been (on
+    stderr, under the filters in force, after the work): the caller keeps no answer that had one."""
+    import warnings
+
+    shown: list[Any] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            shown = caught
+            yield caught
+    finally:  # a call that fails shows them too
+        for w in shown:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
 
 
 def keep(kept: Kept, docs: list[tuple[str, str]], stderr: list[str]) -> None:

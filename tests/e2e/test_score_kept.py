@@ -107,6 +107,26 @@ def test_a_figure_kept_for_one_terminal_size_is_not_printed_for_another(ws: Path
     assert again.stdout == small.stdout and "plotext" not in modules
 
 
+def test_a_python_warning_is_shown_by_every_call(ws: Path, tmp_path: Path) -> None:
+    """A warning Python prints while scoring (pandas' DtypeWarning of a CSV column of mixed
+    types) is said by the second call too: that answer is computed every time (issue 56)."""
+    n = 140_000  # the C parser reads in chunks: the types differ between the first and the last
+    rows = "".join(f"t,m,{i},0.5,1,,,,,,,,{i}\n" for i in range(n - 10)) + "t,m,0,0.5,1,,,,,,,,x\n" * 10
+    runs = tmp_path / "mixed.csv"
+    runs.write_text("task,method,seed,r2_test,srbench2021.size,a,b,c,d,e,f,g,extra\n" + rows)
+    first, _ = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path)
+    assert b"DtypeWarning" in first.stderr
+    second, modules = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path)
+    assert second.stdout == first.stdout and b"DtypeWarning" in second.stderr and "pandas" in modules
+    quiet = {"PYTHONWARNINGS": "ignore"}  # warnings hidden: kept, but only for calls that hide them
+    hidden, _ = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path, env_extra=quiet)
+    assert b"DtypeWarning" not in hidden.stderr
+    again, modules = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path, env_extra=quiet)
+    assert again.stdout == first.stdout and "pandas" not in modules
+    shown, _ = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path)
+    assert b"DtypeWarning" in shown.stderr
+
+
 def test_an_entry_srtui_did_not_write_whole_is_never_printed(ws: Path, tmp_path: Path) -> None:
     args = ("srbench2021", "--format", "md", "-o", "agg=mean")
     before = set(entries(ws))
