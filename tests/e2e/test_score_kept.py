@@ -169,3 +169,21 @@ def test_a_kept_figure_changed_in_the_cache_is_drawn_again(ws: Path, tmp_path: P
     subprocess.run(argv, env={**env, "SRTUI_MODULES_FILE": str(modules_file)}, cwd=tmp_path, check=True)
     assert (tmp_path / "b.svg").read_bytes() == (tmp_path / "a.svg").read_bytes()
     assert "matplotlib" in modules_file.read_text().split()
+
+
+def test_a_settings_file_matplotlib_reads_is_in_the_figure_key(ws: Path, tmp_path: Path) -> None:
+    """matplotlib reads ``$XDG_CONFIG_HOME/matplotlib/matplotlibrc`` (or ``$MATPLOTLIBRC/matplotlibrc``):
+    a figure kept without that file is not the one drawn with it (issue 56)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "MATPLOTLIBRC", "XDG_CONFIG_HOME")}
+    env["SRTUI_PROGRESS_AFTER_S"] = "100000"
+    plot = ["plot", "pareto", "--width", "3.1", "-w", str(ws), "--out"]
+    srtui(*plot, str(tmp_path / "plain.svg"), env=env, check=True, cwd=tmp_path)
+    (tmp_path / "xdg" / "matplotlib").mkdir(parents=True)
+    (tmp_path / "xdg" / "matplotlib" / "matplotlibrc").write_text("axes.facecolor: ff0000\n")
+    (tmp_path / "rcdir").mkdir()
+    (tmp_path / "rcdir" / "matplotlibrc").write_text("axes.facecolor: 00ff00\n")
+    for name, extra, colour in (("xdg", "XDG_CONFIG_HOME", b"ff0000"), ("rc", "MATPLOTLIBRC", b"00ff00")):
+        folder = tmp_path / ("xdg" if name == "xdg" else "rcdir")
+        srtui(*plot, str(tmp_path / f"{name}.svg"), env={**env, extra: str(folder)}, check=True, cwd=tmp_path)
+        drawn = (tmp_path / f"{name}.svg").read_bytes()
+        assert colour in drawn and b"ff0000" not in (tmp_path / "plain.svg").read_bytes(), name
