@@ -8,6 +8,7 @@ printed. What a call imported is read from its driver's sys.modules (never from 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -125,6 +126,32 @@ def test_a_python_warning_is_shown_by_every_call(ws: Path, tmp_path: Path) -> No
     assert again.stdout == first.stdout and "pandas" not in modules
     shown, _ = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path)
     assert b"DtypeWarning" in shown.stderr
+
+
+def test_a_store_changed_with_its_time_set_back_is_scored_afresh(ws: Path, tmp_path: Path) -> None:
+    """The store's owner (a colleague whose workspace this is, a restore with ``cp -p``) may
+    write it in place and set its time back: the same path, size, inode and time, other runs.
+    Its status change time is in the key: the answer is the new runs' (issue 56)."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "ws"
+    shutil.copytree(ws, copy, ignore=shutil.ignore_patterns("cache"))
+    db = copy / "srtui.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before, _ = score(copy, "srbench2021", cwd=tmp_path)
+    score(copy, "srbench2021", cwd=tmp_path)  # kept
+    st = os.stat(db)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("UPDATE jobs SET r2_test = 0.123456")
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(db)
+    assert (after.st_size, after.st_ino, after.st_mtime_ns) == (st.st_size, st.st_ino, st.st_mtime_ns)
+    proc, modules = score(copy, "srbench2021", cwd=tmp_path)
+    assert "pandas" in modules and b"0.1235" in proc.stdout and proc.stdout != before.stdout
 
 
 def test_an_entry_srtui_did_not_write_whole_is_never_printed(ws: Path, tmp_path: Path) -> None:
