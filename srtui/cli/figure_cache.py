@@ -4,7 +4,7 @@ Drawing a figure imports matplotlib, and pandas for most kinds (0.5-0.8 s of CPU
 line is drawn, #56); a second `srtui plot` of the same figure over the same runs, the usual case
 while a paper is written, copies the kept file instead. The key (``srtui.cli.output_cache``, shared with `srtui
 score`) is a digest of everything the file depends on: the arguments (kind, format, width, dpi,
-suite, rule, options in their order: a later one wins), the files they name (a style, a trust
+suite, rule, --allow-mixed, options in their order: a later one wins), the files they name (a style, a trust
 table, a CSV of runs), the store, srtui's code, the installed files of matplotlib, pandas, numpy
 and scipy, and every matplotlibrc matplotlib may read (``_settings_files``). The figure is kept
 beside a tagged notes entry that holds its sha256: a figure file changed in the cache is a miss. A figure of a review or beside the
@@ -40,13 +40,14 @@ class Request:
     width: float
     style: Path | None
     dpi: int
+    allow_mixed: bool  # a figure of several protocols is drawn, footnoted, only when asked
 
 
 def key(req: Request, db: Path) -> str:
     """The digest of what the figure ``req`` asks for over the store at ``db`` depends on."""
     from srtui.cli import output_cache
 
-    args = [req.kind, req.out.suffix.lower(), req.suite, req.rule, req.options, req.width, req.dpi]
+    args = [req.kind, req.out.suffix.lower(), req.suite, req.rule, req.options, req.width, req.dpi, req.allow_mixed]
     digest = output_cache.new_key(f"srtui-figure {VERSION}", args)
     output_cache.stamp(digest, req.from_csv, req.trust, req.style)
     output_cache.store(digest, db)

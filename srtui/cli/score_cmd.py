@@ -111,6 +111,15 @@ def score(
 
         _list_rules(RULES)
         return
+    # before a kept answer: the key holds neither --strict nor --data-dir (#56)
+    if suite and from_csv:
+        fail("give --suite or --from-csv, not both")
+    if published is not None and from_csv:
+        fail("give --from-csv or --published, not both (--published scores the workspace beside the publication)")
+    if (strict or data_dir) and published is None:
+        fail("--strict and --data-dir go with --published")
+    if trust and review:
+        fail("give --trust or --review, not both")
     request = score_cache.Request(rule, suite, from_csv, fmt, out, list(option or []), trust, raw, allow_mixed)
     # an answer kept for the same call over the same runs: printed as it was, without pandas (#56)
     kept = score_cache.lookup(request, workspace) if score_cache.keepable(request, review, published) else None
@@ -126,14 +135,6 @@ def score(
     elif fmt not in FORMATS:  # before the work: a typo costs no scoring run
         known = (*FORMATS, "plot")
         fail(f"unknown format {fmt!r} (formats: {', '.join(known)}){did_you_mean(fmt, known)}")
-    if suite and from_csv:
-        fail("give --suite or --from-csv, not both")
-    if published is not None and from_csv:
-        fail("give --from-csv or --published, not both (--published scores the workspace beside the publication)")
-    if (strict or data_dir) and published is None:
-        fail("--strict and --data-dir go with --published")
-    if trust and review:
-        fail("give --trust or --review, not both")
     warned: list[str] = []  # what a kept answer says on stderr again
     with score_cache.python_warnings() as caught:  # an answer with a Python warning is not kept
         docs = _compute(request, review, published, strict, data_dir, workspace, warned)

@@ -214,3 +214,26 @@ def test_a_settings_file_matplotlib_reads_is_in_the_figure_key(ws: Path, tmp_pat
         srtui(*plot, str(tmp_path / f"{name}.svg"), env={**env, extra: str(folder)}, check=True, cwd=tmp_path)
         drawn = (tmp_path / f"{name}.svg").read_bytes()
         assert colour in drawn and b"ff0000" not in (tmp_path / "plain.svg").read_bytes(), name
+
+
+def test_a_call_refused_afresh_is_refused_with_an_answer_kept(ws: Path, tmp_path: Path) -> None:
+    """What the key does not hold is checked before a kept answer is used: `score --strict` (or
+    --data-dir) without --published, and a figure of several protocols without --allow-mixed,
+    fail with one line as they would afresh (issue 56)."""
+    import shutil
+    import sqlite3
+
+    score(ws, "srbench2021", cwd=tmp_path)
+    score(ws, "srbench2021", cwd=tmp_path)  # kept
+    for extra in (["--strict"], ["--data-dir", str(tmp_path)]):
+        proc = srtui("score", "srbench2021", *extra, "-w", str(ws))
+        assert proc.returncode == 2 and "go with --published" in proc.stderr and proc.stdout == "", extra
+    mixed = tmp_path / "mixed"
+    shutil.copytree(ws, mixed, ignore=shutil.ignore_patterns("cache"))
+    with contextlib.closing(sqlite3.connect(mixed / "srtui.db")) as conn:
+        conn.execute("UPDATE jobs SET protocol = replace(protocol, 'scaling\": \"none', 'scaling\": \"standard') WHERE seed = 1")
+        conn.commit()
+    plot = ["plot", "pareto", "-w", str(mixed), "--out"]
+    assert srtui(*plot, str(tmp_path / "a.svg"), "--allow-mixed").returncode == 0
+    refused = srtui(*plot, str(tmp_path / "b.svg"))
+    assert refused.returncode == 2 and "--allow-mixed" in refused.stderr and not (tmp_path / "b.svg").exists()
