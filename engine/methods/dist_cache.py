@@ -52,7 +52,8 @@ def metadata_stamp(digest: Any) -> None:
         kept.stamp(digest, found)
         # and the file the version is read from: a develop install (setuptools' egg_info) writes
         # PKG-INFO anew in place, its folder's time unchanged
-        kept.stamp(digest, [os.path.join(f, "PKG-INFO" if f.lower().endswith(".egg-info") else "METADATA") for f in found])
+        inside = [os.path.join(f, "PKG-INFO" if f.lower().endswith(".egg-info") else "METADATA") for f in found]
+        kept.stamp(digest, inside)
 
 
 def _table() -> tuple[str, dict[str, str]]:

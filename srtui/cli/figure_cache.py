@@ -7,8 +7,9 @@ score`) is a digest of everything the file depends on: the arguments (kind, form
 suite, rule, --allow-mixed, options in their order: a later one wins), the files they name (a style, a trust
 table, a CSV of runs), the store, srtui's code, the installed files of matplotlib, pandas, numpy
 and scipy, and every matplotlibrc matplotlib may read (``_settings_files``). The figure is kept
-beside a tagged notes entry that holds its sha256: a figure file changed in the cache is a miss. A figure of a review or beside the
-published results (whose inputs live elsewhere) is drawn every time.
+beside a tagged notes entry that holds its sha256: a figure file changed in the cache is a miss.
+A figure of a review or beside the published results (whose inputs live elsewhere) is drawn
+every time.
 """
 
 from __future__ import annotations

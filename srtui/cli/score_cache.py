@@ -5,9 +5,10 @@ rules stay written on pandas for fidelity with SRBench. A second `srtui score` o
 the usual case while a paper is written, prints the kept answer instead: the same bytes on stdout
 (or in --out's files) and the same warnings on stderr, without importing pandas. The key
 (``srtui.cli.output_cache``, shared with `srtui plot`'s figures) is a digest of the rule, the
-format, --raw, the terminal size a figure (``--format plot``) is fitted to, the options as given (in their order: a later one wins), --suite, --out's name
-(CSV tables are written beside it under names made from it), the files --trust and --from-csv
-name, the store, srtui's code, the installed pandas, numpy, scipy, scikit_posthocs and plotext,
+format, --raw, the terminal size a figure (``--format plot``) is fitted to, Python's warning
+filters, the options as given (in their order: a later one wins), --suite, --out's name (CSV
+tables are written beside it under names made from it), the files --trust and --from-csv name,
+the store, srtui's code, the installed pandas, numpy, scipy, scikit_posthocs and plotext,
 every distribution's metadata and this interpreter. The key is taken before the runs are read,
 and again after: an answer computed while the store changed is not kept.
 

@@ -231,7 +231,8 @@ def test_a_call_refused_afresh_is_refused_with_an_answer_kept(ws: Path, tmp_path
     mixed = tmp_path / "mixed"
     shutil.copytree(ws, mixed, ignore=shutil.ignore_patterns("cache"))
     with contextlib.closing(sqlite3.connect(mixed / "srtui.db")) as conn:
-        conn.execute("UPDATE jobs SET protocol = replace(protocol, 'scaling\": \"none', 'scaling\": \"standard') WHERE seed = 1")
+        scaled = "replace(protocol, 'scaling\": \"none', 'scaling\": \"standard')"
+        conn.execute(f"UPDATE jobs SET protocol = {scaled} WHERE seed = 1")
         conn.commit()
     plot = ["plot", "pareto", "-w", str(mixed), "--out"]
     assert srtui(*plot, str(tmp_path / "a.svg"), "--allow-mixed").returncode == 0
