@@ -6,9 +6,9 @@ a quarter of a bare ``import typer, rich`` (issue 56). The driver keeps the answ
 private folder (``srtui.engine.kept``: this user's alone) under a key of what they depend on: this
 interpreter, and in each ``sys.path`` entry the metadata folders ``importlib.metadata`` reads
 (``*.dist-info``, ``*.egg-info``) with their time and inode (installing, upgrading or removing a
-distribution adds, renames, writes anew or removes one), or the entry itself when it is a file
-(an egg). A METADATA file edited in place is not seen: reinstall. Jobs never read this table: a
-job looks its versions up itself.
+distribution adds, renames, writes anew or removes one) and the METADATA or PKG-INFO file in
+each (a develop install writes it anew in place), or the entry itself when it is a file (an egg).
+Jobs never read this table: a job looks its versions up itself.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ def _key() -> str:
 
 
 def metadata_stamp(digest: Any) -> None:
-    """Add every metadata folder of every import path entry (its path, time, inode) to ``digest``
-    (a hashlib object), or the entry itself when it is a file. An entry without one adds nothing:
+    """Add every metadata folder of every import path entry (its path, time, inode, and its
+    METADATA or PKG-INFO file's) to ``digest`` (a hashlib object), or the entry itself when it is
+    a file. An entry without one adds nothing:
     the working folder on the path of ``python -m srtui`` makes no other key in every folder."""
     for entry in sys.path:
         folder = os.path.abspath(entry or os.curdir)
@@ -47,7 +48,12 @@ def metadata_stamp(digest: Any) -> None:
             kept.stamp(digest, [folder])
         except OSError:
             names = []
-        kept.stamp(digest, [os.path.join(folder, name) for name in names])
+        found = [os.path.join(folder, name) for name in names]
+        kept.stamp(digest, found)
+        # and the file the version is read from: a develop install (setuptools' egg_info) writes
+        # PKG-INFO anew in place, its folder's time unchanged
+        inside = [os.path.join(f, "PKG-INFO" if f.lower().endswith(".egg-info") else "METADATA") for f in found]
+        kept.stamp(digest, inside)
 
 
 def _table() -> tuple[str, dict[str, str]]:

@@ -4,11 +4,12 @@ Drawing a figure imports matplotlib, and pandas for most kinds (0.5-0.8 s of CPU
 line is drawn, #56); a second `srtui plot` of the same figure over the same runs, the usual case
 while a paper is written, copies the kept file instead. The key (``srtui.cli.output_cache``, shared with `srtui
 score`) is a digest of everything the file depends on: the arguments (kind, format, width, dpi,
-suite, rule, options in their order: a later one wins), the files they name (a style, a trust
+suite, rule, --allow-mixed, options in their order: a later one wins), the files they name (a style, a trust
 table, a CSV of runs), the store, srtui's code, the installed files of matplotlib, pandas, numpy
-and scipy, and matplotlib's settings files. The figure is kept beside a tagged notes entry that
-holds its sha256: a figure file changed in the cache is a miss. A figure of a review or beside the
-published results (whose inputs live elsewhere) is drawn every time.
+and scipy, and every matplotlibrc matplotlib may read (``_settings_files``). The figure is kept
+beside a tagged notes entry that holds its sha256: a figure file changed in the cache is a miss.
+A figure of a review or beside the published results (whose inputs live elsewhere) is drawn
+every time.
 """
 
 from __future__ import annotations
@@ -40,20 +41,35 @@ class Request:
     width: float
     style: Path | None
     dpi: int
+    allow_mixed: bool  # a figure of several protocols is drawn, footnoted, only when asked
 
 
 def key(req: Request, db: Path) -> str:
     """The digest of what the figure ``req`` asks for over the store at ``db`` depends on."""
     from srtui.cli import output_cache
 
-    args = [req.kind, req.out.suffix.lower(), req.suite, req.rule, req.options, req.width, req.dpi]
+    args = [req.kind, req.out.suffix.lower(), req.suite, req.rule, req.options, req.width, req.dpi, req.allow_mixed]
     digest = output_cache.new_key(f"srtui-figure {VERSION}", args)
     output_cache.stamp(digest, req.from_csv, req.trust, req.style)
     output_cache.store(digest, db)
     output_cache.code_and_libraries(digest, LIBRARIES)
-    config = os.environ.get("MPLCONFIGDIR") or str(Path.home() / ".config" / "matplotlib")
-    output_cache.stamp(digest, Path(config) / "matplotlibrc", Path("matplotlibrc"), os.environ.get("MATPLOTLIBRC"))
+    output_cache.stamp(digest, *_settings_files())
     return digest.hexdigest()
+
+
+def _settings_files() -> list[Path]:
+    """Every matplotlibrc matplotlib may read (``matplotlib_fname``): the working folder's,
+    ``$MATPLOTLIBRC`` (a file, or a folder holding one), and the one in its configuration folder
+    (``$MPLCONFIGDIR``, else ``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``)."""
+    files = [Path("matplotlibrc")]
+    rc = os.environ.get("MATPLOTLIBRC")
+    if rc:
+        files += [Path(rc), Path(rc) / "matplotlibrc"]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    for folder in (os.environ.get("MPLCONFIGDIR"), os.path.join(xdg, "matplotlib")):
+        if folder:
+            files.append(Path(folder) / "matplotlibrc")
+    return files
 
 
 def _entry(cache: Path, digest: str, suffix: str) -> tuple[Path, Path]:

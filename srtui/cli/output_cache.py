@@ -2,7 +2,7 @@
 entries, each read back as any file of the cache is (untrusted).
 
 A kept answer is reused only when its key, a digest of everything the answer depends on, is the
-same: the call's arguments (the caller's), the files it names (path, time, size, inode), the store
+same: the call's arguments (the caller's), the files it names (path, times, size, inode), the store
 (its database and write-ahead log, and the log's header: a log begun again keeps its size),
 every file of srtui's code (``srtui.engine.source.code_folders``), the installed files of the
 libraries that compute it and every distribution's metadata folder on the import path
@@ -29,7 +29,9 @@ WAL_HEADER = 32
 
 
 def stamp(digest: Any, *paths: Path | str | None) -> None:
-    """Each path's name, time, size and inode (nothing more when it is None or not there)."""
+    """Each path's name, time, size and inode (nothing more when it is None or not there), and
+    its status change time: its owner can set a file's time back (``touch -d``, ``cp -p`` or
+    ``rsync -t`` onto it), never that one (issue 56)."""
     from srtui.engine import kept
 
     for path in paths:
@@ -37,6 +39,8 @@ def stamp(digest: Any, *paths: Path | str | None) -> None:
             digest.update(b"None\0")
         else:
             kept.stamp(digest, [str(path)])
+            with contextlib.suppress(OSError):
+                digest.update(f"{os.stat(path).st_ctime_ns}\0".encode())
 
 
 def code_and_libraries(digest: Any, libraries: tuple[str, ...]) -> None:

@@ -73,7 +73,8 @@ def plot(
         fail("--strict and --data-dir go with --published")
     if out.suffix.lower() not in (".pdf", ".svg", ".png"):
         fail(f"--out must end in .pdf, .svg or .png, not {out.name!r}")
-    request = figure_cache.Request(kind, out, suite, from_csv, list(option or []), rule, trust, width, style, dpi)
+    options = list(option or [])
+    request = figure_cache.Request(kind, out, suite, from_csv, options, rule, trust, width, style, dpi, allow_mixed)
     # a kept figure was drawn, so its kind is known; the kinds are read when one is drawn
     kept = _kept_figure(request, workspace) if published is None and review is None and from_csv is None else None
     if kept is not None and kept[1] is not None:

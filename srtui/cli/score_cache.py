@@ -5,9 +5,10 @@ rules stay written on pandas for fidelity with SRBench. A second `srtui score` o
 the usual case while a paper is written, prints the kept answer instead: the same bytes on stdout
 (or in --out's files) and the same warnings on stderr, without importing pandas. The key
 (``srtui.cli.output_cache``, shared with `srtui plot`'s figures) is a digest of the rule, the
-format, --raw, the options as given (in their order: a later one wins), --suite, --out's name
-(CSV tables are written beside it under names made from it), the files --trust and --from-csv
-name, the store, srtui's code, the installed pandas, numpy, scipy, scikit_posthocs and plotext,
+format, --raw, the terminal size a figure (``--format plot``) is fitted to, Python's warning
+filters, the options as given (in their order: a later one wins), --suite, --out's name (CSV
+tables are written beside it under names made from it), the files --trust and --from-csv name,
+the store, srtui's code, the installed pandas, numpy, scipy, scikit_posthocs and plotext,
 every distribution's metadata and this interpreter. The key is taken before the runs are read,
 and again after: an answer computed while the store changed is not kept.
 
@@ -17,11 +18,16 @@ Never kept, computed every time:
 - ``--review``: the ratings of a review session (as `srtui plot` draws those every time);
 - ``--from-csv`` of a folder (SRBench's JSON results): files the key would have to list one by one;
 - a call that warned of malformed stored values (``srtui.results.store.typed``: once a process);
+- a call during which Python warned (a CSV column of mixed types, say): a kept answer would not
+  show the warning again (``python_warnings``);
 - ``--list``, and any call that fails.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,12 +75,24 @@ def key(req: Request, db: Path) -> str:
     from srtui.cli import output_cache
 
     out_name = req.out.name if req.out is not None and req.fmt == "csv" else None
-    args = [req.rule, req.suite, req.fmt, req.raw, req.options, out_name, req.allow_mixed]
+    size = _drawn_size(req.fmt)
+    # the warning filters (-W, PYTHONWARNINGS): an answer kept while they hid a warning is not
+    # one for a call that would show it
+    args = [req.rule, req.suite, req.fmt, req.raw, req.options, out_name, req.allow_mixed, size, sys.warnoptions]
     digest = output_cache.new_key(f"srtui-score {VERSION}", args)
     output_cache.stamp(digest, req.from_csv, req.trust)
     output_cache.store(digest, db)
     output_cache.code_and_libraries(digest, LIBRARIES)
     return digest.hexdigest()
+
+
+def _drawn_size(fmt: str) -> list[int] | None:
+    """The terminal size plotext fits a drawn figure into (COLUMNS, LINES or the terminal's own,
+    as ``shutil.get_terminal_size`` reads them): a figure kept for a narrow terminal is not the
+    one a wide terminal or a pipe gets (issue 56)."""
+    import shutil
+
+    return list(shutil.get_terminal_size()) if fmt == "plot" else None
 
 
 def _entry(cache: Path, digest: str) -> Path:
@@ -122,6 +140,22 @@ def targets(docs: list[tuple[str, str]], out: Path | None) -> list[tuple[Path | 
         else:
             placed.append((file_in(out.parent, target[len(BESIDE) :]), text))
     return placed
+
+
+@contextlib.contextmanager
+def python_warnings() -> Iterator[list[Any]]:
+    """Python's warnings of what runs inside, collected, then shown as they would have been (on
+    stderr, under the filters in force, after the work): the caller keeps no answer that had one."""
+    import warnings
+
+    shown: list[Any] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            shown = caught
+            yield caught
+    finally:  # a call that fails shows them too
+        for w in shown:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
 
 
 def keep(kept: Kept, docs: list[tuple[str, str]], stderr: list[str]) -> None:

@@ -111,6 +111,15 @@ def score(
 
         _list_rules(RULES)
         return
+    # before a kept answer: the key holds neither --strict nor --data-dir (#56)
+    if suite and from_csv:
+        fail("give --suite or --from-csv, not both")
+    if published is not None and from_csv:
+        fail("give --from-csv or --published, not both (--published scores the workspace beside the publication)")
+    if (strict or data_dir) and published is None:
+        fail("--strict and --data-dir go with --published")
+    if trust and review:
+        fail("give --trust or --review, not both")
     request = score_cache.Request(rule, suite, from_csv, fmt, out, list(option or []), trust, raw, allow_mixed)
     # an answer kept for the same call over the same runs: printed as it was, without pandas (#56)
     kept = score_cache.lookup(request, workspace) if score_cache.keepable(request, review, published) else None
@@ -120,24 +129,35 @@ def score(
         _write_docs([(t, x) for t, x in kept.answer["docs"]], out)
         return
     from srtui.results.outputs.export import FORMATS
-    from srtui.results.scoring import score as apply_rule
-    from srtui.results.scoring.tables import read_runs_csv, runs_frame
 
     if fmt == "plot":
         check_figure(rule)
     elif fmt not in FORMATS:  # before the work: a typo costs no scoring run
         known = (*FORMATS, "plot")
         fail(f"unknown format {fmt!r} (formats: {', '.join(known)}){did_you_mean(fmt, known)}")
-    if suite and from_csv:
-        fail("give --suite or --from-csv, not both")
-    if published is not None and from_csv:
-        fail("give --from-csv or --published, not both (--published scores the workspace beside the publication)")
-    if (strict or data_dir) and published is None:
-        fail("--strict and --data-dir go with --published")
-    if trust and review:
-        fail("give --trust or --review, not both")
-    trust_df = _review_trust(workspace, review) if review else _trust(trust)
     warned: list[str] = []  # what a kept answer says on stderr again
+    with score_cache.python_warnings() as caught:  # an answer with a Python warning is not kept
+        docs = _compute(request, review, published, strict, data_dir, workspace, warned)
+    if kept is not None and not caught:
+        score_cache.keep(kept, docs, warned)
+    _write_docs(docs, out)
+
+
+def _compute(
+    req: score_cache.Request,
+    review: str | None,
+    published: str | None,
+    strict: bool,
+    data_dir: Path | None,
+    workspace: Path | None,
+    warned: list[str],
+) -> list[tuple[str, str]]:
+    """The score's documents (``_score_docs``), computed; the stale-metrics lines said into ``warned``."""
+    from srtui.results.scoring import score as apply_rule
+    from srtui.results.scoring.tables import read_runs_csv, runs_frame
+
+    rule, suite, from_csv, option, allow_mixed = req.rule, req.suite, req.from_csv, req.options, req.allow_mixed
+    trust_df = _review_trust(workspace, review) if review else _trust(req.trust)
     with Steps(f"score {rule}") as steps:  # closed before the score is written: stdout is its own
         if published is not None:
             steps.step("the runs beside the published results", 1, 1)
@@ -155,10 +175,7 @@ def score(
                     fail(f"no runs{' of suite ' + suite if suite else ''} in the workspace")
             steps.step(f"scoring {len(runs)} runs", 2, 2)
             result = apply_rule(rule, runs, trust=trust_df, allow_mixed=allow_mixed, **_options(option))
-    docs = _score_docs(result, fmt, raw, out)
-    if kept is not None:
-        score_cache.keep(kept, docs, warned)
-    _write_docs(docs, out)
+    return _score_docs(result, req.fmt, req.raw, req.out)
 
 
 def _score_docs(result: Any, fmt: str, raw: bool, out: Path | None) -> list[tuple[str, str]]:

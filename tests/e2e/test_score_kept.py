@@ -8,6 +8,7 @@ printed. What a call imported is read from its driver's sys.modules (never from 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -29,12 +30,14 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "ws"
 
 
-def score(ws: Path, *args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+def score(
+    ws: Path, *args: str, cwd: Path, env_extra: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
     """``srtui score ARGS -w ws`` (bytes out) and the modules its driver imported; steps on
     stderr never printed (their timing is the machine's, not the answer's)."""
     out_file = cwd / f"modules-{len(list(cwd.glob('modules-*')))}.txt"
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    env.update(SRTUI_MODULES_FILE=str(out_file), SRTUI_PROGRESS_AFTER_S="100000")
+    env.update(SRTUI_MODULES_FILE=str(out_file), SRTUI_PROGRESS_AFTER_S="100000", **(env_extra or {}))
     argv = [sys.executable, "-c", BOOT, "score", *args, "-w", str(ws)]
     proc = subprocess.run(argv, capture_output=True, env=env, timeout=600, cwd=cwd)
     assert proc.returncode == 0, proc.stderr.decode()
@@ -90,6 +93,67 @@ def test_another_option_format_or_run_is_scored_afresh(ws: Path, tmp_path: Path)
     assert again.stdout == after.stdout and "pandas" not in modules
 
 
+def test_a_figure_kept_for_one_terminal_size_is_not_printed_for_another(ws: Path, tmp_path: Path) -> None:
+    """plotext fits the drawn figure to the terminal (COLUMNS, LINES or the terminal's own size):
+    the figure kept for a narrow terminal is not the one a wide terminal gets (issue 56)."""
+    args = ("srbench2021", "--format", "plot", "-o", "agg=mean")
+    narrow = {"COLUMNS": "50", "LINES": "18"}
+    wide = {"COLUMNS": "140", "LINES": "45"}
+    small, _ = score(ws, *args, cwd=tmp_path, env_extra=narrow)
+    score(ws, *args, cwd=tmp_path, env_extra=narrow)  # kept
+    big, modules = score(ws, *args, cwd=tmp_path, env_extra=wide)
+    assert "plotext" in modules and big.stdout != small.stdout
+    assert max(len(line) for line in small.stdout.decode().splitlines()[2:-2]) <= 50
+    again, modules = score(ws, *args, cwd=tmp_path, env_extra=narrow)
+    assert again.stdout == small.stdout and "plotext" not in modules
+
+
+def test_a_python_warning_is_shown_by_every_call(ws: Path, tmp_path: Path) -> None:
+    """A warning Python prints while scoring (pandas' DtypeWarning of a CSV column of mixed
+    types) is said by the second call too: that answer is computed every time (issue 56)."""
+    n = 140_000  # the C parser reads in chunks: the types differ between the first and the last
+    rows = "".join(f"t,m,{i},0.5,1,,,,,,,,{i}\n" for i in range(n - 10)) + "t,m,0,0.5,1,,,,,,,,x\n" * 10
+    runs = tmp_path / "mixed.csv"
+    runs.write_text("task,method,seed,r2_test,srbench2021.size,a,b,c,d,e,f,g,extra\n" + rows)
+    first, _ = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path)
+    assert b"DtypeWarning" in first.stderr
+    second, modules = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path)
+    assert second.stdout == first.stdout and b"DtypeWarning" in second.stderr and "pandas" in modules
+    quiet = {"PYTHONWARNINGS": "ignore"}  # warnings hidden: kept, but only for calls that hide them
+    hidden, _ = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path, env_extra=quiet)
+    assert b"DtypeWarning" not in hidden.stderr
+    again, modules = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path, env_extra=quiet)
+    assert again.stdout == first.stdout and "pandas" not in modules
+    shown, _ = score(ws, "srbench2021", "--from-csv", str(runs), cwd=tmp_path)
+    assert b"DtypeWarning" in shown.stderr
+
+
+def test_a_store_changed_with_its_time_set_back_is_scored_afresh(ws: Path, tmp_path: Path) -> None:
+    """The store's owner (a colleague whose workspace this is, a restore with ``cp -p``) may
+    write it in place and set its time back: the same path, size, inode and time, other runs.
+    Its status change time is in the key: the answer is the new runs' (issue 56)."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "ws"
+    shutil.copytree(ws, copy, ignore=shutil.ignore_patterns("cache"))
+    db = copy / "srtui.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before, _ = score(copy, "srbench2021", cwd=tmp_path)
+    score(copy, "srbench2021", cwd=tmp_path)  # kept
+    st = os.stat(db)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("UPDATE jobs SET r2_test = 0.123456")
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(db)
+    assert (after.st_size, after.st_ino, after.st_mtime_ns) == (st.st_size, st.st_ino, st.st_mtime_ns)
+    proc, modules = score(copy, "srbench2021", cwd=tmp_path)
+    assert "pandas" in modules and b"0.1235" in proc.stdout and proc.stdout != before.stdout
+
+
 def test_an_entry_srtui_did_not_write_whole_is_never_printed(ws: Path, tmp_path: Path) -> None:
     args = ("srbench2021", "--format", "md", "-o", "agg=mean")
     before = set(entries(ws))
@@ -132,3 +196,45 @@ def test_a_kept_figure_changed_in_the_cache_is_drawn_again(ws: Path, tmp_path: P
     subprocess.run(argv, env={**env, "SRTUI_MODULES_FILE": str(modules_file)}, cwd=tmp_path, check=True)
     assert (tmp_path / "b.svg").read_bytes() == (tmp_path / "a.svg").read_bytes()
     assert "matplotlib" in modules_file.read_text().split()
+
+
+def test_a_settings_file_matplotlib_reads_is_in_the_figure_key(ws: Path, tmp_path: Path) -> None:
+    """matplotlib reads ``$XDG_CONFIG_HOME/matplotlib/matplotlibrc`` (or ``$MATPLOTLIBRC/matplotlibrc``):
+    a figure kept without that file is not the one drawn with it (issue 56)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "MATPLOTLIBRC", "XDG_CONFIG_HOME")}
+    env["SRTUI_PROGRESS_AFTER_S"] = "100000"
+    plot = ["plot", "pareto", "--width", "3.1", "-w", str(ws), "--out"]
+    srtui(*plot, str(tmp_path / "plain.svg"), env=env, check=True, cwd=tmp_path)
+    (tmp_path / "xdg" / "matplotlib").mkdir(parents=True)
+    (tmp_path / "xdg" / "matplotlib" / "matplotlibrc").write_text("axes.facecolor: ff0000\n")
+    (tmp_path / "rcdir").mkdir()
+    (tmp_path / "rcdir" / "matplotlibrc").write_text("axes.facecolor: 00ff00\n")
+    for name, extra, colour in (("xdg", "XDG_CONFIG_HOME", b"ff0000"), ("rc", "MATPLOTLIBRC", b"00ff00")):
+        folder = tmp_path / ("xdg" if name == "xdg" else "rcdir")
+        srtui(*plot, str(tmp_path / f"{name}.svg"), env={**env, extra: str(folder)}, check=True, cwd=tmp_path)
+        drawn = (tmp_path / f"{name}.svg").read_bytes()
+        assert colour in drawn and b"ff0000" not in (tmp_path / "plain.svg").read_bytes(), name
+
+
+def test_a_call_refused_afresh_is_refused_with_an_answer_kept(ws: Path, tmp_path: Path) -> None:
+    """What the key does not hold is checked before a kept answer is used: `score --strict` (or
+    --data-dir) without --published, and a figure of several protocols without --allow-mixed,
+    fail with one line as they would afresh (issue 56)."""
+    import shutil
+    import sqlite3
+
+    score(ws, "srbench2021", cwd=tmp_path)
+    score(ws, "srbench2021", cwd=tmp_path)  # kept
+    for extra in (["--strict"], ["--data-dir", str(tmp_path)]):
+        proc = srtui("score", "srbench2021", *extra, "-w", str(ws))
+        assert proc.returncode == 2 and "go with --published" in proc.stderr and proc.stdout == "", extra
+    mixed = tmp_path / "mixed"
+    shutil.copytree(ws, mixed, ignore=shutil.ignore_patterns("cache"))
+    with contextlib.closing(sqlite3.connect(mixed / "srtui.db")) as conn:
+        scaled = "replace(protocol, 'scaling\": \"none', 'scaling\": \"standard')"
+        conn.execute(f"UPDATE jobs SET protocol = {scaled} WHERE seed = 1")
+        conn.commit()
+    plot = ["plot", "pareto", "-w", str(mixed), "--out"]
+    assert srtui(*plot, str(tmp_path / "a.svg"), "--allow-mixed").returncode == 0
+    refused = srtui(*plot, str(tmp_path / "b.svg"))
+    assert refused.returncode == 2 and "--allow-mixed" in refused.stderr and not (tmp_path / "b.svg").exists()

@@ -93,3 +93,26 @@ def test_ground_truth_sizes_are_counted_once_then_kept(own_private_folder: Path)
     other = _truth_sizes({**infos, "t1": {"ground_truth": "x0 + x1", "features": ["x0", "x1"]}})
     assert other["t1"] == 3.0  # another truth: counted again
     assert kept.cached("nothing-here", "0" * 64) is None
+
+
+def test_a_version_written_anew_in_place_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A develop install (setuptools' egg_info) writes PKG-INFO anew in place, the folder's time
+    unchanged: the kept versions (srtui.engine.methods.dist_cache) are of the new one (issue 56)."""
+    from srtui.engine.methods import dist_cache
+
+    info = tmp_path / "src" / "srtui_probe_dist.egg-info"
+    info.mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+
+    def version_now(text: str) -> str:
+        (info / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: srtui-probe-dist\nVersion: {text}\n")
+        monkeypatch.setattr(dist_cache, "_TABLE", None)  # another driver
+        base.KNOWN_VERSIONS.pop("srtui-probe-dist", None)
+        dist_cache.remember(["srtui-probe-dist"])
+        return base.KNOWN_VERSIONS.pop("srtui-probe-dist")
+
+    assert version_now("1.0") == "srtui-probe-dist==1.0"
+    folder_time = os.stat(info).st_mtime_ns
+    assert version_now("1.0") == "srtui-probe-dist==1.0"  # kept
+    assert version_now("2.0") == "srtui-probe-dist==2.0"
+    assert os.stat(info).st_mtime_ns == folder_time
