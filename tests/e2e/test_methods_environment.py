@@ -75,12 +75,12 @@ def test_jobs_of_an_environment_method_run_its_interpreter(workspace: Path, tmp_
     assert mine["method_version"] == "environment sklearn-0.24.1"
     # the same data, seed and configuration as `sgd` in srtui's interpreter: the same model
     assert mine["r2_test"] == rows["sgd"]["r2_test"]
-    # the engine `srtui` itself imports (installed, or the checkout of an editable install)
-    cli_engine = subprocess.run(
-        [sys.executable, "-c", "import engine, os; print(os.path.dirname(engine.__file__))"],
+    # the package `srtui` itself imports (installed, or the checkout of an editable install)
+    cli_package = subprocess.run(
+        [sys.executable, "-c", "import srtui, os; print(os.path.dirname(srtui.__file__))"],
         cwd=workspace.parent, capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
-    assert (folder / "srtui-path" / "engine").resolve() == Path(cli_engine).resolve()
+    assert (folder / "srtui-path" / "srtui").resolve() == Path(cli_package).resolve()
 
 
 @pytest.mark.optional
