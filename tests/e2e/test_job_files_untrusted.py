@@ -100,7 +100,10 @@ class Planter(RegressorMixin, BaseEstimator):
             os.rename(logs, logs + ".moved")
             os.symlink(TARGET, logs)
         elif MODE == "hardlink":  # a regular file, but one whose writes land in a file elsewhere
-            os.link(os.path.join(TARGET, "stdout"), os.path.join(logs, f"{{job_id}}.a{{attempt}}.stdout"))
+            # reached from the cwd's mount (the workspace's sibling): a root driver's job reaches
+            # TARGET's path through a mount of its own namespace, and a link across mounts is EXDEV
+            outside = os.path.join("..", "..", "..", "..", os.path.basename(TARGET), "stdout")
+            os.link(outside, os.path.join(logs, f"{{job_id}}.a{{attempt}}.stdout"))
         else:
             for stream in ("stdout", "stderr"):
                 os.symlink(os.path.join(TARGET, stream), os.path.join(logs, f"{{job_id}}.a{{attempt}}.{{stream}}"))
@@ -115,6 +118,22 @@ def model(est, X=None):
 """
 
 
+def _open_to_the_job(tmp_path: Path, workspace: Path, target: Path) -> None:
+    """Under root the fallback's job runs as a uid of its own that may not write logs/ at all
+    (engine/process/fallback.py, docs/untrusted-jobs.md): the test opens the workspace and its
+    logs/ to everyone, as an ordinary user's fallback job (that user) may write them, so the
+    planter really plants and the driver's own guard is what is tested. No sticky bit: the
+    kernel's protected_symlinks would then refuse the links in srtui's stead. The target is
+    reachable and writable for the hard link (protected_hardlinks: read and write access)."""
+    if os.geteuid() != 0:
+        return  # the job runs as this user: it can write the workspace already
+    workspace.mkdir()
+    (workspace / "logs").mkdir()
+    for folder in (tmp_path, workspace, workspace / "logs", target):
+        folder.chmod(0o777 if folder != tmp_path else 0o755)  # tmp_path: seen whole in the job's namespace
+    (target / "stdout").chmod(0o666)
+
+
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 @pytest.mark.parametrize("mode", ["dir", "file", "hardlink"])
 def test_nothing_is_written_through_links_planted_in_logs(workspace: Path, tmp_path: Path, mode: str) -> None:
@@ -122,6 +141,7 @@ def test_nothing_is_written_through_links_planted_in_logs(workspace: Path, tmp_p
     target.mkdir()
     (target / "stdout").write_text("precious\n")
     folder = _folder(tmp_path, "planter", LOG_PLANTER.format(target=str(target), mode=mode))
+    _open_to_the_job(tmp_path, workspace, target)
     proc = srtui(
         "run",
         "smoke",
