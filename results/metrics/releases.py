@@ -70,15 +70,22 @@ def round_floats(expr: sp.Basic, below: float, three_digits: bool) -> sp.Basic:
     then matter), their loop itself runs (``round_floats_by_subs``)."""
     new_of: dict[tuple[Any, ...], sp.Expr] = {}
     for a in sp.preorder_traversal(expr):
-        if isinstance(a, sp.Float) and a._mpf_ not in new_of:
+        if isinstance(a, sp.Float) and _float_key(a) not in new_of:
             new = _rounded(a, below, three_digits)
-            new_of[a._mpf_] = new
+            new_of[_float_key(a)] = new
             # subs(a, new) also replaces a Float equal to -a by -new (Number._eval_subs)
-            new_of.setdefault((-a)._mpf_, -new)
+            new_of.setdefault(_float_key(-a), -new)
     if not new_of:
         return expr
     out = _replace_at_once(expr, new_of)
     return out if out is not None else round_floats_by_subs(expr, below, three_digits)
+
+
+def _float_key(a: sp.Float) -> tuple[Any, ...]:
+    """What ``subs`` matches a Float by: its value and its precision (sympy's Float equality
+    compares both, so ``subs(Float(1.5, 13), new)`` leaves a ``Float(1.5, 17)`` alone: truth and
+    model can hold one value at two precisions, 2.0's ratio of get_sym_model's truth and a model)."""
+    return (a._mpf_, a._prec)
 
 
 def _rounded(a: sp.Float, below: float, three_digits: bool) -> sp.Expr:
@@ -109,7 +116,7 @@ def _replace_at_once(expr: sp.Basic, new_of: dict[tuple[Any, ...], sp.Expr]) -> 
 
     def walk(node: sp.Basic) -> sp.Basic | None:
         if isinstance(node, sp.Float):
-            new = new_of[node._mpf_]
+            new = new_of[_float_key(node)]
             return node if _aresame(new, node) else new
         if not node.args:
             return node
@@ -132,7 +139,7 @@ def _replace_at_once(expr: sp.Basic, new_of: dict[tuple[Any, ...], sp.Expr]) -> 
         return rebuilt
 
     if isinstance(expr, sp.Float):  # subs returns the new value itself at the top
-        return new_of[expr._mpf_]
+        return new_of[_float_key(expr)]
     return walk(expr)
 
 

@@ -79,7 +79,7 @@ def test_every_method_kind_runs_under_the_one_protocol_of_the_run(
     rec = records["linear"]
     assert rec["protocol"] == protocol and rec["seed"] == 1 and rec["cap"] == "none"
     assert rec["scaling"] == "xy"  # 2021 and 2022: eval_kwargs' defaults; 2025: its commands' flags
-    assert rec["split"] == ("task's own rows" if protocol == "srbench2025" else "75/25 per seed")
+    assert rec["split"] == "75/25 per seed"  # 2.0's optimize_model.py splits as 2021's evaluate_model.py
     if protocol == "srbench2021":
         assert rec["tuning"] == "halving search over 2 configurations, 5-fold CV"
         tuned = [r for r in results_json(workspace) if r["suite"] == "s@tuning"]

@@ -566,6 +566,29 @@ def test_round_floats_in_one_pass_is_srbench_s_subs_loop(monkeypatch: pytest.Mon
     assert len(handed_over) == 1
 
 
+def test_round_floats_tells_one_value_at_two_precisions_apart() -> None:
+    """``subs`` matches a Float by value and precision (sympy's Float equality), so one value at
+    two precisions is rounded per precision, as SRBench's loop does: 2.0's evaluation.py ratio of
+    get_sym_model's truth (its -1.5 of 13 bits, ``Float(round(c, 3), 3)``) and a model rounded by
+    ``round(c, 3)`` (its -1.5 of 17 bits). Keyed by value alone, the one pass gave the model's -1.5
+    the truth's precision and simplify then cancelled the ratio to 1.00: golden case 08 (0.4006
+    for 0.4) was a solution."""
+    import sympy as sp
+
+    from srtui.results.metrics.releases import SPECS, round_floats, round_floats_by_subs
+
+    feats = ["x1", "x2"]
+    truth = S.sym_model("0.4*x1*x2 - 1.5*x1 + 2.5*x2 + 1", feats)
+    r = SPECS["srbench2025"]
+    model = r.clean(r.read("0.4006*x1*x2 - 1.5*x1 + 2.5*x2 + 1", feats, "python"))
+    assert {f._prec for f in (model / truth).atoms(sp.Float) if abs(float(f)) == 1.5} == {13, 17}
+    for expr in (model / truth, truth - model, truth / model, model + truth):
+        for below, three in ((1e-4, True), (1e-3, False), (1e-4, False)):
+            want = round_floats_by_subs(expr, below, three)
+            assert sp.srepr(round_floats(expr, below, three)) == sp.srepr(want), expr
+    assert not sp.simplify(round_floats(model / truth, 1e-4, False)).is_constant()
+
+
 #: a real FFX model: ffx 2.1's ``str2`` of ``FFXRegressor()`` fitted on 579_fri_c0_250_5 (seed 23,
 #: 75/25 split, X and y standardised, as SRBench 2021's evaluate_model.py fits FFXRegressor.py)
 FFX_MODEL = Path(__file__).parents[1] / "data" / "ffx_579_fri_c0_250_5_seed23.txt"
