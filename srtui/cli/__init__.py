@@ -6,6 +6,7 @@ the commands' own imports stay inside them, so `srtui --help` and `srtui status`
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     from srtui.engine.errors import SrtuiError
     from srtui.engine.textsafe import SafeStream
 
+    one_blas_thread()
     # interpreters get -P when a command is resolved to run (srtui.cli.lazy): not for --help
     if not isinstance(sys.stdout, SafeStream):
         sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
@@ -53,6 +55,19 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         _database_error(exc)
         raise
+
+
+#: the threading knobs of the BLAS libraries numpy and scipy load
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def one_blas_thread() -> None:
+    """The driver's BLAS runs on one thread (unless the user says otherwise): its numpy work is
+    small (tasks built, splits, scores), and OpenBLAS's second thread spins after each call, which
+    cost a dry run 0.1 s of CPU (a third of it) on two cores, taken from the jobs. Jobs set their
+    own (srtui.engine.process.worker_env: one thread each)."""
+    for var in BLAS_THREADS:
+        os.environ.setdefault(var, "1")
 
 
 def _database_error(exc: Exception) -> None:
