@@ -1,6 +1,6 @@
 """What every backend shares: the planned job, the sink that records it, the live run state,
-the ``Backend`` protocol the run orchestration (srtui.runs.run) drives, and what every backend does
-with a returned outcome (``finish_job``: score, record, count).
+the ``Backend`` protocol the run orchestration (srtui.runs.execution) drives, and what every
+backend does with a returned outcome (``finish_job``: score, record, count).
 
 A backend is made by srtui.engine.backends.make_backend, ``prepare``d before the store is opened
 (a bad cluster request then touches nothing), ``run`` once per batch of jobs (tuning, then the
