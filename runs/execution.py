@@ -31,7 +31,7 @@ from srtui.runs.errors import RunError, RunInterrupted
 from srtui.runs.keys import workers_key
 from srtui.runs.options import RunRequest
 from srtui.runs.planning import RunPlan, env_data_dir
-from srtui.runs.tuning import next_jobs, settled_tuning_jobs
+from srtui.runs.tuning_search import next_jobs, settled_tuning_jobs
 
 if TYPE_CHECKING:  # the metrics (sympy) and the job machinery load when a run starts, not when it is planned
     from srtui.results.metrics.tasks import MetricsFeed

@@ -46,7 +46,8 @@ from srtui.runs.planning_methods import (
     srbench_options,
     warm_servers,
 )
-from srtui.runs.tuning import Search, TuningOptions, plan_searches
+from srtui.runs.tuning import TuningOptions, plan_searches
+from srtui.runs.tuning_search import Search
 from srtui.tasks.catalogue import TaskContext, entry, get_task
 from srtui.tasks.model import Task
 from srtui.tasks.suites import Suite, load_suite
