@@ -84,7 +84,7 @@ def _drive(
 ) -> RunResult:
     """The run proper, in the open store: recovery, the jobs, the final fits, the metrics."""
     from srtui.engine.process import tree
-    from srtui.engine.process.supervise import now_iso
+    from srtui.engine.process.job_io import now_iso
     from srtui.runs.recovery import recover
     from srtui.runs.sink import StoreSink
 
@@ -195,7 +195,7 @@ def _metrics_feed(
 def _end_run(plan: RunPlan, store: Store, run_id: str, state: RunState, cancel: threading.Event, failed: bool) -> None:
     """The run's end in the store: a store/disk failure first; then Ctrl-C (a cluster cancelled
     by it raises too); a backend that went down; else done."""
-    from srtui.engine.process.supervise import now_iso
+    from srtui.engine.process.job_io import now_iso
 
     try:
         end = "failed" if state.failure else "interrupted" if cancel.is_set() else "failed" if failed else "done"
@@ -239,7 +239,7 @@ def _todo(
 ) -> list[PlannedJob]:
     """The jobs of ``specs`` that need a run, recorded as planned in the store; a ``settled``
     tuning job (its search's final job is planned) is not retried."""
-    from srtui.engine.process.supervise import JobPayload
+    from srtui.engine.process.job_io import JobPayload
 
     states = store.plan(specs)
     todo: list[PlannedJob] = []
