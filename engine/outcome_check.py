@@ -21,7 +21,7 @@ import numpy as np
 from srtui.engine.scaling import STAT_KEYS, Scaling
 
 if TYPE_CHECKING:  # the scoring functions are read without the run machinery (`srtui score`, #56)
-    from srtui.engine.process.supervise import JobOutcome
+    from srtui.engine.process.job_io import JobOutcome
 
 
 @dataclass

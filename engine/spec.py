@@ -162,7 +162,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """The one job carrier: planned by srtui.runs.run, it travels as itself (pickled to the launcher's
+    """The one job carrier: planned by srtui.runs.planning, it travels as itself (pickled to the launcher's
     thread, a Dask worker) and crosses into the job's own process once, as ``job.json``."""
 
     suite: str

@@ -86,7 +86,8 @@ def _read_by_job(name: str, method: Method, ref: str, limits: Limits, python: di
 
     from srtui.engine.methods.srbench_dir import READ_GRID_KEY
     from srtui.engine.outcome_check import TaskArrays
-    from srtui.engine.process.supervise import JobPayload, run_job
+    from srtui.engine.process.job_io import JobPayload
+    from srtui.engine.process.supervise import run_job
     from srtui.runs.data import write_arrays
 
     file = getattr(method, "regressor_py", Path(name)).name

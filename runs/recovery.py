@@ -8,7 +8,7 @@ import contextlib
 
 from srtui.engine.backends.dask_worker import records_dir
 from srtui.engine.process import tree
-from srtui.engine.process.supervise import now_iso
+from srtui.engine.process.job_io import now_iso
 from srtui.engine.untrusted import UntrustedFileError, remove_tree
 from srtui.results.store.queries import driver_alive
 from srtui.results.store.store import Store

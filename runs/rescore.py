@@ -18,7 +18,7 @@ from typing import Any
 
 from srtui.engine.backends import backend_kind, make_backend
 from srtui.engine.backends.base import BackendOptions, Batch, PlannedJob, RunState, usable_cores
-from srtui.engine.process.supervise import JobOutcome
+from srtui.engine.process.job_io import JobOutcome
 from srtui.engine.workspace import Workspace
 from srtui.results.metrics.compute import compute_for_store
 from srtui.results.metrics.tasks import MetricsFeed, warm_worker

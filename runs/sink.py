@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from srtui.engine.backends.base import PlannedJob, SinkError
-from srtui.engine.process.supervise import JobOutcome, now_iso
+from srtui.engine.process.job_io import JobOutcome, now_iso
 from srtui.engine.untrusted import UntrustedFileError, write_file
 from srtui.results.store.columns import ACCURACY, outcome_row
 from srtui.results.store.store import Store, db_error, pack_predictions

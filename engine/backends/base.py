@@ -1,6 +1,6 @@
 """What every backend shares: the planned job, the sink that records it, the live run state,
-the ``Backend`` protocol the run orchestration (srtui.runs.run) drives, and what every backend does
-with a returned outcome (``finish_job``: score, record, count).
+the ``Backend`` protocol the run orchestration (srtui.runs.execution) drives, and what every
+backend does with a returned outcome (``finish_job``: score, record, count).
 
 A backend is made by srtui.engine.backends.make_backend, ``prepare``d before the store is opened
 (a bad cluster request then touches nothing), ``run`` once per batch of jobs (tuning, then the
@@ -28,7 +28,7 @@ from srtui.engine.textsafe import encodable, visible
 if TYPE_CHECKING:  # the job machinery (numpy, psutil) loads when jobs run, not when a run is planned (#56)
     from srtui.engine.backends.recorder import Recorder
     from srtui.engine.outcome_check import Checker, TaskArrays
-    from srtui.engine.process.supervise import JobOutcome, JobPayload
+    from srtui.engine.process.job_io import JobOutcome, JobPayload
 
 
 class BackendError(SrtuiError, ValueError):
@@ -272,7 +272,7 @@ _FIRED_LOCK = threading.Lock()
 
 def failed_outcome(job: PlannedJob, why: str, status: str = "error") -> JobOutcome:
     """The outcome of a job srtui could not run or finish (``why`` in one line)."""
-    from srtui.engine.process.supervise import JobOutcome, now_iso
+    from srtui.engine.process.job_io import JobOutcome, now_iso
 
     now = now_iso()
     return JobOutcome(
@@ -356,7 +356,7 @@ def _record(job: PlannedJob, outcome: JobOutcome, fields: dict[str, object], sin
     """The per-job barrier: an outcome the sink fails on for any reason but the store's own
     (SinkError) is recorded as this job's error, its text made storable, and the slot goes on;
     a job that cannot be recorded even so is counted (the run then exits non-zero)."""
-    from srtui.engine.process.supervise import JobOutcome
+    from srtui.engine.process.job_io import JobOutcome
 
     try:
         fault("record")

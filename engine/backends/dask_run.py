@@ -34,7 +34,7 @@ from srtui.engine.backends.dask_worker import (
     sweep_host,
     synthetic_outcome,
 )
-from srtui.engine.process.supervise import JobOutcome, now_iso
+from srtui.engine.process.job_io import JobOutcome, now_iso
 from srtui.engine.spec import MAX_AUTO_ATTEMPTS
 from srtui.engine.task_files import job_data
 

@@ -23,7 +23,8 @@ from srtui.engine import private
 from srtui.engine.backends.base import FollowUp, usable_cores
 from srtui.engine.backends.dask_config import job_span_s
 from srtui.engine.process import tree
-from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
+from srtui.engine.process.job_io import JobOutcome, JobPayload, now_iso
+from srtui.engine.process.supervise import run_job
 from srtui.engine.spec import Limits
 from srtui.engine.untrusted import remove_tree
 

@@ -31,7 +31,8 @@ from srtui.engine.backends.base import (
 )
 from srtui.engine.backends.recorder import Recorder
 from srtui.engine.process import phases
-from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso, run_job
+from srtui.engine.process.job_io import JobOutcome, JobPayload, now_iso
+from srtui.engine.process.supervise import run_job
 from srtui.engine.spec import JobSpec
 from srtui.engine.task_files import TASK_FILES
 from srtui.engine.untrusted import UntrustedFileError, real_dir, remove_tree

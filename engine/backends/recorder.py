@@ -19,7 +19,7 @@ from typing import Any
 
 from srtui.engine.backends.base import JobSink, PlannedJob, RunState, SinkError, count_job, record_job
 from srtui.engine.process import phases
-from srtui.engine.process.supervise import JobOutcome
+from srtui.engine.process.job_io import JobOutcome
 
 #: the most jobs one commit records (a burst of finished jobs is split into commits this size)
 MAX_BATCH = 256

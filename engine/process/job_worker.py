@@ -6,7 +6,7 @@ itself can set without ``preexec_fn`` are applied first, before numpy (or anythi
 threads) is imported: parent-death signal, CPU-time rlimit, one-core affinity. Thread-count
 variables arrive already set in the environment.
 
-Output contract (read by srtui.engine.process.supervise as data, never unpickled):
+Output contract (read by srtui.engine.process.job_files as data, never unpickled):
     JOBDIR/predictions.npz   train_pred, test_pred (float64)
     JOBDIR/result.json       written last and atomically: its presence means the fit completed
 """

@@ -2,12 +2,13 @@
 
 ``run_job`` is backend-independent: the local scheduler calls it from a slot thread, the Dask
 backend calls it inside a Dask worker on another machine. It reads nothing from and writes
-nothing to the workspace store; the driver records the returned ``JobOutcome``.
+nothing to the workspace store; the driver records the returned ``JobOutcome``. What it is
+handed and returns is srtui.engine.process.job_io's; the files of the job's scratch folder
+(its data, job.json, the worker's result) srtui.engine.process.job_files'.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import signal
@@ -17,80 +18,19 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
 from srtui.engine import untrusted
 from srtui.engine.process import cgroups, held, launch, measure, phases, seal, tree, watch
+from srtui.engine.process.job_files import job_config, job_view, read_result, task_bytes, visible_one_line
+from srtui.engine.process.job_io import JobOutcome, JobPayload, now_iso
 from srtui.engine.process.worker_env import worker_environment
-from srtui.engine.scaling import STAT_KEYS
-from srtui.engine.spec import WATCHDOG_MARGIN_S, JobSpec, Limits
-from srtui.engine.textsafe import encodable
+from srtui.engine.spec import WATCHDOG_MARGIN_S, Limits
 
 LOG_CAP = 1 << 20  # bytes kept of each of stdout/stderr
 TAIL_KEEP = 64 << 10  # of which the last bytes are always kept
-STDERR_TAIL_CHARS = 2000
-
-
-@dataclass
-class JobPayload:
-    """Everything a job needs (picklable: it may travel to a Dask worker)."""
-
-    spec: JobSpec
-    attempt: int
-    workspace_token: str  # prefix of the job token: sweeps find this workspace's processes
-    data_path: str | None = None  # local backend: the npz in the workspace cache
-    data_bytes: bytes | None = None  # remote backends: the npz itself
-    method_ref: str | None = None  # how to load the method if not by spec name (srbench folders)
-    extra_env: dict[str, str] = field(default_factory=dict)
-    launcher: str = "exec"  # "fork": forked by a pre-imported server (srtui.engine.process.launch); same limits
-    #: the method's own environment's interpreter and its worker path (srtui.engine.methods.environments)
-    python: str | None = None
-    python_path: str | None = None
-    allow_network: bool = False  # --allow-network METHOD: the job keeps the host's network
-
-    @property
-    def job_id(self) -> str:
-        return self.spec.job_id
-
-
-@dataclass
-class JobOutcome:
-    job_id: str
-    attempt: int
-    status: str
-    host: str
-    started_at: str
-    ended_at: str
-    wall_s: float
-    cpu_s: float | None = None
-    returncode: int | None = None
-    signal: int | None = None
-    peak_rss_mb: float | None = None
-    limit_detail: str | None = None
-    error: str | None = None
-    stdout: bytes = b""
-    stderr: bytes = b""
-    model: str | None = None
-    dialect: str = "python"
-    pareto: list[dict[str, Any]] = field(default_factory=list)
-    notes: dict[str, Any] = field(default_factory=dict)
-    fit_s: float | None = (
-        None  # the method's load, fit and predictions, timed by the driver (srtui.engine.process.measure)
-    )
-    energy_j: float | None = None  # joules over fit_s, measured by the driver (srtui.engine.process.energy)
-    energy_method: str | None = None  # "rapl" or "estimate"
-    train_pred: np.ndarray | None = None
-    test_pred: np.ndarray | None = None
-    leftover_pids: list[int] = field(default_factory=list)
-
-    @property
-    def stderr_tail(self) -> str:
-        return self.stderr[-STDERR_TAIL_CHARS * 2 :].decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
 
 
 class CappedReader(threading.Thread):
@@ -134,10 +74,6 @@ class CappedReader(threading.Thread):
             tail = tail[-TAIL_KEEP:]
         marker = f"\n[srtui: {self.dropped} bytes dropped]\n".encode() if self.dropped else b""
         return bytes(self.head) + marker + tail
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 _CGROUP_BASE: tuple[Path, set[str]] | bool | None = False
@@ -200,7 +136,7 @@ def run_job(
     sealing = seal.isolation()
     if sealing.mode != "namespaces":
         seal.protect_driver()
-    job = _job_config(payload, sealing.mode)
+    job = job_config(payload, sealing.mode)
     phases.mark("scratch and data")
     started = _start(payload, scratch, job, core, record)
     if isinstance(started, JobOutcome):
@@ -240,23 +176,10 @@ def _write_data(payload: JobPayload, scratch: Path) -> JobOutcome | None:
     untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
     untrusted.real_dir(scratch)
     try:
-        untrusted.write_file(scratch / "data.npz", job_view(_task_bytes(payload)))
+        untrusted.write_file(scratch / "data.npz", job_view(task_bytes(payload)))
     except (OSError, ValueError, KeyError, untrusted.UntrustedFileError) as exc:
         return _error(payload, f"cannot write the job's data: {visible_one_line(exc)}")
     return None
-
-
-def _job_config(payload: JobPayload, mode: str) -> dict[str, Any]:
-    """What job.json tells the worker: its spec, data, method and seal."""
-    ref = payload.method_ref or ""
-    folders = [ref[len("srbench:") :]] if ref.startswith("srbench:") else []
-    _limit_env, seal_limits = payload.spec.limits.crossing()  # the one derivation of what the job is told
-    return {
-        "spec": payload.spec.to_dict(),
-        "data": "data.npz",
-        "method_ref": payload.method_ref,
-        "seal": seal.config(mode, seal_limits, payload.allow_network, folders),
-    }
 
 
 def _environment(payload: JobPayload, core: int | None) -> tuple[str, dict[str, str], cgroups.JobCgroup | None]:
@@ -377,7 +300,7 @@ def _outcome(payload: JobPayload, scratch: Path, started: Started, end: watch.Ex
     ):  # fork: its server died under it (srtui.engine.process.launch)
         outcome.status, outcome.error = "lost", started.proc.lost
     if outcome.status == "ok":
-        _read_result(scratch, outcome)
+        read_result(scratch, outcome)
         # srtui's figures, measured here (srtui.engine.process.measure), never the job's own
         outcome.fit_s, outcome.energy_j, outcome.energy_method = started.clock.figures(
             started.t0 + end.wall_s, started.t0, outcome.cpu_s, outcome.peak_rss_mb
@@ -404,44 +327,6 @@ def _end_reason(
     return reason, detail
 
 
-def _task_bytes(payload: JobPayload) -> bytes:
-    if payload.data_bytes is not None:
-        return payload.data_bytes
-    if not payload.data_path:
-        raise ValueError("the job has no data")
-    return untrusted.read_file(Path(payload.data_path), TASK_DATA_CAP)
-
-
-#: the largest task data file a job reads when its bytes were not handed over (a file of the
-#: workspace cache this driver did not write in this run)
-TASK_DATA_CAP = 1 << 36
-
-
-#: the arrays of a task's data file that a job's method may see (the scaling statistics are
-#: those of its training rows); y_test, the row numbers and anything else stay with the driver
-JOB_ARRAYS = ("X_train", "y_train", "X_test", "feature_names", *STAT_KEYS)
-
-
-@functools.lru_cache(maxsize=8)
-def job_view(data: bytes) -> bytes:
-    """A task's data file as a job gets it: only ``JOB_ARRAYS`` (the same bytes for the same
-    task, computed once per task and driver)."""
-    import io
-    import zipfile
-
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
-        names = {n.removesuffix(".npy"): n for n in src.namelist()}
-        for key in ("X_train", "y_train", "X_test", "feature_names"):
-            if key not in names:
-                raise KeyError(f"the task's data has no {key}")
-        for key in JOB_ARRAYS:
-            if key in names:
-                info = zipfile.ZipInfo(names[key], date_time=(1980, 1, 1, 0, 0, 0))
-                dst.writestr(info, src.read(names[key]))
-    return out.getvalue()
-
-
 def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:
     if reason is not None:
         return reason
@@ -465,56 +350,3 @@ def _classify(outcome: JobOutcome, reason: str | None, cpu_limit: int) -> str:
 def _last_line(data: bytes) -> str:
     lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
     return lines[-1][:500] if lines else ""
-
-
-#: bytes of predictions.npz the driver reads at most (16M float64 rows per split)
-PREDICTIONS_FILE_CAP = 256 << 20
-#: objects/arrays and items of result.json the driver parses at most (the worker writes ~1000
-#: Pareto points and a few notes): the file's byte cap alone would allow gigabytes of objects
-MAX_JSON_CONTAINERS = 100_000
-MAX_JSON_ITEMS = 4_000_000
-
-
-def _read_result(scratch: Path, outcome: JobOutcome) -> None:
-    """Read the worker's files as data, as untrusted files (srtui.engine.untrusted: no link followed,
-    no FIFO waited on, nothing read past its cap). Anything else than the worker's two regular
-    files within their caps makes the job an error, never a crash or a hang of the driver."""
-    from srtui.engine.process.job_worker import PARETO_CAP, RESULT_FILE_CAP
-    from srtui.engine.spec import MODEL_CAP
-
-    try:
-        dir_fd = untrusted.open_dir(scratch)
-        try:
-            raw = untrusted.read_capped(dir_fd, "result.json", RESULT_FILE_CAP)
-            preds = untrusted.read_capped(dir_fd, "predictions.npz", PREDICTIONS_FILE_CAP)
-        finally:
-            os.close(dir_fd)
-        if raw.count(b"{") + raw.count(b"[") > MAX_JSON_CONTAINERS or raw.count(b",") > MAX_JSON_ITEMS:
-            # a few MB of "{}," would be gigabytes of Python objects in the driver
-            raise untrusted.UntrustedFileError("result.json holds too many values")
-        result = json.loads(raw)
-        vectors = untrusted.load_vectors(preds, ("train_pred", "test_pred"), PREDICTIONS_FILE_CAP)
-    except (OSError, ValueError, RecursionError, untrusted.UntrustedFileError) as exc:
-        outcome.status, outcome.error = "error", f"worker result unreadable: {visible_one_line(exc)}"
-        return
-    outcome.train_pred, outcome.test_pred = vectors["train_pred"], vectors["test_pred"]
-    if not isinstance(result, dict):
-        outcome.status, outcome.error = "error", "worker result unreadable: not a JSON object"
-        return
-    result = encodable(result)  # JSON may carry lone surrogates, which the store cannot encode
-    model = result.get("model")
-    outcome.model = model[:MODEL_CAP] if isinstance(model, str) else None
-    outcome.dialect = str(result.get("dialect") or "python")[:40]
-    phases.add_worker(result.get("timing"))
-    outcome.pareto = [p for p in result.get("pareto") or [] if isinstance(p, dict)][:PARETO_CAP]
-    notes = result.get("notes")
-    outcome.notes = notes if isinstance(notes, dict) else {}
-    fit_s = result.get("fit_s")
-    if isinstance(fit_s, (int, float)):  # the method's own timer: kept as its figure, read by no rule
-        outcome.notes["reported_fit_s"] = float(fit_s)
-
-
-def visible_one_line(exc: BaseException, limit: int = 200) -> str:
-    """An exception's message as one line of at most ``limit`` characters."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # `srtui status` and `srtui results` read the registry without numpy
-    from srtui.engine.process.supervise import JobOutcome
+    from srtui.engine.process.job_io import JobOutcome
 
 Kind = Literal["text", "int", "real", "json"]
 

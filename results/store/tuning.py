@@ -3,7 +3,7 @@ and how far the tuning of a suite has got (the app's monitor).
 
 A protocol run stores its tuning jobs as suite ``SUITE@tuning`` and, when it picks a final job's
 configuration, a summary in the store's meta table under ``tuning:JOB_ID`` (written by
-``srtui.runs.tuning.next_jobs``): per iteration, the rows each fold trained on and, per candidate,
+``srtui.runs.tuning_search.next_jobs``): per iteration, the rows each fold trained on and, per candidate,
 its params, mean validation R2 and fold R2s, and the chosen params.
 """
 

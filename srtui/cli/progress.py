@@ -20,7 +20,8 @@ from srtui.engine.textsafe import raw_stream, visible
 from srtui.styles import STATUS_STYLE
 
 if TYPE_CHECKING:
-    from srtui.runs.run import RunPlan, RunResult
+    from srtui.runs.execution import RunResult
+    from srtui.runs.planning import RunPlan
 
 
 def _fmt_s(seconds: float | None) -> str:

@@ -20,7 +20,7 @@ from srtui.runs.options import RunOption, request_from
 if TYPE_CHECKING:
     from srtui.results.store.store import Store
     from srtui.runs.options import RunRequest
-    from srtui.runs.run import RunPlan
+    from srtui.runs.planning import RunPlan
 
 
 def _parameter(opt: RunOption) -> inspect.Parameter:
@@ -72,7 +72,8 @@ def run(**values: Any) -> None:
     if not (suite.endswith(".toml") or Path(suite).is_file()):
         builtin_suite_path(suite)  # a misspelt suite is refused before the run machinery loads
     from srtui.engine.workspace import resolve
-    from srtui.runs.run import execute, plan_run
+    from srtui.runs.execution import execute
+    from srtui.runs.planning import plan_run
 
     if values.get("scheduler") is not None:
         if values.get("dask_scheduler") is not None:
@@ -120,7 +121,7 @@ def run_command() -> Callable[..., None]:
 
 def _print_dry_run(plan: RunPlan, req: RunRequest) -> None:
     from srtui.engine.process.held import memory_line
-    from srtui.runs.run import jobs_to_run
+    from srtui.runs.execution import jobs_to_run
 
     would = jobs_to_run(plan, req.retry_failed)
     limits = plan.specs[0].limits if plan.specs else None

@@ -154,7 +154,7 @@ class RunOutcome:
 def check_run(workspace: Workspace, request: RunRequest) -> str | None:
     """Plan ``request`` without writing anything: None if it selects jobs, else the one line
     `srtui run` would print."""
-    from srtui.runs.run import plan_run
+    from srtui.runs.planning import plan_run
 
     try:
         plan = plan_run(workspace, request, write_data=False)
@@ -166,7 +166,8 @@ def check_run(workspace: Workspace, request: RunRequest) -> str | None:
 def run_suite(workspace: Workspace, request: RunRequest, cancel: threading.Event, force: threading.Event) -> RunOutcome:
     """Plan and execute ``request`` in the calling thread (a worker living for the whole run);
     ``cancel`` stops it, ``force`` stops its jobs at once. Raises SrtuiError."""
-    from srtui.runs.run import execute, plan_run
+    from srtui.runs.execution import execute
+    from srtui.runs.planning import plan_run
 
     workspace.ensure()
     result = execute(plan_run(workspace, request), request, cancel=cancel, force=force)

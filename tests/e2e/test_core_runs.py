@@ -179,7 +179,9 @@ def test_a_dask_cluster_started_before_the_store_is_closed_when_the_store_fails(
     pytest.importorskip("distributed", reason="dask[distributed] is in the cluster extra")
     from srtui.engine.workspace import resolve
     from srtui.results.store.store import StoreError
-    from srtui.runs.run import RunRequest, execute, plan_run
+    from srtui.runs.execution import execute
+    from srtui.runs.options import RunRequest
+    from srtui.runs.planning import plan_run
 
     ws = resolve(tmp_path / "ws")
     ws.ensure()

@@ -244,7 +244,7 @@ def test_worker_near_its_lifetime_retires_rather_than_start_a_job() -> None:
     from distributed import Client, LocalCluster
 
     from srtui.engine.backends.dask_worker import run_on_worker
-    from srtui.engine.process.supervise import JobPayload
+    from srtui.engine.process.job_io import JobPayload
     from srtui.engine.spec import JobSpec, Limits
 
     spec = JobSpec("s", "smoke-linear", "probe-noop", 1, Limits(time_s=7200), "fp", "v")

@@ -245,7 +245,8 @@ import os, sys, time
 from pathlib import Path
 import numpy as np
 from srtui.engine.process import launch
-from srtui.engine.process.supervise import JobPayload, run_job
+from srtui.engine.process.job_io import JobPayload
+from srtui.engine.process.supervise import run_job
 from srtui.engine.spec import JobSpec, Limits
 
 tmp = Path(sys.argv[1])

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import srtui
 
-from srtui.engine.process.supervise import now_iso
+from srtui.engine.process.job_io import now_iso
 from srtui.engine.spec import JobSpec, Limits
 from srtui.engine.workspace import Workspace
 from srtui.results.store.store import Store

@@ -169,7 +169,7 @@ def test_numpy_argsort_of_the_environment_is_the_written_out_one() -> None:
 
 def test_results_tuning_says_nan_where_0_24_1_had_nan() -> None:
     from srtui.results.store.tuning import JobScore, summary_text
-    from srtui.runs.tuning import _candidate
+    from srtui.runs.tuning_search import _candidate
 
     nan_folds: list[float | None] = [0.5, 0.4, NAN, NAN, NAN]
     candidate = _candidate({"alpha": 1}, mean_scores([nan_folds], 0.0)[0], nan_folds, [JobScore("ok", 0.5)] * 5)

@@ -197,7 +197,8 @@ def test_result_json_bombs_are_refused_before_they_become_objects(tmp_path: Path
 
     import numpy as np
 
-    from srtui.engine.process.supervise import JobOutcome, _read_result
+    from srtui.engine.process.job_files import read_result
+    from srtui.engine.process.job_io import JobOutcome
 
     good = io.BytesIO()
     np.savez(good, train_pred=np.zeros(3), test_pred=np.zeros(2))
@@ -216,5 +217,5 @@ def test_result_json_bombs_are_refused_before_they_become_objects(tmp_path: Path
         (tmp_path / "result.json").write_text(text)
         (tmp_path / "predictions.npz").write_bytes(npz)
         outcome = JobOutcome("j", 1, "ok", "h", "a", "b", 0.0)
-        _read_result(tmp_path, outcome)
+        read_result(tmp_path, outcome)
         assert outcome.status == "error" and "unreadable" in (outcome.error or ""), (text[:40], outcome.error)

@@ -3,7 +3,7 @@ one type all the way (``Limits``, carried by ``JobSpec``), no dict or float form
 the fit budget computed once (``Limits.fit_budget``) and read by the adapter as a ``FitBudget``.
 
 The path (#35: at most 6 files): ``srtui/cli/run_cmd.py`` (--time-limit, a float, as the
-request's ``time_s``) -> ``runs/run.py`` (``Limits.over``: ``Limits``, in the ``JobSpec``) -> a
+request's ``time_s``) -> ``runs/planning.py`` (``Limits.over``: ``Limits``, in the ``JobSpec``) -> a
 backend (``engine/backends/local.py``, or Dask's) -> ``engine/process/supervise.py`` (enforced;
 ``job.json`` and the environment, both from ``Limits.crossing``, are the one crossing into the
 job) -> ``engine/process/job_worker.py`` (``FitBudget`` from ``Limits.fit_budget``) -> the
@@ -47,7 +47,9 @@ def _forms(value: Any, name: str) -> str | None:
 
 def test_the_limit_travels_as_one_type_to_the_launcher(tmp_path: Path) -> None:
     from srtui.engine.workspace import Workspace
-    from srtui.runs.run import RunRequest, execute, plan_run
+    from srtui.runs.execution import execute
+    from srtui.runs.options import RunRequest
+    from srtui.runs.planning import plan_run
 
     seen: dict[str, set[str]] = {}
 
@@ -71,8 +73,10 @@ def test_the_limit_travels_as_one_type_to_the_launcher(tmp_path: Path) -> None:
         sys.setprofile(None)
         threading.setprofile(None)
     assert result.state.counts == {"ok": 1}
-    # the request's float becomes Limits in one function (runs/run.py's, by ``Limits.over``); nowhere else another form
-    assert seen.get("float", set()) | seen.get("dict", set()) <= {"runs/run.py:_limits", "engine/spec.py:over"}, seen
+    # the request's float becomes Limits in one function (runs/planning.py's, by ``Limits.over``);
+    # nowhere else another form
+    converted = seen.get("float", set()) | seen.get("dict", set())
+    assert converted <= {"runs/planning.py:_limits", "engine/spec.py:over"}, seen
     enforced = "engine/process/supervise.py:run_job"
     assert enforced in seen["Limits"], seen["Limits"]  # enforced from Limits
 

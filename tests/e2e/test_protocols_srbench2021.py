@@ -22,7 +22,8 @@ from srtui.engine.protocols import (
 )
 from srtui.engine.scaling import SCALING_KEY
 from srtui.engine.workspace import Workspace
-from srtui.runs.run import RunRequest, plan_run
+from srtui.runs.options import RunRequest
+from srtui.runs.planning import plan_run
 
 SEEDS_2021 = [23654, 15795, 860, 5390, 29802, 21575, 11964, 11284, 22118, 6265]
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import results_json, srtui
 
 from srtui.engine.backends.base import Batch, DataCache, PlannedJob, RunState, finish_job
-from srtui.engine.process.supervise import JobOutcome, JobPayload, now_iso
+from srtui.engine.process.job_io import JobOutcome, JobPayload, now_iso
 from srtui.engine.spec import JobSpec, Limits
 from srtui.engine.workspace import Workspace
 from srtui.results.store.store import Store

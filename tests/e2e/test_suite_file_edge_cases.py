@@ -14,8 +14,10 @@ from test_storage_failures import tmpfs  # noqa: F401 - the fixture
 from srtui.engine.workspace import Workspace
 from srtui.results.store.filters import QueryError, where_clause
 from srtui.results.store.store import db_error
-from srtui.runs import run as run_module
-from srtui.runs.run import RunError, RunRequest, plan_run
+from srtui.runs import planning_checks
+from srtui.runs.errors import RunError
+from srtui.runs.options import RunRequest
+from srtui.runs.planning import plan_run
 
 
 def _suite(tmp_path: Path, body: str) -> Path:
@@ -48,7 +50,7 @@ def test_suite_files_fail_in_one_line(tmp_path: Path, body: str, word: str) -> N
 
 
 def test_jobs_planned_have_a_ceiling_however_planned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_module, "MAX_PLANNED", 50)
+    monkeypatch.setattr(planning_checks, "MAX_PLANNED", 50)
     suite = _suite(tmp_path, "seeds = [" + ", ".join(str(i) for i in range(60)) + "]\n")
     with pytest.raises(RunError, match="ceiling of 50"):
         plan_run(Workspace(tmp_path / "ws"), RunRequest(str(suite)), write_data=False)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from srtui.engine.backends.base import PlannedJob, interleave
-from srtui.engine.process import supervise
-from srtui.engine.process.supervise import JobPayload
+from srtui.engine.process import job_files, supervise, worker_env
+from srtui.engine.process.job_io import JobPayload
 from srtui.engine.spec import CPU_ENV, WATCHDOG_MARGIN_S, FitBudget, JobSpec, Limits, SpecError
 from srtui.engine.workspace import Workspace, WorkspaceError, resolve
 from srtui.results.store.store import Store, StoreError, needs_run
@@ -210,7 +210,7 @@ def test_workers_find_this_engine_first_on_their_path() -> None:
     import srtui
     import srtui.engine
 
-    first = supervise.worker_environment()["PYTHONPATH"].split(os.pathsep)[0]
+    first = worker_env.worker_environment()["PYTHONPATH"].split(os.pathsep)[0]
     assert Path(first, "srtui", "__init__.py").resolve() == Path(srtui.__file__).resolve()
     assert Path(first, "srtui", "engine", "__init__.py").resolve() == Path(srtui.engine.__file__).resolve()
 
@@ -270,7 +270,7 @@ def test_tree_tracker_counts_an_adopted_escapee_at_every_poll() -> None:
 
 
 def test_job_data_holds_only_what_the_method_may_see() -> None:
-    """A job's data.npz (srtui.engine.process.supervise.job_view): X_train, y_train, X_test, the feature
+    """A job's data.npz (srtui.engine.process.job_files.job_view): X_train, y_train, X_test, the feature
     names and the training rows' scaling statistics; never y_test, the row numbers or the truth."""
     import numpy as np
 
@@ -287,19 +287,19 @@ def test_job_data_holds_only_what_the_method_may_see() -> None:
         "feature_names": np.array(["a", "b"]),
         "scale_y_mean": np.array(0.5),
     }
-    view = supervise.job_view(npz_bytes(arrays))
+    view = job_files.job_view(npz_bytes(arrays))
     with np.load(io.BytesIO(view), allow_pickle=False) as z:
         assert sorted(z.files) == ["X_test", "X_train", "feature_names", "scale_y_mean", "y_train"]
         assert np.array_equal(z["X_train"], arrays["X_train"])
     assert arrays["y_test"].tobytes() not in view
     with pytest.raises(KeyError):
-        supervise.job_view(npz_bytes({"X_train": arrays["X_train"]}))
+        job_files.job_view(npz_bytes({"X_train": arrays["X_train"]}))
 
 
 def test_worker_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SRTUI_SEAL_UNIT_SECRET", "x")
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
-    env = supervise.worker_environment()
+    env = worker_env.worker_environment()
     assert "SRTUI_SEAL_UNIT_SECRET" not in env
     assert env["LC_ALL"] == "C.UTF-8" and env["HOME"] == "/tmp"
 
