@@ -1,8 +1,10 @@
 """`srtui methods check`: one tiny fit of a method through the real engine, as a run does it.
 
-The check is one job, so what that job waits for is started first (``start_early``): its
-method's fork server, the model checkers' server and the interpreter's versions, each importing
-in a process of its own while the driver imports the run machinery and plans (issue 56). They
+The check is one job, so its fork server is a kept one (srtui.engine.process.kept_servers): the
+next check of the same method forks its job from it at once. What that job waits for is started
+first (``start_early``): its method's fork server, the model checkers' server and the
+interpreter's versions, each importing in a process of its own while the driver imports the run
+machinery and plans (issue 56). They
 are the very servers and answers the run then uses (srtui.engine.process.launch's pool, keyed by
 family and environment): the job is planned, sealed, limited and recorded as any run's job.
 """
@@ -49,7 +51,9 @@ def start_early(name: str, env: str | None = None) -> bool:
     if env is not None or found is None:
         return False
     from srtui.engine.private import private_dir
-    from srtui.engine.process.launch import warm
+    from srtui.engine.process.launch import keep_servers, warm
+
+    keep_servers()  # its server is a kept one: the next check forks from it warm
     from srtui.engine.process.launch_choice import DEFAULT_LAUNCHER, choose
 
     private_dir()  # checked first, as the plan does: a folder of another owner starts nothing
@@ -80,9 +84,11 @@ def check_method(
     stored rows of its jobs there, the newest last. ``step(what, i, n)`` is told each step as it
     begins (the command's progress on stderr)."""
     from srtui.engine.methods.srbench_dir import method_name, method_source
+    from srtui.engine.process.launch import keep_servers
     from srtui.results.store.store import Store
     from srtui.runs.options import RunRequest
-    from srtui.runs.run import execute, plan_run
+    from srtui.runs.execution import execute
+    from srtui.runs.planning import plan_run
 
     method_dirs: list[Path] = []
     if name.startswith(registry.SRBENCH_PREFIX):
@@ -103,6 +109,7 @@ def check_method(
         env=env,
     )
     workspace.ensure()
+    keep_servers()  # a folder's or an environment's server too (srtui.engine.process.kept_servers)
     if step is not None:
         step("planning", 1, 2)
     plan = plan_run(workspace, req)

@@ -14,7 +14,7 @@ from srtui.engine.untrusted import UntrustedFileError, write_file
 from srtui.results.store.columns import ACCURACY, outcome_row
 from srtui.results.store.store import Store, db_error, pack_predictions
 from srtui.runs.data import row_indices, targets
-from srtui.runs.keys import workers_key as workers_key  # where srtui.runs.run and status found it
+from srtui.runs.keys import workers_key as workers_key  # where status found it
 
 
 class StoreSink:

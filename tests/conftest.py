@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+#: the fork servers `methods check` keeps (srtui.engine.process.kept_servers) live a minute after
+#: a test's last check, not ten: the suite leaves none behind for long
+os.environ.setdefault("SRTUI_KEEP_SERVER_S", "60")
 
 #: The unit tests are the modules in tests/unit/: in-process calls of srtui's functions and classes,
 #: no app under a pilot, (almost) no CLI subprocess; the whole set takes seconds to a minute. Every

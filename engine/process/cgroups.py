@@ -37,7 +37,8 @@ def _mount() -> Path | None:
     return None
 
 
-def _own() -> str:
+def own() -> str:
+    """This process's cgroup (v2), relative to the mount; "" where there is none."""
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         if line.startswith("0::"):
             return line[3:].lstrip("/")
@@ -85,14 +86,14 @@ def base() -> tuple[Path, set[str]] | None:
         mount = _mount()
         if mount is None:
             return None
-        own = mount / _own()
-        parent = own / "srtui-jobs"
+        mine = mount / own()
+        parent = mine / "srtui-jobs"
         parent.mkdir(exist_ok=True)
-        wanted = {"memory", "pids"} & _controllers(own)
-        enabled = set((own / "cgroup.subtree_control").read_text().split())
+        wanted = {"memory", "pids"} & _controllers(mine)
+        enabled = set((mine / "cgroup.subtree_control").read_text().split())
         for name in sorted(wanted - enabled):
             with contextlib.suppress(OSError):  # the memory controller may be ours, pids not
-                (own / "cgroup.subtree_control").write_text(f"+{name}")
+                (mine / "cgroup.subtree_control").write_text(f"+{name}")
         have = {"memory", "pids"} & _controllers(parent)
         for name in sorted(have - set((parent / "cgroup.subtree_control").read_text().split())):
             with contextlib.suppress(OSError):

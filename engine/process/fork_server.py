@@ -19,11 +19,13 @@ parent-death signal; its jobs die with it (their parent-death signal).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import json
 import os
 import select
+import signal
 import socket
 import sys
 import time
@@ -34,6 +36,7 @@ from typing import Any
 from srtui.engine.process import huge_pages
 from srtui.engine.process.fork_child import open_fds, run_child
 from srtui.engine.process.job_inits import InitMaker, JobInit
+from srtui.engine.process.kept_servers import Listening
 
 #: pre-imported in every server (what nearly every method's fit imports)
 BASE_MODULES = ("numpy", "sklearn", "sklearn.base", "sklearn.utils", "sympy", "pandas")
@@ -172,9 +175,14 @@ class Running:
     status_fd: int
     init: JobInit | None  # its PID namespace's init (srtui.engine.process.job_inits), when sealed
     deadline: float | None = None  # when the watchdog kills it (its wall limit plus grace)
+    owner: int = -1  # the connection that asked for it (a kept server's jobs die with theirs)
 
 
-def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> int:
+def serve(
+    sock: socket.socket | None, family: str, maker: InitMaker | None = None, kept: Listening | None = None
+) -> int:
+    """Serve one driver's socket (``sock``) until it closes, or (``kept``) every connection of
+    this user's drivers until idle (srtui.engine.process.kept_servers)."""
     slot = _environ_slot("SRTUI_JOB_TOKEN")
     failed = _preload(family)
     # the imported objects never change: out of the collector's sight, so a job's collections do
@@ -186,33 +194,90 @@ def serve(sock: socket.socket, family: str, maker: InitMaker | None = None) -> i
     # Not for a plan of one job (`methods check`): 60-190 ms of CPU to save ~5 ms on one fork
     if os.environ.get(LEAN_ENV) != "1":
         huge_pages.collapse()
-    hello: dict[str, Any] = {"pid": os.getpid(), "threads": _threads(), "failed": failed}
+    hello: dict[str, Any] = {
+        "pid": os.getpid(),
+        "threads": _threads(),
+        "failed": failed,
+        "rss": _rss(),
+        "cwd": os.getcwd(),
+    }
     if slot is None or slot[1] != len(PLACEHOLDER):
         hello["error"] = "the job token's room is not in the initial environment"
     elif _threads() != 1:
         hello["error"] = f"{_threads()} threads after the imports (a fork server must be single-threaded)"
-    sock.send(json.dumps(hello).encode())
     if "error" in hello or slot is None:
+        if sock is not None:
+            sock.send(json.dumps(hello).encode())
+        elif kept is not None:
+            kept.accept(hello)  # the driver waiting says why; the next starts a server again
         return 1
-    # the libraries' own descriptors: a job keeps them (not the server's socket or namespace)
-    keep = set(open_fds()) - {sock.fileno()} - (set() if maker is None else {maker.sock.fileno(), maker.own_pid_ns})
+    if sock is not None:
+        sock.send(json.dumps(hello).encode())
+    # the libraries' own descriptors: a job keeps them (not the server's sockets or namespace)
+    own = {s.fileno() for s in (sock, kept.sock if kept else None) if s is not None}
+    keep = set(open_fds()) - own - (set() if maker is None else {maker.sock.fileno(), maker.own_pid_ns})
+    conns = {sock.fileno(): sock} if sock is not None else {}
+    return _loop(conns, kept, slot, keep, maker, hello)
+
+
+def _loop(
+    conns: dict[int, socket.socket],
+    kept: Listening | None,
+    slot: tuple[int, int],
+    keep: set[int],
+    maker: InitMaker | None,
+    hello: dict[str, Any],
+) -> int:
+    """Answer requests, report exits and watch deadlines; return when the driver is gone (or a
+    kept server has been idle long enough)."""
+    listen_fd = kept.sock.fileno() if kept is not None else -1
+    idle_s = kept.idle_s if kept is not None else IDLE_EXIT_S
     jobs: dict[int, Running] = {}  # by the job's pidfd
     poller = select.poll()
-    poller.register(sock, select.POLLIN)
+    for fd in [*conns, listen_fd] if listen_fd >= 0 else conns:
+        poller.register(fd, select.POLLIN)
     idle_since = time.monotonic()
     while True:
         soonest = min((j.deadline for j in jobs.values() if j.deadline), default=time.monotonic() + 1.0)
         events = poller.poll(int(max(0.0, min(1.0, soonest - time.monotonic())) * 1000) + 1)
-        if not jobs and not events and time.monotonic() - idle_since > IDLE_EXIT_S:
+        idle = not jobs and not events and time.monotonic() - idle_since > idle_s
+        if idle and (kept is None or (not conns and kept.may_exit())):
             return 0
         for fd, _mask in events:
             if fd in jobs:
                 poller.unregister(fd)
                 _report_exit(fd, jobs.pop(fd))
                 idle_since = time.monotonic()
-            elif not _serve_request(sock, slot, keep, jobs, poller, maker):
-                return 0  # EOF: the driver is gone (the jobs' parent-death signal follows)
+            elif fd == listen_fd and kept is not None:
+                conn = kept.accept(hello)
+                if conn is not None:
+                    conns[conn.fileno()] = conn
+                    poller.register(conn, select.POLLIN)
+            elif fd in conns and not _serve_request(conns[fd], slot, keep, jobs, poller, maker, fd):
+                if kept is None:
+                    return 0  # EOF: the driver is gone (the jobs' parent-death signal follows)
+                poller.unregister(fd)
+                conns.pop(fd).close()
+                _end_jobs_of(fd, jobs.values())
+                idle_since = time.monotonic()
         _watchdog(jobs.values())
+
+
+def _end_jobs_of(owner: int, jobs: Iterable[Running]) -> None:
+    """Kill what a driver that went away left running (it can no longer watch or record it)."""
+    for job in jobs:
+        if job.owner == owner:
+            job.owner, job.deadline = -1, None
+            if job.init is not None:
+                job.init.kill()
+            else:
+                with contextlib.suppress(OSError):
+                    os.killpg(job.pid, signal.SIGKILL)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _watchdog(jobs: Iterable[Running]) -> None:
@@ -232,6 +297,7 @@ def _serve_request(
     jobs: dict[int, Running],
     poller: Any,
     maker: InitMaker | None,
+    owner: int = -1,
 ) -> bool:
     try:
         msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 4)
@@ -246,7 +312,7 @@ def _serve_request(
         pid, init = _spawn(request, fds, sock, slot, keep, maker)
         pidfd = os.pidfd_open(pid)
         deadline = time.monotonic() + wall_s if init is not None and wall_s > 0 else None
-        jobs[pidfd] = Running(pid, status_fd, init, deadline)
+        jobs[pidfd] = Running(pid, status_fd, init, deadline, owner)
         poller.register(pidfd, select.POLLIN)
         reply: dict[str, Any] = {"pid": pid}
     except Exception as exc:  # noqa: BLE001 - one bad request must not take the server down
@@ -309,23 +375,34 @@ def _spawn(
 
 
 def main() -> None:
-    if len(sys.argv) != 3:
-        print("usage: python -m srtui.engine.process.fork_server FAMILY SOCKET_FD", file=sys.stderr)
+    args = sys.argv[1:]
+    kept_args = args[2:] if len(args) == 5 and args[1] == "--kept" else None
+    if len(args) != 2 and kept_args is None:
+        print(
+            "usage: python -m srtui.engine.process.fork_server FAMILY (SOCKET_FD | --kept READY_FD SOCKET_PATH IDLE_S)",
+            file=sys.stderr,
+        )
         sys.exit(64)
     from srtui.engine.process import job_inits, tree
     from srtui.engine.process.fallback import server_not_dumpable
     from srtui.engine.process.seal import SERVER_ENV, server_start
 
-    tree.die_with_parent()  # the spawning thread lives as long as the driver
-    sock = socket.socket(fileno=int(sys.argv[2]))
-    parent = os.environ.get("SRTUI_PARENT_PID")
-    if parent and os.getppid() != int(parent):
-        sys.exit(70)  # the driver died before the death signal was armed
+    sock, kept = None, None
+    if kept_args is None:
+        tree.die_with_parent()  # the spawning thread lives as long as the driver
+        sock = socket.socket(fileno=int(args[1]))
+        parent = os.environ.get("SRTUI_PARENT_PID")
+        if parent and os.getppid() != int(parent):
+            sys.exit(70)  # the driver died before the death signal was armed
+    elif os.environ.get(SERVER_ENV) != "namespaces":
+        sys.exit(64)  # kept only for jobs sealed in PID namespaces (srtui.engine.process.kept_servers)
+    else:
+        kept = Listening(kept_args[1], int(kept_args[0]), float(kept_args[2]))
     pid_ns = server_start()  # before any import starts a thread (a user namespace needs one)
     if os.environ.get(SERVER_ENV) != "namespaces":
         server_not_dumpable()  # its jobs run beside it, unsealed: they read none of its memory
     maker = job_inits.start(pid_ns)  # before the imports: the inits it forks stay small
-    code = serve(sock, sys.argv[1], maker)
+    code = serve(sock, args[0], maker, kept)
     # the driver is gone or it was idle: leave without tearing down the imported libraries (a
     # tenth of a second the driver waits for at its exit, issue 56); its jobs die with it
     sys.stdout.flush()

@@ -35,7 +35,7 @@ from typing import IO, Any
 import psutil
 
 from srtui.engine import private
-from srtui.engine.process import tree
+from srtui.engine.process import kept_servers, tree
 from srtui.engine.process.fork_server import LEAN_ENV, PLACEHOLDER, TOKEN_ROOM
 
 #: a server whose memory grew this much since it started is replaced (a leak in the server)
@@ -191,7 +191,9 @@ def _exec_worker(scratch: Path, env: dict[str, str], python: str = sys.executabl
 
 
 class ForkServer:
-    """The driver's end of one server: its process, socket and a lock (one request at a time)."""
+    """The driver's end of one server: its process, socket and a lock (one request at a time).
+    Its own server (started here, dies with this driver) or a kept one (``kept``: this user's
+    server of the same key, started by an earlier command or now: srtui.engine.process.kept_servers)."""
 
     def __init__(
         self,
@@ -200,12 +202,10 @@ class ForkServer:
         env: dict[str, str],
         python: str = sys.executable,
         lean: bool = False,
+        kept: bool = False,
     ) -> None:
         self.family, self.key = family, key
         self.lock = threading.Lock()
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.sock = ours
-        self.log = tempfile.TemporaryFile(prefix="forkserver-log-", dir=private.private_dir())  # noqa: SIM115 - lives as long as its server
         from srtui.engine.process import seal
 
         server_env = dict(env)
@@ -214,6 +214,28 @@ class ForkServer:
         if lean:
             server_env[LEAN_ENV] = "1"
         self.cwd = str(private.private_dir())  # ours alone; -P: no folder of anyone's first on sys.path
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.kept_key = kept_servers.key(family, server_env, python, seal.isolation().mode) if kept else None
+        if self.kept_key is None:
+            hello = self._start_own(family, server_env, python)
+        else:
+            self.log_path = kept_servers.paths(self.kept_key)[2]
+            self.sock, hello = kept_servers.connect(self.kept_key, family, server_env, python, self.log_path)
+            if kept_servers.peer(self.sock)[0] != hello.get("pid"):
+                self.sock.close()
+                raise OSError("the kept fork server's hello names another process")
+        if "error" in hello:
+            self.close()
+            raise OSError(hello["error"])
+        self.pid = int(hello["pid"])
+        self.cwd = str(hello.get("cwd") or self.cwd)
+        self.sock.settimeout(REPLY_TIMEOUT_S)
+        self.baseline = int(hello.get("rss") or 0) or self._memory()
+
+    def _start_own(self, family: str, server_env: dict[str, str], python: str) -> dict[str, Any]:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock = ours
+        self.log = tempfile.TemporaryFile(prefix="forkserver-log-", dir=private.private_dir())  # noqa: SIM115 - lives as long as its server
         try:
             self.proc = subprocess.Popen(
                 private.python_command(python, "-m", "srtui.engine.process.fork_server", family, str(theirs.fileno())),
@@ -228,12 +250,7 @@ class ForkServer:
         finally:
             theirs.close()
         self.sock.settimeout(START_TIMEOUT_S)
-        hello = self._receive()
-        if "error" in hello:
-            self.close()
-            raise OSError(hello["error"])
-        self.sock.settimeout(REPLY_TIMEOUT_S)
-        self.baseline = self._memory()
+        return self._receive()
 
     def _receive(self) -> dict[str, Any]:
         try:
@@ -247,24 +264,30 @@ class ForkServer:
 
     def tail(self) -> str:
         try:
-            self.log.seek(0)
-            lines = [ln for ln in self.log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+            if self.proc is None:  # a kept server's log, bounded: the end of it
+                with open(self.log_path, "rb") as fh:
+                    fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4096))
+                    text = fh.read()
+            else:
+                self.log.seek(0)
+                text = self.log.read()
+            lines = [ln for ln in text.decode("utf-8", "replace").splitlines() if ln.strip()]
             return lines[-1][:300] if lines else "it said nothing"
         except OSError:
             return "its log is unreadable"
 
     def _memory(self) -> int:
         try:
-            return psutil.Process(self.proc.pid).memory_info().rss
+            return int(psutil.Process(self.pid).memory_info().rss)
         except psutil.Error:
             return 0
 
     def healthy(self) -> bool:
         """Alive, single-threaded, and not grown by a leak since it started."""
-        if self.proc.poll() is not None:
+        if self.proc is not None and self.proc.poll() is not None:
             return False
         try:
-            if psutil.Process(self.proc.pid).num_threads() != 1:
+            if psutil.Process(self.pid).num_threads() != 1:
                 return False
         except psutil.Error:
             return False
@@ -299,6 +322,9 @@ class ForkServer:
         return ForkedProcess(int(reply["pid"]), open(out_r, "rb"), open(err_r, "rb"), status_r)
 
     def close(self) -> None:
+        if self.proc is None:  # a kept server: it stays for the next command
+            self.sock.close()
+            return
         try:
             self.sock.close()  # EOF: the server exits
             self.proc.wait(timeout=5)
@@ -321,6 +347,7 @@ class ServerPool:
         self.starting: dict[tuple[object, ...], threading.Lock] = {}
         self.requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self.spawner: threading.Thread | None = None
+        self.keep = False  # a `methods check`: its servers are kept ones (``keep_servers``)
 
     @staticmethod
     def key(family: str, env: dict[str, str], python: str | None) -> tuple[object, ...]:
@@ -355,7 +382,7 @@ class ServerPool:
                 log.warning("srtui: fork server %s died or leaked; starting a new one", family)
                 self.discard(current)
             try:
-                fresh = self._on_spawner(lambda: ForkServer(family, key, env, python or sys.executable, lean))
+                fresh = self._on_spawner(lambda: self._make(family, key, env, python or sys.executable, lean))
             except OSError as exc:
                 with self.lock:
                     self.refused[key] = str(exc)
@@ -364,6 +391,18 @@ class ServerPool:
             with self.lock:
                 self.servers[key] = fresh
             return fresh
+
+    def _make(self, family: str, key: tuple[object, ...], env: dict[str, str], python: str, lean: bool) -> ForkServer:
+        """A kept server where this process keeps them and jobs are sealed in PID namespaces
+        (srtui.engine.process.kept_servers), else (or when it cannot be had) one of our own."""
+        from srtui.engine.process.seal import isolation
+
+        if self.keep and kept_servers.idle_seconds() > 0 and isolation().mode == "namespaces":
+            try:
+                return ForkServer(family, key, env, python, lean, kept=True)
+            except (OSError, private.PrivateDirError) as exc:
+                log.warning("srtui: no kept fork server for %s (%s); starting one of this command's", family, exc)
+        return ForkServer(family, key, env, python, lean)
 
     def _on_spawner(self, make: Callable[[], ForkServer]) -> ForkServer:
         tree.become_subreaper()  # before the server exists: its jobs are re-parented to us
@@ -398,7 +437,15 @@ class ServerPool:
         with self.lock:
             if self.servers.get(server.key) is server:
                 del self.servers[server.key]
+        if server.kept_key is not None:  # unhealthy for every command: ended, not only left
+            kept_servers.end(server.pid, server.kept_key)
         server.close()
 
 
 POOL = ServerPool()
+
+
+def keep_servers() -> None:
+    """This process's fork servers are kept ones (a `methods check`: its next call, or another
+    check's, forks from a warm server: srtui.engine.process.kept_servers)."""
+    POOL.keep = True

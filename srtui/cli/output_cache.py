@@ -18,7 +18,6 @@ import contextlib
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,22 +40,6 @@ def stamp(digest: Any, *paths: Path | str | None) -> None:
             kept.stamp(digest, [str(path)])
             with contextlib.suppress(OSError):
                 digest.update(f"{os.stat(path).st_ctime_ns}\0".encode())
-
-
-def code_and_libraries(digest: Any, libraries: tuple[str, ...]) -> None:
-    """Every file of srtui's code, the installed ``libraries``' files, every metadata folder of
-    the import path, this interpreter."""
-    from srtui.engine import kept, source
-    from srtui.engine.methods import dist_cache
-
-    digest.update(f"{sys.executable}\0{sys.version}\0".encode())
-    for folder in source.code_folders():  # each room once, through no link (the package links them)
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(root, d)))
-            kept.stamp(digest, [os.path.join(root, f) for f in sorted(files) if not f.endswith(".pyc")])
-    for library in libraries:
-        kept.stamp(digest, kept.module_files(library))
-    dist_cache.metadata_stamp(digest)
 
 
 def store(digest: Any, db: Path) -> None:

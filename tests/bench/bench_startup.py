@@ -20,8 +20,11 @@ that workspace is printed against the floor too; and on the CPU time (issue #46:
 wall time), ``--help`` and a misspelt command < 0.5 s, ``run smok`` < 0.7 s. ``methods check
 linear`` (a throw-away workspace, a new one each call) is timed against the job's own wall time
 it reports (its record's ``wall_s``: from the worker's start, a fork of its method's server, to its
-exit seen): target its wall time <= the job's + 1 s; the spans beyond the job are printed under it,
-from the job's phase marks (``SRTUI_PHASE_LOG``); ``--only-check`` prints that line alone. The SRBench 2.0 folders
+exit seen): target its wall time <= the job's + 1 s, forked from the kept fork server an
+earlier check left (srtui.engine.process.kept_servers; one call first starts it), and printed
+beside it without one (``SRTUI_KEEP_SERVER_S=0``: the call starts its own); the spans beyond
+the job are printed under it, from the job's phase marks (``SRTUI_PHASE_LOG``);
+``--only-check`` prints those lines alone. The SRBench 2.0 folders
 ``sklearn_ridge`` and ``sklearn_linear`` are read in place from ``--methods`` (else
 ``$SRTUI_SRBENCH_METHODS``, else ``../shared/data/srbench-methods``); without them those lines
 say so. A 2021-style method file whose grid is built in a loop (``gplearn.py``: a job reads it)
@@ -195,10 +198,13 @@ CHECK_SPANS = (
 )
 
 
-def check_once(tmp: Path, log: Path) -> tuple[float, float, float, dict[str, float]]:
+def check_once(tmp: Path, log: Path, kept: bool = True) -> tuple[float, float, float, dict[str, float]]:
     """One `methods check linear --json`: (wall to its stdout's end, CPU, the job's wall_s, the
-    span of each CHECK_SPANS from its phase log)."""
+    span of each CHECK_SPANS from its phase log); ``kept``: its fork server is this user's kept
+    one (srtui.engine.process.kept_servers), else one of its own, started by the call."""
     env = {**_env(), "SRTUI_PHASE_LOG": str(log)}
+    if not kept:
+        env["SRTUI_KEEP_SERVER_S"] = "0"
     argv = [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"]
     at = {"start": time.time()}
     start = time.perf_counter()
@@ -236,26 +242,35 @@ def cold_score_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
 
 def check_lines(tmp: Path, repeat: int, floor: list[float]) -> None:
     """`methods check linear` against its job's own wall time (``wall_s`` of its --json: from the
-    worker's start, a fork of its server, to its exit seen), and what the rest is made of."""
-    walls, jobs, cpus, spans = [], [], [], []
-    for i in range(repeat):
-        floor.append(time_once(list(FLOOR), tmp)[1])
-        wall, cpu, job, span = check_once(tmp, tmp / f"check-phases-{i}.log")
-        walls.append(wall)
-        cpus.append(cpu)
-        jobs.append(job)
-        spans.append(span)
-    wall, job, cpu = statistics.median(walls), statistics.median(jobs), statistics.median(cpus)
-    ratio = cpu / statistics.median(floor)
-    line = f"srtui methods check linear  wall {wall:6.3f} s  CPU {cpu:6.3f} s  {ratio:4.1f}x floor"
-    line += f"  the job's own wall {job:5.3f} s, beyond it {wall - job:5.2f} s"
-    print(f"{line}  {target('srtui methods check linear beyond its job', wall - job, '<=', 1.0, ' s')}")
-    # the CPU above: the driver's and its fork server's (waited for); not the checkers' forkserver's
-    print("    its wall, span by span (medians):")
-    for a, _b, what in CHECK_SPANS:
-        values = [s[a] for s in spans if a in s]
-        if values:
-            print(f"      {statistics.median(values):6.3f} s  {what}")
+    worker's start, a fork of its server, to its exit seen), and what the rest is made of: warm
+    (the kept fork server of an earlier check, started by one call first: the target) and cold
+    (a server of its own, started by the call: printed beside it)."""
+    check_once(tmp, tmp / "check-phases-first.log")  # the kept server is there after this
+    for kept in (True, False):
+        walls, jobs, cpus, spans = [], [], [], []
+        for i in range(repeat):
+            floor.append(time_once(list(FLOOR), tmp)[1])
+            wall, cpu, job, span = check_once(tmp, tmp / f"check-phases-{kept}-{i}.log", kept)
+            walls.append(wall)
+            cpus.append(cpu)
+            jobs.append(job)
+            spans.append(span)
+        wall, job, cpu = statistics.median(walls), statistics.median(jobs), statistics.median(cpus)
+        ratio = cpu / statistics.median(floor)
+        name = "srtui methods check linear" + ("" if kept else ", cold")
+        line = f"{name:<33} wall {wall:6.3f} s  CPU {cpu:6.3f} s  {ratio:4.1f}x floor"
+        line += f"  the job's own wall {job:5.3f} s, beyond it {wall - job:5.2f} s"
+        if kept:
+            line += "  " + target("srtui methods check linear beyond its job", wall - job, "<=", 1.0, " s")
+        else:
+            line += "  (no kept server: SRTUI_KEEP_SERVER_S=0)"
+        print(line)
+        # the CPU above: the driver's and its own fork server's (waited for); not a kept server's
+        print("    its wall, span by span (medians):")
+        for a, _b, what in CHECK_SPANS:
+            values = [s[a] for s in spans if a in s]
+            if values:
+                print(f"      {statistics.median(values):6.3f} s  {what}")
 
 
 def command_lines(tmp: Path, methods: Path | None, repeat: int, floor: list[float]) -> None:

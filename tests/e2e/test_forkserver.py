@@ -260,7 +260,7 @@ def job(i, seconds=0.0):
 
 def server_pid():
     [server] = launch.POOL.servers.values()
-    return server.proc.pid
+    return server.pid
 
 first = job(0)
 print("first", first.status, first.model, server_pid(), flush=True)

@@ -1,0 +1,194 @@
+"""`methods check` forks its job from a fork server kept between commands (issue 56,
+srtui.engine.process.kept_servers): the second check finds the first one's server warm; a driver
+killed mid-job takes its job with it, not the server; an idle server leaves and removes its
+socket; a socket served by another account is refused. Each test has a temp directory of its
+own, so its private folder, and the servers in it, are its own (process checks stay scoped)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import REPO
+
+from srtui.engine.process import kept_servers
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """A temp directory of this test's, short enough for the sockets of its private folder."""
+    path = Path(tempfile.mkdtemp(prefix="kept-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _env(tmp: Path, idle_s: float = 60.0) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "XDG_RUNTIME_DIR")}
+    env.update({"TMPDIR": str(tmp), kept_servers.IDLE_ENV: str(idle_s), "PYTHONPATH": str(REPO)})
+    return env
+
+
+def _check(tmp: Path, name: str = "linear", idle_s: float = 60.0) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "srtui", "methods", "check", name, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp,
+        env=_env(tmp, idle_s),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "no kept fork server" not in proc.stderr, proc.stderr
+    found: dict[str, object] = json.loads(proc.stdout)
+    return found
+
+
+def _servers(tmp: Path) -> dict[str, int]:
+    """Socket name -> the pid listening there (its credentials), in this test's private folder."""
+    found = {}
+    for path in sorted((tmp / f"srtui-{os.geteuid()}").glob("fs-*.sock")):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
+            sock.connect(str(path))
+            found[path.name] = kept_servers.peer(sock)[0]
+    return found
+
+
+def _stop(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_second_check_forks_from_the_server_the_first_one_left(tmp_path: Path) -> None:
+    first = _check(tmp_path)
+    servers = _servers(tmp_path)
+    try:
+        assert len(servers) == 1
+        [pid] = servers.values()
+        server = psutil.Process(pid)
+        assert "--kept" in server.cmdline() and server.uids().real == os.getuid()
+        second = _check(tmp_path)
+        assert _servers(tmp_path) == servers  # the same server, not a new one
+        assert first["status"] == second["status"] == "ok"
+        assert first["r2_test"] == second["r2_test"]  # the same fit, seeded alike
+    finally:
+        _stop(list(servers.values()))
+
+
+def test_a_driver_killed_mid_job_takes_its_job_with_it_and_leaves_the_server(tmp_path: Path) -> None:
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "srtui", "methods", "check", "probe-sleep", "--time-limit", "120", "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+    )
+    servers: dict[str, int] = {}
+    try:
+        deadline, jobs = time.monotonic() + 120, list[psutil.Process]()
+        while time.monotonic() < deadline and not jobs:  # the job: a process of the server's with a token
+            time.sleep(0.2)
+            if (tmp_path / f"srtui-{os.geteuid()}").is_dir():
+                servers = _servers(tmp_path)
+                jobs = [p for pid in servers.values() for p in _tokened(pid)]
+        assert jobs, "the sleeping job never started"
+        driver.kill()
+        driver.wait()
+        _gone, alive = psutil.wait_procs(jobs, timeout=30)
+        assert not alive, f"the job outlived its driver: {alive}"
+        assert all(psutil.pid_exists(pid) for pid in servers.values())  # the server stays
+    finally:
+        driver.kill()
+        driver.wait()
+        _stop(list(servers.values()))
+
+
+def _tokened(server_pid: int) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.Process(server_pid).children(recursive=True):
+        try:
+            token = proc.environ().get("SRTUI_JOB_TOKEN", "")
+        except psutil.Error:
+            continue
+        if token and not token.startswith("forkserver-"):
+            found.append(proc)
+    return found
+
+
+def test_an_idle_server_leaves_and_takes_its_socket_with_it(tmp_path: Path) -> None:
+    _check(tmp_path, idle_s=2.0)
+    folder = tmp_path / f"srtui-{os.geteuid()}"
+    [sock] = folder.glob("fs-*.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
+        probe.connect(str(sock))
+        server = psutil.Process(kept_servers.peer(probe)[0])
+    try:
+        server.wait(timeout=60)  # idle 2 s after our probe's connection closed
+    except psutil.TimeoutExpired:
+        server.kill()
+        pytest.fail("the kept server did not leave when idle")
+    assert not list(folder.glob("fs-*.sock"))
+    _check(tmp_path, idle_s=2.0)  # and the next check starts a new one
+    _stop(list(_servers(tmp_path).values()))
+
+
+def test_a_socket_another_account_listens_on_is_refused_and_the_check_still_runs(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to listen as another account")
+    _check(tmp_path)  # the key's socket name, from a real check
+    folder = tmp_path / f"srtui-{os.geteuid()}"
+    [path] = folder.glob("fs-*.sock")
+    _stop(list(_servers(tmp_path).values()))
+    path.unlink()
+    # nobody listens on a socket in a folder it can reach; root moves it into ours
+    spot = Path(tempfile.mkdtemp(prefix="theirs-", dir="/tmp"))
+    os.chmod(spot, 0o777)
+    planted = spot / "planted.sock"
+    system_python = shutil.which("python3", path="/usr/bin:/bin")  # one another account may run
+    if system_python is None:
+        pytest.skip("no system python3 for another account")
+    other = subprocess.Popen(
+        [system_python, "-c", LISTEN, str(planted)], user=65534, group=65534, stdout=subprocess.PIPE, cwd="/"
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == b"listening"
+        os.rename(planted, path)
+        proc = subprocess.run(
+            [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+            env=_env(tmp_path),
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["status"] == "ok"
+        assert "served by another user's process: refused" in proc.stderr
+    finally:
+        other.kill()
+        other.wait()
+        shutil.rmtree(spot, ignore_errors=True)
+
+
+LISTEN = """
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1]); s.listen(4)
+print("listening", flush=True)
+while True:
+    c, _ = s.accept()
+    c.send(b'{"pid": 1}')
+"""
