@@ -86,8 +86,8 @@ def check_method(
     from srtui.engine.methods.srbench_dir import method_name, method_source
     from srtui.engine.process.launch import keep_servers
     from srtui.results.store.store import Store
-    from srtui.runs.options import RunRequest
     from srtui.runs.execution import execute
+    from srtui.runs.options import RunRequest
     from srtui.runs.planning import plan_run
 
     method_dirs: list[Path] = []
