@@ -98,6 +98,7 @@ def reuse(cache: Path, digest: str, out: Path) -> list[str] | None:
         data = read_file(figure, MAX_FIGURE)
         if hashlib.sha256(data).hexdigest() != body["sha256"]:
             return None
+        output_cache.used(figure)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
     except (OSError, ValueError, SrtuiError):

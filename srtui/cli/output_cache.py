@@ -7,9 +7,10 @@ same: the call's arguments (the caller's), the files it names (path, times, size
 every file of srtui's code (``srtui.engine.source.code_folders``), the installed files of the
 libraries that compute it and every distribution's metadata folder on the import path
 (``srtui.engine.methods.dist_cache``: an upgrade, or srtui's own version, which the outputs
-print), and this interpreter. An entry is JSON carrying a tag only this user can make
-(``srtui.engine.private.tag``) of its key and its content: an entry planted in the workspace,
-copied from another one, cut short or edited is a miss, never an answer (issue 56).
+print), and this interpreter. Each folder of entries is bounded (``prune``): past 256 MB or
+2,000 files, the least recently written or reused go. An entry is JSON carrying a tag only this
+user can make (``srtui.engine.private.tag``) of its key and its content: an entry planted in the
+workspace, copied from another one, cut short or edited is a miss, never an answer (issue 56).
 """
 
 from __future__ import annotations
@@ -18,11 +19,16 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 #: the largest entry read back
 MAX_ENTRY = 1 << 27
+#: what one folder of kept answers (scores, figures) holds at most: past either bound, the entries
+#: least recently written or reused go first (a paper's worth of figures fits many times over)
+FOLDER_CAP_BYTES = 256 << 20
+FOLDER_CAP_FILES = 2000
 #: the bytes of a write-ahead log's header: its salts change when the log is begun again
 WAL_HEADER = 32
 
@@ -79,7 +85,16 @@ def read(path: Path, key: str) -> Any:
     if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("tag"), str):
         return None
     body = entry.get("body")
-    return body if tagged(_tag_text(key, body), entry["tag"]) else None
+    if not tagged(_tag_text(key, body), entry["tag"]):
+        return None
+    used(path)
+    return body
+
+
+def used(path: Path) -> None:
+    """Mark a kept file just reused as recent, so ``prune`` removes the unused ones first."""
+    with contextlib.suppress(OSError):
+        os.utime(path, follow_symlinks=False)
 
 
 def write(path: Path, key: str, body: Any) -> None:
@@ -93,3 +108,25 @@ def write(path: Path, key: str, body: Any) -> None:
         data = json.dumps({"key": key, "body": body, "tag": tag(_tag_text(key, body))}).encode()
         if len(data) <= MAX_ENTRY:
             write_file(path, data, atomic=True)
+            prune(path.parent)
+
+
+def prune(folder: Path) -> int:
+    """Remove the oldest files (by modification: written or reused) of ``folder`` past
+    ``FOLDER_CAP_BYTES`` in all or ``FOLDER_CAP_FILES`` in number; how many went. A link is removed, never
+    followed; a figure without its entry, or an entry without its figure, is a miss."""
+    found = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                st = entry.stat(follow_symlinks=False)
+                found.append((st.st_mtime_ns, entry.path, st.st_size if stat.S_ISREG(st.st_mode) else 0))
+    found.sort(reverse=True)  # the newest first: kept while they fit
+    total, removed = 0, 0
+    for i, (_, path, size) in enumerate(found):
+        total += size
+        if total > FOLDER_CAP_BYTES or i >= FOLDER_CAP_FILES:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                removed += 1
+    return removed
