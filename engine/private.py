@@ -172,18 +172,23 @@ def private_dir(*parts: str) -> Path:
 SOCKET_BASE_MAX = 60
 
 
+#: where a short private folder is made when the usual one's path is too long for a socket
+SHORT_TMP = Path("/tmp")
+
+
 def socket_dir() -> Path:
-    """A private folder whose path is short enough for a socket under it: the private folder, or
-    (a long ``TMPDIR``) ``/tmp/srtui-UID``, checked as the private folder is (its spare folder
-    too); else (both spare folders too long: a long home) ``/tmp`` itself, where
-    multiprocessing makes its folder with ``mkdtemp`` (a name nobody can guess, 0700)."""
-    for usual in (base_dir(), Path("/tmp") / f"srtui-{os.geteuid()}"):
+    """A private folder whose path is short enough for a socket under it (multiprocessing's
+    forkserver, the kept fork servers): the private folder, or (a long ``TMPDIR``)
+    ``/tmp/srtui-UID``, checked as the private folder is (its spare folder too); else (both
+    spare folders too long: a long home) ``/tmp/srtui-UID-TAG``, TAG made with this user's key:
+    a name no other account can know to take first, the same for all of this user's processes."""
+    for usual in (base_dir(), SHORT_TMP / f"srtui-{os.geteuid()}"):
         if len(os.fsencode(usual)) > SOCKET_BASE_MAX:
             continue
         folder = _resolved(usual)
         if len(os.fsencode(folder)) <= SOCKET_BASE_MAX:
             return folder
-    return Path("/tmp")
+    return _checked(SHORT_TMP / f"srtui-{os.geteuid()}-{tag('socket folder')[:16]}")
 
 
 def multiprocessing_sockets_in_private() -> None:

@@ -165,7 +165,8 @@ def test_a_private_folder_another_account_made_first_is_never_used_nor_stops_srt
 
 def methods_check(tmpdir: Path) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "srtui", "methods", "check", "probe-noop"]
-    return subprocess.run(argv, env=env_with(tmpdir), capture_output=True, text=True, timeout=600, cwd=tmpdir)
+    env = {**env_with(tmpdir), "SRTUI_KEEP_SERVER_S": "0"}  # no fork server outlives the test's folders
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=tmpdir)
 
 
 def test_a_link_or_a_file_another_account_planted_does_not_stop_a_command(shared: Path) -> None:

@@ -176,6 +176,38 @@ def test_a_socket_folder_goes_to_the_spare_folder_too(tmp_path: Path, monkeypatc
         shutil.rmtree(short, ignore_errors=True)
 
 
+def test_a_socket_folder_with_no_short_private_folder_has_a_name_only_this_user_knows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long TMPDIR, another account's ``/tmp/srtui-UID`` and a long home: the kept fork
+    servers' sockets never go into /tmp itself, but into a folder named with this user's key."""
+    needs_root()
+    import shutil
+    import tempfile
+
+    short = Path(tempfile.mkdtemp(prefix="s19-", dir="/tmp"))  # stands for /tmp
+    try:
+        long = tmp_path / ("x" * 70)
+        (long / "home").mkdir(parents=True, mode=0o700)
+        monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        monkeypatch.setenv("HOME", str(long / "home"))
+        monkeypatch.setattr(tempfile, "tempdir", str(long))
+        monkeypatch.setattr(private, "SHORT_TMP", short)
+        monkeypatch.setattr(private, "_WARNED", set())
+        (short / f"srtui-{os.geteuid()}").mkdir(mode=0o700)
+        os.chown(short / f"srtui-{os.geteuid()}", OTHER, OTHER)
+        folder = private.socket_dir()
+        assert folder.parent == short and folder.name == f"srtui-{os.geteuid()}-{private.tag('socket folder')[:16]}"
+        st = folder.lstat()
+        assert st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
+        assert private.socket_dir() == folder and len(os.fsencode(folder)) <= private.SOCKET_BASE_MAX
+        assert (long / f"srtui-{os.geteuid()}" / "key").exists()  # the key: in the (long) private folder
+        assert not any(p.name.endswith(".sock") for p in short.iterdir())
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
 def test_files_open_through_no_link_and_only_if_ours(tmpdir_env: Path) -> None:
     folder = private.private_dir("cores")
     target = tmpdir_env / "elsewhere"
