@@ -4,9 +4,15 @@ Pid records of Dask workers' jobs, core locks, the fork servers' cwd: before thi
 lived under names like ``$TMPDIR/srtui-pids-UID-HASH`` in the shared temp directory, where
 another account could plant them first (a record naming a root process, a ``core-N`` link to a
 root-owned file). Now everything goes under ``$XDG_RUNTIME_DIR/srtui`` (when that is set and
-ours) or ``<tempdir>/srtui-UID``, made 0700 and checked on every use: a folder of another owner,
-a link or a group/world-accessible mode is refused in one line, never repaired. Files in it
-open with ``O_NOFOLLOW``. A record is acted on only when its file is ours and carries a tag
+ours) or ``<tempdir>/srtui-UID``, made 0700 and checked on every use: a link, a file or a
+group/world-accessible mode of ours is refused in one line, never repaired. What another account
+put at that name (a folder, a link, a file) is never used either, but neither does it stop srtui:
+it goes to a spare folder in a place only this user can write, ``<cache>/srtui/run-HOST-DIGEST``
+(``$XDG_CACHE_HOME`` or ``~/.cache``; DIGEST: of the usual folder's path), every part checked,
+with a one-line warning per process. Once the spare folder exists, every process of this user
+that would use that usual folder uses it (whatever is there now), so concurrent processes agree
+on one folder (their fork servers, pid records and core locks). Files in it open with
+``O_NOFOLLOW``. A record is acted on only when its file is ours and carries a tag
 made with ``secret()``, a key only this user can read.
 """
 
@@ -33,6 +39,11 @@ class PrivateDirError(SrtuiError):
     """The private folder (or a file in it) is not this user's alone; one line."""
 
 
+class ForeignDirError(PrivateDirError):
+    """What sits at a private folder's name belongs to another account: never used, but srtui
+    goes to its spare folder (``spare_dir``) rather than failing."""
+
+
 def base_dir() -> Path:
     """Where the private folder is: ``$XDG_RUNTIME_DIR/srtui`` when that runtime dir exists and
     is ours, else ``<tempdir>/srtui-UID``."""
@@ -48,19 +59,18 @@ def base_dir() -> Path:
 
 
 def _checked(path: Path) -> Path:
-    """``path`` made 0700 if missing, then refused unless it is a real folder of ours, 0700."""
+    """``path`` made 0700 if missing, then refused unless it is a real folder of ours, 0700
+    (``ForeignDirError`` when what is there, of any kind, is another account's)."""
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
     try:
         st = os.lstat(path)
     except OSError as exc:
         raise PrivateDirError(f"srtui's private folder {path} is unusable: {exc.strerror}") from None
+    if st.st_uid != os.geteuid():  # first: a link or a file another account planted is theirs too
+        raise ForeignDirError(f"srtui's private folder {path} belongs to uid {st.st_uid}, not {os.geteuid()}: refused")
     if not stat.S_ISDIR(st.st_mode):
         raise PrivateDirError(f"srtui's private folder {path} is not a folder (a link or a file): refused")
-    if st.st_uid != os.geteuid():
-        raise PrivateDirError(
-            f"srtui's private folder {path} belongs to uid {st.st_uid}, not {os.geteuid()}: refused (remove it)"
-        )
     if st.st_mode & 0o077:
         raise PrivateDirError(
             f"srtui's private folder {path} has mode {stat.S_IMODE(st.st_mode):o}, not 700: refused (remove it)"
@@ -68,9 +78,88 @@ def _checked(path: Path) -> Path:
     return path
 
 
+def spare_dir(usual: Path) -> Path:
+    """Where srtui goes when another account holds ``usual``: ``<cache>/srtui/run-HOST-DIGEST``,
+    in this user's own cache folder, one per host (a home shared over NFS) and per usual folder."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(xdg) and not os.path.isabs(os.environ.get("HOME", "/")):
+        raise RuntimeError("no home folder (HOME is not an absolute path)")  # HOME="" would be /
+    cache = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    host = "".join(c if c.isalnum() or c in "-._" else "_" for c in os.uname().nodename)[:64]
+    return cache / "srtui" / f"run-{host}-{hashlib.sha1(os.fsencode(usual)).hexdigest()[:8]}"
+
+
+def _steady(path: Path, st: os.stat_result) -> None:
+    """A folder the spare folder sits in: this user's or root's, and nobody else may rename
+    what is in it (not group/world-writable, or sticky as /tmp)."""
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (os.geteuid(), 0):
+        raise PrivateDirError(f"{path} is not a folder of uid {os.geteuid()}")
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        raise PrivateDirError(f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):o})")
+
+
+def _spare(usual: Path, why: str) -> Path:
+    """``spare_dir(usual)``, each part made 0700 if missing and checked: the cache folder and its
+    parent steady (``_steady``; links followed: a cache moved to another disk), ``srtui`` a real
+    folder of ours, the spare folder as the private folder (``_checked``)."""
+    try:
+        spare = spare_dir(usual)
+        top = spare.parent
+        _steady(top.parent.parent, os.stat(top.parent.parent))
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(top.parent, 0o700)
+        _steady(top.parent, os.stat(top.parent))
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(top, 0o700)
+        st = os.lstat(top)
+        if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid():
+            raise PrivateDirError(f"{top} is not a folder of uid {os.geteuid()}")
+        _steady(top, st)
+        return _checked(spare)
+    except (PrivateDirError, OSError, RuntimeError) as exc:  # RuntimeError: no home folder
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise PrivateDirError(f"{why}; its spare folder is unusable: {detail}") from None
+
+
+def _resolved(usual: Path) -> Path:
+    """``usual`` checked, or its spare folder where another account holds it (or once did: a
+    spare folder that exists is used by every process, so all of them agree)."""
+    try:
+        gone = os.path.lexists(spare_dir(usual))
+    except RuntimeError:  # no home folder: the usual folder or nothing
+        gone = False
+    if not gone:
+        try:
+            return _checked(usual)
+        except ForeignDirError as exc:
+            return _went(usual, str(exc))
+    try:
+        owner = os.lstat(usual).st_uid
+    except OSError:
+        owner = os.geteuid()
+    if owner == os.geteuid():  # nobody else's now: stay with the processes already there
+        return _spare(usual, f"srtui's private folder {usual} was refused once, its spare folder used since")
+    return _went(usual, f"srtui's private folder {usual} belongs to uid {owner}, not {os.geteuid()}: refused")
+
+
+def _went(usual: Path, why: str) -> Path:
+    """The spare folder of a refused ``usual``, said once per process (stderr, one line)."""
+    import sys
+
+    spare = _spare(usual, why)
+    if usual not in _WARNED:
+        _WARNED.add(usual)
+        print(f"srtui: warning: {why}; using {spare} instead", file=sys.stderr)
+    return spare
+
+
+_WARNED: set[Path] = set()
+
+
 def private_dir(*parts: str) -> Path:
-    """The private folder (or a folder under it, each made 0700), checked now."""
-    path = _checked(base_dir())
+    """The private folder (or a folder under it, each made 0700), checked now: ``base_dir()``,
+    or its spare folder where another account holds it."""
+    path = _resolved(base_dir())
     for part in parts:
         if not part or "/" in part or part in (".", ".."):
             raise ValueError(f"not a folder name: {part!r}")
@@ -83,13 +172,23 @@ def private_dir(*parts: str) -> Path:
 SOCKET_BASE_MAX = 60
 
 
+#: where a short private folder is made when the usual one's path is too long for a socket
+SHORT_TMP = Path("/tmp")
+
+
 def socket_dir() -> Path:
-    """A private folder whose path is short enough for a socket under it: the private folder, or
-    (a long ``TMPDIR``) ``/tmp/srtui-UID``, checked as the private folder is."""
-    base = base_dir()
-    if len(os.fsencode(base)) <= SOCKET_BASE_MAX:
-        return private_dir()
-    return _checked(Path("/tmp") / f"srtui-{os.geteuid()}")
+    """A private folder whose path is short enough for a socket under it (multiprocessing's
+    forkserver, the kept fork servers): the private folder, or (a long ``TMPDIR``)
+    ``/tmp/srtui-UID``, checked as the private folder is (its spare folder too); else (both
+    spare folders too long: a long home) ``/tmp/srtui-UID-TAG``, TAG made with this user's key:
+    a name no other account can know to take first, the same for all of this user's processes."""
+    for usual in (base_dir(), SHORT_TMP / f"srtui-{os.geteuid()}"):
+        if len(os.fsencode(usual)) > SOCKET_BASE_MAX:
+            continue
+        folder = _resolved(usual)
+        if len(os.fsencode(folder)) <= SOCKET_BASE_MAX:
+            return folder
+    return _checked(SHORT_TMP / f"srtui-{os.geteuid()}-{tag('socket folder')[:16]}")
 
 
 def multiprocessing_sockets_in_private() -> None:

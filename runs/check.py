@@ -56,7 +56,7 @@ def start_early(name: str, env: str | None = None) -> bool:
     keep_servers()  # its server is a kept one: the next check forks from it warm
     from srtui.engine.process.launch_choice import DEFAULT_LAUNCHER, choose
 
-    private_dir()  # checked first, as the plan does: a folder of another owner starts nothing
+    private_dir()  # checked first, as the plan does: a folder of ours left open starts nothing
     try:
         fork_safe = not found.optional or bool(registry.load(name).fork_safe)
     except registry.MethodError:

@@ -177,7 +177,7 @@ def plan_run(workspace: Workspace, req: RunRequest, *, write_data: bool = True) 
         from srtui.engine.outcome_check import start_checkers
         from srtui.engine.private import private_dir
 
-        private_dir()  # checked first: a folder of another owner is refused before anything starts
+        private_dir()  # checked first: a folder of ours left open is refused before anything starts
         start_checkers()
     setting = _setting(workspace, req)
     method_refs, notes = folder_refs(req)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +59,21 @@ def srtui(
     if check and proc.returncode != 0:
         raise AssertionError(f"srtui {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def start_srtui(*args: str, env: dict | None = None, **popen: Any) -> subprocess.Popen:
+    """Start the real `srtui` CLI (as `python -m srtui`) without waiting for it: a driver a test
+    kills, interrupts or polls. The environment is `srtui`'s (this one without SRTUI_WORKSPACE,
+    plus ``env``); stdout and stderr go to /dev/null unless ``popen`` says (``stdout=``,
+    ``stderr=``, ``text=``)."""
+    full_env = dict(os.environ)
+    full_env.pop("SRTUI_WORKSPACE", None)
+    full_env.update(env or {})
+    popen.setdefault("stdout", subprocess.DEVNULL)
+    popen.setdefault("stderr", subprocess.DEVNULL)
+    from probe_folders import as_launched
+
+    return subprocess.Popen([sys.executable, "-m", "srtui", *as_launched(args)], env=full_env, **popen)
 
 
 def results_json(workspace: Path) -> list[dict]:

@@ -6,6 +6,8 @@ the commands' own imports stay inside them, so `srtui --help` and `srtui status`
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import sys
 
@@ -37,16 +39,29 @@ def main(argv: list[str] | None = None) -> None:
 
     Every command lets an srtui.engine.errors.SrtuiError through to here, where it is printed the
     same way (``srtui: error: MESSAGE``) with its exit code (2; 130 for a run interrupted
-    before it began). stdout and stderr show control characters visibly (srtui.engine.textsafe)."""
+    before it began). stdout and stderr show control characters visibly (srtui.engine.textsafe).
+    A stdout that cannot be written ends any command with exit 1 (``STDOUT_GONE``), quietly when
+    its reader went away (``| head``), in one line when it was closed (``>&-``)."""
     from srtui.engine.errors import SrtuiError
     from srtui.engine.textsafe import SafeStream
 
     one_blas_thread()
     # interpreters get -P when a command is resolved to run (srtui.cli.lazy): not for --help
     if not isinstance(sys.stdout, SafeStream):
+        if sys.stdout is None:  # started with fd 1 closed
+            sys.stdout = _closed_stdout()
         sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
-        app(args=optional_values(sys.argv[1:] if argv is None else argv), prog_name="srtui", standalone_mode=True)
+        try:
+            app(args=optional_values(sys.argv[1:] if argv is None else argv), prog_name="srtui", standalone_mode=True)
+        except SystemExit:
+            sys.stdout.flush()  # now, not as the interpreter exits, where a broken pipe is a traceback
+            raise
+    except StdoutClosed:
+        _one_line("standard output is closed: nothing could be written", STDOUT_GONE)
+    except BrokenPipeError:  # the reader went away (typer ends its own so, exit 1, quietly)
+        _quiet_stdout()
+        sys.exit(STDOUT_GONE)
     except SrtuiError as exc:
         _one_line(exc.one_line(), exc.exit_code)
     except OSError as exc:  # read-only or full file system, permissions
@@ -55,6 +70,43 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         _database_error(exc)
         raise
+
+
+#: the exit status of a command whose stdout cannot be written (closed, or its reader gone):
+#: 1, as typer ends one whose reader went away (EPIPE) while it runs
+STDOUT_GONE = 1
+
+
+class StdoutClosed(OSError):
+    """A write to a stdout that was closed when srtui started."""
+
+
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout when srtui started with fd 1 closed: every write fails (``StdoutClosed``)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise StdoutClosed(errno.EBADF, "standard output is closed")
+
+
+def _closed_stdout() -> io.TextIOBase:
+    """A stdout that fails every write; fd 1 gets /dev/null, so no file srtui opens later takes
+    fd 1 (a database a child process would then print into)."""
+    _quiet_stdout()
+    return _ClosedStdout()
+
+
+def _quiet_stdout() -> None:
+    """fd 1 points at /dev/null: what is still buffered for it has nowhere left to fail."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    if null != 1:
+        os.dup2(null, 1)
+        os.close(null)
 
 
 #: the threading knobs of the BLAS libraries numpy and scipy load

@@ -8,13 +8,12 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from conftest import FALLBACK, results_json, srtui
+from conftest import FALLBACK, results_json, srtui, start_srtui
 
 from srtui.engine.process.tree import processes_with_token
 
@@ -106,27 +105,8 @@ def test_killed_worker_job_is_lost_then_retried(workspace: Path, suite_file, lau
         limits={"time_s": 60, "grace_s": 1},
         params={"probe-sleep": {"seconds": 3}},
     )
-    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "srtui",
-            "run",
-            str(suite),
-            *DASK,
-            "--jobs",
-            "2",
-            "--launcher",
-            launcher,
-            "--workspace",
-            str(workspace),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    args = ("run", str(suite), *DASK, "--jobs", "2", "--launcher", launcher, "--workspace", str(workspace))
+    driver = start_srtui(*args, stderr=subprocess.PIPE, text=True)
     # wait for a job whose worker has reported its pid: that job runs now, on a known worker
     victim_job = job_pid = None
     deadline = time.monotonic() + 90
@@ -171,15 +151,8 @@ def test_ctrl_c_interrupts_running_jobs_and_keeps_workers(workspace: Path, suite
     suite = suite_file(
         name="stop", methods=("probe-sleep",), seeds=(1, 2, 3, 4, 5), limits={"time_s": 60, "grace_s": 1}
     )
-    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    args = ("run", str(suite), *DASK, "--jobs", "2", "--workspace", str(workspace))
+    driver = start_srtui(*args, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         time.sleep(0.2)

@@ -5,16 +5,13 @@ its host's folder for the workspace, so an env-cleared, double-forked escapee of
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from conftest import FALLBACK, srtui
+from conftest import FALLBACK, srtui, start_srtui
 
 pytest.importorskip("distributed", reason="the dask backend needs dask[distributed]")
 
@@ -36,12 +33,9 @@ def test_escapee_of_a_dask_job_of_a_killed_driver_is_killed_by_the_next_run(
         limits={"time_s": 120},
         params={"probe-escape": {"clear_env": True, "wait_s": 100}},
     )
-    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK}
-    env.pop("SRTUI_WORKSPACE", None)
+    env = {"SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK}
     args = ["run", str(suite), "--backend", "dask", "--cluster", "local", "--workspace", str(workspace)]
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    driver = start_srtui(*args, env=env)
     pid = 0
     try:
         deadline = time.monotonic() + 120

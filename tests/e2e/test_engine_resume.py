@@ -6,13 +6,11 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import results_json, srtui
+from conftest import results_json, srtui, start_srtui
 
 from srtui.engine.process.tree import processes_with_token
 
@@ -48,26 +46,7 @@ def test_driver_killed_mid_run_then_resumed(workspace: Path, suite_file, launche
         limits={"time_s": 20, "grace_s": 1},
         params={"probe-sleep": {"seconds": 0.6}},
     )
-    env = dict(os.environ)
-    env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "srtui",
-            "run",
-            "--launcher",
-            launcher,
-            str(suite),
-            "--jobs",
-            "2",
-            "--workspace",
-            str(workspace),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    driver = start_srtui("run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace))
     # wait until some jobs are done and some are running, then kill the driver outright
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -139,26 +118,7 @@ def _started_by(driver_pid: int) -> list[int]:
 @pytest.mark.slow  # over 8 s on a quiet machine: CI's slow step runs it
 def test_status_json_answers_during_a_run(workspace: Path, suite_file, launcher: str) -> None:
     suite = suite_file(methods=("probe-sleep",), seeds=(1, 2), params={"probe-sleep": {"seconds": 4}})
-    env = dict(os.environ)
-    env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "srtui",
-            "run",
-            "--launcher",
-            launcher,
-            str(suite),
-            "--jobs",
-            "2",
-            "--workspace",
-            str(workspace),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    driver = start_srtui("run", "--launcher", launcher, str(suite), "--jobs", "2", "--workspace", str(workspace))
     try:
         seen_running = False
         deadline = time.monotonic() + 30

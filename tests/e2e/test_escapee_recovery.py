@@ -5,17 +5,13 @@ through the record of the job's processes (pid, start time, session), under both
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from conftest import FALLBACK, srtui
-from probe_folders import as_launched
+from conftest import FALLBACK, srtui, start_srtui
 
 
 def _alive(pid: int) -> bool:
@@ -35,19 +31,8 @@ def test_env_cleared_escapee_of_a_killed_driver_is_killed_by_the_next_run(
         limits={"time_s": 120},
         params={"probe-escape": {"clear_env": True, "wait_s": 100}},
     )
-    env = {**os.environ, "SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK}
-    env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "srtui",
-            *as_launched(["run", "--launcher", contained_launcher, str(suite), "--workspace", str(workspace)]),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    env = {"SRTUI_PROBE_PIDFILE": str(pidfile), **FALLBACK}
+    driver = start_srtui("run", "--launcher", contained_launcher, str(suite), "--workspace", str(workspace), env=env)
     pid = 0
     try:
         deadline = time.monotonic() + 120

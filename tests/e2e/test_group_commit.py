@@ -4,17 +4,15 @@ when the driver is then killed with SIGKILL; a record that fails inside a batch 
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
-from conftest import srtui
+from conftest import srtui, start_srtui
 
 from srtui.engine.process.job_io import now_iso
 from srtui.engine.spec import JobSpec, Limits
@@ -28,26 +26,8 @@ REPORTED = re.compile(r"^\[\d+/\d+\] \S+\s+probe-noop\s+seed (\d+)\s+(\w+)\s")
 @pytest.mark.slow  # a real run killed mid-way, then checked
 def test_a_driver_killed_with_sigkill_loses_no_job_it_reported(workspace: Path, suite_file) -> None:
     suite = suite_file(name="kill9", methods=("probe-noop",), seeds=tuple(range(1, 61)))
-    env = dict(os.environ)
-    env.pop("SRTUI_WORKSPACE", None)
-    driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "srtui",
-            "run",
-            str(suite),
-            "--jobs",
-            "2",
-            "--no-metrics",
-            "--workspace",
-            str(workspace),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    args = ("run", str(suite), "--jobs", "2", "--no-metrics", "--workspace", str(workspace))
+    driver = start_srtui(*args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     reported: dict[int, str] = {}
     enough = threading.Event()
 

@@ -5,7 +5,6 @@ killed driver without recomputing anything stored, and shown by `srtui status` w
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -15,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import poll_db, srtui
+from conftest import poll_db, srtui, start_srtui
 
 FAST = ("smoke", "--methods", "linear,poly2", "--jobs", "2", "--time-limit", "120")
 
@@ -87,13 +86,7 @@ def test_a_driver_killed_in_the_metrics_resumes_them_and_recomputes_nothing(tmp_
     ws = tmp_path / "ws"
     # 96 jobs: their metrics outlast the `srtui status` call below, however fast the slots are
     args = ("smoke", "--methods", "linear,poly2", "--seeds", "24", "--jobs", "2", "--workspace", str(ws))
-    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "run", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    driver = start_srtui("run", *args)
     done_sql = "SELECT count(*) FROM metrics WHERE name = '_version'"
     shown: list[dict] = []
     deadline = time.monotonic() + 240

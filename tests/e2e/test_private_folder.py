@@ -7,7 +7,8 @@ through any link. These tests plant files as a real second account (``srtuitest`
 ``runuser``): a record naming a process of ours (a ``sleep`` carrying this test's own token) in
 the old folder, in the workspace's ``cache/pids`` and in a private folder the other account made
 first; core-lock links to a file that must never be created. Nothing is killed or created, and
-a private folder of another owner is refused in one line."""
+a private folder of another owner is never used, nor does it stop srtui (session 19): srtui says
+so in one line and goes to its spare folder in its home's cache, checked the same way."""
 
 from __future__ import annotations
 
@@ -70,9 +71,27 @@ def record_of(pid: int) -> str:
 
 
 def env_with(tmpdir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "XDG_RUNTIME_DIR")}
+    """The temp dir and a home of this test's own (``tmpdir/home``: where a spare folder goes)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SRTUI_WORKSPACE", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME")}
     env["TMPDIR"] = str(tmpdir)
+    (tmpdir / "home").mkdir(mode=0o700, exist_ok=True)
+    env["HOME"] = str(tmpdir / "home")
     return env
+
+
+def spare_of(tmpdir: Path) -> Path:
+    """The spare folder of ``tmpdir``'s private folder (srtui.engine.private.spare_dir)."""
+    usual = tmpdir / f"srtui-{os.geteuid()}"
+    code = "from pathlib import Path; from srtui.engine.private import spare_dir; "
+    code += f"print(spare_dir(Path({str(usual)!r})))"
+    done = subprocess.run([sys.executable, "-P", "-c", code], env=env_with(tmpdir), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.strip())
+
+
+def warnings_in(stderr: str) -> list[str]:
+    assert "Traceback" not in stderr, stderr[-2000:]
+    return [line for line in stderr.splitlines() if line.startswith("srtui: warning:")]
 
 
 def srtui_run(workspace: Path, tmpdir: Path, suite: Path) -> subprocess.CompletedProcess[str]:
@@ -114,9 +133,12 @@ def test_records_another_account_planted_are_never_acted_on(shared: Path, victim
     assert victim.is_running() and victim.status() != psutil.STATUS_ZOMBIE
 
 
-def test_a_private_folder_another_account_made_first_is_refused(shared: Path, victim, suite: Path) -> None:
+def test_a_private_folder_another_account_made_first_is_never_used_nor_stops_srtui(
+    shared: Path, victim, suite: Path
+) -> None:
     """The other account makes ``$TMPDIR/srtui-0`` (root's private folder) itself, with a record
-    and core-lock links inside: srtui refuses the folder in one line, kills and creates nothing."""
+    and core-lock links inside: srtui uses none of it, says so in one line and runs in its spare
+    folder; nothing is killed, nothing created where a link points."""
     target = shared / "root-would-create-this"
     folder = shared / f"srtui-{os.geteuid()}"
     as_other("mkdir", "-m", "0700", str(folder))
@@ -125,16 +147,71 @@ def test_a_private_folder_another_account_made_first_is_refused(shared: Path, vi
     for core in range(os.cpu_count() or 1):
         as_other("ln", "-s", str(target), str(folder / "cores" / "y" / f"core-{core}"))
     proc = srtui_run(shared / "ws", shared, suite)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    spare, warned = spare_of(shared), warnings_in(proc.stderr)
+    assert len(warned) == 1, proc.stderr
+    assert f"{folder} belongs to uid" in warned[0] and "refused" in warned[0] and f"using {spare} instead" in warned[0]
+    st = spare.lstat()
+    assert st.st_uid == os.geteuid() and (st.st_mode & 0o777) == 0o700 and (spare / "key").exists()
+    # a Dask worker's core lock (srtui.engine.backends.dask_worker.worker_core), in a process of its own
+    code = "from srtui.engine.backends.dask_worker import worker_core; print(worker_core('y'))"
+    lock = subprocess.run([sys.executable, "-P", "-c", code], env=env_with(shared), capture_output=True, text=True)
+    assert lock.returncode == 0 and len(warnings_in(lock.stderr)) == 1, lock.stderr
+    assert list((spare / "cores" / hashlib.sha1(b"y").hexdigest()[:12]).iterdir()), "the lock is in the spare folder"
+    assert not target.exists(), "a core lock was created where another account's link pointed"
+    assert victim.is_running() and victim.status() != psutil.STATUS_ZOMBIE
+    assert {p.name for p in folder.iterdir()} == {"pids", "cores"}, "srtui wrote into the other account's folder"
+
+
+def methods_check(tmpdir: Path) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "srtui", "methods", "check", "probe-noop"]
+    env = {**env_with(tmpdir), "SRTUI_KEEP_SERVER_S": "0"}  # no fork server outlives the test's folders
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=tmpdir)
+
+
+def test_a_link_or_a_file_another_account_planted_does_not_stop_a_command(shared: Path) -> None:
+    """`srtui methods check` (it needs the private folder) with another account's link or file at
+    its name: it works in the spare folder, with one warning; once the spare folder exists, a
+    later command goes there too (quietly) after the planted file is gone, so every process of
+    this user agrees on one folder."""
+    folder = shared / f"srtui-{os.geteuid()}"
+    elsewhere = shared / "elsewhere"
+    as_other("mkdir", "-m", "0777", str(elsewhere))
+    as_other("ln", "-s", str(elsewhere), str(folder))
+    proc = methods_check(shared)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    spare = spare_of(shared)
+    warned = warnings_in(proc.stderr)
+    assert len(warned) == 1 and str(folder) in warned[0] and str(spare) in warned[0], proc.stderr
+    assert not list(elsewhere.iterdir()), "srtui wrote through the other account's link"
+    as_other("rm", str(folder))
+    as_other("touch", str(folder))
+    proc = methods_check(shared)
+    assert proc.returncode == 0 and len(warnings_in(proc.stderr)) == 1, proc.stderr[-2000:]
+    as_other("rm", str(folder))
+    proc = methods_check(shared)
+    assert proc.returncode == 0 and warnings_in(proc.stderr) == [], proc.stderr[-2000:]
+    assert not folder.exists(), "a later process went back to the usual folder"
+
+
+def test_a_spare_folder_another_account_made_first_is_refused_in_one_line(shared: Path) -> None:
+    """The spare folder is owner-checked too: a home cache others may write in (sticky, as /tmp)
+    where the other account made ``srtui`` first: the command fails in one line naming both
+    folders, and never uses either."""
+    folder = shared / f"srtui-{os.geteuid()}"
+    as_other("mkdir", "-m", "0700", str(folder))
+    env_with(shared)
+    (shared / "home").chmod(0o711)  # the other account may pass through, not write
+    cache = shared / "home" / ".cache"
+    cache.mkdir(mode=0o700)
+    cache.chmod(0o1777)
+    as_other("mkdir", "-m", "0777", str(cache / "srtui"))
+    proc = methods_check(shared)
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert str(folder) in lines[0] and "refused" in lines[0]
-    # a Dask worker's core lock (srtui.engine.backends.dask_worker.worker_core), in a process of its own
-    code = "from srtui.engine.backends.dask_worker import worker_core; worker_core('y')"
-    lock = subprocess.run([sys.executable, "-P", "-c", code], env=env_with(shared), capture_output=True, text=True)
-    assert lock.returncode != 0 and "refused" in lock.stderr.strip().splitlines()[-1]
-    assert not target.exists(), "a core lock was created where another account's link pointed"
-    assert victim.is_running() and victim.status() != psutil.STATUS_ZOMBIE
+    assert str(folder) in lines[0] and f"{cache / 'srtui'} is not a folder of uid" in lines[0], lines[0]
+    assert not list((cache / "srtui").iterdir())
 
 
 def test_core_locks_never_follow_links_planted_in_the_old_folder(shared: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import poll_db, results_json, srtui
+from conftest import poll_db, results_json, srtui, start_srtui
 
 from srtui.engine.protocols import ProtocolError, best_configuration, get_protocol, kfold
 
@@ -111,34 +111,13 @@ def test_protocol_from_the_suite_file_and_bad_names_on_the_command_line(workspac
 
 @pytest.mark.slow
 def test_a_driver_killed_mid_tuning_resumes_to_the_same_choice(workspace: Path, suite_file) -> None:
-    import os
     import signal
-    import subprocess
-    import sys
     import time
 
     from srtui.engine.protocols import best_configuration
 
     suite = suite_file(name="killed", methods=("ridge",), seeds=(1, 2))
-    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "srtui",
-            "run",
-            str(suite),
-            "--protocol",
-            "srbench2025",
-            "--jobs",
-            "2",
-            "--workspace",
-            str(workspace),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    driver = start_srtui("run", str(suite), "--protocol", "srbench2025", "--jobs", "2", "--workspace", str(workspace))
     done, deadline = 0, time.monotonic() + 120
     while done < 4 and time.monotonic() < deadline:
         time.sleep(0.2)

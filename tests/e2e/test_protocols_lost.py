@@ -5,15 +5,12 @@ says why the fold has no score."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import poll_db, srtui
+from conftest import poll_db, srtui, start_srtui
 
 from srtui.engine.scaling import SCALING_KEY
 from srtui.engine.spec import MAX_AUTO_ATTEMPTS
@@ -48,13 +45,7 @@ def test_only_a_job_lost_on_its_last_attempt_is_given_up() -> None:
 def _kill_while_the_slow_job_runs(suite: Path, workspace: Path, attempt: int) -> None:
     """Start a driver, SIGKILL it while the slow job runs its ``attempt`` (the row of the attempt
     killed before stays 'running' until this driver's recovery records it lost)."""
-    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "1", "--workspace", str(workspace)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    driver = start_srtui("run", str(suite), "--jobs", "1", "--workspace", str(workspace))
     deadline = time.monotonic() + 180
     running: list[tuple] = []
     while not running and time.monotonic() < deadline and driver.poll() is None:

@@ -5,15 +5,12 @@ the tuning jobs on the Dask backend, and the Done-when run of linear, ridge, gpl
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import poll_db, srtui
+from conftest import poll_db, srtui, start_srtui
 
 from srtui.engine.protocols import best_configuration, halving_best, halving_keep, mean_scores
 
@@ -95,13 +92,7 @@ def test_a_driver_killed_mid_tuning_resumes_to_one_final_job_each(
     workspace: Path, tmp_path: Path, protocol: str, n_tuning: int
 ) -> None:
     suite = _suite(tmp_path, "killed", protocol, ["ridge"], [1, 2], ["smoke-interaction"])
-    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "run", str(suite), "--jobs", "2", "--workspace", str(workspace)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    driver = start_srtui("run", str(suite), "--jobs", "2", "--workspace", str(workspace))
     deadline = time.monotonic() + 180
     while _ok_count(workspace) < 6 and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.1)
