@@ -66,9 +66,39 @@ def key(family: str, server_env: dict[str, str], python: str, mode: str) -> str:
     shared = {k: v for k, v in sorted(server_env.items()) if k not in PER_DRIVER}
     # the driver's cgroup too: a job moves itself from its server's into the driver's job cgroup,
     # which an ordinary user may do only within a tree delegated to them
-    digest.update(json.dumps([family, python, mode, os.geteuid(), own(), shared]).encode())
+    digest.update(json.dumps([family, python, mode, os.geteuid(), own(), shared, inherited()]).encode())
     code_and_libraries(digest, ())
     return digest.hexdigest()[:24]
+
+
+#: the lines of /proc/thread-self/status a started server inherits from the thread starting it
+_STATUS = ("Umask", "SigBlk", "SigIgn", "NoNewPrivs", "Seccomp", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+
+
+def inherited() -> list[object]:
+    """What a server inherits from the driver that starts it and hands on to every job it forks,
+    which the job does not set itself: resource limits, umask, nice, affinity, ignored and blocked
+    signals, capabilities, no-new-privileges, seccomp, OOM score, namespaces and root. A check
+    under ``nice``, ``ulimit -n`` or ``umask 077`` gets a server of its own, and the next plain
+    check's job is not run with them (a kept server outlives the driver whose traits it has)."""
+    import resource
+
+    found: list[object] = [
+        [resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")],
+        os.getpriority(os.PRIO_PROCESS, 0),  # this thread's (it starts the server)
+        sorted(os.sched_getaffinity(0)),
+    ]
+    with contextlib.suppress(OSError), open("/proc/thread-self/status") as fh:
+        found.append([line.strip() for line in fh if line.partition(":")[0] in _STATUS])
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj") as fh:
+        found.append(fh.read().strip())
+    for name in ("mnt", "pid", "net", "ipc", "uts", "user", "cgroup"):  # a driver in another container
+        with contextlib.suppress(OSError):
+            found.append(os.readlink(f"/proc/self/ns/{name}"))
+    with contextlib.suppress(OSError):
+        root = os.stat("/")
+        found.append([root.st_dev, root.st_ino])
+    return found
 
 
 class Lock:

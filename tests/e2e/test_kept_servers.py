@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,3 +194,65 @@ while True:
     c, _ = s.accept()
     c.send(b'{"pid": 1}')
 """
+
+
+SPY = """
+import os, resource
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+
+class Spy(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        # what the job inherited, said in its error (the check prints it)
+        raise RuntimeError(f"SPY nice={os.nice(0)} nofile={resource.getrlimit(resource.RLIMIT_NOFILE)[0]}")
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
+est = Spy()
+
+
+def model(est, X=None):
+    return "0"
+"""
+
+
+def _spy(tmp: Path, preexec_fn: object = None) -> str:
+    """The error of a check of the spy folder (``preexec_fn``: how its driver is started)."""
+    folder = tmp / "methods" / "spy"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "regressor.py").write_text(textwrap.dedent(SPY))
+    proc = subprocess.run(
+        [sys.executable, "-m", "srtui", "methods", "check", f"srbench:{folder}", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp,
+        env=_env(tmp),
+        preexec_fn=preexec_fn,  # type: ignore[arg-type]
+    )
+    error = str(json.loads(proc.stdout)["error"])
+    assert "SPY" in error, proc.stderr
+    return error
+
+
+def test_a_server_started_under_nice_and_a_lower_limit_is_not_the_next_plain_checks(tmp_path: Path) -> None:
+    """A kept server outlives the driver that started it, with its nice and resource limits (they
+    are inherited at its start, then by each job it forks): a later plain check's job ran with them."""
+    nice, nofile = os.nice(0), resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    lower = min(nofile, 300)
+
+    def niced() -> None:
+        os.nice(3)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lower, lower))
+
+    try:
+        first = _spy(tmp_path, niced)
+        assert f"nice={min(19, nice + 3)} nofile={lower}" in first
+        second = _spy(tmp_path)
+        assert f"nice={nice} nofile={nofile}" in second, "the plain check's job ran with the first driver's"
+        assert len(_servers(tmp_path)) == 2
+    finally:
+        _stop(list(_servers(tmp_path).values()))
