@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srtui.engine.process import huge_pages
-from srtui.engine.process.fork_child import open_fds, run_child
+from srtui.engine.process.fork_child import ROOMS, open_fds, run_child
 from srtui.engine.process.job_inits import InitMaker, JobInit
 from srtui.engine.process.kept_servers import Listening
 
@@ -49,6 +49,10 @@ LEAN_ENV = "SRTUI_FORKSERVER_LEAN"
 #: so /proc/PID/environ (read by the escapee sweeps) shows the job's token, as for an exec'd worker
 TOKEN_ROOM = 400
 PLACEHOLDER = "forkserver-" + "-" * (TOKEN_ROOM - len("forkserver-"))
+#: the same for the driver's identity (``pid:start-time``): a recovery sweep spares a job whose
+#: driver is alive, read there; a kept server's own was the long-gone driver that started it
+DRIVER_ROOM = 64
+DRIVER_PLACEHOLDER = "driver-" + "-" * (DRIVER_ROOM - len("driver-"))
 IDLE_EXIT_S = 900.0
 MAX_MESSAGE = 1 << 20
 
@@ -184,6 +188,9 @@ def serve(
     """Serve one driver's socket (``sock``) until it closes, or (``kept``) every connection of
     this user's drivers until idle (srtui.engine.process.kept_servers)."""
     slot = _environ_slot("SRTUI_JOB_TOKEN")
+    driver = _environ_slot("SRTUI_DRIVER")
+    if driver is not None and driver[1] == len(DRIVER_PLACEHOLDER):
+        ROOMS["SRTUI_DRIVER"] = driver
     failed = _preload(family)
     # the imported objects never change: out of the collector's sight, so a job's collections do
     # not walk (and copy-on-write) every page it shares with the server. Before the hello: the
@@ -201,8 +208,8 @@ def serve(
         "rss": _rss(),
         "cwd": os.getcwd(),
     }
-    if slot is None or slot[1] != len(PLACEHOLDER):
-        hello["error"] = "the job token's room is not in the initial environment"
+    if slot is None or slot[1] != len(PLACEHOLDER) or "SRTUI_DRIVER" not in ROOMS:
+        hello["error"] = "the job token's or driver's room is not in the initial environment"
     elif _threads() != 1:
         hello["error"] = f"{_threads()} threads after the imports (a fork server must be single-threaded)"
     if "error" in hello or slot is None:

@@ -256,3 +256,43 @@ def test_a_server_started_under_nice_and_a_lower_limit_is_not_the_next_plain_che
         assert len(_servers(tmp_path)) == 2
     finally:
         _stop(list(_servers(tmp_path).values()))
+
+
+def test_a_job_from_a_server_another_check_started_is_its_own_drivers_for_the_recovery_sweep(
+    tmp_path: Path,
+) -> None:
+    """A forked job's /proc/PID/environ is its server's start-up block (the token written in
+    place): a kept server's named the check that started it, long gone, so a second check in the
+    same kept workspace (`-w`) took the running job for a dead driver's orphan and killed it."""
+    from srtui.engine.process import tree
+
+    _check(tmp_path, "probe-noop")  # the probes' kept server, started by a driver that has left
+    ws = tmp_path / "ws"
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "srtui", "methods", "check", "probe-sleep", "--time-limit", "120", "-w", str(ws)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+    )
+    try:
+        deadline, jobs = time.monotonic() + 120, list[psutil.Process]()
+        while time.monotonic() < deadline and not jobs:
+            time.sleep(0.2)
+            jobs = [p for pid in _servers(tmp_path).values() for p in _tokened(pid)]
+        assert len(jobs) == 1, "the sleeping job never started"
+        assert len(_servers(tmp_path)) == 1  # it forked from the server the first check started
+        assert jobs[0].environ()[tree.DRIVER_ENV] == tree.driver_identity(driver.pid)
+        # the same check in the same workspace: its run starts with the recovery of dead drivers' jobs
+        subprocess.run(
+            [sys.executable, "-m", "srtui", "methods", "check", "probe-sleep", "--time-limit", "5", "-w", str(ws)],
+            capture_output=True,
+            timeout=600,
+            cwd=tmp_path,
+            env=_env(tmp_path),
+        )
+        assert jobs[0].is_running(), "the second check's recovery killed the first one's running job"
+    finally:
+        driver.kill()
+        driver.wait()
+        _stop(list(_servers(tmp_path).values()))
