@@ -245,6 +245,7 @@ class Listening:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
         self.sock.bind(path)
         os.chmod(path, 0o600)
+        self.inode = os.stat(path).st_ino  # the socket file is ours while it is this one
         self.sock.listen(16)
         os.write(ready_fd, b"1")
         os.close(ready_fd)
@@ -283,9 +284,11 @@ class Listening:
         if waiting:
             os.close(lock)
             return False
+        # only our own socket file: one removed under us (by hand) may be a newer server's now,
+        # started at the same path by the next driver, and with it its log
         with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        with contextlib.suppress(OSError):  # its log: nothing went wrong (the lock file stays)
-            os.unlink(self.path[: -len(".sock")] + ".log")
+            if os.lstat(self.path).st_ino == self.inode:
+                os.unlink(self.path)
+                os.unlink(self.path[: -len(".sock")] + ".log")  # nothing went wrong (the lock file stays)
         self.sock.close()
         return True  # the lock is released at exit, once nobody can reach us

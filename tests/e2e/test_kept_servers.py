@@ -296,3 +296,25 @@ def test_a_job_from_a_server_another_check_started_is_its_own_drivers_for_the_re
         driver.kill()
         driver.wait()
         _stop(list(_servers(tmp_path).values()))
+
+
+def test_a_server_whose_socket_was_removed_leaves_the_newer_servers_socket_when_it_exits(tmp_path: Path) -> None:
+    """Someone removes a live server's socket file: the next check starts a new server at the same
+    path; when the old one idled out it removed that path, the new server's socket, and every
+    check after started yet another server."""
+    _check(tmp_path, idle_s=3.0)
+    [(name, old_pid)] = _servers(tmp_path).items()
+    path = tmp_path / f"srtui-{os.geteuid()}" / name
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    held.connect(str(path))  # the old server stays up (a connection open) while the new one starts
+    path.unlink()
+    try:
+        _check(tmp_path, idle_s=60.0)
+        [new_pid] = _servers(tmp_path).values()
+        assert new_pid != old_pid
+        held.close()
+        psutil.Process(old_pid).wait(timeout=120)  # idle 3 s: it leaves
+        assert _servers(tmp_path) == {name: new_pid}, "the old server removed the new one's socket"
+    finally:
+        held.close()
+        _stop([old_pid, *_servers(tmp_path).values()])
