@@ -318,3 +318,21 @@ def test_a_server_whose_socket_was_removed_leaves_the_newer_servers_socket_when_
     finally:
         held.close()
         _stop([old_pid, *_servers(tmp_path).values()])
+
+
+def test_checks_leave_nothing_new_in_the_private_folder(tmp_path: Path) -> None:
+    """The kept server's socket, lock and log stay three files, and no check leaves a folder of
+    its own behind (each made an empty ``pids/HASH`` for its temp workspace, never removed)."""
+
+    def listing() -> set[str]:
+        folder = tmp_path / f"srtui-{os.geteuid()}"
+        return {str(p.relative_to(folder)) for p in folder.rglob("*") if not p.name.startswith("pymp-")}
+
+    _check(tmp_path)
+    try:
+        before = listing()
+        for _ in range(3):
+            _check(tmp_path)
+        assert listing() == before
+    finally:
+        _stop(list(_servers(tmp_path).values()))
