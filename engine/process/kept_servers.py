@@ -41,6 +41,10 @@ IDLE_DEFAULT_S = 600.0
 #: environment entries of a server that differ by driver and do not change what it imports
 PER_DRIVER = ("SRTUI_DRIVER", "SRTUI_PARENT_PID")
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+#: how long a driver waits for the lock (another driver starting the server) and for a running
+#: server's hello (it greets within a poll of a second): past it, a stopped or hung driver or
+#: server does not hold every later check; this one starts a server again or one of its own
+WAIT_S = 20.0
 
 
 def idle_seconds() -> float:
@@ -105,10 +109,24 @@ class Lock:
     """The lock one key's socket is made, connected to and removed under (``flock``)."""
 
     def __init__(self, path: Path) -> None:
-        self.fd = private.open_file(path, os.O_RDWR | os.O_CREAT)
+        self.path, self.fd = path, private.open_file(path, os.O_RDWR | os.O_CREAT)
 
-    def take(self) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+    def take(self, timeout: float | None = None) -> None:
+        """Take it, waiting ``timeout`` seconds at most (OSError past them; None: no limit)."""
+        if timeout is None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OSError(f"another command has held {self.path} for {timeout:.0f} s") from None
+                time.sleep(0.05)
 
     def close(self) -> None:
         os.close(self.fd)  # releases the lock
@@ -131,20 +149,26 @@ def connect(
     path, lock_path, _log = paths(digest)
     lock = Lock(lock_path)
     try:
-        lock.take()
+        lock.take(WAIT_S)
         for attempt in range(2):  # a server may idle out between our connect and its accept
             sock = _connect(path)
-            if sock is None:
+            started = sock is None
+            if started:
                 _start(path, family, server_env, python, log_path)
                 sock = _connect(path)
             if sock is None:
                 raise OSError(f"the kept fork server of {family} did not listen at {path}")
-            sock.settimeout(START_TIMEOUT_S)
+            sock.settimeout(START_TIMEOUT_S if started else WAIT_S)  # a new one imports first
             try:
                 data = sock.recv(1 << 16)
             except OSError as exc:
                 sock.close()
-                raise OSError(f"no hello from the kept fork server of {family}: {exc}") from None
+                if started or attempt:
+                    raise OSError(f"no hello from the kept fork server of {family}: {exc}") from None
+                # stopped or hung: left to itself (its jobs too); its socket goes, a new one starts
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                continue
             if data:
                 return sock, json.loads(data)
             sock.close()

@@ -336,3 +336,52 @@ def test_checks_leave_nothing_new_in_the_private_folder(tmp_path: Path) -> None:
         assert listing() == before
     finally:
         _stop(list(_servers(tmp_path).values()))
+
+
+def _check_within(tmp: Path, seconds: float) -> subprocess.CompletedProcess[str]:
+    """A check of linear that must end in ``seconds`` (far below the 300 s a server may take to
+    start), ok."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+        cwd=tmp,
+        env=_env(tmp),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "ok"
+    return proc
+
+
+def test_a_stopped_kept_server_does_not_hold_the_next_check(tmp_path: Path) -> None:
+    """A kept server that does not greet (stopped, hung) held each check for the 300 s a start may
+    take, under the lock every other check waits for: it is left to itself, a new one starts."""
+    _check(tmp_path)
+    [(name, old_pid)] = _servers(tmp_path).items()
+    os.kill(old_pid, signal.SIGSTOP)
+    try:
+        proc = _check_within(tmp_path, 200)
+        assert "no kept fork server" not in proc.stderr  # a new kept one, at the same path
+        [new_pid] = _servers(tmp_path).values()
+        assert new_pid != old_pid
+        _check_within(tmp_path, 200)
+        assert _servers(tmp_path) == {name: new_pid}
+    finally:
+        os.kill(old_pid, signal.SIGCONT)
+        _stop([old_pid, *_servers(tmp_path).values()])
+
+
+def test_a_lock_held_by_a_stuck_command_does_not_hold_the_next_check(tmp_path: Path) -> None:
+    """The lock a kept server is started and connected under, held by a stopped command (Ctrl-Z
+    during its check): the next check waited for it without end; it starts a server of its own."""
+    import fcntl
+
+    _check(tmp_path)
+    [name] = _servers(tmp_path)
+    _stop(list(_servers(tmp_path).values()))
+    lock = tmp_path / f"srtui-{os.geteuid()}" / name.replace(".sock", ".lock")
+    with open(lock, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = _check_within(tmp_path, 200)
+    assert "no kept fork server" in proc.stderr
