@@ -314,6 +314,8 @@ def _serve_request(
         return False
     status_fd = fds.pop() if len(fds) == 3 else -1
     try:
+        if status_fd < 0:  # its exit could not be reported (nor the descriptor closed)
+            raise ValueError(f"expected the job's stdout, stderr and status pipes, got {len(fds)} descriptors")
         request = json.loads(msg)
         wall_s = _wall_limit(request.get("jobdir", ""))
         pid, init = _spawn(request, fds, sock, slot, keep, maker)
@@ -329,7 +331,10 @@ def _serve_request(
     finally:
         for fd in fds:
             os.close(fd)
-    sock.send(json.dumps(reply).encode())
+    try:
+        sock.send(json.dumps(reply).encode())
+    except OSError:  # the driver went away after asking: the caller ends the job it asked for
+        return False  # (a kept server serves the others on: its end would be theirs too)
     return True
 
 

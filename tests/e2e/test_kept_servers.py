@@ -385,3 +385,49 @@ def test_a_lock_held_by_a_stuck_command_does_not_hold_the_next_check(tmp_path: P
         fcntl.flock(held, fcntl.LOCK_EX)
         proc = _check_within(tmp_path, 200)
     assert "no kept fork server" in proc.stderr
+
+
+def test_a_driver_gone_before_its_reply_leaves_the_server_and_the_other_checks_job(tmp_path: Path) -> None:
+    """A driver that dies between its request and the server's reply (killed at that instant):
+    the reply's broken pipe ended the kept server, and with it every other check's running job;
+    so did a request without a status pipe (its job's exit closed descriptor -1)."""
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "srtui", "methods", "check", "probe-sleep", "--time-limit", "120"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+    )
+    servers: dict[str, int] = {}
+    try:
+        deadline, jobs = time.monotonic() + 120, list[psutil.Process]()
+        while time.monotonic() < deadline and not jobs:
+            time.sleep(0.2)
+            if (tmp_path / f"srtui-{os.geteuid()}").is_dir():
+                servers = _servers(tmp_path)
+                jobs = [p for pid in servers.values() for p in _tokened(pid)]
+        assert jobs, "the sleeping job never started"
+        [(name, pid)] = servers.items()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as gone:  # asks, and leaves
+            gone.connect(str(tmp_path / f"srtui-{os.geteuid()}" / name))
+            assert json.loads(gone.recv(1 << 16))["pid"] == pid
+            r, w = os.pipe()
+            socket.send_fds(gone, [b"[]"], [w, w, w])
+            os.close(r)
+            os.close(w)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as odd:  # no status pipe: refused
+            odd.connect(str(tmp_path / f"srtui-{os.geteuid()}" / name))
+            odd.recv(1 << 16)
+            r, w = os.pipe()
+            socket.send_fds(odd, [b"{}"], [w, w])
+            assert "status pipes" in json.loads(odd.recv(1 << 16))["error"]
+            os.close(r)
+            os.close(w)
+        time.sleep(3)  # the server polls once a second
+        assert psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        assert jobs[0].is_running(), "the other check's job died with the server"
+        assert _servers(tmp_path) == {name: pid}
+    finally:
+        driver.kill()
+        driver.wait()
+        _stop(list(servers.values()))
