@@ -22,7 +22,6 @@ import threading
 import traceback
 from typing import Any, NoReturn
 
-
 #: the server's other in-place environment values (name -> slot), found at its start
 #: (srtui.engine.process.fork_server): each job writes its own value there, as its token
 ROOMS: dict[str, tuple[int, int]] = {}

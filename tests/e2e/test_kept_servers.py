@@ -17,7 +17,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -219,7 +219,7 @@ def model(est, X=None):
 """
 
 
-def _spy(tmp: Path, preexec_fn: object = None) -> str:
+def _spy(tmp: Path, preexec_fn: Callable[[], object] | None = None) -> str:
     """The error of a check of the spy folder (``preexec_fn``: how its driver is started)."""
     folder = tmp / "methods" / "spy"
     folder.mkdir(parents=True, exist_ok=True)
@@ -231,7 +231,7 @@ def _spy(tmp: Path, preexec_fn: object = None) -> str:
         timeout=600,
         cwd=tmp,
         env=_env(tmp),
-        preexec_fn=preexec_fn,  # type: ignore[arg-type]
+        preexec_fn=preexec_fn,
     )
     error = str(json.loads(proc.stdout)["error"])
     assert "SPY" in error, proc.stderr
