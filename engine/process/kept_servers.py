@@ -30,6 +30,7 @@ import os
 import socket
 import struct
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,21 @@ def key(family: str, server_env: dict[str, str], python: str, mode: str) -> str:
     # which an ordinary user may do only within a tree delegated to them
     digest.update(json.dumps([family, python, mode, os.geteuid(), own(), shared, inherited()]).encode())
     code_and_libraries(digest, ())
+    if os.path.abspath(python) != os.path.abspath(sys.executable):  # a method environment's own
+        from srtui.engine.kept import stamp
+        from srtui.engine.methods.dist_cache import metadata_stamp
+
+        stamp(digest, [python])
+        metadata_stamp(digest, environment_paths(python))
     return digest.hexdigest()[:24]
+
+
+def environment_paths(python: str) -> list[str]:
+    """The site-packages folders of the virtual environment of interpreter ``python``
+    (``ENV/bin/python``), found without running it: a re-created or upgraded environment at the
+    same path is another key, not the old server with the old libraries imported."""
+    root = Path(os.path.abspath(python)).parent.parent
+    return [str(p) for p in sorted(root.glob("lib*/python*/site-packages"))]
 
 
 #: the lines of /proc/thread-self/status a started server inherits from the thread starting it
