@@ -247,8 +247,13 @@ def _loop(
     while True:
         soonest = min((j.deadline for j in jobs.values() if j.deadline), default=time.monotonic() + 1.0)
         events = poller.poll(int(max(0.0, min(1.0, soonest - time.monotonic())) * 1000) + 1)
-        idle = not jobs and not events and time.monotonic() - idle_since > idle_s
-        if idle and (kept is None or (not conns and kept.may_exit())):
+        quiet = not jobs and not events
+        idle = quiet and time.monotonic() - idle_since > idle_s
+        if kept is None and idle:
+            return 0
+        # a kept server whose socket is gone (removed by hand, or evicted for a newer server:
+        # kept_servers.evict) can be reached by no driver: it leaves as soon as it is quiet
+        if kept is not None and quiet and not conns and (idle or not kept.reachable()) and kept.may_exit():
             return 0
         for fd, _mask in events:
             if fd in jobs:

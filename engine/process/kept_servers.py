@@ -169,6 +169,7 @@ def connect(
             sock = _connect(path)
             started = sock is None
             if started:
+                evict(path)
                 _start(path, family, server_env, python, log_path)
                 sock = _connect(path)
             if sock is None:
@@ -254,6 +255,35 @@ def _start(path: Path, family: str, server_env: dict[str, str], python: str, log
             os.close(ready_w)
 
 
+#: the most kept servers of one user (each ~175 MB of PSS for ``IDLE_DEFAULT_S``): an edit of
+#: srtui, an install or a check under another nice is a new key, and their servers piled up
+MAX_KEPT = 4
+
+
+def evict(path: Path) -> None:
+    """Before a server starts at ``path``: remove the sockets of the oldest other kept servers
+    beyond ``MAX_KEPT - 1``, each under its own lock (one a driver holds is passed over); each
+    leaves once it has no connection and no job (``Listening.reachable``)."""
+    others = []
+    for sock in path.parent.glob("fs-*.sock"):
+        with contextlib.suppress(OSError):
+            if sock != path:
+                others.append((sock.lstat().st_mtime, sock))
+    for _mtime, sock in sorted(others)[: max(0, len(others) - (MAX_KEPT - 1))]:
+        try:
+            lock = Lock(sock.with_suffix(".lock"))
+        except (OSError, private.PrivateDirError):
+            continue
+        try:
+            fcntl.flock(lock.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with contextlib.suppress(FileNotFoundError):
+                sock.unlink()
+        except BlockingIOError:
+            pass
+        finally:
+            lock.close()
+
+
 #: the kept servers this process started: never waited for (they outlive it)
 _SPAWNED: list[subprocess.Popen[bytes]] = []
 
@@ -305,6 +335,13 @@ class Listening:
             return None
         return conn
 
+    def reachable(self) -> bool:
+        """Whether a driver can still connect: our socket file is at our path."""
+        try:
+            return os.lstat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
     def may_exit(self) -> bool:
         """Whether to exit now (idle long enough, checked by the caller): only if no driver is
         connecting; the socket file goes first, so the next driver starts a new server."""
@@ -323,11 +360,15 @@ class Listening:
         if waiting:
             os.close(lock)
             return False
-        # only our own socket file: one removed under us (by hand) may be a newer server's now,
-        # started at the same path by the next driver, and with it its log
+        # only our own socket file: one removed under us (by hand, evicted) may be a newer
+        # server's now, started at the same path by the next driver, and with it its log
+        gone = not os.path.lexists(self.path)  # under the lock: no newer server since
         with contextlib.suppress(OSError):
-            if os.lstat(self.path).st_ino == self.inode:
+            if self.reachable():
                 os.unlink(self.path)
-                os.unlink(self.path[: -len(".sock")] + ".log")  # nothing went wrong (the lock file stays)
+                gone = True
+        if gone:
+            with contextlib.suppress(OSError):  # nothing went wrong (the lock file stays)
+                os.unlink(self.path[: -len(".sock")] + ".log")
         self.sock.close()
         return True  # the lock is released at exit, once nobody can reach us

@@ -431,3 +431,35 @@ def test_a_driver_gone_before_its_reply_leaves_the_server_and_the_other_checks_j
         driver.kill()
         driver.wait()
         _stop(list(servers.values()))
+
+
+def test_kept_servers_beyond_the_most_leave_once_quiet(tmp_path: Path) -> None:
+    """Each key is a server of its own, ~175 MB kept ten minutes: an edit of srtui, an install or
+    a check under another nice each started one more, never fewer. Past ``MAX_KEPT`` the oldest
+    socket goes, and its server leaves within a poll (it is idle)."""
+    started: list[int] = []
+    try:
+        for n in range(kept_servers.MAX_KEPT + 1):  # each nice is another key (what jobs inherit)
+
+            def niced(n: int = n) -> None:
+                os.nice(n)
+
+            proc = subprocess.run(
+                [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                cwd=tmp_path,
+                env=_env(tmp_path),
+                preexec_fn=niced,
+            )
+            assert proc.returncode == 0, proc.stderr
+            started += [p for p in _servers(tmp_path).values() if p not in started]
+        assert len(started) == kept_servers.MAX_KEPT + 1
+        first = psutil.Process(started[0])
+        first.wait(timeout=60)  # evicted: it leaves though its idle time (60 s) is not up
+        live = _servers(tmp_path)
+        assert sorted(live.values()) == sorted(started[1:])
+        assert len(list((tmp_path / f"srtui-{os.geteuid()}").glob("fs-*.log"))) == len(live)
+    finally:
+        _stop(started)
