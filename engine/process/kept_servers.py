@@ -10,14 +10,19 @@ What keeps it as safe as a driver's own server:
   other's uid (``SO_PEERCRED``), so only this user's srtui reaches it and it answers nobody else.
 - What: the key digests the family, the interpreter, the server's whole environment (the
   driver's identity aside), this machine's isolation, the driver's cgroup, every file of srtui's
-  code and every distribution's metadata: an edit, an upgrade or another environment gets a server of its own.
+  code and every distribution's metadata (a method environment's own too), and what a started
+  server hands on to its jobs from its starter (``inherited``: limits, nice, umask, signals,
+  namespaces): an edit, an upgrade, another environment or a check under ``nice`` gets a server
+  of its own; at most ``MAX_KEPT`` live (``evict``).
 - Whose jobs: each connection owns the jobs it asked for; when it closes (the driver exited or
   was killed) the server kills the ones still running (their PID namespace's init takes all).
 - Only where jobs are sealed in PID namespaces: their escapees stay in their namespace, so no
   driver needs to be the subreaper of a job it did not fork.
 - How long: it exits after ``SRTUI_KEEP_SERVER_S`` seconds (``IDLE_DEFAULT_S``) without a
   connection or a job, under the same lock a driver connects under (no connection is lost to an
-  exit); ``0`` keeps none (the check's server is then its driver's, as a run's is).
+  exit); ``0`` keeps none (the check's server is then its driver's, as a run's is). One whose
+  socket is gone (evicted, removed by hand) leaves once quiet. A driver waits ``WAIT_S`` at most
+  for the lock and for a running server's hello (a stopped driver or server holds nobody).
 """
 
 from __future__ import annotations
