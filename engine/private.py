@@ -213,10 +213,12 @@ def multiprocessing_sockets_in_private() -> None:
 _SOCKETS_LOCK = threading.Lock()
 
 
-def folder_for(kind: str, scope: str) -> Path:
+def folder_for(kind: str, scope: str, make: bool = True) -> Path:
     """A folder of one ``kind`` (``pids``, ``cores``) for one scope (a workspace id, a cluster):
-    the scope is hashed, so any text can name it."""
-    return private_dir(kind, hashlib.sha1(scope.encode()).hexdigest()[:12])
+    the scope is hashed, so any text can name it. ``make=False``: its path, not made (a sweep of
+    what may not exist: a folder made for each `methods check`'s workspace was never removed)."""
+    name = hashlib.sha1(scope.encode()).hexdigest()[:12]
+    return private_dir(kind, name) if make else private_dir(kind) / name
 
 
 def open_file(path: Path, flags: int, mode: int = 0o600) -> int:

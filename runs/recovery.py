@@ -31,7 +31,7 @@ def recover(store: Store) -> tuple[int, int]:
     # what the jobs of dead drivers left without the token (a cleared environment): their records
     killed += tree.sweep_records(store.workspace.cache / "pids")
     # and those of a local Dask cluster's workers, recorded in this host's folder for the workspace
-    killed += tree.sweep_records(records_dir(store.workspace_id))
+    killed += tree.sweep_records(records_dir(store.workspace_id, make=False))
     for folder in scratch:  # its processes are gone: what the lost attempt left goes too
         with contextlib.suppress(OSError, UntrustedFileError):
             remove_tree(folder)

@@ -143,12 +143,12 @@ def run_on_worker(payload: JobPayload, run_token: str) -> JobOutcome:
             remove_tree(scratch)  # logs and results came back in the outcome
 
 
-def records_dir(workspace_token: str) -> Path:
+def records_dir(workspace_token: str, make: bool = True) -> Path:
     """This host's folder of the records of a workspace's jobs' processes (srtui.engine.process.tree): one
     per user and workspace in srtui's private folder (engine/private.py: ours, 0700, checked), shared
     by the host's workers, so any of them (and the driver, for a local cluster) kills what the jobs
     of a dead worker left, even with a cleared environment."""
-    return private.folder_for("pids", workspace_token)
+    return private.folder_for("pids", workspace_token, make)
 
 
 def sweep_host(workspace_token: str) -> list[int]:
@@ -156,7 +156,7 @@ def sweep_host(workspace_token: str) -> list[int]:
     escapees on this host, by token and by the records of dead workers' jobs."""
     prefix = workspace_token + ":"
     killed = tree.sweep_orphans(prefix)
-    return killed + tree.sweep_records(records_dir(workspace_token))
+    return killed + tree.sweep_records(records_dir(workspace_token, make=False))
 
 
 def run_follow_up(unit: FollowUp) -> Any:

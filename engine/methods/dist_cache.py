@@ -34,12 +34,13 @@ def _key() -> str:
     return digest.hexdigest()
 
 
-def metadata_stamp(digest: Any) -> None:
+def metadata_stamp(digest: Any, entries: list[str] | None = None) -> None:
     """Add every metadata folder of every import path entry (its path, time, inode, and its
     METADATA or PKG-INFO file's) to ``digest`` (a hashlib object), or the entry itself when it is
     a file. An entry without one adds nothing:
-    the working folder on the path of ``python -m srtui`` makes no other key in every folder."""
-    for entry in sys.path:
+    the working folder on the path of ``python -m srtui`` makes no other key in every folder.
+    ``entries``: those of another interpreter's path (default: this one's, ``sys.path``)."""
+    for entry in sys.path if entries is None else entries:
         folder = os.path.abspath(entry or os.curdir)
         try:
             names = sorted(n for n in os.listdir(folder) if n.lower().endswith(METADATA))

@@ -22,6 +22,10 @@ import threading
 import traceback
 from typing import Any, NoReturn
 
+#: the server's other in-place environment values (name -> slot), found at its start
+#: (srtui.engine.process.fork_server): each job writes its own value there, as its token
+ROOMS: dict[str, tuple[int, int]] = {}
+
 
 def run_child(
     request: dict[str, Any], fds: list[int], sock: socket.socket, slot: tuple[int, int], keep: set[int]
@@ -105,6 +109,9 @@ def _take_environment(env: dict[str, str], slot: tuple[int, int]) -> None:
             os.environ[key] = value
     if not write_environ_value(slot, env[tree.TOKEN_ENV]):
         raise RuntimeError("the job token does not fit in the fork server's environment")
+    for name, room in ROOMS.items():
+        if not write_environ_value(room, env.get(name, "")):
+            raise RuntimeError(f"{name} does not fit in the fork server's environment")
 
 
 def _run_worker(jobdir: str, cwd: str, in_own_pid_ns: bool = False) -> int:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srtui.engine.process import huge_pages
-from srtui.engine.process.fork_child import open_fds, run_child
+from srtui.engine.process.fork_child import ROOMS, open_fds, run_child
 from srtui.engine.process.job_inits import InitMaker, JobInit
 from srtui.engine.process.kept_servers import Listening
 
@@ -49,6 +49,10 @@ LEAN_ENV = "SRTUI_FORKSERVER_LEAN"
 #: so /proc/PID/environ (read by the escapee sweeps) shows the job's token, as for an exec'd worker
 TOKEN_ROOM = 400
 PLACEHOLDER = "forkserver-" + "-" * (TOKEN_ROOM - len("forkserver-"))
+#: the same for the driver's identity (``pid:start-time``): a recovery sweep spares a job whose
+#: driver is alive, read there; a kept server's own was the long-gone driver that started it
+DRIVER_ROOM = 64
+DRIVER_PLACEHOLDER = "driver-" + "-" * (DRIVER_ROOM - len("driver-"))
 IDLE_EXIT_S = 900.0
 MAX_MESSAGE = 1 << 20
 
@@ -184,6 +188,9 @@ def serve(
     """Serve one driver's socket (``sock``) until it closes, or (``kept``) every connection of
     this user's drivers until idle (srtui.engine.process.kept_servers)."""
     slot = _environ_slot("SRTUI_JOB_TOKEN")
+    driver = _environ_slot("SRTUI_DRIVER")
+    if driver is not None and driver[1] == len(DRIVER_PLACEHOLDER):
+        ROOMS["SRTUI_DRIVER"] = driver
     failed = _preload(family)
     # the imported objects never change: out of the collector's sight, so a job's collections do
     # not walk (and copy-on-write) every page it shares with the server. Before the hello: the
@@ -201,8 +208,8 @@ def serve(
         "rss": _rss(),
         "cwd": os.getcwd(),
     }
-    if slot is None or slot[1] != len(PLACEHOLDER):
-        hello["error"] = "the job token's room is not in the initial environment"
+    if slot is None or slot[1] != len(PLACEHOLDER) or "SRTUI_DRIVER" not in ROOMS:
+        hello["error"] = "the job token's or driver's room is not in the initial environment"
     elif _threads() != 1:
         hello["error"] = f"{_threads()} threads after the imports (a fork server must be single-threaded)"
     if "error" in hello or slot is None:
@@ -240,8 +247,13 @@ def _loop(
     while True:
         soonest = min((j.deadline for j in jobs.values() if j.deadline), default=time.monotonic() + 1.0)
         events = poller.poll(int(max(0.0, min(1.0, soonest - time.monotonic())) * 1000) + 1)
-        idle = not jobs and not events and time.monotonic() - idle_since > idle_s
-        if idle and (kept is None or (not conns and kept.may_exit())):
+        quiet = not jobs and not events
+        idle = quiet and time.monotonic() - idle_since > idle_s
+        if kept is None and idle:
+            return 0
+        # a kept server whose socket is gone (removed by hand, or evicted for a newer server:
+        # kept_servers.evict) can be reached by no driver: it leaves as soon as it is quiet
+        if kept is not None and quiet and not conns and (idle or not kept.reachable()) and kept.may_exit():
             return 0
         for fd, _mask in events:
             if fd in jobs:
@@ -307,6 +319,8 @@ def _serve_request(
         return False
     status_fd = fds.pop() if len(fds) == 3 else -1
     try:
+        if status_fd < 0:  # its exit could not be reported (nor the descriptor closed)
+            raise ValueError(f"expected the job's stdout, stderr and status pipes, got {len(fds)} descriptors")
         request = json.loads(msg)
         wall_s = _wall_limit(request.get("jobdir", ""))
         pid, init = _spawn(request, fds, sock, slot, keep, maker)
@@ -322,7 +336,10 @@ def _serve_request(
     finally:
         for fd in fds:
             os.close(fd)
-    sock.send(json.dumps(reply).encode())
+    try:
+        sock.send(json.dumps(reply).encode())
+    except OSError:  # the driver went away after asking: the caller ends the job it asked for
+        return False  # (a kept server serves the others on: its end would be theirs too)
     return True
 
 

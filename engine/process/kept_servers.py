@@ -10,14 +10,19 @@ What keeps it as safe as a driver's own server:
   other's uid (``SO_PEERCRED``), so only this user's srtui reaches it and it answers nobody else.
 - What: the key digests the family, the interpreter, the server's whole environment (the
   driver's identity aside), this machine's isolation, the driver's cgroup, every file of srtui's
-  code and every distribution's metadata: an edit, an upgrade or another environment gets a server of its own.
+  code and every distribution's metadata (a method environment's own too), and what a started
+  server hands on to its jobs from its starter (``inherited``: limits, nice, umask, signals,
+  namespaces): an edit, an upgrade, another environment or a check under ``nice`` gets a server
+  of its own; at most ``MAX_KEPT`` live (``evict``).
 - Whose jobs: each connection owns the jobs it asked for; when it closes (the driver exited or
   was killed) the server kills the ones still running (their PID namespace's init takes all).
 - Only where jobs are sealed in PID namespaces: their escapees stay in their namespace, so no
   driver needs to be the subreaper of a job it did not fork.
 - How long: it exits after ``SRTUI_KEEP_SERVER_S`` seconds (``IDLE_DEFAULT_S``) without a
   connection or a job, under the same lock a driver connects under (no connection is lost to an
-  exit); ``0`` keeps none (the check's server is then its driver's, as a run's is).
+  exit); ``0`` keeps none (the check's server is then its driver's, as a run's is). One whose
+  socket is gone (evicted, removed by hand) leaves once quiet. A driver waits ``WAIT_S`` at most
+  for the lock and for a running server's hello (a stopped driver or server holds nobody).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import os
 import socket
 import struct
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +47,10 @@ IDLE_DEFAULT_S = 600.0
 #: environment entries of a server that differ by driver and do not change what it imports
 PER_DRIVER = ("SRTUI_DRIVER", "SRTUI_PARENT_PID")
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+#: how long a driver waits for the lock (another driver starting the server) and for a running
+#: server's hello (it greets within a poll of a second): past it, a stopped or hung driver or
+#: server does not hold every later check; this one starts a server again or one of its own
+WAIT_S = 20.0
 
 
 def idle_seconds() -> float:
@@ -66,19 +76,77 @@ def key(family: str, server_env: dict[str, str], python: str, mode: str) -> str:
     shared = {k: v for k, v in sorted(server_env.items()) if k not in PER_DRIVER}
     # the driver's cgroup too: a job moves itself from its server's into the driver's job cgroup,
     # which an ordinary user may do only within a tree delegated to them
-    digest.update(json.dumps([family, python, mode, os.geteuid(), own(), shared]).encode())
+    digest.update(json.dumps([family, python, mode, os.geteuid(), own(), shared, inherited()]).encode())
     code_and_libraries(digest, ())
+    if os.path.abspath(python) != os.path.abspath(sys.executable):  # a method environment's own
+        from srtui.engine.kept import stamp
+        from srtui.engine.methods.dist_cache import metadata_stamp
+
+        stamp(digest, [python])
+        metadata_stamp(digest, environment_paths(python))
     return digest.hexdigest()[:24]
+
+
+def environment_paths(python: str) -> list[str]:
+    """The site-packages folders of the virtual environment of interpreter ``python``
+    (``ENV/bin/python``), found without running it: a re-created or upgraded environment at the
+    same path is another key, not the old server with the old libraries imported."""
+    root = Path(os.path.abspath(python)).parent.parent
+    return [str(p) for p in sorted(root.glob("lib*/python*/site-packages"))]
+
+
+#: the lines of /proc/thread-self/status a started server inherits from the thread starting it
+_STATUS = ("Umask", "SigBlk", "SigIgn", "NoNewPrivs", "Seccomp", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+
+
+def inherited() -> list[object]:
+    """What a server inherits from the driver that starts it and hands on to every job it forks,
+    which the job does not set itself: resource limits, umask, nice, affinity, ignored and blocked
+    signals, capabilities, no-new-privileges, seccomp, OOM score, namespaces and root. A check
+    under ``nice``, ``ulimit -n`` or ``umask 077`` gets a server of its own, and the next plain
+    check's job is not run with them (a kept server outlives the driver whose traits it has)."""
+    import resource
+
+    found: list[object] = [
+        [resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")],
+        os.getpriority(os.PRIO_PROCESS, 0),  # this thread's (it starts the server)
+        sorted(os.sched_getaffinity(0)),
+    ]
+    with contextlib.suppress(OSError), open("/proc/thread-self/status") as fh:
+        found.append([line.strip() for line in fh if line.partition(":")[0] in _STATUS])
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj") as fh:
+        found.append(fh.read().strip())
+    for name in ("mnt", "pid", "net", "ipc", "uts", "user", "cgroup"):  # a driver in another container
+        with contextlib.suppress(OSError):
+            found.append(os.readlink(f"/proc/self/ns/{name}"))
+    with contextlib.suppress(OSError):
+        root = os.stat("/")
+        found.append([root.st_dev, root.st_ino])
+    return found
 
 
 class Lock:
     """The lock one key's socket is made, connected to and removed under (``flock``)."""
 
     def __init__(self, path: Path) -> None:
-        self.fd = private.open_file(path, os.O_RDWR | os.O_CREAT)
+        self.path, self.fd = path, private.open_file(path, os.O_RDWR | os.O_CREAT)
 
-    def take(self) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+    def take(self, timeout: float | None = None) -> None:
+        """Take it, waiting ``timeout`` seconds at most (OSError past them; None: no limit)."""
+        if timeout is None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OSError(f"another command has held {self.path} for {timeout:.0f} s") from None
+                time.sleep(0.05)
 
     def close(self) -> None:
         os.close(self.fd)  # releases the lock
@@ -101,20 +169,27 @@ def connect(
     path, lock_path, _log = paths(digest)
     lock = Lock(lock_path)
     try:
-        lock.take()
+        lock.take(WAIT_S)
         for attempt in range(2):  # a server may idle out between our connect and its accept
             sock = _connect(path)
-            if sock is None:
+            started = sock is None
+            if started:
+                evict(path)
                 _start(path, family, server_env, python, log_path)
                 sock = _connect(path)
             if sock is None:
                 raise OSError(f"the kept fork server of {family} did not listen at {path}")
-            sock.settimeout(START_TIMEOUT_S)
+            sock.settimeout(START_TIMEOUT_S if started else WAIT_S)  # a new one imports first
             try:
                 data = sock.recv(1 << 16)
             except OSError as exc:
                 sock.close()
-                raise OSError(f"no hello from the kept fork server of {family}: {exc}") from None
+                if started or attempt:
+                    raise OSError(f"no hello from the kept fork server of {family}: {exc}") from None
+                # stopped or hung: left to itself (its jobs too); its socket goes, a new one starts
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                continue
             if data:
                 return sock, json.loads(data)
             sock.close()
@@ -185,6 +260,35 @@ def _start(path: Path, family: str, server_env: dict[str, str], python: str, log
             os.close(ready_w)
 
 
+#: the most kept servers of one user (each ~175 MB of PSS for ``IDLE_DEFAULT_S``): an edit of
+#: srtui, an install or a check under another nice is a new key, and their servers piled up
+MAX_KEPT = 4
+
+
+def evict(path: Path) -> None:
+    """Before a server starts at ``path``: remove the sockets of the oldest other kept servers
+    beyond ``MAX_KEPT - 1``, each under its own lock (one a driver holds is passed over); each
+    leaves once it has no connection and no job (``Listening.reachable``)."""
+    others = []
+    for sock in path.parent.glob("fs-*.sock"):
+        with contextlib.suppress(OSError):
+            if sock != path:
+                others.append((sock.lstat().st_mtime, sock))
+    for _mtime, sock in sorted(others)[: max(0, len(others) - (MAX_KEPT - 1))]:
+        try:
+            lock = Lock(sock.with_suffix(".lock"))
+        except (OSError, private.PrivateDirError):
+            continue
+        try:
+            fcntl.flock(lock.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with contextlib.suppress(FileNotFoundError):
+                sock.unlink()
+        except BlockingIOError:
+            pass
+        finally:
+            lock.close()
+
+
 #: the kept servers this process started: never waited for (they outlive it)
 _SPAWNED: list[subprocess.Popen[bytes]] = []
 
@@ -215,6 +319,7 @@ class Listening:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
         self.sock.bind(path)
         os.chmod(path, 0o600)
+        self.inode = os.stat(path).st_ino  # the socket file is ours while it is this one
         self.sock.listen(16)
         os.write(ready_fd, b"1")
         os.close(ready_fd)
@@ -235,6 +340,13 @@ class Listening:
             return None
         return conn
 
+    def reachable(self) -> bool:
+        """Whether a driver can still connect: our socket file is at our path."""
+        try:
+            return os.lstat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
     def may_exit(self) -> bool:
         """Whether to exit now (idle long enough, checked by the caller): only if no driver is
         connecting; the socket file goes first, so the next driver starts a new server."""
@@ -253,9 +365,15 @@ class Listening:
         if waiting:
             os.close(lock)
             return False
+        # only our own socket file: one removed under us (by hand, evicted) may be a newer
+        # server's now, started at the same path by the next driver, and with it its log
+        gone = not os.path.lexists(self.path)  # under the lock: no newer server since
         with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        with contextlib.suppress(OSError):  # its log: nothing went wrong (the lock file stays)
-            os.unlink(self.path[: -len(".sock")] + ".log")
+            if self.reachable():
+                os.unlink(self.path)
+                gone = True
+        if gone:
+            with contextlib.suppress(OSError):  # nothing went wrong (the lock file stays)
+                os.unlink(self.path[: -len(".sock")] + ".log")
         self.sock.close()
         return True  # the lock is released at exit, once nobody can reach us

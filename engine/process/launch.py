@@ -36,7 +36,7 @@ import psutil
 
 from srtui.engine import private
 from srtui.engine.process import kept_servers, tree
-from srtui.engine.process.fork_server import LEAN_ENV, PLACEHOLDER, TOKEN_ROOM
+from srtui.engine.process.fork_server import DRIVER_PLACEHOLDER, LEAN_ENV, PLACEHOLDER, TOKEN_ROOM
 
 #: a server whose memory grew this much since it started is replaced (a leak in the server)
 LEAK_BYTES = 256 << 20
@@ -210,6 +210,7 @@ class ForkServer:
 
         server_env = dict(env)
         server_env[tree.TOKEN_ENV] = PLACEHOLDER
+        server_env[tree.DRIVER_ENV] = DRIVER_PLACEHOLDER  # each job writes its driver's (a kept server's outlives it)
         server_env[seal.SERVER_ENV] = seal.isolation().mode  # its jobs sealed: the server is their watchdog
         if lean:
             server_env[LEAN_ENV] = "1"
