@@ -205,12 +205,13 @@ def real_dir(path: Path) -> Path:
     return path
 
 
-def write_file(path: Path, data: bytes, atomic: bool = False) -> None:
+def write_file(path: Path, data: bytes, atomic: bool = False, readable: bool = False) -> None:
     """Write ``data`` to ``path`` in a real directory reached through no link (``open_dir``):
     whatever is in the way (a symlink, a FIFO, a hard link to a file elsewhere) is removed first,
     and the file is created new (``O_EXCL``, ``O_NOFOLLOW``): one put back in between makes this
     fail, not write. ``atomic``: written under a temporary name, then renamed into place (a
-    reader sees the old file or the whole new one)."""
+    reader sees the old file or the whole new one). ``readable``: 0644 whatever the umask (a
+    sealed job's input, read by the uid of its own a root driver gives it)."""
     dir_fd = open_dir(path.parent, create=True)
     name = f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp" if atomic else path.name
     try:
@@ -219,6 +220,8 @@ def write_file(path: Path, data: bytes, atomic: bool = False) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
         try:
+            if readable:
+                os.fchmod(fd, 0o644)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

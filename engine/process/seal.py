@@ -196,6 +196,9 @@ def enter(jobdir: str, in_own_pid_ns: bool = False) -> str:
     (``in_own_pid_ns``: the server forked it into an init's namespace, srtui.engine.process.job_inits,
     and is its watchdog); an exec'd worker makes the namespace, forks the init (which forks the
     job: ``_init``), stays outside as the watchdog and exits as the job did (never returns)."""
+    # the root it builds must be traversable by the uid of its own a root driver gives it: a
+    # hardened root's umask 077 made every job fail on /job (its folders are made here)
+    os.umask(0o022)
     with open(os.path.join(jobdir, "job.json"), "rb") as fh:
         cfg = json.load(fh).get("seal") or {}
     mode = cfg.get("mode", "fallback")

@@ -176,7 +176,7 @@ def _write_data(payload: JobPayload, scratch: Path) -> JobOutcome | None:
     untrusted.remove_tree(scratch)  # what an earlier attempt left (a link, a FIFO) goes
     untrusted.real_dir(scratch)
     try:
-        untrusted.write_file(scratch / "data.npz", job_view(task_bytes(payload)))
+        untrusted.write_file(scratch / "data.npz", job_view(task_bytes(payload)), readable=True)
     except (OSError, ValueError, KeyError, untrusted.UntrustedFileError) as exc:
         return _error(payload, f"cannot write the job's data: {visible_one_line(exc)}")
     return None
@@ -210,7 +210,8 @@ def _start(
     start = launch.starter(payload.launcher, payload.method_ref or payload.spec.method, env, payload.python)
     phases.mark("launcher ready")
     job["spawned_at"] = time.time()  # the worker takes its own start-up time out of the budget
-    untrusted.write_file(scratch / "job.json", json.dumps(job).encode())
+    # readable whatever the driver's umask: under root the job is a uid of its own
+    untrusted.write_file(scratch / "job.json", json.dumps(job).encode(), readable=True)
     started_at = now_iso()
     t0 = time.monotonic()
     try:

@@ -1,0 +1,43 @@
+"""A driver with a hardened umask (077, as many root shells have) still runs sealed jobs: the job's
+inputs are written readable to the uid of its own a root driver gives it, and the root it builds
+for itself is traversable (every job failed on /job before, forked or exec'd)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+
+@pytest.mark.parametrize("launcher", ["fork", "exec"])
+def test_jobs_run_under_a_drivers_umask_077(tmp_path: Path, launcher: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
+    env.update({"PYTHONPATH": str(REPO), "SRTUI_KEEP_SERVER_S": "0"})
+    argv = ["run", "smoke", "--methods", "linear", "--tasks", "smoke-linear", "--seeds", "1", "--launcher", launcher]
+    proc = subprocess.run(
+        [sys.executable, "-m", "srtui", *argv, "-w", str(tmp_path / "ws")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+        umask=0o077,
+    )
+    assert proc.returncode == 0, proc.stderr
+    check = subprocess.run(
+        [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+        umask=0o077,
+    )
+    assert check.returncode == 0, check.stderr
+    found = json.loads(check.stdout)
+    assert (found["status"], found["error"]) == ("ok", None)
