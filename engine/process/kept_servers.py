@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -191,7 +192,11 @@ def connect(
                     path.unlink()
                 continue
             if data:
-                return sock, json.loads(data)
+                hello = json.loads(data)
+                if isinstance(hello, dict):  # which socket file it was: ``end`` removes that one only
+                    with contextlib.suppress(OSError):
+                        hello["socket_inode"] = os.stat(path).st_ino
+                return sock, hello
             sock.close()
             if attempt == 0:
                 with contextlib.suppress(FileNotFoundError):
@@ -293,17 +298,19 @@ def evict(path: Path) -> None:
 _SPAWNED: list[subprocess.Popen[bytes]] = []
 
 
-def end(pid: int, digest: str) -> None:
+def end(pidfd: int, socket_inode: int | None, digest: str) -> None:
     """Stop a kept server found unhealthy (it leaked or grew a thread) and remove its socket, so
-    the next connection starts a fresh one."""
+    the next connection starts a fresh one: signalled through its pidfd (never a pid reused by
+    now), its socket file removed only if it is still the one connected to (not a newer server's)."""
     path, lock_path, _log = paths(digest)
     lock = Lock(lock_path)
     try:
         lock.take()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, 9)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        with contextlib.suppress(ProcessLookupError, OSError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            if socket_inode is not None and os.stat(path).st_ino == socket_inode:
+                path.unlink()
     finally:
         lock.close()
 

@@ -216,6 +216,7 @@ class ForkServer:
             server_env[LEAN_ENV] = "1"
         self.cwd = str(private.private_dir())  # ours alone; -P: no folder of anyone's first on sys.path
         self.proc: subprocess.Popen[bytes] | None = None
+        self.pidfd = -1
         self.kept_key = kept_servers.key(family, server_env, python, seal.isolation().mode) if kept else None
         if self.kept_key is None:
             hello = self._start_own(family, server_env, python)
@@ -225,10 +226,14 @@ class ForkServer:
             if kept_servers.peer(self.sock)[0] != hello.get("pid"):
                 self.sock.close()
                 raise OSError("the kept fork server's hello names another process")
+            # its process, held while we are connected (a signal through it never reaches a pid
+            # reused after the server's death)
+            self.pidfd = os.pidfd_open(int(hello["pid"]))
         if "error" in hello:
             self.close()
             raise OSError(hello["error"])
         self.pid = int(hello["pid"])
+        self.socket_inode = hello.get("socket_inode")
         self.cwd = str(hello.get("cwd") or self.cwd)
         self.sock.settimeout(REPLY_TIMEOUT_S)
         self.baseline = int(hello.get("rss") or 0) or self._memory()
@@ -325,6 +330,9 @@ class ForkServer:
     def close(self) -> None:
         if self.proc is None:  # a kept server: it stays for the next command
             self.sock.close()
+            if self.pidfd >= 0:
+                os.close(self.pidfd)
+                self.pidfd = -1
             return
         try:
             self.sock.close()  # EOF: the server exits
@@ -439,7 +447,7 @@ class ServerPool:
             if self.servers.get(server.key) is server:
                 del self.servers[server.key]
         if server.kept_key is not None:  # unhealthy for every command: ended, not only left
-            kept_servers.end(server.pid, server.kept_key)
+            kept_servers.end(server.pidfd, server.socket_inode, server.kept_key)
         server.close()
 
 
