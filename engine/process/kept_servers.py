@@ -165,7 +165,7 @@ def connect(
 ) -> tuple[socket.socket, dict[str, Any]]:
     """A connection to the kept server of ``digest`` and its hello, started first if none
     answers (the caller sets the reply timeouts); OSError when it cannot be had."""
-    from srtui.engine.process.launch import START_TIMEOUT_S
+    from srtui.engine.process.fork_client import START_TIMEOUT_S
 
     path, lock_path, _log = paths(digest)
     lock = Lock(lock_path)
@@ -231,7 +231,7 @@ def _start(path: Path, family: str, server_env: dict[str, str], python: str, log
     """Start the server (the caller holds the lock) in a session of its own, and wait until it
     listens at ``path`` (it binds it: its connections' credentials are then its own); it outlives
     this driver (no parent-death signal) until it idles out."""
-    from srtui.engine.process.launch import START_TIMEOUT_S
+    from srtui.engine.process.fork_client import START_TIMEOUT_S
 
     _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]  # a long-lived driver reaps the ones that left
     ready_r, ready_w = os.pipe()

@@ -244,7 +244,7 @@ _DRIVER = """
 import os, sys, time
 from pathlib import Path
 import numpy as np
-from srtui.engine.process import launch
+from srtui.engine.process import fork_client, launch
 from srtui.engine.process.job_io import JobPayload
 from srtui.engine.process.supervise import run_job
 from srtui.engine.spec import JobSpec, Limits
@@ -269,7 +269,7 @@ if sys.argv[2] == "linear":
     time.sleep(0.5)
     second = job(1)
     print("second", second.status, second.model, server_pid(), flush=True)
-    launch.LEAK_BYTES = 0  # any growth now counts as a leak
+    fork_client.LEAK_BYTES = 0  # any growth now counts as a leak
     third = job(2)
     print("third", third.status, third.model, server_pid(), flush=True)
 else:
