@@ -90,14 +90,19 @@ def test_a_second_check_forks_from_the_server_the_first_one_left(tmp_path: Path)
         _stop(list(servers.values()))
 
 
-def test_a_driver_killed_mid_job_takes_its_job_with_it_and_leaves_the_server(tmp_path: Path) -> None:
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "methods", "check", "probe-sleep", "--time-limit", "120", "--json"],
+def _sleeping_check(tmp: Path) -> subprocess.Popen[bytes]:
+    """A `methods check` whose job sleeps (for two minutes: until the test kills something)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "srtui", "methods", "check", "probe-sleep", "--time-limit", "120"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        cwd=tmp_path,
-        env=_env(tmp_path),
+        cwd=tmp,
+        env=_env(tmp),
     )
+
+
+def test_a_driver_killed_mid_job_takes_its_job_with_it_and_leaves_the_server(tmp_path: Path) -> None:
+    driver = _sleeping_check(tmp_path)
     servers: dict[str, int] = {}
     try:
         deadline, jobs = time.monotonic() + 120, list[psutil.Process]()
@@ -391,13 +396,7 @@ def test_a_driver_gone_before_its_reply_leaves_the_server_and_the_other_checks_j
     """A driver that dies between its request and the server's reply (killed at that instant):
     the reply's broken pipe ended the kept server, and with it every other check's running job;
     so did a request without a status pipe (its job's exit closed descriptor -1)."""
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "srtui", "methods", "check", "probe-sleep", "--time-limit", "120"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=tmp_path,
-        env=_env(tmp_path),
-    )
+    driver = _sleeping_check(tmp_path)
     servers: dict[str, int] = {}
     try:
         deadline, jobs = time.monotonic() + 120, list[psutil.Process]()

@@ -14,30 +14,27 @@ import pytest
 from conftest import REPO
 
 
-@pytest.mark.parametrize("launcher", ["fork", "exec"])
-def test_jobs_run_under_a_drivers_umask_077(tmp_path: Path, launcher: str) -> None:
+def _srtui(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI with the driver's umask 077."""
     env = {k: v for k, v in os.environ.items() if k != "SRTUI_WORKSPACE"}
     env.update({"PYTHONPATH": str(REPO), "SRTUI_KEEP_SERVER_S": "0"})
+    return subprocess.run(
+        [sys.executable, "-m", "srtui", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp,
+        env=env,
+        umask=0o077,
+    )
+
+
+@pytest.mark.parametrize("launcher", ["fork", "exec"])
+def test_jobs_run_under_a_drivers_umask_077(tmp_path: Path, launcher: str) -> None:
     argv = ["run", "smoke", "--methods", "linear", "--tasks", "smoke-linear", "--seeds", "1", "--launcher", launcher]
-    proc = subprocess.run(
-        [sys.executable, "-m", "srtui", *argv, "-w", str(tmp_path / "ws")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        env=env,
-        umask=0o077,
-    )
+    proc = _srtui(tmp_path, *argv, "-w", str(tmp_path / "ws"))
     assert proc.returncode == 0, proc.stderr
-    check = subprocess.run(
-        [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        env=env,
-        umask=0o077,
-    )
+    check = _srtui(tmp_path, "methods", "check", "linear", "--json")
     assert check.returncode == 0, check.stderr
     found = json.loads(check.stdout)
     assert (found["status"], found["error"]) == ("ok", None)
