@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import json
 import os
-import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
@@ -97,19 +96,3 @@ def code_key(label: str, modules: list[str], *parts: str) -> str:
     for part in parts:
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()
-
-
-def code_and_libraries(digest: Any, libraries: tuple[str, ...]) -> None:
-    """Every file of srtui's code, the installed ``libraries``' files, every metadata folder of
-    the import path, this interpreter."""
-    from srtui.engine import source
-    from srtui.engine.methods import dist_cache
-
-    digest.update(f"{sys.executable}\0{sys.version}\0".encode())
-    for folder in source.code_folders():  # each room once, through no link (the package links them)
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(root, d)))
-            stamp(digest, [os.path.join(root, f) for f in sorted(files) if not f.endswith(".pyc")])
-    for library in libraries:
-        stamp(digest, module_files(library))
-    dist_cache.metadata_stamp(digest)

@@ -23,10 +23,10 @@ import psutil
 from srtui.engine import private
 from srtui.engine.process import kept_servers, tree
 from srtui.engine.process.fork_server import DRIVER_PLACEHOLDER, LEAN_ENV, PLACEHOLDER
+from srtui.engine.process.kept_servers import START_TIMEOUT_S
 
 #: a server whose memory grew this much since it started is replaced (a leak in the server)
 LEAK_BYTES = 256 << 20
-START_TIMEOUT_S = 300.0  # imports on a loaded machine take seconds, not minutes
 REPLY_TIMEOUT_S = 60.0
 
 

@@ -42,6 +42,9 @@ from typing import Any
 
 from srtui.engine import private
 
+#: how long a driver waits for a server it started (its own or a kept one) to import and say
+#: hello: imports on a loaded machine take seconds, not minutes
+START_TIMEOUT_S = 300.0
 #: the variable that says how long an idle kept server lives (seconds; 0: none is kept)
 IDLE_ENV = "SRTUI_KEEP_SERVER_S"
 IDLE_DEFAULT_S = 600.0
@@ -70,7 +73,7 @@ def peer(sock: socket.socket) -> tuple[int, int]:
 
 def key(family: str, server_env: dict[str, str], python: str, mode: str) -> str:
     """The digest a kept server is found by: everything its imports and its jobs' code depend on."""
-    from srtui.engine.kept import code_and_libraries
+    from srtui.engine.code_stamp import code_and_libraries
     from srtui.engine.process.cgroups import own
 
     digest = hashlib.sha256()
@@ -165,8 +168,6 @@ def connect(
 ) -> tuple[socket.socket, dict[str, Any]]:
     """A connection to the kept server of ``digest`` and its hello, started first if none
     answers (the caller sets the reply timeouts); OSError when it cannot be had."""
-    from srtui.engine.process.fork_client import START_TIMEOUT_S
-
     path, lock_path, _log = paths(digest)
     lock = Lock(lock_path)
     try:
@@ -231,8 +232,6 @@ def _start(path: Path, family: str, server_env: dict[str, str], python: str, log
     """Start the server (the caller holds the lock) in a session of its own, and wait until it
     listens at ``path`` (it binds it: its connections' credentials are then its own); it outlives
     this driver (no parent-death signal) until it idles out."""
-    from srtui.engine.process.fork_client import START_TIMEOUT_S
-
     _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]  # a long-lived driver reaps the ones that left
     ready_r, ready_w = os.pipe()
     try:

@@ -82,7 +82,7 @@ def key(req: Request, db: Path) -> str:
     digest = output_cache.new_key(f"srtui-score {VERSION}", args)
     output_cache.stamp(digest, req.from_csv, req.trust)
     output_cache.store(digest, db)
-    from srtui.engine.kept import code_and_libraries
+    from srtui.engine.code_stamp import code_and_libraries
 
     code_and_libraries(digest, LIBRARIES)
     return digest.hexdigest()
