@@ -20,6 +20,7 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -42,15 +43,21 @@ def _env(tmp: Path, idle_s: float = 60.0) -> dict[str, str]:
     return env
 
 
-def _check(tmp: Path, name: str = "linear", idle_s: float = 60.0) -> dict[str, object]:
-    proc = subprocess.run(
+def _run_check(tmp: Path, name: str = "linear", idle_s: float = 60.0, **popen: Any) -> subprocess.CompletedProcess[str]:
+    """`srtui methods check NAME --json` in this test's private folder (``popen``: preexec_fn)."""
+    return subprocess.run(
         [sys.executable, "-m", "srtui", "methods", "check", name, "--json"],
         capture_output=True,
         text=True,
         timeout=600,
         cwd=tmp,
         env=_env(tmp, idle_s),
+        **popen,
     )
+
+
+def _check(tmp: Path, name: str = "linear", idle_s: float = 60.0) -> dict[str, object]:
+    proc = _run_check(tmp, name, idle_s)
     assert proc.returncode == 0, proc.stderr
     assert "no kept fork server" not in proc.stderr, proc.stderr
     found: dict[str, object] = json.loads(proc.stdout)
@@ -174,14 +181,7 @@ def test_a_socket_another_account_listens_on_is_refused_and_the_check_still_runs
     try:
         assert other.stdout is not None and other.stdout.readline().strip() == b"listening"
         os.rename(planted, path)
-        proc = subprocess.run(
-            [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            cwd=tmp_path,
-            env=_env(tmp_path),
-        )
+        proc = _run_check(tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["status"] == "ok"
         assert "served by another user's process: refused" in proc.stderr
@@ -444,15 +444,7 @@ def test_kept_servers_beyond_the_most_leave_once_quiet(tmp_path: Path) -> None:
             def niced(n: int = n) -> None:
                 os.nice(n)
 
-            proc = subprocess.run(
-                [sys.executable, "-m", "srtui", "methods", "check", "linear", "--json"],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                cwd=tmp_path,
-                env=_env(tmp_path),
-                preexec_fn=niced,
-            )
+            proc = _run_check(tmp_path, preexec_fn=niced)
             assert proc.returncode == 0, proc.stderr
             started += [p for p in _servers(tmp_path).values() if p not in started]
         assert len(started) == kept_servers.MAX_KEPT + 1
